@@ -1,0 +1,35 @@
+# Two commands do all set-up on a fresh machine:
+#   make report   regenerate everything under reports/ (executed notebooks, HTML, eval-results.json)
+#   make test     run the whole test suite, nbval over the committed notebooks included
+# Both create (or reuse) the virtual environment .venv and install what they need.
+
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed-stamp
+EXTRAS ?= report,test,dev
+
+.PHONY: setup test eval report lint bench clean
+
+$(STAMP): pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[$(EXTRAS)]'
+	@touch $(STAMP)
+
+setup: $(STAMP)
+
+test: $(STAMP)
+	$(PY) -m pytest
+
+eval: $(STAMP)
+	$(PY) -m agentmemory eval --seed 7 --k 5
+
+report: $(STAMP)
+	$(PY) -m agentmemory eval --seed 7 --k 5 --out reports/eval-results.json --runs-dir reports/runs
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check agentmemory tests examples benchmarks
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis build dist

@@ -1,0 +1,38 @@
+"""agentmemory: how well does an agent-memory retriever find the right memories?"""
+
+__version__ = "0.1.0"
+
+from .collection import Collection, load_collection
+from .errors import AgentMemoryError, InputError, MissingFileError, ParameterError, UnknownNameError
+from .evaluate import Evaluation, evaluate
+from .events import EventLog, HashIds, SteppingClock
+from .metrics import Measure, parse_measure
+from .records import Event, Hit, MemoryEntry, Provenance, Query
+from .retrievers import BM25, TagScorer
+from .store import MemoryStore
+
+__all__ = [
+    "BM25",
+    "AgentMemoryError",
+    "Collection",
+    "Evaluation",
+    "Event",
+    "EventLog",
+    "HashIds",
+    "Hit",
+    "InputError",
+    "Measure",
+    "MemoryEntry",
+    "MemoryStore",
+    "MissingFileError",
+    "ParameterError",
+    "Provenance",
+    "Query",
+    "SteppingClock",
+    "TagScorer",
+    "UnknownNameError",
+    "__version__",
+    "evaluate",
+    "load_collection",
+    "parse_measure",
+]

@@ -1,0 +1,69 @@
+"""The evaluation artifact, ``eval-results.json``: byte-identical for the same inputs and seed.
+
+What makes it reproducible: keys in a fixed order, lists in collection or
+rank order (never set or dict-hash order), floats printed by Python's
+shortest round-trip ``repr``, event ids and timestamps derived from inputs and
+seed (see :mod:`agentmemory.evaluate`), input files named relative to the
+collection folder with their sha256, no wall-clock time, no environment
+detail, no absolute path.  Written atomically.
+
+Top-level keys (``schema_version`` 1)::
+
+    schema_version, params, collection, aggregate, unjudged_queries, per_query, events
+"""
+
+from __future__ import annotations
+
+import json
+from os import PathLike
+from typing import Any
+
+from .collection import collection_summary
+from .evaluate import Evaluation
+from .io import atomic_write_text
+
+__all__ = ["SCHEMA_VERSION", "artifact_dict", "dumps_artifact", "write_artifact"]
+
+SCHEMA_VERSION = 1
+
+
+def artifact_dict(evaluation: Evaluation) -> dict[str, Any]:
+    """The artifact as plain JSON-ready data."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "params": {
+            "seed": evaluation.seed,
+            "k": evaluation.k,
+            "measures": [str(m) for m in evaluation.measures],
+            "retrievers": [
+                {"name": r.name, "label": r.label, "params": r.params} for r in evaluation.results
+            ],
+        },
+        "collection": collection_summary(evaluation.collection),
+        "aggregate": [r.aggregate_row() for r in evaluation.results],
+        "unjudged_queries": list(evaluation.unjudged_query_ids),
+        "per_query": [
+            {
+                "retriever": r.name,
+                "query_id": q.query_id,
+                "text": q.text,
+                "relevant": list(q.relevant),
+                "hits": [h.to_dict() for h in q.hits],
+                "metrics": q.metrics,
+                "tie_at_cutoff": q.tie_at_cutoff,
+            }
+            for r in evaluation.results
+            for q in r.per_query
+        ],
+        "events": [e.to_dict() for e in evaluation.events],
+    }
+
+
+def dumps_artifact(evaluation: Evaluation) -> str:
+    """The artifact's exact text: 2-space indented JSON, UTF-8, one trailing newline."""
+    return json.dumps(artifact_dict(evaluation), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def write_artifact(evaluation: Evaluation, path: str | PathLike[str]) -> None:
+    """Write the artifact to ``path`` atomically (temporary file, then rename)."""
+    atomic_write_text(path, dumps_artifact(evaluation))

@@ -1,0 +1,8 @@
+"""``python -m agentmemory.eval ...`` is ``agentmemory eval ...``."""
+
+import sys
+
+from .cli import main
+
+if __name__ == "__main__":
+    sys.exit(main(["eval", *sys.argv[1:]]))

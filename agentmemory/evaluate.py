@@ -1,0 +1,218 @@
+"""The evaluation runner: retrievers over a collection's queries, scored per query.
+
+:func:`evaluate` builds one :class:`~agentmemory.store.MemoryStore` whose
+event ids and timestamps are derived from the run's inputs and seed
+(:class:`~agentmemory.events.HashIds` namespaced by the collection digest and
+seed; a :class:`~agentmemory.events.SteppingClock` starting at the latest
+``created_at`` of the corpus, one second per event), adds every entry, and
+asks each retriever for the top ``k`` of every judged query.  The same
+inputs and seed therefore give the same result and the same log.
+
+Which queries count: every query with at least one judgment line, in file
+order.  A judged query with no relevant entry scores 0 and still counts.
+Queries with no judgment at all are not run; their ids are reported in
+:attr:`Evaluation.unjudged_query_ids`.
+
+The aggregate row of each retriever carries the seed write-up's columns,
+``mean_recall@k`` (mean of R@k), ``mean_precision@k`` (mean of P@k) and
+``MRR`` (mean of RR over the retrieved top ``k``, which equals trec_eval's
+``recip_rank`` on the exported run), plus the mean of every measure.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from .collection import Collection
+from .errors import ParameterError, check_positive_int
+from .events import HashIds, SteppingClock
+from .metrics import Measure, compute_measures, parse_measures
+from .records import Event, Hit
+from .retrievers import parse_retrievers
+from .scoring import default_measures
+from .store import MemoryStore
+
+__all__ = ["Evaluation", "QueryResult", "RetrieverResult", "evaluate", "mean"]
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def mean(values: Iterable[float]) -> float:
+    """Arithmetic mean with exactly rounded summation (:func:`math.fsum`); 0.0 when empty."""
+    values = list(values)
+    return math.fsum(values) / len(values) if values else 0.0
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    """One query under one retriever.
+
+    ``relevant`` are the entry ids judged relevant (sorted); ``hits`` the top
+    ``k``; ``metrics`` maps each measure's text form to its value;
+    ``tie_at_cutoff`` is true when the entry just below the cutoff has the
+    same score as the ``k``-th hit (the tie rule, not the scores, decided
+    what made the cut).
+    """
+
+    query_id: str
+    text: str
+    group: str | None
+    relevant: tuple[str, ...]
+    hits: tuple[Hit, ...]
+    metrics: dict[str, float]
+    tie_at_cutoff: bool
+
+    @property
+    def found(self) -> tuple[str, ...]:
+        """Relevant entries in the top k, in rank order."""
+        rel = set(self.relevant)
+        return tuple(h.entry_id for h in self.hits if h.entry_id in rel)
+
+    @property
+    def missed(self) -> tuple[str, ...]:
+        """Relevant entries not in the top k, sorted."""
+        got = {h.entry_id for h in self.hits}
+        return tuple(r for r in self.relevant if r not in got)
+
+    @property
+    def first_relevant_rank(self) -> int | None:
+        """Rank of the first relevant hit in the top k, or None."""
+        rel = set(self.relevant)
+        return next((h.rank for h in self.hits if h.entry_id in rel), None)
+
+
+@dataclass(frozen=True)
+class RetrieverResult:
+    """Every judged query's result for one retriever, and the means."""
+
+    name: str
+    label: str
+    params: dict[str, Any]
+    per_query: tuple[QueryResult, ...]
+    means: dict[str, float]
+    k: int
+
+    def group_means(self) -> dict[str, dict[str, float]]:
+        """Mean of every measure per query group (groups sorted; queries without a group left out)."""
+        groups: dict[str, list[QueryResult]] = {}
+        for q in self.per_query:
+            if q.group is not None:
+                groups.setdefault(q.group, []).append(q)
+        return {
+            g: {m: mean(q.metrics[m] for q in rows) for m in self.means}
+            for g, rows in sorted(groups.items())
+        }
+
+    def aggregate_row(self) -> dict[str, Any]:
+        """The seed's columns first, then the mean of every measure."""
+        k = self.k
+        row: dict[str, Any] = {
+            "retriever": self.label,
+            "mean_recall@k": self.means[f"R@{k}"],
+            "mean_precision@k": self.means[f"P@{k}"],
+            "MRR": self.means["RR"],
+        }
+        row.update(self.means)
+        return row
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """The result of :func:`evaluate`."""
+
+    collection: Collection
+    k: int
+    seed: int
+    measures: tuple[Measure, ...]
+    results: tuple[RetrieverResult, ...]
+    unjudged_query_ids: tuple[str, ...]
+    events: tuple[Event, ...]
+
+    def result(self, name: str) -> RetrieverResult:
+        for res in self.results:
+            if res.name == name:
+                return res
+        raise ParameterError("retriever", name, "was not evaluated", "choose from: " + ", ".join(r.name for r in self.results))
+
+
+def _required_measures(k: int, measures: Sequence[Measure | str] | str | None) -> tuple[Measure, ...]:
+    chosen = list(default_measures(k))
+    if measures is not None:
+        extra = parse_measures(measures) if isinstance(measures, str) else [
+            m if isinstance(m, Measure) else parse_measures(m)[0] for m in measures
+        ]
+        chosen += [m for m in extra if m not in chosen]
+    return tuple(chosen)
+
+
+def evaluate(
+    collection: Collection,
+    retrievers: Sequence[str] | str = ("bm25", "tags"),
+    *,
+    k: int = 5,
+    seed: int = 7,
+    measures: Sequence[Measure | str] | str | None = None,
+    progress: bool = False,
+) -> Evaluation:
+    """Run ``retrievers`` (registry names) over ``collection`` and score them.
+
+    ``measures`` adds to the defaults (P@k, R@k, RR, RR@k, nDCG@k, AP@k).
+    ``progress`` shows a tqdm bar per retriever (off by default).
+    """
+    k = check_positive_int("k", k)
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ParameterError("seed", seed, "is not an integer", "seed must be an integer")
+    names = parse_retrievers(retrievers)
+    chosen = _required_measures(k, measures)
+
+    stamps = [e.created_at for e in collection.entries if e.created_at is not None]
+    store = MemoryStore(
+        names,
+        clock=SteppingClock(max(stamps) if stamps else _EPOCH),
+        ids=HashIds(f"{collection.digest}:{seed}"),
+    )
+    store.add(collection.entries)
+    queries = collection.judged_queries
+
+    results = []
+    for name in names:
+        retriever = store.retriever(name)
+        iterator: Iterable = queries
+        if progress:
+            from tqdm.auto import tqdm
+
+            iterator = tqdm(queries, desc=retriever.label, unit="query")
+        per_query = []
+        for query in iterator:
+            deeper = store.retriever(name, query.scope).search(query, k + 1)
+            hits = tuple(deeper[:k])
+            store.log.record("retrieve", [h.entry_id for h in hits], query_id=query.id, retriever=name)
+            qrels = collection.qrels[query.id]
+            per_query.append(
+                QueryResult(
+                    query_id=query.id,
+                    text=query.text,
+                    group=query.group,
+                    relevant=collection.relevant(query.id),
+                    hits=hits,
+                    metrics=compute_measures(chosen, [h.entry_id for h in hits], qrels),
+                    tie_at_cutoff=len(deeper) > k and deeper[k].score == deeper[k - 1].score,
+                )
+            )
+        means = {str(m): mean(r.metrics[str(m)] for r in per_query) for m in chosen}
+        results.append(
+            RetrieverResult(name, retriever.label, retriever.params(), tuple(per_query), means, k)
+        )
+    return Evaluation(
+        collection=collection,
+        k=k,
+        seed=seed,
+        measures=chosen,
+        results=tuple(results),
+        unjudged_query_ids=collection.unjudged_query_ids,
+        events=tuple(store.log),
+    )

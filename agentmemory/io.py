@@ -1,0 +1,49 @@
+"""Atomic file writing: nothing is ever left half-written.
+
+Every artifact agentmemory writes goes through :func:`atomic_write_text`: the
+text is written to a temporary file in the destination folder, flushed, and
+renamed over the destination with :func:`os.replace`, which is atomic on
+POSIX and Windows.  On any error the temporary file is removed and the
+destination is untouched.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from os import PathLike
+from pathlib import Path
+
+__all__ = ["atomic_write_text", "sha256_file"]
+
+
+def atomic_write_text(path: str | PathLike[str], text: str) -> None:
+    """Write ``text`` (UTF-8, ``\\n`` line endings) to ``path`` atomically.
+
+    Creates missing parent folders.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def sha256_file(path: str | PathLike[str]) -> str:
+    """Hex sha256 of a file's bytes."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

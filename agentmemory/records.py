@@ -1,0 +1,130 @@
+"""Typed records at the edges: memories, queries, hits and events.
+
+Files and dicts are converted into these frozen dataclasses once, when they
+are loaded; nothing inside the library passes raw dicts around.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Mapping
+
+__all__ = ["Event", "Hit", "MemoryEntry", "Provenance", "Query"]
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    """Where a memory came from.
+
+    Attributes:
+        source: the kind of source (``"conversation"``, ``"tool"``, ``"document"``,
+            ``"derived"``, ...).
+        ref: a reference inside that source (a message id, a file and line, a URL).
+        actor: who produced it (``"user"``, ``"assistant"``, a tool name).
+        derived_from: ids of the memory entries this one was derived from, in order.
+    """
+
+    source: str = "unknown"
+    ref: str | None = None
+    actor: str | None = None
+    derived_from: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "ref": self.ref,
+            "actor": self.actor,
+            "derived_from": list(self.derived_from),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryEntry:
+    """One memory: an id, its text, tags, when it was created and where it came from.
+
+    ``created_at`` is a timezone-aware :class:`datetime` (or ``None`` when unknown).
+    ``scope`` partitions a store: an entry is only searchable by queries of
+    the same scope (a LoCoMo conversation, a user); ``None`` is the shared
+    default partition.  ``metadata`` keeps any extra fields a loader found.
+    """
+
+    id: str
+    text: str
+    tags: tuple[str, ...] = ()
+    created_at: datetime | None = None
+    provenance: Provenance = field(default_factory=Provenance)
+    scope: str | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "id": self.id,
+            "text": self.text,
+            "tags": list(self.tags),
+            "created_at": None if self.created_at is None else self.created_at.isoformat(),
+            "provenance": self.provenance.to_dict(),
+        }
+        if self.scope is not None:
+            out["scope"] = self.scope
+        if self.metadata:
+            out["metadata"] = dict(self.metadata)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """A query: an id, its text and, optionally, the tags it asks about.
+
+    ``tags is None`` means the query carries no tags; the tag scorer then
+    derives them from the text (see :mod:`agentmemory.retrievers.tags`).
+    ``scope`` restricts the search to entries of the same scope (see
+    :class:`MemoryEntry`); ``group`` names the query's group in reports (a
+    LoCoMo category, say), ``None`` for none.
+    """
+
+    id: str
+    text: str
+    tags: tuple[str, ...] | None = None
+    scope: str | None = None
+    group: str | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One ranked result: the entry id, its score and its 1-based rank."""
+
+    entry_id: str
+    score: float
+    rank: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"entry_id": self.entry_id, "score": self.score, "rank": self.rank}
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One line of a memory store's append-only log.
+
+    ``type`` is ``"add"`` (entries added), ``"derive"`` (an entry derived from
+    others) or ``"retrieve"`` (a search; ``entry_ids`` are the hits in rank
+    order, ``query_id`` the query and ``retriever`` who answered).
+    """
+
+    event_id: str
+    type: str
+    timestamp: datetime
+    entry_ids: tuple[str, ...] = ()
+    query_id: str | None = None
+    retriever: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "event_id": self.event_id,
+            "type": self.type,
+            "timestamp": self.timestamp.isoformat(),
+            "entry_ids": list(self.entry_ids),
+            "query_id": self.query_id,
+            "retriever": self.retriever,
+        }

@@ -1,0 +1,119 @@
+"""The retriever protocol and the one ranking rule every retriever follows.
+
+A retriever indexes :class:`~agentmemory.records.MemoryEntry` records
+(incrementally: ``add`` may be called any number of times) and answers
+``search(query, k)`` with at most ``k`` :class:`~agentmemory.records.Hit`
+records.
+
+**Ranking rule (all retrievers).**  Entries are ordered by score descending,
+then by entry id *descending* (byte-wise on UTF-8, which is the same as
+Python's code-point order), which is trec_eval's order: a run we export
+scores identically in trec_eval.  Entries whose score is 0 are not returned,
+so a search may return fewer than ``k`` hits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+import numpy as np
+
+from ..errors import ParameterError, check_positive_int
+from ..records import Hit, MemoryEntry, Query
+
+__all__ = ["DocTable", "Retriever", "as_query", "select_top_k"]
+
+
+@runtime_checkable
+class Retriever(Protocol):
+    """What every retriever offers."""
+
+    name: ClassVar[str]  # registry key, e.g. "bm25"
+    label: ClassVar[str]  # display name, e.g. "BM25"
+
+    def add(self, entries: Iterable[MemoryEntry]) -> None:
+        """Index more entries (ids must be new)."""
+
+    def search(self, query: Query | str, k: int) -> list[Hit]:
+        """The top ``k`` hits for ``query`` under the ranking rule."""
+
+    def score_all(self, query: Query | str) -> dict[str, float]:
+        """Every entry with a positive score: entry id -> score (for tie analysis and explanations)."""
+
+    def params(self) -> dict[str, Any]:
+        """The retriever's parameters, JSON-ready (for reports and artifacts)."""
+
+    def __len__(self) -> int:
+        """Number of indexed entries."""
+
+
+def as_query(query: Query | str) -> Query:
+    """Accept a plain string as a query with no id and no tags."""
+    if isinstance(query, Query):
+        return query
+    if isinstance(query, str):
+        return Query(id="", text=query)
+    raise ParameterError(
+        "query", query, "is neither a str nor an agentmemory.Query", "pass the query text"
+    )
+
+
+class DocTable:
+    """Dense document numbers for entry ids, plus the tie-break key.
+
+    ``tie_key[i]`` is document ``i``'s position when all ids are sorted in
+    descending order, so ascending ``tie_key`` is descending id.  It is
+    computed lazily after additions.
+    """
+
+    def __init__(self) -> None:
+        self.ids: list[str] = []
+        self.pos: dict[str, int] = {}
+        self._tie_key: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def append(self, entry_id: str) -> int:
+        if entry_id in self.pos:
+            raise ParameterError(
+                "entry.id", entry_id, "is already indexed", "every entry id must be unique"
+            )
+        number = len(self.ids)
+        self.ids.append(entry_id)
+        self.pos[entry_id] = number
+        self._tie_key = None
+        return number
+
+    @property
+    def tie_key(self) -> np.ndarray:
+        if self._tie_key is None or len(self._tie_key) != len(self.ids):
+            order = sorted(range(len(self.ids)), key=self.ids.__getitem__, reverse=True)
+            key = np.empty(len(self.ids), dtype=np.int64)
+            key[np.asarray(order, dtype=np.int64)] = np.arange(len(self.ids), dtype=np.int64)
+            self._tie_key = key
+        return self._tie_key
+
+
+def select_top_k(docs: np.ndarray, scores: np.ndarray, k: int, table: DocTable) -> list[Hit]:
+    """Apply the ranking rule to candidate ``docs`` with ``scores``; return the top ``k``.
+
+    Only candidates with score > 0 are kept.  Candidates strictly below the
+    k-th largest score are dropped before the final sort, so the cost is
+    O(m) plus a sort of the survivors.
+    """
+    k = check_positive_int("k", k)
+    positive = scores > 0
+    docs, scores = docs[positive], scores[positive]
+    m = len(scores)
+    if m > k:
+        kth = np.partition(scores, m - k)[m - k]
+        keep = scores >= kth
+        docs, scores = docs[keep], scores[keep]
+    order = np.lexsort((table.tie_key[docs], -scores))[:k]
+    ids = table.ids
+    return [
+        Hit(entry_id=ids[int(d)], score=float(s), rank=r)
+        for r, (d, s) in enumerate(zip(docs[order], scores[order]), start=1)
+    ]

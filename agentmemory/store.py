@@ -1,0 +1,200 @@
+"""A memory store: entries, their provenance, retrievers and the event log.
+
+Every change (``add``, ``derive``) and every retrieval (``search``) is
+recorded in :attr:`MemoryStore.log`, an append-only
+:class:`~agentmemory.events.EventLog`.  Retrievers are updated incrementally
+on every addition.
+
+**Scopes.**  The store is partitioned by :attr:`MemoryEntry.scope`: each
+scope has its own retriever instances, so an entry is only found by queries
+of its own scope (``Query.scope``; a plain string query has scope ``None``).
+Entries and queries without a scope share the ``None`` partition.  Statistics
+such as BM25's IDF and average length are per partition.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+from .errors import ParameterError, UnknownNameError, check_positive_int
+from .events import Clock, EventLog, IdSource
+from .records import Hit, MemoryEntry, Provenance, Query
+from .retrievers import RETRIEVERS, Retriever, make_retriever, parse_retrievers
+from .retrievers.base import as_query
+
+__all__ = ["MemoryStore"]
+
+
+class MemoryStore:
+    """Memories with provenance, searchable by every attached retriever.
+
+    Args:
+        retrievers: registry names (default: every registered retriever,
+            ``bm25`` and ``tags``).
+        params: per-retriever parameters, e.g. ``{"bm25": {"k1": 0.9, "b": 0.4}}``.
+        clock, ids: where event timestamps and ids come from (default: wall
+            clock and random ids; pass :class:`~agentmemory.events.SteppingClock`
+            and :class:`~agentmemory.events.HashIds` for reproducible logs).
+    """
+
+    def __init__(
+        self,
+        retrievers: Sequence[str] | str | None = None,
+        *,
+        params: dict[str, dict[str, Any]] | None = None,
+        clock: Clock | None = None,
+        ids: IdSource | None = None,
+    ) -> None:
+        self.log = EventLog(clock, ids)
+        self._names = tuple(sorted(RETRIEVERS)) if retrievers is None else parse_retrievers(retrievers)
+        self._params = dict(params or {})
+        for name in self._params:
+            if name not in self._names:
+                raise UnknownNameError("params", name, self._names)
+        self._entries: dict[str, MemoryEntry] = {}
+        self._partitions: dict[str | None, dict[str, Retriever]] = {}
+        self._partition(None)  # validates params early
+
+    def _partition(self, scope: str | None) -> dict[str, Retriever]:
+        part = self._partitions.get(scope)
+        if part is None:
+            part = {n: make_retriever(n, **self._params.get(n, {})) for n in self._names}
+            self._partitions[scope] = part
+        return part
+
+    # -- contents -------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __iter__(self) -> Iterator[MemoryEntry]:
+        return iter(tuple(self._entries.values()))
+
+    def __contains__(self, entry_id: object) -> bool:
+        return entry_id in self._entries
+
+    def get(self, entry_id: str) -> MemoryEntry:
+        """The entry with ``entry_id``; ParameterError if there is none."""
+        try:
+            return self._entries[entry_id]
+        except KeyError:
+            raise ParameterError(
+                "entry_id", entry_id, "is not in the store", "pass the id of a stored entry"
+            ) from None
+
+    @property
+    def retriever_names(self) -> tuple[str, ...]:
+        return self._names
+
+    @property
+    def scopes(self) -> tuple[str | None, ...]:
+        """Every scope that has entries: ``None`` first when present, the others sorted."""
+        found = {e.scope for e in self._entries.values()}
+        return ((None,) if None in found else ()) + tuple(sorted(s for s in found if s is not None))
+
+    def retriever(self, name: str, scope: str | None = None) -> Retriever:
+        """The retriever ``name`` of partition ``scope`` (to call ``search`` or ``explain`` directly).
+
+        Searching through it records no event; :meth:`search` does.
+        """
+        if name not in self._names:
+            raise UnknownNameError("retriever", name, self._names)
+        return self._partition(scope)[name]
+
+    # -- changes --------------------------------------------------------
+    def _check_new(self, entry: MemoryEntry, pending: set[str]) -> None:
+        if not isinstance(entry, MemoryEntry):
+            raise ParameterError("entries", entry, "is not a MemoryEntry", "add agentmemory.MemoryEntry records")
+        if entry.id in self._entries or entry.id in pending:
+            raise ParameterError("entry.id", entry.id, "is already in the store", "every entry id must be unique")
+        for source in entry.provenance.derived_from:
+            if source not in self._entries and source not in pending:
+                raise ParameterError(
+                    "provenance.derived_from", source, "is not in the store",
+                    "add source entries before the entries derived from them",
+                )
+
+    def _index(self, batch: list[MemoryEntry]) -> None:
+        by_scope: dict[str | None, list[MemoryEntry]] = {}
+        for entry in batch:
+            by_scope.setdefault(entry.scope, []).append(entry)
+        for scope, entries in by_scope.items():
+            for retriever in self._partition(scope).values():
+                retriever.add(entries)
+        for entry in batch:
+            self._entries[entry.id] = entry
+
+    def add(self, entries: MemoryEntry | Iterable[MemoryEntry]) -> None:
+        """Add one entry or many; records one ``add`` event naming them all, in order."""
+        batch = [entries] if isinstance(entries, MemoryEntry) else list(entries)
+        pending: set[str] = set()
+        for entry in batch:
+            self._check_new(entry, pending)
+            pending.add(entry.id)
+        self._index(batch)
+        self.log.record("add", [e.id for e in batch])
+
+    def derive(
+        self,
+        entry_id: str,
+        text: str,
+        sources: Sequence[str],
+        *,
+        tags: Sequence[str] = (),
+        actor: str | None = None,
+        ref: str | None = None,
+    ) -> MemoryEntry:
+        """Add a new entry derived from ``sources`` (a summary, a merged fact).
+
+        Its provenance is ``source="derived"`` with ``derived_from=sources``;
+        its scope is the sources' common scope; ``created_at`` is the store
+        clock's time.  Records a ``derive`` event whose ``entry_ids`` are the
+        new id followed by the sources.
+        """
+        if not sources:
+            raise ParameterError("sources", sources, "is empty", "name at least one source entry id")
+        scopes = {self.get(s).scope for s in sources}
+        if len(scopes) != 1:
+            raise ParameterError("sources", list(sources), "span several scopes", "derive from entries of one scope")
+        entry = MemoryEntry(
+            id=entry_id,
+            text=text,
+            tags=tuple(tags),
+            created_at=self.log.now(),
+            provenance=Provenance(source="derived", ref=ref, actor=actor, derived_from=tuple(sources)),
+            scope=scopes.pop(),
+        )
+        self._check_new(entry, set())
+        self._index([entry])
+        self.log.record("derive", [entry_id, *sources])
+        return entry
+
+    # -- reading --------------------------------------------------------
+    def search(self, query: Query | str, k: int = 5, retriever: str = "bm25") -> list[Hit]:
+        """The top ``k`` hits of ``retriever`` in the query's scope; records a ``retrieve`` event."""
+        k = check_positive_int("k", k)
+        query = as_query(query)
+        hits = self.retriever(retriever, query.scope).search(query, k)
+        self.log.record("retrieve", [h.entry_id for h in hits], query_id=query.id or None, retriever=retriever)
+        return hits
+
+    def lineage(self, entry_id: str) -> list[MemoryEntry]:
+        """Every entry ``entry_id`` was derived from, transitively, depth-first, each once."""
+        out: list[MemoryEntry] = []
+        seen = {entry_id}
+        stack = list(reversed(self.get(entry_id).provenance.derived_from))
+        while stack:
+            current = stack.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            entry = self.get(current)
+            out.append(entry)
+            stack.extend(reversed(entry.provenance.derived_from))
+        return out
+
+    def describe(self, entry_id: str) -> dict[str, Any]:
+        """The entry as a dict plus its resolved lineage ids (for printing)."""
+        out = self.get(entry_id).to_dict()
+        out["lineage"] = [e.id for e in self.lineage(entry_id)]
+        return out
