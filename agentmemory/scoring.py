@@ -1,0 +1,167 @@
+"""Score a whole run against qrels, averaging over queries as trec_eval does.
+
+:func:`score_run` is ``trec_eval -m <measures> [-c] qrels run`` in Python:
+
+* each query's documents are ranked with :func:`agentmemory.trec.trec_order`
+  (score descending, then document id descending), whatever order or rank
+  numbers the run came with;
+* the queries scored are those in both the run and the qrels (trec_eval's
+  default); queries only in the run are ignored; with ``complete=True``
+  (trec_eval ``-c``) every qrels query missing from the run is scored 0 on
+  every measure, is listed in ``per_query`` and counts in the mean;
+* a qrels query whose judgments are all 0 (or negative) counts, and scores 0
+  on every measure (as trec_eval and pytrec_eval do);
+* a query id mapped to *no* judgment at all (``{"q": {}}``, which no qrels
+  file can express) is treated as absent from the qrels, as pytrec_eval does;
+  a run query mapped to no document scores 0 and counts (pytrec_eval again;
+  a run *file* cannot express it either);
+* when no query is in both, :func:`score_run` raises, as trec_eval stops
+  with "No queries with both results and relevance info" (also with ``-c``).
+
+Means are computed with :func:`math.fsum` (exactly rounded), which can differ
+from trec_eval's running sum in the last bit.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from agentmemory.errors import ParameterError, check_positive_int
+from agentmemory.metrics import Measure, compute_measures, parse_measures
+from agentmemory.trec import trec_order
+
+__all__ = [
+    "DEFAULT_K",
+    "DEFAULT_MEASURES",
+    "ScoreResult",
+    "default_measures",
+    "format_table",
+    "score_run",
+]
+
+DEFAULT_K = 5
+"""The cutoff of :data:`DEFAULT_MEASURES` (the command line's ``--k`` default)."""
+
+
+def default_measures(k: int) -> tuple[Measure, ...]:
+    """``(P@k, R@k, RR, RR@k, nDCG@k, AP@k)``: what agentmemory reports unless told otherwise."""
+    k = check_positive_int("k", k)
+    return (
+        Measure("P", k),
+        Measure("R", k),
+        Measure("RR"),
+        Measure("RR", k),
+        Measure("nDCG", k),
+        Measure("AP", k),
+    )
+
+
+DEFAULT_MEASURES: tuple[Measure, ...] = default_measures(DEFAULT_K)
+"""``default_measures(DEFAULT_K)``."""
+
+
+@dataclass(frozen=True)
+class ScoreResult:
+    """The outcome of :func:`score_run`.
+
+    Attributes:
+        mean: measure text (``"P@5"``) -> mean over the scored queries, in
+            the order the measures were given.
+        per_query: query id -> (measure text -> value), sorted by query id.
+        queries: how many queries the means are over (``len(per_query)``).
+    """
+
+    mean: dict[str, float]
+    per_query: dict[str, dict[str, float]]
+    queries: int
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """``{"mean": {...}, "per_query": {...}, "queries": n}``, fresh dicts ready for :func:`json.dumps`."""
+        return {
+            "mean": dict(self.mean),
+            "per_query": {qid: dict(values) for qid, values in self.per_query.items()},
+            "queries": self.queries,
+        }
+
+
+def _sample(ids: Iterable[str], limit: int = 5) -> str:
+    ordered = sorted(ids)
+    shown = ", ".join(repr(i) for i in ordered[:limit])
+    return shown + (f", ... ({len(ordered)} in all)" if len(ordered) > limit else "")
+
+
+def score_run(
+    qrels: Mapping[str, Mapping[str, int]],
+    run: Mapping[str, Mapping[str, float]],
+    measures: str | Iterable[Measure | str],
+    *,
+    complete: bool = False,
+) -> ScoreResult:
+    """Score ``run`` against ``qrels`` with trec_eval's semantics (see the module docs).
+
+    Args:
+        qrels: query id -> (document id -> judged grade), as
+            :func:`agentmemory.trec.read_qrels` returns.
+        run: query id -> (document id -> score), as
+            :func:`agentmemory.trec.read_run` returns; the order inside is ignored.
+        measures: measures, or their text (``"P@5,RR"``), see
+            :func:`agentmemory.metrics.parse_measures`.
+        complete: trec_eval ``-c``: average over every qrels query, scoring
+            those missing from the run as 0.
+
+    Raises:
+        ParameterError: bad measures; a NaN score; no query judged in
+            ``qrels``; or no query id in both ``run`` and ``qrels``.
+    """
+    chosen = parse_measures(measures)
+    judged = {qid: docs for qid, docs in qrels.items() if docs}
+    if not judged:
+        raise ParameterError("qrels", dict(qrels), "has no judged query", "give qrels with at least one judgment")
+    both = judged.keys() & run.keys()
+    if not both:
+        raise ParameterError(
+            "run",
+            tuple(sorted(run)[:5]),
+            "shares no query id with the qrels",
+            f"the qrels' query ids are {_sample(judged)}; score a run made for these queries"
+            ' (trec_eval stops too: "No queries with both results and relevance info")',
+        )
+    scored = sorted(judged) if complete else sorted(both)
+    zeros = dict.fromkeys((str(m) for m in chosen), 0.0)
+    per_query: dict[str, dict[str, float]] = {}
+    for qid in scored:
+        if qid in run:
+            per_query[qid] = compute_measures(chosen, trec_order(run[qid]), judged[qid])
+        else:
+            per_query[qid] = dict(zeros)
+    n = len(per_query)
+    mean = {name: math.fsum(values[name] for values in per_query.values()) / n for name in zeros}
+    return ScoreResult(mean=mean, per_query=per_query, queries=n)
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    out = []
+    for row in [header, *rows]:
+        cells = [row[0].ljust(widths[0])] + [cell.rjust(width) for cell, width in zip(row[1:], widths[1:])]
+        out.append("  ".join(cells).rstrip())
+    return out
+
+
+def format_table(result: ScoreResult, *, per_query: bool = False) -> str:
+    """A plain-text table of the means (4 decimals), then the number of queries.
+
+    With ``per_query``, a second table follows: one row per query, one
+    column per measure.  No trailing newline.
+    """
+    lines = _table(["measure", "mean"], [[name, f"{value:.4f}"] for name, value in result.mean.items()])
+    lines.append(f"queries: {result.queries}")
+    if per_query:
+        names = list(result.mean)
+        rows = [[qid] + [f"{values[name]:.4f}" for name in names] for qid, values in result.per_query.items()]
+        lines.append("")
+        lines.extend(_table(["query", *names], rows))
+    return "\n".join(lines)

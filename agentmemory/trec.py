@@ -1,0 +1,268 @@
+"""TREC run and qrels files, read and written exactly as trec_eval sees them.
+
+File formats (fields separated by ASCII whitespace, one record per line,
+blank lines ignored, UTF-8):
+
+* qrels: ``query_id iteration doc_id relevance`` -- 4 fields; ``iteration``
+  is ignored (written as ``0``); ``relevance`` is an integer grade (0 and
+  negative grades are allowed and mean "not relevant").
+* run: ``query_id Q0 doc_id rank score run_tag`` -- 6 fields; the ``Q0`` and
+  ``run_tag`` columns are ignored, and so is ``rank``, as trec_eval does: the
+  order comes from the scores alone, with :func:`trec_order`'s tie rule.
+
+Reading is strict where trec_eval is strict or silently wrong: a wrong
+number of fields, a score that is not a number (NaN included: it cannot be
+ranked), a relevance that is not an integer (trec_eval would truncate
+``1.5`` to 1 without a word), and the same document twice for one query
+(trec_eval stops) are all :class:`~agentmemory.errors.InputError` naming the
+file and line.  An empty file (or one with only blank lines) is valid and
+holds no query; :func:`agentmemory.scoring.score_run` then reports that no
+query can be scored, as trec_eval does.
+
+Writing goes through :func:`agentmemory.io.atomic_write_text`, so a failed
+write leaves no partial file.  Scores are written as ``repr(float(score))``,
+the shortest text that parses back to the same double, so trec_eval ranks
+the file exactly as the scores in memory: no ties are created or broken by
+rounding.  (Current trec_eval keeps scores as doubles, as we do.  Older
+releases that stored them as 32-bit floats, and the copy of trec_eval inside
+pytrec_eval-terrier 0.5.x, see scores that differ only beyond float32
+precision as ties and break them by document id.)
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Iterable, Mapping
+from os import PathLike
+from pathlib import Path
+
+from agentmemory.errors import InputError, MissingFileError, ParameterError
+from agentmemory.io import atomic_write_text
+from agentmemory.records import Hit
+
+__all__ = [
+    "hits_to_run",
+    "read_qrels",
+    "read_run",
+    "trec_order",
+    "write_qrels",
+    "write_run",
+]
+
+_ASCII_WHITESPACE = frozenset(" \t\n\r\x0b\x0c")  # what bytes.split() splits on
+_RUN_FIELDS = "query_id Q0 doc_id rank score run_tag"
+_QRELS_FIELDS = "query_id iteration doc_id relevance"
+
+
+def trec_order(doc_scores: Mapping[str, float]) -> list[str]:
+    """Document ids in trec_eval's rank order.
+
+    Score descending, then, among equal scores, document id *descending*
+    (trec_eval compares the ids with ``strcmp``, byte-wise on their UTF-8
+    bytes; Python's code-point order on ``str`` gives the same order).  So
+    ``{"a": 1.0, "b": 1.0, "c": 2.0}`` ranks ``c, b, a``.  ``0.0`` and
+    ``-0.0`` are equal scores.
+
+    Raises:
+        ParameterError: a score is NaN, which has no place in an order.
+    """
+    for doc, score in doc_scores.items():
+        if score != score:  # NaN; cheaper than math.isnan on a non-float
+            raise ParameterError(
+                f"score of document {doc!r}",
+                score,
+                "is not a number",
+                "every score must be a comparable number (NaN cannot be ranked)",
+            )
+    return sorted(doc_scores, key=lambda doc: (doc_scores[doc], doc), reverse=True)
+
+
+def _read_records(path: str | PathLike[str], expected: int, fields_text: str) -> Iterable[tuple[int, list[str]]]:
+    """``(line number, fields)`` of every non-blank line, with ``expected`` fields each."""
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise MissingFileError(path) from None
+    except IsADirectoryError:
+        raise InputError(path, None, "is a folder; expected a file") from None
+    for line_no, raw in enumerate(data.split(b"\n"), start=1):
+        raw_fields = raw.split()  # ASCII whitespace only, as trec_eval
+        if not raw_fields:
+            continue
+        try:
+            fields = [field.decode("utf-8") for field in raw_fields]
+        except UnicodeDecodeError as err:
+            raise InputError(path, line_no, f"is not valid UTF-8 ({err.reason}); expected UTF-8 text") from None
+        if len(fields) != expected:
+            raise InputError(
+                path,
+                line_no,
+                f"found {len(fields)} field{'s' if len(fields) != 1 else ''}; "
+                f"expected {expected} whitespace-separated fields: {fields_text}",
+            )
+        yield line_no, fields
+
+
+def read_qrels(path: str | PathLike[str]) -> dict[str, dict[str, int]]:
+    """Read a qrels file: ``{query_id: {doc_id: relevance}}``, queries in file order.
+
+    Lines are ``query_id iteration doc_id relevance``; see the module docs.
+
+    Raises:
+        MissingFileError: ``path`` does not exist.
+        InputError: a line has other than 4 fields, a relevance is not an
+            integer (``[+-]digits``), or a document is judged twice for one query.
+    """
+    qrels: dict[str, dict[str, int]] = {}
+    first_line: dict[tuple[str, str], int] = {}
+    for line_no, (qid, _iteration, doc, rel_text) in _read_records(path, 4, _QRELS_FIELDS):
+        digits = rel_text[1:] if rel_text[:1] in ("+", "-") else rel_text
+        if not (digits.isascii() and digits.isdigit()):
+            raise InputError(
+                path, line_no, f"relevance {rel_text!r} is not an integer; expected an integer grade such as 0, 1 or 2"
+            )
+        _check_new(path, line_no, qid, doc, first_line)
+        qrels.setdefault(qid, {})[doc] = int(rel_text)
+    return qrels
+
+
+def read_run(path: str | PathLike[str]) -> dict[str, dict[str, float]]:
+    """Read a run file: ``{query_id: {doc_id: score}}``, queries in file order.
+
+    Lines are ``query_id Q0 doc_id rank score run_tag``; the rank column is
+    ignored (rank with :func:`trec_order`).  Scores may be any decimal or
+    exponent notation Python's ``float`` reads, and ``inf``/``-inf``; not
+    ``nan`` and not digit-group underscores.
+
+    Raises:
+        MissingFileError: ``path`` does not exist.
+        InputError: a line has other than 6 fields, a score is not a number,
+            or a document appears twice for one query.
+    """
+    run: dict[str, dict[str, float]] = {}
+    first_line: dict[tuple[str, str], int] = {}
+    for line_no, (qid, _q0, doc, _rank, score_text, _tag) in _read_records(path, 6, _RUN_FIELDS):
+        try:
+            score = float(score_text)
+        except ValueError:
+            score = math.nan
+        if math.isnan(score) or "_" in score_text:
+            raise InputError(
+                path, line_no, f"score {score_text!r} is not a number; expected a number such as 12.5, -3 or 1e-05"
+            )
+        _check_new(path, line_no, qid, doc, first_line)
+        run.setdefault(qid, {})[doc] = score
+    return run
+
+
+def _check_new(
+    path: str | PathLike[str], line_no: int, qid: str, doc: str, first_line: dict[tuple[str, str], int]
+) -> None:
+    first = first_line.setdefault((qid, doc), line_no)
+    if first != line_no:
+        raise InputError(
+            path,
+            line_no,
+            f"document {doc!r} appears twice for query {qid!r} (first on line {first}); "
+            "expected each document at most once per query",
+        )
+
+
+def _check_field(name: str, value: object) -> str:
+    """A value about to become one field of a TREC line: non-empty text without whitespace."""
+    if not isinstance(value, str):
+        raise ParameterError(name, value, "is not a str", f"{name} must be text")
+    if not value:
+        raise ParameterError(name, value, "is empty", f"every {name} in a TREC file needs at least one character")
+    if not _ASCII_WHITESPACE.isdisjoint(value):
+        raise ParameterError(
+            name,
+            value,
+            "contains whitespace",
+            f"TREC files separate fields by whitespace, so no {name} may contain any",
+        )
+    return value
+
+
+def hits_to_run(hits_by_query: Mapping[str, Iterable[Hit]]) -> dict[str, dict[str, float]]:
+    """``{query_id: {entry_id: score}}`` from each query's :class:`~agentmemory.records.Hit` list.
+
+    Raises:
+        ParameterError: an entry id appears twice in one query's hits.
+    """
+    run: dict[str, dict[str, float]] = {}
+    for qid, hits in hits_by_query.items():
+        scores: dict[str, float] = {}
+        for hit in hits:
+            if hit.entry_id in scores:
+                raise ParameterError(
+                    f"hits of query {qid!r}", hit.entry_id, "appears twice", "a ranking lists each entry once"
+                )
+            scores[hit.entry_id] = hit.score
+        run[qid] = scores
+    return run
+
+
+def write_run(
+    path: str | PathLike[str],
+    run: Mapping[str, Mapping[str, float] | Iterable[tuple[str, float]]],
+    tag: str = "agentmemory",
+) -> None:
+    """Write a run file that trec_eval ranks exactly as ``run``.
+
+    ``run`` maps each query id to its documents, either as ``(doc_id, score)``
+    pairs (e.g. ``[(h.entry_id, h.score) for h in hits]``) or as a mapping
+    ``doc_id -> score`` (what :func:`read_run` returns).  Queries are written
+    sorted by id; each query's documents in :func:`trec_order` with ranks
+    ``1, 2, ...``; scores as ``repr(float(score))``.  A query with no document
+    writes no line, so it is absent when the file is read back.
+
+    Raises:
+        ParameterError: an id or ``tag`` is empty or contains whitespace, a
+            document appears twice for one query, or a score is not a
+            number (NaN included).
+    """
+    _check_field("tag", tag)
+    lines: list[str] = []
+    for qid in sorted(run):
+        _check_field("query id", qid)
+        docs = run[qid]
+        pairs = docs.items() if isinstance(docs, Mapping) else docs
+        scores: dict[str, float] = {}
+        for doc, score in pairs:
+            _check_field("document id", doc)
+            if doc in scores:
+                raise ParameterError(
+                    f"documents of query {qid!r}", doc, "appears twice", "list each document once per query"
+                )
+            if isinstance(score, bool) or not isinstance(score, numbers.Real):
+                raise ParameterError(
+                    f"score of document {doc!r}", score, "is not a number", "scores must be real numbers"
+                )
+            scores[doc] = float(score)
+        for rank, doc in enumerate(trec_order(scores), start=1):
+            lines.append(f"{qid} Q0 {doc} {rank} {scores[doc]!r} {tag}\n")
+    atomic_write_text(path, "".join(lines))
+
+
+def write_qrels(path: str | PathLike[str], qrels: Mapping[str, Mapping[str, int]]) -> None:
+    """Write a qrels file: sorted by query id, then document id; iteration column ``0``.
+
+    Raises:
+        ParameterError: an id is empty or contains whitespace, or a grade is
+            not an integer.
+    """
+    lines: list[str] = []
+    for qid in sorted(qrels):
+        _check_field("query id", qid)
+        judged = qrels[qid]
+        for doc in sorted(judged):
+            _check_field("document id", doc)
+            rel = judged[doc]
+            if isinstance(rel, bool) or not isinstance(rel, int):
+                raise ParameterError(
+                    f"relevance of document {doc!r} for query {qid!r}", rel, "is not an integer", "grades are integers"
+                )
+            lines.append(f"{qid} 0 {doc} {rel}\n")
+    atomic_write_text(path, "".join(lines))
