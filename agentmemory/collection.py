@@ -136,7 +136,7 @@ def _jsonl(path: Path, text: str):
         try:
             obj = json.loads(raw)
         except json.JSONDecodeError as err:
-            raise InputError(path, number, f"malformed JSON ({err.msg} at column {err.colno})") from None
+            raise InputError(path, number, f"malformed JSON ({err.msg} at column {err.colno}); expected one JSON object per line") from None
         if not isinstance(obj, dict):
             raise InputError(path, number, f"expected a JSON object, found {type(obj).__name__}")
         yield number, obj
@@ -147,7 +147,7 @@ def _string_id(obj: dict, path: Path, line: int) -> str:
         raise InputError(path, line, "missing _id; every line needs a string _id")
     value = obj["_id"]
     if isinstance(value, bool) or not isinstance(value, (str, int)) or value == "":
-        raise InputError(path, line, f"_id {value!r} is not a non-empty string")
+        raise InputError(path, line, f"_id {value!r} is not a non-empty string; every line needs a string _id")
     return str(value)
 
 
@@ -207,12 +207,17 @@ def load_collection(path: str | PathLike[str], *, split: str = "test") -> Collec
     for line, obj in _jsonl(corpus_path, _read(corpus_path, files, root)):
         entry_id = _string_id(obj, corpus_path, line)
         if entry_id in first_line:
-            raise InputError(corpus_path, line, f"duplicate _id {entry_id!r} (first on line {first_line[entry_id]})")
+            raise InputError(
+                corpus_path, line,
+                f"duplicate _id {entry_id!r} (first on line {first_line[entry_id]}); every entry _id must be unique",
+            )
         first_line[entry_id] = line
         text = _text(obj, corpus_path, line)
         title = obj.get("title")
-        if isinstance(title, str) and title:
-            text = f"{title} {text}"
+        if title is not None and not isinstance(title, str):
+            raise InputError(corpus_path, line, f"title {title!r} is not a string; expected a string or no title")
+        if title:
+            text = " ".join(part for part in (title, text) if part)
         created = obj.get("created_at")
         entries.append(
             MemoryEntry(
@@ -230,7 +235,7 @@ def load_collection(path: str | PathLike[str], *, split: str = "test") -> Collec
         for source in entry.provenance.derived_from:
             if source not in first_line:
                 raise InputError(
-                    corpus_path, first_line[entry.id], f"provenance.derived_from names unknown entry {source!r}"
+                    corpus_path, first_line[entry.id], f"provenance.derived_from names unknown entry {source!r}; derived_from may only name entries of this corpus"
                 )
 
     queries_path = root / "queries.jsonl"
@@ -239,7 +244,10 @@ def load_collection(path: str | PathLike[str], *, split: str = "test") -> Collec
     for line, obj in _jsonl(queries_path, _read(queries_path, files, root)):
         query_id = _string_id(obj, queries_path, line)
         if query_id in query_line:
-            raise InputError(queries_path, line, f"duplicate _id {query_id!r} (first on line {query_line[query_id]})")
+            raise InputError(
+                queries_path, line,
+                f"duplicate _id {query_id!r} (first on line {query_line[query_id]}); every query _id must be unique",
+            )
         query_line[query_id] = line
         queries.append(
             Query(
@@ -268,15 +276,15 @@ def load_collection(path: str | PathLike[str], *, split: str = "test") -> Collec
         try:
             grade = int(grade_text)
         except ValueError:
-            raise InputError(qrels_path, number, f"score {grade_text!r} is not an integer") from None
+            raise InputError(qrels_path, number, f"score {grade_text!r} is not an integer; expected an integer grade such as 0, 1 or 2") from None
         if query_id not in query_line:
-            raise InputError(qrels_path, number, f"unknown query {query_id!r} (not in queries.jsonl)")
+            raise InputError(qrels_path, number, f"unknown query {query_id!r} (not in queries.jsonl); judge only queries of queries.jsonl")
         if entry_id not in first_line:
-            raise InputError(qrels_path, number, f"unknown entry {entry_id!r} (not in corpus.jsonl)")
+            raise InputError(qrels_path, number, f"unknown entry {entry_id!r} (not in corpus.jsonl); judge only entries of corpus.jsonl")
         if (query_id, entry_id) in qrels_line:
             raise InputError(
                 qrels_path, number,
-                f"query {query_id!r} judges entry {entry_id!r} twice (first on line {qrels_line[query_id, entry_id]})",
+                f"query {query_id!r} judges entry {entry_id!r} twice (first on line {qrels_line[query_id, entry_id]}); judge each pair once",
             )
         qrels_line[query_id, entry_id] = number
         qrels.setdefault(query_id, {})[entry_id] = grade

@@ -1,0 +1,521 @@
+"""The LoCoMo long-conversation benchmark as a :class:`~agentmemory.collection.Collection`.
+
+The data (``locomo10.json`` from snap-research/locomo) is not ours to ship;
+users bring their own copy.  :func:`load_locomo` reads it, or a file holding
+one conversation object of the same shape, and converts it once into typed
+records:
+
+**Memories.**  Every turn of every ``session_N`` becomes one
+:class:`~agentmemory.records.MemoryEntry`:
+
+* ``id`` ``"<sample_id>/<dia_id>"`` (dia_ids are unique only within one
+  conversation), ``scope`` the ``sample_id`` (a conversation's questions
+  only search that conversation), text ``"<speaker>: <text>"``, plus
+  ``" [image: <blip_caption>]"`` when ``include_captions`` is set and the
+  turn has a caption;
+* ``tags`` the speaker's normalised name
+  (:func:`~agentmemory.tokenize.normalize_tag`) and ``"session-<N>"``;
+* ``provenance`` ``source="conversation"``, ``ref`` the entry id,
+  ``actor`` the speaker;
+* ``created_at``: the session's date-time (LoCoMo gives minutes and no time
+  zone; it is read as UTC) **plus i seconds for the turn at 0-based
+  position i in the session's list**, so ``created_at`` strictly increases
+  within a session and a session of up to 60 turns stays inside its stated
+  minute;
+* ``metadata``: ``sample_id``, ``dia_id``, ``session``, ``session_date_time``
+  (the raw string) and, when present, ``img_url``, ``blip_caption``, ``query``.
+
+Entries come in file order of the conversations, then by session number
+(``session_10`` after ``session_9``), then in list order.
+
+**Queries.**  QA item ``i`` (0-based position in the ``qa`` list, so
+``conv-26/q3`` is ``$[0].qa[3]``) becomes a :class:`~agentmemory.records.Query`
+with id ``"<sample_id>/q<i>"``, the question as text, no tags, ``scope`` the
+``sample_id`` and ``group`` the category name from :data:`CATEGORIES`
+(``"1 multi-hop"`` ... ``"5 adversarial"``; category 5 is loaded like the
+others, leave that group out of a report if you follow the papers that do).
+Every evidence turn is judged relevant with grade 1.  ``metadata`` keeps
+``category``, the raw ``evidence`` and ``answer`` / ``adversarial_answer``.
+
+**Evidence.**  A well-formed evidence string is a dia_id ``D<session>:<turn>``
+without leading zeros that names a turn of the same conversation.  Some
+published evidence is malformed; nothing is dropped or guessed silently:
+
+* strict (default): a query with any malformed evidence is left out and
+  listed in :attr:`Collection.skipped` with one reason per bad string:
+  several ids in one string (``"D8:6; D9:17"``), an extra colon
+  (``"D:11:26"``), a leading zero (``"D30:05"``), no id at all (``"D"``),
+  an id naming no turn of that conversation, an id listed twice;
+* ``repair=True``: strings are split on ``;``, ``,`` and white space,
+  ``D:11:26`` becomes ``D11:26``, leading zeros are removed (``D30:05`` ->
+  ``D30:5``, kept only if that turn exists), ids naming no turn and repeated
+  ids are dropped.  Every change is listed in :attr:`Collection.repairs`
+  (one line per change).  A query is kept if at least one evidence turn
+  remains; otherwise it is skipped with the reason ``"no usable evidence:
+  ..."`` naming each drop.
+
+A QA item with an empty evidence list is skipped in both modes with the
+reason ``"no evidence"`` (``"no evidence (no 'evidence' field)"`` when the
+field is absent or null): with nothing judged relevant it would score 0
+whatever a retriever does.
+
+Everything else that is not LoCoMo-shaped (a wrong type, a missing field, an
+unparseable date-time, a dia_id that does not match its session, a repeated
+dia_id) raises :class:`~agentmemory.errors.InputError` naming the JSON path,
+e.g. ``$[2].conversation.session_3[4].dia_id``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timedelta, timezone
+from os import PathLike
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from .collection import Collection
+from .errors import InputError, MissingFileError, ParameterError, UnknownNameError
+from .records import MemoryEntry, Provenance, Query
+from .tokenize import normalize_tag
+
+__all__ = ["CATEGORIES", "DATE_TIME_FORM", "load_locomo", "parse_session_datetime"]
+
+#: LoCoMo's ``category`` numbers and the group names queries get.
+CATEGORIES: Mapping[int, str] = MappingProxyType(
+    {1: "1 multi-hop", 2: "2 temporal", 3: "3 open-domain", 4: "4 single-hop", 5: "5 adversarial"}
+)
+
+#: The one date-time form :func:`parse_session_datetime` accepts, as shown in messages.
+DATE_TIME_FORM = "'h:mm am|pm on D Month, YYYY' like '1:56 pm on 8 May, 2023'"
+
+_MONTHS = {  # English names, independent of the locale (unlike calendar.month_name)
+    name: number
+    for number, name in enumerate(
+        "January February March April May June July August September October November December".split(), start=1
+    )
+}
+_DATE_TIME = re.compile(
+    r"(?P<hour>1[0-2]|[1-9]):(?P<minute>[0-5][0-9]) (?P<half>am|pm)"
+    r" on (?P<day>[1-9]|[12][0-9]|3[01]) (?P<month>[A-Z][a-z]+), (?P<year>[0-9]{4})"
+)
+_SESSION_KEY = re.compile(r"session_([0-9]+)")
+_DIA_ID = re.compile(r"D([0-9]+):([0-9]+)")
+_LOOSE_DIA_ID = re.compile(r"D(:?)([0-9]+):([0-9]+)")
+_SEPARATORS = re.compile(r"[;,\s]+")
+_ID_FORM = "a dialogue id like D3:7"
+
+
+def parse_session_datetime(value: object) -> datetime:
+    """A LoCoMo session date-time, e.g. ``"1:56 pm on 8 May, 2023"``, as an aware UTC datetime.
+
+    Strict: exactly ``h:mm am|pm on D Month, YYYY`` -- hour 1-12 without a
+    leading zero, two-digit minutes, lower-case ``am``/``pm``, day 1-31
+    without a leading zero, the English month name in full and capitalised,
+    a comma, a four-digit year, single spaces, nothing before or after.
+    ``12:xx am`` is just after midnight, ``12:xx pm`` just after noon.
+    LoCoMo gives no time zone; the result is read as UTC.
+
+    Raises:
+        ParameterError: anything else, or a date that does not exist (30 February).
+    """
+    match = _DATE_TIME.fullmatch(value) if isinstance(value, str) else None
+    month = _MONTHS.get(match["month"]) if match else None
+    if match is None or month is None:
+        raise ParameterError("date_time", value, "is not a LoCoMo date-time", f"expected {DATE_TIME_FORM}")
+    hour = int(match["hour"]) % 12 + (12 if match["half"] == "pm" else 0)
+    try:
+        return datetime(int(match["year"]), month, int(match["day"]), hour, int(match["minute"]), tzinfo=timezone.utc)
+    except ValueError as err:
+        raise ParameterError("date_time", value, f"is not a real date ({err})", f"expected {DATE_TIME_FORM}") from None
+
+
+def _describe(value: object) -> str:
+    """A short description of a JSON value for messages (what was found)."""
+    if isinstance(value, dict):
+        if not value:
+            return "an empty object"
+        keys = [repr(k) for k in list(value)[:5]] + (["..."] if len(value) > 5 else [])
+        return "an object with keys " + ", ".join(keys)
+    if isinstance(value, list):
+        return "an empty list" if not value else f"a list of {len(value)} items"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"{str(value).lower()} (a boolean)"
+    if isinstance(value, (int, float)):
+        return f"{value!r} (a number)"
+    if isinstance(value, str):
+        return f"{value!r} (a string)"
+    return type(value).__name__
+
+
+def _not_locomo(path: Path, found: str) -> InputError:
+    return InputError(
+        path,
+        None,
+        f"is not a LoCoMo file: expected a list of conversations with 'conversation' and 'qa' (found {found})",
+    )
+
+
+def _is_sample(value: object) -> bool:
+    return isinstance(value, dict) and "conversation" in value and "qa" in value
+
+
+def _read_json(path: Path) -> tuple[Any, str]:
+    """The parsed JSON and the file's sha256."""
+    if not path.exists():
+        raise MissingFileError(path)
+    if not path.is_file():
+        raise InputError(path, None, "is not a file; pass the LoCoMo JSON file (e.g. locomo10.json)")
+    data = path.read_bytes()
+    sha = hashlib.sha256(data).hexdigest()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise InputError(path, data[: err.start].count(b"\n") + 1, "is not valid UTF-8") from None
+    try:
+        return json.loads(text), sha
+    except json.JSONDecodeError as err:
+        raise InputError(path, err.lineno, f"malformed JSON ({err.msg} at column {err.colno})") from None
+
+
+def _samples(path: Path, document: object) -> list[tuple[str, dict]]:
+    """``(json path, sample)`` for every conversation, checked for the top-level shape."""
+    if isinstance(document, dict):
+        if not _is_sample(document):
+            raise _not_locomo(path, _describe(document))
+        return [("$", document)]
+    if not isinstance(document, list):
+        raise _not_locomo(path, _describe(document))
+    if not document:
+        raise _not_locomo(path, "an empty list")
+    if not _is_sample(document[0]):
+        raise _not_locomo(path, f"a list whose first item is {_describe(document[0])}")
+    out = []
+    for index, sample in enumerate(document):
+        where = f"$[{index}]"
+        if not _is_sample(sample):
+            raise InputError(
+                path,
+                None,
+                f"{where}: expected a conversation object with 'sample_id', 'conversation' and 'qa'; found {_describe(sample)}",
+            )
+        out.append((where, sample))
+    return out
+
+
+def _string(path: Path, where: str, value: object, what: str, *, empty: bool = False) -> str:
+    if not isinstance(value, str) or (not empty and not value):
+        raise InputError(path, None, f"{where}: expected {what}; found {_describe(value)}")
+    return value
+
+
+class _Conversation:
+    """One sample, validated: its turns as entries and its dia_ids."""
+
+    def __init__(self, path: Path, where: str, sample: dict, include_captions: bool) -> None:
+        if "sample_id" not in sample:
+            raise InputError(
+                path, None, f"{where}.sample_id: missing; every conversation needs a string sample_id like 'conv-26'"
+            )
+        self.sample_id = _string(path, f"{where}.sample_id", sample["sample_id"], "a non-empty string like 'conv-26'")
+        self.where = where
+        conversation = sample["conversation"]
+        if not isinstance(conversation, dict):
+            raise InputError(
+                path,
+                None,
+                f"{where}.conversation: expected an object with session_N lists and session_N_date_time strings; found {_describe(conversation)}",
+            )
+        self.entries: list[MemoryEntry] = []
+        self.turns: dict[str, str] = {}  # dia_id -> its JSON path
+        sessions = sorted((int(m[1]), key) for key in conversation if (m := _SESSION_KEY.fullmatch(key)))
+        for number, key in sessions:
+            self._session(path, f"{where}.conversation", conversation, number, key, include_captions)
+        self.qa = sample["qa"]
+        if not isinstance(self.qa, list):
+            raise InputError(path, None, f"{where}.qa: expected a list of question objects; found {_describe(self.qa)}")
+
+    def _session(
+        self, path: Path, where: str, conversation: dict, number: int, key: str, include_captions: bool
+    ) -> None:
+        turns = conversation[key]
+        if not isinstance(turns, list):
+            raise InputError(path, None, f"{where}.{key}: expected a list of turns; found {_describe(turns)}")
+        if not turns:
+            return
+        date_key = f"{key}_date_time"
+        if date_key not in conversation:
+            raise InputError(
+                path, None, f"{where}.{date_key}: missing; every session with turns needs a date-time, {DATE_TIME_FORM}"
+            )
+        raw_date = conversation[date_key]
+        try:
+            start = parse_session_datetime(raw_date)
+        except ParameterError:
+            raise InputError(
+                path, None, f"{where}.{date_key}: {raw_date!r} is not a LoCoMo date-time; expected {DATE_TIME_FORM}"
+            ) from None
+        for position, turn in enumerate(turns):
+            at = f"{where}.{key}[{position}]"
+            if not isinstance(turn, dict):
+                raise InputError(
+                    path, None, f"{at}: expected a turn object with speaker, dia_id, text; found {_describe(turn)}"
+                )
+            for field in ("speaker", "dia_id", "text"):
+                if field not in turn:
+                    raise InputError(path, None, f"{at}.{field}: missing; every turn needs speaker, dia_id and text")
+            speaker = _string(path, f"{at}.speaker", turn["speaker"], "a non-empty string")
+            text = _string(path, f"{at}.text", turn["text"], "a string", empty=True)
+            dia_id = _string(path, f"{at}.dia_id", turn["dia_id"], f"a string like 'D{number}:{position + 1}'")
+            match = _DIA_ID.fullmatch(dia_id)
+            if match is None or str(int(match[1])) != match[1] or str(int(match[2])) != match[2]:
+                raise InputError(
+                    path,
+                    None,
+                    f"{at}.dia_id: {dia_id!r} is not a dialogue id; expected D{number}:<turn> like 'D{number}:{position + 1}'",
+                )
+            if int(match[1]) != number:
+                raise InputError(path, None, f"{at}.dia_id: {dia_id!r} is not in {key}; expected D{number}:<turn>")
+            if dia_id in self.turns:
+                raise InputError(path, None, f"{at}.dia_id: {dia_id!r} repeats the dia_id of {self.turns[dia_id]}")
+            self.turns[dia_id] = at
+            metadata: dict[str, Any] = {
+                "sample_id": self.sample_id,
+                "dia_id": dia_id,
+                "session": number,
+                "session_date_time": raw_date,
+            }
+            caption = turn.get("blip_caption")
+            if "blip_caption" in turn:
+                caption = _string(path, f"{at}.blip_caption", caption, "a string", empty=True)
+                metadata["blip_caption"] = caption
+            if "img_url" in turn:
+                urls = turn["img_url"]
+                if not isinstance(urls, list) or not all(isinstance(u, str) for u in urls):
+                    raise InputError(
+                        path, None, f"{at}.img_url: expected a list of URL strings; found {_describe(urls)}"
+                    )
+                metadata["img_url"] = tuple(urls)
+            if "query" in turn:
+                metadata["query"] = _string(path, f"{at}.query", turn["query"], "a string", empty=True)
+            if include_captions and caption:
+                text = f"{text} [image: {caption}]"
+            entry_id = f"{self.sample_id}/{dia_id}"
+            self.entries.append(
+                MemoryEntry(
+                    id=entry_id,
+                    text=f"{speaker}: {text}",
+                    tags=tuple(t for t in (normalize_tag(speaker), f"session-{number}") if t),
+                    created_at=start + timedelta(seconds=position),
+                    provenance=Provenance(source="conversation", ref=entry_id, actor=speaker),
+                    scope=self.sample_id,
+                    metadata=MappingProxyType(metadata),
+                )
+            )
+
+    def strict_evidence(self, evidence: list[str]) -> tuple[list[str], list[str]]:
+        """``(ids, problems)``: the evidence ids if all are well formed, else what is wrong with each."""
+        problems = []
+        seen: set[str] = set()
+        for raw in evidence:
+            match = _LOOSE_DIA_ID.fullmatch(raw)
+            if len([p for p in _SEPARATORS.split(raw) if p]) > 1:
+                problems.append(f"evidence {raw!r} holds several ids in one string")
+            elif match is None:
+                problems.append(f"evidence {raw!r} is not {_ID_FORM}")
+            elif match[1]:
+                problems.append(f"evidence {raw!r} is not {_ID_FORM} (extra ':' after 'D')")
+            elif _canonical(match) != raw:
+                problems.append(f"evidence {raw!r} is not {_ID_FORM} (leading zero)")
+            elif raw not in self.turns:
+                problems.append(f"evidence {raw!r} names no turn in {self.sample_id}")
+            elif raw in seen:
+                problems.append(f"evidence {raw!r} is listed twice")
+            seen.add(raw)
+        return (list(dict.fromkeys(evidence)) if not problems else []), problems
+
+    def repair_evidence(self, evidence: list[str]) -> tuple[list[str], list[str], list[str]]:
+        """``(ids, changes, drops)``: the usable ids, the repairs made and the strings dropped."""
+        ids: list[str] = []
+        changes: list[str] = []
+        drops: list[str] = []
+        for raw in evidence:
+            parts = [p for p in _SEPARATORS.split(raw) if p] or [raw]
+            if len(parts) > 1:
+                changes.append(f"evidence {raw!r} split into {', '.join(parts)}")
+            elif parts[0] != raw:
+                changes.append(f"evidence {raw!r} stripped to {parts[0]}")
+            for part in parts:
+                match = _LOOSE_DIA_ID.fullmatch(part)
+                if match is None:
+                    drops.append(f"evidence {part!r} dropped: not {_ID_FORM}")
+                    continue
+                canonical = _canonical(match)
+                if canonical not in self.turns:
+                    drops.append(f"evidence {part!r} dropped: no turn {canonical} in {self.sample_id}")
+                    continue
+                if canonical in ids:
+                    drops.append(f"evidence {part!r} dropped: {canonical} is listed twice")
+                    continue
+                if canonical != part:
+                    changes.append(f"evidence {part!r} normalised to {canonical}")
+                ids.append(canonical)
+        return ids, changes, drops
+
+
+def _canonical(match: re.Match[str]) -> str:
+    return f"D{int(match[2])}:{int(match[3])}"
+
+
+def _qa_item(path: Path, where: str, item: object) -> tuple[str, int, list[str] | None, dict[str, Any]]:
+    """``(question, category, evidence, metadata)`` of one QA item, checked (evidence None when absent)."""
+    if not isinstance(item, dict):
+        raise InputError(
+            path,
+            None,
+            f"{where}: expected a question object with question, evidence, category; found {_describe(item)}",
+        )
+    for field in ("question", "category"):
+        if field not in item:
+            raise InputError(path, None, f"{where}.{field}: missing; every qa item needs a question and a category")
+    question = _string(path, f"{where}.question", item["question"], "a non-empty string")
+    category = item["category"]
+    if isinstance(category, bool) or not isinstance(category, int) or category not in CATEGORIES:
+        choices = ", ".join(f"{n} ({name.split(' ', 1)[1]})" for n, name in CATEGORIES.items())
+        raise InputError(
+            path, None, f"{where}.category: {category!r} is not a LoCoMo category; expected one of {choices}"
+        )
+    evidence = item.get("evidence")
+    if evidence is None:
+        return question, category, None, {"category": category, **_answers(item)}
+    if not isinstance(evidence, list):
+        raise InputError(
+            path, None, f"{where}.evidence: expected a list of dia_id strings; found {_describe(evidence)}"
+        )
+    for position, raw in enumerate(evidence):
+        _string(path, f"{where}.evidence[{position}]", raw, "a dia_id string like 'D3:7'", empty=True)
+    return question, category, evidence, {"category": category, "evidence": tuple(evidence), **_answers(item)}
+
+
+def _answers(item: dict) -> dict[str, Any]:
+    return {key: item[key] for key in ("answer", "adversarial_answer") if key in item}
+
+
+def load_locomo(
+    path: str | PathLike[str],
+    *,
+    repair: bool = False,
+    include_captions: bool = False,
+    conversations: str | Iterable[str] | None = None,
+) -> Collection:
+    """Load LoCoMo (``locomo10.json`` or one conversation object) as a collection.
+
+    See the module docstring for the exact mapping.  ``repair`` chooses how
+    malformed evidence is handled (strict skips, repair fixes what it can;
+    both are reported in ``skipped`` / ``repairs``); ``include_captions``
+    appends image captions to turn texts; ``conversations`` keeps only the
+    named ``sample_id`` (a string) or ``sample_id``\\ s (in file order; the
+    whole file is still validated).
+
+    The collection's ``name`` is the file's stem and ``files`` maps the
+    file's name to its sha256.
+
+    Raises:
+        MissingFileError: ``path`` does not exist.
+        InputError: the file is not UTF-8 JSON (with the line) or not
+            LoCoMo-shaped (with the JSON path of the first wrong field).
+        UnknownNameError: ``conversations`` names a sample_id not in the file.
+        ParameterError: ``conversations`` is empty or not strings.
+    """
+    source = Path(path)
+    document, sha = _read_json(source)
+    parsed: list[_Conversation] = []
+    first: dict[str, str] = {}
+    for where, sample in _samples(source, document):
+        conv = _Conversation(source, where, sample, include_captions)
+        if conv.sample_id in first:
+            raise InputError(
+                source, None, f"{where}.sample_id: {conv.sample_id!r} repeats the sample_id of {first[conv.sample_id]}"
+            )
+        first[conv.sample_id] = where
+        parsed.append(conv)
+    items = {  # every QA item is validated, selected or not
+        conv.sample_id: [_qa_item(source, f"{conv.where}.qa[{i}]", item) for i, item in enumerate(conv.qa)]
+        for conv in parsed
+    }
+
+    selected = _select(conversations, [c.sample_id for c in parsed])
+    entries: list[MemoryEntry] = []
+    queries: list[Query] = []
+    qrels: dict[str, Mapping[str, int]] = {}
+    skipped: list[tuple[str, str]] = []
+    repairs: list[tuple[str, str]] = []
+    for conv in parsed:
+        if conv.sample_id not in selected:
+            continue
+        entries.extend(conv.entries)
+        for index, (question, category, evidence, metadata) in enumerate(items[conv.sample_id]):
+            query_id = f"{conv.sample_id}/q{index}"
+            if not evidence:
+                skipped.append(
+                    (query_id, "no evidence" if evidence is not None else "no evidence (no 'evidence' field)")
+                )
+                continue
+            if repair:
+                ids, changes, drops = conv.repair_evidence(evidence)
+                if not ids:
+                    skipped.append((query_id, "no usable evidence: " + "; ".join(drops)))
+                    continue
+                repairs.extend((query_id, change) for change in changes + drops)
+            else:
+                ids, problems = conv.strict_evidence(evidence)
+                if problems:
+                    skipped.append((query_id, "; ".join(problems)))
+                    continue
+            queries.append(
+                Query(
+                    id=query_id,
+                    text=question,
+                    tags=None,
+                    scope=conv.sample_id,
+                    group=CATEGORIES[category],
+                    metadata=MappingProxyType(metadata),
+                )
+            )
+            qrels[query_id] = MappingProxyType({f"{conv.sample_id}/{dia_id}": 1 for dia_id in ids})
+
+    return Collection(
+        name=source.stem,
+        entries=tuple(entries),
+        queries=tuple(queries),
+        qrels=MappingProxyType(qrels),
+        files=MappingProxyType({source.name: sha}),
+        skipped=tuple(skipped),
+        repairs=tuple(repairs),
+    )
+
+
+def _select(conversations: str | Iterable[str] | None, sample_ids: list[str]) -> set[str]:
+    if conversations is None:
+        return set(sample_ids)
+    wanted = [conversations] if isinstance(conversations, str) else conversations
+    try:
+        wanted = list(wanted)
+    except TypeError:
+        raise ParameterError(
+            "conversations",
+            conversations,
+            "is not a sample_id or a list of them",
+            "pass e.g. ['conv-26'] or None for all",
+        ) from None
+    if not wanted:
+        raise ParameterError("conversations", conversations, "is empty", "pass at least one sample_id, or None for all")
+    for value in wanted:
+        if value not in sample_ids:
+            raise UnknownNameError("conversations", value, sample_ids)
+    return set(wanted)
