@@ -2,8 +2,8 @@
 
 A collection folder holds::
 
-    corpus.jsonl      one memory per line: _id, text, [title], [tags], [created_at], [provenance]
-    queries.jsonl     one query per line: _id, text, [tags]
+    corpus.jsonl      one memory per line: _id, text, [title], [tags], [created_at], [provenance], [scope]
+    queries.jsonl     one query per line: _id, text, [tags], [scope], [group]
     qrels/<split>.tsv header "query-id<TAB>corpus-id<TAB>score", then one judgment per line
 
 The format is documented in ``fixtures/README.md``.  Loading converts every
@@ -28,8 +28,8 @@ from .records import MemoryEntry, Provenance, Query
 
 __all__ = ["Collection", "default_collection_path", "load_collection", "parse_timestamp"]
 
-_CORPUS_KEYS = {"_id", "text", "title", "tags", "created_at", "provenance"}
-_QUERY_KEYS = {"_id", "text", "tags"}
+_CORPUS_KEYS = {"_id", "text", "title", "tags", "created_at", "provenance", "scope"}
+_QUERY_KEYS = {"_id", "text", "tags", "scope", "group"}
 _PROVENANCE_KEYS = {"source", "ref", "actor", "derived_from"}
 
 
@@ -43,6 +43,9 @@ class Collection:
     queries a loader left out (malformed evidence, say) and ``repairs``
     ``(query_id, what was changed)`` for those it repaired on request; both
     are reported in artifacts and reports, never dropped silently.
+    ``headline_excludes`` names query groups left out of the headline means
+    and shown separately (LoCoMo's adversarial category 5, as most published
+    numbers do); their queries are still evaluated and appear in the group means.
     """
 
     name: str
@@ -52,6 +55,7 @@ class Collection:
     files: Mapping[str, str]
     skipped: tuple[tuple[str, str], ...] = ()
     repairs: tuple[tuple[str, str], ...] = ()
+    headline_excludes: tuple[str, ...] = ()
 
     @property
     def digest(self) -> str:
@@ -167,6 +171,13 @@ def _tags(obj: dict, path: Path, line: int) -> tuple[str, ...] | None:
     return tuple(value)
 
 
+def _optional_str(obj: dict, key: str, path: Path, line: int) -> str | None:
+    value = obj.get(key)
+    if value is not None and not isinstance(value, str):
+        raise InputError(path, line, f"{key} {value!r} is not a string; expected a string or no {key}")
+    return value
+
+
 def _provenance(obj: dict, path: Path, line: int) -> Provenance:
     value = obj.get("provenance")
     if value is None:
@@ -226,6 +237,7 @@ def load_collection(path: str | PathLike[str], *, split: str = "test") -> Collec
                 tags=_tags(obj, corpus_path, line) or (),
                 created_at=None if created is None else parse_timestamp(created, str(corpus_path), line),
                 provenance=_provenance(obj, corpus_path, line),
+                scope=_optional_str(obj, "scope", corpus_path, line),
                 metadata=MappingProxyType({k: v for k, v in obj.items() if k not in _CORPUS_KEYS}),
             )
         )
@@ -254,6 +266,8 @@ def load_collection(path: str | PathLike[str], *, split: str = "test") -> Collec
                 id=query_id,
                 text=_text(obj, queries_path, line),
                 tags=_tags(obj, queries_path, line),
+                scope=_optional_str(obj, "scope", queries_path, line),
+                group=_optional_str(obj, "group", queries_path, line),
                 metadata=MappingProxyType({k: v for k, v in obj.items() if k not in _QUERY_KEYS}),
             )
         )
@@ -309,4 +323,5 @@ def collection_summary(collection: Collection) -> dict[str, Any]:
         "files": dict(collection.files),
         "skipped_queries": [{"query_id": q, "reason": r} for q, r in collection.skipped],
         "repairs": [{"query_id": q, "change": r} for q, r in collection.repairs],
+        "headline_excludes": list(collection.headline_excludes),
     }

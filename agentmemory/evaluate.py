@@ -11,7 +11,9 @@ inputs and seed therefore give the same result and the same log.
 Which queries count: every query with at least one judgment line, in file
 order.  A judged query with no relevant entry scores 0 and still counts.
 Queries with no judgment at all are not run; their ids are reported in
-:attr:`Evaluation.unjudged_query_ids`.
+:attr:`Evaluation.unjudged_query_ids`.  Queries whose group is in
+``collection.headline_excludes`` (LoCoMo's adversarial category) are run and
+appear in the group means, but not in the headline means.
 
 The aggregate row of each retriever carries the seed write-up's columns,
 ``mean_recall@k`` (mean of R@k), ``mean_precision@k`` (mean of P@k) and
@@ -203,7 +205,8 @@ def evaluate(
                     tie_at_cutoff=len(deeper) > k and deeper[k].score == deeper[k - 1].score,
                 )
             )
-        means = {str(m): mean(r.metrics[str(m)] for r in per_query) for m in chosen}
+        headline = [r for r in per_query if r.group not in collection.headline_excludes]
+        means = {str(m): mean(r.metrics[str(m)] for r in headline) for m in chosen}
         results.append(
             RetrieverResult(name, retriever.label, retriever.params(), tuple(per_query), means, k)
         )

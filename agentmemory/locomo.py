@@ -497,6 +497,7 @@ def load_locomo(
         files=MappingProxyType({source.name: sha}),
         skipped=tuple(skipped),
         repairs=tuple(repairs),
+        headline_excludes=(CATEGORIES[5],),
     )
 
 

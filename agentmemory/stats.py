@@ -1,0 +1,573 @@
+"""Honest statistics over per-query values: bootstrap intervals, paired permutation tests, Holm.
+
+The unit of resampling is the **query**: a mean over five queries is an
+estimate from five observations, however many entries the store holds.
+Every function takes a ``seed`` and builds ``numpy.random.default_rng(seed)``
+afresh, so the same inputs and seed give the same numbers, bit for bit, on
+the same numpy and scipy versions.  scipy is imported inside the functions
+that need it (``pip install agentmemory[stats]``); ``import agentmemory``
+does not load it.
+
+What the numbers mean (and do not):
+
+* :func:`bootstrap_ci`: the percentile bootstrap interval of the mean
+  (scipy.stats.bootstrap, ``method="percentile"``).  With few queries it is
+  too narrow (it cannot know about queries it never saw); treat it as a
+  description of these queries' spread, not a guarantee.
+* :func:`paired_permutation_test`: the sign-flip test of "no difference"
+  between two retrievers on the same queries.  With ``n`` queries there are
+  only ``2**n`` sign flips, so the p-value cannot go below ``2 / 2**n``
+  (two-sided): with 5 queries, 0.0625, and no difference can be significant
+  at 0.05.  A large p-value means these queries do not show a difference;
+  it is not evidence that there is none.
+* :func:`holm`: the Holm step-down adjustment, for several comparisons at once.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .errors import ParameterError, UnknownNameError, check_positive_int
+from .metrics import Measure, parse_measures
+
+if TYPE_CHECKING:  # evaluate imports the store and retrievers; statistics only read its result
+    from .evaluate import Evaluation
+
+__all__ = [
+    "Interval",
+    "PairedTest",
+    "bootstrap_ci",
+    "describe_comparison",
+    "evaluation_statistics",
+    "holm",
+    "paired_permutation_test",
+    "smallest_p_value",
+]
+
+_ALTERNATIVES = ("two-sided", "greater", "less")
+_STAT_DECIMALS = 12  # the permutation statistic's rounding (see _mean_difference)
+_NOISE = 1e-12  # relative spread below which values count as equal (see _constant)
+_BATCH = 1000  # resamples per batch; fixed so that the random stream, and so the result, never depends on memory
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    """A mean and its bootstrap confidence interval.
+
+    Attributes:
+        low, high: the interval's ends.
+        mean: the sample mean (:func:`math.fsum` / n).
+        n: number of values (queries).
+        confidence: the confidence level, e.g. 0.95.
+        degenerate: True when there was nothing to resample (one value, or
+            all values equal up to rounding noise of 1e-12): the interval is
+            then the point ``[mean, mean]`` and says nothing about uncertainty.
+    """
+
+    low: float
+    high: float
+    mean: float
+    n: int
+    confidence: float
+    degenerate: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"mean", "low", "high", "n", "confidence", "degenerate"}``, plain Python types."""
+        return {
+            "mean": self.mean,
+            "low": self.low,
+            "high": self.high,
+            "n": self.n,
+            "confidence": self.confidence,
+            "degenerate": self.degenerate,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class PairedTest:
+    """The outcome of :func:`paired_permutation_test` (differences are ``a - b``).
+
+    Attributes:
+        mean_difference: mean of the paired differences, in metric units.
+        p_value: the permutation p-value.
+        effect_size: the same mean difference (metric units are the effect
+            size worth reading; kept as its own field for reports).
+        effect_ci: bootstrap interval of the mean paired difference.
+        n: number of pairs (queries).
+        standardized_effect: mean difference / sample standard deviation
+            (``ddof=1``) of the differences (Cohen's d_z); ``None`` when the
+            differences are all equal (up to rounding noise of 1e-12) or ``n < 2``.
+        alternative: ``"two-sided"``, ``"greater"`` (a > b) or ``"less"``.
+        exact: True when all ``2**n`` sign flips were enumerated.
+        smallest_p_value: the smallest p-value this test could give with
+            this ``n`` and ``n_resamples`` (see :func:`smallest_p_value`).
+    """
+
+    mean_difference: float
+    p_value: float
+    effect_size: float
+    effect_ci: Interval
+    n: int
+    standardized_effect: float | None
+    alternative: str
+    exact: bool
+    smallest_p_value: float
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["effect_ci"] = self.effect_ci.to_dict()
+        return out
+
+
+def _values(name: str, values: Iterable[float]) -> np.ndarray:
+    try:
+        array = np.asarray(list(values), dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ParameterError(name, values, "is not a sequence of numbers", f"pass {name} as a list of floats") from None
+    if array.ndim != 1:
+        raise ParameterError(name, values, "is not one-dimensional", f"pass {name} as a flat list of floats")
+    if len(array) == 0:
+        raise ParameterError(name, [], "is empty", f"pass at least one value in {name}")
+    if not np.all(np.isfinite(array)):
+        bad = next(float(v) for v in array if not math.isfinite(v))
+        raise ParameterError(name, bad, "is not a finite number", f"every value in {name} must be finite")
+    return array
+
+
+def _check_seed(seed: object) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ParameterError("seed", seed, "is not an integer", "seed must be an integer")
+    return seed
+
+
+def _check_confidence(confidence: object) -> float:
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
+        raise ParameterError("confidence", confidence, "is not strictly between 0 and 1", "use e.g. 0.95")
+    return float(confidence)
+
+
+def _rng_keyword(function: Any, seed: int) -> dict[str, Any]:
+    """``rng=`` (scipy >= 1.15) or ``random_state=`` (older), with ``default_rng(seed)``."""
+    import inspect
+
+    generator = np.random.default_rng(seed)
+    if "rng" in inspect.signature(function).parameters:
+        return {"rng": generator}
+    return {"random_state": generator}  # pragma: no cover - scipy < 1.15
+
+
+def _constant(data: np.ndarray) -> bool:
+    """All values equal, up to rounding noise: spread <= 1e-12 * max(1, max |value|).
+
+    Differences of metric values carry such noise (``0.4 - 0.3 != 0.3 - 0.2``);
+    treating it as spread would give a sd of ~1e-17 and absurd standardised effects.
+    """
+    return float(np.ptp(data)) <= _NOISE * max(1.0, float(np.max(np.abs(data))))
+
+
+def _mean(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    return np.mean(x, axis=axis)
+
+
+def _mean_difference(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
+    """mean(x - y), rounded to 12 decimals so that flips with equal means compare equal.
+
+    Metric values are ratios such as 0.2 and 1/3; two sign flips whose means
+    are mathematically equal can differ in the last bit, and scipy's own
+    tolerance (relative to the observed statistic) vanishes when the observed
+    mean is near 0, so an exact test would miscount ties.  Rounding makes
+    ties exact ties.
+    """
+    return np.round(np.mean(x - y, axis=axis), _STAT_DECIMALS)
+
+
+def bootstrap_ci(
+    values: Sequence[float],
+    *,
+    seed: int,
+    confidence: float = 0.95,
+    n_resamples: int = 10_000,
+) -> Interval:
+    """Percentile bootstrap confidence interval of the mean of ``values`` (one value per query).
+
+    ``scipy.stats.bootstrap((values,), mean, method="percentile",
+    n_resamples=n_resamples, confidence_level=confidence, batch=1000)`` with
+    the generator ``numpy.random.default_rng(seed)``: ``n_resamples`` times,
+    draw ``n`` values with replacement and take their mean; the interval is
+    the ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` percentiles of
+    those means.  Same values and seed, same interval, bit for bit.
+
+    Degenerate input (one value, or all values equal up to rounding noise:
+    spread <= 1e-12 * max(1, max |value|)) has nothing to
+    resample; scipy would raise or warn.  The result is then the point
+    interval ``[mean, mean]`` with ``degenerate=True``; no warning is emitted.
+
+    Raises:
+        ParameterError: ``values`` is empty or holds a non-finite number;
+            ``seed`` is not an integer; ``confidence`` is not in (0, 1);
+            ``n_resamples`` is not an integer >= 1.
+    """
+    data = _values("values", values)
+    seed = _check_seed(seed)
+    confidence = _check_confidence(confidence)
+    n_resamples = check_positive_int("n_resamples", n_resamples)
+    n = len(data)
+    mean = math.fsum(data.tolist()) / n
+    if n == 1 or _constant(data):
+        return Interval(mean, mean, mean, n, confidence, degenerate=True)
+    from scipy import stats
+
+    with warnings.catch_warnings():
+        # Non-degenerate data does not warn; this only keeps a future scipy notice out of users' logs.
+        warnings.simplefilter("ignore")
+        result = stats.bootstrap(
+            (data,),
+            _mean,
+            n_resamples=n_resamples,
+            batch=_BATCH,
+            vectorized=True,
+            confidence_level=confidence,
+            method="percentile",
+            **_rng_keyword(stats.bootstrap, seed),
+        )
+    low = float(result.confidence_interval.low)
+    high = float(result.confidence_interval.high)
+    return Interval(low, high, mean, n, confidence)
+
+
+def smallest_p_value(n: int, *, n_resamples: int = 10_000, alternative: str = "two-sided") -> float:
+    """The smallest p-value :func:`paired_permutation_test` can return for ``n`` pairs.
+
+    Exact test (``n_resamples >= 2**n``): one-sided ``1 / 2**n``, two-sided
+    ``2 / 2**n`` (scipy doubles the smaller one-sided p-value); so 5 queries
+    give 0.0625 two-sided and 0.03125 one-sided.  Random sign flips
+    (``n_resamples < 2**n``): scipy's ``(count + 1) / (n_resamples + 1)``
+    bounds it by ``1 / (n_resamples + 1)``, doubled when two-sided.  Never above 1.
+    """
+    n = check_positive_int("n", n)
+    n_resamples = check_positive_int("n_resamples", n_resamples)
+    _check_alternative(alternative)
+    factor = 2.0 if alternative == "two-sided" else 1.0
+    if n_resamples >= 2**n:
+        return min(1.0, factor / 2**n)
+    return min(1.0, factor / (n_resamples + 1))
+
+
+def _check_alternative(alternative: object) -> str:
+    if alternative not in _ALTERNATIVES:
+        raise UnknownNameError("alternative", alternative, _ALTERNATIVES)
+    return alternative  # type: ignore[return-value]
+
+
+def paired_permutation_test(
+    a: Sequence[float],
+    b: Sequence[float],
+    *,
+    seed: int,
+    n_resamples: int = 10_000,
+    alternative: str = "two-sided",
+    confidence: float = 0.95,
+) -> PairedTest:
+    """Paired permutation (sign-flip) test of mean(a - b) = 0; ``a[i]`` and ``b[i]`` are one query.
+
+    ``scipy.stats.permutation_test((a, b), round(mean(x - y), 12), permutation_type="samples",
+    n_resamples=n_resamples, alternative=alternative, batch=1000)`` with
+    ``numpy.random.default_rng(seed)``: under the null hypothesis each pair
+    may be swapped, i.e. each difference's sign flipped.  When
+    ``n_resamples >= 2**n`` scipy enumerates all ``2**n`` flips and the
+    p-value is exact: ``p_greater = #{flips with statistic >= observed} / 2**n``
+    (``p_less`` likewise), and two-sided ``p = min(1, 2 * min(p_less, p_greater))``.
+    Otherwise it draws ``n_resamples`` random flips and
+    ``p = (count + 1) / (n_resamples + 1)``.  One pair (which scipy refuses)
+    is computed by the same exact definition.  The statistic is rounded to 12
+    decimals so that flips with mathematically equal means tie exactly (float
+    rounding would otherwise miscount them when the observed mean is near 0;
+    scipy's tolerance is relative to it).  See :func:`smallest_p_value`:
+    with 5 queries the two-sided p-value is at least 0.0625.
+
+    ``effect_ci`` is :func:`bootstrap_ci` of the differences ``a - b`` with the
+    same ``seed``.
+
+    Raises:
+        ParameterError: ``a`` and ``b`` differ in length, are empty or hold a
+            non-finite number; bad ``seed``, ``n_resamples`` or ``confidence``.
+        UnknownNameError: ``alternative`` is not two-sided, greater or less.
+    """
+    x = _values("a", a)
+    y = _values("b", b)
+    if len(x) != len(y):
+        raise ParameterError(
+            "b", f"{len(y)} values", f"does not match a ({len(x)} values)", "pass one value per query in both"
+        )
+    seed = _check_seed(seed)
+    n_resamples = check_positive_int("n_resamples", n_resamples)
+    alternative = _check_alternative(alternative)
+    confidence = _check_confidence(confidence)
+    n = len(x)
+    diffs = x - y
+    mean_difference = math.fsum(diffs.tolist()) / n
+    exact = n_resamples >= 2**n
+    if n == 1:
+        p_value = _one_pair_p(float(diffs[0]), alternative)
+    elif not np.any(diffs):
+        p_value = 1.0  # every flip gives the observed statistic 0
+    else:
+        from scipy import stats
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = stats.permutation_test(
+                (x, y),
+                _mean_difference,
+                permutation_type="samples",
+                vectorized=True,
+                n_resamples=n_resamples,
+                batch=_BATCH,
+                alternative=alternative,
+                **_rng_keyword(stats.permutation_test, seed),
+            )
+        p_value = float(result.pvalue)
+    sd = 0.0 if n == 1 or _constant(diffs) else float(np.std(diffs, ddof=1))
+    return PairedTest(
+        mean_difference=mean_difference,
+        p_value=p_value,
+        effect_size=mean_difference,
+        effect_ci=bootstrap_ci(diffs, seed=seed, confidence=confidence, n_resamples=n_resamples),
+        n=n,
+        standardized_effect=mean_difference / sd if sd > 0 else None,
+        alternative=alternative,
+        exact=exact,
+        smallest_p_value=smallest_p_value(n, n_resamples=n_resamples, alternative=alternative),
+    )
+
+
+def _one_pair_p(d: float, alternative: str) -> float:
+    """Exact sign-flip p-value for one difference ``d`` (flips: ``d`` and ``-d``)."""
+    greater = sum(1 for s in (d, -d) if s >= d) / 2
+    less = sum(1 for s in (d, -d) if s <= d) / 2
+    if alternative == "greater":
+        return greater
+    if alternative == "less":
+        return less
+    return min(1.0, 2 * min(greater, less))
+
+
+def holm(p_values: Mapping[str, float]) -> dict[str, float]:
+    """Holm step-down adjusted p-values, keyed and ordered as ``p_values``.
+
+    With the ``m`` p-values sorted ascending, ``p_(1) <= ... <= p_(m)``
+    (equal p-values in the mapping's order):
+
+    ``adj_(i) = min(1, max_{j <= i} (m - j + 1) * p_(j))``
+
+    the same as ``statsmodels.stats.multitest.multipletests(p, method="holm")``.
+    Reject hypothesis ``i`` at level ``alpha`` when ``adj_(i) <= alpha``.
+
+    Raises:
+        ParameterError: a p-value is not a number in [0, 1].
+    """
+    items = list(p_values.items())
+    for name, p in items:
+        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
+            raise ParameterError(f"p_values[{name!r}]", p, "is not a number in [0, 1]", "pass p-values")
+    m = len(items)
+    order = sorted(range(m), key=lambda i: items[i][1])
+    adjusted: dict[str, float] = {}
+    running = 0.0
+    for rank, index in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * float(items[index][1])))
+        adjusted[items[index][0]] = running
+    return {name: adjusted[name] for name, _ in items}
+
+
+def _fmt_p(p: float) -> str:
+    """p-values: two decimals from 0.1 up, else three significant digits (0.0625, 0.0499)."""
+    return f"{p:.2f}" if p >= 0.1 else f"{p:.3g}"
+
+
+def describe_comparison(
+    test: PairedTest,
+    *,
+    name_a: str,
+    name_b: str,
+    measure: str,
+    alpha: float = 0.05,
+    adjusted_p: float | None = None,
+) -> str:
+    """Plain-English sentences saying what ``test`` allows one to claim, and no more.
+
+    Example (5 queries, two-sided)::
+
+        BM25 vs Tag scorer on R@5: mean difference -0.10 (95% CI -0.30 to 0.00),
+        paired permutation p = 1.00 over 5 queries; the smallest p-value attainable
+        with 5 queries is 0.0625, so no difference can be significant at 0.05.
+
+    Otherwise the sentence ends with either "significant at 0.05: <a> scores
+    higher/lower than <b> on these queries" or "not significant at 0.05:
+    these queries do not show a difference, which is not evidence that there
+    is none".  ``adjusted_p`` (e.g. Holm's, from :func:`holm`) is shown and
+    used for the decision when given.  A degenerate interval (all differences
+    equal) is called so.  When the bootstrap interval excludes 0 but the
+    test is not significant (common with few queries: the percentile
+    interval is too narrow), a sentence says so and points to the test.
+    """
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
+        raise ParameterError("alpha", alpha, "is not strictly between 0 and 1", "use e.g. 0.05")
+    ci = test.effect_ci
+    level = f"{round(ci.confidence * 100, 6):g}%"
+    if ci.degenerate:
+        interval = f"(every paired difference equal; no {level} interval)" if test.n > 1 else "(one query; no interval)"
+    else:
+        interval = f"({level} CI {ci.low:.2f} to {ci.high:.2f})"
+    sides = "" if test.alternative == "two-sided" else f" ({test.alternative})"
+    p_text = f"paired permutation{sides} p = {_fmt_p(test.p_value)}"
+    if adjusted_p is not None:
+        p_text += f" (Holm-adjusted {_fmt_p(adjusted_p)})"
+    queries = f"{test.n} quer{'y' if test.n == 1 else 'ies'}"
+    head = f"{name_a} vs {name_b} on {measure}: mean difference {test.mean_difference:.2f} {interval}, {p_text} over {queries}"
+    decisive = test.p_value if adjusted_p is None else adjusted_p
+    if test.smallest_p_value > alpha:
+        text = (
+            f"{head}; the smallest p-value attainable with {queries} is {_fmt_p(test.smallest_p_value)}, "
+            f"so no difference can be significant at {alpha:g}."
+        )
+    elif decisive <= alpha:
+        direction = "higher" if test.mean_difference > 0 else "lower"
+        return f"{head}; significant at {alpha:g}: {name_a} scores {direction} than {name_b} on these queries."
+    else:
+        text = (
+            f"{head}; not significant at {alpha:g}: these queries do not show a difference, "
+            "which is not evidence that there is none."
+        )
+    if not ci.degenerate and (ci.low > 0 or ci.high < 0):
+        text += (
+            f" The interval excludes 0 but the test does not show a difference: with {queries} the "
+            "percentile bootstrap understates the uncertainty; read the test."
+        )
+    return text
+
+
+def _chosen_measures(evaluation: Evaluation, measures: Iterable[Measure | str] | str | None) -> list[str]:
+    available = [str(m) for m in evaluation.measures]
+    if measures is None:
+        return available
+    chosen = [str(m) for m in parse_measures(measures)]
+    for text in chosen:
+        if text not in available:
+            raise UnknownNameError("measures", text, available)
+    return chosen
+
+
+def evaluation_statistics(
+    evaluation: Evaluation,
+    *,
+    seed: int,
+    measures: Iterable[Measure | str] | str | None = None,
+    confidence: float = 0.95,
+    n_resamples: int = 10_000,
+    alpha: float = 0.05,
+) -> dict[str, Any]:
+    """Intervals and pairwise tests for an :class:`~agentmemory.evaluate.Evaluation`, JSON-ready.
+
+    * ``intervals[retriever][measure]``: :func:`bootstrap_ci` of the per-query
+      values over the headline queries: the evaluation's judged queries
+      except those whose group is in the collection's ``headline_excludes``
+      (listed in ``excluded_groups``; ``queries`` counts the headline queries).
+    * ``groups[group][retriever][measure]``: the same over each query group's
+      queries, excluded groups included (groups sorted; queries without a
+      group left out; ``{}`` when no query has a group).
+    * ``comparisons[measure]``: every pair of retrievers ``(a, b)`` in the
+      evaluation's order, :func:`paired_permutation_test` of ``a - b`` over
+      the headline queries, with the Holm adjustment across the pairs of
+      that measure (``p_holm``) and the sentence of
+      :func:`describe_comparison` (which shows the Holm-adjusted p-value
+      when there is more than one pair).
+
+    An interval over no query is ``None`` (and there are no comparisons).
+
+    Every call uses ``default_rng(seed)`` afresh, so intervals over the same
+    queries resample the same queries (common random numbers) and the
+    result does not depend on the order of computation.  ``measures``
+    defaults to the evaluation's; others must be among them.  Keys keep the
+    evaluation's retriever and measure order; every number is a plain
+    Python ``float``/``int`` (``standardized_effect`` may be ``None``).
+    """
+    seed = _check_seed(seed)
+    chosen = _chosen_measures(evaluation, measures)
+    results = list(evaluation.results)
+    per_query = results[0].per_query if results else ()
+    query_ids = [q.query_id for q in per_query]
+    group_of = {q.query_id: q.group for q in per_query}
+    excluded = tuple(getattr(evaluation.collection, "headline_excludes", ()) or ())
+    headline = [i for i, qid in enumerate(query_ids) if group_of[qid] not in excluded]
+    values: dict[str, dict[str, list[float]]] = {}
+    for res in results:
+        by_id = {q.query_id: q.metrics for q in res.per_query}
+        values[res.name] = {m: [float(by_id[qid][m]) for qid in query_ids] for m in chosen}
+
+    def interval(xs: list[float]) -> dict[str, Any] | None:
+        if not xs:
+            return None
+        return bootstrap_ci(xs, seed=seed, confidence=confidence, n_resamples=n_resamples).to_dict()
+
+    def pick(xs: list[float], members: list[int]) -> list[float]:
+        return [xs[i] for i in members]
+
+    intervals = {name: {m: interval(pick(vals[m], headline)) for m in chosen} for name, vals in values.items()}
+
+    groups: dict[str, Any] = {}
+    for group in sorted({g for g in group_of.values() if g is not None}):
+        members = [i for i, qid in enumerate(query_ids) if group_of[qid] == group]
+        groups[group] = {name: {m: interval(pick(vals[m], members)) for m in chosen} for name, vals in values.items()}
+
+    labels = {res.name: res.label for res in results}
+    pairs = [(results[i].name, results[j].name) for i in range(len(results)) for j in range(i + 1, len(results))]
+    comparisons: dict[str, list[dict[str, Any]]] = {}
+    for m in chosen:
+        tests = {
+            f"{a} vs {b}": paired_permutation_test(
+                pick(values[a][m], headline),
+                pick(values[b][m], headline),
+                seed=seed,
+                n_resamples=n_resamples,
+                confidence=confidence,
+            )
+            for a, b in (pairs if headline else [])
+        }
+        adjusted = holm({key: t.p_value for key, t in tests.items()})
+        rows = []
+        for (a, b), (key, test) in zip(pairs, tests.items()):
+            row = {"a": a, "b": b, **test.to_dict(), "p_holm": adjusted[key]}
+            row["sentence"] = describe_comparison(
+                test,
+                name_a=labels[a],
+                name_b=labels[b],
+                measure=m,
+                alpha=alpha,
+                adjusted_p=adjusted[key] if len(pairs) > 1 else None,
+            )
+            rows.append(row)
+        comparisons[m] = rows
+    return {
+        "seed": seed,
+        "confidence": confidence,
+        "n_resamples": n_resamples,
+        "alpha": alpha,
+        "queries": len(headline),
+        "excluded_groups": list(excluded),
+        "method": {
+            "interval": "percentile bootstrap of the mean over queries (scipy.stats.bootstrap)",
+            "test": "paired permutation (sign-flip) test of the mean difference (scipy.stats.permutation_test)",
+            "correction": "Holm step-down across the retriever pairs of each measure",
+        },
+        "measures": chosen,
+        "intervals": intervals,
+        "groups": groups,
+        "comparisons": comparisons,
+    }

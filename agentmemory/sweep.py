@@ -1,0 +1,215 @@
+"""Sweeps: how the measures move with the cutoff ``k``, and across synthetic seeds and sizes.
+
+* :func:`k_sweep`: recall@k, precision@k and nDCG@k for several ``k`` on one
+  collection (data for curves).
+* :func:`seed_sweep`: one row per seed x size x retriever on
+  :func:`~agentmemory.synthetic.synthetic_collection` stores.
+* :func:`summarize_sweep`: quantiles of those rows per size x retriever.
+
+Every function is pure and returns JSON-ready data (plain ``dict``,
+``list``, ``str``, ``int``, ``float``), with keys in a stable order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .collection import Collection
+from .errors import ParameterError, check_positive_int
+from .evaluate import evaluate
+from .metrics import Measure
+from .retrievers import parse_retrievers
+from .synthetic import synthetic_collection
+
+__all__ = ["QUANTILES", "SWEEP_KEYS", "k_sweep", "seed_sweep", "summarize_sweep"]
+
+_CURVES = ("R", "P", "nDCG")
+
+SWEEP_KEYS = ("seed", "n_entries", "retriever", "label", "digest", "queries")
+"""The identifying columns of a :func:`seed_sweep` row; every other column is a measure mean."""
+
+QUANTILES: tuple[tuple[str, float], ...] = (
+    ("min", 0.0),
+    ("p05", 0.05),
+    ("p25", 0.25),
+    ("median", 0.5),
+    ("p75", 0.75),
+    ("p95", 0.95),
+    ("max", 1.0),
+)
+"""Column name -> quantile level of :func:`summarize_sweep`."""
+
+
+def _check_ks(ks: Iterable[int]) -> list[int]:
+    if isinstance(ks, (str, bytes)) or not isinstance(ks, Iterable):
+        raise ParameterError("ks", ks, "is not a list of cutoffs", "pass e.g. [1, 3, 5, 10]")
+    values = [check_positive_int("ks item", k) for k in ks]
+    if not values:
+        raise ParameterError("ks", list(values), "is empty", "pass at least one cutoff, e.g. [1, 3, 5, 10]")
+    if len(set(values)) != len(values):
+        raise ParameterError("ks", list(values), "repeats a cutoff", "list each cutoff once")
+    return sorted(values)
+
+
+def _seed(seed: object, name: str = "seed") -> int:
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ParameterError(name, seed, "is not an integer", f"{name} must be an integer")
+    return seed
+
+
+def k_sweep(
+    collection: Collection,
+    retrievers: Sequence[str] | str,
+    ks: Iterable[int],
+    *,
+    seed: int,
+    progress: bool = False,
+) -> dict[str, Any]:
+    """Mean R@k, P@k and nDCG@k of every retriever for every ``k`` in ``ks``.
+
+    One :func:`~agentmemory.evaluate.evaluate` run at depth ``max(ks)``
+    computes every cutoff: the top ``k`` under the ranking rule is the first
+    ``k`` of the top ``max(ks)``, so each value equals what
+    ``evaluate(collection, retrievers, k=k, seed=seed)`` reports.  Means are
+    over the judged queries.  Returns::
+
+        {"collection": name, "digest": ..., "seed": seed, "ks": [sorted ks],
+         "queries": n, "measures": ["R", "P", "nDCG"],
+         "retrievers": {name: {"label": ..., "R": [per k], "P": [...], "nDCG": [...]}}}
+
+    Raises:
+        ParameterError: ``ks`` is empty, repeats a cutoff or holds a value
+            that is not an integer >= 1; bad ``seed`` or retriever names.
+    """
+    ks = _check_ks(ks)
+    seed = _seed(seed)
+    names = parse_retrievers(retrievers)
+    measures = [Measure(name, k) for name in _CURVES for k in ks]
+    evaluation = evaluate(collection, names, k=max(ks), seed=seed, measures=measures, progress=progress)
+    curves: dict[str, Any] = {}
+    for result in evaluation.results:
+        row: dict[str, Any] = {"label": result.label}
+        for name in _CURVES:
+            row[name] = [float(result.means[f"{name}@{k}"]) for k in ks]
+        curves[result.name] = row
+    return {
+        "collection": collection.name,
+        "digest": collection.digest,
+        "seed": seed,
+        "ks": ks,
+        "queries": len(collection.judged_queries),
+        "measures": list(_CURVES),
+        "retrievers": curves,
+    }
+
+
+def seed_sweep(
+    seeds: Iterable[int],
+    sizes: Iterable[int],
+    retrievers: Sequence[str] | str,
+    k: int,
+    *,
+    progress: bool = False,
+    **generator_params: Any,
+) -> list[dict[str, Any]]:
+    """Evaluate ``retrievers`` on ``synthetic_collection(seed=s, n_entries=size, **generator_params)``.
+
+    One row per seed x size x retriever, in that nesting order (seeds and
+    sizes as given, retrievers as named)::
+
+        {"seed", "n_entries", "retriever", "label", "digest", "queries",
+         "R@k": mean, "P@k": mean, "RR": mean}
+
+    The evaluation seed is the generator seed.  ``RR`` is the mean
+    reciprocal rank over the retrieved top ``k`` (as in
+    :func:`~agentmemory.evaluate.evaluate`), i.e. RR@k.  ``progress`` shows
+    a tqdm bar over the seed x size pairs.
+
+    Raises:
+        ParameterError: a seed is not an integer, a size or ``k`` is not an
+            integer >= 1, ``generator_params`` names ``seed`` or ``n_entries``,
+            or the generator rejects its parameters.
+    """
+    seeds = [_seed(s, "seeds item") for s in seeds]
+    sizes = [check_positive_int("sizes item", n) for n in sizes]
+    k = check_positive_int("k", k)
+    names = parse_retrievers(retrievers)
+    for reserved in ("seed", "n_entries"):
+        if reserved in generator_params:
+            raise ParameterError(
+                reserved,
+                generator_params[reserved],
+                "is set by the sweep",
+                f"pass it through seeds/sizes, not as {reserved}=",
+            )
+    pairs: Iterable[tuple[int, int]] = [(s, n) for s in seeds for n in sizes]
+    if progress:
+        from tqdm.auto import tqdm
+
+        pairs = tqdm(pairs, desc="seed sweep", unit="collection")
+    rows: list[dict[str, Any]] = []
+    for seed, size in pairs:
+        collection = synthetic_collection(seed=seed, n_entries=size, **generator_params)
+        evaluation = evaluate(collection, names, k=k, seed=seed)
+        for result in evaluation.results:
+            rows.append(
+                {
+                    "seed": seed,
+                    "n_entries": size,
+                    "retriever": result.name,
+                    "label": result.label,
+                    "digest": collection.digest,
+                    "queries": len(result.per_query),
+                    f"R@{k}": float(result.means[f"R@{k}"]),
+                    f"P@{k}": float(result.means[f"P@{k}"]),
+                    "RR": float(result.means["RR"]),
+                }
+            )
+    return rows
+
+
+def summarize_sweep(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Quantiles of every measure column of ``rows`` per size x retriever.
+
+    ``rows`` are :func:`seed_sweep` rows.  For each ``(n_entries,
+    retriever)`` (sizes ascending, retrievers in order of first appearance)
+    one summary::
+
+        {"n_entries", "retriever", "label", "seeds": count,
+         "<measure>": {"min", "p05", "p25", "median", "p75", "p95", "max"}, ...}
+
+    Quantiles are ``numpy.quantile(values, q)`` with numpy's default
+    ``method="linear"`` (type 7 of Hyndman & Fan: linear interpolation
+    between order statistics).  Measure columns are every key of the first
+    row not in :data:`SWEEP_KEYS`, in its order.
+
+    Raises:
+        ParameterError: ``rows`` is empty, or a row lacks a key of the first row.
+    """
+    rows = list(rows)
+    if not rows:
+        raise ParameterError("rows", rows, "is empty", "pass the rows of seed_sweep")
+    columns = [key for key in rows[0] if key not in SWEEP_KEYS]
+    needed = ["n_entries", "retriever", *columns]
+    cells: dict[tuple[int, str], list[Mapping[str, Any]]] = {}
+    retriever_order: dict[str, int] = {}
+    labels: dict[str, Any] = {}
+    for index, row in enumerate(rows):
+        missing = [key for key in needed if key not in row]
+        if missing:
+            raise ParameterError(f"rows[{index}]", dict(row), f"has no {missing[0]!r}", "pass rows of one seed_sweep")
+        retriever_order.setdefault(row["retriever"], len(retriever_order))
+        labels.setdefault(row["retriever"], row.get("label", row["retriever"]))
+        cells.setdefault((row["n_entries"], row["retriever"]), []).append(row)
+    out = []
+    for (size, name), members in sorted(cells.items(), key=lambda item: (item[0][0], retriever_order[item[0][1]])):
+        summary: dict[str, Any] = {"n_entries": size, "retriever": name, "label": labels[name], "seeds": len(members)}
+        for column in columns:
+            values = np.asarray([float(m[column]) for m in members], dtype=np.float64)
+            levels = np.quantile(values, [q for _, q in QUANTILES])
+            summary[column] = {key: float(v) for (key, _), v in zip(QUANTILES, levels)}
+        out.append(summary)
+    return out

@@ -1,0 +1,329 @@
+"""Seeded synthetic collections: small stores whose difficulty is set by parameters.
+
+:func:`synthetic_collection` builds a :class:`~agentmemory.collection.Collection`
+from ``numpy.random.default_rng(seed)`` alone, so the same arguments give the
+same collection (on the same numpy version; numpy does not promise the same
+random stream across versions, and the collection's digest would show a
+change).  The model, step by step:
+
+1. **Vocabulary.**  ``vocabulary`` words ``w000, w001, ...`` are shuffled and
+   cut into ``n_tags`` topic lexicons of ``L = vocabulary // (n_tags + 1)``
+   words each; the remaining words (at least ``L``) are background words
+   any entry may use.  Tag ``j`` is named ``topic<j>`` and stands for topic ``j``.
+2. **Queries** ``q1 .. q<n_queries>``: each has 1 or 2 topics (its ``tags``)
+   and a text of 2 to 4 distinct words drawn from its topics' lexicons.
+3. **Relevant entries**: each query gets between ``relevant_per_query[0]``
+   and ``relevant_per_query[1]`` entries of its own (grade 1; an entry is
+   relevant to one query only).  Each carries one of the query's topics
+   among its ``tags_per_entry`` tags.  With probability ``1 - mismatch_rate``
+   its text contains 1 or 2 of the query's words; with probability
+   ``mismatch_rate`` it is a **vocabulary mismatch**: it shares tags with the
+   query but none of its words (its text avoids every query word), so a
+   word-matching retriever such as BM25 cannot find it.
+4. **Distractors**: the other entries, with random topics as tags.
+5. Entry texts have ``entry_length`` words: the shared query words, then
+   words drawn with replacement from the entry's topic lexicons and the
+   background (minus the query's words for a mismatch), shuffled.  Distractors
+   may contain query words by chance, as in real stores.
+6. Entries are shuffled and numbered ``e00 ..`` in their final order (so
+   relevance does not follow the id order that breaks ties); ``created_at``
+   is 2026-01-01T00:00Z plus one minute per entry; provenance source is
+   ``"synthetic"``.  Metadata of a relevant entry records
+   ``{"relevant_to": query id, "mismatch": bool}``; distractors have none.
+
+Ranges such as ``relevant_per_query=(1, 2)`` are inclusive at both ends.
+
+There are no input files: :attr:`Collection.files` maps ``"synthetic.json"``
+to the sha256 of the collection's canonical JSON serialisation (generator
+version, parameters, entries, queries and qrels, keys sorted, no spaces), so
+:attr:`Collection.digest` changes whenever the content does.
+:func:`write_collection` writes a real BEIR-style folder that
+:func:`~agentmemory.collection.load_collection` reads back.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from datetime import datetime, timedelta, timezone
+from os import PathLike
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from .collection import Collection
+from .errors import ParameterError, check_positive_int
+from .io import atomic_write_text
+from .records import MemoryEntry, Provenance, Query
+
+__all__ = ["GENERATOR", "synthetic_collection", "write_collection"]
+
+GENERATOR = "agentmemory.synthetic/1"
+"""Name and version of the generating model; bump it when the model changes."""
+
+_START = datetime(2026, 1, 1, tzinfo=timezone.utc)
+_CORPUS_KEYS = ("_id", "text", "tags", "created_at", "provenance")
+_QUERY_KEYS = ("_id", "text", "tags")
+
+
+def _check_range(name: str, value: object, minimum: int) -> tuple[int, int]:
+    ok = (
+        isinstance(value, (tuple, list))
+        and len(value) == 2
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+    )
+    if not ok or not minimum <= value[0] <= value[1]:  # type: ignore[index]
+        raise ParameterError(
+            name, value, "is not a range (low, high)", f"give two integers with {minimum} <= low <= high, e.g. (1, 3)"
+        )
+    return int(value[0]), int(value[1])  # type: ignore[index]
+
+
+def _check_seed(seed: object) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ParameterError("seed", seed, "is not an integer", "seed must be an integer")
+    if seed < 0:
+        raise ParameterError("seed", seed, "is negative", "seed must be an integer >= 0 (numpy's default_rng)")
+    return seed
+
+
+def _names(prefix: str, count: int) -> list[str]:
+    width = len(str(max(count - 1, 0)))
+    return [f"{prefix}{i:0{width}d}" for i in range(count)]
+
+
+def synthetic_collection(
+    *,
+    seed: int,
+    n_entries: int = 16,
+    n_queries: int = 5,
+    n_tags: int = 12,
+    vocabulary: int = 200,
+    mismatch_rate: float = 0.2,
+    relevant_per_query: tuple[int, int] = (1, 2),
+    tags_per_entry: tuple[int, int] = (1, 3),
+    entry_length: tuple[int, int] = (8, 20),
+) -> Collection:
+    """A seeded synthetic collection (the model is in the module docstring).
+
+    The collection is named ``f"synthetic-seed{seed}-n{n_entries}"``; every
+    query is judged; qrels hold grade 1 for each relevant entry.
+
+    Raises:
+        ParameterError: a count is not a positive integer; ``mismatch_rate``
+            is not in [0, 1]; a range is not ``(low, high)`` with
+            ``1 <= low <= high`` (``entry_length`` low >= 2);
+            ``tags_per_entry`` high exceeds ``n_tags``; ``vocabulary`` is below
+            ``2 * (n_tags + 1)``; or ``n_entries`` cannot hold
+            ``n_queries * relevant_per_query[1]`` relevant entries.
+    """
+    seed = _check_seed(seed)
+    n_entries = check_positive_int("n_entries", n_entries)
+    n_queries = check_positive_int("n_queries", n_queries)
+    n_tags = check_positive_int("n_tags", n_tags)
+    vocabulary = check_positive_int("vocabulary", vocabulary)
+    if isinstance(mismatch_rate, bool) or not isinstance(mismatch_rate, (int, float)) or not 0 <= mismatch_rate <= 1:
+        raise ParameterError("mismatch_rate", mismatch_rate, "is not a probability", "use a number in [0, 1]")
+    rel_lo, rel_hi = _check_range("relevant_per_query", relevant_per_query, 1)
+    tag_lo, tag_hi = _check_range("tags_per_entry", tags_per_entry, 1)
+    len_lo, len_hi = _check_range("entry_length", entry_length, 2)
+    if tag_hi > n_tags:
+        raise ParameterError(
+            "tags_per_entry", tags_per_entry, f"asks for more tags than n_tags={n_tags}", "keep its high end <= n_tags"
+        )
+    if vocabulary < 2 * (n_tags + 1):
+        raise ParameterError(
+            "vocabulary",
+            vocabulary,
+            f"is too small for n_tags={n_tags}",
+            f"use at least 2 * (n_tags + 1) = {2 * (n_tags + 1)} words",
+        )
+    if n_entries < n_queries * rel_hi:
+        raise ParameterError(
+            "n_entries",
+            n_entries,
+            f"cannot hold {n_queries} queries x up to {rel_hi} relevant entries",
+            f"use n_entries >= {n_queries * rel_hi}, or fewer queries or relevant entries",
+        )
+
+    rng = np.random.default_rng(seed)
+    words = _names("w", vocabulary)
+    tags = _names("topic", n_tags)
+    shuffled = rng.permutation(vocabulary)
+    size = vocabulary // (n_tags + 1)
+    lexicons = [shuffled[t * size : (t + 1) * size] for t in range(n_tags)]
+    background = shuffled[n_tags * size :]
+
+    def pool(topics: list[int], exclude: set[int]) -> np.ndarray:
+        candidates = np.concatenate([*(lexicons[t] for t in topics), background])
+        return np.array([w for w in candidates.tolist() if w not in exclude], dtype=np.int64)
+
+    def text_of(shared: list[int], topics: list[int], exclude: set[int]) -> str:
+        length = int(rng.integers(len_lo, len_hi + 1))
+        shared = shared[:length]
+        filler = rng.choice(pool(topics, exclude), size=length - len(shared), replace=True).tolist()
+        body = [int(w) for w in rng.permutation(np.array(shared + filler, dtype=np.int64))]
+        return " ".join(words[w] for w in body)
+
+    def entry_topics(required: int | None) -> list[int]:
+        count = int(rng.integers(tag_lo, tag_hi + 1))
+        if required is None:
+            return sorted(int(t) for t in rng.choice(n_tags, size=count, replace=False))
+        others = [t for t in range(n_tags) if t != required]
+        extra = rng.choice(np.array(others, dtype=np.int64), size=count - 1, replace=False) if count > 1 else []
+        return sorted([required, *(int(t) for t in extra)])
+
+    queries: list[Query] = []
+    drafts: list[tuple[list[int], str, dict[str, Any]]] = []  # (topics, text, metadata)
+    owners: list[str | None] = []
+    for number in range(1, n_queries + 1):
+        qid = f"q{number}"
+        q_topics = sorted(
+            int(t) for t in rng.choice(n_tags, size=int(rng.integers(1, min(2, n_tags) + 1)), replace=False)
+        )
+        lexicon = np.concatenate([lexicons[t] for t in q_topics])
+        q_words = [int(w) for w in rng.choice(lexicon, size=min(int(rng.integers(2, 5)), len(lexicon)), replace=False)]
+        queries.append(Query(id=qid, text=" ".join(words[w] for w in q_words), tags=tuple(tags[t] for t in q_topics)))
+        for _ in range(int(rng.integers(rel_lo, rel_hi + 1))):
+            topics = entry_topics(int(rng.choice(q_topics)))
+            mismatch = bool(rng.random() < mismatch_rate)
+            if mismatch:
+                text = text_of([], topics, set(q_words))
+            else:
+                n_shared = int(rng.integers(1, min(2, len(q_words)) + 1))
+                shared = [int(w) for w in rng.choice(np.array(q_words), size=n_shared, replace=False)]
+                text = text_of(shared, topics, set())
+            drafts.append((topics, text, {"relevant_to": qid, "mismatch": mismatch}))
+            owners.append(qid)
+    while len(drafts) < n_entries:
+        topics = entry_topics(None)
+        drafts.append((topics, text_of([], topics, set()), {}))
+        owners.append(None)
+
+    order = rng.permutation(n_entries).tolist()
+    ids = _names("e", n_entries)
+    entries: list[MemoryEntry] = []
+    qrels: dict[str, dict[str, int]] = {q.id: {} for q in queries}
+    for position, draft_index in enumerate(order):
+        topics, text, metadata = drafts[draft_index]
+        entry_id = ids[position]
+        entries.append(
+            MemoryEntry(
+                id=entry_id,
+                text=text,
+                tags=tuple(tags[t] for t in topics),
+                created_at=_START + timedelta(minutes=position),
+                provenance=Provenance(source="synthetic", ref=f"seed{seed}", actor="agentmemory.synthetic"),
+                metadata=MappingProxyType(metadata),
+            )
+        )
+        owner = owners[draft_index]
+        if owner is not None:
+            qrels[owner][entry_id] = 1
+
+    params = {
+        "seed": seed,
+        "n_entries": n_entries,
+        "n_queries": n_queries,
+        "n_tags": n_tags,
+        "vocabulary": vocabulary,
+        "mismatch_rate": float(mismatch_rate),
+        "relevant_per_query": [rel_lo, rel_hi],
+        "tags_per_entry": [tag_lo, tag_hi],
+        "entry_length": [len_lo, len_hi],
+    }
+    frozen_qrels = MappingProxyType({q: MappingProxyType(dict(sorted(d.items()))) for q, d in qrels.items()})
+    canonical = json.dumps(
+        {
+            "generator": GENERATOR,
+            "params": params,
+            "corpus": [_corpus_line(e) for e in entries],
+            "queries": [_query_line(q) for q in queries],
+            "qrels": {q: dict(d) for q, d in frozen_qrels.items()},
+        },
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+    return Collection(
+        name=f"synthetic-seed{seed}-n{n_entries}",
+        entries=tuple(entries),
+        queries=tuple(queries),
+        qrels=frozen_qrels,
+        files=MappingProxyType({"synthetic.json": hashlib.sha256(canonical.encode("utf-8")).hexdigest()}),
+    )
+
+
+def _extra(metadata: Mapping[str, Any], reserved: tuple[str, ...], what: str, item_id: str) -> dict[str, Any]:
+    clash = sorted(set(metadata) & set(reserved))
+    if clash:
+        raise ParameterError(
+            f"{what} {item_id!r} metadata",
+            clash[0],
+            "is a reserved field name",
+            "rename the metadata key; reserved: " + ", ".join(reserved),
+        )
+    return dict(metadata)
+
+
+def _corpus_line(entry: MemoryEntry) -> dict[str, Any]:
+    line: dict[str, Any] = {"_id": entry.id, "text": entry.text, "tags": list(entry.tags)}
+    if entry.created_at is not None:
+        line["created_at"] = entry.created_at.isoformat()
+    line["provenance"] = entry.provenance.to_dict()
+    if entry.scope is not None:
+        line["scope"] = entry.scope
+    line.update(_extra(entry.metadata, _CORPUS_KEYS + ("scope",), "entry", entry.id))
+    return line
+
+
+def _query_line(query: Query) -> dict[str, Any]:
+    line: dict[str, Any] = {"_id": query.id, "text": query.text}
+    if query.tags is not None:
+        line["tags"] = list(query.tags)
+    for key in ("scope", "group"):
+        if getattr(query, key) is not None:
+            line[key] = getattr(query, key)
+    line.update(_extra(query.metadata, _QUERY_KEYS + ("scope", "group"), "query", query.id))
+    return line
+
+
+def write_collection(collection: Collection, folder: str | PathLike[str], *, split: str = "test") -> dict[str, str]:
+    """Write ``collection`` as a BEIR-style folder that :func:`~agentmemory.collection.load_collection` reads.
+
+    Files (UTF-8, ``\\n`` line endings, one JSON object per line, keys in a
+    fixed order)::
+
+        corpus.jsonl        _id, text, tags, [created_at], provenance, [scope], metadata keys
+        queries.jsonl       _id, text, [tags], [scope], [group], metadata keys
+        qrels/<split>.tsv   "query-id<TAB>corpus-id<TAB>score", then one line per judgment
+
+    Each file is written atomically (:func:`agentmemory.io.atomic_write_text`);
+    the folder as a whole is not (a failure between files can leave some
+    written).  Existing files of those names are replaced.  Metadata keys
+    are written as top-level fields, which the loader returns as metadata.
+    ``scope`` and ``group`` are written when set; a loader that does not read
+    them keeps them as metadata.  ``skipped`` and ``repairs`` are not written.
+
+    Returns:
+        The written files' paths relative to ``folder`` (POSIX) -> sha256,
+        sorted: what ``load_collection(folder).files`` will hold.
+
+    Raises:
+        ParameterError: a metadata key collides with a field name.
+    """
+    root = Path(folder)
+    texts = {
+        "corpus.jsonl": "".join(json.dumps(_corpus_line(e), ensure_ascii=False) + "\n" for e in collection.entries),
+        "queries.jsonl": "".join(json.dumps(_query_line(q), ensure_ascii=False) + "\n" for q in collection.queries),
+        f"qrels/{split}.tsv": "query-id\tcorpus-id\tscore\n"
+        + "".join(
+            f"{qid}\t{eid}\t{int(grade)}\n" for qid, judged in collection.qrels.items() for eid, grade in judged.items()
+        ),
+    }
+    for name, text in texts.items():
+        atomic_write_text(root / name, text)
+    return {name: hashlib.sha256(text.encode("utf-8")).hexdigest() for name, text in sorted(texts.items())}
