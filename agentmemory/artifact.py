@@ -9,7 +9,16 @@ detail, no absolute path.  Written atomically.
 
 Top-level keys (``schema_version`` 1)::
 
-    schema_version, params, collection, aggregate, unjudged_queries, per_query, events
+    schema_version, params, collection, aggregate, groups, tie_aware,
+    statistics, unjudged_queries, per_query, events
+
+``aggregate`` holds one row per retriever (the seed's columns
+``retriever``, ``mean_recall@k``, ``mean_precision@k``, ``MRR``, then every
+measure's mean); ``groups`` the means per query group; ``tie_aware`` the
+headline means of each measure under the tie rule, expected over all
+orderings of tied scores, and at worst and best; ``statistics`` the
+bootstrap intervals and paired tests of :func:`agentmemory.stats.evaluation_statistics`,
+seeded by the run's seed.
 """
 
 from __future__ import annotations
@@ -21,14 +30,21 @@ from typing import Any
 from .collection import collection_summary
 from .evaluate import Evaluation
 from .io import atomic_write_text
+from .stats import evaluation_statistics
 
 __all__ = ["SCHEMA_VERSION", "artifact_dict", "dumps_artifact", "write_artifact"]
 
 SCHEMA_VERSION = 1
 
 
-def artifact_dict(evaluation: Evaluation) -> dict[str, Any]:
-    """The artifact as plain JSON-ready data."""
+def artifact_dict(evaluation: Evaluation, statistics: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The artifact as plain JSON-ready data.
+
+    ``statistics`` may pass :func:`~agentmemory.stats.evaluation_statistics`
+    of ``evaluation`` with its own seed when the caller already computed it.
+    """
+    if statistics is None:
+        statistics = evaluation_statistics(evaluation, seed=evaluation.seed)
     return {
         "schema_version": SCHEMA_VERSION,
         "params": {
@@ -41,6 +57,9 @@ def artifact_dict(evaluation: Evaluation) -> dict[str, Any]:
         },
         "collection": collection_summary(evaluation.collection),
         "aggregate": [r.aggregate_row() for r in evaluation.results],
+        "groups": {r.name: r.group_means() for r in evaluation.results},
+        "tie_aware": {r.name: r.tie_means() for r in evaluation.results},
+        "statistics": statistics,
         "unjudged_queries": list(evaluation.unjudged_query_ids),
         "per_query": [
             {
@@ -51,6 +70,10 @@ def artifact_dict(evaluation: Evaluation) -> dict[str, Any]:
                 "hits": [h.to_dict() for h in q.hits],
                 "metrics": q.metrics,
                 "tie_at_cutoff": q.tie_at_cutoff,
+                # Only the measures ties could move for this query (min < max).
+                "ties": {
+                    m: t.to_dict() for m, t in (q.ties or {}).items() if t.minimum != t.maximum
+                },
             }
             for r in evaluation.results
             for q in r.per_query
@@ -59,11 +82,14 @@ def artifact_dict(evaluation: Evaluation) -> dict[str, Any]:
     }
 
 
-def dumps_artifact(evaluation: Evaluation) -> str:
+def dumps_artifact(evaluation: Evaluation, statistics: dict[str, Any] | None = None) -> str:
     """The artifact's exact text: 2-space indented JSON, UTF-8, one trailing newline."""
-    return json.dumps(artifact_dict(evaluation), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    data = artifact_dict(evaluation, statistics)
+    return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
-def write_artifact(evaluation: Evaluation, path: str | PathLike[str]) -> None:
+def write_artifact(
+    evaluation: Evaluation, path: str | PathLike[str], statistics: dict[str, Any] | None = None
+) -> None:
     """Write the artifact to ``path`` atomically (temporary file, then rename)."""
-    atomic_write_text(path, dumps_artifact(evaluation))
+    atomic_write_text(path, dumps_artifact(evaluation, statistics))

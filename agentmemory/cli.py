@@ -22,11 +22,12 @@ from pathlib import Path
 from typing import NoReturn
 
 from . import __version__
-from .errors import AgentMemoryError, ParameterError, check_positive_int
+from .errors import AgentMemoryError, ParameterError, UnknownNameError, check_positive_int
 
 __all__ = ["main"]
 
 PROG = "agentmemory"
+_FORMATS = ("json", "table")
 
 
 class _UsageError(Exception):
@@ -40,12 +41,30 @@ class _Parser(argparse.ArgumentParser):
         raise _UsageError(f"{message} (see '{self.prog} --help')")
 
 
-def _int(name: str, text: str) -> int:
+def _int(name: str, text: str, allowed: str = "an integer") -> int:
     try:
         value = int(text)
     except ValueError:
-        raise ParameterError(name, text, "is not an integer", f"{name} must be an integer") from None
+        raise ParameterError(name, text, "is not an integer", f"{name} must be {allowed}") from None
     return value
+
+
+def _output_path(name: str, text: str, *, folder: bool) -> Path:
+    """``text`` as a Path, refused up front if it cannot be written: a folder where a
+    file is wanted (or the reverse), or an existing file where a parent folder must be."""
+    path = Path(text)
+    if folder and path.exists() and not path.is_dir():
+        raise ParameterError(name, text, "is a file", "pass a folder path (it is created if missing)")
+    if not folder and path.is_dir():
+        raise ParameterError(name, text, "is a folder", "pass a file path such as reports/eval-results.json")
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise ParameterError(
+                    name, text, f"needs {str(parent)!r} to be a folder, but it is a file", "choose a path inside a folder"
+                )
+            break
+    return path
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -54,7 +73,14 @@ def _build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     ev = sub.add_parser("eval", help="evaluate retrievers on a collection and write the JSON artifact")
-    ev.add_argument("--collection", metavar="PATH", help="collection folder (default: the shipped fixture)")
+    ev.add_argument("--collection", metavar="PATH",
+                    help="collection folder or LoCoMo .json file (default: the shipped fixture)")
+    ev.add_argument("--format", default="auto",
+                    help="collection format: auto (default: folder = beir, .json = locomo), beir or locomo")
+    ev.add_argument("--split", default="test", help="BEIR qrels split, qrels/<split>.tsv (default test)")
+    ev.add_argument("--repair", action="store_true",
+                    help="LoCoMo: split and normalise malformed evidence ids, listing every change")
+    ev.add_argument("--include-captions", action="store_true", help="LoCoMo: append image captions to turn text")
     ev.add_argument("--seed", default="7", help="seed for the run's event ids (default 7)")
     ev.add_argument("--k", default="5", help="rank cutoff (default 5)")
     ev.add_argument("--retrievers", default="bm25,tags", help="comma-separated registry names (default bm25,tags)")
@@ -71,39 +97,73 @@ def _build_parser() -> argparse.ArgumentParser:
     sc.add_argument("--metrics", default=None, help="comma-separated measures (default P@k,R@k,RR,RR@k,nDCG@k,AP@k)")
     sc.add_argument("--per-query", action="store_true", help="also print each query's values")
     sc.add_argument("--complete", action="store_true", help="count qrels queries missing from the run as 0 (trec_eval -c)")
-    sc.add_argument("--format", default="table", choices=("table", "json"))
+    sc.add_argument("--format", default="table", help="table (default) or json")
     return parser
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
     from .artifact import write_artifact
-    from .collection import default_collection_path, load_collection
+    from .collection import default_collection_path
     from .evaluate import evaluate
+    from .loaders import load
     from .retrievers import parse_retrievers
-    from .tables import seed_table
+    from .stats import evaluation_statistics
+    from .tables import full_report
 
-    k = check_positive_int("--k", _int("--k", args.k))
+    k = check_positive_int("--k", _int("--k", args.k, "an integer >= 1"))
     seed = _int("--seed", args.seed)
     retrievers = parse_retrievers(args.retrievers)
-    out = Path(args.out)
-    if out.is_dir():
-        raise ParameterError("--out", args.out, "is a folder", "pass a file path such as reports/eval-results.json")
-    collection = load_collection(args.collection if args.collection else default_collection_path())
+    out = _output_path("--out", args.out, folder=False)
+    runs = _output_path("--runs-dir", args.runs_dir, folder=True) if args.runs_dir else None
+    options = {"format": args.format}
+    if args.split != "test":
+        options["split"] = args.split
+    if args.repair:
+        options["repair"] = True
+    if args.include_captions:
+        options["include_captions"] = True
+    collection = load(args.collection if args.collection else default_collection_path(), **options)
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     evaluation = evaluate(collection, retrievers, k=k, seed=seed, measures=args.metrics, progress=progress)
-    write_artifact(evaluation, out)
-    if args.runs_dir:
-        from .trec import write_qrels, write_run
+    statistics = evaluation_statistics(evaluation, seed=seed)
+    # Each file is written atomically; if a later one fails (an id a TREC file
+    # cannot hold, an unwritable folder), remove the files and folders this run
+    # created so that a failed command leaves no output behind.
+    created: list[Path] = []
+    created_dirs: list[Path] = []
 
-        runs = Path(args.runs_dir)
-        for result in evaluation.results:
-            write_run(
-                runs / f"{result.name}.trec",
-                {q.query_id: [(h.entry_id, h.score) for h in q.hits] for q in result.per_query},
-                tag=result.name,
-            )
-        write_qrels(runs / "qrels.txt", {q: dict(d) for q, d in collection.qrels.items()})
-    print(seed_table(evaluation))
+    def _track(path: Path) -> Path:
+        if not path.exists():
+            created.append(path)
+        for parent in path.parents:
+            if parent.exists():
+                break
+            if parent not in created_dirs:
+                created_dirs.append(parent)
+        return path
+
+    try:
+        write_artifact(evaluation, _track(out), statistics=statistics)
+        if runs is not None:
+            from .trec import write_qrels, write_run
+
+            for result in evaluation.results:
+                write_run(
+                    _track(runs / f"{result.name}.trec"),
+                    {q.query_id: [(h.entry_id, h.score) for h in q.hits] for q in result.per_query},
+                    tag=result.name,
+                )
+            write_qrels(_track(runs / "qrels.txt"), {q: dict(d) for q, d in collection.qrels.items()})
+    except BaseException:
+        for path in created:
+            path.unlink(missing_ok=True)
+        for folder in sorted(created_dirs, key=lambda p: len(p.parts), reverse=True):
+            try:
+                folder.rmdir()
+            except OSError:  # not empty or already gone: leave it
+                pass
+        raise
+    print(full_report(evaluation, statistics))
     print(f"\nWrote {out}" + (f" and TREC runs in {args.runs_dir}" if args.runs_dir else ""))
     return 0
 
@@ -113,7 +173,9 @@ def _cmd_score(args: argparse.Namespace) -> int:
     from .scoring import default_measures, format_table, score_run
     from .trec import read_qrels, read_run
 
-    k = check_positive_int("--k", _int("--k", args.k))
+    if args.format not in _FORMATS:
+        raise UnknownNameError("--format", args.format, _FORMATS)
+    k = check_positive_int("--k", _int("--k", args.k, "an integer >= 1"))
     measures = parse_measures(args.metrics) if args.metrics else default_measures(k)
     result = score_run(read_qrels(args.qrels), read_run(args.run), measures, complete=args.complete)
     if args.format == "json":

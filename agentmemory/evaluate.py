@@ -24,7 +24,7 @@ The aggregate row of each retriever carries the seed write-up's columns,
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -37,6 +37,7 @@ from .records import Event, Hit
 from .retrievers import parse_retrievers
 from .scoring import default_measures
 from .store import MemoryStore
+from .tieaware import TieReport, tie_report
 
 __all__ = ["Evaluation", "QueryResult", "RetrieverResult", "evaluate", "mean"]
 
@@ -57,7 +58,10 @@ class QueryResult:
     ``k``; ``metrics`` maps each measure's text form to its value;
     ``tie_at_cutoff`` is true when the entry just below the cutoff has the
     same score as the ``k``-th hit (the tie rule, not the scores, decided
-    what made the cut).
+    what made the cut).  ``ties`` (when the evaluation ran with ``ties=True``)
+    maps each measure to its :class:`~agentmemory.tieaware.TieReport`: the
+    value under the tie rule, its expectation over all orderings of tied
+    scores, and the worst and best it could be.
     """
 
     query_id: str
@@ -67,6 +71,7 @@ class QueryResult:
     hits: tuple[Hit, ...]
     metrics: dict[str, float]
     tie_at_cutoff: bool
+    ties: Mapping[str, TieReport] | None = None
 
     @property
     def found(self) -> tuple[str, ...]:
@@ -97,6 +102,7 @@ class RetrieverResult:
     per_query: tuple[QueryResult, ...]
     means: dict[str, float]
     k: int
+    excluded_groups: tuple[str, ...] = ()
 
     def group_means(self) -> dict[str, dict[str, float]]:
         """Mean of every measure per query group (groups sorted; queries without a group left out)."""
@@ -108,6 +114,20 @@ class RetrieverResult:
             g: {m: mean(q.metrics[m] for q in rows) for m in self.means}
             for g, rows in sorted(groups.items())
         }
+
+    @property
+    def headline(self) -> tuple[QueryResult, ...]:
+        """The queries behind the headline means (groups in ``headline_excludes`` left out)."""
+        return tuple(q for q in self.per_query if q.group not in self.excluded_groups)
+
+    def tie_means(self) -> dict[str, dict[str, float]]:
+        """Per measure, the headline means of the tie reports' value under the rule,
+        expectation, minimum and maximum (empty when ties were not analysed)."""
+        rows = [q for q in self.headline if q.ties is not None]
+        if not rows or len(rows) != len(self.headline):
+            return {}
+        fields = ("value_under_rule", "expected", "minimum", "maximum")
+        return {m: {f: mean(getattr(q.ties[m], f) for q in rows) for f in fields} for m in self.means}
 
     def aggregate_row(self) -> dict[str, Any]:
         """The seed's columns first, then the mean of every measure."""
@@ -158,12 +178,16 @@ def evaluate(
     k: int = 5,
     seed: int = 7,
     measures: Sequence[Measure | str] | str | None = None,
+    ties: bool = True,
     progress: bool = False,
 ) -> Evaluation:
     """Run ``retrievers`` (registry names) over ``collection`` and score them.
 
     ``measures`` adds to the defaults (P@k, R@k, RR, RR@k, nDCG@k, AP@k).
-    ``progress`` shows a tqdm bar per retriever (off by default).
+    ``ties`` computes a :class:`~agentmemory.tieaware.TieReport` per query and
+    measure from the scores of every entry that could reach the top ``k``
+    (those scoring at least the ``k``-th hit).  ``progress`` shows a tqdm bar
+    per retriever (off by default).
     """
     k = check_positive_int("k", k)
     if isinstance(seed, bool) or not isinstance(seed, int):
@@ -190,10 +214,16 @@ def evaluate(
             iterator = tqdm(queries, desc=retriever.label, unit="query")
         per_query = []
         for query in iterator:
-            deeper = store.retriever(name, query.scope).search(query, k + 1)
+            scoped = store.retriever(name, query.scope)
+            deeper = scoped.search(query, k + 1)
             hits = tuple(deeper[:k])
             store.log.record("retrieve", [h.entry_id for h in hits], query_id=query.id, retriever=name)
             qrels = collection.qrels[query.id]
+            reports = None
+            if ties:
+                floor = hits[-1].score if len(hits) == k else 0.0
+                reachable = {d: s for d, s in scoped.score_all(query).items() if s >= floor}
+                reports = {str(m): tie_report(m, reachable, qrels, k) for m in chosen}
             per_query.append(
                 QueryResult(
                     query_id=query.id,
@@ -203,12 +233,14 @@ def evaluate(
                     hits=hits,
                     metrics=compute_measures(chosen, [h.entry_id for h in hits], qrels),
                     tie_at_cutoff=len(deeper) > k and deeper[k].score == deeper[k - 1].score,
+                    ties=reports,
                 )
             )
-        headline = [r for r in per_query if r.group not in collection.headline_excludes]
+        excluded = tuple(collection.headline_excludes)
+        headline = [r for r in per_query if r.group not in excluded]
         means = {str(m): mean(r.metrics[str(m)] for r in headline) for m in chosen}
         results.append(
-            RetrieverResult(name, retriever.label, retriever.params(), tuple(per_query), means, k)
+            RetrieverResult(name, retriever.label, retriever.params(), tuple(per_query), means, k, excluded)
         )
     return Evaluation(
         collection=collection,

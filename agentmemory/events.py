@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timedelta, timezone
-from typing import Callable
 
+from .errors import ParameterError
 from .records import Event
 
 __all__ = ["Clock", "EventLog", "HashIds", "IdSource", "RandomIds", "SteppingClock", "WallClock"]
@@ -43,12 +43,19 @@ class RandomIds:
 class SteppingClock:
     """A deterministic clock: ``start``, ``start + step``, ``start + 2 * step``, ...
 
-    ``start`` must be timezone-aware.
+    ``start`` must be a timezone-aware datetime and ``step`` a timedelta >= 0.
     """
 
     def __init__(self, start: datetime, step: timedelta = timedelta(seconds=1)) -> None:
-        if start.tzinfo is None:
-            raise ValueError("SteppingClock needs a timezone-aware start")
+        if not isinstance(start, datetime) or start.tzinfo is None:
+            raise ParameterError(
+                "start", start, "is not a timezone-aware datetime",
+                "SteppingClock needs one, e.g. datetime(2026, 3, 1, tzinfo=timezone.utc)",
+            )
+        if not isinstance(step, timedelta) or step < timedelta(0):
+            raise ParameterError(
+                "step", step, "is not a timedelta >= 0", "pass e.g. timedelta(seconds=1); time never runs backwards"
+            )
         self._next = start
         self._step = step
 
@@ -95,12 +102,18 @@ class EventLog:
         *,
         query_id: str | None = None,
         retriever: str | None = None,
+        timestamp: datetime | None = None,
     ) -> Event:
-        """Append one event stamped by this log's clock and id source; return it."""
+        """Append one event stamped by this log's id source and clock; return it.
+
+        ``timestamp`` (a time already read from :meth:`now`) is used instead
+        of reading the clock again, so an event can carry the same time as
+        the entry it records.
+        """
         event = Event(
             event_id=self._ids(),
             type=type,
-            timestamp=self._clock(),
+            timestamp=self._clock() if timestamp is None else timestamp,
             entry_ids=tuple(entry_ids),
             query_id=query_id,
             retriever=retriever,

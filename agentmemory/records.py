@@ -6,9 +6,10 @@ are loaded; nothing inside the library passes raw dicts around.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Mapping
+from typing import Any
 
 __all__ = ["Event", "Hit", "MemoryEntry", "Provenance", "Query"]
 

@@ -14,7 +14,7 @@ such as BM25's IDF and average length are per partition.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from .errors import ParameterError, UnknownNameError, check_positive_int
@@ -126,7 +126,11 @@ class MemoryStore:
 
     def add(self, entries: MemoryEntry | Iterable[MemoryEntry]) -> None:
         """Add one entry or many; records one ``add`` event naming them all, in order."""
-        batch = [entries] if isinstance(entries, MemoryEntry) else list(entries)
+        # A lone dict, str or other non-iterable is one (bad) entry, reported as such below.
+        if isinstance(entries, (MemoryEntry, Mapping, str)) or not isinstance(entries, Iterable):
+            batch = [entries]
+        else:
+            batch = list(entries)
         pending: set[str] = set()
         for entry in batch:
             self._check_new(entry, pending)
@@ -148,11 +152,17 @@ class MemoryStore:
 
         Its provenance is ``source="derived"`` with ``derived_from=sources``;
         its scope is the sources' common scope; ``created_at`` is the store
-        clock's time.  Records a ``derive`` event whose ``entry_ids`` are the
-        new id followed by the sources.
+        clock's time, read once: the ``derive`` event carries the same
+        timestamp.  The event's ``entry_ids`` are the new id followed by the
+        sources.
         """
         if not sources:
             raise ParameterError("sources", sources, "is empty", "name at least one source entry id")
+        for source in sources:
+            if source not in self._entries:
+                raise ParameterError("sources", source, "is not in the store", "derive only from stored entry ids")
+        if entry_id in self._entries:  # checked before the clock is read, so a refused call leaves the log's clock alone
+            raise ParameterError("entry.id", entry_id, "is already in the store", "every entry id must be unique")
         scopes = {self.get(s).scope for s in sources}
         if len(scopes) != 1:
             raise ParameterError("sources", list(sources), "span several scopes", "derive from entries of one scope")
@@ -166,7 +176,7 @@ class MemoryStore:
         )
         self._check_new(entry, set())
         self._index([entry])
-        self.log.record("derive", [entry_id, *sources])
+        self.log.record("derive", [entry_id, *sources], timestamp=entry.created_at)
         return entry
 
     # -- reading --------------------------------------------------------

@@ -12,7 +12,19 @@ from collections.abc import Sequence
 
 from .evaluate import Evaluation
 
-__all__ = ["SEED_COLUMNS", "markdown_table", "seed_rows", "seed_table", "unjudged_note"]
+__all__ = [
+    "SEED_COLUMNS",
+    "collection_notes",
+    "comparison_lines",
+    "full_report",
+    "group_table",
+    "interval_table",
+    "markdown_table",
+    "seed_measures",
+    "seed_rows",
+    "seed_table",
+    "unjudged_note",
+]
 
 SEED_COLUMNS = ("Retriever", "mean_recall@k", "mean_precision@k", "MRR")
 
@@ -48,4 +60,82 @@ def seed_table(evaluation: Evaluation) -> str:
         f"Collection {c.name}: {len(c.entries)} entries, {len(c.judged_queries)} judged queries; "
         f"k = {evaluation.k}, seed = {evaluation.seed}"
     )
+    if c.headline_excludes:
+        n = len(evaluation.results[0].headline) if evaluation.results else 0
+        head += f"\nHeadline means over {n} queries; shown by group only: {', '.join(c.headline_excludes)}"
     return "\n".join([head, "", markdown_table(SEED_COLUMNS, seed_rows(evaluation)), "", unjudged_note(evaluation)])
+
+
+def _with_interval(cell: dict | None) -> str:
+    if cell is None:
+        return "n/a"
+    return f"{cell['mean']:.2f} [{cell['low']:.2f}, {cell['high']:.2f}]"
+
+
+def seed_measures(k: int) -> tuple[str, str, str]:
+    """The seed's three measures as registry names: ``R@k``, ``P@k``, ``RR``."""
+    return (f"R@{k}", f"P@{k}", "RR")
+
+
+def interval_table(evaluation: Evaluation, statistics: dict) -> str:
+    """The seed's three measures per retriever with their bootstrap intervals.
+
+    ``statistics`` is :func:`agentmemory.stats.evaluation_statistics` of the evaluation.
+    """
+    names = seed_measures(evaluation.k)
+    pct = round(statistics["confidence"] * 100)
+    head = (
+        f"{pct}% percentile-bootstrap intervals over {statistics['queries']} queries "
+        f"({statistics['n_resamples']} resamples, seed {statistics['seed']})"
+    )
+    if statistics["excluded_groups"]:
+        head += "; left out of these means and shown by group: " + ", ".join(statistics["excluded_groups"])
+    rows = [
+        [r.label] + [_with_interval(statistics["intervals"][r.name].get(m)) for m in names]
+        for r in evaluation.results
+    ]
+    return head + ":\n\n" + markdown_table(["Retriever", *names], rows)
+
+
+def group_table(evaluation: Evaluation, statistics: dict) -> str:
+    """Per query group: number of queries, then each retriever's seed measures with intervals."""
+    names = seed_measures(evaluation.k)
+    rows = []
+    for group, by_retriever in statistics["groups"].items():
+        for r in evaluation.results:
+            cells = by_retriever[r.name]
+            n = next(iter(cells.values()))["n"] if cells else 0
+            rows.append([group, str(n), r.label] + [_with_interval(cells.get(m)) for m in names])
+    return "By query group:\n\n" + markdown_table(["Group", "Queries", "Retriever", *names], rows)
+
+
+def comparison_lines(statistics: dict, k: int) -> list[str]:
+    """The plain-English sentence of every pairwise comparison on the seed's measures."""
+    return [c["sentence"] for m in seed_measures(k) for c in statistics["comparisons"].get(m, [])]
+
+
+def collection_notes(evaluation: Evaluation) -> list[str]:
+    """Every query a loader skipped or repaired, one line each, with the reason."""
+    c = evaluation.collection
+    lines = []
+    if c.skipped:
+        lines.append(f"Skipped queries ({len(c.skipped)}), left out of every number:")
+        lines += [f"  {q}: {why}" for q, why in c.skipped]
+    if c.repairs:
+        lines.append(f"Repairs ({len(c.repairs)}):")
+        lines += [f"  {q}: {what}" for q, what in c.repairs]
+    return lines
+
+
+def full_report(evaluation: Evaluation, statistics: dict) -> str:
+    """What ``agentmemory eval`` prints: the seed table, intervals, groups, comparisons, notes."""
+    parts = [seed_table(evaluation), interval_table(evaluation, statistics)]
+    if statistics["groups"]:
+        parts.append(group_table(evaluation, statistics))
+    sentences = comparison_lines(statistics, evaluation.k)
+    if sentences:
+        parts.append("Paired comparisons:\n" + "\n".join(f"- {s}" for s in sentences))
+    notes = collection_notes(evaluation)
+    if notes:
+        parts.append("\n".join(notes))
+    return "\n\n".join(parts)

@@ -1,0 +1,501 @@
+"""The command line: the seed's table, TREC runs that re-score identically, and one clear line per bad input.
+
+Most cases run ``agentmemory.cli.main`` in-process (fast, with capsys); a few
+run real processes (``python -m agentmemory.eval``, ``python -m agentmemory``
+and the ``agentmemory`` console script) to show exit status and stderr as a
+user sees them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+import pytrec_eval
+from conftest import FIXTURE_DIR, REPO_ROOT, replace_once
+
+from agentmemory import __version__
+from agentmemory.cli import main
+from agentmemory.metrics import ALIASES, REGISTRY
+from agentmemory.retrievers import RETRIEVERS
+
+BM25_ROW = "| BM25 | 0.90 | 0.28 | 1.00 |"
+TAGS_ROW = "| Tag scorer | 1.00 | 0.32 | 1.00 |"
+SEED_STDOUT = """\
+Collection assistant-notes: 16 entries, 5 judged queries; k = 5, seed = 7
+
+| Retriever | mean_recall@k | mean_precision@k | MRR |
+|---|---|---|---|
+| BM25 | 0.90 | 0.28 | 1.00 |
+| Tag scorer | 1.00 | 0.32 | 1.00 |
+
+Queries without judgments: none.
+"""
+METRIC_CHOICES = ", ".join(sorted([*REGISTRY, *ALIASES]))
+RETRIEVER_CHOICES = ", ".join(sorted(RETRIEVERS))
+
+
+# -- eval: the seed's table -----------------------------------------------------------
+
+
+def _assert_seed_stdout(stdout: str, last_line: str) -> None:
+    """The output opens with exactly the seed's block (heading, table, unjudged note) and ends with `last_line`.
+
+    What is printed in between (intervals, comparisons) belongs to other modules' tests.
+    """
+    assert stdout.startswith(SEED_STDOUT + "\n")
+    assert stdout.endswith("\n" + last_line + "\n")
+    assert stdout.count(last_line) == 1
+
+
+def test_eval_prints_the_seed_table_and_writes_the_artifact(tmp_path: Path, capsys) -> None:
+    """`agentmemory eval --seed 7 --k 5` prints exactly the seed's table and says where it wrote the artifact."""
+    out = tmp_path / "eval-results.json"
+    assert main(["eval", "--seed", "7", "--k", "5", "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    _assert_seed_stdout(captured.out, f"Wrote {out}")
+    assert captured.err == ""
+    assert json.loads(out.read_text())["params"]["k"] == 5
+
+
+def test_python_m_agentmemory_eval_prints_the_seed_table(eval_runs) -> None:
+    """`python -m agentmemory.eval --seed 7 --k 5` (real processes, three working directories) prints the seed's rows."""
+    for proc, out in eval_runs:
+        assert (proc.returncode, proc.stderr) == (0, "")
+        lines = proc.stdout.splitlines()
+        assert BM25_ROW in lines
+        assert TAGS_ROW in lines
+        _assert_seed_stdout(proc.stdout, f"Wrote {out} and TREC runs in {out.parent / 'runs'}")
+
+
+@pytest.mark.parametrize("launcher", ["python -m agentmemory", "console script"])
+def test_other_launchers_print_the_same(tmp_path: Path, python_run, console_script: Path, launcher: str) -> None:
+    """`python -m agentmemory eval` and the `agentmemory` console script print what `python -m agentmemory.eval` prints."""
+    args = ["eval", "--seed", "7", "--k", "5", "--out", "results.json"]
+    if launcher == "console script":
+        proc = python_run(args, cwd=tmp_path, executable=str(console_script))
+    else:
+        proc = python_run(["-m", "agentmemory", *args], cwd=tmp_path)
+    assert (proc.returncode, proc.stderr) == (0, "")
+    _assert_seed_stdout(proc.stdout, "Wrote results.json")
+    assert (tmp_path / "results.json").is_file()
+
+
+def test_version(capsys) -> None:
+    """`agentmemory --version` prints the package version."""
+    with pytest.raises(SystemExit) as info:
+        main(["--version"])
+    assert info.value.code == 0
+    assert capsys.readouterr().out == f"agentmemory {__version__}\n"
+
+
+def test_eval_from_another_working_directory(tmp_path: Path, monkeypatch, capsys) -> None:
+    """The default collection is found from any working directory; a relative --out is relative to it."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["eval", "--out", "r/e.json"]) == 0
+    _assert_seed_stdout(capsys.readouterr().out, "Wrote r/e.json")
+    assert (tmp_path / "r" / "e.json").is_file()
+
+
+def test_eval_reports_unjudged_queries_under_the_table(notes_copy: Path, tmp_path: Path, capsys) -> None:
+    """A query without judgments is named under the printed table and left out of the means."""
+    with (notes_copy / "queries.jsonl").open("a") as f:
+        f.write('{"_id": "q6", "text": "Which editor?"}\n{"_id": "q7", "text": "Which bike?"}\n')
+    assert main(["eval", "--collection", str(notes_copy), "--out", str(tmp_path / "e.json")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "Collection notes: 16 entries, 5 judged queries; k = 5, seed = 7"
+    assert BM25_ROW in lines and TAGS_ROW in lines
+    assert "Queries without judgments, left out of the means (2): q6, q7." in lines
+    assert json.loads((tmp_path / "e.json").read_text())["unjudged_queries"] == ["q6", "q7"]
+
+
+# -- --runs-dir and score -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def runs_dir(eval_runs) -> Path:
+    """The runs folder written by the first `python -m agentmemory.eval --runs-dir` run."""
+    proc, out = eval_runs[0]
+    assert proc.returncode == 0
+    return out.parent / "runs"
+
+
+@pytest.fixture(scope="module")
+def artifact(eval_runs) -> dict:
+    return json.loads(eval_runs[0][1].read_text(encoding="utf-8"))
+
+
+def test_runs_dir_holds_runs_and_qrels(runs_dir: Path) -> None:
+    """--runs-dir writes one TREC run per retriever plus the qrels, nothing else."""
+    assert sorted(p.name for p in runs_dir.iterdir()) == ["bm25.trec", "qrels.txt", "tags.trec"]
+    assert (runs_dir / "qrels.txt").read_text().splitlines()[:2] == ["q1 0 m01 1", "q1 0 m10 1"]
+    assert (runs_dir / "tags.trec").read_text().splitlines()[:2] == ["q1 Q0 m10 1 2.0 tags", "q1 Q0 m01 2 2.0 tags"]
+    assert len((runs_dir / "bm25.trec").read_text().splitlines()) == 25
+
+
+@pytest.mark.parametrize(("run", "row"), [("bm25.trec", 0), ("tags.trec", 1)])
+def test_score_of_exported_runs_equals_the_artifact(runs_dir: Path, artifact: dict, capsys, run: str, row: int) -> None:
+    """`agentmemory score qrels.txt <run> --k 5 --format json` gives exactly the artifact's means."""
+    assert main(["score", str(runs_dir / "qrels.txt"), str(runs_dir / run), "--k", "5", "--format", "json"]) == 0
+    scored = json.loads(capsys.readouterr().out)
+    aggregate = artifact["aggregate"][row]
+    assert scored["queries"] == 5
+    assert set(scored) == {"mean", "queries"}
+    assert scored["mean"] == {m: aggregate[m] for m in ("P@5", "R@5", "RR", "RR@5", "nDCG@5", "AP@5")}
+    assert (scored["mean"]["R@5"], scored["mean"]["P@5"], scored["mean"]["RR"]) == (
+        aggregate["mean_recall@k"],
+        aggregate["mean_precision@k"],
+        aggregate["MRR"],
+    )
+
+
+def _read_trec(path: Path, fields: int) -> list[list[str]]:
+    rows = [line.split() for line in path.read_text().splitlines() if line.strip()]
+    assert all(len(r) == fields for r in rows)
+    return rows
+
+
+@pytest.mark.parametrize(("run", "row"), [("bm25.trec", 0), ("tags.trec", 1)])
+def test_exported_runs_score_the_same_in_pytrec_eval(runs_dir: Path, artifact: dict, run: str, row: int) -> None:
+    """trec_eval (through pytrec_eval) scores the exported files as the artifact reports, to 1e-12."""
+    qrels: dict[str, dict[str, int]] = {}
+    for qid, _, doc, rel in _read_trec(runs_dir / "qrels.txt", 4):
+        qrels.setdefault(qid, {})[doc] = int(rel)
+    scores: dict[str, dict[str, float]] = {}
+    for qid, _, doc, _, score, _ in _read_trec(runs_dir / run, 6):
+        scores.setdefault(qid, {})[doc] = float(score)
+    names = {"P_5": "P@5", "recall_5": "R@5", "recip_rank": "RR", "ndcg_cut_5": "nDCG@5", "map_cut_5": "AP@5"}
+    per_query = pytrec_eval.RelevanceEvaluator(qrels, set(names)).evaluate(scores)
+    assert sorted(per_query) == ["q1", "q2", "q3", "q4", "q5"]
+    for trec_name, ours in names.items():
+        trec_mean = sum(v[trec_name] for v in per_query.values()) / len(per_query)
+        assert trec_mean == pytest.approx(artifact["aggregate"][row][ours], abs=1e-12), trec_name
+
+
+def test_score_through_the_console_script(
+    runs_dir: Path, artifact: dict, python_run, console_script: Path, tmp_path: Path
+) -> None:
+    """The console script's `score` prints the same JSON means in a real process."""
+    proc = python_run(
+        ["score", "qrels.txt", "bm25.trec", "--k", "5", "--format", "json"],
+        cwd=runs_dir,
+        executable=str(console_script),
+    )
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert json.loads(proc.stdout)["mean"]["R@5"] == artifact["aggregate"][0]["mean_recall@k"]
+
+
+# -- bad input to eval -------------------------------------------------------------------------
+
+
+def _edit(file: str, old: str, new: str):
+    def apply(root: Path) -> None:
+        replace_once(root / file, old, new)
+
+    return apply
+
+
+def _write(file: str, text: str):
+    def apply(root: Path) -> None:
+        (root / file).write_text(text)
+
+    return apply
+
+
+def _delete(file: str):
+    def apply(root: Path) -> None:
+        (root / file).unlink()
+
+    return apply
+
+
+COLLECTION_ERRORS = [
+    pytest.param(
+        _edit("corpus.jsonl", '"_id": "m03", ', '"_id": "m03" '),
+        "corpus.jsonl:3: malformed JSON (Expecting ',' delimiter at column 15); expected one JSON object per line",
+        id="malformed-json-line",
+    ),
+    pytest.param(
+        _edit("corpus.jsonl", '"_id": "m04", ', ""),
+        "corpus.jsonl:4: missing _id; every line needs a string _id",
+        id="missing-id",
+    ),
+    pytest.param(
+        _edit("corpus.jsonl", '"_id": "m04"', '"_id": "m02"'),
+        "corpus.jsonl:4: duplicate _id 'm02' (first on line 2); every entry _id must be unique",
+        id="duplicate-entry-id",
+    ),
+    pytest.param(
+        _edit("queries.jsonl", '"_id": "q3"', '"_id": "q1"'),
+        "queries.jsonl:3: duplicate _id 'q1' (first on line 1); every query _id must be unique",
+        id="duplicate-query-id",
+    ),
+    pytest.param(
+        _edit("qrels/test.tsv", "q2\tm13\t1", "q2\tm99\t1"),
+        "qrels/test.tsv:5: unknown entry 'm99' (not in corpus.jsonl); judge only entries of corpus.jsonl",
+        id="qrels-unknown-entry",
+    ),
+    pytest.param(
+        _edit("qrels/test.tsv", "q5\tm05\t1", "q9\tm05\t1"),
+        "qrels/test.tsv:9: unknown query 'q9' (not in queries.jsonl); judge only queries of queries.jsonl",
+        id="qrels-unknown-query",
+    ),
+    pytest.param(
+        _write("corpus.jsonl", ""),
+        "corpus.jsonl: the corpus has no entries; add at least one JSON line",
+        id="empty-corpus",
+    ),
+    pytest.param(
+        _delete("queries.jsonl"),
+        "queries.jsonl: no such file",
+        id="missing-file",
+    ),
+    pytest.param(
+        _edit("corpus.jsonl", "2026-01-09T08:40:00Z", "2026-01-09T08:40:00"),
+        "corpus.jsonl:2: created_at '2026-01-09T08:40:00' has no timezone; add one, e.g. 2026-03-01T09:30:00Z",
+        id="created-at-without-timezone",
+    ),
+    pytest.param(
+        _edit("corpus.jsonl", '"_id": "m16"', '"_id": "m 16"'),
+        None,  # loads fine; fails only when writing a TREC run (see the test)
+        id="id-a-trec-file-cannot-hold",
+    ),
+]
+
+
+def _assert_failed(code: int, captured, expected_line: str, tmp_path: Path) -> None:
+    assert code == 2
+    assert captured.out == ""
+    assert captured.err == f"agentmemory: error: {expected_line}\n"
+    assert not (tmp_path / "out").exists()
+    assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize(("breakage", "message"), COLLECTION_ERRORS)
+def test_eval_bad_collection(notes_copy: Path, tmp_path: Path, capsys, breakage, message) -> None:
+    """A bad collection file gives exit 2, one stderr line with file, line and fix, and no output file."""
+    breakage(notes_copy)
+    if message is None:
+        message = (
+            "document id: 'm 16' (str) contains whitespace; "
+            "TREC files separate fields by whitespace, so no document id may contain any"
+        )
+    else:
+        message = f"{notes_copy}/{message}"
+    out = tmp_path / "out" / "eval-results.json"
+    code = main(["eval", "--collection", str(notes_copy), "--out", str(out), "--runs-dir", str(tmp_path / "runs")])
+    _assert_failed(code, capsys.readouterr(), message, tmp_path)
+
+
+PARAMETER_ERRORS = [
+    pytest.param(["--k", "abc"], "--k: 'abc' (str) is not an integer; --k must be an integer >= 1", id="k-not-integer"),
+    pytest.param(["--k", "2.5"], "--k: '2.5' (str) is not an integer; --k must be an integer >= 1", id="k-float"),
+    pytest.param(["--k", "0"], "--k: 0 (int) is less than 1; --k must be an integer >= 1", id="k-zero"),
+    pytest.param(["--k", "-3"], "--k: -3 (int) is less than 1; --k must be an integer >= 1", id="k-negative"),
+    pytest.param(["--seed", "seven"], "--seed: 'seven' (str) is not an integer; --seed must be an integer", id="seed"),
+    pytest.param(
+        ["--retrievers", "bm25,dense"],
+        f"retriever: 'dense' (str) is not a known name; choose from: {RETRIEVER_CHOICES}",
+        id="unknown-retriever",
+    ),
+    pytest.param(
+        ["--retrievers", "bm25,,tags"],
+        f"retrievers: 'bm25,,tags' (str) has an empty name; choose from: {RETRIEVER_CHOICES}",
+        id="empty-retriever-name",
+    ),
+    pytest.param(
+        ["--metrics", "P@5,XX@3"],
+        f"metric: 'XX@3' (str) is not a known name; choose from: {METRIC_CHOICES}",
+        id="unknown-metric",
+    ),
+    pytest.param(
+        ["--metrics", "P"],
+        "metric: 'P' (str) has no cutoff; P needs a cutoff k, an integer >= 1: write P@k, e.g. P@10",
+        id="metric-without-cutoff",
+    ),
+    pytest.param(["--bogus"], "unrecognized arguments: --bogus (see 'agentmemory --help')", id="unknown-option"),
+]
+
+
+@pytest.mark.parametrize(("args", "message"), PARAMETER_ERRORS)
+def test_eval_bad_parameter(tmp_path: Path, capsys, args: list[str], message: str) -> None:
+    """A bad parameter gives exit 2, one stderr line naming it, its value and what is allowed, and no output file."""
+    out = tmp_path / "out" / "eval-results.json"
+    code = main(["eval", "--out", str(out), "--runs-dir", str(tmp_path / "runs"), *args])
+    _assert_failed(code, capsys.readouterr(), message, tmp_path)
+
+
+def test_eval_missing_collection_folder(tmp_path: Path, capsys) -> None:
+    """--collection naming no folder gives exit 2 and names the path."""
+    code = main(["eval", "--collection", str(tmp_path / "nope"), "--out", str(tmp_path / "out" / "e.json")])
+    _assert_failed(code, capsys.readouterr(), f"{tmp_path / 'nope'}: no such file or folder", tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("--out", ".", "--out: '.' (str) is a folder; pass a file path such as reports/eval-results.json"),
+        (
+            "--out",
+            "afile/e.json",
+            "--out: 'afile/e.json' (str) needs 'afile' to be a folder, but it is a file; choose a path inside a folder",
+        ),
+        ("--runs-dir", "afile", "--runs-dir: 'afile' (str) is a file; pass a folder path (it is created if missing)"),
+        (
+            "--runs-dir",
+            "afile/runs",
+            "--runs-dir: 'afile/runs' (str) needs 'afile' to be a folder, but it is a file; choose a path inside a folder",
+        ),
+    ],
+)
+def test_eval_unwritable_output_paths(
+    tmp_path: Path, monkeypatch, capsys, option: str, value: str, message: str
+) -> None:
+    """Output paths that cannot be written are refused before anything is computed or written."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "afile").write_text("a file\n")
+    args = {"--out": "e.json", "--runs-dir": None} | {option: value}
+    argv = ["eval", "--out", args["--out"]] + (["--runs-dir", args["--runs-dir"]] if args["--runs-dir"] else [])
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert (captured.out, captured.err) == ("", f"agentmemory: error: {message}\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+    assert (tmp_path / "afile").read_text() == "a file\n"
+
+
+# -- bad input to score ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def score_files(runs_dir: Path, tmp_path: Path) -> Path:
+    """A private copy of the exported qrels and BM25 run, free to edit."""
+    for name in ("qrels.txt", "bm25.trec"):
+        shutil.copy(runs_dir / name, tmp_path / name)
+    return tmp_path
+
+
+SCORE_ERRORS = [
+    pytest.param(
+        "bm25.trec",
+        "q1 Q0 m02 6\n",
+        [],
+        "bm25.trec:26: found 4 fields; expected 6 whitespace-separated fields: query_id Q0 doc_id rank score run_tag",
+        id="run-malformed-line",
+    ),
+    pytest.param(
+        "bm25.trec",
+        "q1 Q0 m01 6 0.5 bm25\n",
+        [],
+        "bm25.trec:26: document 'm01' appears twice for query 'q1' (first on line 1); "
+        "expected each document at most once per query",
+        id="run-same-document-twice",
+    ),
+    pytest.param(
+        "bm25.trec",
+        "q1 Q0 m02 6 high bm25\n",
+        [],
+        "bm25.trec:26: score 'high' is not a number; expected a number such as 12.5, -3 or 1e-05",
+        id="run-score-not-a-number",
+    ),
+    pytest.param(
+        "qrels.txt",
+        "q1 0 m02\n",
+        [],
+        "qrels.txt:9: found 3 fields; expected 4 whitespace-separated fields: query_id iteration doc_id relevance",
+        id="qrels-malformed-line",
+    ),
+    pytest.param(None, None, ["--k", "0"], "--k: 0 (int) is less than 1; --k must be an integer >= 1", id="k-zero"),
+    pytest.param(
+        None, None, ["--k", "x"], "--k: 'x' (str) is not an integer; --k must be an integer >= 1", id="k-not-integer"
+    ),
+    pytest.param(
+        None,
+        None,
+        ["--metrics", "P@5,Recall@5,nDGC@5"],
+        f"metric: 'nDGC@5' (str) is not a known name; choose from: {METRIC_CHOICES}",
+        id="unknown-metric",
+    ),
+    pytest.param(
+        None,
+        None,
+        ["--format", "xml"],
+        "--format: 'xml' (str) is not a known name; choose from: json, table",
+        id="unknown-format",
+    ),
+]
+
+
+@pytest.mark.parametrize(("file", "append", "args", "message"), SCORE_ERRORS)
+def test_score_bad_input(score_files: Path, capsys, file, append, args, message: str) -> None:
+    """A malformed run or qrels line, a document twice, or a bad parameter: exit 2 and one exact stderr line."""
+    if file is not None:
+        with (score_files / file).open("a") as f:
+            f.write(append)
+        message = f"{score_files}/{message}"
+    code = main(["score", str(score_files / "qrels.txt"), str(score_files / "bm25.trec"), *args])
+    captured = capsys.readouterr()
+    assert (code, captured.out, captured.err) == (2, "", f"agentmemory: error: {message}\n")
+
+
+@pytest.mark.parametrize("missing", ["qrels.txt", "bm25.trec"])
+def test_score_missing_file(score_files: Path, capsys, missing: str) -> None:
+    """A missing qrels or run file is named; exit 2."""
+    (score_files / missing).unlink()
+    code = main(["score", str(score_files / "qrels.txt"), str(score_files / "bm25.trec")])
+    captured = capsys.readouterr()
+    assert (code, captured.out, captured.err) == (2, "", f"agentmemory: error: {score_files / missing}: no such file\n")
+
+
+def test_no_command(capsys) -> None:
+    """Running with no subcommand names what is missing; exit 2."""
+    assert main([]) == 2
+    assert capsys.readouterr().err == (
+        "agentmemory: error: the following arguments are required: command (see 'agentmemory --help')\n"
+    )
+
+
+# -- the same, in real processes -----------------------------------------------------------------
+
+
+def test_bad_collection_in_a_real_process(tmp_path: Path, python_run) -> None:
+    """`python -m agentmemory.eval` on a malformed collection: exit 2, one stderr line, no traceback, no file."""
+    root = tmp_path / "c"
+    shutil.copytree(FIXTURE_DIR, root)
+    replace_once(root / "qrels" / "test.tsv", "q4\tm12\t1", "q4\tm12\tyes")
+    proc = python_run(["-m", "agentmemory.eval", "--collection", "c", "--out", "out/e.json"], cwd=tmp_path)
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == (
+        "agentmemory: error: c/qrels/test.tsv:8: score 'yes' is not an integer; expected an integer grade such as 0, 1 or 2\n"
+    )
+    assert not (tmp_path / "out").exists()
+
+
+def test_bad_k_through_python_m_agentmemory(tmp_path: Path, python_run) -> None:
+    """`python -m agentmemory eval --k 0`: exit 2 and one line, in a real process."""
+    proc = python_run(["-m", "agentmemory", "eval", "--k", "0", "--out", "e.json"], cwd=tmp_path)
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == "agentmemory: error: --k: 0 (int) is less than 1; --k must be an integer >= 1\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_duplicate_document_through_the_console_script(
+    tmp_path: Path, runs_dir: Path, python_run, console_script: Path
+) -> None:
+    """`agentmemory score` on a run with a document twice: exit 2 and one line, in a real process."""
+    shutil.copy(runs_dir / "qrels.txt", tmp_path / "qrels.txt")
+    (tmp_path / "run.trec").write_text("q1 Q0 m01 1 2.0 x\nq1 Q0 m01 2 1.0 x\n")
+    proc = python_run(["score", "qrels.txt", "run.trec"], cwd=tmp_path, executable=str(console_script))
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == (
+        "agentmemory: error: run.trec:2: document 'm01' appears twice for query 'q1' (first on line 1); "
+        "expected each document at most once per query\n"
+    )
+
+
+def test_repo_root_is_where_the_fixture_is() -> None:
+    """The tests' idea of the repository root holds the fixture (guards every path above)."""
+    assert (REPO_ROOT / "fixtures" / "assistant-notes" / "corpus.jsonl").is_file()
+    assert re.search(r"assistant-notes$", str(FIXTURE_DIR))

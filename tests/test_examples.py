@@ -1,0 +1,89 @@
+"""The examples run as scripts, from any working directory, and print exactly what they promise."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import REPO_ROOT
+
+QUICKSTART = """\
+4 memories in the store
+
+bm25: What does Maya eat for dinner?
+  1. n1  score=3.8613  Maya is vegetarian and does not eat mushrooms.
+     from conversation chat/2026-01-08#msg-14 by user
+
+tags: What does Maya eat for dinner?
+  1. n3  score=1.0000  Batch-cooks lentil curry on Sundays.
+     from tool calendar/recurring-sunday by assistant
+  2. n1  score=1.0000  Maya is vegetarian and does not eat mushrooms.
+     from conversation chat/2026-01-08#msg-14 by user
+
+event log:
+  2026-03-01T09:00:00+00:00  49631b07b1767974  add      n1, n2, n3, n4
+  2026-03-01T09:00:01+00:00  9d1142af804b33f4  retrieve n1
+  2026-03-01T09:00:02+00:00  7cfacd5068c64077  retrieve n3, n1
+"""
+
+PROVENANCE = """\
+entries:
+  chat-1       conversation chat/2026-01-08#msg-14
+  chat-2       conversation chat/2026-02-01#msg-3
+  cal-1        tool calendar/event-team-dinner
+  summary-w05  derived from chat-1, chat-2
+  profile      derived from summary-w05, cal-1
+
+search 'vegetarian profile' -> profile (score 1.8706)
+traced back to its sources:
+  summary-w05  derived      weekly-summary/2026-W05  (assistant)
+  chat-1       conversation chat/2026-01-08#msg-14  (user)
+  chat-2       conversation chat/2026-02-01#msg-3  (user)
+  cal-1        tool         calendar/event-team-dinner  (assistant)
+
+event log:
+  2026-03-01T09:00:00+00:00  6a86c25aaa922558  add      chat-1, chat-2
+  2026-03-01T09:00:01+00:00  6181d00c48f6a401  add      cal-1
+  2026-03-01T09:00:02+00:00  228a39be1d1b4ea8  derive   summary-w05, chat-1, chat-2
+  2026-03-01T09:00:03+00:00  a46ebe71c019d5b8  derive   profile, summary-w05, cal-1
+  2026-03-01T09:00:04+00:00  03206c562b78ad95  retrieve profile
+"""
+
+
+@pytest.fixture(scope="module")
+def outputs(tmp_path_factory, python_run) -> dict[str, tuple]:
+    """Each example run once as a script from an empty, unrelated folder: (process, folder)."""
+    runs = {}
+    for script in ("quickstart.py", "provenance.py"):
+        cwd = tmp_path_factory.mktemp(script.removesuffix(".py"))
+        proc = python_run([str(REPO_ROOT / "examples" / script)], cwd=cwd, env={"PYTHONHASHSEED": "random"})
+        runs[script] = (proc, cwd)
+    return runs
+
+
+@pytest.mark.parametrize(("script", "expected"), [("quickstart.py", QUICKSTART), ("provenance.py", PROVENANCE)])
+def test_example_prints_expected_output(outputs, script: str, expected: str) -> None:
+    """Each example runs as a script from an unrelated folder, prints exactly the expected text and writes nothing."""
+    proc, cwd = outputs[script]
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert proc.stdout == expected
+    assert list(cwd.iterdir()) == []
+
+
+def test_quickstart_shows_the_tie_rule(outputs) -> None:
+    """In the quickstart's tag ranking n3 and n1 tie at 1.0, and n3 comes first (id descending)."""
+    lines = outputs["quickstart.py"][0].stdout.splitlines()
+    tags = lines[lines.index("tags: What does Maya eat for dinner?") + 1 :]
+    ranked = [line.split()[1] for line in tags if "score=" in line]
+    assert ranked == ["n3", "n1"]
+    assert all("score=1.0000" in line for line in tags if "score=" in line)
+
+
+def test_provenance_trace_reaches_the_original_sources(outputs) -> None:
+    """The found profile is traced through the summary to the chat messages and the calendar event."""
+    out = outputs["provenance.py"][0].stdout
+    trace = out.split("traced back to its sources:\n")[1].split("\n\n")[0].splitlines()
+    assert [line.split()[:2] for line in trace] == [
+        ["summary-w05", "derived"],
+        ["chat-1", "conversation"],
+        ["chat-2", "conversation"],
+        ["cal-1", "tool"],
+    ]

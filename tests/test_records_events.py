@@ -1,0 +1,245 @@
+"""Typed records and the event log: deterministic clocks and ids, append-only logs, JSON forms."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import re
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from agentmemory import (
+    Event,
+    EventLog,
+    HashIds,
+    Hit,
+    MemoryEntry,
+    MemoryStore,
+    ParameterError,
+    Provenance,
+    SteppingClock,
+)
+from agentmemory.events import RandomIds, WallClock
+
+T0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
+
+
+# -- clocks -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("step", "expected"),
+    [
+        (timedelta(seconds=1), ["09:00:00", "09:00:01", "09:00:02"]),
+        (timedelta(minutes=5), ["09:00:00", "09:05:00", "09:10:00"]),
+        (timedelta(0), ["09:00:00", "09:00:00", "09:00:00"]),
+    ],
+)
+def test_stepping_clock_steps_from_start(step: timedelta, expected: list[str]) -> None:
+    """SteppingClock returns start, start + step, start + 2 * step, ... (aware datetimes)."""
+    clock = SteppingClock(T0, step)
+    times = [clock() for _ in range(3)]
+    assert [t.strftime("%H:%M:%S") for t in times] == expected
+    assert all(t.tzinfo is not None for t in times)
+
+
+def test_stepping_clock_default_step_is_one_second() -> None:
+    """Without a step, SteppingClock advances one second per call."""
+    clock = SteppingClock(T0)
+    assert clock() == T0
+    assert clock() == T0 + timedelta(seconds=1)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            (datetime(2026, 3, 1, 9, 0),),
+            "start: datetime.datetime(2026, 3, 1, 9, 0) (datetime) is not a timezone-aware datetime; "
+            "SteppingClock needs one, e.g. datetime(2026, 3, 1, tzinfo=timezone.utc)",
+        ),
+        (
+            ("2026-03-01T09:00:00Z",),
+            "start: '2026-03-01T09:00:00Z' (str) is not a timezone-aware datetime; "
+            "SteppingClock needs one, e.g. datetime(2026, 3, 1, tzinfo=timezone.utc)",
+        ),
+        (
+            (T0, timedelta(seconds=-1)),
+            "step: datetime.timedelta(days=-1, seconds=86399) (timedelta) is not a timedelta >= 0; "
+            "pass e.g. timedelta(seconds=1); time never runs backwards",
+        ),
+        (
+            (T0, 1),
+            "step: 1 (int) is not a timedelta >= 0; pass e.g. timedelta(seconds=1); time never runs backwards",
+        ),
+    ],
+)
+def test_stepping_clock_rejects_bad_arguments(args: tuple, message: str) -> None:
+    """A naive or non-datetime start, or a negative or non-timedelta step, is a ParameterError (a ValueError)."""
+    with pytest.raises(ParameterError, match=re.escape(message)) as info:
+        SteppingClock(*args)
+    assert isinstance(info.value, ValueError)
+
+
+def test_wall_clock_is_aware_utc() -> None:
+    """WallClock gives the current time in UTC, timezone-aware."""
+    before = datetime.now(timezone.utc)
+    now = WallClock()()
+    after = datetime.now(timezone.utc)
+    assert now.utcoffset() == timedelta(0)
+    assert before <= now <= after
+
+
+# -- id sources -------------------------------------------------------------
+
+
+def test_hash_ids_follow_the_documented_formula() -> None:
+    """HashIds yields the first 16 hex digits of sha256(namespace + ':' + n) for n = 0, 1, 2, ..."""
+    ids = HashIds("run-a")
+    expected = [hashlib.sha256(f"run-a:{n}".encode()).hexdigest()[:16] for n in range(3)]
+    assert [ids() for _ in range(3)] == expected
+
+
+def test_hash_ids_are_reproducible_and_namespaced() -> None:
+    """Two HashIds with one namespace agree call for call; another namespace gives other ids."""
+    a, b, c = HashIds("ns"), HashIds("ns"), HashIds("other")
+    seq_a = [a() for _ in range(5)]
+    assert seq_a == [b() for _ in range(5)]
+    assert set(seq_a).isdisjoint(c() for _ in range(5))
+    assert len(set(seq_a)) == 5
+
+
+def test_random_ids_are_16_hex_digits_and_differ() -> None:
+    """RandomIds gives 16 lowercase hex digits, different on every call."""
+    ids = RandomIds()
+    got = [ids() for _ in range(20)]
+    assert all(re.fullmatch(r"[0-9a-f]{16}", i) for i in got)
+    assert len(set(got)) == 20
+
+
+# -- the event log ----------------------------------------------------------
+
+
+def test_event_log_records_in_order_with_clock_and_ids() -> None:
+    """record appends an Event stamped by the injected clock and id source, and returns it."""
+    log = EventLog(SteppingClock(T0), HashIds("log"))
+    first = log.record("add", ["m1", "m2"])
+    second = log.record("retrieve", ("m2",), query_id="q1", retriever="bm25")
+    expected_ids = HashIds("log")
+    assert list(log) == [first, second]
+    assert len(log) == 2
+    assert log[1] is second
+    assert first == Event(expected_ids(), "add", T0, ("m1", "m2"))
+    assert second == Event(expected_ids(), "retrieve", T0 + timedelta(seconds=1), ("m2",), "q1", "bm25")
+
+
+def test_event_log_record_accepts_a_timestamp_read_earlier() -> None:
+    """record(timestamp=...) uses that time and does not read (advance) the clock."""
+    log = EventLog(SteppingClock(T0), HashIds("log"))
+    t = log.now()
+    event = log.record("derive", ["d", "s"], timestamp=t)
+    assert event.timestamp == T0
+    assert log.record("add", ["x"]).timestamp == T0 + timedelta(seconds=1)
+
+
+def test_event_log_iteration_is_a_snapshot() -> None:
+    """Iterating a log while recording sees the events as they were when iteration began."""
+    log = EventLog(SteppingClock(T0), HashIds("log"))
+    log.record("add", ["a"])
+    seen = []
+    for event in log:
+        seen.append(event)
+        log.record("add", ["b"])
+    assert len(seen) == 1
+    assert len(log) == 2
+
+
+def test_event_to_dict_is_json_ready() -> None:
+    """Event.to_dict has every field, the timestamp in ISO 8601 and entry ids as a list."""
+    event = Event("abc", "retrieve", T0, ("m1", "m2"), "q1", "tags")
+    assert event.to_dict() == {
+        "event_id": "abc",
+        "type": "retrieve",
+        "timestamp": "2026-03-01T09:00:00+00:00",
+        "entry_ids": ["m1", "m2"],
+        "query_id": "q1",
+        "retriever": "tags",
+    }
+    log = EventLog(SteppingClock(T0), HashIds("x"))
+    log.record("add", ["m1"])
+    assert log.to_dicts() == [log[0].to_dict()]
+
+
+def test_same_operations_give_the_same_log() -> None:
+    """Two stores with the same clock, ids and operations have identical logs, byte for byte."""
+
+    def run() -> list[dict]:
+        store = MemoryStore(clock=SteppingClock(T0), ids=HashIds("same"))
+        store.add([MemoryEntry("a", "alpha beta", ("x",)), MemoryEntry("b", "beta gamma", ("y",))])
+        store.derive("c", "alpha gamma", ["a", "b"])
+        store.search("beta", k=2)
+        store.search("x", k=2, retriever="tags")
+        return store.log.to_dicts()
+
+    first, second = run(), run()
+    assert first == second
+    assert [e["type"] for e in first] == ["add", "derive", "retrieve", "retrieve"]
+
+
+# -- records ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        MemoryEntry("m1", "text"),
+        Provenance("tool"),
+        Hit("m1", 1.5, 1),
+        Event("e", "add", T0),
+    ],
+)
+def test_records_are_frozen(record) -> None:
+    """Records cannot be changed after they are made."""
+    field = dataclasses.fields(record)[0].name
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(record, field, "changed")
+
+
+def test_memory_entry_defaults_and_to_dict() -> None:
+    """A bare entry has no tags, no time, unknown provenance; to_dict leaves out empty scope and metadata."""
+    entry = MemoryEntry("m1", "Maya is vegetarian.")
+    assert entry.to_dict() == {
+        "id": "m1",
+        "text": "Maya is vegetarian.",
+        "tags": [],
+        "created_at": None,
+        "provenance": {"source": "unknown", "ref": None, "actor": None, "derived_from": []},
+    }
+
+
+def test_memory_entry_to_dict_full() -> None:
+    """A full entry's to_dict carries tags, ISO time, provenance, scope and metadata."""
+    entry = MemoryEntry(
+        "m2",
+        "summary",
+        ("diet", "food"),
+        T0,
+        Provenance("derived", "weekly/W05", "assistant", ("m1",)),
+        scope="maya",
+        metadata={"lang": "en"},
+    )
+    assert entry.to_dict() == {
+        "id": "m2",
+        "text": "summary",
+        "tags": ["diet", "food"],
+        "created_at": "2026-03-01T09:00:00+00:00",
+        "provenance": {"source": "derived", "ref": "weekly/W05", "actor": "assistant", "derived_from": ["m1"]},
+        "scope": "maya",
+        "metadata": {"lang": "en"},
+    }
+
+
+def test_hit_to_dict() -> None:
+    """Hit.to_dict has entry_id, score and rank."""
+    assert Hit("m1", 2.5, 1).to_dict() == {"entry_id": "m1", "score": 2.5, "rank": 1}

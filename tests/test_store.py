@@ -1,0 +1,357 @@
+"""MemoryStore: adding, deriving, searching, the event log, lineage, scopes and what it refuses."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from agentmemory import (
+    HashIds,
+    MemoryEntry,
+    MemoryStore,
+    ParameterError,
+    Provenance,
+    Query,
+    SteppingClock,
+    UnknownNameError,
+)
+from agentmemory.retrievers import RETRIEVERS
+
+T0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
+SECOND = timedelta(seconds=1)
+
+
+def make_store(**kwargs) -> MemoryStore:
+    return MemoryStore(clock=SteppingClock(T0), ids=HashIds("store-test"), **kwargs)
+
+
+def entry(
+    entry_id: str, text: str, tags: tuple[str, ...] = (), *, scope: str | None = None, derived_from=()
+) -> MemoryEntry:
+    return MemoryEntry(
+        entry_id,
+        text,
+        tags,
+        provenance=Provenance("conversation", f"chat#{entry_id}", "user", tuple(derived_from)),
+        scope=scope,
+    )
+
+
+@pytest.fixture
+def store() -> MemoryStore:
+    s = make_store()
+    s.add(
+        [
+            entry("m1", "Maya is vegetarian and eats lentils", ("diet", "food")),
+            entry("m2", "standup meetings at 9:30", ("work", "meetings")),
+            entry("m3", "lentil curry on Sundays", ("food",)),
+        ]
+    )
+    return s
+
+
+# -- adding -----------------------------------------------------------------
+
+
+def test_add_batch_records_one_add_event_naming_all_in_order(store: MemoryStore) -> None:
+    """Adding a batch stores every entry and records one 'add' event with their ids in order."""
+    assert len(store) == 3
+    assert [e.id for e in store] == ["m1", "m2", "m3"]
+    assert "m2" in store and "m9" not in store
+    [event] = list(store.log)
+    assert (event.type, event.entry_ids, event.timestamp) == ("add", ("m1", "m2", "m3"), T0)
+    assert event.event_id == HashIds("store-test")()
+
+
+def test_add_single_entry(store: MemoryStore) -> None:
+    """A single MemoryEntry can be added on its own; it is searchable at once."""
+    store.add(entry("m4", "penicillin allergy"))
+    assert store.log[-1].entry_ids == ("m4",)
+    assert [h.entry_id for h in store.search("penicillin", k=3)] == ["m4"]
+
+
+def test_get_returns_the_stored_entry(store: MemoryStore) -> None:
+    """get returns the entry exactly as added."""
+    assert store.get("m3") == entry("m3", "lentil curry on Sundays", ("food",))
+
+
+def test_get_unknown_id_is_an_error(store: MemoryStore) -> None:
+    """get of an id that is not stored names the id and says what to pass."""
+    with pytest.raises(
+        ParameterError, match=re.escape("entry_id: 'm9' (str) is not in the store; pass the id of a stored entry")
+    ):
+        store.get("m9")
+
+
+@pytest.mark.parametrize(
+    ("batch", "message"),
+    [
+        (
+            [entry("m1", "again")],
+            "entry.id: 'm1' (str) is already in the store; every entry id must be unique",
+        ),
+        (
+            [entry("n1", "one"), entry("n1", "two")],
+            "entry.id: 'n1' (str) is already in the store; every entry id must be unique",
+        ),
+        (
+            [entry("n1", "summary", derived_from=["m9"])],
+            "provenance.derived_from: 'm9' (str) is not in the store; "
+            "add source entries before the entries derived from them",
+        ),
+        (
+            [entry("n2", "summary", derived_from=["n3"]), entry("n3", "source")],
+            "provenance.derived_from: 'n3' (str) is not in the store; "
+            "add source entries before the entries derived from them",
+        ),
+        (
+            {"id": "n1", "text": "a dict"},
+            "entries: {'id': 'n1', 'text': 'a dict'} (dict) is not a MemoryEntry; add agentmemory.MemoryEntry records",
+        ),
+        (
+            [entry("n1", "fine"), "n2"],
+            "entries: 'n2' (str) is not a MemoryEntry; add agentmemory.MemoryEntry records",
+        ),
+        (5, "entries: 5 (int) is not a MemoryEntry; add agentmemory.MemoryEntry records"),
+    ],
+)
+def test_add_refuses_bad_batches_whole(store: MemoryStore, batch, message: str) -> None:
+    """A batch with a duplicate id, an unknown source or a non-entry is refused whole: nothing added, no event."""
+    with pytest.raises(ParameterError, match=re.escape(message)):
+        store.add(batch)
+    assert [e.id for e in store] == ["m1", "m2", "m3"]
+    assert len(store.log) == 1
+    assert store.search("one two fine summary source", k=5) == []
+
+
+def test_add_accepts_sources_earlier_in_the_same_batch() -> None:
+    """An entry may be derived from an entry added before it in the same batch."""
+    s = make_store()
+    s.add([entry("a", "alpha"), entry("b", "beta", derived_from=["a"])])
+    assert [e.id for e in s.lineage("b")] == ["a"]
+
+
+# -- deriving ---------------------------------------------------------------
+
+
+def test_derive_makes_a_derived_entry_and_records_it(store: MemoryStore) -> None:
+    """derive adds an entry with source 'derived', derived_from the sources, the clock's time, and a 'derive' event."""
+    new = store.derive(
+        "s1", "vegetarian, cooks lentils", ["m1", "m3"], tags=("diet",), actor="assistant", ref="weekly/W05"
+    )
+    assert new == MemoryEntry(
+        "s1",
+        "vegetarian, cooks lentils",
+        ("diet",),
+        T0 + SECOND,
+        Provenance("derived", "weekly/W05", "assistant", ("m1", "m3")),
+    )
+    assert store.get("s1") == new
+    event = store.log[-1]
+    assert (event.type, event.entry_ids) == ("derive", ("s1", "m1", "m3"))
+    assert event.timestamp == new.created_at
+    assert store.log.record("add", []).timestamp == T0 + 2 * SECOND  # derive read the clock once
+    assert [h.entry_id for h in store.search(Query("q", "x", tags=("diet",)), k=5, retriever="tags")][0] == "s1"
+
+
+@pytest.mark.parametrize(
+    ("entry_id", "sources", "message"),
+    [
+        ("s1", [], "sources: [] (list) is empty; name at least one source entry id"),
+        ("s1", ["m1", "m9"], "sources: 'm9' (str) is not in the store; derive only from stored entry ids"),
+        ("m2", ["m1"], "entry.id: 'm2' (str) is already in the store; every entry id must be unique"),
+    ],
+)
+def test_derive_refusals_leave_store_log_and_clock_alone(store: MemoryStore, entry_id, sources, message) -> None:
+    """A refused derive adds nothing, records nothing and does not advance the clock."""
+    with pytest.raises(ParameterError, match=re.escape(message)):
+        store.derive(entry_id, "text", sources)
+    assert len(store) == 3
+    assert len(store.log) == 1
+    assert store.log.now() == T0 + SECOND
+
+
+def test_derive_across_scopes_is_refused() -> None:
+    """An entry cannot be derived from entries of different scopes."""
+    s = make_store()
+    s.add([entry("a", "alpha", scope="u1"), entry("b", "beta", scope="u2")])
+    with pytest.raises(
+        ParameterError,
+        match=re.escape("sources: ['a', 'b'] (list) span several scopes; derive from entries of one scope"),
+    ):
+        s.derive("c", "gamma", ["a", "b"])
+
+
+def test_derived_entry_takes_its_sources_scope() -> None:
+    """A derived entry lives in its sources' scope and is found only there."""
+    s = make_store()
+    s.add([entry("a", "alpha", scope="u1")])
+    s.derive("b", "beta summary", ["a"])
+    assert s.get("b").scope == "u1"
+    assert s.search(Query("q", "summary", scope="u1"), k=3) != []
+    assert s.search("summary", k=3) == []
+
+
+# -- lineage ------------------------------------------------------------------
+
+
+def test_lineage_is_transitive_depth_first_each_once() -> None:
+    """lineage walks derived_from depth-first in stated order, listing a shared ancestor once."""
+    s = make_store()
+    s.add([entry("a", "root one"), entry("b", "root two")])
+    s.derive("c", "from a and b", ["a", "b"])
+    s.derive("d", "from a", ["a"])
+    s.derive("e", "from c and d", ["c", "d"])
+    assert [x.id for x in s.lineage("e")] == ["c", "a", "b", "d"]
+    assert [x.id for x in s.lineage("d")] == ["a"]
+    assert s.lineage("a") == []
+    assert s.describe("e")["lineage"] == ["c", "a", "b", "d"]
+    assert s.describe("e")["provenance"]["derived_from"] == ["c", "d"]
+
+
+def test_lineage_of_unknown_entry_is_an_error(store: MemoryStore) -> None:
+    """lineage of an id that is not stored is refused with the id named."""
+    with pytest.raises(ParameterError, match=re.escape("entry_id: 'zz' (str) is not in the store")):
+        store.lineage("zz")
+
+
+# -- searching ----------------------------------------------------------------
+
+
+def test_search_records_a_retrieve_event(store: MemoryStore) -> None:
+    """search returns ranked hits and records a 'retrieve' event with the hits, query id and retriever."""
+    hits = store.search(Query("q1", "lentil lentils"), k=5)
+    assert [h.rank for h in hits] == list(range(1, len(hits) + 1))
+    assert {h.entry_id for h in hits} == {"m1", "m3"}
+    event = store.log[-1]
+    assert event.type == "retrieve"
+    assert event.entry_ids == tuple(h.entry_id for h in hits)
+    assert (event.query_id, event.retriever, event.timestamp) == ("q1", "bm25", T0 + SECOND)
+
+
+def test_search_with_plain_text_records_no_query_id(store: MemoryStore) -> None:
+    """A plain-string query has no id: its event's query_id is None."""
+    store.search("vegetarian", k=1, retriever="tags")
+    assert (store.log[-1].query_id, store.log[-1].retriever) == (None, "tags")
+
+
+def test_search_both_retrievers_on_tags(store: MemoryStore) -> None:
+    """The tag retriever ranks by shared tags, ties by id descending; BM25 by words."""
+    hits = store.search(Query("q", "what does she eat", tags=("food", "diet")), k=5, retriever="tags")
+    assert [(h.entry_id, h.score) for h in hits] == [("m1", 2.0), ("m3", 1.0)]
+    hits = store.search(Query("q", "food", tags=("food",)), k=5, retriever="tags")
+    assert [h.entry_id for h in hits] == ["m3", "m1"]
+    assert store.search("food", k=5, retriever="bm25") == []
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"k": 0}, ParameterError, "k: 0 (int) is less than 1; k must be an integer >= 1"),
+        ({"k": "5"}, ParameterError, "k: '5' (str) is not an integer; k must be an integer >= 1"),
+        ({"k": True}, ParameterError, "k: True (bool) is not an integer; k must be an integer >= 1"),
+        (
+            {"retriever": "dense"},
+            UnknownNameError,
+            "retriever: 'dense' (str) is not a known name; choose from: " + ", ".join(sorted(RETRIEVERS)),
+        ),
+    ],
+)
+def test_search_refuses_bad_parameters_and_records_nothing(store: MemoryStore, kwargs, error, message) -> None:
+    """A search with a bad k or an unknown retriever is refused with the exact message, and logs nothing."""
+    with pytest.raises(error, match=re.escape(message)):
+        store.search("lentils", **kwargs)
+    assert len(store.log) == 1
+
+
+def test_search_refuses_a_query_that_is_not_text(store: MemoryStore) -> None:
+    """A query must be a str or a Query."""
+    with pytest.raises(
+        ParameterError, match=re.escape("query: 5 (int) is neither a str nor an agentmemory.Query; pass the query text")
+    ):
+        store.search(5)
+
+
+# -- retrievers and params ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        (
+            {"retrievers": ["bm25", "dense"]},
+            "retriever: 'dense' (str) is not a known name; choose from: " + ", ".join(sorted(RETRIEVERS)),
+        ),
+        (
+            {"retrievers": ["bm25"], "params": {"tags": {}}},
+            "params: 'tags' (str) is not a known name; choose from: bm25",
+        ),
+        ({"params": {"bm25": {"k1": -1}}}, "k1: -1 (int) is not a number >= 0; BM25 needs k1 >= 0 (default 1.2)"),
+    ],
+)
+def test_store_refuses_unknown_retrievers_and_bad_params(kwargs, message: str) -> None:
+    """Unknown retriever names and bad parameters are refused when the store is made, choices from the registry."""
+    with pytest.raises(ParameterError, match=re.escape(message)):
+        MemoryStore(**kwargs)
+
+
+def test_default_store_has_every_registered_retriever() -> None:
+    """Without a list, a store attaches every registered retriever, sorted by name."""
+    assert MemoryStore().retriever_names == tuple(sorted(RETRIEVERS))
+    assert MemoryStore("tags").retriever_names == ("tags",)
+
+
+def test_retriever_params_reach_the_retriever() -> None:
+    """Per-retriever params configure that retriever's instances."""
+    s = MemoryStore(["bm25"], params={"bm25": {"k1": 0.9, "b": 0.4}})
+    assert s.retriever("bm25").params()["k1"] == 0.9
+    assert s.retriever("bm25", "other-scope").params()["b"] == 0.4
+
+
+# -- scopes -------------------------------------------------------------------
+
+
+@pytest.fixture
+def scoped() -> MemoryStore:
+    s = make_store()
+    s.add(
+        [
+            entry("a1", "Maya likes lentil curry", ("food",), scope="A"),
+            entry("b1", "Lena likes lentil soup", ("food",), scope="B"),
+            entry("n1", "shared lentil note", ("food",)),
+        ]
+    )
+    return s
+
+
+@pytest.mark.parametrize(
+    ("scope", "expected"),
+    [("A", ["a1"]), ("B", ["b1"]), (None, ["n1"]), ("C", [])],
+)
+@pytest.mark.parametrize("retriever", ["bm25", "tags"])
+def test_an_entry_is_found_only_by_queries_of_its_scope(scoped: MemoryStore, scope, expected, retriever) -> None:
+    """An entry in scope A is not found by a query in scope B (or unscoped), for every retriever."""
+    hits = scoped.search(Query("q", "lentil", tags=("food",), scope=scope), k=5, retriever=retriever)
+    assert [h.entry_id for h in hits] == expected
+
+
+def test_scopes_lists_scopes_with_entries(scoped: MemoryStore) -> None:
+    """scopes lists None first, then the named scopes sorted."""
+    assert scoped.scopes == (None, "A", "B")
+    s = make_store()
+    s.add(entry("x", "text", scope="Z"))
+    assert s.scopes == ("Z",)
+
+
+def test_statistics_are_per_scope(scoped: MemoryStore) -> None:
+    """BM25 statistics (N, document frequency, avgdl) are per scope: a scope scores as a store of its own entries."""
+    alone = make_store()
+    alone.add(entry("a1", "Maya likes lentil curry", ("food",)))
+    together = make_store()
+    together.add([entry(e.id, e.text, e.tags) for e in scoped])
+    score_in_scope = scoped.search(Query("q", "lentil", scope="A"), k=1)[0].score
+    score_shared = {h.entry_id: h.score for h in together.search("lentil", k=3)}["a1"]
+    assert score_in_scope == alone.search("lentil", k=1)[0].score
+    assert score_in_scope != score_shared
