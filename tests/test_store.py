@@ -355,3 +355,16 @@ def test_statistics_are_per_scope(scoped: MemoryStore) -> None:
     score_shared = {h.entry_id: h.score for h in together.search("lentil", k=3)}["a1"]
     assert score_in_scope == alone.search("lentil", k=1)[0].score
     assert score_in_scope != score_shared
+
+
+@pytest.mark.parametrize(
+    "params,message",
+    [
+        ({"bm25": {"x": 1}}, "bm25 parameter: 'x' (str) is not a known name; choose from: b, k1"),
+        ({"tags": {"x": 1}}, "tags parameter: 'x' (str) is not accepted; the tags retriever takes no parameters"),
+    ],
+)
+def test_unknown_retriever_parameters_are_named(params, message):
+    """A retriever parameter the retriever does not take is a ParameterError naming it, not a TypeError."""
+    with pytest.raises(ParameterError, match=re.escape(message)):
+        MemoryStore(params=params)
