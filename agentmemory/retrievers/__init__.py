@@ -7,6 +7,7 @@ instances, rejecting unknown names with the registry's own list.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 from ..errors import ParameterError, UnknownNameError
@@ -34,6 +35,12 @@ def make_retriever(name: str, **params: Any) -> Retriever:
     cls = RETRIEVERS.get(name)
     if cls is None:
         raise UnknownNameError("retriever", name, RETRIEVERS)
+    allowed = [p for p in inspect.signature(cls).parameters if p != "self"]
+    for key in params:
+        if key not in allowed and not allowed:
+            raise ParameterError(f"{name} parameter", key, "is not accepted", f"the {name} retriever takes no parameters")
+        if key not in allowed:
+            raise UnknownNameError(f"{name} parameter", key, allowed)
     return cls(**params)
 
 
