@@ -19,17 +19,24 @@ $(STAMP): pyproject.toml constraints.txt
 
 setup: $(STAMP)
 
+# Unit tests, then nbval over the committed executed notebooks in reports/ (same pytest run).
 test: $(STAMP)
-	$(PY) -m pytest
+	$(PY) -m pytest --nbval --nbval-current-env tests reports/eval.ipynb reports/explore.ipynb
 
 eval: $(STAMP)
 	$(PY) -m agentmemory eval --seed 7 --k 5
 
+# Executed notebooks, their HTML, eval-results.json (checked byte for byte against `agentmemory eval`), TREC runs.
 report: $(STAMP)
-	$(PY) -m agentmemory eval --seed 7 --k 5 --out reports/eval-results.json --runs-dir reports/runs
+	$(PY) -m agentmemory.report.build --seed 7 --k 5
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check agentmemory tests examples benchmarks
+
+# Benchmarks are not tests: they install the peers (the `bench` extra) and print ratios.
+bench: $(STAMP)
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[bench]'
+	$(PY) benchmarks/run.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build dist

@@ -176,3 +176,17 @@ def test_write_replaces_an_old_artifact(tmp_path: Path, seed_evaluation) -> None
     write_artifact(seed_evaluation, dest)
     assert dest.read_text(encoding="utf-8") == dumps_artifact(seed_evaluation)
     assert [p.name for p in dest.parent.iterdir()] == ["eval-results.json"]
+
+
+def test_atomic_write_gives_the_file_the_mode_open_would(tmp_path):
+    """Atomic writes respect the umask like open() does, instead of mkstemp's owner-only 0600."""
+    import os
+
+    from agentmemory.io import atomic_write_text
+
+    old = os.umask(0o022)
+    try:
+        atomic_write_text(tmp_path / "x.json", "{}\n")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "x.json").stat().st_mode & 0o777 == 0o644

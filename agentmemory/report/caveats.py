@@ -1,0 +1,79 @@
+"""Caveats computed from a run: what the numbers rest on, ties, and what a small fixture cannot say."""
+
+from __future__ import annotations
+
+from ..evaluate import Evaluation, QueryResult
+from ..tables import unjudged_note
+from .display import Markdown, ordinal
+
+__all__ = ["SMALL_QUERIES", "caveats", "ties_inside_top_k"]
+
+SMALL_QUERIES = 100
+"""Below this many judged queries the report says plainly that the numbers say nothing general."""
+
+
+def ties_inside_top_k(q: QueryResult) -> bool:
+    """True when two of the query's top-k hits have the same score (their order came from the id tie-break)."""
+    scores = [h.score for h in q.hits]
+    return len(set(scores)) < len(scores)
+
+
+def caveats(evaluation: Evaluation) -> Markdown:
+    """Section 6: the base of the means, ties at and inside the cutoff, and the limits of a small collection."""
+    c = evaluation.collection
+    k = evaluation.k
+    headline = [q for q in c.judged_queries if q.group not in c.headline_excludes]
+    n = len(headline)
+    relevant = sum(len(c.relevant(q.id)) for q in headline)
+    lines = [
+        f"- **What the numbers rest on:** {n} judged {'query' if n == 1 else 'queries'} over {len(c.entries)} "
+        f"entries, {relevant} relevant judgments. Each query weighs 1/{n} = {1 / n:.2f} in every mean"
+        if n
+        else "- **What the numbers rest on:** no judged query: every mean is 0 by convention",
+    ]
+    if n:
+        lines[0] += f", so one query going from recall 0 to recall 1 moves mean recall@{k} by {1 / n:.2f}."
+    lines.append(f"- {unjudged_note(evaluation)}")
+    left_out = len(c.judged_queries) - n
+    if left_out:
+        lines.append(
+            f"- {left_out} judged queries of the groups {', '.join(c.headline_excludes)} are evaluated but left "
+            "out of the headline means (they appear in the per-query tables)."
+        )
+    for qid, reason in c.skipped:
+        lines.append(f"- Query {qid} was skipped by the loader: {reason}.")
+    for qid, change in c.repairs:
+        lines.append(f"- Query {qid} was repaired by the loader: {change}.")
+    straddle = [(r.label, [q.query_id for q in r.per_query if q.tie_at_cutoff]) for r in evaluation.results]
+    if any(ids for _, ids in straddle):
+        lines.append(
+            f"- **Tied scores straddle the cutoff k = {k}:** the entry just below rank {k} scores the same as "
+            f"the {ordinal(k)} hit, so the id tie-break (higher id first), not the score, decided what made the cut "
+            "(which can change P@k and R@k):"
+        )
+        lines += [f"  - {label}: {', '.join(ids)}" for label, ids in straddle if ids]
+    else:
+        lines.append(
+            f"- **No tied score straddles the cutoff k = {k}** for any retriever: scores alone decided every top {k}."
+        )
+    inside = [(r.label, [q.query_id for q in r.per_query if ties_inside_top_k(q)]) for r in evaluation.results]
+    if any(ids for _, ids in inside):
+        lines.append(
+            f"- **Ties inside the top {k}:** the order of tied hits comes from the id tie-break; it can change "
+            "RR, AP and nDCG, never P@k or R@k:"
+        )
+        lines += [f"  - {label}: {', '.join(ids)}" for label, ids in inside if ids]
+    else:
+        lines.append(f"- **No ties inside the top {k}:** every rank was decided by a strictly lower score.")
+    if n < SMALL_QUERIES:
+        lines.append(
+            f"- **A fixture this small says nothing general about ranking quality.** {n} queries over "
+            f"{len(c.entries)} entries describe this collection at k = {k}, nothing more: they do not show "
+            "that one retriever is better than another elsewhere."
+        )
+    else:
+        lines.append(
+            f"- These numbers describe this collection at k = {k}; with {n} queries, look at the per-query "
+            "spread before generalising beyond it."
+        )
+    return Markdown("\n".join(lines))

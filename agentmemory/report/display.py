@@ -1,0 +1,92 @@
+"""How report results show in a notebook: Markdown, tables and PNG figures.
+
+Each object has a rich form (``_repr_markdown_``, ``_repr_html_`` or
+``_repr_png_``), which the HTML report shows, and a plain-text ``repr``
+that nbval compares.  Both are deterministic: no memory address, no time,
+no random id (pandas' Styler is avoided because its HTML carries a random
+uuid).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+__all__ = ["Markdown", "Png", "Table", "ordinal", "short"]
+
+
+def ordinal(n: int) -> str:
+    """``1st``, ``2nd``, ``3rd``, ``4th``, ... ``11th``, ``12th``, ``13th``, ``21st``."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def short(text: str, width: int = 60) -> str:
+    """``text`` on one line, cut at a word boundary to at most ``width`` characters, ``…`` marking a cut."""
+    flat = " ".join(text.split())
+    if len(flat) <= width:
+        return flat
+    cut = flat[: width - 1]
+    space = cut.rfind(" ")
+    if space > width // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:.") + "…"
+
+
+@dataclass(frozen=True)
+class Markdown:
+    """Markdown text; its plain form is the same text."""
+
+    text: str
+
+    def _repr_markdown_(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+_TABLE_CLASS = "agentmemory-table"
+# Left-aligned cells; the selector outweighs JupyterLab's right-aligning table rule in the HTML report.
+_TABLE_STYLE = (
+    f"<style>.jp-RenderedHTMLCommon table.{_TABLE_CLASS} td, .jp-RenderedHTMLCommon table.{_TABLE_CLASS} th, "
+    f"table.{_TABLE_CLASS} td, table.{_TABLE_CLASS} th {{text-align: left; vertical-align: top;}} "
+    f"table.{_TABLE_CLASS} caption {{text-align: left; font-weight: bold;}}</style>\n"
+)
+
+
+@dataclass(frozen=True, eq=False)
+class Table:
+    """A DataFrame shown without its index: HTML for the report, ``to_string`` for nbval."""
+
+    frame: pd.DataFrame
+    caption: str = ""
+
+    def _repr_html_(self) -> str:
+        html = self.frame.to_html(index=False, border=0, escape=True, na_rep="", classes=_TABLE_CLASS, justify="left")
+        if self.caption:
+            html = html.replace(">\n", f">\n  <caption>{_escape(self.caption)}</caption>\n", 1)
+        return _TABLE_STYLE + html
+
+    def __repr__(self) -> str:
+        body = self.frame.to_string(index=False, na_rep="") if len(self.frame) else "(no rows)"
+        return f"{self.caption}\n{body}" if self.caption else body
+
+
+@dataclass(frozen=True, eq=False)
+class Png:
+    """PNG bytes with a one-line caption as their plain-text form."""
+
+    data: bytes
+    caption: str
+
+    def _repr_png_(self) -> bytes:
+        return self.data
+
+    def __repr__(self) -> str:
+        return self.caption
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

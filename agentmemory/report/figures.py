@@ -1,0 +1,180 @@
+"""The report's plots (matplotlib, PNG) and the numbers behind each, as a table.
+
+Every figure is drawn on a :class:`matplotlib.figure.Figure` (no pyplot,
+so nothing is displayed twice and no global state is touched) in
+matplotlib's default style, whatever the user's ``matplotlibrc`` says, and
+saved with a fixed size and dpi and without the ``Software`` text chunk:
+the PNG bytes are the same on every run with the same matplotlib and fonts.
+nbval does not compare images, so each ``*_figure`` function has a
+``*_numbers`` twin whose table the notebook prints beside it.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+
+import pandas as pd
+
+# A fresh machine builds matplotlib's font cache on first import and says so on
+# stderr; that line would land in the executed notebook and fail nbval once.
+logging.getLogger("matplotlib.font_manager").addFilter(lambda record: "font cache" not in record.getMessage())
+
+import matplotlib  # noqa: E402
+import matplotlib.style  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
+
+from .display import Png, Table  # noqa: E402
+
+__all__ = [
+    "DPI",
+    "cutoff_figure",
+    "cutoff_numbers",
+    "first_relevant_figure",
+    "first_relevant_numbers",
+    "per_query_figure",
+    "per_query_numbers",
+    "png_bytes",
+]
+
+DPI = 100
+_RC = {"font.size": 9, "axes.titlesize": 10, "legend.fontsize": 8, "figure.dpi": DPI, "savefig.dpi": DPI}
+
+
+def png_bytes(fig: Figure) -> bytes:
+    """``fig`` as PNG: fixed dpi, no metadata text chunk (so no version string in the bytes)."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=DPI, metadata={"Software": None})
+    return buffer.getvalue()
+
+
+def _figure(width: float, height: float) -> Figure:
+    return Figure(figsize=(width, height), dpi=DPI, layout="constrained")
+
+
+def _grouped_bars(ax, frame: pd.DataFrame, column: str, retrievers: list[str], queries: list[str]) -> None:
+    width = 0.8 / max(len(retrievers), 1)
+    for i, label in enumerate(retrievers):
+        rows = frame[frame["retriever"] == label].set_index("query")
+        values = [rows.loc[q, column] for q in queries]
+        xs = [j + (i - (len(retrievers) - 1) / 2) * width for j in range(len(queries))]
+        ax.bar(xs, values, width, label=label, color=f"C{i}")
+    ax.set_xticks(range(len(queries)), queries)
+
+
+def per_query_numbers(values: pd.DataFrame) -> Table:
+    """The numbers of :func:`per_query_figure`: one row per query, R@k then P@k per retriever, 2 decimals."""
+    retrievers = list(dict.fromkeys(values["retriever"]))
+    queries = list(dict.fromkeys(values["query"]))
+    out = pd.DataFrame({"query": queries})
+    for column in values.columns[2:]:
+        for label in retrievers:
+            rows = values[values["retriever"] == label].set_index("query")
+            out[f"{column} {label}"] = [format(rows.loc[q, column], ".2f") for q in queries]
+    return Table(out, "Numbers behind the per-query figure")
+
+
+def per_query_figure(values: pd.DataFrame) -> Png:
+    """Per-query recall@k (left) and precision@k (right), a bar per retriever."""
+    recall_col, precision_col = values.columns[2], values.columns[3]
+    retrievers = list(dict.fromkeys(values["retriever"]))
+    queries = list(dict.fromkeys(values["query"]))
+    with matplotlib.style.context("default"), matplotlib.rc_context(_RC):
+        fig = _figure(8, 3.2)
+        left, right = fig.subplots(1, 2, sharey=True)
+        for ax, column in ((left, recall_col), (right, precision_col)):
+            _grouped_bars(ax, values, column, retrievers, queries)
+            ax.set_title(f"{column} per query")
+            ax.set_ylim(0, 1.05)
+            ax.set_xlabel("query")
+        left.set_ylabel("value")
+        right.legend(loc="upper right")
+        data = png_bytes(fig)
+    return Png(data, f"Figure: {recall_col} and {precision_col} per query, by retriever")
+
+
+def cutoff_numbers(curves: pd.DataFrame) -> Table:
+    """The numbers of :func:`cutoff_figure`: one row per k, mean recall and precision per retriever."""
+    retrievers = list(dict.fromkeys(curves["retriever"]))
+    out = pd.DataFrame({"k": sorted(set(curves["k"]))})
+    for label in retrievers:
+        rows = curves[curves["retriever"] == label].set_index("k")
+        out[f"recall {label}"] = [format(rows.loc[k, "mean_recall@k"], ".4f") for k in out["k"]]
+        out[f"precision {label}"] = [format(rows.loc[k, "mean_precision@k"], ".4f") for k in out["k"]]
+    out["k"] = out["k"].astype(str)
+    return Table(out, "Numbers behind the cutoff curves: mean recall@k and precision@k for each k")
+
+
+def cutoff_figure(curves: pd.DataFrame, k: int) -> Png:
+    """Mean recall@j (left) and precision@j (right) for j = 1 .. max, a line per retriever; the run's k dashed."""
+    retrievers = list(dict.fromkeys(curves["retriever"]))
+    with matplotlib.style.context("default"), matplotlib.rc_context(_RC):
+        fig = _figure(8, 3.2)
+        left, right = fig.subplots(1, 2, sharey=True)
+        for ax, column, title in (
+            (left, "mean_recall@k", "mean recall@k"),
+            (right, "mean_precision@k", "mean precision@k"),
+        ):
+            for i, label in enumerate(retrievers):
+                rows = curves[curves["retriever"] == label]
+                ax.plot(rows["k"], rows[column], marker="o", markersize=3, label=label, color=f"C{i}")
+            ax.axvline(k, color="grey", linestyle="--", linewidth=1)
+            ax.set_title(f"{title} against k (dashed: k = {k})")
+            ax.set_xlabel("k")
+            ax.set_ylim(0, 1.05)
+        left.set_ylabel("mean over queries")
+        left.legend(loc="lower right")
+        data = png_bytes(fig)
+    top = int(curves["k"].max())
+    return Png(data, f"Figure: mean recall@k and precision@k for k = 1..{top}, by retriever")
+
+
+def first_relevant_numbers(ranks: pd.DataFrame, k: int) -> Table:
+    """The numbers of :func:`first_relevant_figure`: rank per query and retriever (``never`` when never returned)."""
+    retrievers = list(dict.fromkeys(ranks["retriever"]))
+    queries = list(dict.fromkeys(ranks["query"]))
+    out = pd.DataFrame({"query": queries})
+    for label in retrievers:
+        rows = ranks[ranks["retriever"] == label].set_index("query")
+        cells = []
+        for q in queries:
+            rank = rows.loc[q, "rank"]
+            cells.append("never" if pd.isna(rank) else f"{rank}" + ("" if rank <= k else f" (> k = {k})"))
+        out[label] = cells
+    return Table(out, "Numbers behind the first-relevant figure: rank of the first relevant hit in the full ranking")
+
+
+def first_relevant_figure(ranks: pd.DataFrame, k: int) -> Png:
+    """Rank of each query's first relevant hit in the full ranking, a bar per retriever; k dashed; ``never`` marked."""
+    retrievers = list(dict.fromkeys(ranks["retriever"]))
+    queries = list(dict.fromkeys(ranks["query"]))
+    known = [int(r) for r in ranks["rank"] if not pd.isna(r)]
+    top = max([k, *known]) + 1
+    width = 0.8 / max(len(retrievers), 1)
+    with matplotlib.style.context("default"), matplotlib.rc_context(_RC):
+        fig = _figure(8, 3.2)
+        ax = fig.subplots()
+        for i, label in enumerate(retrievers):
+            rows = ranks[ranks["retriever"] == label].set_index("query")
+            labelled = False
+            for j, q in enumerate(queries):
+                x = j + (i - (len(retrievers) - 1) / 2) * width
+                rank = rows.loc[q, "rank"]
+                if pd.isna(rank):
+                    ax.text(x, 0.1, "never", rotation=90, ha="center", va="bottom", fontsize=7, color=f"C{i}")
+                else:
+                    ax.bar(x, int(rank), width, color=f"C{i}", label=None if labelled else label)
+                    labelled = True
+            if not labelled:
+                ax.bar([], [], color=f"C{i}", label=label)
+        ax.axhline(k + 0.5, color="grey", linestyle="--", linewidth=1)
+        ax.set_xticks(range(len(queries)), queries)
+        ax.set_ylim(0, top + 0.5)
+        ax.set_xlabel("query")
+        ax.set_ylabel("rank (1 = first)")
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_title(f"Rank of the first relevant hit (dashed: cutoff k = {k}; lower is better)")
+        ax.legend(loc="upper right")
+        data = png_bytes(fig)
+    return Png(data, f"Figure: rank of the first relevant hit per query, by retriever (cutoff k = {k})")

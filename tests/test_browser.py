@@ -1,0 +1,150 @@
+"""The HTML reports in a real headless browser (Debian's chromium): the table is visible, every image loads, offline.
+
+No browser driver is needed: a copy of the page gets a small script that,
+on ``load``, writes what the browser rendered (visible text, table boxes,
+image natural sizes) into a ``<pre>``; ``chromium --dump-dom`` prints the
+DOM after that.  Host name resolution is switched off
+(``--host-resolver-rules``), so anything fetched from the network would fail:
+the page must stand on its own.  A screenshot is saved in the test's
+temporary folder.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+from conftest import REPO_ROOT
+
+REPORTS = REPO_ROOT / "reports"
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+TIMEOUT = 120
+SECTIONS = [
+    "1. What was evaluated",
+    "2. Metrics",
+    "3. Per-query breakdown",
+    "4. Why MRR can be 1.0 while recall is not",
+    "5. Plots",
+    "6. Caveats",
+    "The artifact",
+]
+
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None, reason="chromium is not installed (apt-get install chromium; .ci/run installs it)"
+)
+
+PROBE = """
+<script>
+window.addEventListener("load", () => {
+  const box = (el) => {
+    const r = el.getBoundingClientRect();
+    const s = getComputedStyle(el);
+    return {top: r.top + window.scrollY, width: r.width, height: r.height,
+            visible: s.visibility === "visible" && s.display !== "none" && Number(s.opacity) > 0};
+  };
+  const report = {
+    title: document.title,
+    text: document.body.innerText,
+    headings: Array.from(document.querySelectorAll("h2")).map((h) => h.innerText.replace(/\\u00b6$/, "").trim()),
+    tables: Array.from(document.querySelectorAll("table")).map((t) => Object.assign(box(t), {text: t.innerText})),
+    images: Array.from(document.images).map((i) => Object.assign(box(i), {
+      complete: i.complete, naturalWidth: i.naturalWidth, naturalHeight: i.naturalHeight, alt: i.alt})),
+  };
+  const out = document.createElement("pre");
+  out.id = "agentmemory-probe";
+  out.textContent = JSON.stringify(report);
+  document.body.appendChild(out);
+});
+</script>
+"""
+
+
+def _chromium(profile: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={profile}",
+            "--host-resolver-rules=MAP * ~NOTFOUND",
+            "--hide-scrollbars",
+            "--window-size=1280,1024",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+
+
+def _render(page: Path, tmp_path: Path) -> dict:
+    """What the browser rendered of ``page`` (see PROBE), and a screenshot of it in tmp_path."""
+    html = page.read_text(encoding="utf-8")
+    end = html.rindex("</body>")
+    probed = tmp_path / page.name
+    probed.write_text(html[:end] + PROBE + html[end:], encoding="utf-8")
+    done = _chromium(tmp_path / "profile", "--virtual-time-budget=10000", "--dump-dom", probed.as_uri())
+    assert done.returncode == 0, done.stderr[-2000:]
+    probe = BeautifulSoup(done.stdout, "html.parser").find("pre", id="agentmemory-probe")
+    assert probe is not None, "the page's load event never fired: " + done.stderr[-2000:]
+    shot = tmp_path / f"{page.stem}.png"
+    done = _chromium(tmp_path / "profile-shot", f"--screenshot={shot}", page.as_uri())
+    assert done.returncode == 0 and shot.is_file(), done.stderr[-2000:]
+    return json.loads(probe.get_text())
+
+
+def _screenshot_is_not_blank(shot: Path) -> None:
+    import matplotlib.image
+
+    pixels = matplotlib.image.imread(shot)
+    assert pixels.shape[:2] == (1024, 1280)
+    assert pixels[..., :3].std() > 0.05
+
+
+def test_eval_report_shows_the_table_and_every_image(tmp_path):
+    """Title, the seed's table visible in the first screen, section headings, three loaded images, the explanation."""
+    seen = _render(REPORTS / "eval.html", tmp_path)
+    assert seen["title"] == "agentmemory evaluation report"
+    assert seen["headings"] == SECTIONS
+
+    metric = next(t for t in seen["tables"] if "mean_recall@k" in t["text"])
+    assert metric["visible"] and metric["width"] > 0 and metric["height"] > 0
+    assert metric["top"] < 1024, "the metric table should be in the first screen"
+    rows = metric["text"].splitlines()
+    assert "Retriever\tmean_recall@k\tmean_precision@k\tMRR\tRR@5\tnDCG@5\tAP@5" in rows
+    assert "BM25\t0.90\t0.28\t1.00\t1.0000\t0.8905\t0.8333" in rows
+    assert "Tag scorer\t1.00\t0.32\t1.00\t1.0000\t1.0000\t1.0000" in rows
+    assert "mean_recall@k" in seen["text"] and "0.90" in seen["text"]
+
+    images = seen["images"]
+    assert len(images) == 3
+    for image in images:
+        assert image["complete"] and image["naturalWidth"] > 0 and image["naturalHeight"] > 0, image
+        assert image["visible"] and image["alt"].startswith("Figure: ")
+    assert metric["top"] < min(i["top"] for i in images)
+
+    assert "missed m10" in seen["text"] and "every reciprocal rank is 1" in seen["text"]
+    assert "params.eval_setup" not in seen["text"], "code cells must be hidden"
+    _screenshot_is_not_blank(tmp_path / "eval.png")
+
+
+def test_explore_report_renders(tmp_path):
+    """The exploration page shows its statistics, the side-by-side hits and the term table."""
+    seen = _render(REPORTS / "explore.html", tmp_path)
+    assert seen["title"] == "agentmemory: exploring a collection"
+    texts = [t["text"] for t in seen["tables"] if t["visible"] and t["height"] > 0]
+    assert any(t.startswith("Collection assistant-notes") for t in texts)
+    assert any("rank\tBM25\tTag scorer" in t for t in texts)
+    assert any("term\tin query\tin entry" in t for t in texts)
+    assert seen["images"] == []
+    _screenshot_is_not_blank(tmp_path / "explore.png")

@@ -1,0 +1,278 @@
+"""The notebooks themselves: parameters, the documented papermill commands, other data, bad values, the nbval net.
+
+``make test`` also runs nbval over the committed executed notebooks
+(``reports/*.ipynb``); here we check what nbval alone cannot: that the
+documented commands work from two working directories, that other parameters
+give the library's own results, that bad parameters stop the notebook with
+the library's message, and that nbval does fail when a number changes.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import io
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import papermill
+import pytest
+from conftest import REPO_ROOT
+from papermill.exceptions import PapermillExecutionError
+
+from agentmemory import evaluate, load_collection
+from agentmemory.cli import main as cli_main
+from agentmemory.collection import default_collection_path
+from agentmemory.report import explain, explore, params, tables
+
+NOTEBOOKS = REPO_ROOT / "notebooks"
+REPORTS = REPO_ROOT / "reports"
+GARDEN_REL = "tests/data/garden-notes"
+PAPERMILL = str(Path(sys.executable).parent / "papermill")
+TIMEOUT = 180
+
+EVAL_PARAMS = {
+    "seed": "int",
+    "k": "int",
+    "collection": "str",
+    "retrievers": "str",
+    "output_dir": "str",
+}
+EXPLORE_PARAMS = {"collection": "str", "query": "str", "query_tags": "str", "k": "int", "explain_entry": "str"}
+
+
+def _run(source: Path, out: Path, parameters: dict, cwd: Path = REPO_ROOT) -> nbformat.NotebookNode:
+    papermill.execute_notebook(
+        str(source),
+        str(out),
+        parameters=parameters,
+        kernel_name="python3",
+        cwd=str(cwd),
+        progress_bar=False,
+        log_output=False,
+    )
+    return nbformat.read(out, as_version=4)
+
+
+def _cell(nb, cell_id: str):
+    return next(c for c in nb.cells if c.id == cell_id)
+
+
+def _plain(cell) -> list[str]:
+    """Every output of a cell as text: text/markdown when there is one, else text/plain."""
+    out = []
+    for o in cell.outputs:
+        if o.output_type == "stream":
+            out.append(o.text)
+        elif "data" in o:
+            out.append(o.data.get("text/markdown", o.data.get("text/plain")))
+    return out
+
+
+@pytest.mark.parametrize("name, expected", [("eval", EVAL_PARAMS), ("explore", EXPLORE_PARAMS)])
+def test_parameters_cell_is_tagged_annotated_and_first(name, expected):
+    """The first code cell is tagged parameters; every parameter has a type and a help text; no absolute path."""
+    path = NOTEBOOKS / f"{name}.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert code[0].metadata.get("tags") == ["parameters"]
+    assert sum("parameters" in c.metadata.get("tags", []) for c in nb.cells) == 1
+    inferred = papermill.inspect_notebook(str(path))
+    assert {n: p["inferred_type_name"] for n, p in inferred.items()} == expected
+    assert all(len(p["help"]) > 20 for p in inferred.values())
+    assert "/" not in "".join(p["default"] for p in inferred.values())
+    assert f"params.{name}_setup(" in code[1].source, "the first cell after the parameters validates them"
+    assert nb.metadata["kernelspec"]["name"] == "python3"
+
+
+@pytest.mark.parametrize("name", ["eval", "explore"])
+def test_notebooks_hold_no_library_logic(name):
+    """Cells only call agentmemory: no def, class, lambda or computation of their own, imports from agentmemory only."""
+    nb = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
+    for cell in nb.cells[1:]:
+        if cell.cell_type != "code" or "parameters" in cell.metadata.get("tags", []):
+            continue
+        tree = ast.parse(cell.source)
+        for node in ast.walk(tree):
+            assert not isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.Lambda, ast.BinOp, ast.Compare)), (
+                cell.source
+            )
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                module = node.module if isinstance(node, ast.ImportFrom) else node.names[0].name
+                assert module.startswith("agentmemory"), cell.source
+        assert len(cell.source.splitlines()) <= 4, cell.source
+
+
+def test_help_notebook_documents_every_parameter():
+    """papermill --help-notebook lists each parameter with its type and meaning."""
+    done = subprocess.run(
+        [PAPERMILL, "--help-notebook", "notebooks/eval.ipynb"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=True,
+    )
+    text = " ".join(done.stdout.split())
+    for name, kind in EVAL_PARAMS.items():
+        assert f"{name}: {kind} (default" in text
+    assert "Unknown type" not in text
+    assert "rank cutoff: the metrics look at each retriever's top k hits" in text
+
+
+def _cli_artifact(tmp_path: Path, *args: str) -> bytes:
+    out = tmp_path / "cli" / "eval-results.json"
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert cli_main(["eval", *args, "--out", str(out), "--no-progress"]) == 0
+    return out.read_bytes()
+
+
+@pytest.mark.parametrize("where", ["root", "notebooks"])
+def test_documented_command_works_from_root_and_from_notebooks(where, tmp_path):
+    """`papermill [notebooks/]eval.ipynb out.ipynb -p seed 7 -p k 5` gives the committed report's outputs.
+
+    From notebooks/ it also writes eval-results.json (output_dir given), byte-identical to agentmemory eval's.
+    """
+    out = tmp_path / "out.ipynb"
+    cwd, source = (REPO_ROOT, "notebooks/eval.ipynb") if where == "root" else (NOTEBOOKS, "eval.ipynb")
+    extra = [] if where == "root" else ["-p", "output_dir", str(tmp_path / "nb")]
+    done = subprocess.run(
+        [PAPERMILL, source, str(out), "-p", "seed", "7", "-p", "k", "5", *extra],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    assert done.returncode == 0, done.stderr
+    fresh = nbformat.read(out, as_version=4)
+    committed = nbformat.read(REPORTS / "eval.ipynb", as_version=4)
+    compared = 0
+    for cell in committed.cells:
+        if cell.cell_type == "code" and cell.id not in ("injected-parameters", "write"):
+            assert _plain(_cell(fresh, cell.id)) == _plain(cell), cell.id
+            compared += bool(cell.outputs)
+    assert compared >= 8
+    if where == "notebooks":
+        written = (tmp_path / "nb" / "eval-results.json").read_bytes()
+        assert written == _cli_artifact(tmp_path, "--seed", "7", "--k", "5")
+        assert json.loads(written)["params"]["k"] == 5
+    assert not (cwd / "eval-results.json").exists() and not (NOTEBOOKS / "reports").exists()
+
+
+def test_other_collection_and_k_give_the_librarys_results(tmp_path):
+    """k = 3 on tests/data/garden-notes: table, per-query tables and explanation are the library's; MRR < 1."""
+    nb = _run(
+        NOTEBOOKS / "eval.ipynb",
+        tmp_path / "out.ipynb",
+        {"k": 3, "collection": GARDEN_REL, "output_dir": str(tmp_path / "nb")},
+    )
+    evaluation = evaluate(load_collection(REPO_ROOT / GARDEN_REL), ("bm25", "tags"), k=3, seed=7)
+
+    [table] = _cell(nb, "metrics").outputs
+    assert table.data["text/plain"] == repr(tables.metric_table(evaluation))
+    assert table.data["text/html"] == tables.metric_table(evaluation)._repr_html_()
+    assert "BM25          0.88             0.33 0.88" in table.data["text/plain"]
+    assert "Tag scorer          0.75             0.33 0.62" in table.data["text/plain"]
+
+    assert _plain(_cell(nb, "per-query")) == [repr(tables.per_query_table(evaluation, n)) for n in ("bm25", "tags")]
+
+    [why] = _plain(_cell(nb, "why"))
+    assert why == explain.mrr_vs_recall(evaluation).text
+    assert "**MRR below 1 (0.88).**" in why and "**MRR below 1 (0.62).**" in why
+    assert "Every query's first hit was relevant" not in why
+
+    [overview] = _plain(_cell(nb, "overview"))
+    assert f"`garden-notes` ({GARDEN_REL})" in overview and "k = 3" in overview
+    written = (tmp_path / "nb" / "eval-results.json").read_bytes()
+    assert written == _cli_artifact(tmp_path, "--collection", GARDEN_REL, "--seed", "7", "--k", "3")
+
+
+def _library_message(**changes) -> str:
+    base = {"seed": 7, "k": 5, "collection": "", "retrievers": "bm25,tags", "output_dir": ""}
+    with pytest.raises(params.ReportParameterError) as info:
+        params.eval_setup(**{**base, **changes})
+    return str(info.value)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [{"k": 0}, {"k": "five"}, {"retrievers": "bm25,bm99"}, {"collection": "no/such/collection"}],
+    ids=["k=0", "k=five", "unknown-retriever", "missing-collection"],
+)
+def test_bad_parameters_stop_at_the_validation_cell(bad, tmp_path):
+    """The notebook stops in the first cell after the parameters, with one line: the library's message."""
+    out = tmp_path / "out.ipynb"
+    with pytest.raises(PapermillExecutionError) as info:
+        _run(NOTEBOOKS / "eval.ipynb", out, bad)
+    message = _library_message(**bad)
+    assert (info.value.ename, info.value.evalue) == ("ReportParameterError", message)
+    nb = nbformat.read(out, as_version=4)
+    validate = _cell(nb, "validate")
+    [error] = validate.outputs
+    assert error.traceback == [f"ReportParameterError: {message}"]
+    after = nb.cells[nb.cells.index(validate) + 1 :]
+    assert all(c.execution_count is None and not c.outputs for c in after if c.cell_type == "code")
+
+
+def test_explore_with_ones_own_query(tmp_path):
+    """A typed query and a chosen entry: side-by-side hits and explanations are the library's."""
+    parameters = {"query": "Is Maya allergic to penicillin?", "explain_entry": "m12", "k": 3}
+    nb = _run(NOTEBOOKS / "explore.ipynb", tmp_path / "out.ipynb", parameters)
+    setup = params.explore_setup(collection="", query_tags="", **parameters)
+    exploration = explore.Exploration(setup)
+    assert _plain(_cell(nb, "side-by-side")) == [repr(explore.side_by_side(exploration))]
+    terms, overlap = _plain(_cell(nb, "explain"))
+    assert terms == repr(explore.bm25_terms(exploration, "m12"))
+    assert "penicillin" in terms and "BM25 for m12" in terms
+    assert overlap == explore.tag_overlap(exploration, "m12").text
+    assert _plain(_cell(nb, "log")) == [repr(explore.event_log(exploration))]
+
+
+def test_explore_bad_entry_stops_with_the_library_message(tmp_path):
+    with pytest.raises(PapermillExecutionError) as info:
+        _run(NOTEBOOKS / "explore.ipynb", tmp_path / "out.ipynb", {"explain_entry": "m99"})
+    assert info.value.evalue.startswith("explain_entry: 'm99' (str) is not an entry of the collection")
+
+
+@pytest.mark.parametrize(
+    "cell_id, old, new",
+    [
+        ("metrics", "BM25          0.90", "BM25          0.91"),
+        ("plot-cutoff", " 5      0.9000         0.2800", " 5      0.9000         0.2900"),
+    ],
+    ids=["metric-table", "plot-numbers"],
+)
+def test_nbval_fails_when_a_number_changes(cell_id, old, new, tmp_path):
+    """The regression net works: alter one value in a copy of the committed reference and nbval fails on that cell."""
+    nb = nbformat.read(REPORTS / "eval.ipynb", as_version=4)
+    cell = _cell(nb, cell_id)
+    plain = [o for o in cell.outputs if old in o.get("data", {}).get("text/plain", "")]
+    assert len(plain) == 1 and plain[0].data["text/plain"].count(old) == 1
+    plain[0].data["text/plain"] = plain[0].data["text/plain"].replace(old, new)
+    copy = tmp_path / "eval.ipynb"
+    nbformat.write(nb, copy)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--nbval", "--nbval-current-env", "-p", "no:cacheprovider", "-q", str(copy)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    assert done.returncode == 1, done.stdout
+    index = [c.id for c in nb.cells if c.cell_type == "code"].index(cell_id)  # nbval counts code cells
+    assert "1 failed, " in done.stdout, done.stdout
+    assert f"FAILED eval.ipynb::Cell {index} " in done.stdout, done.stdout
+    assert new.split()[-1] in done.stdout and old.split()[-1] in done.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["eval.ipynb"], "nbval wrote files where it ran"
+
+
+def test_default_collection_is_found_from_any_working_directory(tmp_path):
+    """collection = "" resolves the shipped fixture even when the kernel runs elsewhere."""
+    shutil.copy(NOTEBOOKS / "eval.ipynb", tmp_path / "eval.ipynb")
+    nb = _run(tmp_path / "eval.ipynb", tmp_path / "out.ipynb", {"k": 5}, cwd=tmp_path)
+    [overview] = _plain(_cell(nb, "overview"))
+    assert f"`{default_collection_path().name}` (the shipped fixture)" in overview

@@ -1,0 +1,43 @@
+"""Caveats are computed from the run: the base of the means, ties at and inside the cutoff, the size warning."""
+
+from __future__ import annotations
+
+from conftest import REPO_ROOT
+
+from agentmemory import evaluate, load_collection
+from agentmemory.report.caveats import caveats, ties_inside_top_k
+
+GARDEN = REPO_ROOT / "tests" / "data" / "garden-notes"
+
+
+def test_seed_caveats(seed_evaluation):
+    """Seed run: 5 queries over 16 entries, no tie straddling k = 5, tag ties inside the top 5, the size warning."""
+    text = caveats(seed_evaluation).text
+    assert "5 judged queries over 16 entries, 8 relevant judgments" in text
+    assert "Each query weighs 1/5 = 0.20 in every mean" in text
+    assert "Queries without judgments: none." in text
+    assert "**No tied score straddles the cutoff k = 5** for any retriever" in text
+    assert "  - Tag scorer: q1, q2, q3" in text
+    assert "**A fixture this small says nothing general about ranking quality.**" in text
+    straddling = [q.query_id for r in seed_evaluation.results for q in r.per_query if q.tie_at_cutoff]
+    assert straddling == []
+
+
+def test_garden_caveats_name_the_tie_at_the_cutoff_and_the_unjudged_query():
+    """Garden at k = 3: the tag scorer's t1 has a tie straddling the cutoff (QueryResult.tie_at_cutoff); t5 is unjudged."""
+    evaluation = evaluate(load_collection(GARDEN), k=3, seed=7)
+    text = caveats(evaluation).text
+    assert [q.query_id for q in evaluation.result("tags").per_query if q.tie_at_cutoff] == ["t1"]
+    assert (
+        "**Tied scores straddle the cutoff k = 3:** the entry just below rank 3 scores the same as the 3rd hit" in text
+    )
+    assert "  - Tag scorer: t1\n" in text
+    assert "Queries without judgments, left out of the means (1): t5." in text
+    assert "4 judged queries over 11 entries" in text and "1/4 = 0.25" in text
+
+
+def test_no_ties_inside_top_k_when_scores_are_distinct(notes):
+    """BM25's scores on the seed fixture are all distinct in every top 5."""
+    evaluation = evaluate(notes, ("bm25",), k=5, seed=7)
+    assert not any(ties_inside_top_k(q) for q in evaluation.result("bm25").per_query)
+    assert "**No ties inside the top 5:**" in caveats(evaluation).text

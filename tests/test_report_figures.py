@@ -1,0 +1,124 @@
+"""Plots and the numbers behind them: the curves equal a fresh evaluation at each k; PNGs are byte-deterministic."""
+
+from __future__ import annotations
+
+import struct
+import zlib
+
+import pandas as pd
+import pytest
+from conftest import REPO_ROOT
+
+from agentmemory import evaluate, load_collection
+from agentmemory.report import curves, figures
+
+GARDEN = REPO_ROOT / "tests" / "data" / "garden-notes"
+
+
+@pytest.fixture(scope="module")
+def garden3():
+    return evaluate(load_collection(GARDEN), ("bm25", "tags"), k=3, seed=7)
+
+
+@pytest.mark.parametrize("which", ["seed", "garden"])
+def test_cutoff_curves_equal_evaluate_at_each_k(which, notes, seed_evaluation, garden3):
+    """recall@j and precision@j from one deep run equal evaluate(k=j) for every j = 1 .. collection size."""
+    evaluation = seed_evaluation if which == "seed" else garden3
+    collection = notes if which == "seed" else garden3.collection
+    curve = curves.cutoff_curves(curves.deep_evaluation(evaluation))
+    n = len(collection.entries)
+    assert sorted(set(curve["k"])) == list(range(1, n + 1))
+    for j in range(1, n + 1):
+        fresh = evaluate(collection, ("bm25", "tags"), k=j, seed=7)
+        for result in fresh.results:
+            row = curve[(curve["retriever"] == result.label) & (curve["k"] == j)].iloc[0]
+            assert row["mean_recall@k"] == result.means[f"R@{j}"]
+            assert row["mean_precision@k"] == result.means[f"P@{j}"]
+
+
+def test_deep_run_agrees_with_the_run_at_k(seed_evaluation):
+    """The curve at the run's own k equals the run's own means (the table and the plot agree)."""
+    curve = curves.cutoff_curves(curves.deep_evaluation(seed_evaluation))
+    for result in seed_evaluation.results:
+        row = curve[(curve["retriever"] == result.label) & (curve["k"] == 5)].iloc[0]
+        assert (row["mean_recall@k"], row["mean_precision@k"]) == (result.means["R@5"], result.means["P@5"])
+
+
+def test_first_relevant_frame(garden3):
+    """Ranks of the first relevant hit in the full ranking; 'never' when no relevant entry is ever returned."""
+    deep = curves.deep_evaluation(garden3)
+    ranks = curves.first_relevant_frame(garden3, deep)
+    got = {(r.retriever, r.query): (None if pd.isna(r.rank) else int(r.rank)) for r in ranks.itertuples()}
+    assert got[("BM25", "t1")] == 2 and got[("Tag scorer", "t2")] == 2 and got[("Tag scorer", "t3")] is None
+    for result in garden3.results:
+        for q in result.per_query:
+            assert got[(result.label, q.query_id)] == q.first_relevant_rank or q.first_relevant_rank is None
+    numbers = repr(figures.first_relevant_numbers(ranks, 3))
+    assert "t3    1      never" in numbers
+
+
+def test_per_query_values_and_numbers(seed_evaluation):
+    """The per-query figure's numbers are each query's R@k and P@k, recall first."""
+    values = curves.per_query_values(seed_evaluation)
+    assert list(values.columns) == ["retriever", "query", "R@5", "P@5"]
+    table = figures.per_query_numbers(values).frame
+    assert list(table.columns) == ["query", "R@5 BM25", "R@5 Tag scorer", "P@5 BM25", "P@5 Tag scorer"]
+    assert table.iloc[0].tolist() == ["q1", "0.50", "1.00", "0.20", "0.40"]
+
+
+def test_cutoff_numbers_are_printed_for_every_k(seed_evaluation):
+    """The cutoff figure's numbers list every k with 4 decimals."""
+    curve = curves.cutoff_curves(curves.deep_evaluation(seed_evaluation))
+    table = figures.cutoff_numbers(curve).frame
+    assert len(table) == 16
+    assert table.iloc[4].tolist() == ["5", "0.9000", "0.2800", "1.0000", "0.3200"]
+
+
+def _chunks(png: bytes):
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, out = 8, []
+    while pos < len(png):
+        (length,) = struct.unpack(">I", png[pos : pos + 4])
+        kind = png[pos + 4 : pos + 8]
+        data = png[pos + 8 : pos + 8 + length]
+        assert zlib.crc32(kind + data) == struct.unpack(">I", png[pos + 8 + length : pos + 12 + length])[0]
+        out.append((kind, data))
+        pos += 12 + length
+    return out
+
+
+def _all_figures(evaluation):
+    values = curves.per_query_values(evaluation)
+    deep = curves.deep_evaluation(evaluation)
+    curve = curves.cutoff_curves(deep)
+    ranks = curves.first_relevant_frame(evaluation, deep)
+    return [
+        figures.per_query_figure(values),
+        figures.cutoff_figure(curve, evaluation.k),
+        figures.first_relevant_figure(ranks, evaluation.k),
+    ]
+
+
+@pytest.mark.parametrize("which", ["seed", "garden"])
+def test_pngs_are_byte_deterministic_and_carry_no_software_chunk(which, seed_evaluation, garden3):
+    """Drawing twice gives the same bytes; no text chunk (version string, date) is embedded."""
+    evaluation = seed_evaluation if which == "seed" else garden3
+    first, second = _all_figures(evaluation), _all_figures(evaluation)
+    for a, b in zip(first, second):
+        assert a.data == b.data
+        kinds = [kind for kind, _ in _chunks(a.data)]
+        assert kinds[0] == b"IHDR" and kinds[-1] == b"IEND"
+        assert not {b"tEXt", b"iTXt", b"zTXt", b"tIME"} & set(kinds)
+        width, height = struct.unpack(">II", _chunks(a.data)[0][1][:8])
+        assert (width, height) == (800, 320)
+        assert a._repr_png_() is a.data and repr(a).startswith("Figure: ")
+
+
+def test_figures_ignore_the_users_matplotlibrc(seed_evaluation):
+    """A changed rcParam in the caller's session does not change the PNG bytes."""
+    import matplotlib
+
+    before = _all_figures(seed_evaluation)[0].data
+    with matplotlib.rc_context({"axes.facecolor": "black", "lines.linewidth": 7}):
+        during = _all_figures(seed_evaluation)[0].data
+    assert before == during

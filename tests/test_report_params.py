@@ -1,0 +1,135 @@
+"""Notebook parameters are validated by the library, with the library's own messages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import REPO_ROOT
+
+from agentmemory.collection import default_collection_path
+from agentmemory.errors import AgentMemoryError, ParameterError, check_positive_int
+from agentmemory.report.params import SHIPPED, ReportParameterError, eval_setup, explore_setup
+
+GARDEN = REPO_ROOT / "tests" / "data" / "garden-notes"
+GOOD = {"seed": 7, "k": 5, "collection": "", "retrievers": "bm25,tags", "output_dir": ""}
+GOOD_EXPLORE = {"collection": "", "query": "vegetarian dinner", "query_tags": "", "k": 5, "explain_entry": ""}
+
+
+def _eval(**changes):
+    return eval_setup(**{**GOOD, **changes})
+
+
+def _explore(**changes):
+    return explore_setup(**{**GOOD_EXPLORE, **changes})
+
+
+def test_defaults_load_the_shipped_fixture():
+    """collection "" (or None) means the shipped fixture; output_dir "" means write nothing."""
+    for empty in ("", None):
+        setup = _eval(collection=empty, output_dir=empty)
+        assert setup.collection.name == default_collection_path().name == "assistant-notes"
+        assert setup.source == SHIPPED
+        assert setup.output_dir is None
+    assert (setup.seed, setup.k, setup.retrievers) == (7, 5, ("bm25", "tags"))
+
+
+def test_a_collection_path_and_output_dir_are_kept_as_given(tmp_path):
+    """A relative collection path is reported as given (never made absolute); output_dir becomes a Path."""
+    setup = _eval(collection=str(GARDEN), output_dir=str(tmp_path / "out"))
+    assert setup.collection.name == "garden-notes"
+    assert setup.source == str(GARDEN)
+    assert setup.output_dir == tmp_path / "out"
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"k": 0}, "k: 0 (int) is less than 1; k must be an integer >= 1"),
+        ({"k": -3}, "k: -3 (int) is less than 1; k must be an integer >= 1"),
+        ({"k": "five"}, "k: 'five' (str) is not an integer; k must be an integer >= 1"),
+        ({"k": 2.5}, "k: 2.5 (float) is not an integer; k must be an integer >= 1"),
+        ({"k": True}, "k: True (bool) is not an integer; k must be an integer >= 1"),
+        ({"seed": "7"}, "seed: '7' (str) is not an integer; seed must be an integer"),
+        ({"retrievers": "bm25,bm99"}, "retriever: 'bm99' (str) is not a known name; choose from: bm25, tags"),
+        ({"retrievers": "bm25,,tags"}, "retrievers: 'bm25,,tags' (str) has an empty name; choose from: bm25, tags"),
+        (
+            {"retrievers": "tags,tags"},
+            "retrievers: 'tags,tags' (str) names a retriever twice; name each retriever once",
+        ),
+        ({"collection": "does/not/exist"}, "does/not/exist: no such collection folder"),
+        (
+            {"collection": 3},
+            'collection: 3 (int) is not a path; pass a collection folder, or "" for the shipped fixture',
+        ),
+    ],
+)
+def test_bad_eval_parameters_raise_the_library_message(changes, message):
+    """Each bad value raises ReportParameterError whose text is exactly the library's message."""
+    with pytest.raises(ReportParameterError) as info:
+        _eval(**changes)
+    assert str(info.value) == message
+    assert isinstance(info.value, AgentMemoryError) and isinstance(info.value, ValueError)
+    assert isinstance(info.value.cause, AgentMemoryError)
+    assert info.value._render_traceback_() == [f"ReportParameterError: {message}"]
+
+
+def test_k_message_is_the_one_check_positive_int_gives():
+    """The notebook's k message is not hand-written: it is check_positive_int's."""
+    with pytest.raises(ParameterError) as library:
+        check_positive_int("k", 0)
+    with pytest.raises(ReportParameterError) as notebook:
+        _eval(k=0)
+    assert str(notebook.value) == str(library.value)
+    assert notebook.value.cause.__class__ is library.value.__class__
+
+
+def test_output_dir_that_is_a_file_is_rejected(tmp_path):
+    """output_dir must be a folder (created if missing), not an existing file."""
+    target = tmp_path / "file.txt"
+    target.write_text("x")
+    with pytest.raises(ReportParameterError, match=r"^output_dir: '.*file\.txt' \(str\) is a file; pass a folder"):
+        _eval(output_dir=str(target))
+
+
+def test_explore_defaults():
+    """Empty query_tags means derive; empty explain_entry means BM25's first hit."""
+    setup = _explore()
+    assert setup.query_tags is None and setup.explain_entry is None
+    assert setup.collection.name == "assistant-notes"
+
+
+def test_explore_tags_and_entry():
+    """query_tags is split on commas and stripped; explain_entry must be an entry id."""
+    setup = _explore(query_tags=" diet , food ", explain_entry="m10")
+    assert setup.query_tags == ("diet", "food")
+    assert setup.explain_entry == "m10"
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"k": 0}, "k: 0 (int) is less than 1; k must be an integer >= 1"),
+        ({"query": "?!"}, "query: '?!' (str) has no words; type a query with at least one letter or digit"),
+        ({"query": 5}, "query: 5 (int) is not text; type a query such as 'what does Maya eat'"),
+        ({"query_tags": ", ,"}, 'query_tags: \', ,\' (str) names no tag; pass e.g. "diet,food", or "" to derive them'),
+        (
+            {"explain_entry": "m99"},
+            "explain_entry: 'm99' (str) is not an entry of the collection; pass one of its 16 entry ids "
+            '(m01, m02, m03, m04, m05, ...), or "" for BM25\'s first hit',
+        ),
+        ({"collection": "nowhere"}, "nowhere: no such collection folder"),
+    ],
+)
+def test_bad_explore_parameters_raise_the_library_message(changes, message):
+    """Each bad value of explore.ipynb raises ReportParameterError with one clear message."""
+    with pytest.raises(ReportParameterError) as info:
+        _explore(**changes)
+    assert str(info.value) == message
+
+
+def test_relative_collection_resolves_against_the_working_directory(monkeypatch):
+    """A relative collection path is relative to the kernel's working directory, as the parameter help says."""
+    monkeypatch.chdir(REPO_ROOT / "tests")
+    setup = _eval(collection=str(Path("data") / "garden-notes"))
+    assert setup.collection.name == "garden-notes"
