@@ -62,22 +62,17 @@ retrieved), ``P@k`` divides by ``k`` even when fewer entries are scored, and
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from .collection import Collection
 from .errors import ParameterError, check_positive_int
-from .metrics import Measure, parse_measure, parse_measures
-from .records import MemoryEntry
-from .retrievers import make_retriever, parse_retrievers
-from .scoring import default_measures
+from .metrics import Measure, parse_measure
 from .trec import trec_order
 
 __all__ = [
     "TieGroup",
     "TieReport",
-    "collection_tie_reports",
     "tie_aware_value",
     "tie_groups",
     "tie_report",
@@ -350,69 +345,3 @@ def tie_report(
         group_size=size,
         group_in_top_k=inside,
     )
-
-
-def collection_tie_reports(
-    collection: Collection,
-    retrievers: Sequence[str] | str = ("bm25", "tags"),
-    *,
-    k: int = 5,
-    measures: Iterable[Measure | str] | str | None = None,
-) -> dict[str, Any]:
-    """Tie reports for every retriever x judged query x measure of ``collection``, JSON-ready.
-
-    Rebuilds each retriever per scope partition (as
-    :class:`~agentmemory.store.MemoryStore` does), takes ``score_all`` for
-    every judged query and calls :func:`tie_report`.  ``measures`` defaults
-    to :func:`agentmemory.scoring.default_measures` of ``k``.  Returns::
-
-        {"k": k, "measures": [...], "retrievers": {name: {
-            "label": ..., "means": {measure: {"value_under_rule", "expected", "minimum", "maximum"}},
-            "queries_straddling_cutoff": n,
-            "per_query": {query_id: {measure: TieReport.to_dict()}}}}}
-
-    Means are over the judged queries (:func:`math.fsum`), as in ``evaluate``.
-    """
-    k = check_positive_int("k", k)
-    names = parse_retrievers(retrievers)
-    chosen = default_measures(k) if measures is None else parse_measures(measures)
-    queries = collection.judged_queries
-    out: dict[str, Any] = {"k": k, "measures": [str(m) for m in chosen], "retrievers": {}}
-    for name in names:
-        by_scope: dict[str | None, list[MemoryEntry]] = {}
-        for entry in collection.entries:
-            by_scope.setdefault(entry.scope, []).append(entry)
-        partitions = {}
-        for scope, entries in by_scope.items():
-            partitions[scope] = make_retriever(name)
-            partitions[scope].add(entries)
-        label = make_retriever(name).label
-        per_query: dict[str, dict[str, Any]] = {}
-        reports: dict[str, list[TieReport]] = {str(m): [] for m in chosen}
-        straddling = 0
-        for query in queries:
-            part = partitions.get(query.scope)
-            scores = part.score_all(query) if part is not None else {}
-            qrels = collection.qrels[query.id]
-            row = {}
-            for m in chosen:
-                report = tie_report(m, scores, qrels, k)
-                reports[str(m)].append(report)
-                row[str(m)] = report.to_dict()
-            straddling += report.straddles_cutoff  # the same for every measure
-            per_query[query.id] = row
-        n = len(queries)
-        means = {
-            text: {
-                field: (math.fsum(getattr(r, field) for r in rows) / n if n else 0.0)
-                for field in ("value_under_rule", "expected", "minimum", "maximum")
-            }
-            for text, rows in reports.items()
-        }
-        out["retrievers"][name] = {
-            "label": label,
-            "means": means,
-            "queries_straddling_cutoff": int(straddling),
-            "per_query": per_query,
-        }
-    return out

@@ -13,7 +13,7 @@ from agentmemory.collection import default_collection_path, load_collection
 from agentmemory.errors import ParameterError, UnknownNameError
 from agentmemory.evaluate import evaluate
 from agentmemory.metrics import Measure, parse_measure
-from agentmemory.tieaware import TieReport, collection_tie_reports, tie_aware_value, tie_groups, tie_report
+from agentmemory.tieaware import TieReport, tie_aware_value, tie_groups, tie_report
 
 MEASURES = [
     "P@1",
@@ -191,18 +191,15 @@ def test_bad_depth_and_measure_rejected():
         tie_aware_value("MAPX@1", {"a": 1.0}, {})
 
 
-def test_collection_reports_match_evaluate():
-    """On the shipped fixture, value_under_rule is exactly what evaluate reports, and the flag matches tie_at_cutoff."""
-    collection = load_collection(default_collection_path())
-    evaluation = evaluate(collection, k=5)
-    reports = collection_tie_reports(collection, k=5)
-    assert list(reports["retrievers"]) == [r.name for r in evaluation.results]
+def test_evaluate_tie_reports_match_its_own_values():
+    """On the shipped fixture, evaluate(ties=True) stores per query and measure a report whose
+    value under the rule is exactly the reported metric, and whose flag matches tie_at_cutoff."""
+    evaluation = evaluate(load_collection(default_collection_path()), k=5)
     for result in evaluation.results:
-        block = reports["retrievers"][result.name]
         for query in result.per_query:
+            assert set(query.ties) == set(query.metrics)
             for measure, value in query.metrics.items():
-                row = block["per_query"][query.query_id][measure]
-                assert row["value_under_rule"] == value
-                assert row["straddles_cutoff"] == query.tie_at_cutoff
+                assert query.ties[measure].value_under_rule == value
+                assert query.ties[measure].straddles_cutoff == query.tie_at_cutoff
         for measure, value in result.means.items():
-            assert block["means"][measure]["value_under_rule"] == pytest.approx(value)
+            assert result.tie_means()[measure]["value_under_rule"] == pytest.approx(value)
