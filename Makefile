@@ -1,5 +1,5 @@
 # Two commands do all set-up on a fresh machine:
-#   make report   regenerate everything under reports/ (executed notebooks, HTML, eval-results.json)
+#   make report   regenerate everything under reports/ (executed notebooks, HTML, eval-results.json artifacts)
 #   make test     run the whole test suite, nbval over the committed notebooks included
 # Both create (or reuse) the virtual environment .venv and install what they need.
 
@@ -21,12 +21,14 @@ setup: $(STAMP)
 
 # Unit tests, then nbval over the committed executed notebooks in reports/ (same pytest run).
 test: $(STAMP)
-	$(PY) -m pytest --nbval --nbval-current-env tests reports/eval.ipynb reports/explore.ipynb
+	$(PY) -m pytest --nbval --nbval-current-env tests reports/eval.ipynb reports/explore.ipynb \
+		reports/collection.ipynb reports/sweep.ipynb
 
 eval: $(STAMP)
 	$(PY) -m agentmemory eval --seed 7 --k 5
 
-# Executed notebooks, their HTML, eval-results.json (checked byte for byte against `agentmemory eval`), TREC runs.
+# Executed notebooks (eval, explore, collection, sweep), their HTML, the eval-results.json artifacts
+# (each checked byte for byte against `agentmemory eval`), TREC runs.
 report: $(STAMP)
 	$(PY) -m agentmemory.report.build --seed 7 --k 5
 

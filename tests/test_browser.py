@@ -30,6 +30,7 @@ SECTIONS = [
     "4. Why MRR can be 1.0 while recall is not",
     "5. Plots",
     "6. Caveats",
+    "7. Statistics",
     "The artifact",
 ]
 
@@ -148,3 +149,41 @@ def test_explore_report_renders(tmp_path):
     assert any("term\tin query\tin entry" in t for t in texts)
     assert seen["images"] == []
     _screenshot_is_not_blank(tmp_path / "explore.png")
+
+
+def test_collection_report_shows_its_tables_and_image(tmp_path):
+    """The LoCoMo sample's report: headline table with intervals, skipped queries, group tables, the rank figure."""
+    seen = _render(REPORTS / "collection.html", tmp_path)
+    assert seen["title"] == "agentmemory collection report"
+    assert seen["headings"][:2] == ["1. What was evaluated", "2. Headline metrics with 95% intervals"]
+    visible = [t for t in seen["tables"] if t["visible"] and t["width"] > 0 and t["height"] > 0]
+    texts = [t["text"] for t in visible]
+    headline = next(t for t in texts if t.startswith("95% percentile-bootstrap intervals"))
+    rows = headline.splitlines()
+    assert "Retriever\tP@5\tR@5\tRR\tRR@5\tnDCG@5\tAP@5" in rows
+    assert (
+        "BM25\t0.20 [0.20, 0.20] (all equal)\t0.81 [0.58, 1.00]\t0.70 [0.43, 0.92]\t0.70 [0.43, 0.92]\t0.65 [0.44, 0.87]\t0.56 [0.29, 0.83]"
+        in rows
+    )
+    assert any("conv-1/q2\tevidence 'D1:6; D2:3' holds several ids in one string" in t for t in texts)
+    assert any(t.startswith("Shown separately, left out of the headline means: 5 adversarial") for t in texts)
+    assert any("not found in top 5\t0 (0%)\t5 (83%)" in t for t in texts)
+    [image] = seen["images"]
+    assert image["complete"] and image["naturalWidth"] > 0 and image["naturalHeight"] > 0, image
+    assert image["visible"] and image["alt"].startswith("Figure: ")
+    assert "collection_setup" not in seen["text"], "code cells must be hidden"
+    _screenshot_is_not_blank(tmp_path / "collection.png")
+
+
+def test_sweep_report_shows_its_tables_and_images(tmp_path):
+    """The sweep report: both figures loaded, the quantile table visible, the statement in the text."""
+    seen = _render(REPORTS / "sweep.html", tmp_path)
+    assert seen["title"] == "agentmemory sweeps: k and seeds"
+    images = seen["images"]
+    assert len(images) == 2
+    for image in images:
+        assert image["complete"] and image["naturalWidth"] > 0 and image["naturalHeight"] > 0, image
+    texts = [t["text"] for t in seen["tables"] if t["visible"] and t["height"] > 0]
+    assert any(t.startswith("Each retriever's mean across 20 seeds per collection shape") for t in texts)
+    assert "How much a 16-entry, 5-query evaluation moves across seeds." in seen["text"]
+    _screenshot_is_not_blank(tmp_path / "sweep.png")

@@ -27,7 +27,8 @@ from papermill.exceptions import PapermillExecutionError
 from agentmemory import evaluate, load_collection
 from agentmemory.cli import main as cli_main
 from agentmemory.collection import default_collection_path
-from agentmemory.report import explain, explore, params, tables
+from agentmemory.loaders import load
+from agentmemory.report import explain, explore, figures, hardest, inputs, params, ranks, stats, sweeps, tables, ties
 
 NOTEBOOKS = REPO_ROOT / "notebooks"
 REPORTS = REPO_ROOT / "reports"
@@ -43,6 +44,32 @@ EVAL_PARAMS = {
     "output_dir": "str",
 }
 EXPLORE_PARAMS = {"collection": "str", "query": "str", "query_tags": "str", "k": "int", "explain_entry": "str"}
+COLLECTION_PARAMS = {
+    "collection": "str",
+    "format": "str",
+    "repair": "bool",
+    "k": "int",
+    "seed": "int",
+    "retrievers": "str",
+    "output_dir": "str",
+}
+SWEEP_PARAMS = {
+    "collection": "str",
+    "k_max": "int",
+    "k": "int",
+    "seeds": "str",
+    "sizes": "str",
+    "queries": "str",
+    "mismatch_rate": "float",
+    "retrievers": "str",
+    "progress": "bool",
+}
+ALL_PARAMS = [
+    ("eval", EVAL_PARAMS),
+    ("explore", EXPLORE_PARAMS),
+    ("collection", COLLECTION_PARAMS),
+    ("sweep", SWEEP_PARAMS),
+]
 
 
 def _run(source: Path, out: Path, parameters: dict, cwd: Path = REPO_ROOT) -> nbformat.NotebookNode:
@@ -73,7 +100,7 @@ def _plain(cell) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("name, expected", [("eval", EVAL_PARAMS), ("explore", EXPLORE_PARAMS)])
+@pytest.mark.parametrize("name, expected", ALL_PARAMS)
 def test_parameters_cell_is_tagged_annotated_and_first(name, expected):
     """The first code cell is tagged parameters; every parameter has a type and a help text; no absolute path."""
     path = NOTEBOOKS / f"{name}.ipynb"
@@ -89,7 +116,7 @@ def test_parameters_cell_is_tagged_annotated_and_first(name, expected):
     assert nb.metadata["kernelspec"]["name"] == "python3"
 
 
-@pytest.mark.parametrize("name", ["eval", "explore"])
+@pytest.mark.parametrize("name", ["eval", "explore", "collection", "sweep"])
 def test_notebooks_hold_no_library_logic(name):
     """Cells only call agentmemory: no def, class, lambda or computation of their own, imports from agentmemory only."""
     nb = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
@@ -276,3 +303,113 @@ def test_default_collection_is_found_from_any_working_directory(tmp_path):
     nb = _run(tmp_path / "eval.ipynb", tmp_path / "out.ipynb", {"k": 5}, cwd=tmp_path)
     [overview] = _plain(_cell(nb, "overview"))
     assert f"`{default_collection_path().name}` (the shipped fixture)" in overview
+
+
+def test_help_notebook_documents_the_new_notebooks():
+    """papermill --help-notebook lists collection.ipynb's and sweep.ipynb's parameters with types, no Unknown type."""
+    for name, expected in (("collection", COLLECTION_PARAMS), ("sweep", SWEEP_PARAMS)):
+        done = subprocess.run(
+            [PAPERMILL, "--help-notebook", f"notebooks/{name}.ipynb"],
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            check=True,
+        )
+        text = " ".join(done.stdout.split())
+        for parameter, kind in expected.items():
+            assert f"{parameter}: {kind} (default" in text
+        assert "Unknown type" not in text and "Unable to parse" not in done.stdout + done.stderr
+
+
+def test_collection_notebook_with_repair_and_k3_run_from_elsewhere(tmp_path):
+    """repair=True, k = 3, kernel in a foreign folder: the sample is still found, every table is the library's,
+    and eval-results.json is byte-identical to agentmemory eval --repair --k 3."""
+    shutil.copy(NOTEBOOKS / "collection.ipynb", tmp_path / "collection.ipynb")
+    out_dir = tmp_path / "nb"
+    nb = _run(
+        tmp_path / "collection.ipynb",
+        tmp_path / "out.ipynb",
+        {"repair": True, "k": 3, "output_dir": str(out_dir)},
+        cwd=tmp_path,
+    )
+    setup = params.collection_setup(
+        collection="", format="auto", repair=True, k=3, seed=7, retrievers="bm25,tags", output_dir=str(out_dir)
+    )
+    evaluation = evaluate(load(params.sample_collection_path(), repair=True), ("bm25", "tags"), k=3, seed=7)
+    statistics = stats.run_statistics(evaluation)
+
+    [overview] = _plain(_cell(nb, "overview"))
+    assert overview == inputs.collection_overview(evaluation, setup).text
+    assert "(the shipped LoCoMo sample), read as `locomo`, malformed evidence repaired on request" in overview
+    assert "- **Queries:** 14 evaluated" in overview
+    skipped, repairs = _plain(_cell(nb, "skipped"))
+    assert skipped == repr(inputs.skipped_table(evaluation)) and "Skipped by the loader (3)" in skipped
+    assert repairs == repr(inputs.repairs_table(evaluation)) and "nothing was changed" not in repairs
+    assert _plain(_cell(nb, "groups")) == [repr(inputs.groups_table(evaluation))]
+    assert _plain(_cell(nb, "metrics")) == [repr(tables.metric_table(evaluation))]
+    assert _plain(_cell(nb, "intervals")) == [repr(stats.interval_table(evaluation, statistics))]
+    assert _plain(_cell(nb, "per-group")) == [repr(t) for t in stats.group_tables(evaluation, statistics)]
+    assert _plain(_cell(nb, "significance")) == [stats.significance_note(evaluation, statistics).text]
+    assert _plain(_cell(nb, "comparisons")) == [repr(stats.comparison_table(evaluation, statistics))]
+    assert _plain(_cell(nb, "hardest")) == [repr(hardest.hardest_table(evaluation, n)) for n in ("bm25", "tags")]
+    caption, numbers, note = _plain(_cell(nb, "first-rank"))
+    assert caption == "Figure: headline queries by rank of the first relevant hit, by retriever (k = 3)"
+    assert numbers == repr(figures.first_rank_numbers(ranks.first_rank_frame(evaluation)))
+    assert "not found in top 3" in numbers and note == ranks.first_rank_note(evaluation).text
+    assert _plain(_cell(nb, "tie-flags")) == [ties.tie_flags(evaluation, per_query=False).text]
+    assert _plain(_cell(nb, "tie-queries")) == [repr(ties.tie_table(evaluation, n)) for n in ("bm25", "tags")]
+    [artifact] = _plain(_cell(nb, "artifact"))
+    assert (
+        "`agentmemory eval --collection fixtures/locomo-sample/locomo-sample.json --repair --seed 7 --k 3 " in artifact
+    )
+    written = (out_dir / "eval-results.json").read_bytes()
+    assert written == _cli_artifact(
+        tmp_path, "--collection", str(params.sample_collection_path()), "--repair", "--seed", "7", "--k", "3"
+    )
+    assert json.loads(written)["params"]["k"] == 3 and len(json.loads(written)["collection"]["repairs"]) > 0
+
+
+def test_sweep_notebook_with_a_small_sweep(tmp_path):
+    """Seeds 3-5, shapes 16 x 5 and 40 x 10, k = 3, k_max = 4: the tables and the statement are the library's."""
+    parameters = {"seeds": "3-5", "sizes": "16,40", "queries": "5,10", "k": 3, "k_max": 4}
+    nb = _run(NOTEBOOKS / "sweep.ipynb", tmp_path / "out.ipynb", parameters)
+    setup = params.sweep_setup(collection="", mismatch_rate=0.2, retrievers="bm25,tags", progress=False, **parameters)
+    rows = sweeps.seed_rows(setup)
+    summary = sweeps.summaries(rows)
+    _, k_numbers = _plain(_cell(nb, "k-sweep"))
+    assert k_numbers == repr(figures.k_sweep_numbers(sweeps.k_curves(setup)))
+    assert _plain(_cell(nb, "seed-sweep")) == [repr(sweeps.quantile_table(summary, 3))]
+    caption, numbers = _plain(_cell(nb, "seed-figure"))
+    assert caption == "Figure: recall@3, precision@3, MRR across 3 seeds, by collection shape and retriever"
+    assert numbers == repr(figures.sweep_numbers(rows, sweeps.sweep_measures(3)))
+    [statement] = _plain(_cell(nb, "spread"))
+    assert statement == sweeps.spread_statement(summary, rows, 3).text
+    assert statement.startswith("**How much a 16-entry, 5-query evaluation moves across seeds.** Each of the 3 seeds")
+    assert not any(o.output_type == "stream" for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+
+
+@pytest.mark.parametrize(
+    "name, bad, message",
+    [
+        ("collection", {"repair": "yes"}, "repair: 'yes' (str) is not a bool; pass repair=True or repair=False"),
+        (
+            "sweep",
+            {"seeds": "abc"},
+            "seeds: 'abc' (str) is not a count or a range; pass a number of seeds such as 20 (seeds 0..19) or an "
+            'inclusive range such as "100-199"',
+        ),
+    ],
+    ids=["collection-repair", "sweep-seeds"],
+)
+def test_new_notebooks_stop_at_the_validation_cell(name, bad, message, tmp_path):
+    """A bad parameter stops collection.ipynb and sweep.ipynb at the validation cell with the library's one line."""
+    out = tmp_path / "out.ipynb"
+    with pytest.raises(PapermillExecutionError) as info:
+        _run(NOTEBOOKS / f"{name}.ipynb", out, bad)
+    assert (info.value.ename, info.value.evalue) == ("ReportParameterError", message)
+    nb = nbformat.read(out, as_version=4)
+    validate = _cell(nb, "validate")
+    assert validate.outputs[0].traceback == [f"ReportParameterError: {message}"]
+    after = nb.cells[nb.cells.index(validate) + 1 :]
+    assert all(c.execution_count is None and not c.outputs for c in after if c.cell_type == "code")

@@ -21,7 +21,25 @@ SECTIONS = [
     "4. Why MRR can be 1.0 while recall is not",
     "5. Plots",
     "6. Caveats",
+    "7. Statistics",
     "The artifact",
+]
+COLLECTION_SECTIONS = [
+    "1. What was evaluated",
+    "2. Headline metrics with 95% intervals",
+    "3. Every metric per group",
+    "4. Paired comparisons",
+    "5. The hardest queries",
+    "6. Where the first relevant hit ranks",
+    "7. Ties at the cutoff",
+    "8. Caveats",
+    "The artifact",
+]
+SWEEP_SECTIONS = [
+    "1. What is swept",
+    "2. Metrics as functions of k",
+    "3. Across seeds",
+    "4. How much one small evaluation moves",
 ]
 
 
@@ -47,7 +65,7 @@ def test_normalize_notebook_strips_what_changes_between_runs():
     assert plain.metadata == {} and plain.execution_count == 3 and plain.outputs[0]["data"] == {"text/plain": "2"}
 
 
-@pytest.mark.parametrize("name", ["eval.ipynb", "explore.ipynb"])
+@pytest.mark.parametrize("name", ["eval.ipynb", "explore.ipynb", "collection.ipynb", "sweep.ipynb"])
 def test_committed_notebooks_hold_nothing_volatile(name):
     """No papermill metadata, no timing, no absolute path, no memory address in a committed notebook."""
     text = (REPORTS / name).read_text(encoding="utf-8")
@@ -81,6 +99,25 @@ def test_html_is_self_contained_and_reads_as_a_report():
     table = html.index("mean_recall@k</th>")
     assert table < html.index("3. Per-query breakdown") < html.index('src="data:image/png')
     assert 'alt="Figure: mean recall@k and precision@k for k = 1..16, by retriever"' in html
+
+
+@pytest.mark.parametrize(
+    "name, title, sections, images, first_table",
+    [
+        ("collection", "agentmemory collection report", COLLECTION_SECTIONS, 1, "mean_recall@k</th>"),
+        ("sweep", "agentmemory sweeps: k and seeds", SWEEP_SECTIONS, 2, "R@k BM25</th>"),
+    ],
+)
+def test_new_reports_render_self_contained(name, title, sections, images, first_table):
+    """collection.html and sweep.html: title, section headings in order, PNGs embedded with captions, no network."""
+    html = (REPORTS / f"{name}.html").read_text(encoding="utf-8")
+    assert html == render_html(nbformat.read(REPORTS / f"{name}.ipynb", as_version=4))
+    assert not re.search(r"<script[^>]*\bsrc=", html, re.IGNORECASE)
+    assert f"<title>{title}</title>" in html
+    assert re.findall(r"<h2[^>]*>(.*?)<a", html) == sections
+    assert html.count('src="data:image/png;base64,') == images
+    assert 'alt="Figure: ' in html and "params." not in html
+    assert first_table in html
 
 
 def test_build_regenerates_the_committed_reports_byte_for_byte(tmp_path, monkeypatch):

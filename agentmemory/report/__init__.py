@@ -6,4 +6,11 @@ Modules: :mod:`.params` (notebook parameters, validated), :mod:`.tables`
 :mod:`.caveats`, :mod:`.results` (the eval-results.json artifact), :mod:`.explore`
 (the exploration notebook), :mod:`.display` (how results show in a notebook) and
 :mod:`.build` (``python -m agentmemory.report.build``, what ``make report`` runs).
+
+For the collection and sweep reports: :mod:`.inputs` (what was loaded,
+skipped and repaired), :mod:`.stats` (bootstrap intervals and paired
+comparisons in words), :mod:`.hardest` (the hardest queries), :mod:`.ranks`
+(the distribution of first-relevant ranks), :mod:`.ties` (queries whose tied
+scores straddle the cutoff, and how far each measure could move) and
+:mod:`.sweeps` (k and seed sweeps, and how much a small evaluation moves).
 """

@@ -3,18 +3,22 @@
 Run from the repository root (``make report`` does).  For the given seed
 and k (default 7 and 5) it
 
-1. executes ``notebooks/eval.ipynb`` with papermill (kernel ``python3``,
-   working directory ``.``, ``output_dir = reports``), which writes
-   ``reports/eval-results.json``, and ``notebooks/explore.ipynb`` with its
-   default query;
+1. executes with papermill (kernel ``python3``, working directory ``.``):
+   ``notebooks/eval.ipynb`` (``output_dir = reports``), which writes
+   ``reports/eval-results.json``; ``notebooks/explore.ipynb`` with its
+   default query; ``notebooks/collection.ipynb`` on the authored LoCoMo
+   sample (``output_dir = reports/collection``), which writes
+   ``reports/collection/eval-results.json``; and ``notebooks/sweep.ipynb``
+   with its default (small) sweep;
 2. strips what differs between runs (:func:`normalize_notebook`) and writes
-   ``reports/eval.ipynb`` and ``reports/explore.ipynb``: these executed
-   notebooks are the references nbval checks;
+   ``reports/<name>.ipynb`` for each: these executed notebooks are the
+   references nbval checks;
 3. renders each to HTML (:func:`render_html`: input hidden, images embedded,
    no script or style fetched from the network);
-4. runs ``agentmemory eval`` with the same parameters, writing the TREC runs
-   to ``reports/runs/`` and the artifact to a temporary file, and fails
-   unless that artifact is byte-identical to the notebook's.
+4. runs ``agentmemory eval`` with the same parameters (for the seed
+   fixture, writing the TREC runs to ``reports/runs/``; for the LoCoMo
+   sample, ``--collection`` it) with the artifact in a temporary file, and
+   fails unless each artifact is byte-identical to its notebook's.
 
 Running it twice without changes gives byte-identical files.
 """
@@ -36,9 +40,13 @@ import nbformat
 
 from ..errors import AgentMemoryError, InputError, check_positive_int
 from ..io import atomic_write_text, sha256_file
+from .params import sample_collection_path
 from .results import ARTIFACT_NAME
 
-__all__ = ["KERNEL_NAME", "build", "execute", "main", "normalize_notebook", "render_html"]
+__all__ = ["KERNEL_NAME", "NOTEBOOKS", "build", "execute", "main", "normalize_notebook", "render_html"]
+
+NOTEBOOKS = ("eval.ipynb", "explore.ipynb", "collection.ipynb", "sweep.ipynb")
+"""The notebooks ``build`` runs, in order; each gives ``reports/<name>.ipynb`` and ``reports/<name>.html``."""
 
 KERNEL_NAME = "python3"
 """The stock kernelspec, which resolves to the interpreter running the build (never a machine's own kernel name)."""
@@ -140,46 +148,44 @@ def build(
 ) -> list[Path]:
     """Regenerate ``reports`` (see the module docstring); return the files written."""
     k = check_positive_int("k", k)
-    for name in ("eval.ipynb", "explore.ipynb"):
+    for name in NOTEBOOKS:
         if not (notebooks / name).is_file():
             raise InputError(notebooks / name, None, "not found; run from the repository root or pass --notebooks")
     reports.mkdir(parents=True, exist_ok=True)
     cwd = Path.cwd()
     written = []
+    collection_dir = reports / "collection"
 
-    evaluation_nb = execute(notebooks / "eval.ipynb", {"seed": seed, "k": k, "output_dir": reports.as_posix()}, cwd)
-    explore_nb = execute(notebooks / "explore.ipynb", {"k": k}, cwd)
-    for name, nb in (("eval", evaluation_nb), ("explore", explore_nb)):
-        _write_notebook(nb, reports / f"{name}.ipynb")
-        atomic_write_text(reports / f"{name}.html", render_html(nb))
-        written += [reports / f"{name}.ipynb", reports / f"{name}.html"]
+    parameters = {
+        "eval.ipynb": {"seed": seed, "k": k, "output_dir": reports.as_posix()},
+        "explore.ipynb": {"k": k},
+        "collection.ipynb": {"seed": seed, "k": k, "output_dir": collection_dir.as_posix()},
+        "sweep.ipynb": {"k": k},
+    }
+    for name in NOTEBOOKS:
+        nb = execute(notebooks / name, parameters[name], cwd)
+        stem = Path(name).stem
+        _write_notebook(nb, reports / f"{stem}.ipynb")
+        atomic_write_text(reports / f"{stem}.html", render_html(nb))
+        written += [reports / f"{stem}.ipynb", reports / f"{stem}.html"]
 
-    artifact = reports / ARTIFACT_NAME
-    written.append(artifact)
-    written.append(_check_against_cli(seed, k, artifact, reports / "runs"))
+    written.append(_check_against_cli(seed, k, reports / ARTIFACT_NAME, ["--runs-dir", str(reports / "runs")]))
+    written.append(reports / "runs")
+    sample = ["--collection", str(sample_collection_path())]
+    written.append(_check_against_cli(seed, k, collection_dir / ARTIFACT_NAME, sample))
     return written
 
 
-def _check_against_cli(seed: int, k: int, artifact: Path, runs: Path) -> Path:
-    """Run ``agentmemory eval`` with the same parameters; fail unless its artifact equals the notebook's byte for byte."""
+def _check_against_cli(seed: int, k: int, artifact: Path, extra: list[str]) -> Path:
+    """Run ``agentmemory eval`` with the same parameters (and ``extra`` options); fail unless its artifact
+    equals the notebook's byte for byte.  Returns ``artifact``."""
     from ..cli import main as cli_main
 
     with tempfile.TemporaryDirectory() as tmp:
         cli_out = Path(tmp) / ARTIFACT_NAME
         with contextlib.redirect_stdout(io.StringIO()):
             status = cli_main(
-                [
-                    "eval",
-                    "--seed",
-                    str(seed),
-                    "--k",
-                    str(k),
-                    "--out",
-                    str(cli_out),
-                    "--runs-dir",
-                    str(runs),
-                    "--no-progress",
-                ]
+                ["eval", "--seed", str(seed), "--k", str(k), "--out", str(cli_out), *extra, "--no-progress"]
             )
         if status != 0:
             raise RuntimeError(f"agentmemory eval exited with status {status}")
@@ -188,13 +194,13 @@ def _check_against_cli(seed: int, k: int, artifact: Path, runs: Path) -> Path:
                 f"{artifact} (written by the notebook) differs from what agentmemory eval writes "
                 f"for seed {seed}, k {k}: sha256 {sha256_file(artifact)} against {sha256_file(cli_out)}"
             )
-    return runs
+    return artifact
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m agentmemory.report.build",
-        description="Regenerate reports/: executed notebooks, their HTML and eval-results.json.",
+        description="Regenerate reports/: executed notebooks, their HTML and the eval-results.json artifacts.",
     )
     parser.add_argument("--seed", type=int, default=7, help="seed of the evaluation (default 7)")
     parser.add_argument("--k", type=int, default=5, help="rank cutoff (default 5)")

@@ -38,7 +38,7 @@ def caveats(evaluation: Evaluation) -> Markdown:
     if left_out:
         lines.append(
             f"- {left_out} judged queries of the groups {', '.join(c.headline_excludes)} are evaluated but left "
-            "out of the headline means (they appear in the per-query tables)."
+            "out of the headline means (they appear in the per-query results and the group means)."
         )
     for qid, reason in c.skipped:
         lines.append(f"- Query {qid} was skipped by the loader: {reason}.")

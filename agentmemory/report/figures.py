@@ -31,11 +31,17 @@ __all__ = [
     "DPI",
     "cutoff_figure",
     "cutoff_numbers",
+    "first_rank_figure",
+    "first_rank_numbers",
     "first_relevant_figure",
     "first_relevant_numbers",
+    "k_sweep_figure",
+    "k_sweep_numbers",
     "per_query_figure",
     "per_query_numbers",
     "png_bytes",
+    "sweep_figure",
+    "sweep_numbers",
 ]
 
 DPI = 100
@@ -178,3 +184,138 @@ def first_relevant_figure(ranks: pd.DataFrame, k: int) -> Png:
         ax.legend(loc="upper right")
         data = png_bytes(fig)
     return Png(data, f"Figure: rank of the first relevant hit per query, by retriever (cutoff k = {k})")
+
+
+def first_rank_numbers(frame: pd.DataFrame) -> Table:
+    """The numbers of :func:`first_rank_figure`: one row per bin, per retriever the queries in it and their share."""
+    retrievers = list(dict.fromkeys(frame["retriever"]))
+    bins = list(dict.fromkeys(frame["bin"]))
+    out = pd.DataFrame({"first relevant rank": bins})
+    for label in retrievers:
+        rows = frame[frame["retriever"] == label].set_index("bin")
+        out[label] = [f"{int(rows.loc[b, 'queries'])} ({rows.loc[b, 'share']:.0%})" for b in bins]
+    return Table(out, "Numbers behind the first-rank figure: headline queries per bin (share of them)")
+
+
+def first_rank_figure(frame: pd.DataFrame, k: int) -> Png:
+    """Bars: how many headline queries have their first relevant hit at each rank, and how many none in the top k."""
+    retrievers = list(dict.fromkeys(frame["retriever"]))
+    bins = list(dict.fromkeys(frame["bin"]))
+    width = 0.8 / max(len(retrievers), 1)
+    with matplotlib.style.context("default"), matplotlib.rc_context(_RC):
+        fig = _figure(8, 3.2)
+        ax = fig.subplots()
+        for i, label in enumerate(retrievers):
+            rows = frame[frame["retriever"] == label].set_index("bin")
+            xs = [j + (i - (len(retrievers) - 1) / 2) * width for j in range(len(bins))]
+            ax.bar(xs, [int(rows.loc[b, "queries"]) for b in bins], width, label=label, color=f"C{i}")
+        ax.set_xticks(range(len(bins)), bins, rotation=90 if len(bins) > 16 else 0)
+        ax.set_xlabel("rank of the first relevant hit")
+        ax.set_ylabel("headline queries")
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_title(f"Where the first relevant hit ranks (k = {k})")
+        ax.legend(loc="upper right")
+        data = png_bytes(fig)
+    return Png(data, f"Figure: headline queries by rank of the first relevant hit, by retriever (k = {k})")
+
+
+_CURVE_TITLES = {"R": "mean recall@k", "P": "mean precision@k", "nDCG": "mean nDCG@k"}
+
+
+def k_sweep_numbers(sweep: dict) -> Table:
+    """The numbers of :func:`k_sweep_figure`: one row per k, each retriever's mean R@k, P@k and nDCG@k (4 decimals)."""
+    out = pd.DataFrame({"k": [str(k) for k in sweep["ks"]]})
+    for row in sweep["retrievers"].values():
+        for name in sweep["measures"]:
+            out[f"{name}@k {row['label']}"] = [format(v, ".4f") for v in row[name]]
+    return Table(out, f"Numbers behind the k sweep: means over {sweep['queries']} queries of {sweep['collection']}")
+
+
+def k_sweep_figure(sweep: dict) -> Png:
+    """Mean R@k, P@k and nDCG@k against k (one panel each), a line per retriever."""
+    with matplotlib.style.context("default"), matplotlib.rc_context(_RC):
+        fig = _figure(9, 3.0)
+        axes = fig.subplots(1, len(sweep["measures"]), sharey=True)
+        for ax, name in zip(axes, sweep["measures"]):
+            for i, row in enumerate(sweep["retrievers"].values()):
+                ax.plot(sweep["ks"], row[name], marker="o", markersize=3, label=row["label"], color=f"C{i}")
+            ax.set_title(_CURVE_TITLES.get(name, name))
+            ax.set_xlabel("k")
+            ax.set_ylim(0, 1.05)
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        axes[0].set_ylabel("mean over queries")
+        axes[0].legend(loc="lower right")
+        data = png_bytes(fig)
+    top = max(sweep["ks"])
+    return Png(data, f"Figure: mean recall@k, precision@k and nDCG@k for k = 1..{top} on {sweep['collection']}")
+
+
+def _jitter(count: int) -> list[float]:
+    """Fixed horizontal offsets for ``count`` strip points (golden-ratio spread in [-0.15, 0.15]; no randomness)."""
+    return [((i * 0.6180339887) % 1.0 - 0.5) * 0.3 for i in range(count)]
+
+
+def sweep_numbers(rows: list[dict], measures: list[str]) -> Table:
+    """The points of :func:`sweep_figure`: one row per seed, each shape x retriever x measure's mean (2 decimals)."""
+    shapes = list(dict.fromkeys((r["n_entries"], r["queries"]) for r in rows))
+    labels = list(dict.fromkeys(r["label"] for r in rows))
+    seeds = list(dict.fromkeys(r["seed"] for r in rows))
+    cell = {(r["seed"], r["n_entries"], r["queries"], r["label"]): r for r in rows}
+    out = pd.DataFrame({"seed": [str(s) for s in seeds]})
+    for n, q in shapes:
+        for label in labels:
+            for m in measures:
+                out[f"{m} {label} {n}x{q}"] = [format(cell[(s, n, q, label)][m], ".2f") for s in seeds]
+    return Table(
+        out, "Numbers behind the seed-sweep figure: each seed's means (column: measure, retriever, entries x queries)"
+    )
+
+
+def sweep_figure(rows: list[dict], measures: list[str], names: dict[str, str]) -> Png:
+    """Box (5%, 25%, 50%, 75%, 95%) and strip (every seed) per collection shape and retriever, a panel per measure.
+
+    ``names`` maps each measure to its panel title (``{"RR": "MRR"}``).
+    Whiskers end at the 5% and 95% quantiles (numpy's linear
+    interpolation, the same as :func:`agentmemory.sweep.summarize_sweep`).
+    """
+    shapes = list(dict.fromkeys((r["n_entries"], r["queries"]) for r in rows))
+    labels = list(dict.fromkeys(r["label"] for r in rows))
+    step = len(labels) + 1
+    with matplotlib.style.context("default"), matplotlib.rc_context(_RC):
+        fig = _figure(9, 3.4)
+        axes = fig.subplots(1, len(measures), sharey=True)
+        for ax, m in zip(axes, measures):
+            for s, (n, q) in enumerate(shapes):
+                for i, label in enumerate(labels):
+                    values = [r[m] for r in rows if (r["n_entries"], r["queries"], r["label"]) == (n, q, label)]
+                    x = s * step + i
+                    box = ax.boxplot(
+                        [values], positions=[x], widths=0.6, whis=(5, 95), showfliers=False, patch_artist=True
+                    )
+                    for patch in box["boxes"]:
+                        patch.set(facecolor="none", edgecolor=f"C{i}")
+                    for key in ("whiskers", "caps", "medians"):
+                        for line in box[key]:
+                            line.set(color=f"C{i}")
+                    ax.scatter(
+                        [x + d for d in _jitter(len(values))],
+                        values,
+                        s=6,
+                        color=f"C{i}",
+                        alpha=0.6,
+                        label=label if s == 0 else None,
+                    )
+            ax.set_xticks(
+                [s * step + (len(labels) - 1) / 2 for s in range(len(shapes))],
+                [f"{n} entries\n{q} queries" for n, q in shapes],
+            )
+            ax.set_title(names.get(m, m))
+            ax.set_ylim(-0.05, 1.05)
+        axes[0].set_ylabel("mean over the collection's queries")
+        axes[0].legend(loc="lower left")
+        data = png_bytes(fig)
+    seeds = len({r["seed"] for r in rows})
+    return Png(
+        data,
+        f"Figure: {', '.join(names.get(m, m) for m in measures)} across {seeds} seeds, by collection shape and retriever",
+    )

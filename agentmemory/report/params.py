@@ -1,16 +1,20 @@
 """Notebook parameters, validated by the library before anything runs.
 
 The first code cell after a notebook's parameters cell calls
-:func:`eval_setup` (or :func:`explore_setup`).  Any bad value raises
+:func:`eval_setup` (or :func:`explore_setup`, :func:`collection_setup`,
+:func:`sweep_setup`).  Any bad value raises
 :class:`ReportParameterError` whose text is exactly the library's own message
 (for example ``k: 0 (int) is less than 1; k must be an integer >= 1``); in a
 notebook it shows as that one line, without a traceback, and papermill stops
 at that cell.
 
-Parameter conventions shared by both notebooks: ``collection = ""`` (or
+Parameter conventions shared by the notebooks: ``collection = ""`` (or
 ``None``) means the shipped fixture (:func:`agentmemory.collection.default_collection_path`),
 found from any working directory; any other value is a collection folder,
-relative to the kernel's working directory.
+relative to the kernel's working directory.  ``collection.ipynb`` is the
+exception: there ``""`` means the authored LoCoMo sample
+(:func:`sample_collection_path`), and any path is read by
+:func:`agentmemory.loaders.load` (a LoCoMo ``.json`` file or a BEIR folder).
 """
 
 from __future__ import annotations
@@ -18,15 +22,36 @@ from __future__ import annotations
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
+from typing import NamedTuple
 
 from ..collection import Collection, default_collection_path, load_collection
-from ..errors import AgentMemoryError, ParameterError, check_positive_int
+from ..errors import AgentMemoryError, MissingFileError, ParameterError, check_positive_int
+from ..loaders import detect_format, load
 from ..retrievers import parse_retrievers
+from ..synthetic import synthetic_collection
 from ..tokenize import tokenize
 
-__all__ = ["EvalSetup", "ExploreSetup", "ReportParameterError", "eval_setup", "explore_setup"]
+__all__ = [
+    "SAMPLE",
+    "SAMPLE_PATH",
+    "CollectionSetup",
+    "EvalSetup",
+    "ExploreSetup",
+    "ReportParameterError",
+    "SweepConfig",
+    "SweepSetup",
+    "collection_setup",
+    "eval_setup",
+    "explore_setup",
+    "parse_seeds",
+    "sample_collection_path",
+    "sweep_setup",
+]
 
 SHIPPED = "the shipped fixture"
+SAMPLE = "the shipped LoCoMo sample"
+SAMPLE_PATH = "fixtures/locomo-sample/locomo-sample.json"
+"""Where the authored LoCoMo sample lives, relative to the repository root (the folder holding ``agentmemory/``)."""
 
 
 class ReportParameterError(AgentMemoryError, ValueError):
@@ -190,3 +215,259 @@ def explore_setup(
     except AgentMemoryError as err:
         raise ReportParameterError(err) from err
     return ExploreSetup(loaded, source, query, tags, checked_k, entry)
+
+
+def sample_collection_path(package_dir: str | PathLike[str] | None = None) -> Path:
+    """The authored LoCoMo-shaped sample, ``fixtures/locomo-sample/locomo-sample.json``, found from any working directory.
+
+    The sample lives in the source tree beside the package (a checkout or an
+    editable install), not in the wheel.  It is looked for at
+    ``<package_dir>/../fixtures/locomo-sample/locomo-sample.json``;
+    ``package_dir`` defaults to the imported ``agentmemory`` folder.
+
+    Raises:
+        MissingFileError: the file is not there (for example an installed
+            wheel); the message says to pass ``collection``.
+    """
+    here = Path(package_dir) if package_dir is not None else Path(__file__).resolve().parent.parent
+    path = here.parent / SAMPLE_PATH
+    if not path.is_file():
+        raise MissingFileError(
+            path,
+            "file (the LoCoMo sample ships with a source checkout only, fixtures/ is not in the wheel); "
+            "pass collection= the path of a LoCoMo .json file or a BEIR-style collection folder",
+        )
+    return path
+
+
+@dataclass(frozen=True)
+class CollectionSetup:
+    """The validated parameters of ``collection.ipynb`` and the loaded collection.
+
+    ``source`` is the collection as the user gave it (``"the shipped LoCoMo
+    sample"`` for the default), so no absolute path is printed; ``cli_path``
+    is the path to pass to ``agentmemory eval --collection`` from the
+    repository root (the sample's repository-relative path for the default);
+    ``format`` is the format actually read (``"auto"`` resolved).
+    """
+
+    seed: int
+    k: int
+    retrievers: tuple[str, ...]
+    collection: Collection
+    source: str
+    cli_path: str
+    format: str
+    format_given: str
+    repair: bool
+    output_dir: Path | None
+
+
+def collection_setup(
+    *,
+    collection: str | PathLike[str] | None,
+    format: object,
+    repair: object,
+    k: object,
+    seed: object,
+    retrievers: object,
+    output_dir: object,
+) -> CollectionSetup:
+    """Validate ``collection.ipynb``'s parameters and load the collection with :func:`agentmemory.loaders.load`.
+
+    Checks, in order: ``seed``, ``k``, ``retrievers``, ``output_dir`` (as
+    :func:`eval_setup`), then loads the collection: ``""``/``None`` is the
+    LoCoMo sample (:func:`sample_collection_path`), any other value a path
+    relative to the working directory; ``format`` (``"auto"``, ``"locomo"`` or
+    ``"beir"``) and ``repair`` (a bool; LoCoMo only) are checked by ``load``.
+
+    Raises:
+        ReportParameterError: the first rejected value, with the library's message.
+    """
+    try:
+        checked_seed = _seed(seed)
+        checked_k = check_positive_int("k", k)
+        names = parse_retrievers(retrievers)  # type: ignore[arg-type]
+        out = _output_dir(output_dir)
+        if collection is None or collection == "":
+            path: Path = sample_collection_path()
+            source, cli_path = SAMPLE, SAMPLE_PATH
+        elif isinstance(collection, (str, PathLike)):
+            path = Path(collection)
+            source = cli_path = str(collection)
+        else:
+            raise ParameterError(
+                "collection",
+                collection,
+                "is not a path",
+                'pass a LoCoMo .json file or a collection folder, or "" for the LoCoMo sample',
+            )
+        loaded = load(path, format=format, repair=repair)  # type: ignore[arg-type]
+        resolved = detect_format(path) if format == "auto" else str(format)
+    except ReportParameterError:
+        raise
+    except AgentMemoryError as err:
+        raise ReportParameterError(err) from err
+    return CollectionSetup(
+        checked_seed, checked_k, names, loaded, source, cli_path, resolved, str(format), bool(repair), out
+    )
+
+
+class SweepConfig(NamedTuple):
+    """One synthetic collection shape of the seed sweep: entries and queries."""
+
+    n_entries: int
+    n_queries: int
+
+    def __str__(self) -> str:
+        return f"{self.n_entries} entries, {self.n_queries} queries"
+
+
+@dataclass(frozen=True)
+class SweepSetup:
+    """The validated parameters of ``sweep.ipynb``.
+
+    ``collection`` is the collection of the k sweep (``source`` as given);
+    ``ks`` the cutoffs ``1 .. k_max``; ``seeds`` the synthetic generator
+    seeds; ``configs`` the collection shapes, in the order given;
+    ``seed`` the run seed of the k sweep (it names event ids only: no
+    ranking depends on it).
+    """
+
+    collection: Collection
+    source: str
+    ks: tuple[int, ...]
+    k: int
+    seeds: tuple[int, ...]
+    configs: tuple[SweepConfig, ...]
+    mismatch_rate: float
+    retrievers: tuple[str, ...]
+    progress: bool
+    seed: int = 7
+
+
+_SEEDS_HELP = 'pass a number of seeds such as 20 (seeds 0..19) or an inclusive range such as "100-199"'
+
+
+def parse_seeds(seeds: object) -> tuple[int, ...]:
+    """The generator seeds a ``seeds`` parameter names.
+
+    An integer ``N >= 1`` (or its text, ``"20"``) means the seeds ``0 .. N-1``;
+    the text ``"a-b"`` with ``0 <= a <= b`` means ``a .. b`` inclusive.
+
+    Raises:
+        ParameterError: anything else.
+    """
+    if isinstance(seeds, bool) or not isinstance(seeds, (int, str)):
+        raise ParameterError("seeds", seeds, "is not a count or a range", _SEEDS_HELP)
+    if isinstance(seeds, int):
+        return tuple(range(check_positive_int("seeds", seeds)))
+    text = seeds.strip()
+    if text.isdigit():
+        if int(text) < 1:
+            raise ParameterError("seeds", seeds, "is less than 1", _SEEDS_HELP)
+        return tuple(range(int(text)))
+    low, dash, high = text.partition("-")
+    if not dash or not low.strip().isdigit() or not high.strip().isdigit():
+        raise ParameterError("seeds", seeds, "is not a count or a range", _SEEDS_HELP)
+    if int(low) > int(high):
+        raise ParameterError("seeds", seeds, "is an empty range", "the range's start must not exceed its end")
+    return tuple(range(int(low), int(high) + 1))
+
+
+def _int_list(name: str, value: object, example: str) -> list[int]:
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise ParameterError(name, value, "is not a comma-separated list of integers", f"pass e.g. {example!r}")
+    if isinstance(value, int):
+        return [check_positive_int(name, value)]
+    items = [item.strip() for item in value.split(",")]
+    if not all(item.isdigit() for item in items):
+        raise ParameterError(name, value, "is not a comma-separated list of integers", f"pass e.g. {example!r}")
+    return [check_positive_int(f"{name} item", int(item)) for item in items]
+
+
+def _configs(sizes: object, queries: object) -> tuple[SweepConfig, ...]:
+    entries = _int_list("sizes", sizes, "16,200")
+    counts = _int_list("queries", queries, "5,50")
+    if len(counts) == 1:
+        counts = counts * len(entries)
+    if len(counts) != len(entries):
+        raise ParameterError(
+            "queries",
+            queries,
+            f"names {len(counts)} counts for {len(entries)} sizes",
+            "give one number of queries for every size, or one per size",
+        )
+    configs = [SweepConfig(n, q) for n, q in zip(entries, counts)]
+    repeated = next((c for i, c in enumerate(configs) if c in configs[:i]), None)
+    if repeated is not None:
+        raise ParameterError(
+            "sizes", sizes, f"repeats the collection shape ({repeated})", "list each size and query count once"
+        )
+    return tuple(configs)
+
+
+def _mismatch_rate(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        raise ParameterError("mismatch_rate", value, "is not a probability", "use a number in [0, 1], e.g. 0.2")
+    return float(value)
+
+
+def sweep_setup(
+    *,
+    collection: str | PathLike[str] | None,
+    k_max: object,
+    k: object,
+    seeds: object,
+    sizes: object,
+    queries: object,
+    mismatch_rate: object,
+    retrievers: object,
+    progress: object,
+) -> SweepSetup:
+    """Validate ``sweep.ipynb``'s parameters and load the k sweep's collection.
+
+    Checks, in order: ``k_max`` and ``k`` (integers >= 1), ``seeds``
+    (:func:`parse_seeds`), ``sizes`` and ``queries`` (comma-separated
+    integers >= 1, ``queries`` one for all sizes or one per size, no shape
+    twice), ``mismatch_rate`` (in [0, 1]), ``retrievers``, ``progress`` (a
+    bool), that :func:`agentmemory.synthetic.synthetic_collection` accepts
+    every shape, and the collection (``""`` the shipped fixture, else any
+    path :func:`agentmemory.loaders.load` reads).
+
+    Raises:
+        ReportParameterError: the first rejected value, with the library's message.
+    """
+    try:
+        top = check_positive_int("k_max", k_max)
+        cutoff = check_positive_int("k", k)
+        seed_list = parse_seeds(seeds)
+        configs = _configs(sizes, queries)
+        rate = _mismatch_rate(mismatch_rate)
+        names = parse_retrievers(retrievers)  # type: ignore[arg-type]
+        if not isinstance(progress, bool):
+            raise ParameterError("progress", progress, "is not a bool", "pass True or False")
+        for config in configs:
+            try:
+                synthetic_collection(
+                    seed=seed_list[0], n_entries=config.n_entries, n_queries=config.n_queries, mismatch_rate=rate
+                )
+            except ParameterError as err:
+                if err.name != "n_entries":
+                    raise
+                raise ParameterError(
+                    "sizes", sizes, f"cannot hold {config.n_queries} queries in {config.n_entries} entries", err.allowed
+                ) from None
+        if collection is None or collection == "":
+            loaded, source = load(default_collection_path()), SHIPPED
+        elif isinstance(collection, (str, PathLike)):
+            loaded, source = load(collection), str(collection)
+        else:
+            raise ParameterError(
+                "collection", collection, "is not a path", 'pass a collection folder, or "" for the shipped fixture'
+            )
+    except ReportParameterError:
+        raise
+    except AgentMemoryError as err:
+        raise ReportParameterError(err) from err
+    return SweepSetup(loaded, source, tuple(range(1, top + 1)), cutoff, seed_list, configs, rate, names, progress)

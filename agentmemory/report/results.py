@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import Any
 
 from ..artifact import dumps_artifact, write_artifact
 from ..evaluate import Evaluation
@@ -30,19 +31,32 @@ def cli_command(evaluation: Evaluation, source: str, out: str = "reports/eval-re
     return " ".join(parts)
 
 
-def artifact_summary(evaluation: Evaluation, source: str) -> Markdown:
-    """Size and sha256 of the artifact for this run (computed, not read from disk) and the equivalent command."""
-    data = dumps_artifact(evaluation).encode("utf-8")
+def artifact_summary(
+    evaluation: Evaluation, source: str, *, command: str | None = None, statistics: dict[str, Any] | None = None
+) -> Markdown:
+    """Size and sha256 of the artifact for this run (computed, not read from disk) and the equivalent command.
+
+    ``command`` defaults to :func:`cli_command`; ``statistics`` may pass the
+    run's :func:`agentmemory.report.stats.run_statistics` (the artifact's own)
+    so they are not computed twice.
+    """
+    data = dumps_artifact(evaluation, statistics).encode("utf-8")
+    command = cli_command(evaluation, source) if command is None else command
     return Markdown(
         f"`{ARTIFACT_NAME}` for these parameters: {len(data)} bytes, sha256 `{hashlib.sha256(data).hexdigest()}`. "
-        f"`{cli_command(evaluation, source)}` writes the same bytes."
+        f"`{command}` writes the same bytes."
     )
 
 
-def write_results(evaluation: Evaluation, output_dir: Path | None) -> Markdown:
-    """Write ``output_dir/eval-results.json`` (atomically); with no ``output_dir``, say that nothing was written."""
+def write_results(
+    evaluation: Evaluation, output_dir: Path | None, *, statistics: dict[str, Any] | None = None
+) -> Markdown:
+    """Write ``output_dir/eval-results.json`` (atomically); with no ``output_dir``, say that nothing was written.
+
+    ``statistics`` as in :func:`artifact_summary`.
+    """
     if output_dir is None:
         return Markdown(f'`{ARTIFACT_NAME}` not written: output_dir is "" (pass e.g. `-p output_dir reports`).')
     path = output_dir / ARTIFACT_NAME
-    write_artifact(evaluation, path)
+    write_artifact(evaluation, path, statistics=statistics)
     return Markdown(f"Wrote `{path.as_posix()}`.")

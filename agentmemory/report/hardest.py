@@ -1,0 +1,83 @@
+"""The hardest queries of a run: where each retriever did worst, with the evidence and what it returned instead."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ..errors import check_positive_int
+from ..evaluate import Evaluation, QueryResult
+from .display import Table, short
+
+__all__ = ["hardest_queries", "hardest_table"]
+
+
+def hardest_queries(evaluation: Evaluation, retriever: str, n: int = 5) -> tuple[QueryResult, ...]:
+    """The ``n`` judged queries of ``retriever`` with the lowest RR, then the lowest R@k.
+
+    Sorted by ``(RR, R@k, position in the file)`` ascending, so equal values
+    keep file order; every judged query takes part, those of groups left
+    out of the headline included (their group says so).  Fewer than ``n``
+    when there are fewer queries.
+
+    Raises:
+        ParameterError: ``n`` is not an integer >= 1, or ``retriever`` was not evaluated.
+    """
+    n = check_positive_int("n", n)
+    k = evaluation.k
+    result = evaluation.result(retriever)
+    ranked = sorted(
+        enumerate(result.per_query), key=lambda item: (item[1].metrics["RR"], item[1].metrics[f"R@{k}"], item[0])
+    )
+    return tuple(q for _, q in ranked[:n])
+
+
+def _evidence(q: QueryResult, evaluation: Evaluation, width: int) -> str:
+    ranks = {h.entry_id: h.rank for h in q.hits}
+    parts = []
+    for entry_id in q.relevant:
+        where = f"rank {ranks[entry_id]}" if entry_id in ranks else f"not in top {evaluation.k}"
+        parts.append(f"{entry_id} [{where}] {short(evaluation.collection.entry(entry_id).text, width)}")
+    return "; ".join(parts) or "-"
+
+
+def _retrieved(q: QueryResult, evaluation: Evaluation, width: int) -> str:
+    relevant = set(q.relevant)
+    parts = [
+        f"{h.rank}. {h.entry_id} ({h.score:.2f}{', relevant' if h.entry_id in relevant else ''}) "
+        f"{short(evaluation.collection.entry(h.entry_id).text, width)}"
+        for h in q.hits
+    ]
+    return "; ".join(parts) or "nothing (every entry scores 0)"
+
+
+def hardest_table(evaluation: Evaluation, retriever: str, n: int = 5, *, width: int = 40) -> Table:
+    """:func:`hardest_queries` with the question, its relevant evidence and what the retriever returned.
+
+    Columns: query, group, text, RR, R@k (2 decimals), first relevant rank
+    (``none in top k``), relevant (each evidence entry with its rank or
+    ``not in top k`` and a short text) and retrieved (the top k: rank, id,
+    score, ``relevant`` when judged so, a short text).
+    """
+    k = evaluation.k
+    result = evaluation.result(retriever)
+    rows = []
+    for q in hardest_queries(evaluation, retriever, n):
+        rank = q.first_relevant_rank
+        rows.append(
+            {
+                "query": q.query_id,
+                "group": q.group or "-",
+                "text": q.text,
+                "RR": format(q.metrics["RR"], ".2f"),
+                f"R@{k}": format(q.metrics[f"R@{k}"], ".2f"),
+                "first relevant rank": "none in top k" if rank is None else str(rank),
+                "relevant": _evidence(q, evaluation, width),
+                "retrieved": _retrieved(q, evaluation, width),
+            }
+        )
+    total = len(result.per_query)
+    return Table(
+        pd.DataFrame(rows),
+        f"{result.label}: the {len(rows)} hardest of {total} judged queries at k = {k} "
+        "(lowest RR, then lowest recall; every group included)",
+    )

@@ -1,0 +1,171 @@
+"""What a collection report evaluated: the loaded collection, its scopes and groups, and what the loader left out.
+
+Used by ``collection.ipynb`` (section 1).  Everything comes from the
+:class:`~agentmemory.collection.Collection` the loader built: its
+``skipped`` queries with their reasons and its ``repairs``, listed in full,
+never summarised away.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ..evaluate import Evaluation
+from .display import Markdown, Table
+from .params import CollectionSetup
+
+__all__ = [
+    "collection_command",
+    "collection_overview",
+    "groups_table",
+    "headline_note",
+    "repairs_table",
+    "scopes_table",
+    "skipped_table",
+]
+
+
+def _plural(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def collection_command(setup: CollectionSetup, evaluation: Evaluation) -> str:
+    """The ``agentmemory eval`` command, run from the repository root, that writes the same artifact.
+
+    ``--format`` is given when the notebook's was not ``auto``; ``--repair``
+    when repair was on; ``--out`` is ``<output_dir>/eval-results.json``
+    (``eval-results.json`` when no output folder was given).
+    """
+    parts = ["agentmemory eval", f"--collection {setup.cli_path}"]
+    if setup.format_given != "auto":
+        parts.append(f"--format {setup.format_given}")
+    if setup.repair:
+        parts.append("--repair")
+    names = ",".join(r.name for r in evaluation.results)
+    out = "eval-results.json" if setup.output_dir is None else f"{setup.output_dir.as_posix()}/eval-results.json"
+    parts += [f"--seed {evaluation.seed}", f"--k {evaluation.k}", f"--retrievers {names}", f"--out {out}"]
+    return " ".join(parts)
+
+
+def collection_overview(evaluation: Evaluation, setup: CollectionSetup) -> Markdown:
+    """Section 1: name, source, format, entries and scopes, queries evaluated / in the headline / skipped / repaired, run parameters, files."""
+    c = evaluation.collection
+    judged = c.judged_queries
+    excluded = [q for q in judged if q.group in c.headline_excludes]
+    scopes = {e.scope for e in c.entries}
+    relevant = sum(len(c.relevant(q.id)) for q in judged)
+    queries = (
+        f"- **Queries:** {len(judged)} evaluated, {relevant} relevant judgments; "
+        f"{len(judged) - len(excluded)} in the headline means"
+    )
+    if excluded:
+        queries += f", {len(excluded)} in groups shown separately ({', '.join(c.headline_excludes)})"
+    queries += (
+        f"; {_plural(len(c.skipped), 'query', 'queries')} skipped by the loader and "
+        f"{_plural(len(c.repairs), 'repair', 'repairs')} (both listed below)"
+    )
+    if c.unjudged_query_ids:
+        queries += f"; {len(c.unjudged_query_ids)} without judgments, not run"
+    how = f"read as `{setup.format}`"
+    if setup.repair:
+        how += ", malformed evidence repaired on request (every change listed below)"
+    elif setup.format == "locomo":
+        how += ", strict: a question with malformed evidence is skipped, never guessed"
+    lines = [
+        f"- **Collection:** `{c.name}` ({setup.source}), {how}",
+        f"- **Memories:** {len(c.entries)} entries in "
+        + (_plural(len(scopes), "scope", "scopes") if scopes != {None} else "one unscoped store")
+        + (" (a query searches only its own scope's entries)" if scopes != {None} else ""),
+        queries,
+        f"- **Cutoff:** k = {evaluation.k}; **seed:** {evaluation.seed} (event ids, timestamps, and the bootstrap "
+        "and permutation resampling)",
+        f"- **Measures:** {', '.join(str(m) for m in evaluation.measures)}",
+        "- **Retrievers:**",
+    ]
+    for result in evaluation.results:
+        params = ", ".join(f"{key} = {value}" for key, value in result.params.items())
+        lines.append(f"  - {result.label} (`{result.name}`): {params}")
+    lines.append(f"- **Input files** (sha256), digest `{c.digest}`:")
+    lines += [f"  - `{name}` `{sha}`" for name, sha in c.files.items()]
+    return Markdown("\n".join(lines))
+
+
+def scopes_table(evaluation: Evaluation) -> Table:
+    """One row per scope (LoCoMo: conversation) in order of first entry: entries, judged queries, time span."""
+    c = evaluation.collection
+    rows: dict[str | None, dict] = {}
+    for e in c.entries:
+        row = rows.setdefault(e.scope, {"entries": 0, "queries": 0, "stamps": []})
+        row["entries"] += 1
+        if e.created_at is not None:
+            row["stamps"].append(e.created_at)
+    for q in c.judged_queries:
+        rows.setdefault(q.scope, {"entries": 0, "queries": 0, "stamps": []})["queries"] += 1
+    frame = pd.DataFrame(
+        [
+            {
+                "scope": "(none)" if scope is None else scope,
+                "entries": str(row["entries"]),
+                "judged queries": str(row["queries"]),
+                "created": f"{min(row['stamps']).isoformat()} .. {max(row['stamps']).isoformat()}"
+                if row["stamps"]
+                else "unknown",
+            }
+            for scope, row in rows.items()
+        ]
+    )
+    return Table(
+        frame, "Scopes (LoCoMo: one per conversation): entries, judged queries and when the entries were created"
+    )
+
+
+def groups_table(evaluation: Evaluation) -> Table:
+    """One row per query group (sorted): judged queries, relevant judgments, and whether it is in the headline means."""
+    c = evaluation.collection
+    groups: dict[str, list] = {}
+    for q in c.judged_queries:
+        groups.setdefault("(none)" if q.group is None else q.group, []).append(q)
+    frame = pd.DataFrame(
+        [
+            {
+                "group": group,
+                "judged queries": str(len(queries)),
+                "relevant judgments": str(sum(len(c.relevant(q.id)) for q in queries)),
+                "in the headline means": "no, shown separately" if group in c.headline_excludes else "yes",
+            }
+            for group, queries in sorted(groups.items())
+        ]
+    )
+    return Table(frame, "Queries per group (LoCoMo: per category)")
+
+
+def skipped_table(evaluation: Evaluation) -> Table:
+    """Every query the loader skipped, with its reason (left out of every number)."""
+    skipped = evaluation.collection.skipped
+    frame = pd.DataFrame(list(skipped), columns=["query", "reason"])
+    return Table(frame, f"Skipped by the loader ({len(skipped)}), left out of every number")
+
+
+def repairs_table(evaluation: Evaluation) -> Table:
+    """Every change the loader made on request (``repair=True``), one row each."""
+    repairs = evaluation.collection.repairs
+    frame = pd.DataFrame(list(repairs), columns=["query", "change"])
+    caption = f"Repaired by the loader ({len(repairs)})"
+    if not repairs:
+        caption += ": nothing was changed"
+    return Table(frame, caption)
+
+
+def headline_note(evaluation: Evaluation) -> Markdown:
+    """Which queries the headline means are over, and which groups are left out and where they are shown."""
+    c = evaluation.collection
+    judged = c.judged_queries
+    headline = [q for q in judged if q.group not in c.headline_excludes]
+    left = [q for q in judged if q.group in c.headline_excludes]
+    if not left:
+        return Markdown(f"The headline means are over all {len(judged)} judged queries; no group is left out.")
+    return Markdown(
+        f"The headline means are over {len(headline)} of the {len(judged)} judged queries: "
+        f"{', '.join(c.headline_excludes)} ({_plural(len(left), 'query', 'queries')}) is left out, as most "
+        "published numbers do, and shown separately in section 3."
+    )

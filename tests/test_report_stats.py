@@ -1,0 +1,184 @@
+"""The statistics section: intervals and paired comparisons from evaluation_statistics, and what they allow, in words."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import REPO_ROOT
+
+from agentmemory import evaluate
+from agentmemory.loaders import load
+from agentmemory.report import stats
+from agentmemory.stats import evaluation_statistics
+
+SAMPLE_FILE = REPO_ROOT / "fixtures" / "locomo-sample" / "locomo-sample.json"
+
+
+@pytest.fixture(scope="module")
+def seed_stats(seed_evaluation):
+    return stats.run_statistics(seed_evaluation)
+
+
+@pytest.fixture(scope="module")
+def repaired():
+    """The LoCoMo sample with repair=True at k = 5: 12 headline queries, enough for a significant test."""
+    evaluation = evaluate(load(SAMPLE_FILE, repair=True), ("bm25", "tags"), k=5, seed=7)
+    return evaluation, stats.run_statistics(evaluation)
+
+
+def test_run_statistics_are_the_artifacts(seed_evaluation, seed_stats):
+    """run_statistics is evaluation_statistics seeded by the run's seed (what eval-results.json holds)."""
+    assert seed_stats == evaluation_statistics(seed_evaluation, seed=7)
+
+
+@pytest.mark.parametrize(
+    "cell, text",
+    [
+        (None, "n/a"),
+        ({"mean": 0.8, "low": 0.58, "high": 1.0, "n": 6, "degenerate": False}, "0.80 [0.58, 1.00]"),
+        ({"mean": 1.0, "low": 1.0, "high": 1.0, "n": 5, "degenerate": True}, "1.00 [1.00, 1.00] (all equal)"),
+        ({"mean": 0.5, "low": 0.5, "high": 0.5, "n": 1, "degenerate": True}, "0.50 (one query)"),
+    ],
+    ids=["none", "interval", "all-equal", "one-query"],
+)
+def test_interval_cell(cell, text):
+    """Intervals to 2 decimals; a collapsed interval is labelled, never passed off as certainty."""
+    assert stats.interval_cell(cell) == text
+
+
+def test_interval_table_holds_every_measure(seed_evaluation, seed_stats):
+    """One row per retriever, one column per measure, each the library's interval."""
+    table = stats.interval_table(seed_evaluation, seed_stats)
+    assert table.caption == "95% percentile-bootstrap intervals (10000 resamples of the queries, seed 7) over 5 queries"
+    assert list(table.frame.columns) == ["Retriever", "P@5", "R@5", "RR", "RR@5", "nDCG@5", "AP@5"]
+    assert table.frame.iloc[0].tolist() == [
+        "BM25",
+        "0.28 [0.20, 0.36]",
+        "0.90 [0.70, 1.00]",
+        "1.00 [1.00, 1.00] (all equal)",
+        "1.00 [1.00, 1.00] (all equal)",
+        "0.89 [0.75, 0.98]",
+        "0.83 [0.67, 0.97]",
+    ]
+
+
+def test_seed_significance_note_says_why_nothing_can_be_significant(seed_evaluation, seed_stats):
+    """Five queries: 32 sign patterns, smallest p 0.0625 > 0.05, so no difference can be significant; widths quoted."""
+    assert stats.significance_note(seed_evaluation, seed_stats).text == (
+        "- **5 queries:** the paired sign-flip test enumerates all 2^5 = 32 ways of swapping the two retrievers' "
+        "values query by query; the most extreme gives two-sided p = 2/32 = 0.0625.\n"
+        "- 0.0625 is above alpha = 0.05, so **no difference can be significant here, whatever the retrievers do**: "
+        "even a retriever that scores higher on every one of the 5 queries gets p = 0.0625. This is a property of "
+        "the number of queries, not of the retrievers.\n"
+        "- **Interval widths:** the widest 95% interval of a headline mean is BM25's R@5, [0.70, 1.00] (width "
+        "0.30); the narrowest is Tag scorer's P@5, [0.24, 0.40] (width 0.16). Each query weighs 1/5 = 0.20 in a "
+        "mean.\n"
+        "- **Same value on every query** (BM25 RR, BM25 RR@5, Tag scorer R@5, Tag scorer RR, Tag scorer RR@5, Tag "
+        "scorer nDCG@5, Tag scorer AP@5): the interval collapses to a point; that is no evidence of certainty, only "
+        "that these queries did not vary.\n"
+        "- **Largest difference:** BM25 - Tag scorer on AP@5, -0.17 (95% interval [-0.33, -0.03]), p = 0.25.\n"
+        "- **Verdict:** 0 of 6 comparisons significant at 0.05 (one pair per measure, so no correction across "
+        "pairs). The measures are read on the same queries and move together, so they are not separate pieces of "
+        "evidence. A comparison that is not significant means these queries do not show a difference; it is not "
+        "evidence that there is none."
+    )
+
+
+def test_seed_comparison_table(seed_evaluation, seed_stats):
+    """Every measure's comparison; with 5 queries each verdict is 'cannot be significant'."""
+    table = stats.comparison_table(seed_evaluation, seed_stats)
+    assert list(table.frame.columns) == ["measure", "difference", "mean", "95% interval", "p", "Holm p", "verdict"]
+    assert table.frame.iloc[1].tolist() == [
+        "R@5",
+        "BM25 - Tag scorer",
+        "-0.10",
+        "[-0.30, 0.00]",
+        "1.00",
+        "-",
+        "cannot be significant (smallest p 0.0625)",
+    ]
+    assert table.frame.iloc[2, 3] == "all equal"
+    assert set(table.frame["verdict"]) == {"cannot be significant (smallest p 0.0625)"}
+
+
+def test_comparison_sentences_are_the_librarys(seed_stats):
+    """One bullet per comparison: the sentence evaluation_statistics wrote, unchanged."""
+    text = stats.comparison_sentences(seed_stats).text
+    expected = [c["sentence"] for m in seed_stats["measures"] for c in seed_stats["comparisons"][m]]
+    assert text.split("\n") == [f"- {s}" for s in expected]
+    assert (
+        stats.comparison_sentences(seed_stats, ["R@5"]).text == f"- {seed_stats['comparisons']['R@5'][0]['sentence']}"
+    )
+
+
+def test_enough_queries_can_be_significant_and_the_note_says_so(repaired):
+    """12 queries: smallest p 2/4096; the verdict counts the significant comparisons without the 0.0625 claim."""
+    evaluation, statistics = repaired
+    text = stats.significance_note(evaluation, statistics).text
+    assert text.startswith(
+        "- **12 queries:** the paired sign-flip test enumerates all 2^12 = 4096 ways of swapping the two retrievers' "
+        "values query by query; the most extreme gives two-sided p = 2/4096 = 0.000488.\n"
+    )
+    assert "no difference can be significant" not in text
+    assert "- **Verdict:** 4 of 6 comparisons significant at 0.05 (one pair per measure" in text
+    verdicts = stats.comparison_table(evaluation, statistics).frame["verdict"].tolist()
+    assert verdicts == ["not significant at 0.05", "not significant at 0.05"] + ["significant at 0.05"] * 4
+
+
+def test_holm_is_shown_and_decides_with_several_pairs(repaired):
+    """With several pairs per measure the table shows Holm's p and the verdict reads it, not the raw p."""
+    evaluation, statistics = repaired
+    base = statistics["comparisons"]["RR"][0]
+    pairs = [
+        {**base, "p_value": 0.01, "p_holm": 0.03},
+        {
+            **base,
+            "a": "tags",
+            "b": "bm25",
+            "mean_difference": -base["mean_difference"],
+            "p_value": 0.04,
+            "p_holm": 0.06,
+        },
+        {**base, "p_value": 0.02, "p_holm": 0.04},
+    ]
+    several = {**statistics, "comparisons": {"RR": pairs}}
+    frame = stats.comparison_table(evaluation, several).frame
+    assert frame[["difference", "p", "Holm p", "verdict"]].values.tolist() == [
+        ["BM25 - Tag scorer", "0.01", "0.03", "significant at 0.05"],
+        ["Tag scorer - BM25", "0.04", "0.06", "not significant at 0.05"],
+        ["BM25 - Tag scorer", "0.02", "0.04", "significant at 0.05"],
+    ]
+    note = stats.significance_note(evaluation, several).text
+    assert (
+        "- **Verdict:** 2 of 3 comparisons significant at 0.05 after Holm's correction across the retriever pairs"
+        in note
+    )
+
+
+def test_group_tables_split_the_excluded_groups(repaired):
+    """Headline groups in one table; 5 adversarial in a second, captioned as left out of the headline."""
+    evaluation, statistics = repaired
+    headline, excluded = stats.group_tables(evaluation, statistics)
+    assert list(headline.frame["group"].unique()) == ["1 multi-hop", "2 temporal", "3 open-domain", "4 single-hop"]
+    assert excluded.caption == "Shown separately, left out of the headline means: 5 adversarial"
+    assert excluded.frame.iloc[0, :4].tolist() == ["5 adversarial", "2", "BM25", "0.20 [0.20, 0.20] (all equal)"]
+    cell = statistics["groups"]["2 temporal"]["bm25"]["R@5"]
+    row = headline.frame[(headline.frame["group"] == "2 temporal") & (headline.frame["Retriever"] == "BM25")]
+    assert row["R@5"].item() == stats.interval_cell(cell) and row["queries"].item() == "3"
+
+
+def test_group_tables_without_groups(seed_evaluation, seed_stats):
+    """A collection without query groups gets one empty table that says so."""
+    [table] = stats.group_tables(seed_evaluation, seed_stats)
+    assert table.caption == "No query has a group: there is nothing to break down." and len(table.frame) == 0
+
+
+def test_one_retriever_has_nothing_to_compare(notes):
+    """A single retriever: the note says a paired test needs two, and no sentence is invented."""
+    evaluation = evaluate(notes, ("bm25",), k=5, seed=7)
+    statistics = stats.run_statistics(evaluation)
+    assert stats.significance_note(evaluation, statistics).text == (
+        "- **Nothing to compare:** 5 headline queries and 1 retriever; a paired test needs two retrievers and at "
+        "least one query."
+    )
+    assert stats.comparison_sentences(statistics).text == "No comparison: fewer than two retrievers, or no query."
+    assert len(stats.comparison_table(evaluation, statistics).frame) == 0
