@@ -22,7 +22,7 @@ import numpy as np
 from ..errors import ParameterError, check_positive_int
 from ..records import Hit, MemoryEntry, Query
 
-__all__ = ["DocTable", "Retriever", "as_query", "select_top_k"]
+__all__ = ["DocTable", "Retriever", "as_query", "rank_candidates", "select_top_k"]
 
 
 @runtime_checkable
@@ -62,9 +62,12 @@ def as_query(query: Query | str) -> Query:
 class DocTable:
     """Dense document numbers for entry ids, plus the tie-break key.
 
-    ``tie_key[i]`` is document ``i``'s position when all ids are sorted in
-    descending order, so ascending ``tie_key`` is descending id.  It is
-    computed lazily after additions.
+    ``ids[i]`` is the id of document ``i`` (numbered in the order added) and
+    ``pos`` maps an id back to its number.  ``tie_key[i]`` is document ``i``'s
+    position when all ids are sorted in descending order, so ascending
+    ``tie_key`` is descending id; it is computed lazily (a full sort) and
+    only on request: ranking itself (:func:`select_top_k`) compares the ids
+    of the few candidates at the cut-off instead.
     """
 
     def __init__(self) -> None:
@@ -86,6 +89,37 @@ class DocTable:
         self._tie_key = None
         return number
 
+    def check_new(self, entry_ids: list[str]) -> dict[str, int]:
+        """The numbers ``entry_ids`` would get; ParameterError (as :meth:`append`) if one is indexed or repeated."""
+        start = len(self.ids)
+        numbers = dict(zip(entry_ids, range(start, start + len(entry_ids))))
+        if len(numbers) == len(entry_ids) and (not self.pos or self.pos.keys().isdisjoint(numbers)):
+            return numbers
+        seen: set[str] = set()
+        for entry_id in entry_ids:
+            if entry_id in self.pos or entry_id in seen:
+                raise ParameterError(
+                    "entry.id", entry_id, "is already indexed", "every entry id must be unique"
+                )
+            seen.add(entry_id)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def extend(self, entry_ids: list[str], numbers: dict[str, int] | None = None) -> int:
+        """Append many ids; ``numbers`` is :meth:`check_new`'s result when already checked.
+
+        Returns the first new number.
+        """
+        if numbers is None:
+            numbers = self.check_new(entry_ids)
+        start = len(self.ids)
+        self.ids.extend(entry_ids)
+        if self.pos:
+            self.pos.update(numbers)
+        else:
+            self.pos = numbers
+        self._tie_key = None
+        return start
+
     @property
     def tie_key(self) -> np.ndarray:
         if self._tie_key is None or len(self._tie_key) != len(self.ids):
@@ -96,24 +130,36 @@ class DocTable:
         return self._tie_key
 
 
+def rank_candidates(docs: np.ndarray, scores: np.ndarray, k: int, ids: list[str]) -> list[Hit]:
+    """The top ``k`` of candidate ``docs`` (numbers into ``ids``) under the ranking rule.
+
+    Keeps scores > 0; finds the k-th largest score with one partition, keeps
+    every candidate at or above it (so all entries tied at the cut-off are
+    compared), and sorts those survivors by (score, id), both descending.
+    ``docs`` must not repeat a document.  Cost: O(m) plus a sort of the
+    survivors (usually k of them).
+    """
+    m = len(scores)
+    if m == 0:
+        return []
+    positive = scores > 0
+    if not positive.all():
+        docs, scores = docs[positive], scores[positive]
+        m = len(scores)
+    if m > k:
+        kth = np.partition(scores, m - k)[m - k]
+        keep = scores >= kth
+        docs, scores = docs[keep], scores[keep]
+    ranked = sorted(zip(scores.tolist(), [ids[d] for d in docs.tolist()]), reverse=True)
+    return [Hit(entry_id=i, score=s, rank=r) for r, (s, i) in enumerate(ranked[:k], start=1)]
+
+
 def select_top_k(docs: np.ndarray, scores: np.ndarray, k: int, table: DocTable) -> list[Hit]:
     """Apply the ranking rule to candidate ``docs`` with ``scores``; return the top ``k``.
 
     Only candidates with score > 0 are kept.  Candidates strictly below the
     k-th largest score are dropped before the final sort, so the cost is
-    O(m) plus a sort of the survivors.
+    O(m) plus a sort of the survivors (see :func:`rank_candidates`).
     """
     k = check_positive_int("k", k)
-    positive = scores > 0
-    docs, scores = docs[positive], scores[positive]
-    m = len(scores)
-    if m > k:
-        kth = np.partition(scores, m - k)[m - k]
-        keep = scores >= kth
-        docs, scores = docs[keep], scores[keep]
-    order = np.lexsort((table.tie_key[docs], -scores))[:k]
-    ids = table.ids
-    return [
-        Hit(entry_id=ids[int(d)], score=float(s), rank=r)
-        for r, (d, s) in enumerate(zip(docs[order], scores[order]), start=1)
-    ]
+    return rank_candidates(np.asarray(docs), np.asarray(scores, dtype=np.float64), k, table.ids)

@@ -14,31 +14,41 @@ entries.  Defaults ``k1 = 1.2``, ``b = 0.75`` (Lucene's).  The IDF is never
 negative (the Lucene / tantivy form, not Okapi's).  The TF part keeps the
 constant ``(k1 + 1)`` factor (as rank_bm25 and tantivy do; bm25s and Lucene
 drop it, which scales scores but never changes a ranking).  Entries are
-tokenised with :func:`agentmemory.tokenize.tokenize`; scores are accumulated
-in float64, terms in order of first occurrence in the query.  Ties follow
-:mod:`agentmemory.retrievers.base`.
+tokenised with :func:`agentmemory.tokenize.tokenize`.
+
+Exactly how it is computed, in IEEE double precision: ``avgdl = total / N``
+(``total`` the sum of ``dl``), ``idf`` with :func:`math.log`, a term's part
+``((qtf * idf) * tf) * (k1 + 1) / (tf + K(d))`` evaluated left to right with
+``K(d) = k1 * ((1 - b) + (b * dl(d)) / avgdl)``, and the parts summed
+starting from 0.0 in order of the terms' first occurrence in the query.
+Every code path (NumPy, and the optional compiled kernels) performs these
+same operations in this order, so scores are reproducible bit for bit, and
+ties (equal scores) are decided by :mod:`agentmemory.retrievers.base`'s rule.
 
 Only entries that contain a query term are scored (postings of the query's
 terms); every other entry has score 0 and is never returned.  Adding entries
 updates ``N``, ``n(t)`` and ``avgdl``, so scores after ``add`` equal those of
-a fresh index over all entries.
+a fresh index over all entries.  The postings live in segments
+(:mod:`agentmemory.retrievers._index`): an ``add`` indexes the new entries
+only and merges small segments, so its cost grows with the entries added,
+not with the index.
 """
 
 from __future__ import annotations
 
 import math
-from array import array
-from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
-from ..errors import ParameterError
+from ..errors import ParameterError, check_positive_int
 from ..records import Hit, MemoryEntry, Query
 from ..tokenize import tokenize
-from .base import DocTable, as_query, select_top_k
+from ._analysis import encode_texts, query_tokens
+from ._index import EMPTY_F64, EMPTY_I64, SegmentList, accelerator, build_segment, concat, dedupe
+from .base import DocTable, as_query, rank_candidates
 
 __all__ = ["BM25", "TermContribution"]
 
@@ -72,11 +82,14 @@ class BM25:
         self.b = float(b)
         self._docs = DocTable()
         self._vocab: dict[str, int] = {}
-        self._post_docs: list[array] = []
-        self._post_tfs: list[array] = []
-        self._doc_len = array("i")
+        self._df = np.zeros(0, dtype=np.int64)  # entries containing each term
+        self._dl_buf = np.zeros(0, dtype=np.int32)  # token count per entry (capacity grows)
         self._total_len = 0
-        self._doc_len_np: np.ndarray | None = None
+        self._segs = SegmentList()
+        self._norm: np.ndarray | None = None  # K(d) for the current N and avgdl (pure path)
+        self._touched: np.ndarray | None = None  # int32 scratch of the compiled path
+        self._acc32: np.ndarray | None = None  # float32 scratch of the compiled path, all zero between searches
+        self._accel = None  # the compiled kernels, when this index uses them (decided in add)
 
     def params(self) -> dict[str, Any]:
         return {"k1": self.k1, "b": self.b, "variant": "lucene"}
@@ -84,74 +97,176 @@ class BM25:
     def __len__(self) -> int:
         return len(self._docs)
 
+    @property
+    def _dl(self) -> np.ndarray:
+        return self._dl_buf[: len(self._docs)]
+
     def add(self, entries: Iterable[MemoryEntry]) -> None:
         """Index ``entries``; statistics are updated for every later search."""
-        vocab, post_docs, post_tfs = self._vocab, self._post_docs, self._post_tfs
-        for entry in entries:
-            tokens = tokenize(entry.text)
-            number = self._docs.append(entry.id)
-            self._doc_len.append(len(tokens))
-            self._total_len += len(tokens)
-            for term, tf in Counter(tokens).items():
-                term_id = vocab.get(term)
-                if term_id is None:
-                    term_id = vocab[term] = len(post_docs)
-                    post_docs.append(array("i"))
-                    post_tfs.append(array("i"))
-                post_docs[term_id].append(number)
-                post_tfs[term_id].append(tf)
-        self._doc_len_np = None
+        batch = list(entries)
+        if not batch:
+            return
+        ids = [e.id for e in batch]
+        texts = [e.text for e in batch]
+        numbers = self._docs.check_new(ids)
+        for text in texts:
+            if not isinstance(text, str):
+                raise ParameterError("entry.text", text, "is not a str", "every entry needs a text string")
+        n0 = len(self._docs)
+        accel = self._accel = accelerator(n0 + len(batch))
+        tokens, lengths = encode_texts(texts, self._vocab, accel)
+        total = self._total_len + int(lengths.sum())
+        avgdl = total / (n0 + len(batch))
+        segment = build_segment(n0, tokens, lengths, accel, (avgdl, self.k1, self.b) if avgdl > 0 else None)
+        del tokens
+        # commit: nothing below can fail on bad input
+        self._docs.extend(ids, numbers)
+        n1 = n0 + len(batch)
+        if len(self._dl_buf) < n1:
+            grown = np.zeros(max(n1, len(self._dl_buf) * 5 // 4 + 16), dtype=np.int32)
+            grown[:n0] = self._dl_buf[:n0]
+            self._dl_buf = grown
+        self._dl_buf[n0:n1] = lengths
+        self._total_len = total
+        if len(self._df) < len(self._vocab):
+            grown_df = np.zeros(max(len(self._vocab), len(self._df) * 5 // 4 + 16), dtype=np.int64)
+            grown_df[: len(self._df)] = self._df
+            self._df = grown_df
+        self._df[segment.terms] += np.diff(segment.ptr)
+        self._segs.append(segment)
+        self._norm = None
+        self._touched = None
+        if accel is not None:
+            self._bounds(accel)
 
-    def _lengths(self) -> np.ndarray:
-        if self._doc_len_np is None:
-            self._doc_len_np = np.frombuffer(self._doc_len, dtype=np.int32).astype(np.float64)
-        return self._doc_len_np
+    def _bounds(self, accel) -> None:
+        """Give every segment its impacts and per-term bounds of ``tf * (k1 + 1) / (tf + K)`` (max-score pruning)."""
+        avgdl = self._total_len / len(self._docs)
+        for seg in self._segs.segments:
+            if seg.bound is None:
+                seg.bound, seg.impact = accel.impacts(seg, self._dl, avgdl, self.k1, self.b)
+                seg.bound_avgdl = avgdl
 
     def idf(self, term: str) -> float:
         """``ln(1 + (N - n + 0.5) / (n + 0.5))`` for ``term`` (n = 0 when unknown)."""
         n_docs = len(self._docs)
         term_id = self._vocab.get(term)
-        df = 0 if term_id is None else len(self._post_docs[term_id])
+        df = 0 if term_id is None else int(self._df[term_id])
         return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
 
     def _query_terms(self, text: str) -> list[tuple[int, int]]:
-        counts = Counter(tokenize(text))  # insertion order = first occurrence
-        return [(self._vocab[t], q) for t, q in counts.items() if t in self._vocab]
+        """(term number, qtf) of the query's indexed terms, in order of first occurrence."""
+        counts: dict[int, int] = {}
+        vocab = self._vocab
+        for token in query_tokens(text):
+            term_id = vocab.get(token)
+            if term_id is not None:
+                counts[term_id] = counts.get(term_id, 0) + 1
+        return list(counts.items())
 
-    def score_candidates(self, query: Query | str) -> tuple[np.ndarray, np.ndarray]:
-        """Every entry sharing a term with ``query``: (document numbers, scores)."""
+    def _weights(self, query: Query | str) -> tuple[list[int], list[float]]:
+        """Term numbers and ``qtf * idf`` of the query's indexed terms, in query order."""
         terms = self._query_terms(as_query(query).text)
         n_docs = len(self._docs)
-        if not terms or n_docs == 0:
-            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64)
-        lengths = self._lengths()
-        avgdl = self._total_len / n_docs
-        k1, b = self.k1, self.b
-        all_docs, all_parts = [], []
+        df = self._df.item
+        weights = []
         for term_id, qtf in terms:
-            docs = np.frombuffer(self._post_docs[term_id], dtype=np.int32)
-            tfs = np.frombuffer(self._post_tfs[term_id], dtype=np.int32).astype(np.float64)
-            df = len(docs)
-            idf = math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
-            norm = k1 * (1.0 - b + b * lengths[docs] / avgdl) if avgdl > 0 else np.full(df, k1 * (1.0 - b))
-            all_docs.append(docs)
-            all_parts.append(qtf * idf * tfs * (k1 + 1.0) / (tfs + norm))
-        docs = np.concatenate(all_docs)
-        parts = np.concatenate(all_parts)
-        unique, inverse = np.unique(docs, return_inverse=True)
-        scores = np.bincount(inverse, weights=parts, minlength=len(unique))
-        return unique.astype(np.int64), scores
+            n = df(term_id)
+            weights.append(qtf * math.log(1.0 + (n_docs - n + 0.5) / (n + 0.5)))
+        return [t for t, _ in terms], weights
+
+    def _norms(self) -> np.ndarray:
+        """K(d) of every entry, for the current N and avgdl."""
+        if self._norm is None:
+            avgdl = self._total_len / len(self._docs)
+            if avgdl > 0:
+                self._norm = self.k1 * (1.0 - self.b + self.b * self._dl.astype(np.float64) / avgdl)
+            else:
+                self._norm = np.full(len(self._docs), self.k1 * (1.0 - self.b))
+        return self._norm
+
+    def _segment_scores(self, seg, terms: np.ndarray, weights: list[float], acc, mark) -> tuple[np.ndarray, np.ndarray]:
+        """Exact scores of every entry of ``seg`` that has a query term (pure NumPy)."""
+        k1p1 = self.k1 + 1.0
+        norm = self._norms()[seg.base : seg.base + seg.n]
+        slots = np.searchsorted(seg.terms, terms)
+        n_terms = len(seg.terms)
+        found = []
+        for j, i in enumerate(slots.tolist()):
+            if i >= n_terms or seg.terms[i] != terms[j]:
+                continue
+            a, z = int(seg.ptr[i]), int(seg.ptr[i + 1])
+            docs = seg.docs[a:z]
+            tfs = seg.tfs[a:z]
+            acc[docs] += weights[j] * tfs * k1p1 / (tfs + norm[docs])
+            found.append(docs)
+        if not found:
+            return EMPTY_I64, EMPTY_F64
+        docs = found[0] if len(found) == 1 else dedupe(np.concatenate(found), mark)
+        scores = acc[docs]
+        acc[docs] = 0.0
+        return docs + seg.base, scores
+
+    def _all_scores(self, terms: list[int], weights: list[float]) -> tuple[np.ndarray, np.ndarray]:
+        qt = np.asarray(terms, dtype=np.int32)
+        with self._segs.lock:
+            acc, mark = self._segs.scratch()
+            parts = [self._segment_scores(seg, qt, weights, acc, mark) for seg in self._segs.segments]
+        return concat([p[0] for p in parts], EMPTY_I64), concat([p[1] for p in parts], EMPTY_F64)
+
+    def _top_candidates(self, terms: list[int], weights: list[float], k: int) -> tuple[np.ndarray, np.ndarray]:
+        """A superset of the top ``k`` (every entry scoring at least the k-th best in its segment)."""
+        n_docs = len(self._docs)
+        accel = self._accel
+        if accel is None:
+            return self._all_scores(terms, weights)
+        if self._touched is None:
+            largest = max(s.n for s in self._segs.segments)
+            self._touched = np.zeros(largest, dtype=np.int32)
+            self._acc32 = np.zeros(largest, dtype=np.float32)
+            self._bounds(accel)
+        acc = self._acc32
+        qt = np.asarray(terms, dtype=np.int64)
+        w = np.asarray(weights, dtype=np.float64)
+        avgdl = self._total_len / n_docs
+        dl, k1, b, touched = self._dl, self.k1, self.b, self._touched
+        # Pruning sums float32 impacts into a float32 accumulator: relative error at most
+        # about (terms + 2) * 2**-24; eps covers it several times over.
+        eps = 1e-6 + (len(terms) + 2) * 2.4e-7
+        parts = []
+        for seg in self._segs.segments:
+            if not len(seg.terms):  # only empty texts: nothing to find (and no bounds to scale)
+                continue
+            # The TF part at avgdl lies within [min(1, r), max(1, r)] times its value at
+            # bound_avgdl, r = avgdl / bound_avgdl.
+            r = avgdl / seg.bound_avgdl
+            lo_f, hi_f = min(1.0, r) * (1.0 - eps), max(1.0, r) * (1.0 + eps)
+            parts.append(accel.bm25_top(seg, lo_f, hi_f, qt, w, dl, avgdl, k1, b, k, acc, touched))
+        return concat([p[0] for p in parts], EMPTY_I64), concat([p[1] for p in parts], EMPTY_F64)
+
+    def score_candidates(self, query: Query | str) -> tuple[np.ndarray, np.ndarray]:
+        """Every entry sharing a term with ``query``: (document numbers ascending, scores)."""
+        terms, weights = self._weights(query)
+        if not terms or not len(self._docs):
+            return EMPTY_I64.copy(), EMPTY_F64.copy()
+        docs, scores = self._all_scores(terms, weights)
+        order = np.argsort(docs, kind="stable")
+        return docs[order].astype(np.int64), scores[order]
 
     def score_all(self, query: Query | str) -> dict[str, float]:
         """Every entry with a positive score for ``query``: entry id -> score (unordered)."""
         docs, scores = self.score_candidates(query)
         ids = self._docs.ids
-        return {ids[int(d)]: float(s) for d, s in zip(docs, scores) if s > 0}
+        return {ids[d]: s for d, s in zip(docs.tolist(), scores.tolist()) if s > 0}
 
     def search(self, query: Query | str, k: int) -> list[Hit]:
         """Top ``k`` entries by BM25 score; ties by entry id descending; no zero scores."""
-        docs, scores = self.score_candidates(query)
-        return select_top_k(docs, scores, k, self._docs)
+        k = check_positive_int("k", k)
+        terms, weights = self._weights(query)
+        if not terms:
+            return []
+        docs, scores = self._top_candidates(terms, weights, k)
+        return rank_candidates(docs, scores, k, self._docs.ids)
 
     def explain(self, query: Query | str, entry_id: str) -> list[TermContribution]:
         """Each distinct query term's contribution to ``entry_id``'s score.
@@ -163,19 +278,18 @@ class BM25:
         if number is None:
             raise ParameterError("entry_id", entry_id, "is not indexed", "pass the id of an indexed entry")
         n_docs = len(self._docs)
-        dl = self._doc_len[number]
+        dl = int(self._dl[number])
         avgdl = self._total_len / n_docs
+        counts: dict[str, int] = {}
+        for term in tokenize(as_query(query).text):
+            counts[term] = counts.get(term, 0) + 1
         out = []
-        for term, qtf in Counter(tokenize(as_query(query).text)).items():
+        for term, qtf in counts.items():
             term_id = self._vocab.get(term)
-            tf = 0
-            df = 0
+            tf = df = 0
             if term_id is not None:
-                docs = np.frombuffer(self._post_docs[term_id], dtype=np.int32)
-                df = len(docs)
-                where = np.flatnonzero(docs == number)
-                if len(where):
-                    tf = self._post_tfs[term_id][int(where[0])]
+                df = int(self._df[term_id])
+                tf = self._segs.tf(term_id, number)
             idf = math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
             norm = self.k1 * (1.0 - self.b + self.b * dl / avgdl) if avgdl > 0 else self.k1 * (1.0 - self.b)
             part = qtf * idf * tf * (self.k1 + 1.0) / (tf + norm) if tf else 0.0

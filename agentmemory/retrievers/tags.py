@@ -15,21 +15,26 @@ Query tags: a :class:`~agentmemory.records.Query` whose ``tags`` is not
 against the vocabulary of tags of the indexed entries: a tag belongs to
 ``T(q)`` when every one of its tokens occurs among the query text's tokens
 (``"dietary-preferences"`` needs both ``dietary`` and ``preferences``).
+
+Only entries holding one of the query's tags are looked at: each tag has a
+posting list of entries (in segments, like BM25's, so ``add`` costs what
+is added), and a search counts, per entry, the postings of the query's
+tags (no scan of the whole store).
 """
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
-from ..errors import ParameterError
+from ..errors import ParameterError, check_positive_int
 from ..records import Hit, MemoryEntry, Query
 from ..tokenize import normalize_tag, tokenize
-from .base import DocTable, as_query, select_top_k
+from ._index import EMPTY_F64, EMPTY_I64, SegmentList, accelerator, build_segment, concat, dedupe
+from .base import DocTable, as_query, rank_candidates
 
 __all__ = ["TagOverlap", "TagScorer"]
 
@@ -56,9 +61,13 @@ class TagScorer:
 
     def __init__(self) -> None:
         self._docs = DocTable()
-        self._postings: dict[str, array] = {}
+        self._tag_ids: dict[str, int] = {}  # normalised tag -> term number
         self._entry_tags: list[tuple[str, ...]] = []
         self._tags_by_token: dict[str, set[str]] = {}
+        self._normal: dict[str, str] = {}  # cache: raw tag -> normalised tag
+        self._segs = SegmentList()
+        self._touched: np.ndarray | None = None
+        self._accel = None  # the compiled kernels, when this index uses them (decided in add)
 
     def params(self) -> dict[str, Any]:
         return {"score": "|T(q) & T(d)|", "query_tags": "given, else derived from text"}
@@ -66,23 +75,45 @@ class TagScorer:
     def __len__(self) -> int:
         return len(self._docs)
 
+    def _normalize(self, tag: str) -> str:
+        out = self._normal.get(tag)
+        if out is None:
+            out = normalize_tag(tag)
+            if len(self._normal) < 1_000_000:
+                self._normal[tag] = out
+        return out
+
     def add(self, entries: Iterable[MemoryEntry]) -> None:
-        for entry in entries:
-            number = self._docs.append(entry.id)
-            tags = tuple(sorted({t for t in map(normalize_tag, entry.tags) if t}))
-            self._entry_tags.append(tags)
+        batch = list(entries)
+        if not batch:
+            return
+        ids = [e.id for e in batch]
+        numbers = self._docs.check_new(ids)
+        norm = self._normalize
+        entry_tags = [tuple(sorted({t for t in map(norm, e.tags) if t})) for e in batch]
+        tag_ids = self._tag_ids
+        flat: list[int] = []
+        for tags in entry_tags:
             for tag in tags:
-                posting = self._postings.get(tag)
-                if posting is None:
-                    posting = self._postings[tag] = array("i")
+                number = tag_ids.get(tag)
+                if number is None:
+                    number = tag_ids[tag] = len(tag_ids)
                     for token in tag.split("-"):
                         self._tags_by_token.setdefault(token, set()).add(tag)
-                posting.append(number)
+                flat.append(number)
+        lengths = np.fromiter(map(len, entry_tags), dtype=np.int64, count=len(entry_tags))
+        n0 = len(self._docs)
+        accel = self._accel = accelerator(n0 + len(batch))
+        segment = build_segment(n0, np.asarray(flat, dtype=np.int32), lengths, accel)
+        self._docs.extend(ids, numbers)
+        self._entry_tags.extend(entry_tags)
+        self._segs.append(segment)
+        self._touched = None
 
     @property
     def vocabulary(self) -> tuple[str, ...]:
         """Every normalised tag of the indexed entries, sorted."""
-        return tuple(sorted(self._postings))
+        return tuple(sorted(self._tag_ids))
 
     def query_tags(self, query: Query | str) -> tuple[tuple[str, ...], bool]:
         """``(T(q), derived)``: the query's normalised tags, sorted, and whether they were derived."""
@@ -93,25 +124,70 @@ class TagScorer:
         candidates = set().union(*(self._tags_by_token.get(t, set()) for t in tokens)) if tokens else set()
         return tuple(sorted(t for t in candidates if set(t.split("-")) <= tokens)), True
 
-    def score_candidates(self, query: Query | str) -> tuple[np.ndarray, np.ndarray]:
-        """Every entry sharing a tag with ``query``: (document numbers, scores)."""
+    def _terms(self, query: Query | str) -> list[int]:
         tags, _ = self.query_tags(query)
-        postings = [np.frombuffer(self._postings[t], dtype=np.int32) for t in tags if t in self._postings]
-        if not postings:
-            return np.empty(0, np.int64), np.empty(0, np.float64)
-        docs, counts = np.unique(np.concatenate(postings), return_counts=True)
-        return docs.astype(np.int64), counts.astype(np.float64)
+        tag_ids = self._tag_ids
+        return [tag_ids[t] for t in tags if t in tag_ids]
+
+    def _all_counts(self, terms: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        """Every entry holding a query tag (global numbers) and how many of them it holds."""
+        qt = np.asarray(terms, dtype=np.int32)
+        out_docs, out_scores = [], []
+        with self._segs.lock:
+            acc, mark = self._segs.scratch()
+            for seg in self._segs.segments:
+                slots = np.searchsorted(seg.terms, qt)
+                found = []
+                for j, i in enumerate(slots.tolist()):
+                    if i < len(seg.terms) and seg.terms[i] == qt[j]:
+                        docs = seg.docs[int(seg.ptr[i]) : int(seg.ptr[i + 1])]
+                        acc[docs] += 1.0
+                        found.append(docs)
+                if not found:
+                    continue
+                docs = found[0] if len(found) == 1 else dedupe(np.concatenate(found), mark)
+                out_scores.append(acc[docs])
+                acc[docs] = 0.0
+                out_docs.append(docs + seg.base)
+        return concat(out_docs, EMPTY_I64), concat(out_scores, EMPTY_F64)
+
+    def score_candidates(self, query: Query | str) -> tuple[np.ndarray, np.ndarray]:
+        """Every entry sharing a tag with ``query``: (document numbers ascending, scores)."""
+        terms = self._terms(query)
+        if not terms:
+            return EMPTY_I64.copy(), EMPTY_F64.copy()
+        docs, scores = self._all_counts(terms)
+        order = np.argsort(docs, kind="stable")
+        return docs[order].astype(np.int64), scores[order]
 
     def score_all(self, query: Query | str) -> dict[str, float]:
         """Every entry with a positive score for ``query``: entry id -> score (unordered)."""
         docs, scores = self.score_candidates(query)
         ids = self._docs.ids
-        return {ids[int(d)]: float(s) for d, s in zip(docs, scores) if s > 0}
+        return {ids[d]: s for d, s in zip(docs.tolist(), scores.tolist()) if s > 0}
 
     def search(self, query: Query | str, k: int) -> list[Hit]:
         """Top ``k`` entries by shared-tag count; ties by entry id descending; no zero scores."""
-        docs, scores = self.score_candidates(query)
-        return select_top_k(docs, scores, k, self._docs)
+        k = check_positive_int("k", k)
+        terms = self._terms(query)
+        if not terms:
+            return []
+        accel = self._accel
+        if accel is None:
+            docs, scores = self._all_counts(terms)
+        else:
+            if self._touched is None:
+                self._touched = np.zeros(max(s.n for s in self._segs.segments), dtype=np.int32)
+            acc, _ = self._segs.scratch()
+            qt = np.asarray(terms, dtype=np.int64)
+            ones = np.ones(len(terms), dtype=np.float64)
+            parts = [
+                accel.segment_top(seg, qt, ones, EMPTY_I32_DL, 1.0, 0.0, 0.0, True, k, acc, self._touched)
+                for seg in self._segs.segments
+            ]
+            docs = concat([p[0] for p in parts], EMPTY_I64)
+            scores = concat([p[1] for p in parts], EMPTY_F64)
+        return rank_candidates(docs, scores, k, self._docs.ids)
 
     def explain(self, query: Query | str, entry_id: str) -> TagOverlap:
         """The query's tags, the entry's tags and those they share."""
@@ -121,3 +197,6 @@ class TagScorer:
         tags, derived = self.query_tags(query)
         entry_tags = self._entry_tags[number]
         return TagOverlap(tags, entry_tags, tuple(t for t in tags if t in set(entry_tags)), derived)
+
+
+EMPTY_I32_DL = np.zeros(1, dtype=np.int32)  # the plain (counting) kernel reads no lengths

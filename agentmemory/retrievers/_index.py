@@ -1,0 +1,225 @@
+"""A segmented inverted index: postings of term numbers, appended to, never rebuilt.
+
+Documents are numbered densely in the order they were added.  Each
+:class:`Segment` holds the postings of a contiguous range of documents
+(``base .. base + n - 1``)::
+
+    terms   int32, sorted: the term numbers occurring in the segment
+    ptr     int64, len(terms) + 1: postings of terms[i] are [ptr[i], ptr[i + 1])
+    docs    int32: local document numbers (global = base + local), ascending per term
+    tfs     int32: how often the term occurs in that document
+
+Adding documents builds a new segment from them alone; then, like a binary
+counter, the last two segments are merged while the older is at most twice
+the size of the newer.  So there are O(log N) segments, and each document is
+copied O(log N) times over its life: adding 1% more documents to a large
+index costs about 1% of building it.
+
+Because every document lives in exactly one segment, a document's score can
+be computed within its segment, and per-segment results simply concatenate.
+
+The optional accelerator (:mod:`._accel`, numba) implements the same
+operations in compiled code; :func:`accelerator` decides when to use it.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import numpy as np
+
+__all__ = ["Segment", "SegmentList", "accelerator", "build_segment", "merge_segments"]
+
+ACCEL_MIN_DOCS = 50_000
+"""Indexes smaller than this never load the accelerator (keeps small stores free of JIT start-up)."""
+
+_EMPTY_I32 = np.empty(0, dtype=np.int32)
+_EMPTY_I64 = np.empty(0, dtype=np.int64)
+_EMPTY_F64 = np.empty(0, dtype=np.float64)
+
+
+def accelerator(n_docs: int):
+    """The numba kernels module when it should be used for an index of ``n_docs``, else None.
+
+    ``AGENTMEMORY_ACCEL=off`` disables it, ``=on`` uses it at any size (for
+    tests); the default ``auto`` uses it from :data:`ACCEL_MIN_DOCS` documents
+    on, when numba can be imported.
+    """
+    mode = os.environ.get("AGENTMEMORY_ACCEL", "auto").strip().lower()
+    if mode in ("off", "0", "no", "false", "none"):
+        return None
+    if mode not in ("on", "1", "yes", "true", "numba") and n_docs < ACCEL_MIN_DOCS:
+        return None
+    try:
+        from . import _accel
+    except ImportError:  # numba missing or broken: the pure path is exact too
+        return None
+    return _accel if _accel.AVAILABLE else None
+
+
+class Segment:
+    """Postings of documents ``base .. base + n - 1`` (see the module docstring)."""
+
+    __slots__ = ("base", "n", "terms", "ptr", "docs", "tfs", "bound", "impact", "bound_avgdl")
+
+    def __init__(self, base: int, n: int, terms: np.ndarray, ptr: np.ndarray, docs: np.ndarray, tfs: np.ndarray):
+        self.base = base
+        self.n = n
+        self.terms = terms
+        self.ptr = ptr
+        self.docs = docs
+        self.tfs = tfs
+        # BM25's max-score pruning data, computed for one average length
+        # (bound_avgdl): per posting an approximate weight (float32), per term
+        # slot the largest exact weight.  None until the retriever asks.
+        self.bound: np.ndarray | None = None
+        self.impact: np.ndarray | None = None
+        self.bound_avgdl = 0.0
+
+    def slot(self, term: int) -> int:
+        """Index of ``term`` in :attr:`terms`, or -1."""
+        i = int(np.searchsorted(self.terms, term))
+        return i if i < len(self.terms) and self.terms[i] == term else -1
+
+    def postings(self, term: int) -> tuple[np.ndarray, np.ndarray]:
+        """(local docs, tfs) of ``term`` (empty when absent)."""
+        i = self.slot(term)
+        if i < 0:
+            return _EMPTY_I32, _EMPTY_I32
+        a, b = int(self.ptr[i]), int(self.ptr[i + 1])
+        return self.docs[a:b], self.tfs[a:b]
+
+    @property
+    def nbytes(self) -> int:
+        extra = sum(a.nbytes for a in (self.bound, self.impact) if a is not None)
+        return self.terms.nbytes + self.ptr.nbytes + self.docs.nbytes + self.tfs.nbytes + extra
+
+
+def build_segment(base: int, ids: np.ndarray, lengths: np.ndarray, accel=None, bm25=None) -> Segment:
+    """The segment of documents whose tokens are ``ids`` (term numbers, document after document).
+
+    ``lengths[i]`` is document ``i``'s token count.  Pure path: one sort of
+    ``term * n + doc`` keys, then run-length encoding.  With ``accel`` and
+    ``bm25 = (avgdl, k1, b)``, the BM25 impacts are computed on the way.
+    """
+    n = len(lengths)
+    if accel is not None and len(ids):
+        terms, ptr, docs, tfs, bound, impact = accel.build_postings(ids, lengths, bm25)
+        seg = Segment(base, n, terms, ptr, docs, tfs)
+        if bm25 is not None:
+            seg.bound, seg.impact, seg.bound_avgdl = bound, impact, bm25[0]
+        return seg
+    if len(ids) == 0:
+        return Segment(base, n, _EMPTY_I32, np.zeros(1, np.int64), _EMPTY_I32, _EMPTY_I32)
+    doc = np.repeat(np.arange(n, dtype=np.int64), lengths)
+    key = ids.astype(np.int64)
+    key *= n
+    key += doc
+    del doc
+    key.sort()
+    starts = np.flatnonzero(np.diff(key)) + 1
+    first = np.empty(len(starts) + 1, dtype=np.int64)
+    first[0] = 0
+    first[1:] = starts
+    tfs = np.diff(np.append(first, len(key))).astype(np.int32)
+    key = key[first]
+    term_of = key // n
+    docs = (key - term_of * n).astype(np.int32)
+    del key
+    tstart = np.flatnonzero(np.diff(term_of)) + 1
+    tfirst = np.empty(len(tstart) + 1, dtype=np.int64)
+    tfirst[0] = 0
+    tfirst[1:] = tstart
+    terms = term_of[tfirst].astype(np.int32)
+    ptr = np.append(tfirst, len(term_of)).astype(np.int64)
+    return Segment(base, n, terms, ptr, docs, tfs)
+
+
+def merge_segments(a: Segment, b: Segment) -> Segment:
+    """One segment holding ``a``'s documents then ``b``'s (``b.base == a.base + a.n``)."""
+    terms = np.union1d(a.terms, b.terms).astype(np.int32)
+    ca = np.zeros(len(terms), dtype=np.int64)
+    cb = np.zeros(len(terms), dtype=np.int64)
+    ia = np.searchsorted(terms, a.terms)
+    ib = np.searchsorted(terms, b.terms)
+    ca[ia] = np.diff(a.ptr)
+    cb[ib] = np.diff(b.ptr)
+    ptr = np.zeros(len(terms) + 1, dtype=np.int64)
+    np.cumsum(ca + cb, out=ptr[1:])
+    total = int(ptr[-1])
+    docs = np.empty(total, dtype=np.int32)
+    tfs = np.empty(total, dtype=np.int32)
+    for seg, idx, shift, extra in ((a, ia, 0, None), (b, ib, a.n, ca)):
+        counts = np.diff(seg.ptr)
+        dest_start = ptr[idx] if extra is None else ptr[idx] + extra[idx]
+        # destination of posting p of term slot j: dest_start[j] + (p - seg.ptr[j])
+        pos = np.repeat(dest_start - seg.ptr[:-1], counts)
+        pos += np.arange(len(seg.docs), dtype=np.int64)
+        docs[pos] = seg.docs if shift == 0 else seg.docs + np.int32(shift)
+        tfs[pos] = seg.tfs
+    return Segment(a.base, a.n + b.n, terms, ptr, docs, tfs)
+
+
+class SegmentList:
+    """The segments of one index, in document order, with the merge policy."""
+
+    def __init__(self) -> None:
+        self.segments: list[Segment] = []
+        self.lock = threading.Lock()  # guards shared scratch arrays of the pure path
+        self._acc: np.ndarray | None = None  # float64 scratch, all zero between searches
+        self._mark: np.ndarray | None = None  # int64 scratch for de-duplication
+
+    @property
+    def n_docs(self) -> int:
+        last = self.segments[-1] if self.segments else None
+        return 0 if last is None else last.base + last.n
+
+    def append(self, seg: Segment) -> None:
+        segs = self.segments
+        segs.append(seg)
+        while len(segs) >= 2 and segs[-2].n <= 2 * segs[-1].n:
+            b = segs.pop()
+            a = segs.pop()
+            segs.append(merge_segments(a, b))
+        self._acc = None
+        self._mark = None
+
+    def scratch(self) -> tuple[np.ndarray, np.ndarray]:
+        n = self.n_docs
+        if self._acc is None or len(self._acc) < n:
+            self._acc = np.zeros(n, dtype=np.float64)
+            self._mark = np.zeros(n, dtype=np.int64)
+        return self._acc, self._mark
+
+    def tf(self, term: int, doc: int) -> int:
+        """How often ``term`` occurs in document ``doc`` (0 when it does not)."""
+        for seg in self.segments:
+            if seg.base <= doc < seg.base + seg.n:
+                docs, tfs = seg.postings(term)
+                i = int(np.searchsorted(docs, doc - seg.base))
+                return int(tfs[i]) if i < len(docs) and docs[i] == doc - seg.base else 0
+        return 0
+
+    @property
+    def nbytes(self) -> int:
+        return sum(s.nbytes for s in self.segments)
+
+
+def dedupe(docs: np.ndarray, mark: np.ndarray) -> np.ndarray:
+    """``docs`` without repeats (the last occurrence of each is kept), in O(len) with ``mark`` scratch."""
+    m = len(docs)
+    where = np.arange(m, dtype=np.int64)
+    mark[docs] = where
+    return docs[mark[docs] == where]
+
+
+def concat(parts: list[np.ndarray], empty: np.ndarray) -> np.ndarray:
+    if not parts:
+        return empty
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+__all__ += ["concat", "dedupe"]
+EMPTY_I64 = _EMPTY_I64
+EMPTY_F64 = _EMPTY_F64
