@@ -2,8 +2,9 @@
 
 Subcommands::
 
-    agentmemory eval  [--collection PATH] [--seed INT] [--k INT] [--retrievers bm25,tags]
-                      [--metrics LIST] [--out FILE] [--runs-dir DIR]
+    agentmemory eval     [--collection PATH] [--format F] [--split S] [--repair] [--seed INT] [--k INT]
+                         [--retrievers bm25,tags] [--metrics LIST] [--out FILE] [--runs-dir DIR]
+    agentmemory retrieve --out FILE [--collection PATH] [--format F] [--retriever bm25|tags] [--k INT]
     agentmemory score QRELS RUN [--k INT] [--metrics LIST] [--per-query] [--complete]
                       [--format table|json]
 
@@ -90,6 +91,18 @@ def _build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                     help="progress bars (default: on when stderr is a terminal)")
 
+    rt = sub.add_parser("retrieve", help="retrieve the top k of every query of a collection into a TREC run file")
+    rt.add_argument("--collection", metavar="PATH",
+                    help="collection folder or LoCoMo .json file (default: the shipped fixture)")
+    rt.add_argument("--format", default="auto", help="collection format: auto (default), beir or locomo")
+    rt.add_argument("--split", default="test", help="BEIR qrels split (default test)")
+    rt.add_argument("--repair", action="store_true", help="LoCoMo: repair malformed evidence ids, listing every change")
+    rt.add_argument("--retriever", default="bm25", help="registry name (default bm25)")
+    rt.add_argument("--k", default="10", help="hits per query (default 10)")
+    rt.add_argument("--out", required=True, metavar="FILE", help="TREC run file to write")
+    rt.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                    help="progress bar (default: on when stderr is a terminal)")
+
     sc = sub.add_parser("score", help="score a TREC run file against TREC qrels, as trec_eval does")
     sc.add_argument("qrels", metavar="QRELS")
     sc.add_argument("run", metavar="RUN")
@@ -103,9 +116,7 @@ def _build_parser() -> argparse.ArgumentParser:
 
 def _cmd_eval(args: argparse.Namespace) -> int:
     from .artifact import write_artifact
-    from .collection import default_collection_path
     from .evaluate import evaluate
-    from .loaders import load
     from .retrievers import parse_retrievers
     from .stats import evaluation_statistics
     from .tables import full_report
@@ -115,14 +126,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     retrievers = parse_retrievers(args.retrievers)
     out = _output_path("--out", args.out, folder=False)
     runs = _output_path("--runs-dir", args.runs_dir, folder=True) if args.runs_dir else None
-    options = {"format": args.format}
-    if args.split != "test":
-        options["split"] = args.split
-    if args.repair:
-        options["repair"] = True
-    if args.include_captions:
-        options["include_captions"] = True
-    collection = load(args.collection if args.collection else default_collection_path(), **options)
+    collection = _load_collection(args)
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     evaluation = evaluate(collection, retrievers, k=k, seed=seed, measures=args.metrics, progress=progress)
     statistics = evaluation_statistics(evaluation, seed=seed)
@@ -168,6 +172,39 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _load_collection(args: argparse.Namespace):
+    """The collection named by --collection/--format/--split/--repair (default: the shipped fixture)."""
+    from .collection import default_collection_path
+    from .loaders import load
+
+    options = {"format": args.format}
+    if args.split != "test":
+        options["split"] = args.split
+    if args.repair:
+        options["repair"] = True
+    if getattr(args, "include_captions", False):
+        options["include_captions"] = True
+    return load(args.collection if args.collection else default_collection_path(), **options)
+
+
+def _cmd_retrieve(args: argparse.Namespace) -> int:
+    from .batch import retrieve_all
+    from .retrievers import RETRIEVERS
+    from .trec import write_run
+
+    k = check_positive_int("--k", _int("--k", args.k, "an integer >= 1"))
+    if args.retriever not in RETRIEVERS:
+        raise UnknownNameError("--retriever", args.retriever, RETRIEVERS)
+    out = _output_path("--out", args.out, folder=False)
+    collection = _load_collection(args)
+    progress = sys.stderr.isatty() if args.progress is None else args.progress
+    hits = retrieve_all(collection, args.retriever, k, progress=progress)
+    write_run(out, {q: [(h.entry_id, h.score) for h in found] for q, found in hits.items()}, tag=args.retriever)
+    n_hits = sum(len(found) for found in hits.values())
+    print(f"Wrote {out}: {len(hits)} queries, {n_hits} hits ({args.retriever}, k = {k})")
+    return 0
+
+
 def _cmd_score(args: argparse.Namespace) -> int:
     from .metrics import parse_measures
     from .scoring import default_measures, format_table, score_run
@@ -193,9 +230,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _build_parser()
     try:
         args = parser.parse_args(argv)
-        if args.command == "eval":
-            return _cmd_eval(args)
-        return _cmd_score(args)
+        commands = {"eval": _cmd_eval, "retrieve": _cmd_retrieve, "score": _cmd_score}
+        return commands[args.command](args)
     except (AgentMemoryError, _UsageError) as err:
         print(f"{PROG}: error: {err}", file=sys.stderr)
         return 2

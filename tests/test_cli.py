@@ -499,3 +499,39 @@ def test_repo_root_is_where_the_fixture_is() -> None:
     """The tests' idea of the repository root holds the fixture (guards every path above)."""
     assert (REPO_ROOT / "fixtures" / "assistant-notes" / "corpus.jsonl").is_file()
     assert re.search(r"assistant-notes$", str(FIXTURE_DIR))
+
+
+@pytest.mark.parametrize("retriever", sorted(RETRIEVERS))
+def test_retrieve_writes_the_same_run_as_eval(runs_dir: Path, tmp_path: Path, capsys, retriever: str) -> None:
+    """`agentmemory retrieve --k 5` writes, byte for byte, the run file `eval --runs-dir` wrote at k = 5."""
+    out = tmp_path / f"{retriever}.trec"
+    assert main(["retrieve", "--retriever", retriever, "--k", "5", "--out", str(out)]) == 0
+    assert out.read_bytes() == (runs_dir / f"{retriever}.trec").read_bytes()
+    assert capsys.readouterr().out.startswith(f"Wrote {out}: 5 queries, ")
+
+
+def test_retrieve_searches_each_locomo_question_in_its_own_conversation(tmp_path: Path, capsys) -> None:
+    """Every hit of a LoCoMo question comes from that question's own conversation."""
+    out = tmp_path / "run.trec"
+    sample = REPO_ROOT / "fixtures" / "locomo-sample" / "locomo-sample.json"
+    assert main(["retrieve", "--collection", str(sample), "--repair", "--k", "3", "--out", str(out)]) == 0
+    lines = [line.split() for line in out.read_text().splitlines()]
+    assert lines
+    assert all(qid.split("/")[0] == doc.split("/")[0] for qid, _, doc, *_ in lines)
+
+
+@pytest.mark.parametrize(
+    "argv,line",
+    [
+        (["retrieve", "--out", "x.trec", "--retriever", "dense"],
+         "agentmemory: error: --retriever: 'dense' (str) is not a known name; choose from: bm25, tags"),
+        (["retrieve", "--out", "x.trec", "--k", "0"],
+         "agentmemory: error: --k: 0 (int) is less than 1; --k must be an integer >= 1"),
+    ],
+)
+def test_retrieve_rejects_bad_parameters(tmp_path: Path, monkeypatch, capsys, argv: list[str], line: str) -> None:
+    """Bad retrieve parameters give exit 2, one stderr line, and no run file."""
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    assert capsys.readouterr().err.splitlines() == [line]
+    assert not (tmp_path / "x.trec").exists()
