@@ -1,10 +1,10 @@
 """Batch retrieval: every query of a collection against one retriever.
 
-:func:`retrieve_all` indexes the collection's entries once per scope (as
-:class:`~agentmemory.store.MemoryStore` partitions them: an entry is only
-found by queries of its own scope; ``None`` is the shared default scope,
-and statistics such as BM25's IDF are per scope), then answers every query
-in collection order.  No events are logged; the result is what
+:func:`retrieve_all` adds the collection's entries to a
+:class:`~agentmemory.store.MemoryStore` (partitioned by scope: an entry is
+only found by queries of its own scope, and statistics such as BM25's IDF
+are per scope), then asks the query's partition for every query in
+collection order.  Retrievals are not logged; the result is what
 :func:`agentmemory.trec.write_run` needs, once turned into
 ``{query_id: [(entry_id, score), ...]}``.
 """
@@ -15,8 +15,9 @@ from typing import Any
 
 from .collection import Collection
 from .errors import ParameterError, UnknownNameError, check_positive_int
-from .records import Hit, MemoryEntry
-from .retrievers import RETRIEVERS, make_retriever
+from .records import Hit
+from .retrievers import RETRIEVERS
+from .store import MemoryStore
 
 __all__ = ["retrieve_all"]
 
@@ -49,19 +50,8 @@ def retrieve_all(
         raise UnknownNameError("retriever", retriever_name, RETRIEVERS)
     if params is not None and not isinstance(params, dict):
         raise ParameterError("params", params, "is not a dict", "pass keyword parameters, e.g. {'k1': 0.9}")
-    by_scope: dict[str | None, list[MemoryEntry]] = {}
-    for entry in collection.entries:
-        by_scope.setdefault(entry.scope, []).append(entry)
-    retrievers = {}
-    for scope, entries in by_scope.items():
-        try:
-            retriever = make_retriever(retriever_name, **(params or {}))
-        except TypeError as err:
-            raise ParameterError(
-                "params", params, f"is not accepted by {retriever_name!r} ({err})", "pass only that retriever's parameters"
-            ) from None
-        retriever.add(entries)
-        retrievers[scope] = retriever
+    store = MemoryStore([retriever_name], params={retriever_name: params} if params else None)
+    store.add(collection.entries)
     queries = collection.queries
     if progress:
         from tqdm.auto import tqdm
@@ -69,6 +59,5 @@ def retrieve_all(
         queries = tqdm(queries, desc=f"retrieve {retriever_name}", unit="query")
     out: dict[str, list[Hit]] = {}
     for query in queries:
-        retriever = retrievers.get(query.scope)
-        out[query.id] = [] if retriever is None else retriever.search(query, k)
+        out[query.id] = store.retriever(retriever_name, query.scope).search(query, k)
     return out

@@ -7,7 +7,7 @@ are loaded; nothing inside the library passes raw dicts around.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -40,6 +40,36 @@ class Provenance:
         }
 
 
+class _EmptyMapping(Mapping[str, Any]):
+    """An immutable, hashable empty mapping: the one shared default for ``metadata``.
+
+    A fresh ``dict()`` per record costs allocation and garbage-collector
+    time that shows at a million entries; one shared immutable empty
+    mapping costs nothing and cannot be mutated by accident.
+    """
+
+    __slots__ = ()
+
+    def __getitem__(self, key: str) -> Any:
+        raise KeyError(key)
+
+    def __iter__(self):
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+    def __hash__(self) -> int:
+        return 0
+
+    def __repr__(self) -> str:
+        return "{}"
+
+
+NO_METADATA: Mapping[str, Any] = _EmptyMapping()
+UNKNOWN_PROVENANCE = Provenance()
+
+
 @dataclass(frozen=True, slots=True)
 class MemoryEntry:
     """One memory: an id, its text, tags, when it was created and where it came from.
@@ -54,9 +84,9 @@ class MemoryEntry:
     text: str
     tags: tuple[str, ...] = ()
     created_at: datetime | None = None
-    provenance: Provenance = field(default_factory=Provenance)
+    provenance: Provenance = UNKNOWN_PROVENANCE
     scope: str | None = None
-    metadata: Mapping[str, Any] = field(default_factory=dict)
+    metadata: Mapping[str, Any] = NO_METADATA
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -89,7 +119,7 @@ class Query:
     tags: tuple[str, ...] | None = None
     scope: str | None = None
     group: str | None = None
-    metadata: Mapping[str, Any] = field(default_factory=dict)
+    metadata: Mapping[str, Any] = NO_METADATA
 
 
 @dataclass(frozen=True, slots=True)
