@@ -46,7 +46,7 @@ def overview(evaluation: Evaluation, source: str) -> Markdown:
         f"- **Size:** {len(c.entries)} entries, {len(c.queries)} queries of which {len(judged)} judged, "
         f"{relevant} relevant judgments",
         f"- **Cutoff:** k = {evaluation.k}",
-        f"- **Seed:** {evaluation.seed} (it names the run's event ids and timestamps; no ranking depends on it)",
+        f"- **Seed:** {evaluation.seed} (it names the run's event ids and timestamps and seeds the bootstrap and permutation tests; no ranking depends on it)",
         f"- **Measures:** {', '.join(str(m) for m in evaluation.measures)}",
         "- **Retrievers:**",
     ]
