@@ -13,6 +13,7 @@ import pandas as pd
 from ..evaluate import Evaluation
 from .display import Markdown, Table
 from .params import CollectionSetup
+from .tables import measure_retriever_file_lines
 
 __all__ = [
     "collection_command",
@@ -79,15 +80,8 @@ def collection_overview(evaluation: Evaluation, setup: CollectionSetup) -> Markd
         queries,
         f"- **Cutoff:** k = {evaluation.k}; **seed:** {evaluation.seed} (event ids, timestamps, and the bootstrap "
         "and permutation resampling)",
-        f"- **Measures:** {', '.join(str(m) for m in evaluation.measures)}",
-        "- **Retrievers:**",
     ]
-    for result in evaluation.results:
-        params = ", ".join(f"{key} = {value}" for key, value in result.params.items())
-        lines.append(f"  - {result.label} (`{result.name}`): {params}")
-    lines.append(f"- **Input files** (sha256), digest `{c.digest}`:")
-    lines += [f"  - `{name}` `{sha}`" for name, sha in c.files.items()]
-    return Markdown("\n".join(lines))
+    return Markdown("\n".join(lines + measure_retriever_file_lines(evaluation)))
 
 
 def scopes_table(evaluation: Evaluation) -> Table:

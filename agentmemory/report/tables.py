@@ -47,15 +47,20 @@ def overview(evaluation: Evaluation, source: str) -> Markdown:
         f"{relevant} relevant judgments",
         f"- **Cutoff:** k = {evaluation.k}",
         f"- **Seed:** {evaluation.seed} (it names the run's event ids and timestamps and seeds the bootstrap and permutation tests; no ranking depends on it)",
-        f"- **Measures:** {', '.join(str(m) for m in evaluation.measures)}",
-        "- **Retrievers:**",
     ]
+    return Markdown("\n".join(lines + measure_retriever_file_lines(evaluation)))
+
+
+def measure_retriever_file_lines(evaluation: Evaluation) -> list[str]:
+    """Markdown bullets: the measures, each retriever with its parameters, each input file's sha256."""
+    c = evaluation.collection
+    lines = [f"- **Measures:** {', '.join(str(m) for m in evaluation.measures)}", "- **Retrievers:**"]
     for result in evaluation.results:
         params = ", ".join(f"{key} = {value}" for key, value in result.params.items())
         lines.append(f"  - {result.label} (`{result.name}`): {params}")
     lines.append(f"- **Input files** (sha256), digest `{c.digest}`:")
     lines += [f"  - `{name}` `{sha}`" for name, sha in c.files.items()]
-    return Markdown("\n".join(lines))
+    return lines
 
 
 def input_files_frame(evaluation: Evaluation) -> pd.DataFrame:

@@ -130,6 +130,12 @@ class DocTable:
         return self._tie_key
 
 
+def scores_by_id(docs: np.ndarray, scores: np.ndarray, table: DocTable) -> dict[str, float]:
+    """Candidates with a positive score as entry id -> score (for ``score_all``)."""
+    ids = table.ids
+    return {ids[d]: s for d, s in zip(docs.tolist(), scores.tolist()) if s > 0}
+
+
 def rank_candidates(docs: np.ndarray, scores: np.ndarray, k: int, ids: list[str]) -> list[Hit]:
     """The top ``k`` of candidate ``docs`` (numbers into ``ids``) under the ranking rule.
 

@@ -48,7 +48,7 @@ from ..records import Hit, MemoryEntry, Query
 from ..tokenize import tokenize
 from ._analysis import encode_texts, query_tokens
 from ._index import EMPTY_F64, EMPTY_I64, SegmentList, accelerator, build_segment, concat, dedupe
-from .base import DocTable, as_query, rank_candidates
+from .base import DocTable, as_query, rank_candidates, scores_by_id
 
 __all__ = ["BM25", "TermContribution"]
 
@@ -255,9 +255,7 @@ class BM25:
 
     def score_all(self, query: Query | str) -> dict[str, float]:
         """Every entry with a positive score for ``query``: entry id -> score (unordered)."""
-        docs, scores = self.score_candidates(query)
-        ids = self._docs.ids
-        return {ids[d]: s for d, s in zip(docs.tolist(), scores.tolist()) if s > 0}
+        return scores_by_id(*self.score_candidates(query), self._docs)
 
     def search(self, query: Query | str, k: int) -> list[Hit]:
         """Top ``k`` entries by BM25 score; ties by entry id descending; no zero scores."""

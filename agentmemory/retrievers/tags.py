@@ -34,7 +34,7 @@ from ..errors import ParameterError, check_positive_int
 from ..records import Hit, MemoryEntry, Query
 from ..tokenize import normalize_tag, tokenize
 from ._index import EMPTY_F64, EMPTY_I64, SegmentList, accelerator, build_segment, concat, dedupe
-from .base import DocTable, as_query, rank_candidates
+from .base import DocTable, as_query, rank_candidates, scores_by_id
 
 __all__ = ["TagOverlap", "TagScorer"]
 
@@ -162,9 +162,7 @@ class TagScorer:
 
     def score_all(self, query: Query | str) -> dict[str, float]:
         """Every entry with a positive score for ``query``: entry id -> score (unordered)."""
-        docs, scores = self.score_candidates(query)
-        ids = self._docs.ids
-        return {ids[d]: s for d, s in zip(docs.tolist(), scores.tolist()) if s > 0}
+        return scores_by_id(*self.score_candidates(query), self._docs)
 
     def search(self, query: Query | str, k: int) -> list[Hit]:
         """Top ``k`` entries by shared-tag count; ties by entry id descending; no zero scores."""
