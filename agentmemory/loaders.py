@@ -78,7 +78,7 @@ def detect_format(path: str | PathLike[str]) -> str:
     """
     target = Path(path)
     if not target.exists():
-        raise MissingFileError(target, "file or folder")
+        raise MissingFileError(target, "collection file or folder")
     for name, fmt in FORMATS.items():
         if fmt.recognises(target):
             return name

@@ -331,7 +331,7 @@ def test_eval_bad_parameter(tmp_path: Path, capsys, args: list[str], message: st
 def test_eval_missing_collection_folder(tmp_path: Path, capsys) -> None:
     """--collection naming no folder gives exit 2 and names the path."""
     code = main(["eval", "--collection", str(tmp_path / "nope"), "--out", str(tmp_path / "out" / "e.json")])
-    _assert_failed(code, capsys.readouterr(), f"{tmp_path / 'nope'}: no such file or folder", tmp_path)
+    _assert_failed(code, capsys.readouterr(), f"{tmp_path / 'nope'}: no such collection file or folder", tmp_path)
 
 
 @pytest.mark.parametrize(

@@ -55,7 +55,7 @@ def test_auto_on_unrecognised_file(tmp_path):
 def test_auto_on_missing_path(tmp_path):
     """A missing path raises MissingFileError naming it."""
     path = tmp_path / "nowhere"
-    with pytest.raises(MissingFileError, match=re.escape(f"{path}: no such file or folder")):
+    with pytest.raises(MissingFileError, match=re.escape(f"{path}: no such collection file or folder")):
         load(path)
 
 

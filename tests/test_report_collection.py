@@ -91,7 +91,7 @@ def test_repair_and_a_beir_folder(tmp_path):
             "repair: True (bool) does not apply to the beir format; repair applies to: locomo; "
             "leave it at False for beir",
         ),
-        ({"collection": "no/such.json"}, "no/such.json: no such file or folder"),
+        ({"collection": "no/such.json"}, "no/such.json: no such collection file or folder"),
         (
             {"collection": 3},
             "collection: 3 (int) is not a path; pass a LoCoMo .json file or a collection folder, "

@@ -57,10 +57,10 @@ def test_a_collection_path_and_output_dir_are_kept_as_given(tmp_path):
             {"retrievers": "tags,tags"},
             "retrievers: 'tags,tags' (str) names a retriever twice; name each retriever once",
         ),
-        ({"collection": "does/not/exist"}, "does/not/exist: no such collection folder"),
+        ({"collection": "does/not/exist"}, "does/not/exist: no such collection file or folder"),
         (
             {"collection": 3},
-            'collection: 3 (int) is not a path; pass a collection folder, or "" for the shipped fixture',
+            'collection: 3 (int) is not a path; pass a collection folder or LoCoMo .json file, or "" for the shipped fixture',
         ),
     ],
 )
@@ -118,7 +118,7 @@ def test_explore_tags_and_entry():
             "explain_entry: 'm99' (str) is not an entry of the collection; pass one of its 16 entry ids "
             '(m01, m02, m03, m04, m05, ...), or "" for BM25\'s first hit',
         ),
-        ({"collection": "nowhere"}, "nowhere: no such collection folder"),
+        ({"collection": "nowhere"}, "nowhere: no such collection file or folder"),
     ],
 )
 def test_bad_explore_parameters_raise_the_library_message(changes, message):

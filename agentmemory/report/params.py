@@ -108,9 +108,10 @@ def _load(collection: str | PathLike[str] | None) -> tuple[Collection, str]:
         return load_collection(default_collection_path()), SHIPPED
     if not isinstance(collection, (str, PathLike)):
         raise ParameterError(
-            "collection", collection, "is not a path", 'pass a collection folder, or "" for the shipped fixture'
+            "collection", collection, "is not a path",
+            'pass a collection folder or LoCoMo .json file, or "" for the shipped fixture',
         )
-    return load_collection(collection), str(collection)
+    return load(collection), str(collection)
 
 
 def _seed(seed: object) -> int:
@@ -145,7 +146,7 @@ def eval_setup(
     Checks, in order: ``seed`` (an int), ``k`` (an int >= 1), ``retrievers``
     (registry names, see :func:`agentmemory.retrievers.parse_retrievers`),
     ``output_dir`` (``""``/``None`` to write nothing, else a folder) and the
-    collection (loaded with :func:`agentmemory.load_collection`).
+    collection (loaded with :func:`agentmemory.loaders.load`: a folder or a LoCoMo .json file).
 
     Raises:
         ReportParameterError: the first rejected value, with the library's message.
