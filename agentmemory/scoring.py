@@ -20,6 +20,12 @@
 
 Means are computed with :func:`math.fsum` (exactly rounded), which can differ
 from trec_eval's running sum in the last bit.
+
+Two paths compute the per-query values, with identical results: small runs
+go query by query (:func:`~agentmemory.trec.trec_order`, then the pure
+helpers of :mod:`agentmemory.metrics`); larger ones are ranked and measured
+all at once in NumPy by :mod:`agentmemory.metrics._batch`, which falls back
+to the per-query path for inputs it cannot score exactly (see there).
 """
 
 from __future__ import annotations
@@ -27,10 +33,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any
 
 from agentmemory.errors import ParameterError, check_positive_int
 from agentmemory.metrics import Measure, compute_measures, parse_measures
+from agentmemory.metrics._batch import score_queries
 from agentmemory.trec import trec_order
 
 __all__ = [
@@ -41,6 +49,13 @@ __all__ = [
     "format_table",
     "score_run",
 ]
+
+_BATCH_MIN_WORK = 512
+""":func:`score_run` ranks and measures all queries at once in NumPy
+(:mod:`agentmemory.metrics._batch`) when ``documents + 32 * queries`` reaches
+this; below, per query, where NumPy's fixed cost (about 0.1 ms) would dominate.
+Both paths give the same numbers."""
+_NO_DOCS: dict[str, float] = {}
 
 DEFAULT_K = 5
 """The cutoff of :data:`DEFAULT_MEASURES` (the command line's ``--k`` default)."""
@@ -130,16 +145,52 @@ def score_run(
             ' (trec_eval stops too: "No queries with both results and relevance info")',
         )
     scored = sorted(judged) if complete else sorted(both)
-    zeros = dict.fromkeys((str(m) for m in chosen), 0.0)
+    names = [str(m) for m in chosen]
+    columns = _score_batch(chosen, scored, run, judged)
+    if columns is None:
+        per_query = _score_each(chosen, names, scored, run, judged)
+        columns = [[values[name] for values in per_query.values()] for name in names]
+    else:
+        per_query = dict(zip(scored, map(dict, map(zip, repeat(names), zip(*columns)))))
+    n = len(scored)
+    mean = {name: math.fsum(column) / n for name, column in zip(names, columns)}
+    return ScoreResult(mean=mean, per_query=per_query, queries=n)
+
+
+def _score_each(
+    chosen: tuple[Measure, ...],
+    names: list[str],
+    scored: list[str],
+    run: Mapping[str, Mapping[str, float]],
+    judged: Mapping[str, Mapping[str, int]],
+) -> dict[str, dict[str, float]]:
+    """The per-query path: rank each query with trec_order, then the pure helpers."""
+    zeros = dict.fromkeys(names, 0.0)
     per_query: dict[str, dict[str, float]] = {}
     for qid in scored:
         if qid in run:
             per_query[qid] = compute_measures(chosen, trec_order(run[qid]), judged[qid])
         else:
             per_query[qid] = dict(zeros)
-    n = len(per_query)
-    mean = {name: math.fsum(values[name] for values in per_query.values()) / n for name in zeros}
-    return ScoreResult(mean=mean, per_query=per_query, queries=n)
+    return per_query
+
+
+def _score_batch(
+    chosen: tuple[Measure, ...],
+    scored: list[str],
+    run: Mapping[str, Mapping[str, float]],
+    judged: Mapping[str, Mapping[str, int]],
+) -> list[list[float]] | None:
+    """Per measure, the values of the ``scored`` queries from the NumPy batch path, or ``None``.
+
+    ``None`` below :data:`_BATCH_MIN_WORK` and whenever
+    :func:`agentmemory.metrics._batch.score_queries` declines the input.
+    """
+    docs = list(map(run.get, scored, repeat(_NO_DOCS)))
+    if not set(map(type, docs)) <= {dict} or sum(map(len, docs)) + 32 * len(docs) < _BATCH_MIN_WORK:
+        return None
+    columns = score_queries(chosen, docs, list(map(judged.__getitem__, scored)))
+    return None if columns is None else [column.tolist() for column in columns]
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
