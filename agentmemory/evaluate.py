@@ -186,7 +186,9 @@ def evaluate(
     ``measures`` adds to the defaults (P@k, R@k, RR, RR@k, nDCG@k, AP@k).
     ``ties`` computes a :class:`~agentmemory.tieaware.TieReport` per query and
     measure from the scores of every entry that could reach the top ``k``
-    (those scoring at least the ``k``-th hit).  ``progress`` shows a tqdm bar
+    (those scoring at least the ``k``-th hit: the hits themselves unless a tie
+    crosses the cutoff, so the analysis costs a full candidate scoring only
+    for those queries).  ``progress`` shows a tqdm bar
     per retriever (off by default).
     """
     k = check_positive_int("k", k)
@@ -220,9 +222,15 @@ def evaluate(
             store.log.record("retrieve", [h.entry_id for h in hits], query_id=query.id, retriever=name)
             qrels = collection.qrels[query.id]
             reports = None
+            tie_at_cutoff = len(deeper) > k and deeper[k].score == deeper[k - 1].score
             if ties:
-                floor = hits[-1].score if len(hits) == k else 0.0
-                reachable = {d: s for d, s in scoped.score_all(query).items() if s >= floor}
+                # Only entries scoring at least the k-th hit can reach the top k. Without a
+                # tie across the cutoff those are exactly the hits, so no further scoring.
+                if tie_at_cutoff:
+                    floor = hits[-1].score
+                    reachable = {d: s for d, s in scoped.score_all(query).items() if s >= floor}
+                else:
+                    reachable = {h.entry_id: h.score for h in hits}
                 reports = {str(m): tie_report(m, reachable, qrels, k) for m in chosen}
             per_query.append(
                 QueryResult(
@@ -232,7 +240,7 @@ def evaluate(
                     relevant=collection.relevant(query.id),
                     hits=hits,
                     metrics=compute_measures(chosen, [h.entry_id for h in hits], qrels),
-                    tie_at_cutoff=len(deeper) > k and deeper[k].score == deeper[k - 1].score,
+                    tie_at_cutoff=tie_at_cutoff,
                     ties=reports,
                 )
             )

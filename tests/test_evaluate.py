@@ -252,3 +252,27 @@ def test_result_of_a_retriever_not_evaluated(seed_evaluation) -> None:
         ParameterError, match=re.escape("retriever: 'dense' (str) was not evaluated; choose from: bm25, tags")
     ):
         seed_evaluation.result("dense")
+
+
+def test_tie_reports_equal_those_from_every_candidate_score():
+    """evaluate's tie reports, which score all candidates only when a tie crosses the cutoff,
+    equal reports built from every candidate's score, on collections with and without such ties."""
+    from conftest import FIXTURE_DIR, REPO_ROOT
+
+    from agentmemory.store import MemoryStore
+    from agentmemory.tieaware import tie_report
+
+    garden = load_collection(REPO_ROOT / "tests" / "data" / "garden-notes")
+    cases = [(load_collection(FIXTURE_DIR), 1), (load_collection(FIXTURE_DIR), 5), (garden, 3)]
+    assert any(q.tie_at_cutoff for r in evaluate(garden, k=3).results for q in r.per_query)
+    for collection, k in cases:
+        evaluation = evaluate(collection, k=k)
+        store = MemoryStore()
+        store.add(collection.entries)
+        for result in evaluation.results:
+            for query in result.per_query:
+                q = next(x for x in collection.queries if x.id == query.query_id)
+                scores = store.retriever(result.name, q.scope).score_all(q)
+                for measure in evaluation.measures:
+                    full = tie_report(measure, scores, collection.qrels[q.id], k)
+                    assert query.ties[str(measure)] == full
