@@ -277,36 +277,8 @@ if AVAILABLE:
                     touched[nt] = d
                     nt += 1
                 acc[d] += part
-        # k-th largest score: a min-heap of the k best
-        heap = np.empty(k, np.float64)
-        size = 0
-        for i in range(nt):
-            s = acc[touched[i]]
-            if size < k:
-                heap[size] = s
-                c = size
-                size += 1
-                while c > 0:
-                    par = (c - 1) >> 1
-                    if heap[par] <= heap[c]:
-                        break
-                    heap[par], heap[c] = heap[c], heap[par]
-                    c = par
-            elif s > heap[0]:
-                heap[0] = s
-                c = 0
-                while True:
-                    left = 2 * c + 1
-                    if left >= k:
-                        break
-                    m = left
-                    if left + 1 < k and heap[left + 1] < heap[left]:
-                        m = left + 1
-                    if heap[c] <= heap[m]:
-                        break
-                    heap[c], heap[m] = heap[m], heap[c]
-                    c = m
-        cut = heap[0] if size == k else 0.0
+        # k-th largest score (every touched document when fewer than k: scores are > 0 > -1)
+        cut = _kth_largest(acc, touched, nt, k, np.empty(k, np.float64))
         n_out = 0
         for i in range(nt):
             if acc[touched[i]] >= cut:
