@@ -108,7 +108,8 @@ def _build_parser() -> argparse.ArgumentParser:
     sc.add_argument("run", metavar="RUN")
     sc.add_argument("--k", default="5", help="cutoff of the default measures (default 5)")
     sc.add_argument("--metrics", default=None, help="comma-separated measures (default P@k,R@k,RR,RR@k,nDCG@k,AP@k)")
-    sc.add_argument("--per-query", action="store_true", help="also print each query's values")
+    sc.add_argument("--per-query", action="store_true",
+                    help="also print each query's values in the table (JSON output always has them)")
     sc.add_argument("--complete", action="store_true", help="count qrels queries missing from the run as 0 (trec_eval -c)")
     sc.add_argument("--format", default="table", help="table (default) or json")
     return parser
@@ -216,10 +217,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
     measures = parse_measures(args.metrics) if args.metrics else default_measures(k)
     result = score_run(read_qrels(args.qrels), read_run(args.run), measures, complete=args.complete)
     if args.format == "json":
-        data = result.to_json_dict()
-        if not args.per_query:
-            data = {key: value for key, value in data.items() if key != "per_query"}
-        print(json.dumps(data, indent=2))
+        print(json.dumps(result.to_json_dict(), indent=2))
     else:
         print(format_table(result, per_query=args.per_query))
     return 0

@@ -138,12 +138,16 @@ def test_runs_dir_holds_runs_and_qrels(runs_dir: Path) -> None:
 
 @pytest.mark.parametrize(("run", "row"), [("bm25.trec", 0), ("tags.trec", 1)])
 def test_score_of_exported_runs_equals_the_artifact(runs_dir: Path, artifact: dict, capsys, run: str, row: int) -> None:
-    """`agentmemory score qrels.txt <run> --k 5 --format json` gives exactly the artifact's means."""
+    """`agentmemory score qrels.txt <run> --k 5 --format json` gives exactly the artifact's means,
+    as {"mean", "per_query", "queries"} with each query's values equal to the artifact's."""
     assert main(["score", str(runs_dir / "qrels.txt"), str(runs_dir / run), "--k", "5", "--format", "json"]) == 0
     scored = json.loads(capsys.readouterr().out)
     aggregate = artifact["aggregate"][row]
     assert scored["queries"] == 5
-    assert set(scored) == {"mean", "queries"}
+    assert list(scored) == ["mean", "per_query", "queries"]
+    name = ("bm25", "tags")[row]
+    per_query = {q["query_id"]: q["metrics"] for q in artifact["per_query"] if q["retriever"] == name}
+    assert scored["per_query"] == per_query
     assert scored["mean"] == {m: aggregate[m] for m in ("P@5", "R@5", "RR", "RR@5", "nDCG@5", "AP@5")}
     assert (scored["mean"]["R@5"], scored["mean"]["P@5"], scored["mean"]["RR"]) == (
         aggregate["mean_recall@k"],
