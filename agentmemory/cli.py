@@ -127,8 +127,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     retrievers = parse_retrievers(args.retrievers)
     out = _output_path("--out", args.out, folder=False)
     runs = _output_path("--runs-dir", args.runs_dir, folder=True) if args.runs_dir else None
-    collection = _load_collection(args)
     progress = sys.stderr.isatty() if args.progress is None else args.progress
+    collection = _load_collection(args, progress)
     evaluation = evaluate(collection, retrievers, k=k, seed=seed, measures=args.metrics, progress=progress)
     statistics = evaluation_statistics(evaluation, seed=seed)
     # Each file is written atomically; if a later one fails (an id a TREC file
@@ -173,12 +173,12 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
-def _load_collection(args: argparse.Namespace):
+def _load_collection(args: argparse.Namespace, progress: bool):
     """The collection named by --collection/--format/--split/--repair (default: the shipped fixture)."""
     from .collection import default_collection_path
     from .loaders import load
 
-    options = {"format": args.format}
+    options = {"format": args.format, "progress": progress}
     if args.split != "test":
         options["split"] = args.split
     if args.repair:
@@ -197,8 +197,8 @@ def _cmd_retrieve(args: argparse.Namespace) -> int:
     if args.retriever not in RETRIEVERS:
         raise UnknownNameError("--retriever", args.retriever, RETRIEVERS)
     out = _output_path("--out", args.out, folder=False)
-    collection = _load_collection(args)
     progress = sys.stderr.isatty() if args.progress is None else args.progress
+    collection = _load_collection(args, progress)
     hits = retrieve_all(collection, args.retriever, k, progress=progress)
     write_run(out, {q: [(h.entry_id, h.score) for h in found] for q, found in hits.items()}, tag=args.retriever)
     n_hits = sum(len(found) for found in hits.values())

@@ -203,8 +203,11 @@ def _provenance(obj: dict, path: Path, line: int) -> Provenance:
     )
 
 
-def load_collection(path: str | PathLike[str], *, split: str = "test") -> Collection:
-    """Load a collection folder (see the module docstring); validate every line."""
+def load_collection(path: str | PathLike[str], *, split: str = "test", progress: bool = False) -> Collection:
+    """Load a collection folder (see the module docstring); validate every line.
+
+    ``progress`` shows a tqdm bar over the corpus lines (off by default).
+    """
     root = Path(path)
     if not root.exists():
         raise MissingFileError(root, "collection folder")
@@ -215,7 +218,12 @@ def load_collection(path: str | PathLike[str], *, split: str = "test") -> Collec
     corpus_path = root / "corpus.jsonl"
     entries: list[MemoryEntry] = []
     first_line: dict[str, int] = {}
-    for line, obj in _jsonl(corpus_path, _read(corpus_path, files, root)):
+    lines = _jsonl(corpus_path, _read(corpus_path, files, root))
+    if progress:
+        from tqdm.auto import tqdm
+
+        lines = tqdm(lines, desc=f"load {corpus_path.name}", unit=" entries")
+    for line, obj in lines:
         entry_id = _string_id(obj, corpus_path, line)
         if entry_id in first_line:
             raise InputError(

@@ -44,12 +44,12 @@ class Format(NamedTuple):
     read: Callable[..., Collection]
 
 
-def _read_beir(path: str | PathLike[str], *, split: str) -> Collection:
-    return load_collection(path, split=split)
+def _read_beir(path: str | PathLike[str], *, split: str, progress: bool) -> Collection:
+    return load_collection(path, split=split, progress=progress)
 
 
-def _read_locomo(path: str | PathLike[str], *, repair: bool, include_captions: bool) -> Collection:
-    return load_locomo(path, repair=repair, include_captions=include_captions)
+def _read_locomo(path: str | PathLike[str], *, repair: bool, include_captions: bool, progress: bool) -> Collection:
+    return load_locomo(path, repair=repair, include_captions=include_captions)  # one JSON document: no bar
 
 
 #: Every input format :func:`load` reads, by name.
@@ -98,6 +98,7 @@ def load(
     split: str = "test",
     repair: bool = False,
     include_captions: bool = False,
+    progress: bool = False,
 ) -> Collection:
     """Load a collection in any registered format (see the module docstring).
 
@@ -107,6 +108,7 @@ def load(
         split: beir only: which ``qrels/<split>.tsv`` to read.
         repair: locomo only: repair malformed evidence (see :mod:`agentmemory.locomo`).
         include_captions: locomo only: append image captions to turn texts.
+        progress: show a tqdm bar while reading a large corpus (off by default).
 
     Raises:
         UnknownNameError: ``format`` is not registered (nor ``"auto"``).
@@ -135,4 +137,4 @@ def load(
                 f"does not apply to the {name} format",
                 f"{option} applies to: {', '.join(users)}; leave it at {_DEFAULTS[option]!r} for {name}",
             )
-    return fmt.read(path, **{option: given[option] for option in fmt.options})
+    return fmt.read(path, progress=progress, **{option: given[option] for option in fmt.options})

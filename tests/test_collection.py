@@ -334,3 +334,15 @@ def test_other_split_is_read(tmp_path: Path) -> None:
     assert load_collection(root, split="dev").qrels == {"q2": {"e1": 1}}
     with pytest.raises(MissingFileError, match=re.escape(f"{root / 'qrels' / 'train.tsv'}: no such file")):
         load_collection(root, split="train")
+
+
+def test_progress_bar_only_when_asked(capsys):
+    """load_collection shows a tqdm bar over the corpus on stderr with progress=True, and nothing by default."""
+    from agentmemory.collection import default_collection_path, load_collection
+
+    load_collection(default_collection_path())
+    assert capsys.readouterr().err == ""
+    load_collection(default_collection_path(), progress=True)
+    err = capsys.readouterr().err
+    assert "load corpus.jsonl" in err
+    assert "16/16" in err or "16 entries" in err
