@@ -149,3 +149,16 @@ def eval_runs(tmp_path_factory) -> list[tuple[subprocess.CompletedProcess[str], 
         ]
         results.append((run_python(args, cwd=cwd, env={"PYTHONHASHSEED": hashseed}), out))
     return results
+
+
+# The eval report's section headings, in order (read by the build and browser tests).
+EVAL_SECTIONS = [
+    "1. What was evaluated",
+    "2. Metrics",
+    "3. Per-query breakdown",
+    "4. Why MRR can be 1.0 while recall is not",
+    "5. Plots",
+    "6. Caveats",
+    "7. Statistics",
+    "The artifact",
+]

@@ -18,21 +18,12 @@ from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
+from conftest import EVAL_SECTIONS as SECTIONS
 from conftest import REPO_ROOT
 
 REPORTS = REPO_ROOT / "reports"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 TIMEOUT = 120
-SECTIONS = [
-    "1. What was evaluated",
-    "2. Metrics",
-    "3. Per-query breakdown",
-    "4. Why MRR can be 1.0 while recall is not",
-    "5. Plots",
-    "6. Caveats",
-    "7. Statistics",
-    "The artifact",
-]
 
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None, reason="chromium is not installed (apt-get install chromium; .ci/run installs it)"

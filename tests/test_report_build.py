@@ -7,23 +7,14 @@ import shutil
 
 import nbformat
 import pytest
-from conftest import REPO_ROOT
+from conftest import EVAL_SECTIONS, REPO_ROOT
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from agentmemory.errors import InputError
 from agentmemory.report.build import build, main, normalize_notebook, render_html
 
 REPORTS = REPO_ROOT / "reports"
-SECTIONS = [
-    "1. What was evaluated",
-    "2. Metrics",
-    "3. Per-query breakdown",
-    "4. Why MRR can be 1.0 while recall is not",
-    "5. Plots",
-    "6. Caveats",
-    "7. Statistics",
-    "The artifact",
-]
+SECTIONS = EVAL_SECTIONS
 COLLECTION_SECTIONS = [
     "1. What was evaluated",
     "2. Headline metrics with 95% intervals",

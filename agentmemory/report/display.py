@@ -13,7 +13,12 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-__all__ = ["Markdown", "Png", "Table", "ordinal", "short"]
+__all__ = ["Markdown", "Png", "Table", "ordinal", "plural", "short"]
+
+
+def plural(n: int, one: str, many: str) -> str:
+    """``"1 query"``, ``"3 queries"``: ``n`` with the singular or plural noun."""
+    return f"{n} {one if n == 1 else many}"
 
 
 def ordinal(n: int) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..evaluate import Evaluation
-from .display import Markdown, Table
+from .display import Markdown, Table, plural
 from .params import CollectionSetup
 from .tables import measure_retriever_file_lines
 
@@ -25,9 +25,6 @@ __all__ = [
     "skipped_table",
 ]
 
-
-def _plural(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
 
 
 def collection_command(setup: CollectionSetup, evaluation: Evaluation) -> str:
@@ -62,8 +59,8 @@ def collection_overview(evaluation: Evaluation, setup: CollectionSetup) -> Markd
     if excluded:
         queries += f", {len(excluded)} in groups shown separately ({', '.join(c.headline_excludes)})"
     queries += (
-        f"; {_plural(len(c.skipped), 'query', 'queries')} skipped by the loader and "
-        f"{_plural(len(c.repairs), 'repair', 'repairs')} (both listed below)"
+        f"; {plural(len(c.skipped), 'query', 'queries')} skipped by the loader and "
+        f"{plural(len(c.repairs), 'repair', 'repairs')} (both listed below)"
     )
     if c.unjudged_query_ids:
         queries += f"; {len(c.unjudged_query_ids)} without judgments, not run"
@@ -75,7 +72,7 @@ def collection_overview(evaluation: Evaluation, setup: CollectionSetup) -> Markd
     lines = [
         f"- **Collection:** `{c.name}` ({setup.source}), {how}",
         f"- **Memories:** {len(c.entries)} entries in "
-        + (_plural(len(scopes), "scope", "scopes") if scopes != {None} else "one unscoped store")
+        + (plural(len(scopes), "scope", "scopes") if scopes != {None} else "one unscoped store")
         + (" (a query searches only its own scope's entries)" if scopes != {None} else ""),
         queries,
         f"- **Cutoff:** k = {evaluation.k}; **seed:** {evaluation.seed} (event ids, timestamps, and the bootstrap "
@@ -160,6 +157,6 @@ def headline_note(evaluation: Evaluation) -> Markdown:
         return Markdown(f"The headline means are over all {len(judged)} judged queries; no group is left out.")
     return Markdown(
         f"The headline means are over {len(headline)} of the {len(judged)} judged queries: "
-        f"{', '.join(c.headline_excludes)} ({_plural(len(left), 'query', 'queries')}) is left out, as most "
+        f"{', '.join(c.headline_excludes)} ({plural(len(left), 'query', 'queries')}) is left out, as most "
         "published numbers do, and shown separately in section 3."
     )

@@ -22,7 +22,7 @@ import pandas as pd
 from ..evaluate import Evaluation, QueryResult, RetrieverResult
 from ..tieaware import TieReport
 from .caveats import ties_inside_top_k
-from .display import Markdown, Table
+from .display import Markdown, Table, plural
 
 __all__ = [
     "moving_measures",
@@ -33,9 +33,6 @@ __all__ = [
     "tie_table",
 ]
 
-
-def _count(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
 
 
 def moving_measures(q: QueryResult) -> dict[str, TieReport]:
@@ -103,7 +100,7 @@ def tie_flags(evaluation: Evaluation, *, per_query: bool = True) -> Markdown:
             ids = ", ".join(q.query_id for q in straddle)
             lines.append(
                 f"- **{label}: tied scores straddle the cutoff k = {k} in {len(straddle)} of "
-                f"{_count(n, 'query', 'queries')}** ({ids}): the tie rule (higher entry id first), not the "
+                f"{plural(n, 'query', 'queries')}** ({ids}): the tie rule (higher entry id first), not the "
                 "score, chose which tied entries made the top k."
             )
             if per_query:
@@ -111,7 +108,7 @@ def tie_flags(evaluation: Evaluation, *, per_query: bool = True) -> Markdown:
         if inside:
             lines.append(
                 f"- **{label}: ties inside the top {k}** (not at the cutoff) can move order-sensitive measures in "
-                f"{_count(len(inside), 'query', 'queries')}"
+                f"{plural(len(inside), 'query', 'queries')}"
                 + (":" if per_query else f" ({', '.join(q.query_id for q in inside)}).")
             )
             if per_query:
@@ -164,7 +161,7 @@ def tie_table(evaluation: Evaluation, retriever: str) -> Table:
         return Table(frame, f"{result.label}: no tied scores straddle the cutoff k = {k}")
     return Table(
         frame,
-        f"{result.label}: the {_count(len(rows), 'query', 'queries')} whose tied scores straddle the cutoff k = {k}; "
+        f"{result.label}: the {plural(len(rows), 'query', 'queries')} whose tied scores straddle the cutoff k = {k}; "
         "each measure: "
         "value under the tie rule / expected over all orders of tied scores / [worst, best]",
     )
