@@ -23,7 +23,12 @@ __all__ = [
     "MissingFileError",
     "ParameterError",
     "UnknownNameError",
+    "check_positive_int",
+    "check_seed",
+    "shorten",
 ]
+
+_SHOWN = 60  # characters of a long bad value quoted in a message
 
 
 class AgentMemoryError(Exception):
@@ -56,14 +61,39 @@ class MissingFileError(AgentMemoryError, FileNotFoundError):
         return self.args[0]
 
 
+def shorten(text: str, limit: int = _SHOWN) -> str:
+    """``text`` when at most ``limit`` characters, else its first ``limit`` and ``... (N characters)``.
+
+    Messages quote bad values through this, so a 5 MB value gives a one-line
+    message of about a hundred characters, not 5 MB of output.
+    """
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text):,} characters)"
+
+
+def _quoted(value: object) -> str:
+    """``repr(value)``, shortened; a value whose repr fails (a 5,000-digit int) is described instead."""
+    try:
+        text = repr(value)
+    except (ValueError, RecursionError):
+        return f"<{type(value).__name__} too large to show>"
+    return shorten(text)
+
+
 class ParameterError(AgentMemoryError, ValueError):
-    """A parameter has a value outside what is allowed."""
+    """A parameter has a value outside what is allowed.
+
+    ``str(err)`` is ``"<name>: <value!r> (<type>) <problem>; <allowed>"``; the
+    value's ``repr`` is cut to its first 60 characters when longer (see :func:`shorten`).
+    """
 
     def __init__(self, name: str, value: object, problem: str, allowed: str) -> None:
         self.name = name
         self.value = value
+        self.problem = problem
         self.allowed = allowed
-        super().__init__(f"{name}: {value!r} ({type(value).__name__}) {problem}; {allowed}")
+        super().__init__(f"{name}: {_quoted(value)} ({type(value).__name__}) {problem}; {allowed}")
 
 
 class UnknownNameError(ParameterError):
@@ -82,4 +112,16 @@ def check_positive_int(name: str, value: object) -> int:
         raise ParameterError(name, value, "is not an integer", f"{name} must be an integer >= 1")
     if value < 1:
         raise ParameterError(name, value, "is less than 1", f"{name} must be an integer >= 1")
+    return value
+
+
+def check_seed(value: object, name: str = "seed") -> int:
+    """Return ``value`` if it is an int >= 0 (bools rejected), else raise ParameterError.
+
+    Seeds feed ``numpy.random.default_rng``, which takes non-negative integers only.
+    """
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ParameterError(name, value, "is not an integer", f"{name} must be an integer >= 0")
+    if value < 0:
+        raise ParameterError(name, value, "is negative", f"{name} must be an integer >= 0")
     return value
