@@ -69,6 +69,12 @@ class Collection:
         return tuple(q for q in self.queries if q.id in self.qrels)
 
     @property
+    def headline_queries(self) -> tuple[Query, ...]:
+        """The judged queries behind the headline means: those whose group is not in ``headline_excludes``."""
+        excluded = self.headline_excludes
+        return tuple(q for q in self.judged_queries if q.group not in excluded)
+
+    @property
     def unjudged_query_ids(self) -> tuple[str, ...]:
         """Ids of queries with no judgment at all (left out of every mean)."""
         return tuple(q.id for q in self.queries if q.id not in self.qrels)
