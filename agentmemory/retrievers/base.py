@@ -15,22 +15,46 @@ so a search may return fewer than ``k`` hits.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from ..errors import ParameterError, check_positive_int
 from ..records import Hit, MemoryEntry, Query
 
-__all__ = ["DocTable", "Retriever", "as_query", "rank_candidates", "select_top_k"]
+__all__ = [
+    "CAPABILITIES",
+    "DocTable",
+    "Retriever",
+    "as_query",
+    "capabilities",
+    "is_retriever",
+    "missing_members",
+    "rank_candidates",
+    "select_top_k",
+]
 
 
 @runtime_checkable
 class Retriever(Protocol):
-    """What every retriever offers."""
+    """What every retriever offers (required).
 
-    name: ClassVar[str]  # registry key, e.g. "bm25"
-    label: ClassVar[str]  # display name, e.g. "BM25"
+    Optional capabilities, detected with :func:`capabilities`, never assumed:
+
+    * ``score_all(query) -> dict[str, float]``: every entry with a positive
+      score.  Enables "why not retrieved" explanations (the score and rank
+      of a relevant entry below the cutoff).  Without it, tie analysis
+      still works (it searches deeper until the tied scores end).
+    * ``explain(query, entry_id)``: why an entry got its score, as an object
+      with ``matched`` and ``missing`` (the query's features the entry has
+      and lacks), ``miss_reason()`` and ``hit_reason()`` (sentence parts
+      for reports); see :class:`~agentmemory.retrievers.bm25.BM25Explanation`.
+
+    Reports say "not available for <label>" where a capability is missing.
+    """
+
+    name: str  # registry key, e.g. "bm25"
+    label: str  # display name, e.g. "BM25"
 
     def add(self, entries: Iterable[MemoryEntry]) -> None:
         """Index more entries (ids must be new)."""
@@ -38,14 +62,38 @@ class Retriever(Protocol):
     def search(self, query: Query | str, k: int) -> list[Hit]:
         """The top ``k`` hits for ``query`` under the ranking rule."""
 
-    def score_all(self, query: Query | str) -> dict[str, float]:
-        """Every entry with a positive score: entry id -> score (for tie analysis and explanations)."""
-
     def params(self) -> dict[str, Any]:
         """The retriever's parameters, JSON-ready (for reports and artifacts)."""
 
-    def __len__(self) -> int:
-        """Number of indexed entries."""
+
+REQUIRED = ("name", "label", "add", "search", "params")
+"""The members every retriever has; :func:`missing_members` checks them."""
+
+CAPABILITIES = ("score_all", "explain")
+"""The optional members, in the order reports mention them."""
+
+
+def missing_members(obj: object) -> list[str]:
+    """The required members ``obj`` lacks (``name`` and ``label`` must be non-empty strings, the rest callable)."""
+    missing = []
+    for member in REQUIRED:
+        value = getattr(obj, member, None)
+        if member in ("name", "label"):
+            if not isinstance(value, str) or not value:
+                missing.append(member)
+        elif not callable(value):
+            missing.append(f"{member}()")
+    return missing
+
+
+def is_retriever(obj: object) -> bool:
+    """True when ``obj`` has every required member of :class:`Retriever`."""
+    return not missing_members(obj)
+
+
+def capabilities(retriever: object) -> frozenset[str]:
+    """Which optional members of :data:`CAPABILITIES` ``retriever`` has (callable)."""
+    return frozenset(c for c in CAPABILITIES if callable(getattr(retriever, c, None)))
 
 
 def as_query(query: Query | str) -> Query:

@@ -39,7 +39,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
@@ -50,7 +50,7 @@ from ._analysis import encode_texts, query_tokens
 from ._index import EMPTY_F64, EMPTY_I64, SegmentList, accelerator, build_segment, concat, dedupe
 from .base import DocTable, as_query, rank_candidates, scores_by_id
 
-__all__ = ["BM25", "TermContribution"]
+__all__ = ["BM25", "BM25Explanation", "TermContribution"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,11 +67,56 @@ class TermContribution:
     contribution: float
 
 
+def _quoted(terms: Iterable[str]) -> str:
+    return ", ".join(f"'{t}'" for t in terms)
+
+
+class BM25Explanation(tuple):
+    """:meth:`BM25.explain`'s answer: a tuple of :class:`TermContribution`, one per distinct query term.
+
+    The contributions sum (in query order) to the entry's score; terms the
+    entry lacks are listed with contribution 0.  ``matched`` and ``missing``
+    and the two ``*_reason`` sentences are what reports show (the optional
+    ``explain`` capability of :mod:`agentmemory.retrievers.base`).
+    """
+
+    __slots__ = ()
+
+    @property
+    def matched(self) -> tuple[str, ...]:
+        """The query words the entry contains, in query order."""
+        return tuple(p.term for p in self if p.tf)
+
+    @property
+    def missing(self) -> tuple[str, ...]:
+        """The query words the entry lacks, in query order."""
+        return tuple(p.term for p in self if not p.tf)
+
+    @property
+    def score(self) -> float:
+        """The entry's score: the contributions summed in query order from 0.0."""
+        total = 0.0
+        for p in self:
+            total += p.contribution
+        return total
+
+    def miss_reason(self) -> str:
+        """Why a relevant entry scored too low: the query words it has (with their contributions) and lacks."""
+        if not self.matched:
+            return f"it contains none of the query words ({_quoted(self.missing)}), so its BM25 score is 0"
+        gives = ", ".join(f"'{p.term}' {p.contribution:.2f}" for p in self if p.tf)
+        return f"it contains only {_quoted(self.matched)} (contributions {gives}) and lacks {_quoted(self.missing) or 'none'}"
+
+    def hit_reason(self) -> str:
+        """Why a hit was retrieved: the query words it matches, with their contributions."""
+        return "it matches " + ", ".join(f"'{p.term}' ({p.contribution:.2f})" for p in self if p.tf)
+
+
 class BM25:
     """Lucene-variant BM25 over memory entries (formula in the module docstring)."""
 
-    name: ClassVar[str] = "bm25"
-    label: ClassVar[str] = "BM25"
+    name = "bm25"
+    label = "BM25"
 
     def __init__(self, k1: float = 1.2, b: float = 0.75) -> None:
         if isinstance(k1, bool) or not isinstance(k1, (int, float)) or not k1 >= 0:
@@ -266,7 +311,7 @@ class BM25:
         docs, scores = self._top_candidates(terms, weights, k)
         return rank_candidates(docs, scores, k, self._docs.ids)
 
-    def explain(self, query: Query | str, entry_id: str) -> list[TermContribution]:
+    def explain(self, query: Query | str, entry_id: str) -> BM25Explanation:
         """Each distinct query term's contribution to ``entry_id``'s score.
 
         The contributions sum to the entry's score (terms the entry lacks
@@ -292,4 +337,4 @@ class BM25:
             norm = self.k1 * (1.0 - self.b + self.b * dl / avgdl) if avgdl > 0 else self.k1 * (1.0 - self.b)
             part = qtf * idf * tf * (self.k1 + 1.0) / (tf + norm) if tf else 0.0
             out.append(TermContribution(term, qtf, tf, df, idf, dl, avgdl, part))
-        return out
+        return BM25Explanation(out)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
@@ -52,12 +52,53 @@ class TagOverlap:
     def score(self) -> int:
         return len(self.shared)
 
+    @property
+    def matched(self) -> tuple[str, ...]:
+        """The query tags the entry has (the ``explain`` capability's common field)."""
+        return self.shared
+
+    @property
+    def missing(self) -> tuple[str, ...]:
+        """The query tags the entry lacks."""
+        return tuple(t for t in self.query_tags if t not in self.shared)
+
+    def _origin(self) -> str:
+        return "derived from the query text" if self.derived else "given with the query"
+
+    def miss_reason(self) -> str:
+        """Why a relevant entry scored too low: the query tags it has and lacks, and its own tags."""
+        entry_tags = _quoted(self.entry_tags) or "none"
+        if not self.query_tags:
+            return (
+                "the query has no tags (none given, and no indexed tag is spelled out in its text), "
+                "so the tag scorer scores every entry 0"
+            )
+        if not self.shared:
+            return (
+                f"it has none of the query tags ({_quoted(self.query_tags)}; {self._origin()}): its tags are "
+                f"{entry_tags}, so its tag score is 0"
+            )
+        if not self.missing:
+            return f"it has every query tag ({_quoted(self.query_tags)}; {self._origin()}); its tags are {entry_tags}"
+        return (
+            f"it has {_quoted(self.shared)} of the query tags ({_quoted(self.query_tags)}; {self._origin()}) "
+            f"but lacks {_quoted(self.missing)}; its tags are {entry_tags}"
+        )
+
+    def hit_reason(self) -> str:
+        """Why a hit was retrieved: the query tags it has."""
+        return f"it has the query tags {_quoted(self.shared)}"
+
+
+def _quoted(items: tuple[str, ...]) -> str:
+    return ", ".join(f"'{t}'" for t in items)
+
 
 class TagScorer:
     """Tag-overlap retriever (formula in the module docstring)."""
 
-    name: ClassVar[str] = "tags"
-    label: ClassVar[str] = "Tag scorer"
+    name = "tags"
+    label = "Tag scorer"
 
     def __init__(self) -> None:
         self._docs = DocTable()
