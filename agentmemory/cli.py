@@ -17,15 +17,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
 from . import __version__
-from .errors import AgentMemoryError, ParameterError, UnknownNameError, check_positive_int
+from .errors import AgentMemoryError, ParameterError, UnknownNameError, check_positive_int, check_seed
 
-__all__ = ["main"]
+__all__ = ["main", "run_file_names"]
 
 PROG = "agentmemory"
 _FORMATS = ("json", "table")
@@ -68,6 +69,30 @@ def _output_path(name: str, text: str, *, folder: bool) -> Path:
     return path
 
 
+def run_file_names(keys: Sequence[str]) -> dict[str, str]:
+    """Each retriever key's TREC run file name: the key made filename-safe, plus ``.trec``.
+
+    Characters other than letters, digits and ``. _ + = -`` become ``-`` (runs
+    collapsed, none at either end): ``bm25`` -> ``bm25.trec``,
+    ``bm25[k1=0.9,b=0.4]`` -> ``bm25-k1=0.9-b=0.4.trec``.
+
+    Raises:
+        ParameterError: two keys give the same file name (one run would overwrite the other).
+    """
+    names: dict[str, str] = {}
+    taken: dict[str, str] = {}
+    for key in keys:
+        stem = re.sub(r"[^A-Za-z0-9._+=-]+", "-", key).strip("-.") or "retriever"
+        name = f"{stem}.trec"
+        if name in taken:
+            raise ParameterError(
+                "--runs-dir", name, f"would hold the runs of both {taken[name]!r} and {key!r}",
+                "give the retrievers keys that differ in letters or digits",
+            )
+        names[key] = taken[name] = name
+    return names
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog=PROG, description="Evaluate agent-memory retrievers with exact IR metrics.")
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
@@ -84,10 +109,14 @@ def _build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--include-captions", action="store_true", help="LoCoMo: append image captions to turn text")
     ev.add_argument("--seed", default="7", help="seed for the run's event ids (default 7)")
     ev.add_argument("--k", default="5", help="rank cutoff (default 5)")
-    ev.add_argument("--retrievers", default="bm25,tags", help="comma-separated registry names (default bm25,tags)")
+    ev.add_argument("--retrievers", default="bm25,tags",
+                    help="comma-separated retriever specs: registry names (bm25, tags, or a plugin's), a name with "
+                    "parameters (bm25[k1=0.9,b=0.4]) or package.module:attribute[params] (default bm25,tags)")
     ev.add_argument("--metrics", default=None, help="extra measures beyond P@k,R@k,RR,RR@k,nDCG@k,AP@k")
     ev.add_argument("--out", default="reports/eval-results.json", metavar="FILE", help="artifact path")
-    ev.add_argument("--runs-dir", metavar="DIR", help="also write each ranking as a TREC run file plus qrels")
+    ev.add_argument("--runs-dir", metavar="DIR",
+                    help="also write each retriever's ranking as a TREC run file <retriever>.trec (its key made "
+                    "filename-safe: bm25.trec, bm25-k1=0.9-b=0.4.trec) plus qrels.txt")
     ev.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                     help="progress bars (default: on when stderr is a terminal)")
 
@@ -97,7 +126,8 @@ def _build_parser() -> argparse.ArgumentParser:
     rt.add_argument("--format", default="auto", help="collection format: auto (default), beir or locomo")
     rt.add_argument("--split", default="test", help="BEIR qrels split (default test)")
     rt.add_argument("--repair", action="store_true", help="LoCoMo: repair malformed evidence ids, listing every change")
-    rt.add_argument("--retriever", default="bm25", help="registry name (default bm25)")
+    rt.add_argument("--retriever", default="bm25",
+                    help="one retriever spec: a registry name, name[params] or package.module:attribute (default bm25)")
     rt.add_argument("--k", default="10", help="hits per query (default 10)")
     rt.add_argument("--out", required=True, metavar="FILE", help="TREC run file to write")
     rt.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
@@ -118,15 +148,16 @@ def _build_parser() -> argparse.ArgumentParser:
 def _cmd_eval(args: argparse.Namespace) -> int:
     from .artifact import write_artifact
     from .evaluate import evaluate
-    from .retrievers import parse_retrievers
+    from .retrievers import resolve_retrievers
     from .stats import evaluation_statistics
     from .tables import full_report
 
     k = check_positive_int("--k", _int("--k", args.k, "an integer >= 1"))
-    seed = _int("--seed", args.seed)
-    retrievers = parse_retrievers(args.retrievers)
+    seed = check_seed(_int("--seed", args.seed, "an integer >= 0"), "--seed")
+    retrievers = resolve_retrievers(args.retrievers)
     out = _output_path("--out", args.out, folder=False)
     runs = _output_path("--runs-dir", args.runs_dir, folder=True) if args.runs_dir else None
+    run_files = run_file_names([r.key for r in retrievers]) if runs is not None else {}
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     collection = _load_collection(args, progress)
     evaluation = evaluate(collection, retrievers, k=k, seed=seed, measures=args.metrics, progress=progress)
@@ -154,7 +185,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
             for result in evaluation.results:
                 write_run(
-                    _track(runs / f"{result.name}.trec"),
+                    _track(runs / run_files[result.name]),
                     {q.query_id: [(h.entry_id, h.score) for h in q.hits] for q in result.per_query},
                     tag=result.name,
                 )
@@ -190,19 +221,21 @@ def _load_collection(args: argparse.Namespace, progress: bool):
 
 def _cmd_retrieve(args: argparse.Namespace) -> int:
     from .batch import retrieve_all
-    from .retrievers import RETRIEVERS
+    from .retrievers import resolve_retriever
     from .trec import write_run
 
     k = check_positive_int("--k", _int("--k", args.k, "an integer >= 1"))
-    if args.retriever not in RETRIEVERS:
-        raise UnknownNameError("--retriever", args.retriever, RETRIEVERS)
+    try:
+        retriever = resolve_retriever(args.retriever)
+    except UnknownNameError as err:  # name the command-line option, as every other message here does
+        raise UnknownNameError("--retriever", err.value, err.choices) from None
     out = _output_path("--out", args.out, folder=False)
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     collection = _load_collection(args, progress)
-    hits = retrieve_all(collection, args.retriever, k, progress=progress)
-    write_run(out, {q: [(h.entry_id, h.score) for h in found] for q, found in hits.items()}, tag=args.retriever)
+    hits = retrieve_all(collection, retriever, k, progress=progress)
+    write_run(out, {q: [(h.entry_id, h.score) for h in found] for q, found in hits.items()}, tag=retriever.key)
     n_hits = sum(len(found) for found in hits.values())
-    print(f"Wrote {out}: {len(hits)} queries, {n_hits} hits ({args.retriever}, k = {k})")
+    print(f"Wrote {out}: {len(hits)} queries, {n_hits} hits ({retriever.key}, k = {k})")
     return 0
 
 

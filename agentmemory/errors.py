@@ -28,7 +28,7 @@ __all__ = [
     "shorten",
 ]
 
-_SHOWN = 60  # characters of a long bad value quoted in a message
+_SHOWN = 160  # characters of a long bad value quoted in a message (a long path still shows whole)
 
 
 class AgentMemoryError(Exception):
@@ -85,7 +85,7 @@ class ParameterError(AgentMemoryError, ValueError):
     """A parameter has a value outside what is allowed.
 
     ``str(err)`` is ``"<name>: <value!r> (<type>) <problem>; <allowed>"``; the
-    value's ``repr`` is cut to its first 60 characters when longer (see :func:`shorten`).
+    value's ``repr`` is cut to its first 160 characters when longer (see :func:`shorten`).
     """
 
     def __init__(self, name: str, value: object, problem: str, allowed: str) -> None:

@@ -25,21 +25,21 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
 from .collection import Collection
-from .errors import ParameterError, check_positive_int
+from .errors import ParameterError, check_positive_int, check_seed
 from .events import HashIds, SteppingClock
 from .metrics import Measure, compute_measures, parse_measures
-from .records import Event, Hit
-from .retrievers import parse_retrievers
+from .records import Event, Hit, Query
+from .retrievers import DEFAULT_RETRIEVERS, RetrieverLike, RetrieverSpec, capabilities, resolve_retrievers
 from .scoring import default_measures
 from .store import MemoryStore
 from .tieaware import TieReport, tie_report
 
-__all__ = ["Evaluation", "QueryResult", "RetrieverResult", "evaluate", "mean"]
+__all__ = ["Evaluation", "QueryResult", "RetrieverResult", "evaluate", "mean", "seed_measures"]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
@@ -127,16 +127,17 @@ class RetrieverResult:
         if not rows or len(rows) != len(self.headline):
             return {}
         fields = ("value_under_rule", "expected", "minimum", "maximum")
-        return {m: {f: mean(getattr(q.ties[m], f) for q in rows) for f in fields} for m in self.means}
+        measures = [m for m in self.means if all(m in q.ties for q in rows)]  # type: ignore[operator]
+        return {m: {f: mean(getattr(q.ties[m], f) for q in rows) for f in fields} for m in measures}  # type: ignore[index]
 
     def aggregate_row(self) -> dict[str, Any]:
         """The seed's columns first, then the mean of every measure."""
-        k = self.k
+        recall, precision, rr = (str(m) for m in seed_measures(self.k))
         row: dict[str, Any] = {
             "retriever": self.label,
-            "mean_recall@k": self.means[f"R@{k}"],
-            "mean_precision@k": self.means[f"P@{k}"],
-            "MRR": self.means["RR"],
+            "mean_recall@k": self.means[recall],
+            "mean_precision@k": self.means[precision],
+            "MRR": self.means[rr],
         }
         row.update(self.means)
         return row
@@ -144,7 +145,13 @@ class RetrieverResult:
 
 @dataclass(frozen=True)
 class Evaluation:
-    """The result of :func:`evaluate`."""
+    """The result of :func:`evaluate`.
+
+    ``specs`` are the evaluated retrievers (one per result, same order), so
+    the same retrievers can be run again (deeper, on another collection);
+    ``store`` is the store the run searched (its retrievers hold the
+    collection), for reports that ask the retrievers *why*.
+    """
 
     collection: Collection
     k: int
@@ -153,6 +160,8 @@ class Evaluation:
     results: tuple[RetrieverResult, ...]
     unjudged_query_ids: tuple[str, ...]
     events: tuple[Event, ...]
+    specs: tuple[RetrieverSpec, ...] = ()
+    store: MemoryStore | None = field(default=None, repr=False, compare=False)
 
     def result(self, name: str) -> RetrieverResult:
         for res in self.results:
@@ -171,9 +180,32 @@ def _required_measures(k: int, measures: Sequence[Measure | str] | str | None) -
     return tuple(chosen)
 
 
+def seed_measures(k: int) -> tuple[Measure, Measure, Measure]:
+    """The seed write-up's three measures at cutoff ``k``: ``R@k``, ``P@k`` and ``RR`` (whose mean is MRR)."""
+    return (Measure("R", k), Measure("P", k), Measure("RR"))
+
+
+def _reachable(retriever: Any, query: Query, hits: list[Hit], k: int) -> dict[str, float]:
+    """Every entry scoring at least the k-th hit (the entries a tie at the cutoff could bring into the top k).
+
+    ``score_all`` when the retriever has it; otherwise deeper and deeper
+    searches (doubling the depth) until the last hit scores below the k-th:
+    under the ranking rule every entry at or above that score comes first.
+    """
+    floor = hits[k - 1].score
+    if "score_all" in capabilities(retriever):
+        return {d: s for d, s in retriever.score_all(query).items() if s >= floor}
+    depth = 2 * (k + 1)
+    while True:
+        deeper = retriever.search(query, depth)
+        if len(deeper) < depth or deeper[-1].score < floor:
+            return {h.entry_id: h.score for h in deeper if h.score >= floor}
+        depth *= 2
+
+
 def evaluate(
     collection: Collection,
-    retrievers: Sequence[str] | str = ("bm25", "tags"),
+    retrievers: RetrieverLike | Sequence[RetrieverLike] = DEFAULT_RETRIEVERS,
     *,
     k: int = 5,
     seed: int = 7,
@@ -181,45 +213,41 @@ def evaluate(
     ties: bool = True,
     progress: bool = False,
 ) -> Evaluation:
-    """Run ``retrievers`` (registry names) over ``collection`` and score them.
+    """Run ``retrievers`` over ``collection`` and score them.
 
+    ``retrievers`` takes what :func:`agentmemory.retrievers.resolve_retrievers`
+    takes: registry names (``"bm25,tags"``), specs with parameters
+    (``"bm25[k1=0.9,b=0.4]"``), ``"package.module:attribute"``, factories,
+    or a retriever instance (unscoped collections only).
     ``measures`` adds to the defaults (P@k, R@k, RR, RR@k, nDCG@k, AP@k).
     ``ties`` computes a :class:`~agentmemory.tieaware.TieReport` per query and
-    measure from the scores of every entry that could reach the top ``k``
-    (those scoring at least the ``k``-th hit: the hits themselves unless a tie
-    crosses the cutoff, so the analysis costs a full candidate scoring only
-    for those queries).  ``progress`` shows a tqdm bar
-    per retriever (off by default).
+    measure (measures without a tie-aware formula get none) from the scores
+    of every entry that could reach the top ``k`` (those scoring at least the
+    ``k``-th hit: the hits themselves unless a tie crosses the cutoff, so the
+    analysis costs a deeper look only for those queries).  ``progress`` shows
+    a tqdm bar per retriever (off by default).
     """
     k = check_positive_int("k", k)
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ParameterError("seed", seed, "is not an integer", "seed must be an integer")
-    names = parse_retrievers(retrievers)
+    seed = check_seed(seed)
+    specs = resolve_retrievers(retrievers)
     chosen = _required_measures(k, measures)
 
     stamps = [e.created_at for e in collection.entries if e.created_at is not None]
     store = MemoryStore(
-        names,
+        specs,
         clock=SteppingClock(max(stamps) if stamps else _EPOCH),
         ids=HashIds(f"{collection.digest}:{seed}"),
     )
     store.add(collection.entries)
     queries = collection.judged_queries
+    headline_ids = {q.id for q in collection.headline_queries}
+    excluded = tuple(collection.headline_excludes)
 
     results = []
-    for name in names:
-        retriever = store.retriever(name)
-        iterator: Iterable = queries
-        if progress:
-            from tqdm.auto import tqdm
-
-            iterator = tqdm(queries, desc=retriever.label, unit="query")
+    for spec in specs:
         per_query = []
-        for query in iterator:
-            scoped = store.retriever(name, query.scope)
-            deeper = scoped.search(query, k + 1)
+        for query, deeper in store.search_all(queries, k, spec.key, extra=1, progress=progress):
             hits = tuple(deeper[:k])
-            store.log.record("retrieve", [h.entry_id for h in hits], query_id=query.id, retriever=name)
             qrels = collection.qrels[query.id]
             reports = None
             tie_at_cutoff = len(deeper) > k and deeper[k].score == deeper[k - 1].score
@@ -227,11 +255,14 @@ def evaluate(
                 # Only entries scoring at least the k-th hit can reach the top k. Without a
                 # tie across the cutoff those are exactly the hits, so no further scoring.
                 if tie_at_cutoff:
-                    floor = hits[-1].score
-                    reachable = {d: s for d, s in scoped.score_all(query).items() if s >= floor}
+                    reachable = _reachable(store.retriever(spec.key, query.scope), query, deeper, k)
                 else:
                     reachable = {h.entry_id: h.score for h in hits}
-                reports = {str(m): tie_report(m, reachable, qrels, k) for m in chosen}
+                reports = {}
+                for m in chosen:
+                    report = tie_report(m, reachable, qrels, k)
+                    if report is not None:
+                        reports[str(m)] = report
             per_query.append(
                 QueryResult(
                     query_id=query.id,
@@ -244,12 +275,10 @@ def evaluate(
                     ties=reports,
                 )
             )
-        excluded = tuple(collection.headline_excludes)
-        headline = [r for r in per_query if r.group not in excluded]
+        headline = [r for r in per_query if r.query_id in headline_ids]
         means = {str(m): mean(r.metrics[str(m)] for r in headline) for m in chosen}
-        results.append(
-            RetrieverResult(name, retriever.label, retriever.params(), tuple(per_query), means, k, excluded)
-        )
+        retriever = store.retriever(spec.key)
+        results.append(RetrieverResult(spec.key, spec.label, retriever.params(), tuple(per_query), means, k, excluded))
     return Evaluation(
         collection=collection,
         k=k,
@@ -258,4 +287,6 @@ def evaluate(
         results=tuple(results),
         unjudged_query_ids=collection.unjudged_query_ids,
         events=tuple(store.log),
+        specs=specs,
+        store=store,
     )

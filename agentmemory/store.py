@@ -20,7 +20,7 @@ from typing import Any
 from .errors import ParameterError, UnknownNameError, check_positive_int
 from .events import Clock, EventLog, IdSource
 from .records import Hit, MemoryEntry, Provenance, Query
-from .retrievers import RETRIEVERS, Retriever, make_retriever, parse_retrievers
+from .retrievers import DEFAULT_RETRIEVERS, Retriever, RetrieverLike, RetrieverSpec, resolve_retrievers
 from .retrievers.base import as_query
 
 __all__ = ["MemoryStore"]
@@ -30,36 +30,47 @@ class MemoryStore:
     """Memories with provenance, searchable by every attached retriever.
 
     Args:
-        retrievers: registry names (default: every registered retriever,
-            ``bm25`` and ``tags``).
-        params: per-retriever parameters, e.g. ``{"bm25": {"k1": 0.9, "b": 0.4}}``.
+        retrievers: anything :func:`agentmemory.retrievers.resolve_retrievers`
+            takes: registry names, specs with parameters (``"bm25[k1=0.9]"``),
+            ``"package.module:attribute"``, factories or one retriever instance
+            (default: ``bm25`` and ``tags``, always exactly these two).
+            Each is reached by its key (:attr:`retriever_names`).
         clock, ids: where event timestamps and ids come from (default: wall
             clock and random ids; pass :class:`~agentmemory.events.SteppingClock`
             and :class:`~agentmemory.events.HashIds` for reproducible logs).
+
+    A retriever *instance* serves one partition only: adding entries of a
+    second scope is an error saying a factory is needed.
     """
 
     def __init__(
         self,
-        retrievers: Sequence[str] | str | None = None,
+        retrievers: RetrieverLike | Sequence[RetrieverLike] | None = None,
         *,
-        params: dict[str, dict[str, Any]] | None = None,
         clock: Clock | None = None,
         ids: IdSource | None = None,
     ) -> None:
         self.log = EventLog(clock, ids)
-        self._names = tuple(sorted(RETRIEVERS)) if retrievers is None else parse_retrievers(retrievers)
-        self._params = dict(params or {})
-        for name in self._params:
-            if name not in self._names:
-                raise UnknownNameError("params", name, self._names)
+        chosen = resolve_retrievers(DEFAULT_RETRIEVERS if retrievers is None else retrievers)
+        self._specs: dict[str, RetrieverSpec] = {spec.key: spec for spec in chosen}
         self._entries: dict[str, MemoryEntry] = {}
         self._partitions: dict[str | None, dict[str, Retriever]] = {}
-        self._partition(None)  # validates params early
+        self._partition(None)  # builds each retriever once now: bad parameter values are refused here
 
     def _partition(self, scope: str | None) -> dict[str, Retriever]:
         part = self._partitions.get(scope)
         if part is None:
-            part = {n: make_retriever(n, **self._params.get(n, {})) for n in self._names}
+            shared = [s for s in self._specs.values() if s.shared]
+            if shared and self._partitions and not (set(self._partitions) == {None} and not self._entries):
+                raise ParameterError(
+                    "retrievers",
+                    shared[0].key,
+                    f"is a retriever instance, which can serve one scope only, and scope {scope!r} is a second one",
+                    "pass a factory or a spec (a class, a registry name) so that each scope gets its own retriever",
+                )
+            if shared:
+                self._partitions.clear()  # the instance moves to the first scope that has entries
+            part = {key: spec.new() for key, spec in self._specs.items()}
             self._partitions[scope] = part
         return part
 
@@ -84,7 +95,13 @@ class MemoryStore:
 
     @property
     def retriever_names(self) -> tuple[str, ...]:
-        return self._names
+        """The keys of the attached retrievers, in the order given (``("bm25", "tags")`` by default)."""
+        return tuple(self._specs)
+
+    @property
+    def retriever_specs(self) -> tuple[RetrieverSpec, ...]:
+        """The attached retrievers' specs (key, label, parameters), in the order given."""
+        return tuple(self._specs.values())
 
     @property
     def scopes(self) -> tuple[str | None, ...]:
@@ -97,8 +114,8 @@ class MemoryStore:
 
         Searching through it records no event; :meth:`search` does.
         """
-        if name not in self._names:
-            raise UnknownNameError("retriever", name, self._names)
+        if name not in self._specs:
+            raise UnknownNameError("retriever", name, self._specs)
         return self._partition(scope)[name]
 
     # -- changes --------------------------------------------------------
@@ -187,6 +204,42 @@ class MemoryStore:
         hits = self.retriever(retriever, query.scope).search(query, k)
         self.log.record("retrieve", [h.entry_id for h in hits], query_id=query.id or None, retriever=retriever)
         return hits
+
+    def search_all(
+        self,
+        queries: Iterable[Query],
+        k: int,
+        retriever: str = "bm25",
+        *,
+        extra: int = 0,
+        record: bool = True,
+        progress: bool = False,
+    ) -> Iterator[tuple[Query, list[Hit]]]:
+        """Every query's top ``k + extra`` hits of ``retriever``, each in its own scope, in the order given.
+
+        The one loop over queries that batch retrieval and evaluation share.
+        With ``record``, each query logs a ``retrieve`` event of its top
+        ``k`` (the ``extra`` hits below the cutoff are looked at, not
+        retrieved: evaluation uses one to see a tie across the cutoff).
+        ``progress`` shows a tqdm bar (on stderr) labelled with the
+        retriever's label.
+        """
+        k = check_positive_int("k", k)
+        if isinstance(extra, bool) or not isinstance(extra, int) or extra < 0:
+            raise ParameterError("extra", extra, "is not an integer >= 0", "pass 0 or more extra hits")
+        spec = self._specs.get(retriever)
+        if spec is None:
+            raise UnknownNameError("retriever", retriever, self._specs)
+        items: Iterable[Query] = queries
+        if progress:
+            from tqdm.auto import tqdm
+
+            items = tqdm(queries, desc=spec.label, unit="query")
+        for query in items:
+            hits = self.retriever(retriever, query.scope).search(query, k + extra)
+            if record:
+                self.log.record("retrieve", [h.entry_id for h in hits[:k]], query_id=query.id or None, retriever=retriever)
+            yield query, hits
 
     def lineage(self, entry_id: str) -> list[MemoryEntry]:
         """Every entry ``entry_id`` was derived from, transitively, depth-first, each once."""

@@ -299,7 +299,8 @@ PARAMETER_ERRORS = [
     pytest.param(["--k", "2.5"], "--k: '2.5' (str) is not an integer; --k must be an integer >= 1", id="k-float"),
     pytest.param(["--k", "0"], "--k: 0 (int) is less than 1; --k must be an integer >= 1", id="k-zero"),
     pytest.param(["--k", "-3"], "--k: -3 (int) is less than 1; --k must be an integer >= 1", id="k-negative"),
-    pytest.param(["--seed", "seven"], "--seed: 'seven' (str) is not an integer; --seed must be an integer", id="seed"),
+    pytest.param(["--seed", "seven"], "--seed: 'seven' (str) is not an integer; --seed must be an integer >= 0", id="seed"),
+    pytest.param(["--seed", "-1"], "--seed: -1 (int) is negative; --seed must be an integer >= 0", id="seed-negative"),
     pytest.param(
         ["--retrievers", "bm25,dense"],
         f"retriever: 'dense' (str) is not a known name; choose from: {RETRIEVER_CHOICES}",
@@ -307,7 +308,7 @@ PARAMETER_ERRORS = [
     ),
     pytest.param(
         ["--retrievers", "bm25,,tags"],
-        f"retrievers: 'bm25,,tags' (str) has an empty name; choose from: {RETRIEVER_CHOICES}",
+        "retrievers: 'bm25,,tags' (str) has an empty item; separate specs by single commas, e.g. 'bm25,bm25[k1=0.9]'",
         id="empty-retriever-name",
     ),
     pytest.param(

@@ -221,8 +221,9 @@ _METRIC_CHOICES = ", ".join(sorted([*REGISTRY, *ALIASES]))
         ({"k": 0}, ParameterError, "k: 0 (int) is less than 1; k must be an integer >= 1"),
         ({"k": "5"}, ParameterError, "k: '5' (str) is not an integer; k must be an integer >= 1"),
         ({"k": 2.0}, ParameterError, "k: 2.0 (float) is not an integer; k must be an integer >= 1"),
-        ({"seed": "7"}, ParameterError, "seed: '7' (str) is not an integer; seed must be an integer"),
-        ({"seed": True}, ParameterError, "seed: True (bool) is not an integer; seed must be an integer"),
+        ({"seed": "7"}, ParameterError, "seed: '7' (str) is not an integer; seed must be an integer >= 0"),
+        ({"seed": True}, ParameterError, "seed: True (bool) is not an integer; seed must be an integer >= 0"),
+        ({"seed": -1}, ParameterError, "seed: -1 (int) is negative; seed must be an integer >= 0"),
         (
             {"retrievers": "bm25,dense"},
             UnknownNameError,
@@ -231,7 +232,8 @@ _METRIC_CHOICES = ", ".join(sorted([*REGISTRY, *ALIASES]))
         (
             {"retrievers": "bm25,bm25"},
             ParameterError,
-            "retrievers: 'bm25,bm25' (str) names a retriever twice; name each retriever once",
+            "retrievers: 'bm25,bm25' (str) names the retriever 'BM25' twice; give each retriever once, or different "
+            "parameters (labels must be unique)",
         ),
         (
             {"measures": "XX@5"},

@@ -31,7 +31,7 @@ def test_defaults_load_the_shipped_fixture():
         assert setup.collection.name == default_collection_path().name == "assistant-notes"
         assert setup.source == SHIPPED
         assert setup.output_dir is None
-    assert (setup.seed, setup.k, setup.retrievers) == (7, 5, ("bm25", "tags"))
+    assert (setup.seed, setup.k, [s.key for s in setup.retrievers]) == (7, 5, ["bm25", "tags"])
 
 
 def test_a_collection_path_and_output_dir_are_kept_as_given(tmp_path):
@@ -52,10 +52,11 @@ def test_a_collection_path_and_output_dir_are_kept_as_given(tmp_path):
         ({"k": True}, "k: True (bool) is not an integer; k must be an integer >= 1"),
         ({"seed": "7"}, "seed: '7' (str) is not an integer; seed must be an integer"),
         ({"retrievers": "bm25,bm99"}, "retriever: 'bm99' (str) is not a known name; choose from: bm25, tags"),
-        ({"retrievers": "bm25,,tags"}, "retrievers: 'bm25,,tags' (str) has an empty name; choose from: bm25, tags"),
+        ({"retrievers": "bm25,,tags"}, "retrievers: 'bm25,,tags' (str) has an empty item; separate specs by single commas, e.g. 'bm25,bm25[k1=0.9]'"),
         (
             {"retrievers": "tags,tags"},
-            "retrievers: 'tags,tags' (str) names a retriever twice; name each retriever once",
+            "retrievers: 'tags,tags' (str) names the retriever 'Tag scorer' twice; give each retriever once, or different "
+            "parameters (labels must be unique)",
         ),
         ({"collection": "does/not/exist"}, "does/not/exist: no such collection file or folder"),
         (

@@ -17,7 +17,7 @@ from agentmemory import (
     SteppingClock,
     UnknownNameError,
 )
-from agentmemory.retrievers import RETRIEVERS
+from agentmemory.retrievers import BM25, RETRIEVERS, register_retriever
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
 SECOND = timedelta(seconds=1)
@@ -285,10 +285,12 @@ def test_search_refuses_a_query_that_is_not_text(store: MemoryStore) -> None:
             "retriever: 'dense' (str) is not a known name; choose from: " + ", ".join(sorted(RETRIEVERS)),
         ),
         (
-            {"retrievers": ["bm25"], "params": {"tags": {}}},
-            "params: 'tags' (str) is not a known name; choose from: bm25",
+            {"retrievers": ["bm25[k2=1]"]},
+            "bm25 parameter: 'k2' (str) is not a known name; choose from: b, k1",
         ),
-        ({"params": {"bm25": {"k1": -1}}}, "k1: -1 (int) is not a number >= 0; BM25 needs k1 >= 0 (default 1.2)"),
+        ({"retrievers": "bm25[k1=-1]"}, "k1: -1 (int) is not a number >= 0; BM25 needs k1 >= 0 (default 1.2)"),
+        ({"retrievers": "tags[x=1]"}, "tags parameter: 'x' (str) is not accepted; the tags retriever takes no parameters"),
+        ({"retrievers": "bm25,bm25[k1=1.2]"}, "retrievers: 'bm25,bm25[k1=1.2]' (str) names the retriever 'BM25' twice"),
     ],
 )
 def test_store_refuses_unknown_retrievers_and_bad_params(kwargs, message: str) -> None:
@@ -297,17 +299,34 @@ def test_store_refuses_unknown_retrievers_and_bad_params(kwargs, message: str) -
         MemoryStore(**kwargs)
 
 
-def test_default_store_has_every_registered_retriever() -> None:
-    """Without a list, a store attaches every registered retriever, sorted by name."""
-    assert MemoryStore().retriever_names == tuple(sorted(RETRIEVERS))
+def test_default_store_has_bm25_and_tags_whatever_is_registered() -> None:
+    """Without a list, a store attaches bm25 and tags, even when other retrievers are registered."""
+    register_retriever("test-extra", BM25)
+    try:
+        assert MemoryStore().retriever_names == ("bm25", "tags")
+    finally:
+        RETRIEVERS.unregister("test-extra")
     assert MemoryStore("tags").retriever_names == ("tags",)
 
 
 def test_retriever_params_reach_the_retriever() -> None:
-    """Per-retriever params configure that retriever's instances."""
-    s = MemoryStore(["bm25"], params={"bm25": {"k1": 0.9, "b": 0.4}})
-    assert s.retriever("bm25").params()["k1"] == 0.9
-    assert s.retriever("bm25", "other-scope").params()["b"] == 0.4
+    """Parameters in a spec configure that retriever's instances in every scope; the key names the spec."""
+    s = MemoryStore(["bm25[k1=0.9,b=0.4]"])
+    assert s.retriever_names == ("bm25[k1=0.9,b=0.4]",)
+    assert s.retriever("bm25[k1=0.9,b=0.4]").params()["k1"] == 0.9
+    assert s.retriever("bm25[k1=0.9,b=0.4]", "other-scope").params()["b"] == 0.4
+
+
+def test_a_retriever_instance_serves_one_scope_only() -> None:
+    """An instance serves the first scope given entries; a second scope is refused with a message asking for a factory."""
+    s = MemoryStore([BM25()])
+    s.add([entry("a1", "Maya likes lentil curry", ("food",), scope="A")])
+    assert [h.entry_id for h in s.search(Query("q", "lentil", scope="A"), retriever="bm25")] == ["a1"]
+    with pytest.raises(ParameterError, match=re.escape(
+        "retrievers: 'bm25' (str) is a retriever instance, which can serve one scope only, and scope 'B' is a second "
+        "one; pass a factory or a spec (a class, a registry name) so that each scope gets its own retriever"
+    )):
+        s.add([entry("b1", "Lena likes lentil soup", ("food",), scope="B")])
 
 
 # -- scopes -------------------------------------------------------------------
@@ -355,16 +374,3 @@ def test_statistics_are_per_scope(scoped: MemoryStore) -> None:
     score_shared = {h.entry_id: h.score for h in together.search("lentil", k=3)}["a1"]
     assert score_in_scope == alone.search("lentil", k=1)[0].score
     assert score_in_scope != score_shared
-
-
-@pytest.mark.parametrize(
-    "params,message",
-    [
-        ({"bm25": {"x": 1}}, "bm25 parameter: 'x' (str) is not a known name; choose from: b, k1"),
-        ({"tags": {"x": 1}}, "tags parameter: 'x' (str) is not accepted; the tags retriever takes no parameters"),
-    ],
-)
-def test_unknown_retriever_parameters_are_named(params, message):
-    """A retriever parameter the retriever does not take is a ParameterError naming it, not a TypeError."""
-    with pytest.raises(ParameterError, match=re.escape(message)):
-        MemoryStore(params=params)

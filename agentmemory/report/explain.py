@@ -3,11 +3,13 @@
 :func:`explain_run` looks at every judged query of every retriever and
 records, as data:
 
-* each relevant entry left out of the top k (a :class:`Miss`) and why: for
-  BM25 the query words the entry lacks (from :meth:`agentmemory.BM25.explain`,
-  tokens from :func:`agentmemory.tokenize.tokenize`), for the tag scorer the
-  query tags it lacks (:meth:`agentmemory.TagScorer.explain`); its score, its
-  rank in the full ranking, and whether a tie at the cutoff decided it;
+* each relevant entry left out of the top k (a :class:`Miss`) and why: what
+  the retriever's ``explain(query, entry_id)`` says it lacks and has (for
+  BM25 the query words, :meth:`agentmemory.BM25.explain`; for the tag scorer
+  the query tags, :meth:`agentmemory.TagScorer.explain`), or that an
+  explanation is not available for a retriever without ``explain``; its
+  score, its rank in the full ranking (a search as deep as the query's
+  scope), and whether a tie at the cutoff decided it;
 * each query's first hit (a :class:`FirstHit`): relevant or not, the rank
   of the first relevant hit and the reciprocal rank.
 
@@ -25,13 +27,12 @@ Each retriever falls in exactly one case (:data:`CASES`):
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
-from datetime import datetime, timezone
 
 from ..evaluate import Evaluation, QueryResult, RetrieverResult
-from ..events import HashIds, SteppingClock
 from ..records import Hit, Query
-from ..retrievers import BM25, TagScorer
+from ..retrievers import capabilities
 from ..store import MemoryStore
 from .display import Markdown, ordinal, short
 
@@ -49,10 +50,6 @@ __all__ = [
 CASES = ("recall_one", "mrr_one_recall_below_one", "mrr_below_one")
 
 
-def _words(items: tuple[str, ...] | list[str]) -> str:
-    return ", ".join(f"'{w}'" for w in items)
-
-
 class Index:
     """The retrievers of an evaluation, rebuilt over its collection (same defaults as :func:`agentmemory.evaluate`).
 
@@ -63,31 +60,26 @@ class Index:
     def __init__(self, evaluation: Evaluation) -> None:
         c = evaluation.collection
         self.collection = c
-        self.store = MemoryStore(
-            [r.name for r in evaluation.results],
-            clock=SteppingClock(_clock_start(c)),
-            ids=HashIds(f"{c.digest}:explain"),
-        )
-        self.store.add(c.entries)
+        store = evaluation.store
+        if store is None:  # an Evaluation built by hand: index the collection again
+            store = MemoryStore(evaluation.specs or [r.name for r in evaluation.results])
+            store.add(c.entries)
+        self.store = store
         self.queries: dict[str, Query] = {q.id: q for q in c.queries}
+        self._scope_sizes = Counter(e.scope for e in c.entries)
         self._rankings: dict[tuple[str, str], list[Hit]] = {}
 
     def retriever(self, name: str, query_id: str):
         return self.store.retriever(name, self.queries[query_id].scope)
 
     def ranking(self, name: str, query_id: str) -> list[Hit]:
-        """Every entry with a positive score for the query, in rank order."""
+        """Every entry with a positive score for the query, in rank order (a search as deep as the query's scope)."""
         key = (name, query_id)
         if key not in self._rankings:
-            retriever = self.retriever(name, query_id)
-            self._rankings[key] = retriever.search(self.queries[query_id], max(len(retriever), 1))
+            query = self.queries[query_id]
+            depth = max(self._scope_sizes[query.scope], 1)
+            self._rankings[key] = self.retriever(name, query_id).search(query, depth)
         return self._rankings[key]
-
-
-def _clock_start(collection) -> datetime:
-    """The newest ``created_at`` of the collection (as :func:`agentmemory.evaluate` starts its clock), else the epoch."""
-    stamps = [e.created_at for e in collection.entries if e.created_at is not None]
-    return max(stamps) if stamps else datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
 @dataclass(frozen=True)
@@ -222,43 +214,6 @@ class RunExplanation:
         return "\n".join(parts)
 
 
-def _bm25_miss(retriever: BM25, query: Query, entry_id: str) -> tuple[tuple[str, ...], tuple[str, ...], str]:
-    parts = retriever.explain(query, entry_id)
-    shared = tuple(p.term for p in parts if p.tf)
-    lacking = tuple(p.term for p in parts if not p.tf)
-    if not shared:
-        text = f"it contains none of the query words ({_words(lacking)}), so its BM25 score is 0"
-    else:
-        gives = ", ".join(f"'{p.term}' {p.contribution:.2f}" for p in parts if p.tf)
-        text = f"it contains only {_words(shared)} (contributions {gives}) and lacks {_words(lacking) or 'none'}"
-    return lacking, shared, text
-
-
-def _tags_miss(retriever: TagScorer, query: Query, entry_id: str) -> tuple[tuple[str, ...], tuple[str, ...], str]:
-    overlap = retriever.explain(query, entry_id)
-    origin = "derived from the query text" if overlap.derived else "given with the query"
-    lacking = tuple(t for t in overlap.query_tags if t not in overlap.shared)
-    entry_tags = _words(overlap.entry_tags) or "none"
-    if not overlap.query_tags:
-        text = (
-            "the query has no tags (none given, and no indexed tag is spelled out in its text), "
-            "so the tag scorer scores every entry 0"
-        )
-    elif not overlap.shared:
-        text = (
-            f"it has none of the query tags ({_words(overlap.query_tags)}; {origin}): its tags are "
-            f"{entry_tags}, so its tag score is 0"
-        )
-    elif not lacking:
-        text = f"it has every query tag ({_words(overlap.query_tags)}; {origin}); its tags are {entry_tags}"
-    else:
-        text = (
-            f"it has {_words(overlap.shared)} of the query tags ({_words(overlap.query_tags)}; {origin}) "
-            f"but lacks {_words(lacking)}; its tags are {entry_tags}"
-        )
-    return lacking, overlap.shared, text
-
-
 def _miss(index: Index, result: RetrieverResult, q: QueryResult, entry_id: str, k: int) -> Miss:
     query = index.queries[q.query_id]
     entry = index.collection.entry(entry_id)
@@ -276,12 +231,11 @@ def _miss(index: Index, result: RetrieverResult, q: QueryResult, entry_id: str, 
             head + "it belongs to another scope than the query, so it is never searched.",
         )
     retriever = index.retriever(result.name, q.query_id)
-    if isinstance(retriever, BM25):
-        lacking, shared, why = _bm25_miss(retriever, query, entry_id)
-    elif isinstance(retriever, TagScorer):
-        lacking, shared, why = _tags_miss(retriever, query, entry_id)
+    if "explain" in capabilities(retriever):
+        explanation = retriever.explain(query, entry_id)
+        lacking, shared, why = tuple(explanation.missing), tuple(explanation.matched), explanation.miss_reason()
     else:
-        lacking, shared, why = (), (), f"its {result.label} score is as below"
+        lacking, shared, why = (), (), f"an explanation is not available for {result.label} (it has no explain())"
     ranking = index.ranking(result.name, q.query_id)
     position = next((h for h in ranking if h.entry_id == entry_id), None)
     kth = q.hits[k - 1] if len(q.hits) >= k else None
@@ -341,12 +295,8 @@ def _first_hit(index: Index, result: RetrieverResult, q: QueryResult, k: int) ->
     retriever = index.retriever(result.name, q.query_id)
     entry = index.collection.entry(first.entry_id)
     why = f'its first hit **{first.entry_id}** ("{short(entry.text)}", score {first.score:.2f}) is not judged relevant'
-    if isinstance(retriever, BM25):
-        parts = [p for p in retriever.explain(query, first.entry_id) if p.tf]
-        why += "; it matches " + ", ".join(f"'{p.term}' ({p.contribution:.2f})" for p in parts)
-    elif isinstance(retriever, TagScorer):
-        overlap = retriever.explain(query, first.entry_id)
-        why += f"; it has the query tags {_words(overlap.shared)}"
+    if "explain" in capabilities(retriever):
+        why += "; " + retriever.explain(query, first.entry_id).hit_reason()
     if not q.relevant:
         why += "; the query has no relevant entry at all, so RR = 0."
     elif rank is None:

@@ -1,7 +1,7 @@
 """The exploration notebook's helpers: corpus and tag statistics, provenance, the event log, one query in depth.
 
 An :class:`Exploration` holds a :class:`~agentmemory.MemoryStore` over the
-collection with every registered retriever, a deterministic clock (starting
+collection with the default retrievers (BM25, the tag scorer), a deterministic clock (starting
 at the newest ``created_at``) and deterministic event ids, so the event log
 it shows is the same on every run.
 """
@@ -17,7 +17,7 @@ import pandas as pd
 from ..collection import Collection
 from ..events import HashIds, SteppingClock
 from ..records import Hit, Query
-from ..retrievers import BM25, RETRIEVERS, TagScorer
+from ..retrievers import BM25, TagScorer
 from ..store import MemoryStore
 from ..tokenize import normalize_tag, tokenize
 from .display import Markdown, Table, short
@@ -79,7 +79,7 @@ def tag_table(collection: Collection) -> Table:
 
 
 class Exploration:
-    """A store over ``setup.collection`` with every registered retriever, and the user's query."""
+    """A store over ``setup.collection`` with the default retrievers (BM25 and the tag scorer), and the user's query."""
 
     def __init__(self, setup: ExploreSetup) -> None:
         c = setup.collection
@@ -87,17 +87,21 @@ class Exploration:
         start = max(stamps) if stamps else datetime(1970, 1, 1, tzinfo=timezone.utc)
         self.setup = setup
         self.collection = c
-        self.store = MemoryStore(sorted(RETRIEVERS), clock=SteppingClock(start), ids=HashIds(f"{c.digest}:explore"))
+        self.store = MemoryStore(clock=SteppingClock(start), ids=HashIds(f"{c.digest}:explore"))
         self.store.add(c.entries)
         self.query = Query(id="", text=setup.query, tags=setup.query_tags)
         self.hits: dict[str, list[Hit]] = {}
 
     def search(self) -> dict[str, list[Hit]]:
-        """Each retriever's top k for the query (recorded in the log), BM25 first."""
+        """Each retriever's top k for the query (recorded in the log), in the store's order (BM25 first)."""
         if not self.hits:
-            for name in ("bm25", "tags", *sorted(set(RETRIEVERS) - {"bm25", "tags"})):
+            for name in self.store.retriever_names:
                 self.hits[name] = self.store.search(self.query, self.setup.k, retriever=name)
         return self.hits
+
+    def label(self, name: str) -> str:
+        """The display label of the store's retriever ``name``."""
+        return next(s.label for s in self.store.retriever_specs if s.key == name)
 
 
 def provenance_table(exploration: Exploration) -> Table:
@@ -152,14 +156,14 @@ def side_by_side(exploration: Exploration) -> Table:
     for i in range(depth):
         row: dict[str, str] = {"rank": str(i + 1)}
         for name, found in hits.items():
-            label = RETRIEVERS[name].label
+            label = exploration.label(name)
             if i < len(found):
                 hit = found[i]
                 row[label] = f"{hit.entry_id} ({hit.score:.2f}) {short(c.entry(hit.entry_id).text, 45)}"
             else:
                 row[label] = "-"
         rows.append(row)
-    labels = [RETRIEVERS[name].label for name in hits]
+    labels = [exploration.label(name) for name in hits]
     frame = pd.DataFrame(rows, columns=["rank", *labels])
     return Table(frame, f'Top {exploration.setup.k} for "{exploration.query.text}" (id, score, text)')
 

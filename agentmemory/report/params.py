@@ -27,7 +27,7 @@ from typing import NamedTuple
 from ..collection import Collection, default_collection_path, load_collection
 from ..errors import AgentMemoryError, MissingFileError, ParameterError, check_positive_int
 from ..loaders import detect_format, load
-from ..retrievers import parse_retrievers
+from ..retrievers import RetrieverSpec, resolve_retrievers
 from ..synthetic import synthetic_collection
 from ..tokenize import tokenize
 
@@ -81,7 +81,7 @@ class EvalSetup:
 
     seed: int
     k: int
-    retrievers: tuple[str, ...]
+    retrievers: tuple[RetrieverSpec, ...]
     collection: Collection
     source: str
     output_dir: Path | None
@@ -144,7 +144,8 @@ def eval_setup(
     """Validate ``eval.ipynb``'s parameters and load the collection.
 
     Checks, in order: ``seed`` (an int), ``k`` (an int >= 1), ``retrievers``
-    (registry names, see :func:`agentmemory.retrievers.parse_retrievers`),
+    (specs: registry names, names with parameters, ``module:attribute``; see
+    :func:`agentmemory.retrievers.resolve_retrievers`),
     ``output_dir`` (``""``/``None`` to write nothing, else a folder) and the
     collection (loaded with :func:`agentmemory.loaders.load`: a folder or a LoCoMo .json file).
 
@@ -154,7 +155,7 @@ def eval_setup(
     try:
         checked_seed = _seed(seed)
         checked_k = check_positive_int("k", k)
-        names = parse_retrievers(retrievers)  # type: ignore[arg-type]
+        names = resolve_retrievers(retrievers)  # type: ignore[arg-type]
         out = _output_dir(output_dir)
         loaded, source = _load(collection)
     except ReportParameterError:
@@ -254,7 +255,7 @@ class CollectionSetup:
 
     seed: int
     k: int
-    retrievers: tuple[str, ...]
+    retrievers: tuple[RetrieverSpec, ...]
     collection: Collection
     source: str
     cli_path: str
@@ -288,7 +289,7 @@ def collection_setup(
     try:
         checked_seed = _seed(seed)
         checked_k = check_positive_int("k", k)
-        names = parse_retrievers(retrievers)  # type: ignore[arg-type]
+        names = resolve_retrievers(retrievers)  # type: ignore[arg-type]
         out = _output_dir(output_dir)
         if collection is None or collection == "":
             path: Path = sample_collection_path()
@@ -342,7 +343,7 @@ class SweepSetup:
     seeds: tuple[int, ...]
     configs: tuple[SweepConfig, ...]
     mismatch_rate: float
-    retrievers: tuple[str, ...]
+    retrievers: tuple[RetrieverSpec, ...]
     progress: bool
     seed: int = 7
 
@@ -445,7 +446,7 @@ def sweep_setup(
         seed_list = parse_seeds(seeds)
         configs = _configs(sizes, queries)
         rate = _mismatch_rate(mismatch_rate)
-        names = parse_retrievers(retrievers)  # type: ignore[arg-type]
+        names = resolve_retrievers(retrievers)  # type: ignore[arg-type]
         if not isinstance(progress, bool):
             raise ParameterError("progress", progress, "is not a bool", "pass True or False")
         for config in configs:

@@ -62,7 +62,7 @@ def sweep_overview(setup: SweepSetup) -> Markdown:
         f"- **Seed sweep:** {len(seeds)} seeds ({seed_text}) of `agentmemory.synthetic.synthetic_collection`, "
         f"vocabulary mismatch rate {setup.mismatch_rate:g}, cutoff k = {setup.k}, for each shape: "
         + "; ".join(_shape(n, q) for n, q in setup.configs),
-        f"- **Retrievers:** {', '.join(setup.retrievers)}",
+        f"- **Retrievers:** {', '.join(s.key for s in setup.retrievers)}",
     ]
     return Markdown("\n".join(lines))
 
