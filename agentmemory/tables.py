@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .evaluate import Evaluation
+from .stats import Interval, Statistics
 
 __all__ = [
     "SEED_COLUMNS",
@@ -66,10 +67,10 @@ def seed_table(evaluation: Evaluation) -> str:
     return "\n".join([head, "", markdown_table(SEED_COLUMNS, seed_rows(evaluation)), "", unjudged_note(evaluation)])
 
 
-def _with_interval(cell: dict | None) -> str:
+def _with_interval(cell: Interval | None) -> str:
     if cell is None:
         return "n/a"
-    return f"{cell['mean']:.2f} [{cell['low']:.2f}, {cell['high']:.2f}]"
+    return f"{cell.mean:.2f} [{cell.low:.2f}, {cell.high:.2f}]"
 
 
 def seed_measures(k: int) -> tuple[str, str, str]:
@@ -77,41 +78,40 @@ def seed_measures(k: int) -> tuple[str, str, str]:
     return (f"R@{k}", f"P@{k}", "RR")
 
 
-def interval_table(evaluation: Evaluation, statistics: dict) -> str:
+def interval_table(evaluation: Evaluation, statistics: Statistics) -> str:
     """The seed's three measures per retriever with their bootstrap intervals.
 
     ``statistics`` is :func:`agentmemory.stats.evaluation_statistics` of the evaluation.
     """
     names = seed_measures(evaluation.k)
-    pct = round(statistics["confidence"] * 100)
+    pct = round(statistics.confidence * 100)
     head = (
-        f"{pct}% percentile-bootstrap intervals over {statistics['queries']} queries "
-        f"({statistics['n_resamples']} resamples, seed {statistics['seed']})"
+        f"{pct}% percentile-bootstrap intervals over {statistics.queries} queries "
+        f"({statistics.n_resamples} resamples, seed {statistics.seed})"
     )
-    if statistics["excluded_groups"]:
-        head += "; left out of these means and shown by group: " + ", ".join(statistics["excluded_groups"])
+    if statistics.excluded_groups:
+        head += "; left out of these means and shown by group: " + ", ".join(statistics.excluded_groups)
     rows = [
-        [r.label] + [_with_interval(statistics["intervals"][r.name].get(m)) for m in names]
+        [r.label] + [_with_interval(statistics.intervals[r.name].get(m)) for m in names]
         for r in evaluation.results
     ]
     return head + ":\n\n" + markdown_table(["Retriever", *names], rows)
 
 
-def group_table(evaluation: Evaluation, statistics: dict) -> str:
+def group_table(evaluation: Evaluation, statistics: Statistics) -> str:
     """Per query group: number of queries, then each retriever's seed measures with intervals."""
     names = seed_measures(evaluation.k)
     rows = []
-    for group, by_retriever in statistics["groups"].items():
+    for group in statistics.groups.values():
         for r in evaluation.results:
-            cells = by_retriever[r.name]
-            n = next(iter(cells.values()))["n"] if cells else 0
-            rows.append([group, str(n), r.label] + [_with_interval(cells.get(m)) for m in names])
+            cells = group.intervals[r.name]
+            rows.append([group.name, str(group.queries), r.label] + [_with_interval(cells.get(m)) for m in names])
     return "By query group:\n\n" + markdown_table(["Group", "Queries", "Retriever", *names], rows)
 
 
-def comparison_lines(statistics: dict, k: int) -> list[str]:
+def comparison_lines(statistics: Statistics, k: int) -> list[str]:
     """The plain-English sentence of every pairwise comparison on the seed's measures."""
-    return [c["sentence"] for m in seed_measures(k) for c in statistics["comparisons"].get(m, [])]
+    return statistics.sentences(seed_measures(k))
 
 
 def collection_notes(evaluation: Evaluation) -> list[str]:
@@ -127,10 +127,10 @@ def collection_notes(evaluation: Evaluation) -> list[str]:
     return lines
 
 
-def full_report(evaluation: Evaluation, statistics: dict) -> str:
+def full_report(evaluation: Evaluation, statistics: Statistics) -> str:
     """What ``agentmemory eval`` prints: the seed table, intervals, groups, comparisons, notes."""
     parts = [seed_table(evaluation), interval_table(evaluation, statistics)]
-    if statistics["groups"]:
+    if statistics.groups:
         parts.append(group_table(evaluation, statistics))
     sentences = comparison_lines(statistics, evaluation.k)
     if sentences:
