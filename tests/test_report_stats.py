@@ -10,7 +10,7 @@ from conftest import REPO_ROOT
 from agentmemory import evaluate
 from agentmemory.loaders import load
 from agentmemory.report import stats
-from agentmemory.stats import Interval, evaluation_statistics
+from agentmemory.stats import evaluation_statistics
 
 SAMPLE_FILE = REPO_ROOT / "fixtures" / "locomo-sample" / "locomo-sample.json"
 
@@ -30,21 +30,6 @@ def repaired():
 def test_run_statistics_are_the_artifacts(seed_evaluation, seed_stats):
     """run_statistics is evaluation_statistics seeded by the run's seed (what eval-results.json holds)."""
     assert seed_stats == evaluation_statistics(seed_evaluation, seed=7)
-
-
-@pytest.mark.parametrize(
-    "cell, text",
-    [
-        (None, "n/a"),
-        (Interval(low=0.58, high=1.0, mean=0.8, n=6, confidence=0.95), "0.80 [0.58, 1.00]"),
-        (Interval(low=1.0, high=1.0, mean=1.0, n=5, confidence=0.95, degenerate=True), "1.00 [1.00, 1.00] (all equal)"),
-        (Interval(low=0.5, high=0.5, mean=0.5, n=1, confidence=0.95, degenerate=True), "0.50 (one query)"),
-    ],
-    ids=["none", "interval", "all-equal", "one-query"],
-)
-def test_interval_cell(cell, text):
-    """Intervals to 2 decimals; a collapsed interval is labelled, never passed off as certainty."""
-    assert stats.interval_cell(cell) == text
 
 
 def test_interval_table_holds_every_measure(seed_evaluation, seed_stats):

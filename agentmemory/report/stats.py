@@ -2,11 +2,12 @@
 
 Everything here reads :func:`agentmemory.stats.evaluation_statistics` of the
 run, seeded by the run's seed (:func:`run_statistics`), so the numbers are
-the ones ``eval-results.json`` holds under ``statistics``.  Cells show
-``mean [low, high]`` to 2 decimals, as ``agentmemory eval`` prints them
-(:func:`agentmemory.tables.interval_table`); a degenerate interval (every
-query has the same value) is marked ``(all equal)``, because it says
-nothing about uncertainty.
+the ones ``eval-results.json`` holds under ``statistics``.  The interval
+tables' rows are :func:`agentmemory.tables.interval_rows` and
+:func:`~agentmemory.tables.group_rows`, as ``agentmemory eval`` prints them:
+``mean [low, high]`` to 2 decimals (:func:`~agentmemory.tables.interval_cell`,
+re-exported here); a degenerate interval (every query has the same value)
+is marked ``(all equal)``, because it says nothing about uncertainty.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from __future__ import annotations
 import pandas as pd
 
 from ..evaluate import Evaluation
-from ..stats import Interval, Statistics, evaluation_statistics, format_p
+from ..stats import Statistics, evaluation_statistics, format_p
+from ..tables import group_rows, interval_cell, interval_rows
 from .display import Markdown, Table
 
 __all__ = [
@@ -33,63 +35,48 @@ def run_statistics(evaluation: Evaluation) -> Statistics:
     return evaluation_statistics(evaluation, seed=evaluation.seed)
 
 
-def interval_cell(cell: Interval | None) -> str:
-    """``"0.81 [0.58, 1.00]"``; ``"1.00 [1.00, 1.00] (all equal)"`` when every query has the same value;
-    ``"0.50 (one query)"`` (no interval) for a single query; ``"n/a"`` for none."""
-    if cell is None:
-        return "n/a"
-    if cell.n == 1:
-        return f"{cell.mean:.2f} (one query)"
-    text = f"{cell.mean:.2f} [{cell.low:.2f}, {cell.high:.2f}]"
-    return text + " (all equal)" if cell.degenerate else text
-
-
 def _head(statistics: Statistics) -> str:
     pct = round(statistics.confidence * 100)
-    return f"{pct}% percentile-bootstrap intervals ({statistics.n_resamples} resamples of the queries, seed {statistics.seed})"
+    return (
+        f"{pct}% percentile-bootstrap intervals ({statistics.n_resamples} resamples of the queries, "
+        f"seed {statistics.seed})"
+    )
 
 
 def interval_table(evaluation: Evaluation, statistics: Statistics) -> Table:
-    """One row per retriever: every measure's headline mean with its bootstrap interval."""
+    """One row per retriever: every measure's headline mean with its bootstrap interval.
+
+    The rows are :func:`agentmemory.tables.interval_rows`.
+    """
     measures = list(statistics.measures)
-    rows = [
-        [r.label, *(interval_cell(statistics.intervals[r.name].get(m)) for m in measures)] for r in evaluation.results
-    ]
     caption = f"{_head(statistics)} over {statistics.queries} queries"
     if statistics.excluded_groups:
         caption += "; left out of these means: " + ", ".join(statistics.excluded_groups)
-    return Table(pd.DataFrame(rows, columns=["Retriever", *measures]), caption)
+    return Table(pd.DataFrame(interval_rows(evaluation, statistics), columns=["Retriever", *measures]), caption)
 
 
 def group_tables(evaluation: Evaluation, statistics: Statistics) -> list[Table]:
     """Every measure per query group with intervals: one table of the headline groups, one of the excluded groups.
 
-    Rows are group x retriever (groups sorted); ``queries`` is the group's
-    number of judged queries.  The excluded groups' table (for LoCoMo,
-    ``5 adversarial``) comes second and only when there is one; with no
-    query groups at all, one table says so.
+    Rows are group x retriever (groups sorted), :func:`agentmemory.tables.group_rows`;
+    ``queries`` is the group's number of judged queries.  The excluded
+    groups' table (for LoCoMo, ``5 adversarial``) comes second and only when
+    there is one; with no query groups at all, one table says so.
     """
-    measures = list(statistics.measures)
-    parts: dict[bool, list[list[str]]] = {True: [], False: []}
-    for group in statistics.groups.values():
-        for r in evaluation.results:
-            cells = group.intervals[r.name]
-            parts[group.in_headline].append(
-                [group.name, str(group.queries), r.label, *(interval_cell(cells.get(m)) for m in measures)]
-            )
-    columns = ["group", "queries", "Retriever", *measures]
+    columns = ["group", "queries", "Retriever", *statistics.measures]
     if not statistics.groups:
         return [Table(pd.DataFrame(columns=columns), "No query has a group: there is nothing to break down.")]
     tables = [
         Table(
-            pd.DataFrame(parts[True], columns=columns),
+            pd.DataFrame(group_rows(evaluation, statistics, in_headline=True), columns=columns),
             f"Groups in the headline means: every measure with its {_head(statistics)}",
         )
     ]
-    if parts[False]:
+    excluded = group_rows(evaluation, statistics, in_headline=False)
+    if excluded:
         tables.append(
             Table(
-                pd.DataFrame(parts[False], columns=columns),
+                pd.DataFrame(excluded, columns=columns),
                 "Shown separately, left out of the headline means: " + ", ".join(sorted(statistics.excluded_groups)),
             )
         )
