@@ -102,6 +102,17 @@ def test_bootstrap_rejects_non_integer_seed():
         bootstrap_ci([0.1, 0.2], seed=1.5)
 
 
+def test_negative_seeds_are_rejected_everywhere(seed_evaluation):
+    """A negative seed is rejected by errors.check_seed (numpy's default_rng refuses it), with its message."""
+    message = r"^seed: -1 \(int\) is negative; seed must be an integer >= 0$"
+    with pytest.raises(ParameterError, match=message):
+        bootstrap_ci([0.1, 0.2], seed=-1)
+    with pytest.raises(ParameterError, match=message):
+        paired_permutation_test([0.1, 0.2], [0.2, 0.1], seed=-1)
+    with pytest.raises(ParameterError, match=message):
+        evaluation_statistics(seed_evaluation, seed=-1)
+
+
 def test_permutation_tie_at_zero_is_counted():
     """Differences -0.4, -0.2, +0.6 (mean 0 up to rounding): half the flips are <= 0 plus ties, p_less = 5/8."""
     result = paired_permutation_test([0.0, 0.2, 1.0], [0.4, 0.4, 0.4], seed=1, alternative="less")
