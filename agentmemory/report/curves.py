@@ -7,7 +7,10 @@ descending), the top ``j`` of that deep ranking *is* the top ``j`` a run at
 ``k = j`` returns, so :func:`cutoff_curves` computes ``R@j`` and ``P@j`` for
 every ``j`` from one deep run with :func:`agentmemory.sweep.cutoff_means`,
 as the k sweep does (the tests check this against a separate
-:func:`agentmemory.evaluate` at each ``j``).
+:func:`agentmemory.evaluate` at each ``j``).  :func:`first_relevant_frame`
+(the rank of each query's first relevant hit in that deep ranking) is
+:func:`agentmemory.report.ranks.first_relevant_frame`, whose bins the
+collection report counts.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import pandas as pd
 from ..evaluate import Evaluation, evaluate
 from ..sweep import cutoff_means
 from ..tables import seed_measures
+from .ranks import first_relevant_frame
 
 __all__ = ["cutoff_curves", "deep_evaluation", "first_relevant_frame", "per_query_values"]
 
@@ -66,24 +70,3 @@ def cutoff_curves(deep: Evaluation) -> pd.DataFrame:
         for i, j in enumerate(ks)
     ]
     return pd.DataFrame(rows)
-
-
-def first_relevant_frame(evaluation: Evaluation, deep: Evaluation) -> pd.DataFrame:
-    """Rank of each query's first relevant hit in the full ranking, and whether it is within the top k.
-
-    Columns: retriever label, query id, ``rank`` (nullable ``Int64``; ``<NA>``
-    when no relevant entry is ever returned) and ``in top k``.
-    """
-    rows = []
-    for result in deep.results:
-        for q in result.per_query:
-            rank = q.first_relevant_rank
-            rows.append(
-                {
-                    "retriever": result.label,
-                    "query": q.query_id,
-                    "rank": rank,
-                    "in top k": rank is not None and rank <= evaluation.k,
-                }
-            )
-    return pd.DataFrame(rows).astype({"rank": "Int64"})
