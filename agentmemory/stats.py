@@ -2,11 +2,11 @@
 
 The unit of resampling is the **query**: a mean over five queries is an
 estimate from five observations, however many entries the store holds.
-Every function takes a ``seed`` and builds ``numpy.random.default_rng(seed)``
-afresh, so the same inputs and seed give the same numbers, bit for bit, on
-the same numpy and scipy versions.  scipy is imported inside the functions
-that need it (``pip install agentmemory[stats]``); ``import agentmemory``
-does not load it.
+Every function that resamples takes a ``seed`` and builds
+``numpy.random.default_rng(seed)`` afresh, so the same inputs and seed give
+the same numbers, bit for bit, on the same numpy and scipy versions.  scipy
+(a core dependency) is imported inside the functions that need it, so
+``import agentmemory`` does not load it.
 
 What the numbers mean (and do not):
 
