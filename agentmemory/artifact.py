@@ -18,7 +18,8 @@ measure's mean); ``groups`` the means per query group; ``tie_aware`` the
 headline means of each measure under the tie rule, expected over all
 orderings of tied scores, and at worst and best; ``statistics`` the
 bootstrap intervals and paired tests of :func:`agentmemory.stats.evaluation_statistics`,
-seeded by the run's seed.
+seeded by the run's seed (:meth:`agentmemory.stats.Statistics.to_dict`;
+:meth:`~agentmemory.stats.Statistics.from_dict` reads it back).
 """
 
 from __future__ import annotations
@@ -30,18 +31,19 @@ from typing import Any
 from .collection import collection_summary
 from .evaluate import Evaluation
 from .io import atomic_write_text
-from .stats import evaluation_statistics
+from .stats import Statistics, evaluation_statistics
 
 __all__ = ["SCHEMA_VERSION", "artifact_dict", "dumps_artifact", "write_artifact"]
 
 SCHEMA_VERSION = 1
 
 
-def artifact_dict(evaluation: Evaluation, statistics: dict[str, Any] | None = None) -> dict[str, Any]:
+def artifact_dict(evaluation: Evaluation, statistics: Statistics | None = None) -> dict[str, Any]:
     """The artifact as plain JSON-ready data.
 
     ``statistics`` may pass :func:`~agentmemory.stats.evaluation_statistics`
-    of ``evaluation`` with its own seed when the caller already computed it.
+    of ``evaluation`` with its own seed when the caller already computed it;
+    the artifact holds its :meth:`~agentmemory.stats.Statistics.to_dict`.
     """
     if statistics is None:
         statistics = evaluation_statistics(evaluation, seed=evaluation.seed)
@@ -59,7 +61,7 @@ def artifact_dict(evaluation: Evaluation, statistics: dict[str, Any] | None = No
         "aggregate": [r.aggregate_row() for r in evaluation.results],
         "groups": {r.name: r.group_means() for r in evaluation.results},
         "tie_aware": {r.name: r.tie_means() for r in evaluation.results},
-        "statistics": statistics,
+        "statistics": statistics.to_dict(),
         "unjudged_queries": list(evaluation.unjudged_query_ids),
         "per_query": [
             {
@@ -82,14 +84,12 @@ def artifact_dict(evaluation: Evaluation, statistics: dict[str, Any] | None = No
     }
 
 
-def dumps_artifact(evaluation: Evaluation, statistics: dict[str, Any] | None = None) -> str:
+def dumps_artifact(evaluation: Evaluation, statistics: Statistics | None = None) -> str:
     """The artifact's exact text: 2-space indented JSON, UTF-8, one trailing newline."""
     data = artifact_dict(evaluation, statistics)
     return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
-def write_artifact(
-    evaluation: Evaluation, path: str | PathLike[str], statistics: dict[str, Any] | None = None
-) -> None:
+def write_artifact(evaluation: Evaluation, path: str | PathLike[str], statistics: Statistics | None = None) -> None:
     """Write the artifact to ``path`` atomically (temporary file, then rename)."""
     atomic_write_text(path, dumps_artifact(evaluation, statistics))

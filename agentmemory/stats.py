@@ -2,11 +2,11 @@
 
 The unit of resampling is the **query**: a mean over five queries is an
 estimate from five observations, however many entries the store holds.
-Every function takes a ``seed`` and builds ``numpy.random.default_rng(seed)``
-afresh, so the same inputs and seed give the same numbers, bit for bit, on
-the same numpy and scipy versions.  scipy is imported inside the functions
-that need it (``pip install agentmemory[stats]``); ``import agentmemory``
-does not load it.
+Every function that resamples takes a ``seed`` and builds
+``numpy.random.default_rng(seed)`` afresh, so the same inputs and seed give
+the same numbers, bit for bit, on the same numpy and scipy versions.  scipy
+(a core dependency) is imported inside the functions that need it, so
+``import agentmemory`` does not load it.
 
 What the numbers mean (and do not):
 
@@ -21,6 +21,8 @@ What the numbers mean (and do not):
   at 0.05.  A large p-value means these queries do not show a difference;
   it is not evidence that there is none.
 * :func:`holm`: the Holm step-down adjustment, for several comparisons at once.
+* :func:`evaluation_statistics`: all of it for an evaluation, as a
+  :class:`Statistics` record (``to_dict()`` is the artifact's ``statistics``).
 """
 
 from __future__ import annotations
@@ -28,23 +30,29 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .errors import ParameterError, UnknownNameError, check_positive_int
+from .errors import ParameterError, UnknownNameError, check_positive_int, check_seed
 from .metrics import Measure, parse_measures
 
 if TYPE_CHECKING:  # evaluate imports the store and retrievers; statistics only read its result
     from .evaluate import Evaluation
 
 __all__ = [
+    "METHOD",
+    "Comparison",
+    "GroupStatistics",
     "Interval",
     "PairedTest",
+    "Statistics",
     "bootstrap_ci",
     "describe_comparison",
     "evaluation_statistics",
+    "format_p",
     "holm",
     "paired_permutation_test",
     "smallest_p_value",
@@ -88,6 +96,18 @@ class Interval:
             "degenerate": self.degenerate,
         }
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Interval:
+        """The interval :meth:`to_dict` gave (as read back from JSON)."""
+        return cls(
+            low=data["low"],
+            high=data["high"],
+            mean=data["mean"],
+            n=data["n"],
+            confidence=data["confidence"],
+            degenerate=data["degenerate"],
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class PairedTest:
@@ -120,9 +140,172 @@ class PairedTest:
     smallest_p_value: float
 
     def to_dict(self) -> dict[str, Any]:
+        """Every field in declaration order, ``effect_ci`` as :meth:`Interval.to_dict`."""
         out = asdict(self)
         out["effect_ci"] = self.effect_ci.to_dict()
         return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PairedTest:
+        """The test :meth:`to_dict` gave (keys other than the fields are ignored)."""
+        values = {f.name: data[f.name] for f in fields(cls)}
+        values["effect_ci"] = Interval.from_dict(data["effect_ci"])
+        return cls(**values)
+
+
+METHOD: Mapping[str, str] = MappingProxyType(
+    {
+        "interval": "percentile bootstrap of the mean over queries (scipy.stats.bootstrap)",
+        "test": "paired permutation (sign-flip) test of the mean difference (scipy.stats.permutation_test)",
+        "correction": "Holm step-down across the retriever pairs of each measure",
+    }
+)
+"""What :func:`evaluation_statistics` computes, in words (the artifact's ``statistics.method``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """One row of :attr:`Statistics.comparisons`: retriever ``a`` against ``b`` on one measure.
+
+    Attributes:
+        a, b: retriever names; differences are ``a - b``.
+        test: :func:`paired_permutation_test` over the headline queries.
+        p_holm: Holm's adjustment of ``test.p_value`` across the retriever
+            pairs of the measure (equal to it when there is one pair).
+        sentence: :func:`describe_comparison` of the test, with the labels.
+    """
+
+    a: str
+    b: str
+    test: PairedTest
+    p_holm: float
+    sentence: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"a", "b", <the test's fields>, "p_holm", "sentence"}``, the artifact's comparison row."""
+        return {"a": self.a, "b": self.b, **self.test.to_dict(), "p_holm": self.p_holm, "sentence": self.sentence}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Comparison:
+        """The comparison :meth:`to_dict` gave."""
+        return cls(data["a"], data["b"], PairedTest.from_dict(data), data["p_holm"], data["sentence"])
+
+
+@dataclass(frozen=True, slots=True)
+class GroupStatistics:
+    """The intervals of one query group (:attr:`Statistics.groups`).
+
+    Attributes:
+        name: the group.
+        queries: its number of judged queries (every interval's ``n``).
+        in_headline: False when the group is in the collection's
+            ``headline_excludes`` (shown apart, left out of the headline).
+        intervals: ``intervals[retriever][measure]``, :func:`bootstrap_ci`
+            over the group's queries.
+    """
+
+    name: str
+    queries: int
+    in_headline: bool
+    intervals: Mapping[str, Mapping[str, Interval]]
+
+
+@dataclass(frozen=True, slots=True)
+class Statistics:
+    """What :func:`evaluation_statistics` returns: intervals and paired tests of an evaluation.
+
+    Attributes:
+        seed, confidence, n_resamples, alpha: the parameters it ran with.
+        queries: the number of headline queries (behind every interval of
+            ``intervals`` and every test).
+        excluded_groups: the collection's ``headline_excludes``.
+        measures: the measures' text forms, in the evaluation's order.
+        intervals: ``intervals[retriever][measure]``, the headline mean's
+            :class:`Interval`; ``None`` when there is no headline query.
+        groups: group name (sorted) -> :class:`GroupStatistics`.
+        comparisons: ``comparisons[measure]``, one :class:`Comparison` per
+            pair of retrievers in the evaluation's order.
+
+    :meth:`to_dict` is the JSON-ready form the artifact holds under
+    ``statistics``; :meth:`from_dict` reads it back.
+    """
+
+    seed: int
+    confidence: float
+    n_resamples: int
+    alpha: float
+    queries: int
+    excluded_groups: tuple[str, ...]
+    measures: tuple[str, ...]
+    intervals: Mapping[str, Mapping[str, Interval | None]]
+    groups: Mapping[str, GroupStatistics]
+    comparisons: Mapping[str, tuple[Comparison, ...]]
+
+    @property
+    def method(self) -> Mapping[str, str]:
+        """:data:`METHOD`: the interval, the test and the correction, in words."""
+        return METHOD
+
+    def all_comparisons(self) -> list[tuple[str, Comparison]]:
+        """Every ``(measure, comparison)``, measures in order, then pairs in order."""
+        return [(m, c) for m, rows in self.comparisons.items() for c in rows]
+
+    def sentences(self, measures: Iterable[str] | None = None) -> list[str]:
+        """The sentence of every comparison on ``measures`` (default all), in that order."""
+        chosen = self.measures if measures is None else measures
+        return [c.sentence for m in chosen for c in self.comparisons.get(m, ())]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The artifact's ``statistics``: plain JSON types, keys in a fixed order."""
+
+        def cells(by_measure: Mapping[str, Interval | None]) -> dict[str, Any]:
+            return {m: None if cell is None else cell.to_dict() for m, cell in by_measure.items()}
+
+        return {
+            "seed": self.seed,
+            "confidence": self.confidence,
+            "n_resamples": self.n_resamples,
+            "alpha": self.alpha,
+            "queries": self.queries,
+            "excluded_groups": list(self.excluded_groups),
+            "method": dict(self.method),
+            "measures": list(self.measures),
+            "intervals": {name: cells(by_measure) for name, by_measure in self.intervals.items()},
+            "groups": {
+                name: {r: cells(by_measure) for r, by_measure in group.intervals.items()}
+                for name, group in self.groups.items()
+            },
+            "comparisons": {m: [c.to_dict() for c in rows] for m, rows in self.comparisons.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Statistics:
+        """The record :meth:`to_dict` gave, e.g. read from ``eval-results.json``'s ``statistics``.
+
+        A group's ``queries`` is its intervals' ``n`` (0 when it has none).
+        """
+
+        def cells(by_measure: Mapping[str, Any]) -> dict[str, Interval | None]:
+            return {m: None if cell is None else Interval.from_dict(cell) for m, cell in by_measure.items()}
+
+        excluded = tuple(data["excluded_groups"])
+        groups = {}
+        for name, by_retriever in data["groups"].items():
+            intervals = {r: cells(by_measure) for r, by_measure in by_retriever.items()}
+            n = next((cell.n for by_measure in intervals.values() for cell in by_measure.values() if cell), 0)
+            groups[name] = GroupStatistics(name, n, name not in excluded, intervals)
+        return cls(
+            seed=data["seed"],
+            confidence=data["confidence"],
+            n_resamples=data["n_resamples"],
+            alpha=data["alpha"],
+            queries=data["queries"],
+            excluded_groups=excluded,
+            measures=tuple(data["measures"]),
+            intervals={name: cells(by_measure) for name, by_measure in data["intervals"].items()},
+            groups=groups,
+            comparisons={m: tuple(Comparison.from_dict(c) for c in rows) for m, rows in data["comparisons"].items()},
+        )
 
 
 def _values(name: str, values: Iterable[float]) -> np.ndarray:
@@ -138,12 +321,6 @@ def _values(name: str, values: Iterable[float]) -> np.ndarray:
         bad = next(float(v) for v in array if not math.isfinite(v))
         raise ParameterError(name, bad, "is not a finite number", f"every value in {name} must be finite")
     return array
-
-
-def _check_seed(seed: object) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ParameterError("seed", seed, "is not an integer", "seed must be an integer")
-    return seed
 
 
 def _check_confidence(confidence: object) -> float:
@@ -210,11 +387,11 @@ def bootstrap_ci(
 
     Raises:
         ParameterError: ``values`` is empty or holds a non-finite number;
-            ``seed`` is not an integer; ``confidence`` is not in (0, 1);
+            ``seed`` is not an integer >= 0; ``confidence`` is not in (0, 1);
             ``n_resamples`` is not an integer >= 1.
     """
     data = _values("values", values)
-    seed = _check_seed(seed)
+    seed = check_seed(seed)
     confidence = _check_confidence(confidence)
     n_resamples = check_positive_int("n_resamples", n_resamples)
     n = len(data)
@@ -305,7 +482,7 @@ def paired_permutation_test(
         raise ParameterError(
             "b", f"{len(y)} values", f"does not match a ({len(x)} values)", "pass one value per query in both"
         )
-    seed = _check_seed(seed)
+    seed = check_seed(seed)
     n_resamples = check_positive_int("n_resamples", n_resamples)
     alternative = _check_alternative(alternative)
     confidence = _check_confidence(confidence)
@@ -386,8 +563,8 @@ def holm(p_values: Mapping[str, float]) -> dict[str, float]:
     return {name: adjusted[name] for name, _ in items}
 
 
-def _fmt_p(p: float) -> str:
-    """p-values: two decimals from 0.1 up, else three significant digits (0.0625, 0.0499)."""
+def format_p(p: float) -> str:
+    """A p-value as text: two decimals from 0.1 up, else three significant digits (``0.25``, ``0.0625``, ``0.0499``)."""
     return f"{p:.2f}" if p >= 0.1 else f"{p:.3g}"
 
 
@@ -426,15 +603,15 @@ def describe_comparison(
     else:
         interval = f"({level} CI {ci.low:.2f} to {ci.high:.2f})"
     sides = "" if test.alternative == "two-sided" else f" ({test.alternative})"
-    p_text = f"paired permutation{sides} p = {_fmt_p(test.p_value)}"
+    p_text = f"paired permutation{sides} p = {format_p(test.p_value)}"
     if adjusted_p is not None:
-        p_text += f" (Holm-adjusted {_fmt_p(adjusted_p)})"
+        p_text += f" (Holm-adjusted {format_p(adjusted_p)})"
     queries = f"{test.n} quer{'y' if test.n == 1 else 'ies'}"
     head = f"{name_a} vs {name_b} on {measure}: mean difference {test.mean_difference:.2f} {interval}, {p_text} over {queries}"
     decisive = test.p_value if adjusted_p is None else adjusted_p
     if test.smallest_p_value > alpha:
         text = (
-            f"{head}; the smallest p-value attainable with {queries} is {_fmt_p(test.smallest_p_value)}, "
+            f"{head}; the smallest p-value attainable with {queries} is {format_p(test.smallest_p_value)}, "
             f"so no difference can be significant at {alpha:g}."
         )
     elif decisive <= alpha:
@@ -472,16 +649,17 @@ def evaluation_statistics(
     confidence: float = 0.95,
     n_resamples: int = 10_000,
     alpha: float = 0.05,
-) -> dict[str, Any]:
-    """Intervals and pairwise tests for an :class:`~agentmemory.evaluate.Evaluation`, JSON-ready.
+) -> Statistics:
+    """Intervals and pairwise tests for an :class:`~agentmemory.evaluate.Evaluation`, as a :class:`Statistics`.
 
     * ``intervals[retriever][measure]``: :func:`bootstrap_ci` of the per-query
-      values over the headline queries: the evaluation's judged queries
-      except those whose group is in the collection's ``headline_excludes``
-      (listed in ``excluded_groups``; ``queries`` counts the headline queries).
-    * ``groups[group][retriever][measure]``: the same over each query group's
-      queries, excluded groups included (groups sorted; queries without a
-      group left out; ``{}`` when no query has a group).
+      values over the headline queries (``collection.headline_queries``: the
+      judged queries except those whose group is in the collection's
+      ``headline_excludes``, listed in ``excluded_groups``; ``queries``
+      counts them).
+    * ``groups[group]``: the same over each query group's queries, excluded
+      groups included (groups sorted; queries without a group left out;
+      empty when no query has a group).
     * ``comparisons[measure]``: every pair of retrievers ``(a, b)`` in the
       evaluation's order, :func:`paired_permutation_test` of ``a - b`` over
       the headline queries, with the Holm adjustment across the pairs of
@@ -494,46 +672,47 @@ def evaluation_statistics(
     Every call uses ``default_rng(seed)`` afresh, so intervals over the same
     queries resample the same queries (common random numbers) and the
     result does not depend on the order of computation.  ``measures``
-    defaults to the evaluation's; others must be among them.  Keys keep the
-    evaluation's retriever and measure order; every number is a plain
-    Python ``float``/``int`` (``standardized_effect`` may be ``None``).
+    defaults to the evaluation's; others must be among them.  Mappings keep
+    the evaluation's retriever and measure order.  ``to_dict()`` gives the
+    JSON-ready form (every number a plain Python ``float``/``int``;
+    ``standardized_effect`` may be ``None``).
+
+    Raises:
+        ParameterError: ``seed`` is not an integer >= 0; bad ``confidence``
+            or ``n_resamples``; bad ``alpha`` (checked when there is a comparison).
+        UnknownNameError: a measure the evaluation did not compute.
     """
-    seed = _check_seed(seed)
+    seed = check_seed(seed)
     chosen = _chosen_measures(evaluation, measures)
+    collection = evaluation.collection
     results = list(evaluation.results)
-    per_query = results[0].per_query if results else ()
-    query_ids = [q.query_id for q in per_query]
-    group_of = {q.query_id: q.group for q in per_query}
-    excluded = tuple(getattr(evaluation.collection, "headline_excludes", ()) or ())
-    headline = [i for i, qid in enumerate(query_ids) if group_of[qid] not in excluded]
-    values: dict[str, dict[str, list[float]]] = {}
-    for res in results:
-        by_id = {q.query_id: q.metrics for q in res.per_query}
-        values[res.name] = {m: [float(by_id[qid][m]) for qid in query_ids] for m in chosen}
+    metrics = {res.name: {q.query_id: q.metrics for q in res.per_query} for res in results}
+    headline = [q.id for q in collection.headline_queries]
+    judged = collection.judged_queries
 
-    def interval(xs: list[float]) -> dict[str, Any] | None:
-        if not xs:
+    def interval(name: str, measure: str, query_ids: list[str]) -> Interval | None:
+        if not query_ids:
             return None
-        return bootstrap_ci(xs, seed=seed, confidence=confidence, n_resamples=n_resamples).to_dict()
+        values = [float(metrics[name][qid][measure]) for qid in query_ids]
+        return bootstrap_ci(values, seed=seed, confidence=confidence, n_resamples=n_resamples)
 
-    def pick(xs: list[float], members: list[int]) -> list[float]:
-        return [xs[i] for i in members]
+    def intervals_over(query_ids: list[str]) -> dict[str, dict[str, Interval | None]]:
+        return {res.name: {m: interval(res.name, m, query_ids) for m in chosen} for res in results}
 
-    intervals = {name: {m: interval(pick(vals[m], headline)) for m in chosen} for name, vals in values.items()}
-
-    groups: dict[str, Any] = {}
-    for group in sorted({g for g in group_of.values() if g is not None}):
-        members = [i for i, qid in enumerate(query_ids) if group_of[qid] == group]
-        groups[group] = {name: {m: interval(pick(vals[m], members)) for m in chosen} for name, vals in values.items()}
+    excluded = tuple(collection.headline_excludes)
+    groups: dict[str, GroupStatistics] = {}
+    for group in sorted({q.group for q in judged if q.group is not None}):
+        members = [q.id for q in judged if q.group == group]
+        groups[group] = GroupStatistics(group, len(members), group not in excluded, intervals_over(members))
 
     labels = {res.name: res.label for res in results}
     pairs = [(results[i].name, results[j].name) for i in range(len(results)) for j in range(i + 1, len(results))]
-    comparisons: dict[str, list[dict[str, Any]]] = {}
+    comparisons: dict[str, tuple[Comparison, ...]] = {}
     for m in chosen:
         tests = {
             f"{a} vs {b}": paired_permutation_test(
-                pick(values[a][m], headline),
-                pick(values[b][m], headline),
+                [float(metrics[a][qid][m]) for qid in headline],
+                [float(metrics[b][qid][m]) for qid in headline],
                 seed=seed,
                 n_resamples=n_resamples,
                 confidence=confidence,
@@ -541,33 +720,32 @@ def evaluation_statistics(
             for a, b in (pairs if headline else [])
         }
         adjusted = holm({key: t.p_value for key, t in tests.items()})
-        rows = []
-        for (a, b), (key, test) in zip(pairs, tests.items()):
-            row = {"a": a, "b": b, **test.to_dict(), "p_holm": adjusted[key]}
-            row["sentence"] = describe_comparison(
+        comparisons[m] = tuple(
+            Comparison(
+                a,
+                b,
                 test,
-                name_a=labels[a],
-                name_b=labels[b],
-                measure=m,
-                alpha=alpha,
-                adjusted_p=adjusted[key] if len(pairs) > 1 else None,
+                adjusted[key],
+                describe_comparison(
+                    test,
+                    name_a=labels[a],
+                    name_b=labels[b],
+                    measure=m,
+                    alpha=alpha,
+                    adjusted_p=adjusted[key] if len(pairs) > 1 else None,
+                ),
             )
-            rows.append(row)
-        comparisons[m] = rows
-    return {
-        "seed": seed,
-        "confidence": confidence,
-        "n_resamples": n_resamples,
-        "alpha": alpha,
-        "queries": len(headline),
-        "excluded_groups": list(excluded),
-        "method": {
-            "interval": "percentile bootstrap of the mean over queries (scipy.stats.bootstrap)",
-            "test": "paired permutation (sign-flip) test of the mean difference (scipy.stats.permutation_test)",
-            "correction": "Holm step-down across the retriever pairs of each measure",
-        },
-        "measures": chosen,
-        "intervals": intervals,
-        "groups": groups,
-        "comparisons": comparisons,
-    }
+            for (a, b), (key, test) in zip(pairs, tests.items())
+        )
+    return Statistics(
+        seed=seed,
+        confidence=confidence,
+        n_resamples=n_resamples,
+        alpha=alpha,
+        queries=len(headline),
+        excluded_groups=excluded,
+        measures=tuple(chosen),
+        intervals=intervals_over(headline),
+        groups=groups,
+        comparisons=comparisons,
+    )

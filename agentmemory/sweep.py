@@ -1,5 +1,7 @@
 """Sweeps: how the measures move with the cutoff ``k``, and across synthetic seeds and sizes.
 
+* :func:`cutoff_means`: the mean of ``R@k``, ``P@k``, ... at many cutoffs
+  from one evaluation's ranking (what every curve over k is drawn from).
 * :func:`k_sweep`: recall@k, precision@k and nDCG@k for several ``k`` on one
   collection (data for curves).
 * :func:`seed_sweep`: one row per seed x size x retriever on
@@ -18,15 +20,17 @@ from typing import Any
 import numpy as np
 
 from .collection import Collection
-from .errors import ParameterError, check_positive_int
-from .evaluate import evaluate
-from .metrics import Measure
+from .errors import ParameterError, check_positive_int, check_seed
+from .evaluate import Evaluation, evaluate, mean
+from .metrics import Measure, compute_measures
 from .retrievers import parse_retrievers
 from .synthetic import synthetic_collection
+from .tables import seed_measures
 
-__all__ = ["QUANTILES", "SWEEP_KEYS", "k_sweep", "seed_sweep", "summarize_sweep"]
+__all__ = ["CURVES", "QUANTILES", "SWEEP_KEYS", "cutoff_means", "k_sweep", "seed_sweep", "summarize_sweep"]
 
-_CURVES = ("R", "P", "nDCG")
+CURVES = ("R", "P", "nDCG")
+"""The measures :func:`k_sweep` draws against k."""
 
 SWEEP_KEYS = ("seed", "n_entries", "retriever", "label", "digest", "queries")
 """The identifying columns of a :func:`seed_sweep` row; every other column is a measure mean."""
@@ -54,10 +58,41 @@ def _check_ks(ks: Iterable[int]) -> list[int]:
     return sorted(values)
 
 
-def _seed(seed: object, name: str = "seed") -> int:
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ParameterError(name, seed, "is not an integer", f"{name} must be an integer")
-    return seed
+def cutoff_means(
+    evaluation: Evaluation, ks: Iterable[int], measures: Sequence[str] = CURVES
+) -> dict[str, dict[str, list[float]]]:
+    """Mean of ``name@k`` over the headline queries, for every retriever, measure name and cutoff, from one ranking.
+
+    ``evaluation`` must be at least ``max(ks)`` deep.  Every retriever's
+    ranking is a total order (score descending, then entry id descending),
+    so the top ``k`` of a run at ``k`` is the first ``k`` hits of a deeper
+    run; and ``name@k`` looks at the first ``k`` hits only.  So each value is
+    what ``evaluate(collection, retrievers, k=k, seed=seed)`` reports as the
+    mean of ``name@k``: :func:`~agentmemory.evaluate.mean` (``math.fsum / n``)
+    over ``RetrieverResult.headline`` of the measure on each query's hits.
+    Returns ``{retriever name: {measure name: [mean at each k, ks ascending]}}``.
+
+    Raises:
+        ParameterError: ``ks`` is empty, repeats a cutoff, holds a value that
+            is not an integer >= 1 or exceeds ``evaluation.k``; a measure
+            name takes no cutoff.
+        UnknownNameError: a measure name is not registered.
+    """
+    ks = _check_ks(ks)
+    if ks[-1] > evaluation.k:
+        raise ParameterError(
+            "ks", ks, f"goes beyond the evaluation's depth k = {evaluation.k}", f"evaluate with k >= {ks[-1]}"
+        )
+    grid = [[Measure(name, k) for k in ks] for name in measures]
+    every = [m for row in grid for m in row]
+    qrels = evaluation.collection.qrels
+    out: dict[str, dict[str, list[float]]] = {}
+    for result in evaluation.results:
+        values = [compute_measures(every, [h.entry_id for h in q.hits], qrels[q.query_id]) for q in result.headline]
+        out[result.name] = {
+            name: [mean(v[str(m)] for v in values) for m in row] for name, row in zip(measures, grid)
+        }
+    return out
 
 
 def k_sweep(
@@ -71,10 +106,12 @@ def k_sweep(
     """Mean R@k, P@k and nDCG@k of every retriever for every ``k`` in ``ks``.
 
     One :func:`~agentmemory.evaluate.evaluate` run at depth ``max(ks)``
-    computes every cutoff: the top ``k`` under the ranking rule is the first
-    ``k`` of the top ``max(ks)``, so each value equals what
-    ``evaluate(collection, retrievers, k=k, seed=seed)`` reports.  Means are
-    over the judged queries.  Returns::
+    computes every cutoff (:func:`cutoff_means`): the top ``k`` under the
+    ranking rule is the first ``k`` of the top ``max(ks)``, so each value
+    equals what ``evaluate(collection, retrievers, k=k, seed=seed)`` reports.
+    Means are over the headline queries (``collection.headline_queries``:
+    the judged queries outside the groups of ``headline_excludes``), which
+    ``queries`` counts.  Returns::
 
         {"collection": name, "digest": ..., "seed": seed, "ks": [sorted ks],
          "queries": n, "measures": ["R", "P", "nDCG"],
@@ -82,26 +119,22 @@ def k_sweep(
 
     Raises:
         ParameterError: ``ks`` is empty, repeats a cutoff or holds a value
-            that is not an integer >= 1; bad ``seed`` or retriever names.
+            that is not an integer >= 1; ``seed`` is not an integer >= 0; bad
+            retriever names.
     """
     ks = _check_ks(ks)
-    seed = _seed(seed)
+    seed = check_seed(seed)
     names = parse_retrievers(retrievers)
-    measures = [Measure(name, k) for name in _CURVES for k in ks]
-    evaluation = evaluate(collection, names, k=max(ks), seed=seed, measures=measures, progress=progress)
-    curves: dict[str, Any] = {}
-    for result in evaluation.results:
-        row: dict[str, Any] = {"label": result.label}
-        for name in _CURVES:
-            row[name] = [float(result.means[f"{name}@{k}"]) for k in ks]
-        curves[result.name] = row
+    evaluation = evaluate(collection, names, k=max(ks), seed=seed, ties=False, progress=progress)
+    means = cutoff_means(evaluation, ks, CURVES)
+    curves = {result.name: {"label": result.label, **means[result.name]} for result in evaluation.results}
     return {
         "collection": collection.name,
         "digest": collection.digest,
         "seed": seed,
         "ks": ks,
-        "queries": len(collection.judged_queries),
-        "measures": list(_CURVES),
+        "queries": len(collection.headline_queries),
+        "measures": list(CURVES),
         "retrievers": curves,
     }
 
@@ -123,17 +156,18 @@ def seed_sweep(
         {"seed", "n_entries", "retriever", "label", "digest", "queries",
          "R@k": mean, "P@k": mean, "RR": mean}
 
-    The evaluation seed is the generator seed.  ``RR`` is the mean
-    reciprocal rank over the retrieved top ``k`` (as in
-    :func:`~agentmemory.evaluate.evaluate`), i.e. RR@k.  ``progress`` shows
-    a tqdm bar over the seed x size pairs.
+    The measures are :func:`agentmemory.tables.seed_measures`, their means
+    over the headline queries, which ``queries`` counts.  The evaluation
+    seed is the generator seed.  ``RR`` is the mean reciprocal rank over
+    the retrieved top ``k`` (as in :func:`~agentmemory.evaluate.evaluate`),
+    i.e. RR@k.  ``progress`` shows a tqdm bar over the seed x size pairs.
 
     Raises:
-        ParameterError: a seed is not an integer, a size or ``k`` is not an
-            integer >= 1, ``generator_params`` names ``seed`` or ``n_entries``,
-            or the generator rejects its parameters.
+        ParameterError: a seed is not an integer >= 0, a size or ``k`` is
+            not an integer >= 1, ``generator_params`` names ``seed`` or
+            ``n_entries``, or the generator rejects its parameters.
     """
-    seeds = [_seed(s, "seeds item") for s in seeds]
+    seeds = [check_seed(s, "seeds item") for s in seeds]
     sizes = [check_positive_int("sizes item", n) for n in sizes]
     k = check_positive_int("k", k)
     names = parse_retrievers(retrievers)
@@ -162,10 +196,8 @@ def seed_sweep(
                     "retriever": result.name,
                     "label": result.label,
                     "digest": collection.digest,
-                    "queries": len(result.per_query),
-                    f"R@{k}": float(result.means[f"R@{k}"]),
-                    f"P@{k}": float(result.means[f"P@{k}"]),
-                    "RR": float(result.means["RR"]),
+                    "queries": len(result.headline),
+                    **{m: float(result.means[m]) for m in seed_measures(k)},
                 }
             )
     return rows

@@ -4,6 +4,11 @@
 ``mean_recall@k``, ``mean_precision@k``, ``MRR``, values rounded to 2
 decimals with Python's ``format(value, ".2f")`` (round-half-even on the
 binary value), as a Markdown table.
+
+The rows of the interval tables (:func:`interval_rows`, :func:`group_rows`,
+cells by :func:`interval_cell`) are the ones the reports show
+(:mod:`agentmemory.report.stats` puts the same rows in DataFrames), so
+``agentmemory eval`` and a report never format a mean differently.
 """
 
 from __future__ import annotations
@@ -11,13 +16,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .evaluate import Evaluation
+from .metrics import Measure
+from .stats import Interval, Statistics
 
 __all__ = [
     "SEED_COLUMNS",
     "collection_notes",
     "comparison_lines",
     "full_report",
+    "group_rows",
     "group_table",
+    "interval_cell",
+    "interval_rows",
     "interval_table",
     "markdown_table",
     "seed_measures",
@@ -61,57 +71,97 @@ def seed_table(evaluation: Evaluation) -> str:
         f"k = {evaluation.k}, seed = {evaluation.seed}"
     )
     if c.headline_excludes:
-        n = len(evaluation.results[0].headline) if evaluation.results else 0
+        n = len(c.headline_queries)
         head += f"\nHeadline means over {n} queries; shown by group only: {', '.join(c.headline_excludes)}"
     return "\n".join([head, "", markdown_table(SEED_COLUMNS, seed_rows(evaluation)), "", unjudged_note(evaluation)])
 
 
-def _with_interval(cell: dict | None) -> str:
-    if cell is None:
-        return "n/a"
-    return f"{cell['mean']:.2f} [{cell['low']:.2f}, {cell['high']:.2f}]"
-
-
 def seed_measures(k: int) -> tuple[str, str, str]:
-    """The seed's three measures as registry names: ``R@k``, ``P@k``, ``RR``."""
-    return (f"R@{k}", f"P@{k}", "RR")
+    """The seed's three measures as registry names: ``R@k``, ``P@k``, ``RR``.
+
+    They are the measures behind :data:`SEED_COLUMNS` (``mean_recall@k``,
+    ``mean_precision@k``, ``MRR``), in that order: the one place that names them.
+    """
+    return (str(Measure("R", k)), str(Measure("P", k)), str(Measure("RR")))
 
 
-def interval_table(evaluation: Evaluation, statistics: dict) -> str:
-    """The seed's three measures per retriever with their bootstrap intervals.
+def interval_cell(interval: Interval | None) -> str:
+    """One mean with its interval, to 2 decimals, as the command line and the reports show it.
+
+    ``"0.81 [0.58, 1.00]"``; ``"1.00 [1.00, 1.00] (all equal)"`` when every
+    query has the same value (a degenerate interval says nothing about
+    uncertainty); ``"0.50 (one query)"`` (no interval) for a single query;
+    ``"n/a"`` for none (``None``: no query to average).
+    """
+    if interval is None:
+        return "n/a"
+    if interval.n == 1:
+        return f"{interval.mean:.2f} (one query)"
+    text = f"{interval.mean:.2f} [{interval.low:.2f}, {interval.high:.2f}]"
+    return text + " (all equal)" if interval.degenerate else text
+
+
+def interval_rows(
+    evaluation: Evaluation, statistics: Statistics, measures: Sequence[str] | None = None
+) -> list[list[str]]:
+    """One row per retriever: its label, then :func:`interval_cell` of each headline mean.
+
+    ``measures`` defaults to ``statistics.measures``; one it lacks shows ``n/a``.
+    """
+    chosen = statistics.measures if measures is None else measures
+    return [
+        [r.label, *(interval_cell(statistics.intervals[r.name].get(m)) for m in chosen)] for r in evaluation.results
+    ]
+
+
+def group_rows(
+    evaluation: Evaluation,
+    statistics: Statistics,
+    measures: Sequence[str] | None = None,
+    *,
+    in_headline: bool | None = None,
+) -> list[list[str]]:
+    """One row per query group and retriever: group, its number of queries, label, then each :func:`interval_cell`.
+
+    Groups sorted, retrievers in the evaluation's order; ``in_headline``
+    True or False keeps only the groups in (or left out of) the headline
+    means, ``None`` all of them.  ``measures`` as in :func:`interval_rows`.
+    """
+    chosen = statistics.measures if measures is None else measures
+    return [
+        [group.name, str(group.queries), r.label, *(interval_cell(group.intervals[r.name].get(m)) for m in chosen)]
+        for group in statistics.groups.values()
+        if in_headline is None or group.in_headline == in_headline
+        for r in evaluation.results
+    ]
+
+
+def interval_table(evaluation: Evaluation, statistics: Statistics) -> str:
+    """The seed's three measures per retriever with their bootstrap intervals (:func:`interval_rows`).
 
     ``statistics`` is :func:`agentmemory.stats.evaluation_statistics` of the evaluation.
     """
     names = seed_measures(evaluation.k)
-    pct = round(statistics["confidence"] * 100)
+    pct = round(statistics.confidence * 100)
     head = (
-        f"{pct}% percentile-bootstrap intervals over {statistics['queries']} queries "
-        f"({statistics['n_resamples']} resamples, seed {statistics['seed']})"
+        f"{pct}% percentile-bootstrap intervals over {statistics.queries} queries "
+        f"({statistics.n_resamples} resamples, seed {statistics.seed})"
     )
-    if statistics["excluded_groups"]:
-        head += "; left out of these means and shown by group: " + ", ".join(statistics["excluded_groups"])
-    rows = [
-        [r.label] + [_with_interval(statistics["intervals"][r.name].get(m)) for m in names]
-        for r in evaluation.results
-    ]
-    return head + ":\n\n" + markdown_table(["Retriever", *names], rows)
+    if statistics.excluded_groups:
+        head += "; left out of these means and shown by group: " + ", ".join(statistics.excluded_groups)
+    return head + ":\n\n" + markdown_table(["Retriever", *names], interval_rows(evaluation, statistics, names))
 
 
-def group_table(evaluation: Evaluation, statistics: dict) -> str:
-    """Per query group: number of queries, then each retriever's seed measures with intervals."""
+def group_table(evaluation: Evaluation, statistics: Statistics) -> str:
+    """Per query group (:func:`group_rows`): number of queries, then each retriever's seed measures with intervals."""
     names = seed_measures(evaluation.k)
-    rows = []
-    for group, by_retriever in statistics["groups"].items():
-        for r in evaluation.results:
-            cells = by_retriever[r.name]
-            n = next(iter(cells.values()))["n"] if cells else 0
-            rows.append([group, str(n), r.label] + [_with_interval(cells.get(m)) for m in names])
+    rows = group_rows(evaluation, statistics, names)
     return "By query group:\n\n" + markdown_table(["Group", "Queries", "Retriever", *names], rows)
 
 
-def comparison_lines(statistics: dict, k: int) -> list[str]:
+def comparison_lines(statistics: Statistics, k: int) -> list[str]:
     """The plain-English sentence of every pairwise comparison on the seed's measures."""
-    return [c["sentence"] for m in seed_measures(k) for c in statistics["comparisons"].get(m, [])]
+    return statistics.sentences(seed_measures(k))
 
 
 def collection_notes(evaluation: Evaluation) -> list[str]:
@@ -127,10 +177,10 @@ def collection_notes(evaluation: Evaluation) -> list[str]:
     return lines
 
 
-def full_report(evaluation: Evaluation, statistics: dict) -> str:
+def full_report(evaluation: Evaluation, statistics: Statistics) -> str:
     """What ``agentmemory eval`` prints: the seed table, intervals, groups, comparisons, notes."""
     parts = [seed_table(evaluation), interval_table(evaluation, statistics)]
-    if statistics["groups"]:
+    if statistics.groups:
         parts.append(group_table(evaluation, statistics))
     sentences = comparison_lines(statistics, evaluation.k)
     if sentences:

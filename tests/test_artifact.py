@@ -190,3 +190,34 @@ def test_atomic_write_gives_the_file_the_mode_open_would(tmp_path):
     finally:
         os.umask(old)
     assert (tmp_path / "x.json").stat().st_mode & 0o777 == 0o644
+
+
+@pytest.mark.parametrize(
+    "committed, collection",
+    [
+        ("reports/eval-results.json", "fixtures/assistant-notes"),
+        ("reports/collection/eval-results.json", "fixtures/locomo-sample/locomo-sample.json"),
+    ],
+    ids=["seed", "locomo"],
+)
+def test_statistics_record_round_trips_the_committed_artifact(committed: str, collection: str) -> None:
+    """Statistics.to_dict() is the committed artifact's `statistics`, to the byte; from_dict reads it back to an equal record."""
+    from agentmemory.evaluate import evaluate
+    from agentmemory.loaders import load
+    from agentmemory.stats import Statistics, evaluation_statistics
+
+    saved = json.loads((REPO_ROOT / committed).read_text(encoding="utf-8"))
+    params = saved["params"]
+    evaluation = evaluate(
+        load(REPO_ROOT / collection),
+        [r["name"] for r in params["retrievers"]],
+        k=params["k"],
+        seed=params["seed"],
+    )
+    record = evaluation_statistics(evaluation, seed=params["seed"])
+    assert isinstance(record, Statistics)
+    assert record.to_dict() == saved["statistics"]
+    dumped = json.dumps(record.to_dict(), indent=2, ensure_ascii=False)
+    assert dumped == json.dumps(saved["statistics"], indent=2, ensure_ascii=False)
+    assert Statistics.from_dict(saved["statistics"]) == record
+    assert Statistics.from_dict(saved["statistics"]).to_dict() == saved["statistics"]

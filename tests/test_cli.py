@@ -84,6 +84,23 @@ def test_other_launchers_print_the_same(tmp_path: Path, python_run, console_scri
     assert (tmp_path / "results.json").is_file()
 
 
+SEED_INTERVALS = """\
+95% percentile-bootstrap intervals over 5 queries (10000 resamples, seed 7):
+
+| Retriever | R@5 | P@5 | RR |
+|---|---|---|---|
+| BM25 | 0.90 [0.70, 1.00] | 0.28 [0.20, 0.36] | 1.00 [1.00, 1.00] (all equal) |
+| Tag scorer | 1.00 [1.00, 1.00] (all equal) | 0.32 [0.24, 0.40] | 1.00 [1.00, 1.00] (all equal) |
+"""
+
+
+def test_eval_prints_the_intervals_as_the_reports_show_them(tmp_path: Path, capsys) -> None:
+    """Under the seed's block come the intervals, each cell as the reports write it: a collapsed one says `(all equal)`."""
+    assert main(["eval", "--seed", "7", "--k", "5", "--out", str(tmp_path / "e.json")]) == 0
+    stdout = capsys.readouterr().out
+    assert stdout.startswith(SEED_STDOUT + "\n" + SEED_INTERVALS + "\nPaired comparisons:\n")
+
+
 def test_version(capsys) -> None:
     """`agentmemory --version` prints the package version."""
     with pytest.raises(SystemExit) as info:

@@ -204,7 +204,9 @@ def test_hardest_table_shows_evidence_and_what_was_retrieved(sample):
 def test_first_rank_distribution(sample):
     """Headline queries per first-relevant rank, with 'not found in top 5' as its own bin."""
     assert ranks.first_rank_bins(3) == ["1", "2", "3", "not found in top 3"]
-    assert ranks.first_rank_counts(sample.result("bm25"), 5) == {
+    counts = ranks.first_rank_counts(ranks.first_relevant_frame(sample), 5)
+    assert list(counts) == ["BM25", "Tag scorer"]
+    assert counts["BM25"] == {
         "1": 3,
         "2": 2,
         "3": 0,
@@ -212,7 +214,7 @@ def test_first_rank_distribution(sample):
         "5": 1,
         "not found in top 5": 0,
     }
-    assert ranks.first_rank_counts(sample.result("tags"), 5) == {
+    assert counts["Tag scorer"] == {
         "1": 0,
         "2": 0,
         "3": 0,
@@ -223,6 +225,21 @@ def test_first_rank_distribution(sample):
     frame = ranks.first_rank_frame(sample)
     assert list(frame.columns) == ["retriever", "bin", "queries", "share"]
     assert frame["queries"].sum() == 12 and frame.loc[0, "share"] == 0.5
+
+
+def test_first_rank_bins_come_from_the_first_relevant_frame(sample):
+    """One frame of first-relevant ranks: counted from the run's top k or from a deeper run, the bins agree
+    (a rank beyond k is 'not found in top k'), and only headline queries are counted."""
+    from agentmemory.report import curves
+
+    own = ranks.first_relevant_frame(sample)
+    deep = ranks.first_relevant_frame(sample, curves.deep_evaluation(sample))
+    assert list(own.columns) == ["retriever", "query", "rank", "in top k", "headline"]
+    assert own[["retriever", "query", "in top k", "headline"]].equals(deep[["retriever", "query", "in top k", "headline"]])
+    assert (own["rank"].isna() | (own["rank"] <= 5)).all() and (deep["rank"] > 5).any()
+    assert ranks.first_rank_counts(own, 5) == ranks.first_rank_counts(deep, 5)
+    assert int((~own["headline"]).sum()) == 2 * 2  # two adversarial questions, two retrievers
+    assert curves.first_relevant_frame is ranks.first_relevant_frame
 
 
 def test_first_rank_note_checks_the_mrr(sample):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from conftest import REPO_ROOT
 
@@ -28,21 +30,6 @@ def repaired():
 def test_run_statistics_are_the_artifacts(seed_evaluation, seed_stats):
     """run_statistics is evaluation_statistics seeded by the run's seed (what eval-results.json holds)."""
     assert seed_stats == evaluation_statistics(seed_evaluation, seed=7)
-
-
-@pytest.mark.parametrize(
-    "cell, text",
-    [
-        (None, "n/a"),
-        ({"mean": 0.8, "low": 0.58, "high": 1.0, "n": 6, "degenerate": False}, "0.80 [0.58, 1.00]"),
-        ({"mean": 1.0, "low": 1.0, "high": 1.0, "n": 5, "degenerate": True}, "1.00 [1.00, 1.00] (all equal)"),
-        ({"mean": 0.5, "low": 0.5, "high": 0.5, "n": 1, "degenerate": True}, "0.50 (one query)"),
-    ],
-    ids=["none", "interval", "all-equal", "one-query"],
-)
-def test_interval_cell(cell, text):
-    """Intervals to 2 decimals; a collapsed interval is labelled, never passed off as certainty."""
-    assert stats.interval_cell(cell) == text
 
 
 def test_interval_table_holds_every_measure(seed_evaluation, seed_stats):
@@ -103,11 +90,9 @@ def test_seed_comparison_table(seed_evaluation, seed_stats):
 def test_comparison_sentences_are_the_librarys(seed_stats):
     """One bullet per comparison: the sentence evaluation_statistics wrote, unchanged."""
     text = stats.comparison_sentences(seed_stats).text
-    expected = [c["sentence"] for m in seed_stats["measures"] for c in seed_stats["comparisons"][m]]
+    expected = [c.sentence for m in seed_stats.measures for c in seed_stats.comparisons[m]]
     assert text.split("\n") == [f"- {s}" for s in expected]
-    assert (
-        stats.comparison_sentences(seed_stats, ["R@5"]).text == f"- {seed_stats['comparisons']['R@5'][0]['sentence']}"
-    )
+    assert stats.comparison_sentences(seed_stats, ["R@5"]).text == f"- {seed_stats.comparisons['R@5'][0].sentence}"
 
 
 def test_enough_queries_can_be_significant_and_the_note_says_so(repaired):
@@ -127,20 +112,17 @@ def test_enough_queries_can_be_significant_and_the_note_says_so(repaired):
 def test_holm_is_shown_and_decides_with_several_pairs(repaired):
     """With several pairs per measure the table shows Holm's p and the verdict reads it, not the raw p."""
     evaluation, statistics = repaired
-    base = statistics["comparisons"]["RR"][0]
-    pairs = [
-        {**base, "p_value": 0.01, "p_holm": 0.03},
-        {
-            **base,
-            "a": "tags",
-            "b": "bm25",
-            "mean_difference": -base["mean_difference"],
-            "p_value": 0.04,
-            "p_holm": 0.06,
-        },
-        {**base, "p_value": 0.02, "p_holm": 0.04},
-    ]
-    several = {**statistics, "comparisons": {"RR": pairs}}
+    base = statistics.comparisons["RR"][0]
+
+    def pair(p_value, p_holm, **changes):
+        return replace(base, test=replace(base.test, p_value=p_value, **changes), p_holm=p_holm)
+
+    pairs = (
+        pair(0.01, 0.03),
+        replace(pair(0.04, 0.06, mean_difference=-base.test.mean_difference), a="tags", b="bm25"),
+        pair(0.02, 0.04),
+    )
+    several = replace(statistics, comparisons={"RR": pairs})
     frame = stats.comparison_table(evaluation, several).frame
     assert frame[["difference", "p", "Holm p", "verdict"]].values.tolist() == [
         ["BM25 - Tag scorer", "0.01", "0.03", "significant at 0.05"],
@@ -161,7 +143,7 @@ def test_group_tables_split_the_excluded_groups(repaired):
     assert list(headline.frame["group"].unique()) == ["1 multi-hop", "2 temporal", "3 open-domain", "4 single-hop"]
     assert excluded.caption == "Shown separately, left out of the headline means: 5 adversarial"
     assert excluded.frame.iloc[0, :4].tolist() == ["5 adversarial", "2", "BM25", "0.20 [0.20, 0.20] (all equal)"]
-    cell = statistics["groups"]["2 temporal"]["bm25"]["R@5"]
+    cell = statistics.groups["2 temporal"].intervals["bm25"]["R@5"]
     row = headline.frame[(headline.frame["group"] == "2 temporal") & (headline.frame["Retriever"] == "BM25")]
     assert row["R@5"].item() == stats.interval_cell(cell) and row["queries"].item() == "3"
 

@@ -20,6 +20,7 @@ from agentmemory.errors import ParameterError, UnknownNameError
 from agentmemory.evaluate import evaluate
 from agentmemory.stats import (
     Interval,
+    Statistics,
     bootstrap_ci,
     describe_comparison,
     evaluation_statistics,
@@ -99,6 +100,17 @@ def test_bootstrap_rejects_non_integer_seed():
     """The seed must be an integer (a float seed would silently mean something else)."""
     with pytest.raises(ParameterError, match=r"^seed: 1.5 \(float\) is not an integer"):
         bootstrap_ci([0.1, 0.2], seed=1.5)
+
+
+def test_negative_seeds_are_rejected_everywhere(seed_evaluation):
+    """A negative seed is rejected by errors.check_seed (numpy's default_rng refuses it), with its message."""
+    message = r"^seed: -1 \(int\) is negative; seed must be an integer >= 0$"
+    with pytest.raises(ParameterError, match=message):
+        bootstrap_ci([0.1, 0.2], seed=-1)
+    with pytest.raises(ParameterError, match=message):
+        paired_permutation_test([0.1, 0.2], [0.2, 0.1], seed=-1)
+    with pytest.raises(ParameterError, match=message):
+        evaluation_statistics(seed_evaluation, seed=-1)
 
 
 def test_permutation_tie_at_zero_is_counted():
@@ -286,21 +298,22 @@ def test_evaluation_statistics_shape_and_reproducibility():
     evaluation = evaluate(load_collection(default_collection_path()), k=5)
     first = evaluation_statistics(evaluation, seed=3, n_resamples=2000)
     again = evaluation_statistics(evaluation, seed=3, n_resamples=2000)
-    assert json.dumps(first) == json.dumps(again)
-    measures = [str(m) for m in evaluation.measures]
-    assert first["measures"] == measures
-    assert list(first["intervals"]) == ["bm25", "tags"]
-    assert list(first["intervals"]["bm25"]) == measures
+    assert isinstance(first, Statistics) and first == again
+    assert json.dumps(first.to_dict()) == json.dumps(again.to_dict())
+    measures = tuple(str(m) for m in evaluation.measures)
+    assert first.measures == measures
+    assert list(first.intervals) == ["bm25", "tags"]
+    assert tuple(first.intervals["bm25"]) == measures
     for name in ("bm25", "tags"):
         for m in measures:
-            assert first["intervals"][name][m]["mean"] == pytest.approx(evaluation.result(name).means[m])
-    row = first["comparisons"]["R@5"][0]
-    assert (row["a"], row["b"], row["n"]) == ("bm25", "tags", 5)
-    assert row["p_holm"] == row["p_value"]  # one pair: Holm changes nothing
-    assert "no difference can be significant at 0.05" in row["sentence"]
-    assert first["groups"] == {}
-    assert (first["queries"], first["excluded_groups"]) == (5, [])
-    assert plain_json(first)
+            assert first.intervals[name][m].mean == pytest.approx(evaluation.result(name).means[m])
+    [row] = first.comparisons["R@5"]
+    assert (row.a, row.b, row.test.n) == ("bm25", "tags", 5)
+    assert row.p_holm == row.test.p_value  # one pair: Holm changes nothing
+    assert "no difference can be significant at 0.05" in row.sentence
+    assert first.groups == {}
+    assert (first.queries, first.excluded_groups) == (5, ())
+    assert plain_json(first.to_dict())
 
 
 def plain_json(value):
@@ -323,17 +336,19 @@ def test_evaluation_statistics_per_group():
     )
     evaluation = evaluate(grouped, ["bm25", "tags"], k=5)
     stats = evaluation_statistics(evaluation, seed=2, measures="R@5", n_resamples=500)
-    assert list(stats["groups"]) == ["even", "odd"]
+    assert list(stats.groups) == ["even", "odd"]
     for group, means in evaluation.result("tags").group_means().items():
-        cell = stats["groups"][group]["tags"]["R@5"]
-        assert (cell["mean"], cell["n"]) == (pytest.approx(means["R@5"]), 3)
+        record = stats.groups[group]
+        assert (record.name, record.queries, record.in_headline) == (group, 3, True)
+        cell = record.intervals["tags"]["R@5"]
+        assert (cell.mean, cell.n) == (pytest.approx(means["R@5"]), 3)
 
 
 def test_evaluation_statistics_measure_selection():
     """A subset of measures can be chosen; a measure the evaluation lacks is rejected with the available ones."""
     evaluation = evaluate(load_collection(default_collection_path()), k=5)
     picked = evaluation_statistics(evaluation, seed=1, measures="R@5,MRR", n_resamples=500)
-    assert picked["measures"] == ["R@5", "RR"]
+    assert picked.measures == ("R@5", "RR")
     with pytest.raises(UnknownNameError, match=r"^measures: 'P@10' \(str\) is not a known name; choose from: AP@5"):
         evaluation_statistics(evaluation, seed=1, measures=["P@10"])
 
@@ -365,7 +380,7 @@ def test_evaluation_statistics_headline_excludes():
         headline_excludes=("odd",),
     )
     stats = evaluation_statistics(evaluate(grouped, ["bm25", "tags"], k=5), seed=2, measures="R@5", n_resamples=500)
-    assert (stats["queries"], stats["excluded_groups"]) == (3, ["odd"])
-    assert stats["intervals"]["bm25"]["R@5"] == stats["groups"]["even"]["bm25"]["R@5"]
-    assert list(stats["groups"]) == ["even", "odd"]
-    assert stats["comparisons"]["R@5"][0]["n"] == 3
+    assert (stats.queries, stats.excluded_groups) == (3, ("odd",))
+    assert stats.intervals["bm25"]["R@5"] == stats.groups["even"].intervals["bm25"]["R@5"]
+    assert [(g.name, g.in_headline) for g in stats.groups.values()] == [("even", True), ("odd", False)]
+    assert stats.comparisons["R@5"][0].test.n == 3

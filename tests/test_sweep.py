@@ -6,13 +6,15 @@ import json
 
 import numpy as np
 import pytest
+from conftest import REPO_ROOT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentmemory.collection import default_collection_path, load_collection
 from agentmemory.errors import ParameterError
 from agentmemory.evaluate import evaluate
-from agentmemory.sweep import QUANTILES, k_sweep, seed_sweep, summarize_sweep
+from agentmemory.loaders import load
+from agentmemory.sweep import QUANTILES, cutoff_means, k_sweep, seed_sweep, summarize_sweep
 from agentmemory.synthetic import synthetic_collection
 
 
@@ -57,6 +59,48 @@ def test_k_sweep_rejects_bad_ks(ks, message):
     """Empty, repeated, non-positive or textual cutoffs are rejected."""
     with pytest.raises(ParameterError, match=message):
         k_sweep(synthetic_collection(seed=1), "bm25", ks, seed=1)
+
+
+@pytest.mark.parametrize(
+    "collection, ks",
+    [
+        ("fixtures/assistant-notes", range(1, 17)),
+        ("fixtures/locomo-sample/locomo-sample.json", range(1, 11)),
+    ],
+    ids=["seed", "locomo"],
+)
+def test_cutoff_means_equal_evaluate_at_each_k(collection, ks):
+    """cutoff_means of one deep run equals, bit for bit, the headline mean evaluate(k=j) reports, at every j.
+
+    The LoCoMo sample has per-conversation scopes and a group left out of the headline (5 adversarial).
+    """
+    loaded = load(REPO_ROOT / collection)
+    deep = evaluate(loaded, ["bm25", "tags"], k=max(ks), seed=7, ties=False)
+    names = ("R", "P", "nDCG", "AP", "RR")
+    means = cutoff_means(deep, ks, names)
+    assert list(means) == ["bm25", "tags"]
+    for j, k in enumerate(ks):
+        fresh = evaluate(loaded, ["bm25", "tags"], k=k, seed=7, measures=[f"{n}@{k}" for n in names], ties=False)
+        for result in fresh.results:
+            assert {n: means[result.name][n][j] for n in names} == {n: result.means[f"{n}@{k}"] for n in names}
+
+
+def test_cutoff_means_rejects_cutoffs_beyond_the_run():
+    """A cutoff deeper than the evaluation's k cannot be read from its hits: an error says how deep to evaluate."""
+    shallow = evaluate(synthetic_collection(seed=1), ["bm25"], k=3, seed=1, ties=False)
+    with pytest.raises(ParameterError, match=r"^ks: \[1, 4\] \(list\) goes beyond the evaluation's depth k = 3; evaluate with k >= 4$"):
+        cutoff_means(shallow, [4, 1])
+
+
+@pytest.mark.parametrize("call", ["k_sweep", "seed_sweep"])
+def test_sweeps_reject_negative_seeds(call):
+    """Seeds go through errors.check_seed: a negative one is rejected before anything runs."""
+    if call == "k_sweep":
+        with pytest.raises(ParameterError, match=r"^seed: -1 \(int\) is negative; seed must be an integer >= 0$"):
+            k_sweep(synthetic_collection(seed=1), "bm25", [1, 2], seed=-1)
+    else:
+        with pytest.raises(ParameterError, match=r"^seeds item: -2 \(int\) is negative; seeds item must be an integer >= 0$"):
+            seed_sweep([1, -2], [10], "bm25", 5)
 
 
 def test_seed_sweep_rows():

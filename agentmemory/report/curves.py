@@ -5,16 +5,22 @@
 every retriever's ranking is a total order (score descending, then entry id
 descending), the top ``j`` of that deep ranking *is* the top ``j`` a run at
 ``k = j`` returns, so :func:`cutoff_curves` computes ``R@j`` and ``P@j`` for
-every ``j`` from one deep run (the tests check this against a separate
-:func:`agentmemory.evaluate` at each ``j``).
+every ``j`` from one deep run with :func:`agentmemory.sweep.cutoff_means`,
+as the k sweep does (the tests check this against a separate
+:func:`agentmemory.evaluate` at each ``j``).  :func:`first_relevant_frame`
+(the rank of each query's first relevant hit in that deep ranking) is
+:func:`agentmemory.report.ranks.first_relevant_frame`, whose bins the
+collection report counts.
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from ..evaluate import Evaluation, evaluate, mean
-from ..metrics import Measure, compute_measures
+from ..evaluate import Evaluation, evaluate
+from ..sweep import cutoff_means
+from ..tables import seed_measures
+from .ranks import first_relevant_frame
 
 __all__ = ["cutoff_curves", "deep_evaluation", "first_relevant_frame", "per_query_values"]
 
@@ -33,9 +39,9 @@ def deep_evaluation(evaluation: Evaluation, max_k: int | None = None) -> Evaluat
 
 def per_query_values(evaluation: Evaluation) -> pd.DataFrame:
     """Long table: retriever label, query id, ``R@k`` and ``P@k`` of every judged query."""
-    k = evaluation.k
+    recall, precision, _ = seed_measures(evaluation.k)
     rows = [
-        {"retriever": r.label, "query": q.query_id, f"R@{k}": q.metrics[f"R@{k}"], f"P@{k}": q.metrics[f"P@{k}"]}
+        {"retriever": r.label, "query": q.query_id, recall: q.metrics[recall], precision: q.metrics[precision]}
         for r in evaluation.results
         for q in r.per_query
     ]
@@ -45,46 +51,22 @@ def per_query_values(evaluation: Evaluation) -> pd.DataFrame:
 def cutoff_curves(deep: Evaluation) -> pd.DataFrame:
     """Mean recall@j and precision@j for j = 1 .. ``deep.k``, one row per retriever and j.
 
-    ``deep`` is a :func:`deep_evaluation`; R@j and P@j are computed on the
-    first j hits of each query (see the module docstring) and averaged over
-    the queries of the headline means (groups in the collection's
-    ``headline_excludes`` left out, as :func:`agentmemory.evaluate` does).
+    ``deep`` is a :func:`deep_evaluation`; R@j and P@j are
+    :func:`agentmemory.sweep.cutoff_means`: computed on the first j hits of
+    each query (see the module docstring) and averaged over the headline
+    queries (groups in the collection's ``headline_excludes`` left out, as
+    :func:`agentmemory.evaluate` does).
     """
-    rows = []
-    for result in deep.results:
-        qrels = deep.collection.qrels
-        excluded = deep.collection.headline_excludes
-        rankings = [(q.query_id, [h.entry_id for h in q.hits]) for q in result.per_query if q.group not in excluded]
-        for j in range(1, deep.k + 1):
-            measures = (Measure("R", j), Measure("P", j))
-            values = [compute_measures(measures, ids[:j], qrels[qid]) for qid, ids in rankings]
-            rows.append(
-                {
-                    "retriever": result.label,
-                    "k": j,
-                    "mean_recall@k": mean(v[f"R@{j}"] for v in values),
-                    "mean_precision@k": mean(v[f"P@{j}"] for v in values),
-                }
-            )
+    ks = list(range(1, deep.k + 1))
+    means = cutoff_means(deep, ks, ("R", "P"))
+    rows = [
+        {
+            "retriever": result.label,
+            "k": j,
+            "mean_recall@k": means[result.name]["R"][i],
+            "mean_precision@k": means[result.name]["P"][i],
+        }
+        for result in deep.results
+        for i, j in enumerate(ks)
+    ]
     return pd.DataFrame(rows)
-
-
-def first_relevant_frame(evaluation: Evaluation, deep: Evaluation) -> pd.DataFrame:
-    """Rank of each query's first relevant hit in the full ranking, and whether it is within the top k.
-
-    Columns: retriever label, query id, ``rank`` (nullable ``Int64``; ``<NA>``
-    when no relevant entry is ever returned) and ``in top k``.
-    """
-    rows = []
-    for result in deep.results:
-        for q in result.per_query:
-            rank = q.first_relevant_rank
-            rows.append(
-                {
-                    "retriever": result.label,
-                    "query": q.query_id,
-                    "rank": rank,
-                    "in top k": rank is not None and rank <= evaluation.k,
-                }
-            )
-    return pd.DataFrame(rows).astype({"rank": "Int64"})

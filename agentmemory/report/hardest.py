@@ -6,6 +6,7 @@ import pandas as pd
 
 from ..errors import check_positive_int
 from ..evaluate import Evaluation, QueryResult
+from ..tables import seed_measures
 from .display import Table, short
 
 __all__ = ["hardest_queries", "hardest_table"]
@@ -23,11 +24,9 @@ def hardest_queries(evaluation: Evaluation, retriever: str, n: int = 5) -> tuple
         ParameterError: ``n`` is not an integer >= 1, or ``retriever`` was not evaluated.
     """
     n = check_positive_int("n", n)
-    k = evaluation.k
+    recall, _, rr = seed_measures(evaluation.k)
     result = evaluation.result(retriever)
-    ranked = sorted(
-        enumerate(result.per_query), key=lambda item: (item[1].metrics["RR"], item[1].metrics[f"R@{k}"], item[0])
-    )
+    ranked = sorted(enumerate(result.per_query), key=lambda item: (item[1].metrics[rr], item[1].metrics[recall], item[0]))
     return tuple(q for _, q in ranked[:n])
 
 
@@ -59,6 +58,7 @@ def hardest_table(evaluation: Evaluation, retriever: str, n: int = 5, *, width: 
     score, ``relevant`` when judged so, a short text).
     """
     k = evaluation.k
+    recall, _, rr = seed_measures(k)
     result = evaluation.result(retriever)
     rows = []
     for q in hardest_queries(evaluation, retriever, n):
@@ -68,8 +68,8 @@ def hardest_table(evaluation: Evaluation, retriever: str, n: int = 5, *, width: 
                 "query": q.query_id,
                 "group": q.group or "-",
                 "text": q.text,
-                "RR": format(q.metrics["RR"], ".2f"),
-                f"R@{k}": format(q.metrics[f"R@{k}"], ".2f"),
+                rr: format(q.metrics[rr], ".2f"),
+                recall: format(q.metrics[recall], ".2f"),
                 "first relevant rank": "none in top k" if rank is None else str(rank),
                 "relevant": _evidence(q, evaluation, width),
                 "retrieved": _retrieved(q, evaluation, width),

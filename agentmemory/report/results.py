@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Any
 
 from ..artifact import dumps_artifact, write_artifact
 from ..evaluate import Evaluation
+from ..stats import Statistics
 from .display import Markdown
 
 __all__ = ["ARTIFACT_NAME", "artifact_summary", "cli_command", "write_results"]
@@ -32,7 +32,7 @@ def cli_command(evaluation: Evaluation, source: str, out: str = "reports/eval-re
 
 
 def artifact_summary(
-    evaluation: Evaluation, source: str, *, command: str | None = None, statistics: dict[str, Any] | None = None
+    evaluation: Evaluation, source: str, *, command: str | None = None, statistics: Statistics | None = None
 ) -> Markdown:
     """Size and sha256 of the artifact for this run (computed, not read from disk) and the equivalent command.
 
@@ -49,7 +49,7 @@ def artifact_summary(
 
 
 def write_results(
-    evaluation: Evaluation, output_dir: Path | None, *, statistics: dict[str, Any] | None = None
+    evaluation: Evaluation, output_dir: Path | None, *, statistics: Statistics | None = None
 ) -> Markdown:
     """Write ``output_dir/eval-results.json`` (atomically); with no ``output_dir``, say that nothing was written.
 

@@ -21,6 +21,7 @@ import pandas as pd
 
 from ..errors import ParameterError
 from ..sweep import QUANTILES, k_sweep, seed_sweep, summarize_sweep
+from ..tables import seed_measures
 from .display import Markdown, Table
 from .params import SweepSetup
 
@@ -38,13 +39,17 @@ __all__ = [
 
 
 def sweep_measures(k: int) -> list[str]:
-    """The seed sweep's measures: ``R@k``, ``P@k`` and ``RR`` (RR over the top k, whose mean is MRR)."""
-    return [f"R@{k}", f"P@{k}", "RR"]
+    """The seed sweep's measures: ``R@k``, ``P@k`` and ``RR`` (RR over the top k, whose mean is MRR).
+
+    They are :func:`agentmemory.tables.seed_measures`, the columns of
+    :func:`agentmemory.sweep.seed_sweep`'s rows.
+    """
+    return list(seed_measures(k))
 
 
 def measure_names(k: int) -> dict[str, str]:
     """How the report names them: ``recall@k``, ``precision@k``, ``MRR``."""
-    return {f"R@{k}": f"recall@{k}", f"P@{k}": f"precision@{k}", "RR": "MRR"}
+    return dict(zip(seed_measures(k), (f"recall@{k}", f"precision@{k}", "MRR")))
 
 
 def _shape(n_entries: int, queries: int) -> str:
@@ -226,7 +231,7 @@ def spread_statement(summary: Sequence[Mapping[str, Any]], rows: Sequence[Mappin
             lines.append(f"- **{labels[a]} against {labels[b]} on {names[m]}:** " + "; ".join(parts) + ".")
     if pairs:
         a, b = pairs[0]
-        first = cells[(*base, a)]["RR"]
+        first = cells[(*base, a)][seed_measures(k)[2]]
         split = []
         for m in sweep_measures(k):
             up, level, down = head_to_head(rows, m, a, b)[base]

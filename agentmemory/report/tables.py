@@ -14,7 +14,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..evaluate import Evaluation, QueryResult
-from ..tables import SEED_COLUMNS, seed_rows
+from ..tables import SEED_COLUMNS, seed_measures, seed_rows
 from .display import Markdown, Table, short
 
 __all__ = [
@@ -31,8 +31,7 @@ __all__ = [
 
 def other_measures(evaluation: Evaluation) -> list[str]:
     """Measures shown beside the seed's columns: all but ``P@k``, ``R@k`` and ``RR`` (which those columns are)."""
-    k = evaluation.k
-    same = {f"P@{k}", f"R@{k}", "RR"}
+    same = set(seed_measures(evaluation.k))
     return [str(m) for m in evaluation.measures if str(m) not in same]
 
 
@@ -92,10 +91,12 @@ def metric_table(evaluation: Evaluation) -> Table:
         row.extend(format(result.means[m], ".4f") for m in others)
     frame = pd.DataFrame(text_rows, columns=[*SEED_COLUMNS, *others])
     c = evaluation.collection
+    (first, measure), *others = zip(SEED_COLUMNS[1:], seed_measures(evaluation.k))
     caption = (
         f"k = {evaluation.k}, seed = {evaluation.seed}; {len(c.judged_queries)} judged queries, "
-        f"{len(c.entries)} entries. mean_recall@k is the mean of R@{evaluation.k}, "
-        f"mean_precision@k of P@{evaluation.k}, MRR of RR."
+        f"{len(c.entries)} entries. {first} is the mean of {measure}, "
+        + ", ".join(f"{column} of {m}" for column, m in others)
+        + "."
     )
     return Table(frame, caption)
 
@@ -106,16 +107,17 @@ def _labelled(ids: tuple[str, ...], evaluation: Evaluation, width: int) -> str:
 
 
 def _row(q: QueryResult, k: int) -> dict:
+    recall, precision, rr = seed_measures(k)
     return {
         "query": q.query_id,
         "text": q.text,
         "relevant": len(q.relevant),
         "found": q.found,
         "missed": q.missed,
-        f"P@{k}": q.metrics[f"P@{k}"],
-        f"R@{k}": q.metrics[f"R@{k}"],
+        precision: q.metrics[precision],
+        recall: q.metrics[recall],
         "first relevant rank": q.first_relevant_rank,
-        "RR": q.metrics["RR"],
+        rr: q.metrics[rr],
     }
 
 
@@ -133,6 +135,7 @@ def per_query_frame(evaluation: Evaluation, retriever: str) -> pd.DataFrame:
 def per_query_table(evaluation: Evaluation, retriever: str, *, width: int = 40) -> Table:
     """Section 3: :func:`per_query_frame` formatted, each found or missed id followed by a short text."""
     k = evaluation.k
+    recall, precision, rr = seed_measures(k)
     result = evaluation.result(retriever)
     rows = []
     for q in result.per_query:
@@ -144,10 +147,10 @@ def per_query_table(evaluation: Evaluation, retriever: str, *, width: int = 40) 
                 "#relevant": str(len(q.relevant)),
                 "found": _labelled(q.found, evaluation, width) or "-",
                 "missed": _labelled(q.missed, evaluation, width) or "-",
-                f"P@{k}": format(q.metrics[f"P@{k}"], ".2f"),
-                f"R@{k}": format(q.metrics[f"R@{k}"], ".2f"),
+                precision: format(q.metrics[precision], ".2f"),
+                recall: format(q.metrics[recall], ".2f"),
                 "first relevant rank": "none in top k" if rank is None else str(rank),
-                "RR": format(q.metrics["RR"], ".2f"),
+                rr: format(q.metrics[rr], ".2f"),
             }
         )
     return Table(pd.DataFrame(rows), f"{result.label}: each judged query at k = {k}")
