@@ -132,7 +132,7 @@ class RetrieverResult:
 
     def aggregate_row(self) -> dict[str, Any]:
         """The seed's columns first, then the mean of every measure."""
-        recall, precision, rr = (str(m) for m in seed_measures(self.k))
+        recall, precision, rr = seed_measures(self.k)
         row: dict[str, Any] = {
             "retriever": self.label,
             "mean_recall@k": self.means[recall],
@@ -180,9 +180,13 @@ def _required_measures(k: int, measures: Sequence[Measure | str] | str | None) -
     return tuple(chosen)
 
 
-def seed_measures(k: int) -> tuple[Measure, Measure, Measure]:
-    """The seed write-up's three measures at cutoff ``k``: ``R@k``, ``P@k`` and ``RR`` (whose mean is MRR)."""
-    return (Measure("R", k), Measure("P", k), Measure("RR"))
+def seed_measures(k: int) -> tuple[str, str, str]:
+    """The seed write-up's three measures at cutoff ``k`` as result keys: ``R@k``, ``P@k``, ``RR`` (whose mean is MRR).
+
+    They are the measures behind the seed table's columns ``mean_recall@k``,
+    ``mean_precision@k`` and ``MRR``, in that order: the one place that names them.
+    """
+    return (str(Measure("R", k)), str(Measure("P", k)), str(Measure("RR")))
 
 
 def _reachable(retriever: Any, query: Query, hits: list[Hit], k: int) -> dict[str, float]:
@@ -212,6 +216,7 @@ def evaluate(
     measures: Sequence[Measure | str] | str | None = None,
     ties: bool = True,
     progress: bool = False,
+    store: MemoryStore | None = None,
 ) -> Evaluation:
     """Run ``retrievers`` over ``collection`` and score them.
 
@@ -226,19 +231,35 @@ def evaluate(
     ``k``-th hit: the hits themselves unless a tie crosses the cutoff, so the
     analysis costs a deeper look only for those queries).  ``progress`` shows
     a tqdm bar per retriever (off by default).
+
+    ``store`` reuses the store of an earlier evaluation of the same
+    collection (``Evaluation.store``) instead of indexing the entries again:
+    its retrievers must be ``retrievers`` (by key) and its entries the
+    collection's.  The new evaluation's ``events`` are only those it records.
     """
     k = check_positive_int("k", k)
     seed = check_seed(seed)
     specs = resolve_retrievers(retrievers)
     chosen = _required_measures(k, measures)
 
-    stamps = [e.created_at for e in collection.entries if e.created_at is not None]
-    store = MemoryStore(
-        specs,
-        clock=SteppingClock(max(stamps) if stamps else _EPOCH),
-        ids=HashIds(f"{collection.digest}:{seed}"),
-    )
-    store.add(collection.entries)
+    first_event = 0 if store is None else len(store.log)
+    if store is None:
+        stamps = [e.created_at for e in collection.entries if e.created_at is not None]
+        store = MemoryStore(
+            specs,
+            clock=SteppingClock(max(stamps) if stamps else _EPOCH),
+            ids=HashIds(f"{collection.digest}:{seed}"),
+        )
+        store.add(collection.entries)
+    elif (
+        any(s.key not in store.retriever_names for s in specs)
+        or len(store) != len(collection.entries)
+        or any(e.id not in store for e in collection.entries)
+    ):
+        raise ParameterError(
+            "store", "MemoryStore", "does not hold these retrievers and this collection's entries",
+            "pass the store of an evaluation of the same collection and retrievers (Evaluation.store)",
+        )
     queries = collection.judged_queries
     headline_ids = {q.id for q in collection.headline_queries}
     excluded = tuple(collection.headline_excludes)
@@ -286,7 +307,7 @@ def evaluate(
         measures=chosen,
         results=tuple(results),
         unjudged_query_ids=collection.unjudged_query_ids,
-        events=tuple(store.log),
+        events=tuple(store.log)[first_event:],
         specs=specs,
         store=store,
     )

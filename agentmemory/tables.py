@@ -15,8 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .evaluate import Evaluation
-from .metrics import Measure
+from .evaluate import Evaluation, seed_measures
 from .stats import Interval, Statistics
 
 __all__ = [
@@ -74,15 +73,6 @@ def seed_table(evaluation: Evaluation) -> str:
         n = len(c.headline_queries)
         head += f"\nHeadline means over {n} queries; shown by group only: {', '.join(c.headline_excludes)}"
     return "\n".join([head, "", markdown_table(SEED_COLUMNS, seed_rows(evaluation)), "", unjudged_note(evaluation)])
-
-
-def seed_measures(k: int) -> tuple[str, str, str]:
-    """The seed's three measures as registry names: ``R@k``, ``P@k``, ``RR``.
-
-    They are the measures behind :data:`SEED_COLUMNS` (``mean_recall@k``,
-    ``mean_precision@k``, ``MRR``), in that order: the one place that names them.
-    """
-    return (str(Measure("R", k)), str(Measure("P", k)), str(Measure("RR")))
 
 
 def interval_cell(interval: Interval | None) -> str:

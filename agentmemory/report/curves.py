@@ -26,14 +26,20 @@ __all__ = ["cutoff_curves", "deep_evaluation", "first_relevant_frame", "per_quer
 
 
 def deep_evaluation(evaluation: Evaluation, max_k: int | None = None) -> Evaluation:
-    """The same run (collection, retrievers, seed) at ``k = max_k``, default the number of entries."""
+    """The same run (collection, retrievers, seed) at ``k = max_k``, default the number of entries.
+
+    Reuses the evaluation's store (no second indexing) and skips tie
+    analysis, which nothing drawn from a deep run reads.
+    """
     depth = len(evaluation.collection.entries) if max_k is None else max_k
     return evaluate(
         evaluation.collection,
-        [r.name for r in evaluation.results],
+        evaluation.specs or [r.name for r in evaluation.results],
         k=depth,
         seed=evaluation.seed,
         measures=evaluation.measures,
+        ties=False,
+        store=evaluation.store,
     )
 
 
