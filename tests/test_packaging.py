@@ -19,7 +19,7 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
-DIST_INFO = "agentmemory-0.1.0.dist-info"
+DIST_INFO = "agentmemory_eval-0.1.0.dist-info"
 FIXTURE_FILES = ("corpus.jsonl", "queries.jsonl", "qrels/test.tsv")
 
 
@@ -48,7 +48,7 @@ def wheel(tmp_path_factory) -> Path:
         check=False,
     )
     assert proc.returncode == 0, proc.stderr
-    [built] = out.glob("agentmemory-*.whl")
+    [built] = out.glob("agentmemory_eval-*.whl")
     return built
 
 
@@ -80,6 +80,16 @@ def test_wheel_carries_the_licence_and_metadata(wheel: Path, wheel_names: list[s
     assert re.search(r"^License-File: LICENSE$", metadata, re.M)
     assert re.search(r"^Requires-Python: >=3.10$", metadata, re.M)
     assert "agentmemory = agentmemory.cli:entry_point" in _read(wheel, f"{DIST_INFO}/entry_points.txt").decode()
+
+
+def test_wheel_is_published_as_agentmemory_eval(wheel: Path, pyproject: dict) -> None:
+    """The distribution is agentmemory-eval (the index's `agentmemory` is another project); the import name is agentmemory."""
+    assert pyproject["project"]["name"] == "agentmemory-eval"
+    metadata = _read(wheel, f"{DIST_INFO}/METADATA").decode()
+    assert re.search(r"^Name: agentmemory-eval$", metadata, re.M)
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    assert "pip install agentmemory-eval" in readme
+    assert not re.search(r"pip install '?agentmemory(?![-_\w])", readme), "the README installs the wrong distribution"
 
 
 def test_wheel_holds_only_the_package(wheel_names: list[str]) -> None:
