@@ -14,12 +14,14 @@ from conftest import FIXTURE_DIR, REPO_ROOT, run_python
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
+from agentmemory import __version__
+
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
-DIST_INFO = "agentmemory_eval-0.1.0.dist-info"
+DIST_INFO = f"agentmemory_eval-{__version__}.dist-info"
 FIXTURE_FILES = ("corpus.jsonl", "queries.jsonl", "qrels/test.tsv")
 
 
@@ -90,6 +92,16 @@ def test_wheel_is_published_as_agentmemory_eval(wheel: Path, pyproject: dict) ->
     readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
     assert "pip install agentmemory-eval" in readme
     assert not re.search(r"pip install '?agentmemory(?![-_\w])", readme), "the README installs the wrong distribution"
+
+
+def test_wheel_version_is_the_package_version(wheel: Path, pyproject: dict) -> None:
+    """The version has one source, agentmemory.__version__: the build reads it, pyproject does not repeat it."""
+    assert "version" not in pyproject["project"]
+    assert "version" in pyproject["project"]["dynamic"]
+    assert pyproject["tool"]["hatch"]["version"]["path"] == "agentmemory/__init__.py"
+    metadata = _read(wheel, f"{DIST_INFO}/METADATA").decode()
+    assert re.findall(r"^Version: (.*)$", metadata, re.M) == [__version__]
+    assert wheel.name == f"agentmemory_eval-{__version__}-py3-none-any.whl"
 
 
 def test_wheel_holds_only_the_package(wheel_names: list[str]) -> None:
