@@ -296,7 +296,11 @@ class FreshVenv:
         )
 
     def pip_install(self, *requirements: str | Path) -> subprocess.CompletedProcess[str]:
-        """``pip install --no-deps --no-index`` into this venv (wheels or folders on disk); fail on an error."""
+        """``pip install --no-deps --no-index`` into this venv (wheels or folders on disk); fail on an error.
+
+        Options pass through: ``pip_install("--no-build-isolation", folder)``
+        builds a source folder with the hatchling the test venv lends.
+        """
         proc = self.run(
             ["python", "-m", "pip", "install", "--no-deps", "--no-index", "--disable-pip-version-check", "-q"]
             + [str(r) for r in requirements]
