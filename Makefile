@@ -2,6 +2,7 @@
 #   make report   regenerate everything under reports/ (executed notebooks, HTML, eval-results.json artifacts)
 #   make test     run the whole test suite, nbval over the committed notebooks included
 # Both create (or reuse) the virtual environment .venv and install what they need.
+# CI (.ci/run) runs `make lint`, `make typecheck` and `make test`, stopping at the first failure.
 
 PYTHON ?= python3
 VENV   ?= .venv
@@ -9,11 +10,13 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 EXTRAS ?= report,test,dev
 
-.PHONY: setup test eval report lint bench clean
+.PHONY: setup test eval report lint format typecheck bench clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+	@# The distribution used to be called `agentmemory` (now agentmemory-eval): drop such an old install first.
+	$(PY) -m pip uninstall --quiet --yes agentmemory 2>/dev/null || true
 	$(PY) -m pip install --quiet -c constraints.txt -e '.[$(EXTRAS)]'
 	@touch $(STAMP)
 
@@ -32,8 +35,22 @@ eval: $(STAMP)
 report: $(STAMP)
 	$(PY) -m agentmemory.report.build --seed 7 --k 5
 
+# The code ruff checks and formats (notebooks and reports/ are excluded in pyproject.toml).
+LINT_PATHS := agentmemory tests examples benchmarks
+
+# ruff's rules, then the formatter's verdict; both configured in pyproject.toml, ruff pinned in constraints.txt.
 lint: $(STAMP)
-	$(VENV)/bin/ruff check agentmemory tests examples benchmarks
+	$(VENV)/bin/ruff check $(LINT_PATHS)
+	$(VENV)/bin/ruff format --check $(LINT_PATHS)
+
+# Rewrite the files `make lint` would reject for their format, and apply ruff's safe fixes.
+format: $(STAMP)
+	$(VENV)/bin/ruff format $(LINT_PATHS)
+	$(VENV)/bin/ruff check --fix $(LINT_PATHS)
+
+# mypy over the package, configured by [tool.mypy] in pyproject.toml (which files, how strict).
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy
 
 # Benchmarks are not tests: they install the peers (the `bench` extra) and print ratios.
 bench: $(STAMP)

@@ -49,7 +49,9 @@ class SteppingClock:
     def __init__(self, start: datetime, step: timedelta = timedelta(seconds=1)) -> None:
         if not isinstance(start, datetime) or start.tzinfo is None:
             raise ParameterError(
-                "start", start, "is not a timezone-aware datetime",
+                "start",
+                start,
+                "is not a timezone-aware datetime",
                 "SteppingClock needs one, e.g. datetime(2026, 3, 1, tzinfo=timezone.utc)",
             )
         if not isinstance(step, timedelta) or step < timedelta(0):

@@ -8,11 +8,14 @@ fails instead of passing for the wrong reason.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Mapping, Sequence
+import sysconfig
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -162,3 +165,185 @@ EVAL_SECTIONS = [
     "7. Statistics",
     "The artifact",
 ]
+
+
+# -- the built wheel, installed in a fresh virtual environment ---------------------------------
+
+#: The distribution's name in wheel file names (agentmemory-eval, normalised).
+WHEEL_PREFIX = "agentmemory_eval-"
+#: Variables that would let a subprocess see the source tree or another environment.
+_LEAKY_VARIABLES = ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV", "JUPYTER_PATH", "PYTHONHASHSEED")
+
+
+def build_wheel(out: Path) -> Path:
+    """Build the project's wheel into ``out`` with pip (no network, no build isolation); return its path."""
+    proc = subprocess.run(
+        [
+            PYTHON,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "--disable-pip-version-check",
+            "-q",
+            "-w",
+            str(out),
+            str(REPO_ROOT),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    [built] = out.glob(f"{WHEEL_PREFIX}*.whl")
+    return built
+
+
+@pytest.fixture(scope="session")
+def built_wheel(tmp_path_factory) -> Path:
+    """The project's wheel, built once per session from the repository root."""
+    return build_wheel(tmp_path_factory.mktemp("wheel"))
+
+
+def _is_project_or_editable(dist_info: Path) -> bool:
+    """Whether an installed distribution is this project or an editable install (a source tree, not a package)."""
+    if dist_info.name.lower().startswith(("agentmemory-", "agentmemory_eval-")):
+        return True
+    try:
+        url = json.loads((dist_info / "direct_url.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return bool(url.get("dir_info", {}).get("editable"))
+
+
+def dependency_links(target: Path) -> Path:
+    """A folder of links to the current environment's installed packages, minus this project and editable installs.
+
+    Put on a fresh venv's path (by a ``.pth`` file), it lends that venv
+    numpy, scipy, papermill, pip... without downloading anything, while the
+    fresh venv's own site-packages (searched first) holds what is installed
+    into it.  Left out: every file of this project's or an editable
+    install's record (so the source tree's metadata and entry points are not
+    seen twice), and ``.pth`` files (never processed outside a site folder).
+    """
+    target.mkdir(parents=True)
+    sources = dict.fromkeys(Path(sysconfig.get_paths()[key]) for key in ("purelib", "platlib"))
+    for source in sources:
+        excluded: set[str] = set()
+        for dist_info in source.glob("*.dist-info"):
+            if _is_project_or_editable(dist_info):
+                excluded.add(dist_info.name)
+                record = dist_info / "RECORD"
+                lines = record.read_text(encoding="utf-8").splitlines() if record.is_file() else []
+                for line in lines:
+                    top = line.split(",", 1)[0].split("/", 1)[0]
+                    if top and top != "..":
+                        excluded.add(top)
+        for entry in sorted(source.iterdir()):
+            name = entry.name
+            if name in excluded or name.endswith(".pth") or name == "__pycache__" or (target / name).exists():
+                continue
+            (target / name).symlink_to(entry, target_is_directory=entry.is_dir())
+    return target
+
+
+@dataclass(frozen=True)
+class FreshVenv:
+    """A virtual environment made for the tests, with the project's wheel installed in it.
+
+    Its interpreter is the base interpreter (not the test venv's); it sees
+    the test venv's installed packages through :attr:`deps` but not the
+    source tree, not this project's editable install, and not ``PYTHONPATH``.
+    """
+
+    root: Path  #: the venv folder
+    python: Path  #: its interpreter, ``root/bin/python``
+    site_packages: Path  #: its own site-packages (searched before :attr:`deps`)
+    deps: Path  #: links to the test venv's packages, listed in ``site_packages/_test_dependencies.pth``
+    wheel: Path  #: the project's wheel, installed with ``pip install --no-deps --no-index``
+    cwd: Path  #: an empty working folder outside the repository (the default for :meth:`run`)
+
+    def bin(self, name: str) -> Path:
+        """The venv's script ``name`` (e.g. ``agentmemory``)."""
+        return self.root / "bin" / name
+
+    def env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+        """The environment a user of this venv would have: its ``bin`` first, nothing pointing elsewhere."""
+        env = {k: v for k, v in os.environ.items() if k not in _LEAKY_VARIABLES}
+        env["PATH"] = f"{self.root / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+        # Kernel specs of the user's own Jupyter setup must not stand in for this venv's python3.
+        env["JUPYTER_DATA_DIR"] = str(self.root / "share" / "jupyter-user")
+        env.update(extra or {})
+        return env
+
+    def run(
+        self, args: Sequence[str | Path], *, cwd: Path | None = None, env: Mapping[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        """Run ``args`` (a bare first word is a script of the venv, e.g. ``python`` or ``agentmemory``)."""
+        first = str(args[0])
+        program = first if os.sep in first else str(self.bin(first))
+        return subprocess.run(
+            [program, *map(str, args[1:])],
+            cwd=cwd or self.cwd,
+            env=self.env(env),
+            capture_output=True,
+            text=True,
+            timeout=SUBPROCESS_TIMEOUT,
+            check=False,
+        )
+
+    def pip_install(self, *requirements: str | Path) -> subprocess.CompletedProcess[str]:
+        """``pip install --no-deps --no-index`` into this venv (wheels or folders on disk); fail on an error.
+
+        Options pass through: ``pip_install("--no-build-isolation", folder)``
+        builds a source folder with the hatchling the test venv lends.
+        """
+        proc = self.run(
+            ["python", "-m", "pip", "install", "--no-deps", "--no-index", "--disable-pip-version-check", "-q"]
+            + [str(r) for r in requirements]
+        )
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        return proc
+
+
+def make_fresh_venv(root: Path, wheel: Path) -> FreshVenv:
+    """Create a venv in ``root/venv`` without pip, lend it the test venv's packages, install ``wheel``."""
+    venv = root / "venv"
+    subprocess.run([PYTHON, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=SUBPROCESS_TIMEOUT)
+    python = venv / "bin" / "python"
+    site_packages = Path(
+        subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=SUBPROCESS_TIMEOUT,
+        ).stdout.strip()
+    )
+    deps = dependency_links(root / "deps")
+    (site_packages / "_test_dependencies.pth").write_text(f"{deps}\n", encoding="utf-8")
+    cwd = root / "work"
+    cwd.mkdir()
+    fresh = FreshVenv(root=venv, python=python, site_packages=site_packages, deps=deps, wheel=wheel, cwd=cwd)
+    fresh.pip_install(wheel)
+    return fresh
+
+
+@pytest.fixture(scope="session")
+def fresh_venv_factory(tmp_path_factory, built_wheel: Path) -> Callable[[str], FreshVenv]:
+    """Make another fresh venv with the wheel installed (for a test that must not change the shared one)."""
+    return lambda name: make_fresh_venv(tmp_path_factory.mktemp(name), built_wheel)
+
+
+@pytest.fixture(scope="session")
+def fresh_venv(fresh_venv_factory) -> Iterator[FreshVenv]:
+    """One fresh venv per session with the built wheel installed: see :class:`FreshVenv`.
+
+    Shared by every test that asks for it: a test that installs into it
+    (``fresh_venv.pip_install(plugin_wheel)``) changes it for the tests that
+    run after; use ``fresh_venv_factory("name")`` for a private one.
+    """
+    yield fresh_venv_factory("fresh-venv")

@@ -1,55 +1,33 @@
-"""Packaging: the wheel carries the fixture and the licence and works on its own; environment.yml matches pyproject.toml."""
+"""Packaging: the wheel carries the fixture and the licence, works installed in a fresh venv; environment.yml matches pyproject.toml."""
 
 from __future__ import annotations
 
 import re
 import subprocess
-import sys
-import sysconfig
 import zipfile
 from pathlib import Path
 
+import nbformat
 import pytest
-from conftest import FIXTURE_DIR, REPO_ROOT, run_python
+from conftest import FIXTURE_DIR, REPO_ROOT, FreshVenv
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
+
+from agentmemory import __version__
 
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
-DIST_INFO = "agentmemory-0.1.0.dist-info"
+DIST_INFO = f"agentmemory_eval-{__version__}.dist-info"
 FIXTURE_FILES = ("corpus.jsonl", "queries.jsonl", "qrels/test.tsv")
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
-    """A wheel built from the repository root with pip (no network, no build isolation)."""
-    out = tmp_path_factory.mktemp("wheel")
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--no-deps",
-            "--no-build-isolation",
-            "--no-index",
-            "--disable-pip-version-check",
-            "-q",
-            "-w",
-            str(out),
-            str(REPO_ROOT),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr
-    [built] = out.glob("agentmemory-*.whl")
-    return built
+def wheel(built_wheel: Path) -> Path:
+    """The wheel built once per session from the repository root (conftest's ``built_wheel``)."""
+    return built_wheel
 
 
 @pytest.fixture(scope="module")
@@ -82,6 +60,26 @@ def test_wheel_carries_the_licence_and_metadata(wheel: Path, wheel_names: list[s
     assert "agentmemory = agentmemory.cli:entry_point" in _read(wheel, f"{DIST_INFO}/entry_points.txt").decode()
 
 
+def test_wheel_is_published_as_agentmemory_eval(wheel: Path, pyproject: dict) -> None:
+    """The distribution is agentmemory-eval (the index's `agentmemory` is another project); the import name is agentmemory."""
+    assert pyproject["project"]["name"] == "agentmemory-eval"
+    metadata = _read(wheel, f"{DIST_INFO}/METADATA").decode()
+    assert re.search(r"^Name: agentmemory-eval$", metadata, re.M)
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    assert "pip install agentmemory-eval" in readme
+    assert not re.search(r"pip install '?agentmemory(?![-_\w])", readme), "the README installs the wrong distribution"
+
+
+def test_wheel_version_is_the_package_version(wheel: Path, pyproject: dict) -> None:
+    """The version has one source, agentmemory.__version__: the build reads it, pyproject does not repeat it."""
+    assert "version" not in pyproject["project"]
+    assert "version" in pyproject["project"]["dynamic"]
+    assert pyproject["tool"]["hatch"]["version"]["path"] == "agentmemory/__init__.py"
+    metadata = _read(wheel, f"{DIST_INFO}/METADATA").decode()
+    assert re.findall(r"^Version: (.*)$", metadata, re.M) == [__version__]
+    assert wheel.name == f"agentmemory_eval-{__version__}-py3-none-any.whl"
+
+
 def test_wheel_holds_only_the_package(wheel_names: list[str]) -> None:
     """Nothing but the package and its dist-info goes into the wheel (no tests, no top-level fixtures)."""
     assert all(n.startswith(("agentmemory/", f"{DIST_INFO}/")) for n in wheel_names), wheel_names
@@ -89,53 +87,90 @@ def test_wheel_holds_only_the_package(wheel_names: list[str]) -> None:
     assert not any(n.startswith("agentmemory/tests/") or "/__pycache__/" in n for n in wheel_names)
 
 
-@pytest.fixture(scope="module")
-def installed(wheel: Path, tmp_path_factory) -> dict:
-    """The wheel unpacked into a folder, and the environment to run Python on it alone.
+# -- the wheel installed in a fresh venv, run from a folder outside the repository ----------
 
-    ``python -S`` skips site-packages' .pth files, so the editable install of
-    the source tree is not on the path; PYTHONPATH is the unpacked wheel
-    first, then the venv's site-packages for numpy.
-    """
-    root = tmp_path_factory.mktemp("installed")
-    with zipfile.ZipFile(wheel) as zf:
-        zf.extractall(root / "lib")
-    cwd = root / "elsewhere"
-    cwd.mkdir()
-    env = {"PYTHONPATH": f"{root / 'lib'}:{sysconfig.get_paths()['purelib']}"}
-    return {"lib": root / "lib", "cwd": cwd, "env": env}
+SEED_TABLE = ("| BM25 | 0.90 | 0.28 | 1.00 |", "| Tag scorer | 1.00 | 0.32 | 1.00 |")
 
 
-def test_unpacked_wheel_uses_its_own_package_and_fixture(installed: dict) -> None:
-    """Run on the unpacked wheel, agentmemory and its default collection come from the wheel, not the source tree."""
-    proc = run_python(
-        [
-            "-S",
-            "-c",
-            "import agentmemory, agentmemory.collection as c; print(agentmemory.__file__); print(c.default_collection_path())",
-        ],
-        cwd=installed["cwd"],
-        env=installed["env"],
+def test_fresh_venv_imports_the_installed_package(fresh_venv: FreshVenv) -> None:
+    """In the fresh venv, agentmemory, its version and its default collection come from the wheel, not the source tree."""
+    code = (
+        "import sys, importlib.metadata as md, agentmemory, agentmemory.collection as c\n"
+        "print(sys.prefix); print(agentmemory.__file__); print(c.default_collection_path())\n"
+        "print(md.version('agentmemory-eval')); print(agentmemory.__version__)"
     )
+    proc = fresh_venv.run(["python", "-c", code])
     assert (proc.returncode, proc.stderr) == (0, "")
-    module, fixture = proc.stdout.splitlines()
-    assert Path(module) == installed["lib"] / "agentmemory" / "__init__.py"
-    assert Path(fixture) == installed["lib"] / "agentmemory" / "_fixtures" / "assistant-notes"
+    prefix, module, fixture, dist_version, version = proc.stdout.splitlines()
+    package = fresh_venv.site_packages / "agentmemory"
+    assert Path(prefix) == fresh_venv.root
+    assert Path(module) == package / "__init__.py"
+    assert Path(fixture) == package / "_fixtures" / "assistant-notes"
+    assert dist_version == version == __version__
+    assert REPO_ROOT not in Path(module).parents
 
 
-def test_unpacked_wheel_runs_the_seed_evaluation(installed: dict, eval_runs) -> None:
-    """`python -m agentmemory.eval --seed 7 --k 5` from the wheel prints the seed's table and the same artifact bytes."""
-    proc = run_python(
-        ["-S", "-m", "agentmemory.eval", "--seed", "7", "--k", "5", "--out", "x.json"],
-        cwd=installed["cwd"],
-        env=installed["env"],
-    )
+@pytest.fixture(scope="module")
+def venv_eval_runs(fresh_venv: FreshVenv) -> dict[str, tuple[subprocess.CompletedProcess[str], Path]]:
+    """`agentmemory eval` and `python -m agentmemory.eval` (seed 7, k 5) in the fresh venv, each in its own empty folder."""
+    runs = {}
+    for name, command in {"script": ["agentmemory", "eval"], "module": ["python", "-m", "agentmemory.eval"]}.items():
+        cwd = fresh_venv.cwd / name
+        cwd.mkdir()
+        proc = fresh_venv.run([*command, "--seed", "7", "--k", "5", "--out", "x.json"], cwd=cwd)
+        runs[name] = (proc, cwd / "x.json")
+    return runs
+
+
+@pytest.mark.parametrize("how", ["script", "module"])
+def test_fresh_venv_reproduces_the_seed_table(venv_eval_runs, eval_runs, how: str) -> None:
+    """The installed `agentmemory eval` (console script or -m) prints the seed's table and the source tree's artifact bytes."""
+    proc, artifact = venv_eval_runs[how]
     assert (proc.returncode, proc.stderr) == (0, "")
     lines = proc.stdout.splitlines()
-    assert "| BM25 | 0.90 | 0.28 | 1.00 |" in lines
-    assert "| Tag scorer | 1.00 | 0.32 | 1.00 |" in lines
+    for row in SEED_TABLE:
+        assert row in lines
     assert lines[-1] == "Wrote x.json"
-    assert (installed["cwd"] / "x.json").read_bytes() == eval_runs[0][1].read_bytes()
+    assert artifact.read_bytes() == eval_runs[0][1].read_bytes()
+
+
+def test_fresh_venv_script_and_module_agree(venv_eval_runs) -> None:
+    """`python -m agentmemory.eval` is `agentmemory eval`: same output, same artifact."""
+    (script, script_out), (module, module_out) = venv_eval_runs["script"], venv_eval_runs["module"]
+    assert script.stdout == module.stdout
+    assert script_out.read_bytes() == module_out.read_bytes()
+
+
+def test_fresh_venv_runs_the_eval_notebook(fresh_venv: FreshVenv, tmp_path: Path) -> None:
+    """papermill -k python3 runs notebooks/eval.ipynb on the venv's interpreter, with agentmemory from the wheel.
+
+    A copy of the notebook gets one last cell reporting the kernel's
+    interpreter and where it imported agentmemory from.
+    """
+    nb = nbformat.read(REPO_ROOT / "notebooks" / "eval.ipynb", as_version=4)
+    nb.cells.append(
+        nbformat.v4.new_code_cell("import sys, agentmemory\nprint(sys.executable)\nprint(agentmemory.__file__)")
+    )
+    source = tmp_path / "eval.ipynb"
+    nbformat.write(nb, source)
+    out = tmp_path / "out.ipynb"
+    proc = fresh_venv.run(["python", "-m", "papermill", "-k", "python3", "--no-progress-bar", source, out])
+    assert proc.returncode == 0, proc.stderr
+    executed = nbformat.read(out, as_version=4)
+    texts = [
+        "".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/plain", ""))
+        for cell in executed.cells
+        if cell.cell_type == "code"
+        for o in cell.outputs
+    ]
+    assert any(
+        re.search(r"^\s*BM25\s+0\.90\s+0\.28\s+1\.00\s", t, re.M)
+        and re.search(r"^Tag scorer\s+1\.00\s+0\.32\s+1\.00\s", t, re.M)
+        for t in texts
+    ), texts
+    executable, module = texts[-1].splitlines()
+    assert Path(executable) == fresh_venv.python
+    assert Path(module) == fresh_venv.site_packages / "agentmemory" / "__init__.py"
 
 
 # -- environment.yml and pyproject.toml ------------------------------------------------

@@ -35,6 +35,7 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import nbformat
 
@@ -84,7 +85,7 @@ def normalize_notebook(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return nb
 
 
-def execute(source: Path, parameters: dict, cwd: Path) -> nbformat.NotebookNode:
+def execute(source: Path, parameters: dict[str, Any], cwd: Path) -> nbformat.NotebookNode:
     """Run ``source`` with papermill and the given parameters; return the normalised executed notebook."""
     import papermill
 
@@ -156,7 +157,7 @@ def build(
     written = []
     collection_dir = reports / "collection"
 
-    parameters = {
+    parameters: dict[str, dict[str, Any]] = {
         "eval.ipynb": {"seed": seed, "k": k, "output_dir": reports.as_posix()},
         "explore.ipynb": {"k": k},
         "collection.ipynb": {"seed": seed, "k": k, "output_dir": collection_dir.as_posix()},

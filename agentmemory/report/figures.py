@@ -13,8 +13,12 @@ from __future__ import annotations
 
 import io
 import logging
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
+
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType
 
 # A fresh machine builds matplotlib's font cache on first import and says so on
 # stderr; that line would land in the executed notebook and fail nbval once.
@@ -45,7 +49,13 @@ __all__ = [
 ]
 
 DPI = 100
-_RC = {"font.size": 9, "axes.titlesize": 10, "legend.fontsize": 8, "figure.dpi": DPI, "savefig.dpi": DPI}
+_RC: dict[RcKeyType, Any] = {
+    "font.size": 9,
+    "axes.titlesize": 10,
+    "legend.fontsize": 8,
+    "figure.dpi": DPI,
+    "savefig.dpi": DPI,
+}
 
 
 def png_bytes(fig: Figure) -> bytes:

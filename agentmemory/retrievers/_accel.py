@@ -30,7 +30,9 @@ __all__ = ["AVAILABLE", "bm25_top", "build_postings", "impacts", "segment_top", 
 if AVAILABLE:
 
     @njit(cache=True, nogil=True)
-    def _tokenize_docs(buf, offsets, d, lower, table, n_uniq, ids, n_ids, counts, pool, n_pool):  # pragma: no cover - compiled
+    def _tokenize_docs(  # pragma: no cover - compiled
+        buf, offsets, d, lower, table, n_uniq, ids, n_ids, counts, pool, n_pool
+    ):
         """Tokenise documents from ``d`` on until one might overflow the arrays; return (d, n_uniq, n_ids, n_pool).
 
         ``table`` holds 3 int64 per slot: the term's hash, its number (-1:
@@ -238,7 +240,9 @@ if AVAILABLE:
         return terms, ptr, docs, tfs, bound, impact
 
     @njit(cache=True, nogil=False)
-    def _segment_top(terms, ptr, docs, tfs, qterms, weights, dl, base, avgdl, k1, b, plain, k, acc, touched):  # pragma: no cover - compiled
+    def _segment_top(  # pragma: no cover - compiled
+        terms, ptr, docs, tfs, qterms, weights, dl, base, avgdl, k1, b, plain, k, acc, touched
+    ):
         """Scores of one segment's documents for one query; the candidates for the top ``k``.
 
         ``plain``: a posting adds ``weights[j]`` (tag counts); otherwise the
@@ -295,7 +299,6 @@ if AVAILABLE:
                 j += 1
             acc[d] = 0.0
         return out_docs, out_scores
-
 
     @njit(cache=True, nogil=True)
     def _impacts(ptr, docs, tfs, dl, base, avgdl, k1, b):  # pragma: no cover - compiled
@@ -382,7 +385,27 @@ if AVAILABLE:
         return lo
 
     @njit(cache=True, nogil=False)
-    def _bm25_top(terms, ptr, docs, tfs, bound, impact, lo_f, hi_f, qterms, weights, dl, base, avgdl, k1, b, k, acc, touched, exhaustive):  # pragma: no cover - compiled
+    def _bm25_top(  # pragma: no cover - compiled
+        terms,
+        ptr,
+        docs,
+        tfs,
+        bound,
+        impact,
+        lo_f,
+        hi_f,
+        qterms,
+        weights,
+        dl,
+        base,
+        avgdl,
+        k1,
+        b,
+        k,
+        acc,
+        touched,
+        exhaustive,
+    ):
         """Exact BM25 candidates for the top ``k`` of one segment, with max-score pruning.
 
         Pruning uses approximate partial sums ``w * impact`` (float32 impacts
@@ -570,6 +593,7 @@ if AVAILABLE:
                 n_out += 1
         return out_docs, out_scores
 
+
 def tokenize_ascii(texts: list[str]) -> tuple[np.ndarray, np.ndarray, list[str]] | None:
     """Tokenise ASCII ``texts``: (term numbers local to this call, token counts, the distinct terms).
 
@@ -597,8 +621,12 @@ def build_postings(ids: np.ndarray, lengths: np.ndarray, bm25: tuple[float, floa
     """
     avgdl, k1, b = bm25 if bm25 is not None else (1.0, 0.0, 0.0)
     return _build_postings(
-        np.ascontiguousarray(ids, dtype=np.int32), np.ascontiguousarray(lengths, dtype=np.int64),
-        bm25 is not None, avgdl, k1, b,
+        np.ascontiguousarray(ids, dtype=np.int32),
+        np.ascontiguousarray(lengths, dtype=np.int64),
+        bm25 is not None,
+        avgdl,
+        k1,
+        b,
     )
 
 
@@ -617,6 +645,23 @@ def impacts(seg, dl, avgdl, k1, b):
 def bm25_top(seg, lo_f, hi_f, qterms, weights, dl, avgdl, k1, b, k, acc, touched):
     """Exact candidates for the top ``k`` of one segment (see ``_bm25_top``)."""
     return _bm25_top(
-        seg.terms, seg.ptr, seg.docs, seg.tfs, seg.bound, seg.impact, lo_f, hi_f,
-        qterms, weights, dl, seg.base, avgdl, k1, b, k, acc, touched, EXHAUSTIVE_POSTINGS,
+        seg.terms,
+        seg.ptr,
+        seg.docs,
+        seg.tfs,
+        seg.bound,
+        seg.impact,
+        lo_f,
+        hi_f,
+        qterms,
+        weights,
+        dl,
+        seg.base,
+        avgdl,
+        k1,
+        b,
+        k,
+        acc,
+        touched,
+        EXHAUSTIVE_POSTINGS,
     )

@@ -187,10 +187,11 @@ class SegmentList:
 
     def scratch(self) -> tuple[np.ndarray, np.ndarray]:
         n = self.n_docs
-        if self._acc is None or len(self._acc) < n:
-            self._acc = np.zeros(n, dtype=np.float64)
-            self._mark = np.zeros(n, dtype=np.int64)
-        return self._acc, self._mark
+        acc, mark = self._acc, self._mark
+        if acc is None or mark is None or len(acc) < n:
+            acc = self._acc = np.zeros(n, dtype=np.float64)
+            mark = self._mark = np.zeros(n, dtype=np.int64)
+        return acc, mark
 
     def tf(self, term: int, doc: int) -> int:
         """How often ``term`` occurs in document ``doc`` (0 when it does not)."""
