@@ -207,7 +207,7 @@ class GroupStatistics:
     name: str
     queries: int
     in_headline: bool
-    intervals: Mapping[str, Mapping[str, Interval]]
+    intervals: Mapping[str, Mapping[str, Interval | None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -361,7 +361,7 @@ def _mean_difference(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray
     mean is near 0, so an exact test would miscount ties.  Rounding makes
     ties exact ties.
     """
-    return np.round(np.mean(x - y, axis=axis), _STAT_DECIMALS)
+    return np.asarray(np.round(np.mean(x - y, axis=axis), _STAT_DECIMALS))
 
 
 def bootstrap_ci(
@@ -439,7 +439,7 @@ def smallest_p_value(n: int, *, n_resamples: int = 10_000, alternative: str = "t
 def _check_alternative(alternative: object) -> str:
     if alternative not in _ALTERNATIVES:
         raise UnknownNameError("alternative", alternative, _ALTERNATIVES)
-    return alternative  # type: ignore[return-value]
+    return str(alternative)
 
 
 def paired_permutation_test(

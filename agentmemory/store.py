@@ -145,7 +145,7 @@ class MemoryStore:
         """Add one entry or many; records one ``add`` event naming them all, in order."""
         # A lone dict, str or other non-iterable is one (bad) entry, reported as such below.
         if isinstance(entries, (MemoryEntry, Mapping, str)) or not isinstance(entries, Iterable):
-            batch = [entries]
+            batch: list[Any] = [entries]
         else:
             batch = list(entries)
         pending: set[str] = set()

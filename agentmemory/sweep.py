@@ -23,7 +23,7 @@ from .collection import Collection
 from .errors import ParameterError, check_positive_int, check_seed
 from .evaluate import Evaluation, evaluate, mean
 from .metrics import Measure, compute_measures
-from .retrievers import parse_retrievers
+from .retrievers import RetrieverLike, resolve_retrievers
 from .synthetic import synthetic_collection
 from .tables import seed_measures
 
@@ -97,7 +97,7 @@ def cutoff_means(
 
 def k_sweep(
     collection: Collection,
-    retrievers: Sequence[str] | str,
+    retrievers: RetrieverLike | Sequence[RetrieverLike],
     ks: Iterable[int],
     *,
     seed: int,
@@ -124,7 +124,7 @@ def k_sweep(
     """
     ks = _check_ks(ks)
     seed = check_seed(seed)
-    names = parse_retrievers(retrievers)
+    names = resolve_retrievers(retrievers)
     evaluation = evaluate(collection, names, k=max(ks), seed=seed, ties=False, progress=progress)
     means = cutoff_means(evaluation, ks, CURVES)
     curves = {result.name: {"label": result.label, **means[result.name]} for result in evaluation.results}
@@ -142,7 +142,7 @@ def k_sweep(
 def seed_sweep(
     seeds: Iterable[int],
     sizes: Iterable[int],
-    retrievers: Sequence[str] | str,
+    retrievers: RetrieverLike | Sequence[RetrieverLike],
     k: int,
     *,
     progress: bool = False,
@@ -170,7 +170,7 @@ def seed_sweep(
     seeds = [check_seed(s, "seeds item") for s in seeds]
     sizes = [check_positive_int("sizes item", n) for n in sizes]
     k = check_positive_int("k", k)
-    names = parse_retrievers(retrievers)
+    names = resolve_retrievers(retrievers)
     for reserved in ("seed", "n_entries"):
         if reserved in generator_params:
             raise ParameterError(

@@ -153,7 +153,7 @@ def check_retriever(
         RetrieverContractError: every violation found, listed.
         ParameterError: ``factory`` is not a factory or spec.
     """
-    spec = resolve_retriever(factory)  # type: ignore[arg-type]
+    spec = resolve_retriever(factory)
     if spec.shared:
         raise ParameterError(
             "factory", spec.key, "is a retriever instance", "pass its class or a factory: the checks need new, empty retrievers"

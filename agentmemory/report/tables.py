@@ -91,11 +91,11 @@ def metric_table(evaluation: Evaluation) -> Table:
         row.extend(format(result.means[m], ".4f") for m in others)
     frame = pd.DataFrame(text_rows, columns=[*SEED_COLUMNS, *others])
     c = evaluation.collection
-    (first, measure), *others = zip(SEED_COLUMNS[1:], seed_measures(evaluation.k))
+    (first, measure), *rest = zip(SEED_COLUMNS[1:], seed_measures(evaluation.k))
     caption = (
         f"k = {evaluation.k}, seed = {evaluation.seed}; {len(c.judged_queries)} judged queries, "
         f"{len(c.entries)} entries. {first} is the mean of {measure}, "
-        + ", ".join(f"{column} of {m}" for column, m in others)
+        + ", ".join(f"{column} of {m}" for column, m in rest)
         + "."
     )
     return Table(frame, caption)
