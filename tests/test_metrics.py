@@ -147,7 +147,7 @@ def test_helpers_reject_bad_cutoff(helper, k, message):
 def test_registry_entries_are_consistent():
     """Each registry entry is keyed by its own name and has a one-line description naming trec_eval."""
     assert sorted(REGISTRY) == ["AP", "P", "R", "RR", "Rprec", "Success", "nDCG"]
-    for key, definition in REGISTRY.items():
+    for key, definition in REGISTRY.registered().items():
         assert definition.name == key
         assert definition.description and "\n" not in definition.description
         assert "trec_eval" in definition.description
@@ -156,7 +156,7 @@ def test_registry_entries_are_consistent():
 
 def test_cutoff_rules():
     """P, R, nDCG, AP and Success require a cutoff, RR may take one, Rprec takes none."""
-    rules = {name: definition.cutoff for name, definition in REGISTRY.items()}
+    rules = {name: definition.cutoff for name, definition in REGISTRY.registered().items()}
     assert rules == {
         "P": CutoffRule.REQUIRED,
         "R": CutoffRule.REQUIRED,
