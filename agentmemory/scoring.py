@@ -22,10 +22,13 @@ Means are computed with :func:`math.fsum` (exactly rounded), which can differ
 from trec_eval's running sum in the last bit.
 
 Two paths compute the per-query values, with identical results: small runs
-go query by query (:func:`~agentmemory.trec.trec_order`, then the pure
-helpers of :mod:`agentmemory.metrics`); larger ones are ranked and measured
-all at once in NumPy by :mod:`agentmemory.metrics._batch`, which falls back
-to the per-query path for inputs it cannot score exactly (see there).
+go query by query (:func:`~agentmemory.trec.trec_order`, then each measure's
+per-query function); larger ones are ranked once in NumPy by
+:mod:`agentmemory.metrics._batch` and measured by each measure's batch
+kernel.  The batch path declines, and the run is scored per query, when a
+measure has no batch kernel (a measure registered without one) or the input
+cannot be scored exactly (see :mod:`agentmemory.metrics._batch`).  A run has
+no scopes, so every measure sees ``scope_ids=None``.
 """
 
 from __future__ import annotations
@@ -164,7 +167,7 @@ def _score_each(
     run: Mapping[str, Mapping[str, float]],
     judged: Mapping[str, Mapping[str, int]],
 ) -> dict[str, dict[str, float]]:
-    """The per-query path: rank each query with trec_order, then the pure helpers."""
+    """The per-query path: rank each query with trec_order, then each measure's per-query function."""
     zeros = dict.fromkeys(names, 0.0)
     per_query: dict[str, dict[str, float]] = {}
     for qid in scored:
@@ -184,7 +187,8 @@ def _score_batch(
     """Per measure, the values of the ``scored`` queries from the NumPy batch path, or ``None``.
 
     ``None`` below :data:`_BATCH_MIN_WORK` and whenever
-    :func:`agentmemory.metrics._batch.score_queries` declines the input.
+    :func:`agentmemory.metrics._batch.score_queries` declines (a measure
+    without a batch kernel, or an input it cannot score exactly).
     """
     docs = list(map(run.get, scored, repeat(_NO_DOCS)))
     if not set(map(type, docs)) <= {dict} or sum(map(len, docs)) + 32 * len(docs) < _BATCH_MIN_WORK:

@@ -25,33 +25,21 @@ run keeps only a top ``depth``), ``c`` the number of ranks a measure looks at
 the number of group ``g``'s ranks within the top ``c``.  Each rank of a
 group holds each of its entries with probability ``1 / t_g``, so the
 expected number of relevant entries in the top ``c`` is
-``H(c) = sum_g r_g * m_g(c) / t_g``.  Then, exactly as computed:
+``H(c) = sum_g r_g * m_g(c) / t_g`` (:func:`expected_hits`).
 
-* ``P@k = H(c) / k`` and ``R@k = H(c) / R`` (0 when ``R = 0``), ``c = min(k, D)``;
-  ``Rprec = H(min(R, D)) / R``.
-* ``Success@k = 1`` if a group wholly inside the top ``c`` holds a relevant
-  entry; otherwise, for the group cut by ``c`` (taking ``m = c - s_g`` of its
-  ``t`` ranks, ``r`` of its entries relevant),
-  ``1 - prod_{i=0}^{m-1} (t - r - i) / (t - i)`` (one minus the chance that
-  all ``m`` ranks inside hold non-relevant entries); 0 if no relevant entry
-  is within reach.
-* ``RR`` (``c = D``) and ``RR@k`` (``c = min(k, D)``): only the first group
-  with a relevant entry matters (offset ``s``, size ``t``, ``r`` relevant).
-  The first relevant entry is at its ``j``-th rank with probability
-  ``p_j = C(t - j, r - 1) / C(t, r)`` (computed as ``p_1 = r / t``,
-  ``p_{j+1} = p_j * (t - j - r + 1) / (t - j)``), so
-  ``E[RR] = sum_{j=1}^{min(t - r + 1, c - s)} p_j / (s + j)``.
-* ``nDCG@k``: each rank ``i`` of group ``g`` has expected gain ``G_g / t_g``, so
-  ``E[DCG@k] = sum_g (G_g / t_g) * sum_{i = s_g + 1}^{min(s_g + t_g, c)} 1 / log2(i + 1)``
-  and ``E[nDCG@k] = E[DCG@k] / IDCG@k`` (``IDCG@k`` does not depend on the
-  order; 0 when it is 0).
-* ``AP@k = (1 / R) * sum_{i <= c} rel_i * (1 / i) * sum_{j <= i} rel_j``.
-  For rank ``i`` the ``u``-th rank of group ``g`` (``i = s_g + u``),
-  ``E[rel_i] = r_g / t_g``; for ``j`` in an earlier group,
-  ``E[rel_i rel_j] = (r_g / t_g) * E[rel_j]``, and these sum to
-  ``(r_g / t_g) * B_g`` with ``B_g = sum_{h < g} r_h``; for ``j < i`` in the same group,
-  ``E[rel_i rel_j] = r_g (r_g - 1) / (t_g (t_g - 1))``.  Hence
-  ``E[AP@k] = (1 / R) * sum_g sum_{u=1}^{m_g(c)} [ (r_g / t_g) (1 + B_g) + (u - 1) r_g (r_g - 1) / (t_g (t_g - 1)) ] / (s_g + u)``.
+Each measure carries its own expectation (the ``tie_aware`` field of its
+:class:`~agentmemory.metrics.MeasureDef`, which receives a
+:class:`TieContext`), and its docstring states the closed form exactly as
+computed: :func:`~agentmemory.metrics.precision.expected_precision`
+(``H(c) / k``), :func:`~agentmemory.metrics.recall.expected_recall`,
+:func:`~agentmemory.metrics.r_precision.expected_r_precision`,
+:func:`~agentmemory.metrics.success.expected_success`,
+:func:`~agentmemory.metrics.reciprocal_rank.expected_reciprocal_rank`,
+:func:`~agentmemory.metrics.ndcg.expected_ndcg` and
+:func:`~agentmemory.metrics.average_precision.expected_average_precision`.
+A measure without one (a measure registered without ``tie_aware``) has no
+tie-aware value: :func:`tie_aware_value` says so, :func:`tie_report` gives
+``None``.
 
 All measures follow :mod:`agentmemory.metrics` (trec_eval semantics): the
 ranking is the scored entries only (an entry missing from ``scores`` is not
@@ -61,18 +49,24 @@ retrieved), ``P@k`` divides by ``k`` even when fewer entries are scored, and
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
-from typing import Any
+from collections.abc import Mapping, Sequence, Set
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from .errors import ParameterError, check_positive_int
-from .metrics import Measure, parse_measure
 from .trec import trec_order
 
+if TYPE_CHECKING:
+    from .metrics import Measure
+
+# agentmemory.metrics is imported inside the functions that need it, not here:
+# every measure module imports this one (for TieContext and expected_hits).
+
 __all__ = [
+    "TieContext",
     "TieGroup",
     "TieReport",
+    "expected_hits",
     "tie_aware_value",
     "tie_groups",
     "tie_report",
@@ -93,6 +87,46 @@ class TieGroup:
     @property
     def size(self) -> int:
         return len(self.entry_ids)
+
+    def ranks_within(self, c: int) -> int:
+        """``m_g(c) = min(max(c - s_g, 0), t_g)``: how many of the group's ranks are in the top ``c``."""
+        return min(max(c - self.offset, 0), self.size)
+
+
+@dataclass(frozen=True, slots=True)
+class TieContext:
+    """What a measure's tie-aware expectation sees of one query (notation: module docstring).
+
+    Attributes:
+        groups: the tie groups of the scored entries, highest score first.
+        qrels: judged grade per entry id (>= 1 is relevant).
+        k: the measure's cutoff, ``None`` when it has none.
+        depth: ``D``, the ranks the run holds: every scored entry, or the
+            first ``depth`` of them when the run keeps only a top ``depth``.
+        scope_ids: the ids the query could retrieve, or ``None`` when unknown
+            (see :class:`~agentmemory.metrics.QueryContext`).
+        relevant: ``r_g`` per group: its entries with grade >= 1.
+        num_rel: ``R``: entries judged with grade >= 1, retrieved or not.
+    """
+
+    groups: tuple[TieGroup, ...]
+    qrels: Mapping[str, int]
+    k: int | None
+    depth: int
+    scope_ids: Set[str] | None = None
+    relevant: tuple[int, ...] = field(init=False)
+    num_rel: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        qrels = self.qrels
+        relevant = tuple(sum(1 for e in g.entry_ids if qrels.get(e, 0) >= 1) for g in self.groups)
+        object.__setattr__(self, "relevant", relevant)
+        object.__setattr__(self, "num_rel", sum(1 for grade in qrels.values() if grade >= 1))
+
+    @property
+    def cut(self) -> int:
+        """``c``: the ranks the measure looks at, ``min(k, D)``, or ``D`` without a cutoff."""
+        return self.depth if self.k is None else min(self.k, self.depth)
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +160,8 @@ class TieReport:
 
 
 def _as_measure(measure: Measure | str) -> Measure:
+    from .metrics import Measure, parse_measure
+
     if isinstance(measure, Measure):
         return measure
     return parse_measure(measure)
@@ -151,78 +187,32 @@ def _check_depth(depth: int | None) -> int | None:
     return None if depth is None else check_positive_int("depth", depth)
 
 
-def _expected_hits(groups: Sequence[TieGroup], relevant: Sequence[int], c: int) -> float:
-    """``H(c) = sum_g r_g * m_g(c) / t_g``."""
+def expected_hits(ties: TieContext, c: int) -> float:
+    """``H(c) = sum_g r_g * m_g(c) / t_g``: the expected number of relevant entries in the top ``c``."""
     total = 0.0
-    for group, r in zip(groups, relevant):
-        inside = min(max(c - group.offset, 0), group.size)
+    for group, r in zip(ties.groups, ties.relevant):
+        inside = group.ranks_within(c)
         if inside and r:
             total += r * inside / group.size
     return total
 
 
-def _expected_success(groups: Sequence[TieGroup], relevant: Sequence[int], c: int) -> float:
-    for group, r in zip(groups, relevant):
-        inside = min(max(c - group.offset, 0), group.size)
-        if inside == 0:
-            break
-        if r == 0:
-            continue
-        if inside == group.size:
-            return 1.0
-        t = group.size
-        none_inside = 1.0
-        for i in range(inside):
-            none_inside *= (t - r - i) / (t - i)
-            if none_inside == 0.0:
-                break
-        return 1.0 - none_inside
-    return 0.0
+def _scope(scope_ids: object) -> Set[str] | None:
+    from .metrics.base import as_scope
+
+    return as_scope(scope_ids)
 
 
-def _expected_rr(groups: Sequence[TieGroup], relevant: Sequence[int], c: int) -> float:
-    for group, r in zip(groups, relevant):
-        if group.offset >= c:
-            return 0.0
-        if r == 0:
-            continue
-        s, t = group.offset, group.size
-        p = r / t
-        total = 0.0
-        for j in range(1, min(t - r + 1, c - s) + 1):
-            total += p / (s + j)
-            p *= (t - j - r + 1) / (t - j) if t > j else 0.0
-        return total
-    return 0.0
+def _no_formula(m: Measure) -> ParameterError:
+    from .metrics import REGISTRY
 
-
-def _expected_dcg(groups: Sequence[TieGroup], gains: Sequence[float], c: int) -> float:
-    total = 0.0
-    for group, gain in zip(groups, gains):
-        last = min(group.offset + group.size, c)
-        if gain <= 0 or last <= group.offset:
-            continue
-        discount = math.fsum(1.0 / math.log2(i + 1) for i in range(group.offset + 1, last + 1))
-        total += gain / group.size * discount
-    return total
-
-
-def _expected_ap_sum(groups: Sequence[TieGroup], relevant: Sequence[int], c: int) -> float:
-    """``sum_{i <= c} E[rel_i * (relevant in top i)] / i`` (AP times ``R``)."""
-    total = 0.0
-    before = 0  # B_g: relevant entries in the groups above
-    for group, r in zip(groups, relevant):
-        s, t = group.offset, group.size
-        inside = min(max(c - s, 0), t)
-        if inside == 0:
-            break
-        if r:
-            p = r / t
-            pair = r * (r - 1) / (t * (t - 1)) if t > 1 else 0.0
-            for u in range(1, inside + 1):
-                total += (p * (1 + before) + (u - 1) * pair) / (s + u)
-        before += r
-    return total
+    having = sorted(d.name for d in REGISTRY.registered().values() if d.tie_aware is not None)
+    return ParameterError(
+        "measure",
+        str(m),
+        "has no tie-aware formula",
+        "its MeasureDef sets no tie_aware; the measures with one are: " + ", ".join(having),
+    )
 
 
 def tie_aware_value(
@@ -231,12 +221,13 @@ def tie_aware_value(
     qrels: Mapping[str, int],
     *,
     depth: int | None = None,
+    scope_ids: Set[str] | Sequence[str] | None = None,
 ) -> float:
     """The expected value of ``measure`` over all orderings of tied scores (formulas: module docstring).
 
     Args:
-        measure: a :class:`~agentmemory.metrics.Measure` or its text (``"nDCG@5"``);
-            any measure of :data:`agentmemory.metrics.REGISTRY`.
+        measure: a :class:`~agentmemory.metrics.Measure` or its text (``"nDCG@5"``)
+            whose definition has a tie-aware expectation (every built-in measure has).
         scores: entry id -> score for every entry the retriever scores (for
             BM25 and the tag scorer, :meth:`score_all`: every entry with a
             positive score).  Tie groups must be complete: an entry missing
@@ -245,44 +236,24 @@ def tie_aware_value(
         depth: keep only the top ``depth`` ranks, as a run of depth ``depth``
             does (``evaluate(k=...)`` keeps ``k``); ``None`` keeps every scored
             entry.  ``RR`` (no cutoff) then looks at the top ``depth`` only.
+        scope_ids: the ids the query could retrieve, or ``None`` when unknown
+            (passed on in the :class:`TieContext`; the built-in measures ignore it).
 
     When no two scores are equal this is the measure's ordinary value.
 
     Raises:
-        ParameterError: a score is NaN, ``depth`` is not an integer >= 1, or
-            ``measure`` is unknown.
+        ParameterError: a score is NaN, ``depth`` is not an integer >= 1,
+            ``measure`` is unknown, or it has no tie-aware formula.
     """
     m = _as_measure(measure)
+    expectation = m.definition.tie_aware
+    if expectation is None:
+        raise _no_formula(m)
     depth = _check_depth(depth)
     groups = tie_groups(scores)
     n_scored = len(scores)
     d = n_scored if depth is None else min(depth, n_scored)
-    relevant = [sum(1 for e in g.entry_ids if qrels.get(e, 0) >= 1) for g in groups]
-    num_rel = sum(1 for grade in qrels.values() if grade >= 1)
-    k = m.cutoff
-    c = d if k is None else min(k, d)
-    if m.name == "P":
-        return _expected_hits(groups, relevant, c) / k
-    if m.name == "R":
-        return _expected_hits(groups, relevant, c) / num_rel if num_rel else 0.0
-    if m.name == "Rprec":
-        return _expected_hits(groups, relevant, min(num_rel, d)) / num_rel if num_rel else 0.0
-    if m.name == "Success":
-        return _expected_success(groups, relevant, c)
-    if m.name == "RR":
-        return _expected_rr(groups, relevant, c)
-    if m.name == "AP":
-        return _expected_ap_sum(groups, relevant, c) / num_rel if num_rel else 0.0
-    if m.name == "nDCG":
-        ideal = sorted((grade for grade in qrels.values() if grade > 0), reverse=True)[:k]
-        idcg = math.fsum(gain / math.log2(i + 2) for i, gain in enumerate(ideal))
-        if idcg <= 0.0:
-            return 0.0
-        gains = [float(sum(max(qrels.get(e, 0), 0) for e in g.entry_ids)) for g in groups]
-        return _expected_dcg(groups, gains, c) / idcg
-    raise ParameterError(  # pragma: no cover - every registered measure is handled above
-        "measure", str(m), "has no tie-aware formula", "use one of P, R, Rprec, Success, RR, AP, nDCG"
-    )
+    return expectation(TieContext(groups, qrels, m.cutoff, d, _scope(scope_ids)))
 
 
 def _extreme_ranking(groups: Sequence[TieGroup], qrels: Mapping[str, int], best: bool) -> list[str]:
@@ -300,7 +271,9 @@ def tie_report(
     scores: Mapping[str, float],
     qrels: Mapping[str, int],
     k: int,
-) -> TieReport:
+    *,
+    scope_ids: Set[str] | Sequence[str] | None = None,
+) -> TieReport | None:
     """The value of ``measure`` on a depth-``k`` run under the tie rule, and how far ties could move it.
 
     ``k`` is the retrieval depth (``evaluate(k=...)``): the run holds the top
@@ -312,8 +285,11 @@ def tie_report(
     * ``minimum`` / ``maximum`` are the measure on the worst / best ordering
       of tied entries: inside every tie group, entries sorted by grade
       ascending / descending (grades below 0 count as 0).  That ordering is
-      optimal for every measure here at once (by the rearrangement inequality
-      for nDCG; moving a relevant entry up never lowers P, R, Success, RR or AP).
+      optimal for every built-in measure at once (by the rearrangement
+      inequality for nDCG; moving a relevant entry up never lowers P, R,
+      Success, RR or AP); for a measure registered with a tie-aware formula
+      it is the range only if the measure never falls when a higher grade
+      moves up.
       The range covers *every* tie group in the top ``k``, not only the
       one at the cutoff: for set measures (P, R, Success, Rprec cut at
       ``k``) only the group at the cutoff can matter, but RR, AP and nDCG
@@ -322,11 +298,17 @@ def tie_report(
       tie group holding rank ``k`` (see :class:`TieReport`); ``straddles_cutoff``
       is the same test as :attr:`agentmemory.evaluate.QueryResult.tie_at_cutoff`.
 
+    Returns ``None`` (and raises nothing about it) when the measure has no
+    tie-aware formula: a report on it is not available.
+
     Raises:
         ParameterError: as :func:`tie_aware_value`; ``k`` not an integer >= 1.
     """
     m = _as_measure(measure)
     k = check_positive_int("k", k)
+    if m.definition.tie_aware is None:
+        return None
+    scope = _scope(scope_ids)
     groups = tie_groups(scores)
     rule = [e for g in groups for e in g.entry_ids][:k]
     best = _extreme_ranking(groups, qrels, best=True)[:k]
@@ -337,10 +319,10 @@ def tie_report(
             size, inside = group.size, k - group.offset
             break
     return TieReport(
-        value_under_rule=m.compute(rule, qrels),
-        expected=tie_aware_value(m, scores, qrels, depth=k),
-        minimum=m.compute(worst, qrels),
-        maximum=m.compute(best, qrels),
+        value_under_rule=m.compute(rule, qrels, scope),
+        expected=tie_aware_value(m, scores, qrels, depth=k, scope_ids=scope),
+        minimum=m.compute(worst, qrels, scope),
+        maximum=m.compute(best, qrels, scope),
         straddles_cutoff=inside < size,
         group_size=size,
         group_in_top_k=inside,

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
+import sys
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from plugins import install, restored
 from strategies import cutoffs, measures, qrels_of_query, rankings, rankings_with_first_relevant
 
 from agentmemory.errors import ParameterError, UnknownNameError
@@ -16,10 +19,20 @@ from agentmemory.metrics import (
     REGISTRY,
     CutoffRule,
     Measure,
+    MeasureDef,
+    QueryContext,
     compute_measures,
     parse_measure,
     parse_measures,
+    register_measure,
 )
+from agentmemory.metrics import average_precision as average_precision_module
+from agentmemory.metrics import ndcg as ndcg_module
+from agentmemory.metrics import precision as precision_module
+from agentmemory.metrics import r_precision as r_precision_module
+from agentmemory.metrics import recall as recall_module
+from agentmemory.metrics import reciprocal_rank as reciprocal_rank_module
+from agentmemory.metrics import success as success_module
 from agentmemory.metrics.average_precision import average_precision
 from agentmemory.metrics.ndcg import ndcg
 from agentmemory.metrics.precision import precision
@@ -147,7 +160,7 @@ def test_helpers_reject_bad_cutoff(helper, k, message):
 def test_registry_entries_are_consistent():
     """Each registry entry is keyed by its own name and has a one-line description naming trec_eval."""
     assert sorted(REGISTRY) == ["AP", "P", "R", "RR", "Rprec", "Success", "nDCG"]
-    for key, definition in REGISTRY.items():
+    for key, definition in REGISTRY.registered().items():
         assert definition.name == key
         assert definition.description and "\n" not in definition.description
         assert "trec_eval" in definition.description
@@ -156,7 +169,7 @@ def test_registry_entries_are_consistent():
 
 def test_cutoff_rules():
     """P, R, nDCG, AP and Success require a cutoff, RR may take one, Rprec takes none."""
-    rules = {name: definition.cutoff for name, definition in REGISTRY.items()}
+    rules = {name: definition.cutoff for name, definition in REGISTRY.registered().items()}
     assert rules == {
         "P": CutoffRule.REQUIRED,
         "R": CutoffRule.REQUIRED,
@@ -467,3 +480,297 @@ def test_ideal_ranking_has_ndcg_one(ranking, qrels, k):
     assert ndcg(ideal + [d for d in ranking if d not in ideal], qrels, k) == pytest.approx(
         1.0 if has_relevant else 0.0, abs=1e-12
     )
+
+
+# ---------------------------------------------------------------- the open registry
+
+
+def _hits(query: QueryContext) -> float:
+    """Hits@k: the number of relevant documents in the top k (a measure no built-in computes)."""
+    return float(sum(1 for doc in query.ranking[: query.k] if query.qrels.get(doc, 0) >= 1))
+
+
+HITS = MeasureDef("Hits", _hits, CutoffRule.REQUIRED, "relevant documents in the top k (trec_eval: P_k times k)")
+
+
+@pytest.fixture
+def registry_restored():
+    """REGISTRY exactly as before the test, whatever the test registers, replaces or removes."""
+    with restored(REGISTRY):
+        yield
+
+
+def _choices(*extra: str) -> str:
+    return ", ".join(sorted([*ALL_NAMES.split(", "), *extra]))
+
+
+def test_runtime_measure_parses_and_computes_at_once(registry_restored):
+    """A measure registered at run time parses (any case, by alias too) and computes, with no other step."""
+    stored = register_measure(HITS, aliases=("found",))
+    assert stored.aliases == ("found",)
+    assert parse_measure("Hits@3") == Measure("Hits", 3) == parse_measure("FOUND@3") == parse_measure(" hits@3 ")
+    assert str(Measure("Hits", 3)) == "Hits@3"
+    assert Measure("Hits", 3).compute(RUN_X, QRELS) == 2.0
+    assert compute_measures(parse_measures("P@3,hits@3"), RUN_X, QRELS) == {"P@3": 2 / 3, "Hits@3": 2.0}
+    assert ALIASES["found"] == "Hits"
+
+
+def test_runtime_measure_is_among_the_choices(registry_restored):
+    """The choices of an unknown-name error (parser and constructor) list a measure registered at run time."""
+    register_measure(HITS, aliases="found")
+    message = f"metric: 'nope@3' (str) is not a known name; choose from: {_choices('Hits', 'found')}"
+    with pytest.raises(UnknownNameError, match=f"^{re.escape(message)}$"):
+        parse_measure("nope@3")
+    message = "metric: 'nope' (str) is not a known name; choose from: AP, Hits, P, R, RR, Rprec, Success, nDCG"
+    with pytest.raises(UnknownNameError, match=f"^{re.escape(message)}$"):
+        Measure("nope", 3)
+
+
+def test_runtime_measure_cutoff_rule_is_checked(registry_restored):
+    """The parser checks a run-time measure's cutoff rule as it does the built-ins'."""
+    register_measure(HITS)
+    message = "metric: 'Hits' (str) has no cutoff; Hits needs a cutoff k, an integer >= 1: write Hits@k, e.g. Hits@10"
+    with pytest.raises(ParameterError, match=f"^{re.escape(message)}$"):
+        parse_measure("Hits")
+
+
+def test_per_query_function_receives_a_query_context(registry_restored):
+    """The per-query function gets QueryContext(ranking, qrels, k, scope_ids): k is the cutoff (None without one)."""
+    seen: list[QueryContext] = []
+
+    def spy(query: QueryContext) -> float:
+        seen.append(query)
+        return 0.5
+
+    register_measure(MeasureDef("Spy", spy, CutoffRule.OPTIONAL, "records what it sees (no trec_eval equivalent)"))
+    assert compute_measures(parse_measures("Spy,Spy@2"), RUN_Y, QRELS) == {"Spy": 0.5, "Spy@2": 0.5}
+    assert seen == [QueryContext(RUN_Y, QRELS, None, None), QueryContext(RUN_Y, QRELS, 2, None)]
+    Measure("Spy", 4).compute(RUN_Y, QRELS, scope_ids=["x", "b", "d", "x"])
+    assert seen[-1] == QueryContext(RUN_Y, QRELS, 4, frozenset({"x", "b", "d"}))
+
+
+def _recall_in_scope(query: QueryContext) -> float:
+    """Relevant in the top k over the relevant present in the scope (all relevant judged when it is unknown)."""
+    relevant = [doc for doc, grade in query.qrels.items() if grade >= 1]
+    if query.scope_ids is not None:
+        relevant = [doc for doc in relevant if doc in query.scope_ids]
+    if not relevant:
+        return 0.0
+    return sum(1 for doc in query.ranking[: query.k] if doc in relevant) / len(relevant)
+
+
+def test_measure_using_scope_ids(registry_restored):
+    """A measure can read the query's scope: here the relevant document 'd', outside the scope, is not counted."""
+    register_measure(MeasureDef("ScopedR", _recall_in_scope, CutoffRule.REQUIRED, "recall over the gold in scope"))
+    scope = {"c", "x", "a", "b", "y"}  # RUN_X's documents; the relevant 'd' is not in the scope
+    measure = Measure("ScopedR", 5)
+    assert measure.compute(RUN_X, QRELS) == 2 / 3  # unknown scope: a, c, d relevant
+    assert measure.compute(RUN_X, QRELS, scope) == 1.0  # in scope: a and c, both found
+    assert measure.compute(RUN_X, QRELS, sorted(scope)) == 1.0
+    both = compute_measures([measure, Measure("R", 5)], RUN_X, QRELS, scope_ids=scope)
+    assert both == {"ScopedR@5": 1.0, "R@5": 2 / 3}  # the trec_eval measures ignore the scope
+
+
+@pytest.mark.parametrize(
+    ("scope", "message"),
+    [
+        (
+            "abc",
+            "scope_ids: 'abc' (str) is one text, not a collection of ids; "
+            "give the ids of every entry the query could retrieve (a set, list or tuple), or None",
+        ),
+        (
+            3,
+            "scope_ids: 3 (int) is not a collection of ids; "
+            "give the ids of every entry the query could retrieve (a set, list or tuple), or None",
+        ),
+    ],
+)
+def test_bad_scope_ids(scope, message):
+    """scope_ids must be a collection of ids (or None), not one text or a number."""
+    with pytest.raises(ParameterError, match=f"^{re.escape(message)}$"):
+        compute_measures([Measure("P", 5)], RUN_X, QRELS, scope_ids=scope)
+
+
+def test_registering_a_taken_name_is_an_error(registry_restored):
+    """A name registered twice is refused (built-in or not), and the registered definition stays."""
+    register_measure(HITS)
+    for name in ("Hits", "P"):
+        message = (
+            f"measure name: {name!r} (str) is already registered; "
+            "pass replace=True to replace the registered measure, or choose another name"
+        )
+        with pytest.raises(ParameterError, match=f"^{re.escape(message)}$"):
+            register_measure(dataclasses.replace(HITS, name=name))
+    assert REGISTRY["Hits"] is HITS
+    assert REGISTRY["P"].function is not _hits
+
+
+def test_replace_true_replaces_the_measure_and_its_aliases(registry_restored):
+    """replace=True swaps in the new definition; the old one's aliases go with it."""
+    register_measure(HITS, aliases=("found",))
+    halved = MeasureDef("Hits", lambda q: _hits(q) / 2, CutoffRule.REQUIRED, "half the hits", aliases=("half",))
+    assert register_measure(halved, replace=True) is halved
+    assert Measure("Hits", 3).compute(RUN_X, QRELS) == 1.0
+    assert parse_measure("half@3") == Measure("Hits", 3)
+    with pytest.raises(UnknownNameError):
+        parse_measure("found@3")
+
+
+def test_replacing_a_built_in_measure(registry_restored):
+    """A built-in measure can be replaced too, keeping its aliases when the new definition lists them."""
+    original = REGISTRY["P"]
+    register_measure(dataclasses.replace(original, function=lambda q: 0.25), replace=True)
+    assert parse_measure("precision@5").compute(RUN_X, QRELS) == 0.25
+
+
+def test_unregistered_measure_no_longer_parses(registry_restored):
+    """After REGISTRY.unregister, neither the name nor the aliases parse."""
+    register_measure(HITS, aliases=("found",))
+    REGISTRY.unregister("Hits")
+    for text in ("Hits@3", "found@3"):
+        with pytest.raises(UnknownNameError, match=f"^metric: '{text}' \\(str\\) is not a known name; choose from: {re.escape(ALL_NAMES)}$"):
+            parse_measure(text)
+
+
+@pytest.mark.parametrize(
+    ("name", "aliases", "what", "spelling", "owner"),
+    [
+        ("Hits", ("mrr",), "measure alias", "mrr", "RR"),  # another measure's alias, other case
+        ("Hits", ("NDCG",), "measure alias", "NDCG", "nDCG"),  # another measure's name, other case
+        ("p", (), "measure name", "p", "P"),  # a name differing only in case
+        ("Map", (), "measure name", "Map", "AP"),  # a name that is another measure's alias
+    ],
+)
+def test_spellings_taken_by_another_measure_are_refused(registry_restored, name, aliases, what, spelling, owner):
+    """Names and aliases are matched ignoring case, so none may be another measure's name or alias, even with replace."""
+    definition = dataclasses.replace(HITS, name=name, aliases=aliases)
+    message = (
+        f"{what}: {spelling!r} (str) is taken by the measure {owner!r} (names and aliases are compared ignoring case); "
+        f"choose another spelling, or unregister {owner!r} first"
+    )
+    for replace in (False, True):
+        with pytest.raises(ParameterError, match=f"^{re.escape(message)}$"):
+            register_measure(definition, replace=replace)
+    assert name not in REGISTRY
+
+
+def test_register_measure_wants_a_measure_def():
+    """register_measure refuses anything but a MeasureDef, saying what to give."""
+    message = (
+        "measure: 'Hits' (str) is not a MeasureDef; "
+        "register an agentmemory.metrics.MeasureDef (name, per-query function, cutoff rule, description)"
+    )
+    with pytest.raises(ParameterError, match=f"^{re.escape(message)}$"):
+        register_measure("Hits")  # type: ignore[arg-type]
+
+
+NAME_RULE = (
+    "use letters, digits, '_', '.', '+' and '-' (no brackets, commas, colons, '=' or spaces), "
+    "starting with a letter, a digit or '_'"
+)
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"name": "Hits@5"}, f"measure name: 'Hits@5' (str) is not a valid name; {NAME_RULE}"),
+        ({"name": ""}, f"measure name: '' (str) is not a valid name; {NAME_RULE}"),
+        ({"function": 3}, "function: 3 (int) is not callable; give function(QueryContext) -> float"),
+        ({"cutoff": "required"}, "cutoff: 'required' (str) is not a CutoffRule; give CutoffRule.REQUIRED, OPTIONAL or FORBIDDEN"),
+        ({"description": "two\nlines"}, "description: 'two\\nlines' (str) is not one line of text; describe the measure in one line"),
+        ({"description": " "}, "description: ' ' (str) is not one line of text; describe the measure in one line"),
+        ({"batch": "fast"}, "batch: 'fast' (str) is not callable; give batch(ranked, k) -> ndarray, or None"),
+        ({"tie_aware": 1.0}, "tie_aware: 1.0 (float) is not callable; give tie_aware(TieContext) -> float, or None"),
+        ({"aliases": ["found"]}, "aliases: ['found'] (list) is not a tuple; give a tuple of names, e.g. ('hits',)"),
+        ({"aliases": "found"}, "aliases: 'found' (str) is not a tuple; give a tuple of names, e.g. ('hits',)"),
+        ({"aliases": ("a b",)}, f"measure alias: 'a b' (str) is not a valid name; {NAME_RULE}"),
+        ({"aliases": ("hits",)}, "measure alias: 'hits' (str) repeats a name or alias of Hits (ignoring case); list each spelling once"),
+        ({"aliases": ("x", "X")}, "measure alias: 'X' (str) repeats a name or alias of Hits (ignoring case); list each spelling once"),
+    ],
+)
+def test_measure_def_checks_its_fields(changes, message):
+    """A MeasureDef with a bad field cannot be made; the message names the field and what to give."""
+    with pytest.raises(ParameterError, match=f"^{re.escape(message)}$"):
+        dataclasses.replace(HITS, **changes)
+
+
+def test_built_in_definitions_live_in_their_modules():
+    """Each built-in measure's registered definition is its module's DEFINITION, with helper, kernel and expectation."""
+    modules = {
+        "P": precision_module,
+        "R": recall_module,
+        "RR": reciprocal_rank_module,
+        "nDCG": ndcg_module,
+        "AP": average_precision_module,
+        "Success": success_module,
+        "Rprec": r_precision_module,
+    }
+    for name, module in modules.items():
+        definition = REGISTRY[name]
+        assert definition is module.DEFINITION
+        assert definition.batch is not None and definition.batch.__module__ == module.__name__
+        assert definition.tie_aware is not None and definition.tie_aware.__module__ == module.__name__
+    assert {alias: name for name in modules for alias in REGISTRY[name].aliases} == dict(ALIASES)
+
+
+# --- installed measures (entry points in the group agentmemory.measures)
+
+PLUGIN_MEASURES = """
+from agentmemory.metrics import CutoffRule, MeasureDef
+
+
+def _hits(query):
+    return float(sum(1 for doc in query.ranking[: query.k] if query.qrels.get(doc, 0) >= 1))
+
+
+HITS = MeasureDef("PlugHits", _hits, CutoffRule.REQUIRED, "relevant in the top k (P_k times k)", aliases=("plug_found",))
+NAMED_OTHERWISE = MeasureDef("Other", _hits, CutoffRule.REQUIRED, "relevant in the top k")
+NOT_A_DEFINITION = "PlugHits"
+"""
+
+
+def _install_measures(tmp_path, monkeypatch, points):
+    install(tmp_path, monkeypatch, {"agentmemory.measures": points}, {"am_plugin_measures": PLUGIN_MEASURES})
+
+
+def test_installed_measure_parses_by_name_and_alias(registry_restored, tmp_path, monkeypatch):
+    """An installed measure is a choice before it loads, parses by its name (any case) and by its alias."""
+    _install_measures(tmp_path, monkeypatch, {"PlugHits": "am_plugin_measures:HITS"})
+    assert "PlugHits" in REGISTRY.names()
+    assert "am_plugin_measures" not in sys.modules
+    assert parse_measure("plug_found@3") == Measure("PlugHits", 3)  # loads every installed measure to find the alias
+    assert Measure("PlugHits", 3).compute(RUN_X, QRELS) == 2.0
+    REGISTRY.unregister("PlugHits")
+    assert parse_measure("plughits@3") == Measure("PlugHits", 3)
+
+
+def test_installed_measure_with_another_name_is_refused(registry_restored, tmp_path, monkeypatch):
+    """An entry point must be named as its MeasureDef; otherwise using it says so."""
+    _install_measures(tmp_path, monkeypatch, {"Mismatch": "am_plugin_measures:NAMED_OTHERWISE"})
+    message = (
+        "measure: 'Mismatch' (str) comes from the entry point 'am_plugin_measures:NAMED_OTHERWISE' "
+        "(group agentmemory.measures), which gives is not the name of its MeasureDef ('Other'); "
+        "register a MeasureDef under its own name"
+    )
+    with pytest.raises(ParameterError, match=f"^{re.escape(message)}$"):
+        parse_measure("Mismatch@3")
+
+
+def test_broken_installed_measure_does_not_hide_an_unknown_name(registry_restored, tmp_path, monkeypatch):
+    """Looking for an alias loads the installed measures; one that fails is skipped then, and reports when named."""
+    _install_measures(
+        tmp_path,
+        monkeypatch,
+        {"PlugHits": "am_plugin_measures:HITS", "Broken": "am_plugin_measures:NOT_A_DEFINITION"},
+    )
+    message = f"metric: 'nope@3' (str) is not a known name; choose from: {_choices('Broken', 'PlugHits', 'plug_found')}"
+    with pytest.raises(UnknownNameError, match=f"^{re.escape(message)}$"):
+        parse_measure("nope@3")
+    message = (
+        "measure: 'Broken' (str) comes from the entry point 'am_plugin_measures:NOT_A_DEFINITION' "
+        "(group agentmemory.measures), which gives is not a MeasureDef; "
+        "register an agentmemory.metrics.MeasureDef (name, per-query function, cutoff rule, description)"
+    )
+    with pytest.raises(ParameterError, match=f"^{re.escape(message)}$"):
+        parse_measure("broken@3")

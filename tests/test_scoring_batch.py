@@ -11,15 +11,25 @@ from decimal import Decimal
 from fractions import Fraction
 from unittest import mock
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from plugins import restored
 from strategies import DOC_POOL, TIED_SCORES, measures, qrels_sets, runs
 
 from agentmemory import scoring
 from agentmemory.errors import ParameterError
-from agentmemory.metrics import REGISTRY, compute_measures, parse_measures
-from agentmemory.metrics._batch import BATCH, rank_judged, score_queries
+from agentmemory.metrics import (
+    REGISTRY,
+    CutoffRule,
+    MeasureDef,
+    QueryContext,
+    compute_measures,
+    parse_measures,
+    register_measure,
+)
+from agentmemory.metrics._batch import Ranked, count_per_query, rank_judged, score_queries
 from agentmemory.trec import trec_order
 
 ALL_MEASURES = parse_measures(
@@ -67,9 +77,10 @@ def _columns(chosen, docs, judged):
     return [column.tolist() for column in columns]
 
 
-def test_every_registered_measure_has_a_batch_function():
-    """A measure added to the registry without a batch function would silently take the slow path: name it here."""
-    assert sorted(BATCH) == sorted(REGISTRY)
+def test_every_built_in_measure_has_a_batch_kernel():
+    """A built-in measure without a batch kernel would silently take the slow path: name them all here."""
+    with_kernel = sorted(name for name, d in REGISTRY.registered().items() if d.batch is not None)
+    assert with_kernel == ["AP", "P", "R", "RR", "Rprec", "Success", "nDCG"]
 
 
 @given(
@@ -244,3 +255,41 @@ def test_batch_matches_trec_eval(seed):
             assert values[name] == pytest.approx(expected[qid][trec_name], abs=1e-12), (qid, name)
     batch_result, each = _both_paths(qrels, run, list(names), complete=True)
     assert batch_result == each
+
+
+# --- measures registered at run time ------------------------------------------
+
+
+def _hits(query: QueryContext) -> float:
+    """Hits@k: relevant documents in the top k."""
+    return float(sum(1 for doc in query.ranking[: query.k] if query.qrels.get(doc, 0) >= 1))
+
+
+def _batch_hits(ranked: Ranked, k: int) -> np.ndarray:
+    """Hits@k for every query at once: relevant at ranks <= k."""
+    return count_per_query(ranked.rel_query[ranked.rel_rank <= k], ranked.n).astype(np.float64)
+
+
+def _large_run():
+    rng = random.Random(5)
+    run = {f"q{i}": {f"d{j}": float(rng.randint(0, 3)) for j in range(rng.randint(0, 30))} for i in range(40)}
+    qrels = {f"q{i}": {f"d{j}": rng.randint(-1, 2) for j in range(0, 40, 3)} for i in range(40)}
+    return qrels, run
+
+
+@pytest.mark.parametrize("kernel", [None, _batch_hits], ids=["without-kernel", "with-kernel"])
+def test_runtime_measure_is_scored(kernel):
+    """score_run scores a measure registered at run time: the batch path declines it without a batch kernel
+    (the run is scored per query) and uses its kernel when it has one; both paths give the same numbers."""
+    qrels, run = _large_run()
+    with restored(REGISTRY):
+        register_measure(MeasureDef("Hits", _hits, CutoffRule.REQUIRED, "relevant in the top k", batch=kernel))
+        with _path(batch=True), _spy() as returned:
+            batch = scoring.score_run(qrels, run, "hits@5,P@5")
+        with _path(batch=False):
+            each = scoring.score_run(qrels, run, "Hits@5,P@5")
+    assert len(returned) == 1 and (returned[0] is None) == (kernel is None)
+    assert batch == each
+    for qid, values in each.per_query.items():
+        top = trec_order(run[qid])[:5]
+        assert values == {"Hits@5": float(sum(qrels[qid].get(d, 0) >= 1 for d in top)), "P@5": values["Hits@5"] / 5}

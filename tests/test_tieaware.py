@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from plugins import restored
 
 from agentmemory.collection import default_collection_path, load_collection
 from agentmemory.errors import ParameterError, UnknownNameError
 from agentmemory.evaluate import evaluate
-from agentmemory.metrics import Measure, parse_measure
-from agentmemory.tieaware import TieReport, tie_aware_value, tie_groups, tie_report
+from agentmemory.metrics import REGISTRY, CutoffRule, Measure, MeasureDef, QueryContext, parse_measure, register_measure
+from agentmemory.tieaware import TieContext, TieReport, expected_hits, tie_aware_value, tie_groups, tie_report
 
 MEASURES = [
     "P@1",
@@ -203,3 +205,91 @@ def test_evaluate_tie_reports_match_its_own_values():
                 assert query.ties[measure].straddles_cutoff == query.tie_at_cutoff
         for measure, value in result.means.items():
             assert result.tie_means()[measure]["value_under_rule"] == pytest.approx(value)
+
+
+# --- measures registered at run time ------------------------------------------
+
+
+def _hits(query: QueryContext) -> float:
+    """Hits@k: relevant entries in the top k."""
+    return float(sum(1 for doc in query.ranking[: query.k] if query.qrels.get(doc, 0) >= 1))
+
+
+def _expected_hits(ties: TieContext) -> float:
+    """E[Hits@k] = H(c), c = min(k, D)."""
+    return expected_hits(ties, ties.cut)
+
+
+@pytest.fixture
+def registry_restored():
+    """The measure registry exactly as before the test."""
+    with restored(REGISTRY):
+        yield
+
+
+def test_measure_without_formula_has_no_tie_report(registry_restored):
+    """tie_report gives None (and raises nothing) for a measure registered without a tie-aware formula."""
+    register_measure(MeasureDef("Hits", _hits, CutoffRule.REQUIRED, "relevant in the top k (P_k times k)"))
+    assert tie_report("Hits@2", HAND_SCORES, HAND_QRELS, 2) is None
+    assert tie_report(Measure("Hits", 2), HAND_SCORES, HAND_QRELS, 2) is None
+
+
+def test_measure_without_formula_has_no_tie_aware_value(registry_restored):
+    """tie_aware_value says the measure has no tie-aware formula and lists the measures with one."""
+    register_measure(MeasureDef("Hits", _hits, CutoffRule.REQUIRED, "relevant in the top k (P_k times k)"))
+    message = (
+        "measure: 'Hits@2' (str) has no tie-aware formula; "
+        "its MeasureDef sets no tie_aware; the measures with one are: AP, P, R, RR, Rprec, Success, nDCG"
+    )
+    with pytest.raises(ParameterError, match=f"^{re.escape(message)}$"):
+        tie_aware_value("Hits@2", HAND_SCORES, HAND_QRELS)
+
+
+@settings(max_examples=100, deadline=None)
+@given(cases())
+def test_runtime_formula_is_used(case):
+    """A measure registered with a tie-aware formula gets reports from it: here E[Hits@k] = H(c), which
+    equals the mean over every ordering; its range is the worst and best ordering."""
+    scores, qrels, _, depth = case
+    k = depth or 3
+    with restored(REGISTRY):
+        register_measure(
+            MeasureDef("Hits", _hits, CutoffRule.REQUIRED, "relevant in the top k", tie_aware=_expected_hits)
+        )
+        report = tie_report("Hits@2", scores, qrels, k)
+        mean, low, high = brute_force(Measure("Hits", 2), scores, qrels, k)
+    assert report is not None
+    assert report.expected == pytest.approx(mean, rel=1e-12, abs=1e-12)
+    assert (report.minimum, report.maximum) == (low, high)
+
+
+def test_tie_context_fields():
+    """TieContext counts the relevant entries per group and judged in all, and cuts at min(k, depth)."""
+    groups = tie_groups(HAND_SCORES)
+    ties = TieContext(groups, HAND_QRELS, 2, 5)
+    assert [g.entry_ids for g in groups] == [("a",), ("d", "c", "b"), ("e",)]
+    assert ties.relevant == (0, 1, 0)
+    assert ties.num_rel == 2
+    assert ties.cut == 2
+    assert TieContext(groups, HAND_QRELS, None, 4).cut == 4
+    assert TieContext(groups, HAND_QRELS, 9, 4).cut == 4
+    assert expected_hits(ties, 2) == 1 / 3
+    assert [g.ranks_within(2) for g in groups] == [1, 1, 0]
+
+
+def test_scope_ids_reach_the_tie_aware_formula(registry_restored):
+    """tie_aware_value and tie_report pass scope_ids on, as a set, to the formula and the per-query function."""
+    seen = []
+
+    def formula(ties: TieContext) -> float:
+        seen.append(ties.scope_ids)
+        return 0.0
+
+    def per_query(query: QueryContext) -> float:
+        seen.append(query.scope_ids)
+        return 0.0
+
+    register_measure(MeasureDef("Seen", per_query, CutoffRule.FORBIDDEN, "records its scope", tie_aware=formula))
+    tie_aware_value("Seen", HAND_SCORES, HAND_QRELS, scope_ids=["a", "b"])
+    tie_report("Seen", HAND_SCORES, HAND_QRELS, 2, scope_ids=("a", "b"))
+    assert seen == [frozenset({"a", "b"})] * 5  # value; rule, expected, worst, best

@@ -1,15 +1,18 @@
-"""Every measure for many queries at once, in NumPy: the fast backend of :func:`agentmemory.scoring.score_run`.
+"""The shared machinery of the measures' NumPy batch kernels: the fast backend of :func:`agentmemory.scoring.score_run`.
 
 The pure per-query helpers (:mod:`.precision`, :mod:`.ndcg`, ...) define the
-measures; this module computes the same numbers for a whole run, bit for bit
-(the tests compare the two with ``==`` and both with trec_eval).
+measures; each measure module also holds a batch kernel computing the same
+numbers for a whole run, bit for bit (the tests compare the two with ``==``
+and both with trec_eval).  This module ranks the run once for all of them
+(:func:`rank_judged` builds a :class:`Ranked`) and calls the kernels
+(:func:`score_queries`).
 
 How (``N`` scored documents, ``J`` judgments):
 
 1. One pass over the queries copies every score and, for every judged
    document, its score in the run (or NaN: not retrieved) into flat lists
    with C-level ``list.extend`` (``J`` dictionary look-ups, not ``N``).
-2. Every measure here depends on the run only through the ranks of the
+2. Every built-in measure depends on the run only through the ranks of the
    retrieved documents with a positive grade (relevant means grade >= 1;
    nDCG's gain is any grade > 0).  Such a document's trec_eval rank is
    ``1 + #{scores above it} + #{equal scores with a larger id}``.  The
@@ -18,7 +21,7 @@ How (``N`` scored documents, ``J`` judgments):
    score is tied with another document of their query need the ids; those
    (rare) are resolved in Python, comparing ids as
    :func:`agentmemory.trec.trec_order` does.
-3. Each measure is then a few segment operations over those ranks.  Sums
+3. Each kernel is then a few segment operations over those ranks.  Sums
    run in the helpers' order (rank order for DCG and AP, descending grade
    for the ideal DCG) through :func:`numpy.bincount`, which adds the
    weights one by one, left to right, from 0.0 (NumPy's implementation, not
@@ -31,7 +34,7 @@ How (``N`` scored documents, ``J`` judgments):
 input that is not a plain ``dict``, a score that is not a real number
 exactly representable as a double (or is NaN, which the per-query path
 reports with its document), a grade that is neither an integer nor a
-double, or a measure with no batch function in :data:`BATCH`.  The caller
+double, or a measure whose definition has no batch kernel.  The caller
 then takes the per-query path.
 """
 
@@ -39,15 +42,17 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_right
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import repeat
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from agentmemory.metrics.base import Measure
+if TYPE_CHECKING:  # the measure modules import this one, and base imports them
+    from agentmemory.metrics.base import Measure
 
-__all__ = ["BATCH", "Ranked", "rank_judged", "score_queries"]
+__all__ = ["Ranked", "count_per_query", "divide", "log2_table", "over_k", "rank_judged", "score_queries"]
 
 _EXACT_INT = 2.0**53
 """Integers up to this magnitude are doubles exactly (and divide exactly as Python's int / int)."""
@@ -85,96 +90,32 @@ class Ranked:
     ideal_gain: np.ndarray
 
 
-# --- the measures -----------------------------------------------------------
+# --- shared by the measures' batch kernels ----------------------------------
 
 
-def _count(query: np.ndarray, n: int) -> np.ndarray:
+def count_per_query(query: np.ndarray, n: int) -> np.ndarray:
+    """How many items each query ``0 .. n - 1`` holds, given each item's query index."""
     return np.bincount(query, minlength=n)
 
 
-def _divide(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+def divide(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
     """``numerator / denominator`` per query, ``0.0`` where the denominator is 0."""
     out = np.zeros(numerator.shape, dtype=np.float64)
     np.divide(numerator, denominator, out=out, where=denominator > 0)
     return out
 
 
-def _over_k(hits: np.ndarray, k: int) -> np.ndarray:
+def over_k(hits: np.ndarray, k: int) -> np.ndarray:
     """``hits / k`` as Python divides ints (exactly rounded), for any k."""
     if k <= _EXACT_INT:
         return hits / float(k)
     return np.array([h / k for h in hits.tolist()], dtype=np.float64)  # Python's exactly rounded int / int
 
 
-def _precision(r: Ranked, k: int) -> np.ndarray:
-    """P@k: relevant at ranks <= k, over k (see :func:`.precision.precision`)."""
-    return _over_k(_count(r.rel_query[r.rel_rank <= k], r.n), k)
-
-
-def _recall(r: Ranked, k: int) -> np.ndarray:
-    """R@k: relevant at ranks <= k, over R (see :func:`.recall.recall`)."""
-    return _divide(_count(r.rel_query[r.rel_rank <= k], r.n), r.num_rel)
-
-
-def _reciprocal_rank(r: Ranked, k: int | None = None) -> np.ndarray:
-    """RR(@k): 1 / rank of the first relevant document (see :func:`.reciprocal_rank.reciprocal_rank`)."""
-    found = r.first_rank > 0
-    if k is not None:
-        found &= r.first_rank <= k
-    out = np.zeros(r.n, dtype=np.float64)
-    np.divide(1.0, r.first_rank, out=out, where=found)
-    return out
-
-
-def _success(r: Ranked, k: int) -> np.ndarray:
-    """Success@k: 1.0 when a relevant document is at rank <= k (see :func:`.success.success`)."""
-    return ((r.first_rank > 0) & (r.first_rank <= k)).astype(np.float64)
-
-
-def _r_precision(r: Ranked) -> np.ndarray:
-    """Rprec: relevant at ranks <= R, over R (see :func:`.r_precision.r_precision`)."""
-    hits = _count(r.rel_query[r.rel_rank <= r.num_rel[r.rel_query]], r.n)
-    return _divide(hits, r.num_rel)
-
-
-def _average_precision(r: Ranked, k: int) -> np.ndarray:
-    """AP@k: sum of found / rank at relevant ranks <= k, over R (see :func:`.average_precision.average_precision`)."""
-    cut = r.rel_rank <= k
-    precisions = r.rel_found[cut] / r.rel_rank[cut]
-    return _divide(np.bincount(r.rel_query[cut], weights=precisions, minlength=r.n), r.num_rel)
-
-
-def _ndcg(r: Ranked, k: int) -> np.ndarray:
-    """nDCG@k: DCG over the ideal DCG, gain = grade, discount log2(rank + 1) (see :func:`.ndcg.ndcg`)."""
-    cut = r.gain_rank <= k
-    ranks = r.gain_rank[cut]
-    ideal_cut = r.ideal_pos < k
-    positions = r.ideal_pos[ideal_cut]
-    longest = max(int(ranks.max(initial=0)), int(positions.max(initial=-1)) + 1)
-    log2 = _log2_table(longest)  # log2[i] == math.log2(i + 2)
-    dcg = np.bincount(r.gain_query[cut], weights=r.gain[cut] / log2[ranks - 1], minlength=r.n)
-    idcg = np.bincount(r.ideal_query[ideal_cut], weights=r.ideal_gain[ideal_cut] / log2[positions], minlength=r.n)
-    return _divide(dcg, idcg)
-
-
-BATCH: dict[str, Callable[..., np.ndarray]] = {
-    "P": _precision,
-    "R": _recall,
-    "RR": _reciprocal_rank,
-    "nDCG": _ndcg,
-    "AP": _average_precision,
-    "Success": _success,
-    "Rprec": _r_precision,
-}
-"""Registry name -> batch function, called as ``function(ranked, k)``, or
-``function(ranked)`` for a measure without cutoff (``RR``, ``Rprec``); it
-returns one value per query.  A measure missing here makes :func:`score_queries`
-decline, so the run is scored per query."""
-
 _LOG2 = np.empty(0)
 
 
-def _log2_table(n: int) -> np.ndarray:
+def log2_table(n: int) -> np.ndarray:
     """``[math.log2(2), ..., math.log2(n + 1)]``: the helpers' own discounts, not NumPy's ``log2``.
 
     Cached; a longer table replaces the cache in one assignment (safe under threads).
@@ -342,7 +283,7 @@ def rank_judged(docs: Sequence[Mapping[str, float]], judged: Sequence[Mapping[st
 
     relevant = grade >= 1
     positive = grade > 0
-    num_rel = _count(judged_query[relevant], n)
+    num_rel = count_per_query(judged_query[relevant], n)
 
     # Ranks of the retrieved documents with a positive grade.
     picked = np.flatnonzero(positive & ~np.isnan(judged_score))
@@ -367,7 +308,7 @@ def rank_judged(docs: Sequence[Mapping[str, float]], judged: Sequence[Mapping[st
     gain_query, gain_rank, gain = query[order], rank[order], grade[picked][order]
     is_rel = gain >= 1
     rel_query, rel_rank = gain_query[is_rel], gain_rank[is_rel]
-    rel_starts = np.cumsum(_count(rel_query, n)) - _count(rel_query, n)
+    rel_starts = np.cumsum(count_per_query(rel_query, n)) - count_per_query(rel_query, n)
     rel_found = np.arange(1, rel_query.size + 1) - rel_starts[rel_query]
     first_rank = np.zeros(n, dtype=np.int64)
     first = rel_found == 1
@@ -382,7 +323,7 @@ def rank_judged(docs: Sequence[Mapping[str, float]], judged: Sequence[Mapping[st
     else:
         order = np.lexsort((-ideal_gain, ideal_query))
     ideal_query, ideal_gain = ideal_query[order], ideal_gain[order]
-    ideal_counts = _count(ideal_query, n)
+    ideal_counts = count_per_query(ideal_query, n)
     ideal_pos = np.arange(ideal_query.size) - (np.cumsum(ideal_counts) - ideal_counts)[ideal_query]
 
     return Ranked(
@@ -406,20 +347,17 @@ def score_queries(
 ) -> list[np.ndarray] | None:
     """Per measure, its value for every query (``docs[i]`` ranked against ``judged[i]``), or ``None``.
 
-    ``None`` means: score these queries per query instead (a measure without
-    a batch function, or inputs the batch path does not take; see the module docs).
+    Each measure is computed by the batch kernel of its definition
+    (:attr:`~agentmemory.metrics.MeasureDef.batch`), called as
+    ``batch(ranked, measure.cutoff)``.  ``None`` means: score these queries
+    per query instead (a measure without a batch kernel, or inputs the batch
+    path does not take; see the module docs).
     """
-    if any(measure.name not in BATCH for measure in measures):
+    kernels = [measure.definition.batch for measure in measures]
+    if any(kernel is None for kernel in kernels):
         return None
     ranked = rank_judged(docs, judged)
     if ranked is None:
         return None
     with np.errstate(all="ignore"):  # inf grades give inf / inf = nan, as in the helpers
-        return [_call(measure, ranked) for measure in measures]
-
-
-def _call(measure: Measure, ranked: Ranked) -> np.ndarray:
-    function = BATCH[measure.name]
-    if measure.cutoff is None:
-        return function(ranked)
-    return function(ranked, measure.cutoff)
+        return [kernel(ranked, measure.cutoff) for kernel, measure in zip(kernels, measures)]

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from agentmemory.errors import check_positive_int
+import numpy as np
 
-__all__ = ["average_precision"]
+from agentmemory.errors import check_positive_int
+from agentmemory.metrics._batch import Ranked, divide
+from agentmemory.metrics.definition import CutoffRule, MeasureDef, QueryContext
+from agentmemory.tieaware import TieContext
+
+__all__ = ["DEFINITION", "average_precision", "batch_average_precision", "expected_average_precision"]
 
 
 def average_precision(ranking: Sequence[str], qrels: Mapping[str, int], k: int) -> float:
@@ -36,3 +41,59 @@ def average_precision(ranking: Sequence[str], qrels: Mapping[str, int], k: int) 
             found += 1
             total += found / rank
     return total / num_rel
+
+
+def batch_average_precision(r: Ranked, k: int) -> np.ndarray:
+    """AP@k for every query of ``r`` at once: sum of found / rank at relevant ranks <= k, over R
+    (== :func:`average_precision`)."""
+    cut = r.rel_rank <= k
+    precisions = r.rel_found[cut] / r.rel_rank[cut]
+    return divide(np.bincount(r.rel_query[cut], weights=precisions, minlength=r.n), r.num_rel)
+
+
+def expected_average_precision(ties: TieContext) -> float:
+    """AP@k over all orderings of tied scores (``c = min(k, D)``, notation of :mod:`agentmemory.tieaware`).
+
+    ``AP@k = (1 / R) * sum_{i <= c} rel_i * (1 / i) * sum_{j <= i} rel_j``.
+    For rank ``i`` the ``u``-th rank of group ``g`` (``i = s_g + u``),
+    ``E[rel_i] = r_g / t_g``; for ``j`` in an earlier group,
+    ``E[rel_i rel_j] = (r_g / t_g) * E[rel_j]``, and these sum to
+    ``(r_g / t_g) * B_g`` with ``B_g = sum_{h < g} r_h``; for ``j < i`` in the same group,
+    ``E[rel_i rel_j] = r_g (r_g - 1) / (t_g (t_g - 1))``.  Hence
+    ``E[AP@k] = (1 / R) * sum_g sum_{u=1}^{m_g(c)} [ (r_g / t_g) (1 + B_g) + (u - 1) r_g (r_g - 1) / (t_g (t_g - 1)) ] / (s_g + u)``,
+    summed group by group and rank by rank, then divided by ``R``; 0 when ``R = 0``.
+    """
+    num_rel = ties.num_rel
+    if not num_rel:
+        return 0.0
+    c = ties.cut
+    total = 0.0
+    before = 0  # B_g: relevant entries in the groups above
+    for group, r in zip(ties.groups, ties.relevant):
+        s, t = group.offset, group.size
+        inside = group.ranks_within(c)
+        if inside == 0:
+            break
+        if r:
+            p = r / t
+            pair = r * (r - 1) / (t * (t - 1)) if t > 1 else 0.0
+            for u in range(1, inside + 1):
+                total += (p * (1 + before) + (u - 1) * pair) / (s + u)
+        before += r
+    return total / num_rel
+
+
+def _per_query(query: QueryContext) -> float:
+    return average_precision(query.ranking, query.qrels, query.k)
+
+
+DEFINITION = MeasureDef(
+    "AP",
+    _per_query,
+    CutoffRule.REQUIRED,
+    "average precision: sum of P@i at relevant ranks i <= k / all relevant judged (trec_eval map_cut_k)",
+    batch=batch_average_precision,
+    tie_aware=expected_average_precision,
+    aliases=("MAP", "map_cut"),
+)
+"""``AP@k``, aliases ``MAP@k`` and ``map_cut@k``."""

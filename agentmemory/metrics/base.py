@@ -1,140 +1,157 @@
-"""Measures as values: a registry of measure definitions, aliases and a parser.
+"""Measures as values: an open registry of measure definitions, their aliases and a parser.
 
 A :class:`Measure` is a name from :data:`REGISTRY` plus a checked cutoff,
 hashable, with a canonical text form (``P@5``, ``RR``, ``RR@5``, ``nDCG@10``,
 ``Rprec``).  :func:`parse_measure` turns text (aliases allowed, case ignored)
-back into one.  The numbers come from the pure helpers, one module each
-(:mod:`.precision`, :mod:`.recall`, ...), whose docstrings state the formulas.
+back into one.  Each measure is one :class:`~.definition.MeasureDef`, kept
+in its own module (:mod:`.precision`, :mod:`.recall`, ...) with its pure
+helper (whose docstring states the formula), its NumPy batch kernel and its
+tie-aware expectation.
 
-Every measure follows trec_eval (``-l 1``): a document is relevant when its
-judged grade is >= 1; unjudged documents are not relevant; a query with no
-relevant judged document scores 0.0 on every measure.  The ranking is taken
-as given (rank 1 first): order scored documents with
+The registry is open: :func:`register_measure` adds a measure at run time,
+and an installed package adds one through an entry point in the group
+``agentmemory.measures`` whose object is a ``MeasureDef`` (its aliases are
+the definition's ``aliases``).  :func:`parse_measure`, :class:`Measure` and
+every list of valid choices read the live registry, so a measure registered
+at run time parses at once.
+
+Every built-in measure follows trec_eval (``-l 1``): a document is relevant
+when its judged grade is >= 1; unjudged documents are not relevant; a query
+with no relevant judged document scores 0.0 on every measure.  The ranking
+is taken as given (rank 1 first): order scored documents with
 :func:`agentmemory.trec.trec_order` first to get trec_eval's tie rule.
 """
 
 from __future__ import annotations
 
-import enum
+import dataclasses
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass
+from typing import Any
 
 from agentmemory.errors import ParameterError, UnknownNameError
-from agentmemory.metrics.average_precision import average_precision
-from agentmemory.metrics.ndcg import ndcg
-from agentmemory.metrics.precision import precision
-from agentmemory.metrics.r_precision import r_precision
-from agentmemory.metrics.recall import recall
-from agentmemory.metrics.reciprocal_rank import reciprocal_rank
-from agentmemory.metrics.success import success
+from agentmemory.metrics import (
+    average_precision,
+    ndcg,
+    precision,
+    r_precision,
+    recall,
+    reciprocal_rank,
+    success,
+)
+from agentmemory.metrics.definition import CutoffRule, MeasureDef, QueryContext
+from agentmemory.registry import Registry
 
 __all__ = [
     "ALIASES",
     "REGISTRY",
-    "CutoffRule",
     "Measure",
-    "MeasureDef",
+    "as_scope",
     "compute_measures",
     "parse_measure",
     "parse_measures",
+    "register_measure",
 ]
 
 
-class CutoffRule(enum.Enum):
-    """Whether a measure takes a cutoff ``@k``."""
-
-    REQUIRED = "required"
-    OPTIONAL = "optional"
-    FORBIDDEN = "forbidden"
-
-
-@dataclass(frozen=True, slots=True)
-class MeasureDef:
-    """What the registry knows about one measure.
-
-    Attributes:
-        name: the canonical name (``"P"``, ``"nDCG"``, ...).
-        function: the pure helper; called as ``function(ranking, qrels, k)``,
-            or ``function(ranking, qrels)`` when the cutoff is forbidden.
-        cutoff: whether ``@k`` is required, optional or forbidden.
-        description: one line, naming the trec_eval equivalent.
-    """
-
-    name: str
-    function: Callable[..., float]
-    cutoff: CutoffRule
-    description: str
-
-
-REGISTRY: dict[str, MeasureDef] = {
-    definition.name: definition
-    for definition in (
-        MeasureDef(
-            "P",
-            precision,
-            CutoffRule.REQUIRED,
-            "precision: relevant in the top k / k (trec_eval P_k)",
-        ),
-        MeasureDef(
-            "R",
-            recall,
-            CutoffRule.REQUIRED,
-            "recall: relevant in the top k / all relevant judged (trec_eval recall_k)",
-        ),
-        MeasureDef(
-            "RR",
-            reciprocal_rank,
-            CutoffRule.OPTIONAL,
-            "reciprocal rank of the first relevant document, 0 if none in the top k"
-            " (uncut: trec_eval recip_rank); its mean is MRR",
-        ),
-        MeasureDef(
-            "nDCG",
-            ndcg,
-            CutoffRule.REQUIRED,
-            "normalised DCG, gain = grade, discount log2(rank + 1) (trec_eval ndcg_cut_k)",
-        ),
-        MeasureDef(
-            "AP",
-            average_precision,
-            CutoffRule.REQUIRED,
-            "average precision: sum of P@i at relevant ranks i <= k / all relevant judged (trec_eval map_cut_k)",
-        ),
-        MeasureDef(
-            "Success",
-            success,
-            CutoffRule.REQUIRED,
-            "1 if a relevant document is in the top k, else 0 (trec_eval success_k)",
-        ),
-        MeasureDef(
-            "Rprec",
-            r_precision,
-            CutoffRule.FORBIDDEN,
-            "precision at rank R, R = number of relevant judged documents (trec_eval Rprec)",
-        ),
+def _not_a_definition(obj: object) -> ParameterError:
+    return ParameterError(
+        "measure",
+        obj,
+        "is not a MeasureDef",
+        "register an agentmemory.metrics.MeasureDef (name, per-query function, cutoff rule, description)",
     )
-}
-"""Canonical measure name -> definition."""
 
-ALIASES: dict[str, str] = {
-    "precision": "P",
-    "recall": "R",
-    "MRR": "RR",
-    "recip_rank": "RR",
-    "MAP": "AP",
-    "map_cut": "AP",
-    "ndcg_cut": "nDCG",
-    "hit_rate": "Success",
-    "R-precision": "Rprec",
-}
-"""Other accepted spellings -> canonical name.  :func:`parse_measure` ignores
-case for these and for the canonical names (``mrr``, ``NDCG`` and ``p`` work)."""
 
-_LOOKUP: dict[str, str] = {
-    **{name.casefold(): name for name in REGISTRY},
-    **{alias.casefold(): name for alias, name in ALIASES.items()},
-}
+def _check_definition(name: str, obj: Any) -> MeasureDef:
+    """What :data:`REGISTRY` stores: ``obj`` itself, once it is a MeasureDef named ``name`` whose
+    name and aliases no other measure takes (ignoring case)."""
+    if not isinstance(obj, MeasureDef):
+        raise _not_a_definition(obj)
+    if obj.name != name:
+        raise ParameterError(
+            "measure name",
+            name,
+            f"is not the name of its MeasureDef ({obj.name!r})",
+            "register a MeasureDef under its own name",
+        )
+    # Casefolded spelling -> the registered measure that has it.  Installed measures not yet
+    # loaded are not read here (that would scan every distribution); each is checked when it loads.
+    taken: dict[str, str] = {}
+    for definition in REGISTRY.registered().values():
+        if definition.name != name:
+            for spelling in (definition.name, *definition.aliases):
+                taken[spelling.casefold()] = definition.name
+    for what, spelling in (("measure name", name), *(("measure alias", alias) for alias in obj.aliases)):
+        other = taken.get(spelling.casefold())
+        if other is not None:
+            raise ParameterError(
+                what,
+                spelling,
+                f"is taken by the measure {other!r} (names and aliases are compared ignoring case)",
+                f"choose another spelling, or unregister {other!r} first",
+            )
+    return obj
+
+
+REGISTRY: Registry[MeasureDef] = Registry("measure", "agentmemory.measures", _check_definition)
+"""Canonical measure name -> :class:`~.definition.MeasureDef`: the built-in measures, those
+registered at run time (:func:`register_measure`) and installed ones (entry points in the group
+``agentmemory.measures``, loaded on first use).  ``sorted(REGISTRY)`` lists every name."""
+
+
+def register_measure(definition: MeasureDef, aliases: Iterable[str] = (), *, replace: bool = False) -> MeasureDef:
+    """Register ``definition`` under its name; it parses, computes and scores at once.
+
+    Args:
+        definition: the measure (see :class:`~.definition.MeasureDef`).
+        aliases: more spellings (one text is one alias), added to
+            ``definition.aliases``: the stored definition carries them all.
+        replace: replace the measure registered under the same name (its
+            aliases go with it).
+
+    Returns the stored definition.
+
+    Raises:
+        ParameterError: ``definition`` is not a MeasureDef; its name is taken
+            (unless ``replace=True``); its name or an alias is a name or alias
+            of another measure, ignoring case (``replace`` does not take
+            another measure's spelling: unregister that measure first); or an
+            alias is not a valid name.
+    """
+    if not isinstance(definition, MeasureDef):
+        raise _not_a_definition(definition)
+    extra = (aliases,) if isinstance(aliases, str) else tuple(aliases)
+    if extra:
+        definition = dataclasses.replace(definition, aliases=(*definition.aliases, *extra))
+    return REGISTRY.register(definition.name, definition, replace=replace)
+
+
+class _Aliases(Mapping[str, str]):
+    """Alias -> canonical name, read from the registered definitions at every access."""
+
+    def _table(self) -> dict[str, str]:
+        return {alias: d.name for d in REGISTRY.registered().values() for alias in d.aliases}
+
+    def __getitem__(self, alias: str) -> str:
+        return self._table()[alias]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._table())
+
+    def __len__(self) -> int:
+        return len(self._table())
+
+    def __repr__(self) -> str:
+        return f"ALIASES({self._table()!r})"
+
+
+ALIASES: Mapping[str, str] = _Aliases()
+"""Other accepted spellings -> canonical name, live: the ``aliases`` of every registered
+definition (an installed measure's aliases count once it is loaded).  :func:`parse_measure`
+ignores case for these and for the canonical names (``mrr``, ``NDCG`` and ``p`` work)."""
+
 _CUTOFF_TEXT = re.compile(r"[+-]?[0-9]+")
 _CUTOFF_PROBLEMS = {
     "missing": "is missing",
@@ -145,7 +162,43 @@ _CUTOFF_PROBLEMS = {
 
 
 def _name_choices() -> list[str]:
+    """Every name and alias, read now (what an unknown-name error lists)."""
     return sorted(REGISTRY) + sorted(ALIASES)
+
+
+def _spellings() -> dict[str, str]:
+    """Casefolded name or alias -> canonical name, over the measures registered now."""
+    table: dict[str, str] = {}
+    for definition in REGISTRY.registered().values():
+        for spelling in (definition.name, *definition.aliases):
+            table[spelling.casefold()] = definition.name
+    return table
+
+
+def _resolve(name: str) -> str | None:
+    """The canonical name that ``name`` spells, ignoring case; ``None`` when no measure has it.
+
+    A miss among the registered measures turns to the installed ones not yet
+    loaded: the one whose name matches is loaded (its load error, if any, is
+    raised); failing that, every one of them is loaded to learn its aliases,
+    skipping those that fail to load (they report their error when named).
+    """
+    key = name.casefold()
+    found = _spellings().get(key)
+    if found is not None:
+        return found
+    registered = REGISTRY.registered()
+    pending = [other for other in REGISTRY.names() if other not in registered]
+    for other in pending:
+        if other.casefold() == key:
+            REGISTRY.get(other)
+            return other
+    for other in pending:
+        try:
+            REGISTRY.get(other)
+        except ParameterError:
+            continue
+    return _spellings().get(key)
 
 
 def _cutoff_problem(definition: MeasureDef, cutoff: object) -> tuple[str, str] | None:
@@ -188,9 +241,9 @@ class Measure:
     cutoff: int | None = None
 
     def __post_init__(self) -> None:
-        definition = REGISTRY.get(self.name)
-        if definition is None:
-            raise UnknownNameError("metric", self.name, sorted(REGISTRY))
+        if not isinstance(self.name, str) or self.name not in REGISTRY:
+            raise UnknownNameError("metric", self.name, REGISTRY.names())
+        definition = REGISTRY[self.name]
         problem = _cutoff_problem(definition, self.cutoff)
         if problem is not None:
             kind, allowed = problem
@@ -204,26 +257,45 @@ class Measure:
         """The registry entry of this measure."""
         return REGISTRY[self.name]
 
-    def compute(self, ranking: Sequence[str], qrels: Mapping[str, int]) -> float:
-        """The measure for one query.
+    def compute(
+        self, ranking: Sequence[str], qrels: Mapping[str, int], scope_ids: Iterable[str] | None = None
+    ) -> float:
+        """The measure for one query: its definition's function on a :class:`~.definition.QueryContext`.
 
         Args:
             ranking: document ids in rank order, rank 1 first, each at most once
                 (ties already broken, e.g. by :func:`agentmemory.trec.trec_order`).
             qrels: judged relevance per document id of this query (grades may be
                 0 or negative; relevant means >= 1).
+            scope_ids: the ids of every entry the query could retrieve, or
+                ``None`` when unknown (the trec_eval measures ignore it).
 
         Raises:
-            ParameterError: a document id appears twice in ``ranking``.
+            ParameterError: a document id appears twice in ``ranking``, or
+                ``scope_ids`` is not a collection of ids.
         """
         _check_distinct(ranking)
-        return self._compute(ranking, qrels)
+        return self._compute(ranking, qrels, as_scope(scope_ids))
 
-    def _compute(self, ranking: Sequence[str], qrels: Mapping[str, int]) -> float:
-        definition = REGISTRY[self.name]
-        if definition.cutoff is CutoffRule.FORBIDDEN:
-            return definition.function(ranking, qrels)
-        return definition.function(ranking, qrels, self.cutoff)
+    def _compute(self, ranking: Sequence[str], qrels: Mapping[str, int], scope_ids: Set[str] | None) -> float:
+        return REGISTRY[self.name].function(QueryContext(ranking, qrels, self.cutoff, scope_ids))
+
+
+def as_scope(scope_ids: Iterable[str] | None) -> Set[str] | None:
+    """``scope_ids`` as a set: a set as given, another collection as a frozenset, ``None`` kept.
+
+    Raises:
+        ParameterError: ``scope_ids`` is text or not iterable.
+    """
+    if scope_ids is None or isinstance(scope_ids, Set):
+        return scope_ids
+    allowed = "give the ids of every entry the query could retrieve (a set, list or tuple), or None"
+    if isinstance(scope_ids, str):
+        raise ParameterError("scope_ids", scope_ids, "is one text, not a collection of ids", allowed)
+    try:
+        return frozenset(scope_ids)
+    except TypeError:
+        raise ParameterError("scope_ids", scope_ids, "is not a collection of ids", allowed) from None
 
 
 def _check_distinct(ranking: Sequence[str]) -> None:
@@ -242,9 +314,9 @@ def _check_distinct(ranking: Sequence[str]) -> None:
 def parse_measure(text: str) -> Measure:
     """Turn ``name`` or ``name@k`` into a :class:`Measure`.
 
-    ``name`` is a canonical name (``P R RR nDCG AP Success Rprec``) or an
-    alias from :data:`ALIASES`, in any case; surrounding whitespace is
-    ignored.  ``k`` is an integer >= 1 in ASCII digits.  Examples:
+    ``name`` is a name of :data:`REGISTRY` (built in: ``P R RR nDCG AP
+    Success Rprec``) or an alias from :data:`ALIASES`, in any case;
+    surrounding whitespace is ignored.  ``k`` is an integer >= 1 in ASCII digits.  Examples:
     ``parse_measure("recall@5") == Measure("R", 5)``,
     ``parse_measure("MRR") == Measure("RR")``,
     ``parse_measure("MRR@5") == Measure("RR", 5)``.
@@ -257,7 +329,7 @@ def parse_measure(text: str) -> Measure:
         raise ParameterError("metric", text, "is not text", "give a name such as 'P@5' or 'RR'")
     stripped = text.strip()
     name_text, at, cutoff_text = stripped.partition("@")
-    canonical = _LOOKUP.get(name_text.strip().casefold())
+    canonical = _resolve(name_text.strip())
     if canonical is None:
         raise UnknownNameError("metric", text, _name_choices())
     definition = REGISTRY[canonical]
@@ -316,17 +388,25 @@ def parse_measures(spec: str | Iterable[str | Measure]) -> tuple[Measure, ...]:
     return tuple(measures)
 
 
-def compute_measures(measures: Iterable[Measure], ranking: Sequence[str], qrels: Mapping[str, int]) -> dict[str, float]:
+def compute_measures(
+    measures: Iterable[Measure],
+    ranking: Sequence[str],
+    qrels: Mapping[str, int],
+    *,
+    scope_ids: Iterable[str] | None = None,
+) -> dict[str, float]:
     """Every measure for one query, keyed by ``str(measure)`` in the given order.
 
-    See :meth:`Measure.compute` for ``ranking`` and ``qrels``.
+    See :meth:`Measure.compute` for ``ranking``, ``qrels`` and ``scope_ids``.
 
     Raises:
         ParameterError: an item of ``measures`` is not a :class:`Measure`
-            (parse text with :func:`parse_measures` first), or a document id
-            appears twice in ``ranking``.
+            (parse text with :func:`parse_measures` first), a document id
+            appears twice in ``ranking``, or ``scope_ids`` is not a
+            collection of ids.
     """
     _check_distinct(ranking)
+    scope = as_scope(scope_ids)
     values: dict[str, float] = {}
     for measure in measures:
         if not isinstance(measure, Measure):
@@ -336,5 +416,10 @@ def compute_measures(measures: Iterable[Measure], ranking: Sequence[str], qrels:
                 "is not a Measure",
                 f"parse text first, e.g. with parse_measures({measure!r})",
             )
-        values[str(measure)] = measure._compute(ranking, qrels)
+        values[str(measure)] = measure._compute(ranking, qrels, scope)
     return values
+
+
+for _module in (precision, recall, reciprocal_rank, ndcg, average_precision, success, r_precision):
+    register_measure(_module.DEFINITION)  # the built-in measures, in the order the tables show them
+del _module

@@ -5,9 +5,14 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from agentmemory.errors import check_positive_int
+import numpy as np
 
-__all__ = ["ndcg"]
+from agentmemory.errors import check_positive_int
+from agentmemory.metrics._batch import Ranked, divide, log2_table
+from agentmemory.metrics.definition import CutoffRule, MeasureDef, QueryContext
+from agentmemory.tieaware import TieContext
+
+__all__ = ["DEFINITION", "batch_ndcg", "expected_ndcg", "ndcg"]
 
 
 def ndcg(ranking: Sequence[str], qrels: Mapping[str, int], k: int) -> float:
@@ -47,3 +52,62 @@ def ndcg(ranking: Sequence[str], qrels: Mapping[str, int], k: int) -> float:
     if idcg <= 0.0:
         return 0.0
     return dcg / idcg
+
+
+def batch_ndcg(r: Ranked, k: int) -> np.ndarray:
+    """nDCG@k for every query of ``r`` at once: DCG over the ideal DCG, gain = grade, discount
+    ``math.log2(rank + 1)`` summed in rank order (== :func:`ndcg`)."""
+    cut = r.gain_rank <= k
+    ranks = r.gain_rank[cut]
+    ideal_cut = r.ideal_pos < k
+    positions = r.ideal_pos[ideal_cut]
+    longest = max(int(ranks.max(initial=0)), int(positions.max(initial=-1)) + 1)
+    log2 = log2_table(longest)  # log2[i] == math.log2(i + 2)
+    dcg = np.bincount(r.gain_query[cut], weights=r.gain[cut] / log2[ranks - 1], minlength=r.n)
+    idcg = np.bincount(r.ideal_query[ideal_cut], weights=r.ideal_gain[ideal_cut] / log2[positions], minlength=r.n)
+    return divide(dcg, idcg)
+
+
+def expected_ndcg(ties: TieContext) -> float:
+    """nDCG@k over all orderings of tied scores (``c = min(k, D)``, notation of :mod:`agentmemory.tieaware`).
+
+    Each rank ``i`` of group ``g`` has expected gain ``G_g / t_g`` (``G_g``:
+    the sum of the group's positive grades), so
+    ``E[DCG@k] = sum_g (G_g / t_g) * sum_{i = s_g + 1}^{min(s_g + t_g, c)} 1 / log2(i + 1)``
+    (the inner sum by :func:`math.fsum`; groups with ``G_g <= 0`` skipped)
+    and ``E[nDCG@k] = E[DCG@k] / IDCG@k``, where ``IDCG@k`` (the
+    :func:`math.fsum` of ``grade / log2(i + 2)`` over the ``k`` highest
+    positive grades judged, ``i`` from 0) does not depend on the order; 0
+    when it is 0.
+    """
+    qrels, k = ties.qrels, ties.k
+    ideal = sorted((grade for grade in qrels.values() if grade > 0), reverse=True)[:k]
+    idcg = math.fsum(gain / math.log2(i + 2) for i, gain in enumerate(ideal))
+    if idcg <= 0.0:
+        return 0.0
+    c = ties.cut
+    total = 0.0
+    for group in ties.groups:
+        gain = float(sum(max(qrels.get(e, 0), 0) for e in group.entry_ids))
+        last = min(group.offset + group.size, c)
+        if gain <= 0 or last <= group.offset:
+            continue
+        discount = math.fsum(1.0 / math.log2(i + 1) for i in range(group.offset + 1, last + 1))
+        total += gain / group.size * discount
+    return total / idcg
+
+
+def _per_query(query: QueryContext) -> float:
+    return ndcg(query.ranking, query.qrels, query.k)
+
+
+DEFINITION = MeasureDef(
+    "nDCG",
+    _per_query,
+    CutoffRule.REQUIRED,
+    "normalised DCG, gain = grade, discount log2(rank + 1) (trec_eval ndcg_cut_k)",
+    batch=batch_ndcg,
+    tie_aware=expected_ndcg,
+    aliases=("ndcg_cut",),
+)
+"""``nDCG@k``, alias ``ndcg_cut@k``."""

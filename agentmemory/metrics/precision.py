@@ -4,9 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from agentmemory.errors import check_positive_int
+import numpy as np
 
-__all__ = ["precision"]
+from agentmemory.errors import check_positive_int
+from agentmemory.metrics._batch import Ranked, count_per_query, over_k
+from agentmemory.metrics.definition import CutoffRule, MeasureDef, QueryContext
+from agentmemory.tieaware import TieContext, expected_hits
+
+__all__ = ["DEFINITION", "batch_precision", "expected_precision", "precision"]
 
 
 def precision(ranking: Sequence[str], qrels: Mapping[str, int], k: int) -> float:
@@ -27,3 +32,29 @@ def precision(ranking: Sequence[str], qrels: Mapping[str, int], k: int) -> float
     check_positive_int("k", k)
     hits = sum(1 for doc in ranking[:k] if qrels.get(doc, 0) >= 1)
     return hits / k
+
+
+def batch_precision(r: Ranked, k: int) -> np.ndarray:
+    """P@k for every query of ``r`` at once: relevant at ranks <= k, over k (== :func:`precision`)."""
+    return over_k(count_per_query(r.rel_query[r.rel_rank <= k], r.n), k)
+
+
+def expected_precision(ties: TieContext) -> float:
+    """P@k over all orderings of tied scores: ``H(c) / k``, ``c = min(k, D)`` (:mod:`agentmemory.tieaware`)."""
+    return expected_hits(ties, ties.cut) / ties.k
+
+
+def _per_query(query: QueryContext) -> float:
+    return precision(query.ranking, query.qrels, query.k)
+
+
+DEFINITION = MeasureDef(
+    "P",
+    _per_query,
+    CutoffRule.REQUIRED,
+    "precision: relevant in the top k / k (trec_eval P_k)",
+    batch=batch_precision,
+    tie_aware=expected_precision,
+    aliases=("precision",),
+)
+"""``P@k``, alias ``precision@k``."""

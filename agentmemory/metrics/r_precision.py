@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-__all__ = ["r_precision"]
+import numpy as np
+
+from agentmemory.metrics._batch import Ranked, count_per_query, divide
+from agentmemory.metrics.definition import CutoffRule, MeasureDef, QueryContext
+from agentmemory.tieaware import TieContext, expected_hits
+
+__all__ = ["DEFINITION", "batch_r_precision", "expected_r_precision", "r_precision"]
 
 
 def r_precision(ranking: Sequence[str], qrels: Mapping[str, int]) -> float:
@@ -26,3 +32,34 @@ def r_precision(ranking: Sequence[str], qrels: Mapping[str, int]) -> float:
         return 0.0
     hits = sum(1 for doc in ranking[:num_rel] if qrels.get(doc, 0) >= 1)
     return hits / num_rel
+
+
+def batch_r_precision(r: Ranked, k: None = None) -> np.ndarray:
+    """Rprec for every query of ``r`` at once: relevant at ranks <= R, over R (== :func:`r_precision`).
+
+    ``k`` is always ``None`` (Rprec takes no cutoff); it is there for the kernels' one calling shape.
+    """
+    hits = count_per_query(r.rel_query[r.rel_rank <= r.num_rel[r.rel_query]], r.n)
+    return divide(hits, r.num_rel)
+
+
+def expected_r_precision(ties: TieContext) -> float:
+    """Rprec over all orderings of tied scores: ``H(min(R, D)) / R`` (0 when ``R = 0``)."""
+    num_rel = ties.num_rel
+    return expected_hits(ties, min(num_rel, ties.depth)) / num_rel if num_rel else 0.0
+
+
+def _per_query(query: QueryContext) -> float:
+    return r_precision(query.ranking, query.qrels)
+
+
+DEFINITION = MeasureDef(
+    "Rprec",
+    _per_query,
+    CutoffRule.FORBIDDEN,
+    "precision at rank R, R = number of relevant judged documents (trec_eval Rprec)",
+    batch=batch_r_precision,
+    tie_aware=expected_r_precision,
+    aliases=("R-precision",),
+)
+"""``Rprec`` (no cutoff), alias ``R-precision``."""

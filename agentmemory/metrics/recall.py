@@ -4,9 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from agentmemory.errors import check_positive_int
+import numpy as np
 
-__all__ = ["recall"]
+from agentmemory.errors import check_positive_int
+from agentmemory.metrics._batch import Ranked, count_per_query, divide
+from agentmemory.metrics.definition import CutoffRule, MeasureDef, QueryContext
+from agentmemory.tieaware import TieContext, expected_hits
+
+__all__ = ["DEFINITION", "batch_recall", "expected_recall", "recall"]
 
 
 def recall(ranking: Sequence[str], qrels: Mapping[str, int], k: int) -> float:
@@ -28,3 +33,29 @@ def recall(ranking: Sequence[str], qrels: Mapping[str, int], k: int) -> float:
         return 0.0
     hits = sum(1 for doc in ranking[:k] if qrels.get(doc, 0) >= 1)
     return hits / num_rel
+
+
+def batch_recall(r: Ranked, k: int) -> np.ndarray:
+    """R@k for every query of ``r`` at once: relevant at ranks <= k, over R (== :func:`recall`)."""
+    return divide(count_per_query(r.rel_query[r.rel_rank <= k], r.n), r.num_rel)
+
+
+def expected_recall(ties: TieContext) -> float:
+    """R@k over all orderings of tied scores: ``H(c) / R`` (0 when ``R = 0``), ``c = min(k, D)``."""
+    return expected_hits(ties, ties.cut) / ties.num_rel if ties.num_rel else 0.0
+
+
+def _per_query(query: QueryContext) -> float:
+    return recall(query.ranking, query.qrels, query.k)
+
+
+DEFINITION = MeasureDef(
+    "R",
+    _per_query,
+    CutoffRule.REQUIRED,
+    "recall: relevant in the top k / all relevant judged (trec_eval recall_k)",
+    batch=batch_recall,
+    tie_aware=expected_recall,
+    aliases=("recall",),
+)
+"""``R@k``, alias ``recall@k``."""

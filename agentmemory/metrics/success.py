@@ -4,9 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from agentmemory.errors import check_positive_int
+import numpy as np
 
-__all__ = ["success"]
+from agentmemory.errors import check_positive_int
+from agentmemory.metrics._batch import Ranked
+from agentmemory.metrics.definition import CutoffRule, MeasureDef, QueryContext
+from agentmemory.tieaware import TieContext
+
+__all__ = ["DEFINITION", "batch_success", "expected_success", "success"]
 
 
 def success(ranking: Sequence[str], qrels: Mapping[str, int], k: int) -> float:
@@ -22,3 +27,54 @@ def success(ranking: Sequence[str], qrels: Mapping[str, int], k: int) -> float:
     """
     check_positive_int("k", k)
     return 1.0 if any(qrels.get(doc, 0) >= 1 for doc in ranking[:k]) else 0.0
+
+
+def batch_success(r: Ranked, k: int) -> np.ndarray:
+    """Success@k for every query of ``r`` at once: 1.0 when a relevant document is at rank <= k (== :func:`success`)."""
+    return ((r.first_rank > 0) & (r.first_rank <= k)).astype(np.float64)
+
+
+def expected_success(ties: TieContext) -> float:
+    """Success@k over all orderings of tied scores (``c = min(k, D)``, notation of :mod:`agentmemory.tieaware`).
+
+    ``1`` if a group wholly inside the top ``c`` holds a relevant entry
+    (groups taken highest first, stopping at the first group with no rank
+    inside); otherwise, for the group cut by ``c`` (taking ``m = c - s_g``
+    of its ``t`` ranks, ``r`` of its entries relevant),
+    ``1 - prod_{i=0}^{m-1} (t - r - i) / (t - i)`` (one minus the chance
+    that all ``m`` ranks inside hold non-relevant entries; the product stops
+    once it is 0.0); 0 if no relevant entry is within reach.
+    """
+    c = ties.cut
+    for group, r in zip(ties.groups, ties.relevant):
+        inside = group.ranks_within(c)
+        if inside == 0:
+            break
+        if r == 0:
+            continue
+        if inside == group.size:
+            return 1.0
+        t = group.size
+        none_inside = 1.0
+        for i in range(inside):
+            none_inside *= (t - r - i) / (t - i)
+            if none_inside == 0.0:
+                break
+        return 1.0 - none_inside
+    return 0.0
+
+
+def _per_query(query: QueryContext) -> float:
+    return success(query.ranking, query.qrels, query.k)
+
+
+DEFINITION = MeasureDef(
+    "Success",
+    _per_query,
+    CutoffRule.REQUIRED,
+    "1 if a relevant document is in the top k, else 0 (trec_eval success_k)",
+    batch=batch_success,
+    tie_aware=expected_success,
+    aliases=("hit_rate",),
+)
+"""``Success@k``, alias ``hit_rate@k``."""
