@@ -188,7 +188,7 @@ class Registry(Generic[T]):
                 raise ParameterError(
                     self.kind,
                     name,
-                    f"comes from the entry point {point.value!r} (group {self.group}), which gives {err.problem}",
+                    f"comes from the entry point {point.value!r} (group {self.group}), whose object {err.problem}",
                     err.allowed,
                 ) from None
             self._items[name] = stored

@@ -49,7 +49,7 @@ retrieved), ``P@k`` divides by ``k`` even when fewer entries are scored, and
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence, Set
+from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -128,6 +128,13 @@ class TieContext:
         """``c``: the ranks the measure looks at, ``min(k, D)``, or ``D`` without a cutoff."""
         return self.depth if self.k is None else min(self.k, self.depth)
 
+    @property
+    def cutoff(self) -> int:
+        """``k`` for a measure whose cutoff is required (never ``None`` then)."""
+        if self.k is None:
+            raise ParameterError("k", None, "is missing", "this measure needs a cutoff, an integer >= 1")
+        return self.k
+
 
 @dataclass(frozen=True, slots=True)
 class TieReport:
@@ -197,7 +204,7 @@ def expected_hits(ties: TieContext, c: int) -> float:
     return total
 
 
-def _scope(scope_ids: object) -> Set[str] | None:
+def _scope(scope_ids: Iterable[str] | None) -> Set[str] | None:
     from .metrics.base import as_scope
 
     return as_scope(scope_ids)

@@ -750,7 +750,7 @@ def test_installed_measure_with_another_name_is_refused(registry_restored, tmp_p
     _install_measures(tmp_path, monkeypatch, {"Mismatch": "am_plugin_measures:NAMED_OTHERWISE"})
     message = (
         "measure: 'Mismatch' (str) comes from the entry point 'am_plugin_measures:NAMED_OTHERWISE' "
-        "(group agentmemory.measures), which gives is not the name of its MeasureDef ('Other'); "
+        "(group agentmemory.measures), whose object is not the name of its MeasureDef ('Other'); "
         "register a MeasureDef under its own name"
     )
     with pytest.raises(ParameterError, match=f"^{re.escape(message)}$"):
@@ -769,7 +769,7 @@ def test_broken_installed_measure_does_not_hide_an_unknown_name(registry_restore
         parse_measure("nope@3")
     message = (
         "measure: 'Broken' (str) comes from the entry point 'am_plugin_measures:NOT_A_DEFINITION' "
-        "(group agentmemory.measures), which gives is not a MeasureDef; "
+        "(group agentmemory.measures), whose object is not a MeasureDef; "
         "register an agentmemory.metrics.MeasureDef (name, per-query function, cutoff rule, description)"
     )
     with pytest.raises(ParameterError, match=f"^{re.escape(message)}$"):

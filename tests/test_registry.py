@@ -235,7 +235,7 @@ def test_entry_point_of_the_wrong_type_is_refused(widgets, tmp_path, monkeypatch
     )
     message = (
         f"widget: 'wrong' (str) comes from the entry point 'am_plugin_wrong:WIDGET' (group {GROUP}), "
-        "which gives is not an int; register an int"
+        "whose object is not an int; register an int"
     )
     with pytest.raises(ParameterError, match=f"^{re.escape(message)}$"):
         widgets.get("wrong")

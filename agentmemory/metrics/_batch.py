@@ -353,8 +353,8 @@ def score_queries(
     per query instead (a measure without a batch kernel, or inputs the batch
     path does not take; see the module docs).
     """
-    kernels = [measure.definition.batch for measure in measures]
-    if any(kernel is None for kernel in kernels):
+    kernels = [k for k in (measure.definition.batch for measure in measures) if k is not None]
+    if len(kernels) != len(measures):
         return None
     ranked = rank_judged(docs, judged)
     if ranked is None:

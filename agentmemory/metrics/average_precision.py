@@ -84,7 +84,7 @@ def expected_average_precision(ties: TieContext) -> float:
 
 
 def _per_query(query: QueryContext) -> float:
-    return average_precision(query.ranking, query.qrels, query.k)
+    return average_precision(query.ranking, query.qrels, query.cutoff)
 
 
 DEFINITION = MeasureDef(

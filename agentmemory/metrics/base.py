@@ -364,11 +364,12 @@ def parse_measures(spec: str | Iterable[str | Measure]) -> tuple[Measure, ...]:
     if isinstance(spec, str):
         if not spec.strip():
             raise ParameterError("metrics", spec, "names no measure", "give at least one, e.g. 'P@5,RR'")
-        items: list[str | Measure] = list(spec.split(","))
-        if any(not item.strip() for item in items):
+        texts = spec.split(",")
+        if any(not item.strip() for item in texts):
             raise ParameterError(
                 "metrics", spec, "has an empty item", "separate measures by single commas, e.g. 'P@5,RR'"
             )
+        items: list[str | Measure] = list(texts)
     else:
         items = list(spec)
     measures: list[Measure] = []

@@ -18,7 +18,6 @@ from agentmemory.registry import NAME_PATTERN
 if TYPE_CHECKING:  # only for annotations: importing them here would be a cycle (or NumPy for nothing)
     import numpy as np
 
-    from agentmemory.metrics._batch import Ranked
     from agentmemory.tieaware import TieContext
 
 __all__ = ["CutoffRule", "MeasureDef", "QueryContext"]
@@ -53,6 +52,13 @@ class QueryContext(NamedTuple):
     qrels: Mapping[str, int]
     k: int | None
     scope_ids: Set[str] | None = None
+
+    @property
+    def cutoff(self) -> int:
+        """``k`` for a measure whose cutoff is required (never ``None`` then)."""
+        if self.k is None:
+            raise ParameterError("k", None, "is missing", "this measure needs a cutoff, an integer >= 1")
+        return self.k
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +99,7 @@ class MeasureDef:
     function: Callable[[QueryContext], float]
     cutoff: CutoffRule
     description: str
-    batch: Callable[[Ranked, int | None], np.ndarray] | None = None
+    batch: Callable[..., np.ndarray] | None = None  # (ranked, k), k None when the measure has no cutoff
     tie_aware: Callable[[TieContext], float] | None = None
     aliases: tuple[str, ...] = ()
 

@@ -80,7 +80,7 @@ def expected_ndcg(ties: TieContext) -> float:
     positive grades judged, ``i`` from 0) does not depend on the order; 0
     when it is 0.
     """
-    qrels, k = ties.qrels, ties.k
+    qrels, k = ties.qrels, ties.cutoff
     ideal = sorted((grade for grade in qrels.values() if grade > 0), reverse=True)[:k]
     idcg = math.fsum(gain / math.log2(i + 2) for i, gain in enumerate(ideal))
     if idcg <= 0.0:
@@ -98,7 +98,7 @@ def expected_ndcg(ties: TieContext) -> float:
 
 
 def _per_query(query: QueryContext) -> float:
-    return ndcg(query.ranking, query.qrels, query.k)
+    return ndcg(query.ranking, query.qrels, query.cutoff)
 
 
 DEFINITION = MeasureDef(

@@ -41,11 +41,11 @@ def batch_precision(r: Ranked, k: int) -> np.ndarray:
 
 def expected_precision(ties: TieContext) -> float:
     """P@k over all orderings of tied scores: ``H(c) / k``, ``c = min(k, D)`` (:mod:`agentmemory.tieaware`)."""
-    return expected_hits(ties, ties.cut) / ties.k
+    return expected_hits(ties, ties.cut) / ties.cutoff
 
 
 def _per_query(query: QueryContext) -> float:
-    return precision(query.ranking, query.qrels, query.k)
+    return precision(query.ranking, query.qrels, query.cutoff)
 
 
 DEFINITION = MeasureDef(

@@ -46,7 +46,7 @@ def expected_recall(ties: TieContext) -> float:
 
 
 def _per_query(query: QueryContext) -> float:
-    return recall(query.ranking, query.qrels, query.k)
+    return recall(query.ranking, query.qrels, query.cutoff)
 
 
 DEFINITION = MeasureDef(

@@ -65,7 +65,7 @@ def expected_success(ties: TieContext) -> float:
 
 
 def _per_query(query: QueryContext) -> float:
-    return success(query.ranking, query.qrels, query.k)
+    return success(query.ranking, query.qrels, query.cutoff)
 
 
 DEFINITION = MeasureDef(
