@@ -207,7 +207,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 def _load_collection(args: argparse.Namespace, progress: bool):
     """The collection named by --collection/--format/--split/--repair (default: the shipped fixture)."""
     from .collection import default_collection_path
-    from .loaders import load
+    from .datasets import load
 
     options = {"format": args.format, "progress": progress}
     if args.split != "test":

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentmemory.collection import default_collection_path, load_collection
+from agentmemory.collection import default_collection_path
+from agentmemory.datasets.beir import load_collection
 from agentmemory.errors import ParameterError, UnknownNameError
 from agentmemory.evaluate import evaluate
 from agentmemory.metrics import Measure, parse_measure

@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentmemory.collection import load_collection
+from agentmemory.datasets.beir import load_collection, write_collection
+from agentmemory.datasets.synthetic import synthetic_collection
 from agentmemory.errors import ParameterError
 from agentmemory.evaluate import evaluate
-from agentmemory.synthetic import synthetic_collection, write_collection
 from agentmemory.tokenize import tokenize
 
 
