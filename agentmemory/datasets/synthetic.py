@@ -65,7 +65,7 @@ from typing import Any
 import numpy as np
 
 from ..collection import Collection
-from ..errors import ParameterError, check_positive_int
+from ..errors import ParameterError, check_positive_int, check_seed
 from ..records import MemoryEntry, Provenance, Query
 from .beir import corpus_line, query_line
 
@@ -88,14 +88,6 @@ def _check_range(name: str, value: object, minimum: int) -> tuple[int, int]:
             name, value, "is not a range (low, high)", f"give two integers with {minimum} <= low <= high, e.g. (1, 3)"
         )
     return int(value[0]), int(value[1])  # type: ignore[index]
-
-
-def _check_seed(seed: object) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ParameterError("seed", seed, "is not an integer", "seed must be an integer")
-    if seed < 0:
-        raise ParameterError("seed", seed, "is negative", "seed must be an integer >= 0 (numpy's default_rng)")
-    return seed
 
 
 def _names(prefix: str, count: int) -> list[str]:
@@ -128,7 +120,7 @@ def synthetic_collection(
             ``2 * (n_tags + 1)``; or ``n_entries`` cannot hold
             ``n_queries * relevant_per_query[1]`` relevant entries.
     """
-    seed = _check_seed(seed)
+    seed = check_seed(seed)
     n_entries = check_positive_int("n_entries", n_entries)
     n_queries = check_positive_int("n_queries", n_queries)
     n_tags = check_positive_int("n_tags", n_tags)
