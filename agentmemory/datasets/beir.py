@@ -39,8 +39,9 @@ __all__ = ["FORMAT", "load_collection", "parse_timestamp", "recognise", "write_c
 _CORPUS_KEYS = {"_id", "text", "title", "tags", "created_at", "provenance", "scope"}
 _QUERY_KEYS = {"_id", "text", "tags", "scope", "group"}
 _PROVENANCE_KEYS = {"source", "ref", "actor", "derived_from"}
-# Fields the writer writes itself; a metadata key of the same name would be read back as that field.
-_RESERVED_CORPUS_KEYS = ("_id", "text", "tags", "created_at", "provenance", "scope")
+# Field names the reader interprets: a metadata key of one of these names would not be read back as
+# metadata (a "title" would be joined to the text), so the writer refuses it.
+_RESERVED_CORPUS_KEYS = ("_id", "text", "title", "tags", "created_at", "provenance", "scope")
 _RESERVED_QUERY_KEYS = ("_id", "text", "tags", "scope", "group")
 
 
@@ -328,16 +329,19 @@ def write_collection(collection: Collection, folder: str | PathLike[str], *, spl
     the folder as a whole is not (a failure between files can leave some
     written).  Existing files of those names are replaced.  Metadata keys
     are written as top-level fields, which the loader returns as metadata.
-    ``scope`` and ``group`` are written when set; a loader that does not read
-    them keeps them as metadata.  ``skipped`` and ``repairs`` are not written.
+    ``scope`` and ``group`` are written when set.  ``skipped``, ``repairs``
+    and ``headline_excludes`` are not written.
 
     Returns:
         The written files' paths relative to ``folder`` (POSIX) -> sha256,
         sorted: what ``load_collection(folder).files`` will hold.
 
     Raises:
-        ParameterError: a metadata key collides with a field name.
+        ParameterError: a metadata key is a field name the reader interprets
+            (it would not come back as metadata), or ``split`` is not a
+            split name.
     """
+    _check_split(split)
     root = Path(folder)
     texts = {
         "corpus.jsonl": "".join(json.dumps(corpus_line(e), ensure_ascii=False) + "\n" for e in collection.entries),

@@ -10,8 +10,18 @@ from pathlib import Path
 import pytest
 from conftest import REPO_ROOT, write_collection
 
-from agentmemory import InputError, MissingFileError, load, load_collection
+from agentmemory import (
+    Collection,
+    InputError,
+    MemoryEntry,
+    MissingFileError,
+    ParameterError,
+    Query,
+    load,
+    load_collection,
+)
 from agentmemory.collection import collection_summary, default_collection_path
+from agentmemory.datasets import beir
 from agentmemory.datasets.beir import parse_timestamp
 from agentmemory.records import Provenance
 
@@ -426,3 +436,52 @@ def test_beir_missing_split():
     with pytest.raises(MissingFileError, match=re.escape(f"{BEIR / 'qrels' / 'train.tsv'}: no such file")):
         load(BEIR, split="train")
 
+
+# -- the writer -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "entry_metadata,query_metadata,message",
+    [
+        (
+            {"title": "Diet"},
+            {},
+            "entry 'e1' metadata: 'title' (str) is a reserved field name; "
+            "rename the metadata key; reserved: _id, text, title, tags, created_at, provenance, scope",
+        ),
+        (
+            {"scope": "x"},
+            {},
+            "entry 'e1' metadata: 'scope' (str) is a reserved field name; "
+            "rename the metadata key; reserved: _id, text, title, tags, created_at, provenance, scope",
+        ),
+        (
+            {},
+            {"group": "g"},
+            "query 'q1' metadata: 'group' (str) is a reserved field name; "
+            "rename the metadata key; reserved: _id, text, tags, scope, group",
+        ),
+    ],
+)
+def test_writer_refuses_metadata_the_reader_would_misread(tmp_path, entry_metadata, query_metadata, message):
+    """A metadata key the reader interprets (a title would be joined to the text) is refused, nothing written."""
+    collection = Collection(
+        "c",
+        (MemoryEntry("e1", "vegetarian", metadata=entry_metadata),),
+        (Query("q1", "diet", metadata=query_metadata),),
+        {"q1": {"e1": 1}},
+        {},
+    )
+    with pytest.raises(ParameterError) as info:
+        beir.write_collection(collection, tmp_path / "out")
+    assert str(info.value) == message
+    assert not (tmp_path / "out").exists()
+
+
+def test_writer_checks_the_split(tmp_path):
+    """write_collection refuses a split that is not a plain file name, as the reader does."""
+    with pytest.raises(ParameterError) as info:
+        beir.write_collection(load(BEIR), tmp_path / "out", split="../dev")
+    assert str(info.value) == (
+        "split: '../dev' (str) is not a split name; a split names a file qrels/<split>.tsv, e.g. 'test' or 'dev'"
+    )
