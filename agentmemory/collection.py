@@ -97,7 +97,6 @@ def default_collection_path() -> Path:
     raise MissingFileError(here / "_fixtures" / "assistant-notes", "folder (the shipped fixture)")
 
 
-
 def collection_summary(collection: Collection) -> dict[str, Any]:
     """Name, sizes and file hashes, JSON-ready (for artifacts and reports)."""
     return {

@@ -162,7 +162,9 @@ class Format(NamedTuple):
         for key, value in options.items():
             if self.option(key) is None:
                 takes = ", ".join(o.name for o in self.options)
-                allowed = f"the {self.name} format takes: {takes}" if takes else f"the {self.name} format takes no options"
+                allowed = (
+                    f"the {self.name} format takes: {takes}" if takes else f"the {self.name} format takes no options"
+                )
                 others = sorted(n for n, f in FORMATS.registered().items() if f.option(key) is not None)
                 if others:
                     allowed += f" ({key} is an option of: {', '.join(others)})"
@@ -323,9 +325,7 @@ def detect_format(path: str | PathLike[str]) -> str:
     )
 
 
-def load(
-    path: str | PathLike[str], format: str = "auto", *, progress: bool = False, **options: Any
-) -> Collection:
+def load(path: str | PathLike[str], format: str = "auto", *, progress: bool = False, **options: Any) -> Collection:
     """Load a collection in any registered format.
 
     Args:

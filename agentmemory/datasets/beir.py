@@ -53,13 +53,9 @@ def parse_timestamp(value: object, path: str, line: int, field: str = "created_a
     try:
         parsed = datetime.fromisoformat(text)
     except ValueError:
-        raise InputError(
-            path, line, f"{field} {value!r} is not ISO 8601; expected e.g. 2026-03-01T09:30:00Z"
-        ) from None
+        raise InputError(path, line, f"{field} {value!r} is not ISO 8601; expected e.g. 2026-03-01T09:30:00Z") from None
     if parsed.tzinfo is None:
-        raise InputError(
-            path, line, f"{field} {value!r} has no timezone; add one, e.g. 2026-03-01T09:30:00Z"
-        )
+        raise InputError(path, line, f"{field} {value!r} has no timezone; add one, e.g. 2026-03-01T09:30:00Z")
     return parsed.astimezone(timezone.utc)
 
 
@@ -90,7 +86,9 @@ def _jsonl(path: Path, text: str) -> Iterator[tuple[int, dict]]:
         try:
             obj = json.loads(raw)
         except json.JSONDecodeError as err:
-            raise InputError(path, number, f"malformed JSON ({err.msg} at column {err.colno}); expected one JSON object per line") from None
+            raise InputError(
+                path, number, f"malformed JSON ({err.msg} at column {err.colno}); expected one JSON object per line"
+            ) from None
         if not isinstance(obj, dict):
             raise InputError(path, number, f"expected a JSON object, found {type(obj).__name__}")
         yield number, obj
@@ -170,7 +168,9 @@ def load_collection(path: str | PathLike[str], *, split: str = "test", progress:
     if not root.exists():
         raise MissingFileError(root, "collection folder")
     if not root.is_dir():
-        raise InputError(root, None, "is not a folder; a collection is a folder with corpus.jsonl, queries.jsonl, qrels/")
+        raise InputError(
+            root, None, "is not a folder; a collection is a folder with corpus.jsonl, queries.jsonl, qrels/"
+        )
     files: dict[str, str] = {}
 
     corpus_path = root / "corpus.jsonl"
@@ -185,7 +185,8 @@ def load_collection(path: str | PathLike[str], *, split: str = "test", progress:
         entry_id = _string_id(obj, corpus_path, line)
         if entry_id in first_line:
             raise InputError(
-                corpus_path, line,
+                corpus_path,
+                line,
                 f"duplicate _id {entry_id!r} (first on line {first_line[entry_id]}); every entry _id must be unique",
             )
         first_line[entry_id] = line
@@ -213,7 +214,9 @@ def load_collection(path: str | PathLike[str], *, split: str = "test", progress:
         for source in entry.provenance.derived_from:
             if source not in first_line:
                 raise InputError(
-                    corpus_path, first_line[entry.id], f"provenance.derived_from names unknown entry {source!r}; derived_from may only name entries of this corpus"
+                    corpus_path,
+                    first_line[entry.id],
+                    f"provenance.derived_from names unknown entry {source!r}; derived_from may only name entries of this corpus",
                 )
 
     queries_path = root / "queries.jsonl"
@@ -223,7 +226,8 @@ def load_collection(path: str | PathLike[str], *, split: str = "test", progress:
         query_id = _string_id(obj, queries_path, line)
         if query_id in query_line:
             raise InputError(
-                queries_path, line,
+                queries_path,
+                line,
                 f"duplicate _id {query_id!r} (first on line {query_line[query_id]}); every query _id must be unique",
             )
         query_line[query_id] = line
@@ -249,21 +253,35 @@ def load_collection(path: str | PathLike[str], *, split: str = "test", progress:
             continue
         if len(fields) != 3:
             raise InputError(
-                qrels_path, number,
+                qrels_path,
+                number,
                 f"expected 3 tab-separated fields query-id, corpus-id, score; found {len(fields)}",
             )
         query_id, entry_id, grade_text = (f.strip() for f in fields)
         try:
             grade = int(grade_text)
         except ValueError:
-            raise InputError(qrels_path, number, f"score {grade_text!r} is not an integer; expected an integer grade such as 0, 1 or 2") from None
+            raise InputError(
+                qrels_path,
+                number,
+                f"score {grade_text!r} is not an integer; expected an integer grade such as 0, 1 or 2",
+            ) from None
         if query_id not in query_line:
-            raise InputError(qrels_path, number, f"unknown query {query_id!r} (not in queries.jsonl); judge only queries of queries.jsonl")
+            raise InputError(
+                qrels_path,
+                number,
+                f"unknown query {query_id!r} (not in queries.jsonl); judge only queries of queries.jsonl",
+            )
         if entry_id not in first_line:
-            raise InputError(qrels_path, number, f"unknown entry {entry_id!r} (not in corpus.jsonl); judge only entries of corpus.jsonl")
+            raise InputError(
+                qrels_path,
+                number,
+                f"unknown entry {entry_id!r} (not in corpus.jsonl); judge only entries of corpus.jsonl",
+            )
         if (query_id, entry_id) in qrels_line:
             raise InputError(
-                qrels_path, number,
+                qrels_path,
+                number,
                 f"query {query_id!r} judges entry {entry_id!r} twice (first on line {qrels_line[query_id, entry_id]}); judge each pair once",
             )
         qrels_line[query_id, entry_id] = number
@@ -276,7 +294,6 @@ def load_collection(path: str | PathLike[str], *, split: str = "test", progress:
         qrels=MappingProxyType({q: MappingProxyType(d) for q, d in qrels.items()}),
         files=MappingProxyType(dict(sorted(files.items()))),
     )
-
 
 
 def _extra(metadata: Mapping[str, Any], reserved: tuple[str, ...], what: str, item_id: str) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import codecs
 import json
 import re
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Generator
 from os import PathLike
 from pathlib import Path
 
@@ -31,7 +31,7 @@ _TOKEN = re.compile(r'\s+|"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\],:]|[^"{}\[\],:\s]+', 
 _CHUNK = 1 << 16
 
 
-def _tokens(path: Path, chunk: int) -> Iterator[str]:
+def _tokens(path: Path, chunk: int) -> Generator[str, None, None]:
     """The file's JSON tokens (strings with their quotes, punctuation, scalars), white space skipped."""
     decoder = codecs.getincrementaldecoder("utf-8-sig")(errors="replace")
     with open(path, "rb") as handle:
@@ -55,7 +55,7 @@ def _tokens(path: Path, chunk: int) -> Iterator[str]:
                 yield token
 
 
-def first_record_keys(path: str | PathLike[str], *, chunk: int = _CHUNK) -> Iterator[str]:
+def first_record_keys(path: str | PathLike[str], *, chunk: int = _CHUNK) -> Generator[str, None, None]:
     """Yield the keys of the JSON file's first record, in file order, reading only as far as asked.
 
     The first record is the top-level object, or the first item of a

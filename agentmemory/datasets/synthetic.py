@@ -173,7 +173,9 @@ def synthetic_collection(
         if required is None:
             return sorted(int(t) for t in rng.choice(n_tags, size=count, replace=False))
         others = [t for t in range(n_tags) if t != required]
-        extra = rng.choice(np.array(others, dtype=np.int64), size=count - 1, replace=False) if count > 1 else []
+        extra: list[int] = (
+            rng.choice(np.array(others, dtype=np.int64), size=count - 1, replace=False).tolist() if count > 1 else []
+        )
         return sorted([required, *(int(t) for t in extra)])
 
     queries: list[Query] = []

@@ -186,9 +186,18 @@ def test_collection_option_errors(tmp_path, monkeypatch, capsys, command, args, 
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--format-option", "limit=two"], "--format-option limit: 'two' (str) is not an integer; write an integer, e.g. 0"),
-        (["--format-option", "lowercase=2"], "--format-option lowercase: '2' (str) is not a bool; write true or false (or yes/no, on/off, 1/0)"),
-        (["--split", "dev"], "split: 'dev' (str) is not an option of the memlist format; the memlist format takes: lowercase, limit (split is an option of: beir)"),
+        (
+            ["--format-option", "limit=two"],
+            "--format-option limit: 'two' (str) is not an integer; write an integer, e.g. 0",
+        ),
+        (
+            ["--format-option", "lowercase=2"],
+            "--format-option lowercase: '2' (str) is not a bool; write true or false (or yes/no, on/off, 1/0)",
+        ),
+        (
+            ["--split", "dev"],
+            "split: 'dev' (str) is not an option of the memlist format; the memlist format takes: lowercase, limit (split is an option of: beir)",
+        ),
     ],
 )
 def test_runtime_format_option_errors(tmp_path, capsys, args, message):

@@ -194,7 +194,11 @@ def test_load_locomo_dispatch_matches_load_locomo():
             {"split": "../test"},
             "split: '../test' (str) is not a split name; a split names a file qrels/<split>.tsv, e.g. 'test' or 'dev'",
         ),
-        (BEIR, {"split": ""}, "split: '' (str) is not a split name; a split names a file qrels/<split>.tsv, e.g. 'test' or 'dev'"),
+        (
+            BEIR,
+            {"split": ""},
+            "split: '' (str) is not a split name; a split names a file qrels/<split>.tsv, e.g. 'test' or 'dev'",
+        ),
         (BEIR, {"progress": "yes"}, "progress: 'yes' (str) is not a bool; pass progress=True or progress=False"),
     ],
 )
@@ -261,7 +265,11 @@ def test_option_parse_reads_text_with_the_declared_type(option, text, expected):
 @pytest.mark.parametrize(
     "option,text,message",
     [
-        (FormatOption("b", bool, False, "h"), "maybe", "b: 'maybe' (str) is not a bool; write true or false (or yes/no, on/off, 1/0)"),
+        (
+            FormatOption("b", bool, False, "h"),
+            "maybe",
+            "b: 'maybe' (str) is not a bool; write true or false (or yes/no, on/off, 1/0)",
+        ),
         (FormatOption("n", int, 0, "h"), "2.5", "n: '2.5' (str) is not an integer; write an integer, e.g. 0"),
         (FormatOption("x", float, 0.5, "h"), "half", "x: 'half' (str) is not a number; write a number, e.g. 0.5"),
     ],
@@ -308,8 +316,7 @@ def test_runtime_format_options_and_names(memlist):
     with pytest.raises(ParameterError) as info:
         load(path)
     assert str(info.value).endswith(
-        f"; {BEIR_RULE}; {LOCOMO_RULE}; memlist: {memlist_format.RULE}; "
-        "pass format= one of: beir, locomo, memlist"
+        f"; {BEIR_RULE}; {LOCOMO_RULE}; memlist: {memlist_format.RULE}; pass format= one of: beir, locomo, memlist"
     )
 
 
@@ -323,7 +330,9 @@ def test_registering_a_taken_name_needs_replace(memlist):
     )
     with pytest.raises(ParameterError, match="^format name: 'beir' \\(str\\) is already registered"):
         register_format("beir", None, memlist_format.read, description="not beir")
-    replaced = register_format("memlist", None, memlist_format.read, memlist_format.OPTIONS, description="by name only", replace=True)
+    replaced = register_format(
+        "memlist", None, memlist_format.read, memlist_format.OPTIONS, description="by name only", replace=True
+    )
     assert FORMATS["memlist"] is replaced and replaced.recognise is None
     with pytest.raises(ParameterError, match="memlist: never detected, choose it by name; pass format="):
         detect_format(memlist)
@@ -392,23 +401,83 @@ def _fmt(**changes) -> Format:
 @pytest.mark.parametrize(
     "name,obj,message",
     [
-        ("x", {"read": 1}, "format 'x': {'read': 1} (dict) is not a Format record; register a agentmemory.datasets.Format, or call register_format(name, recognise, read, options, ...)"),
-        ("auto", _fmt(name="auto"), "format name: 'auto' (str) is reserved; 'auto' asks for detection; choose another name"),
+        (
+            "x",
+            {"read": 1},
+            "format 'x': {'read': 1} (dict) is not a Format record; register a agentmemory.datasets.Format, or call register_format(name, recognise, read, options, ...)",
+        ),
+        (
+            "auto",
+            _fmt(name="auto"),
+            "format name: 'auto' (str) is reserved; 'auto' asks for detection; choose another name",
+        ),
         ("x", _fmt(name="y"), "format 'x' name: 'y' (str) differs from the name it is registered under; name it 'x'"),
-        ("x", _fmt(recognise=3), "format 'x' recognise: 3 (int) is not callable; pass a function path -> bool, or None"),
+        (
+            "x",
+            _fmt(recognise=3),
+            "format 'x' recognise: 3 (int) is not callable; pass a function path -> bool, or None",
+        ),
         ("x", _fmt(read=None), "format 'x' read: None (NoneType) is not callable; pass a function path -> Collection"),
-        ("x", _fmt(options="split"), "format 'x' options: 'split' (str) is not a sequence; pass a tuple of FormatOption records"),
-        ("x", _fmt(options=({"name": "n"},)), "format 'x' option: {'name': 'n'} (dict) is not a FormatOption; declare each option as FormatOption(name, type, default, help)"),
-        ("x", _fmt(options=(("progress", bool, False, "h"),)), "format 'x' option name: 'progress' (str) is not a usable keyword; use a Python identifier other than format, path, progress"),
-        ("x", _fmt(options=(("max-len", int, 0, "h"),)), "format 'x' option name: 'max-len' (str) is not a usable keyword; use a Python identifier other than format, path, progress"),
-        ("x", _fmt(options=(("n", list, [], "h"),)), "format 'x' option n type: <class 'list'> (type) is not a supported option type; declare one of: bool, int, float, str"),
-        ("x", _fmt(options=(("n", int, "0", "h"),)), "format 'x' option n default: '0' (str) is not an integer; declare a default of the option's type, int"),
-        ("x", _fmt(options=(("n", int, 0, ""),)), "format 'x' option n help: '' (str) is not one line of text; give the help as a non-empty one-line string"),
-        ("x", _fmt(options=(("n", int, 0, "h"), ("n", int, 1, "h"))), "format 'x' options: 'n' (str) is declared twice; declare each option once"),
-        ("x", _fmt(description=""), "format 'x' description: '' (str) is not one line of text; give the description as a non-empty one-line string"),
-        ("x", _fmt(recognise=memlist_format.recognise), "format 'x' rule: None (NoneType) is not one line of text; give the rule recognise applies (e.g. 'a folder holding corpus.jsonl') as a non-empty one-line string"),
-        ("x", _fmt(recognise=memlist_format.recognise, rule="two\nlines"), "format 'x' rule: 'two\\nlines' (str) is not one line of text; give the rule recognise applies (e.g. 'a folder holding corpus.jsonl') as a non-empty one-line string"),
-        ("x y", _fmt(name="x y"), "format name: 'x y' (str) is not a valid name; use letters, digits, '_', '.', '+' and '-' (no brackets, commas, colons, '=' or spaces), starting with a letter, a digit or '_'"),
+        (
+            "x",
+            _fmt(options="split"),
+            "format 'x' options: 'split' (str) is not a sequence; pass a tuple of FormatOption records",
+        ),
+        (
+            "x",
+            _fmt(options=({"name": "n"},)),
+            "format 'x' option: {'name': 'n'} (dict) is not a FormatOption; declare each option as FormatOption(name, type, default, help)",
+        ),
+        (
+            "x",
+            _fmt(options=(("progress", bool, False, "h"),)),
+            "format 'x' option name: 'progress' (str) is not a usable keyword; use a Python identifier other than format, path, progress",
+        ),
+        (
+            "x",
+            _fmt(options=(("max-len", int, 0, "h"),)),
+            "format 'x' option name: 'max-len' (str) is not a usable keyword; use a Python identifier other than format, path, progress",
+        ),
+        (
+            "x",
+            _fmt(options=(("n", list, [], "h"),)),
+            "format 'x' option n type: <class 'list'> (type) is not a supported option type; declare one of: bool, int, float, str",
+        ),
+        (
+            "x",
+            _fmt(options=(("n", int, "0", "h"),)),
+            "format 'x' option n default: '0' (str) is not an integer; declare a default of the option's type, int",
+        ),
+        (
+            "x",
+            _fmt(options=(("n", int, 0, ""),)),
+            "format 'x' option n help: '' (str) is not one line of text; give the help as a non-empty one-line string",
+        ),
+        (
+            "x",
+            _fmt(options=(("n", int, 0, "h"), ("n", int, 1, "h"))),
+            "format 'x' options: 'n' (str) is declared twice; declare each option once",
+        ),
+        (
+            "x",
+            _fmt(description=""),
+            "format 'x' description: '' (str) is not one line of text; give the description as a non-empty one-line string",
+        ),
+        (
+            "x",
+            _fmt(recognise=memlist_format.recognise),
+            "format 'x' rule: None (NoneType) is not one line of text; give the rule recognise applies (e.g. 'a folder holding corpus.jsonl') as a non-empty one-line string",
+        ),
+        (
+            "x",
+            _fmt(recognise=memlist_format.recognise, rule="two\nlines"),
+            "format 'x' rule: 'two\\nlines' (str) is not one line of text; give the rule recognise applies (e.g. 'a folder holding corpus.jsonl') as a non-empty one-line string",
+        ),
+        (
+            "x y",
+            _fmt(name="x y"),
+            "format name: 'x y' (str) is not a valid name; use letters, digits, '_', '.', '+' and '-' (no brackets, commas, colons, '=' or spaces), starting with a letter, a digit or '_'",
+        ),
     ],
 )
 def test_incomplete_declarations_are_refused(name, obj, message):
