@@ -2,7 +2,9 @@
 
 __version__ = "0.1.0"
 
-from .collection import Collection, load_collection
+from .collection import Collection
+from .datasets import load
+from .datasets.beir import load_collection
 from .errors import AgentMemoryError, InputError, MissingFileError, ParameterError, UnknownNameError
 from .evaluate import Evaluation, evaluate
 from .events import EventLog, HashIds, SteppingClock
@@ -33,6 +35,7 @@ __all__ = [
     "UnknownNameError",
     "__version__",
     "evaluate",
+    "load",
     "load_collection",
     "parse_measure",
 ]

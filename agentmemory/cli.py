@@ -2,11 +2,21 @@
 
 Subcommands::
 
-    agentmemory eval     [--collection PATH] [--format F] [--split S] [--repair] [--seed INT] [--k INT]
-                         [--retrievers bm25,tags] [--metrics LIST] [--out FILE] [--runs-dir DIR]
-    agentmemory retrieve --out FILE [--collection PATH] [--format F] [--retriever bm25|tags] [--k INT]
+    agentmemory eval     [--collection PATH] [--format NAME] [--split SPLIT] [--repair] [--include-captions]
+                         [--format-option KEY=VALUE ...] [--seed INT] [--k INT] [--retrievers bm25,tags]
+                         [--metrics LIST] [--out FILE] [--runs-dir DIR] [--progress | --no-progress]
+    agentmemory retrieve --out FILE [--collection PATH] [--format NAME] [--split SPLIT] [--repair]
+                         [--include-captions] [--format-option KEY=VALUE ...] [--retriever bm25|tags]
+                         [--k INT] [--progress | --no-progress]
     agentmemory score QRELS RUN [--k INT] [--metrics LIST] [--per-query] [--complete]
                       [--format table|json]
+    agentmemory --version
+
+The collection options come from the format declarations
+(:data:`agentmemory.datasets.FORMATS`): ``--split`` (beir), ``--repair`` and
+``--include-captions`` (locomo) are generated from the built-in formats'
+options, and ``--format-option KEY=VALUE`` (repeatable) passes an option of
+any format, a plugin's included, read with the type the format declares.
 
 Any input error (a bad parameter, a malformed or missing file) prints one
 line ``agentmemory: error: ...`` on stderr and exits with status 2, with no
@@ -21,10 +31,13 @@ import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from . import __version__
 from .errors import AgentMemoryError, ParameterError, UnknownNameError, check_positive_int, check_seed
+
+if TYPE_CHECKING:
+    from .datasets import Format, FormatOption
 
 __all__ = ["main", "run_file_names"]
 
@@ -99,14 +112,7 @@ def _build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     ev = sub.add_parser("eval", help="evaluate retrievers on a collection and write the JSON artifact")
-    ev.add_argument("--collection", metavar="PATH",
-                    help="collection folder or LoCoMo .json file (default: the shipped fixture)")
-    ev.add_argument("--format", default="auto",
-                    help="collection format: auto (default: folder = beir, .json = locomo), beir or locomo")
-    ev.add_argument("--split", default="test", help="BEIR qrels split, qrels/<split>.tsv (default test)")
-    ev.add_argument("--repair", action="store_true",
-                    help="LoCoMo: split and normalise malformed evidence ids, listing every change")
-    ev.add_argument("--include-captions", action="store_true", help="LoCoMo: append image captions to turn text")
+    _add_collection_arguments(ev)
     ev.add_argument("--seed", default="7", help="seed for the run's event ids (default 7)")
     ev.add_argument("--k", default="5", help="rank cutoff (default 5)")
     ev.add_argument("--retrievers", default="bm25,tags",
@@ -121,11 +127,7 @@ def _build_parser() -> argparse.ArgumentParser:
                     help="progress bars (default: on when stderr is a terminal)")
 
     rt = sub.add_parser("retrieve", help="retrieve the top k of every query of a collection into a TREC run file")
-    rt.add_argument("--collection", metavar="PATH",
-                    help="collection folder or LoCoMo .json file (default: the shipped fixture)")
-    rt.add_argument("--format", default="auto", help="collection format: auto (default), beir or locomo")
-    rt.add_argument("--split", default="test", help="BEIR qrels split (default test)")
-    rt.add_argument("--repair", action="store_true", help="LoCoMo: repair malformed evidence ids, listing every change")
+    _add_collection_arguments(rt)
     rt.add_argument("--retriever", default="bm25",
                     help="one retriever spec: a registry name, name[params] or package.module:attribute (default bm25)")
     rt.add_argument("--k", default="10", help="hits per query (default 10)")
@@ -204,19 +206,96 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
-def _load_collection(args: argparse.Namespace, progress: bool):
-    """The collection named by --collection/--format/--split/--repair (default: the shipped fixture)."""
-    from .collection import default_collection_path
-    from .loaders import load
+def _option_flags() -> dict[str, list[tuple[str, FormatOption]]]:
+    """Each built-in format option's name -> the (format, declaration) pairs that declare it."""
+    from .datasets import BUILTIN_FORMATS, FORMATS
 
-    options = {"format": args.format, "progress": progress}
-    if args.split != "test":
-        options["split"] = args.split
-    if args.repair:
-        options["repair"] = True
-    if getattr(args, "include_captions", False):
-        options["include_captions"] = True
-    return load(args.collection if args.collection else default_collection_path(), **options)
+    flags: dict[str, list[tuple[str, FormatOption]]] = {}
+    for name in BUILTIN_FORMATS:
+        for option in FORMATS[name].options:
+            flags.setdefault(option.name, []).append((name, option))
+    return flags
+
+
+def _flag(option_name: str) -> str:
+    return "--" + option_name.replace("_", "-")
+
+
+def _add_collection_arguments(parser: argparse.ArgumentParser) -> None:
+    """--collection, --format, one flag per built-in format option (from its declaration) and --format-option."""
+    from .datasets import FORMATS
+
+    rules = "; ".join(f"{n}: {f.rule}" for n, f in FORMATS.registered().items() if f.recognise is not None)
+    parser.add_argument("--collection", metavar="PATH",
+                        help="collection folder or file, in any registered format (default: the shipped fixture)")
+    parser.add_argument("--format", default="auto", metavar="NAME",
+                        help=f"collection format: auto (default) or one of {', '.join(FORMATS.names())}; "
+                        f"auto takes the first that recognises the path ({rules})")
+    for name, users in _option_flags().items():
+        formats = " and ".join(f for f, _ in users)
+        option = users[0][1]
+        dest = f"format_option_{name}"
+        if option.type is bool and option.default is False:
+            parser.add_argument(_flag(name), dest=dest, action="store_true", default=None,
+                                help=f"{formats} format: {option.help}")
+        elif option.type is bool:
+            parser.add_argument(_flag(name), dest=dest, action=argparse.BooleanOptionalAction, default=None,
+                                help=f"{formats} format: {option.help} (default {option.default})")
+        else:
+            parser.add_argument(_flag(name), dest=dest, metavar=name.upper(),
+                                help=f"{formats} format: {option.help} (default {option.default})")
+    parser.add_argument("--format-option", action="append", default=[], metavar="KEY=VALUE",
+                        help="an option of the chosen format (any format, a plugin's too), read with the type "
+                        "the format declares; repeat for several")
+
+
+def _format_option_example(fmt: Format) -> str:
+    """How to write --format-option for ``fmt``, from its first declared option."""
+    if not fmt.options:
+        return f"the {fmt.name} format takes no options"
+    first = fmt.options[0]
+    value = "true" if first.type is bool else str(first.default)
+    return f"write e.g. --format-option {first.name}={value} (the {fmt.name} format takes: " + ", ".join(
+        o.name for o in fmt.options
+    ) + ")"
+
+
+def _load_collection(args: argparse.Namespace, progress: bool):
+    """The collection named by --collection, --format and the format options (default: the shipped fixture).
+
+    ``auto`` is resolved first so that option values can be read with the
+    chosen format's declared types; :func:`agentmemory.datasets.load` then
+    checks every option against that declaration.
+    """
+    from .collection import default_collection_path
+    from .datasets import FORMATS, detect_format, load
+
+    path = args.collection if args.collection else default_collection_path()
+    if args.format != "auto" and args.format not in FORMATS:
+        raise UnknownNameError("--format", args.format, [*FORMATS.names(), "auto"])
+    name = detect_format(path) if args.format == "auto" else args.format
+    fmt = FORMATS[name]
+    options: dict[str, object] = {}
+    for option_name in _option_flags():
+        value = getattr(args, f"format_option_{option_name}")
+        if value is None:  # not given: the format's declared default applies
+            continue
+        declared = fmt.option(option_name)
+        if isinstance(value, str) and declared is not None:
+            value = declared.parse(value, _flag(option_name))
+        options[option_name] = value  # an option the format does not take is refused by load, naming those it does
+    for text in args.format_option:
+        key, sep, raw = text.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ParameterError("--format-option", text, "is not KEY=VALUE", _format_option_example(fmt))
+        if key in options:
+            raise ParameterError(
+                "--format-option", text, f"sets {key} a second time", f"give each option of the {name} format once"
+            )
+        declared = fmt.option(key)
+        options[key] = raw if declared is None else declared.parse(raw, f"--format-option {key}")
+    return load(path, format=name, progress=progress, **options)
 
 
 def _cmd_retrieve(args: argparse.Namespace) -> int:

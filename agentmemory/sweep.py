@@ -5,7 +5,7 @@
 * :func:`k_sweep`: recall@k, precision@k and nDCG@k for several ``k`` on one
   collection (data for curves).
 * :func:`seed_sweep`: one row per seed x size x retriever on
-  :func:`~agentmemory.synthetic.synthetic_collection` stores.
+  :func:`~agentmemory.datasets.synthetic.synthetic_collection` stores.
 * :func:`summarize_sweep`: quantiles of those rows per size x retriever.
 
 Every function is pure and returns JSON-ready data (plain ``dict``,
@@ -20,11 +20,11 @@ from typing import Any
 import numpy as np
 
 from .collection import Collection
+from .datasets.synthetic import synthetic_collection
 from .errors import ParameterError, check_positive_int, check_seed
 from .evaluate import Evaluation, evaluate, mean
 from .metrics import Measure, compute_measures
 from .retrievers import RetrieverLike, resolve_retrievers
-from .synthetic import synthetic_collection
 from .tables import seed_measures
 
 __all__ = ["CURVES", "QUANTILES", "SWEEP_KEYS", "cutoff_means", "k_sweep", "seed_sweep", "summarize_sweep"]

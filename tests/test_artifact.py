@@ -202,8 +202,8 @@ def test_atomic_write_gives_the_file_the_mode_open_would(tmp_path):
 )
 def test_statistics_record_round_trips_the_committed_artifact(committed: str, collection: str) -> None:
     """Statistics.to_dict() is the committed artifact's `statistics`, to the byte; from_dict reads it back to an equal record."""
+    from agentmemory.datasets import load
     from agentmemory.evaluate import evaluate
-    from agentmemory.loaders import load
     from agentmemory.stats import Statistics, evaluation_statistics
 
     saved = json.loads((REPO_ROOT / committed).read_text(encoding="utf-8"))

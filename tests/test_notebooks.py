@@ -27,7 +27,7 @@ from papermill.exceptions import PapermillExecutionError
 from agentmemory import evaluate, load_collection
 from agentmemory.cli import main as cli_main
 from agentmemory.collection import default_collection_path
-from agentmemory.loaders import load
+from agentmemory.datasets import load
 from agentmemory.report import explain, explore, figures, hardest, inputs, params, ranks, stats, sweeps, tables, ties
 
 NOTEBOOKS = REPO_ROOT / "notebooks"

@@ -7,8 +7,8 @@ import pytest
 from conftest import REPO_ROOT
 
 from agentmemory import evaluate
+from agentmemory.datasets import load
 from agentmemory.errors import MissingFileError
-from agentmemory.loaders import load
 from agentmemory.report import hardest, inputs, params, ranks
 from agentmemory.report.params import SAMPLE, ReportParameterError, collection_setup, sample_collection_path
 
@@ -88,8 +88,8 @@ def test_repair_and_a_beir_folder(tmp_path):
         ({"format": "csv"}, "format: 'csv' (str) is not a known name; choose from: auto, beir, locomo"),
         (
             {"collection": str(GARDEN), "repair": True},
-            "repair: True (bool) does not apply to the beir format; repair applies to: locomo; "
-            "leave it at False for beir",
+            "repair: True (bool) is not an option of the beir format; the beir format takes: split "
+            "(repair is an option of: locomo)",
         ),
         ({"collection": "no/such.json"}, "no/such.json: no such collection file or folder"),
         (

@@ -8,7 +8,7 @@ import pytest
 from conftest import REPO_ROOT
 
 from agentmemory import evaluate
-from agentmemory.loaders import load
+from agentmemory.datasets import load
 from agentmemory.report import stats
 from agentmemory.stats import evaluation_statistics
 

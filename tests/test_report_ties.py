@@ -6,7 +6,7 @@ import pytest
 from conftest import REPO_ROOT
 
 from agentmemory import evaluate, load_collection
-from agentmemory.loaders import load
+from agentmemory.datasets import load
 from agentmemory.report import ties
 
 GARDEN = REPO_ROOT / "tests" / "data" / "garden-notes"

@@ -339,7 +339,7 @@ def test_cli_eval_takes_two_bm25_configurations_and_writes_two_runs(tmp_path: Pa
 
 def test_an_instance_on_a_scoped_collection_is_refused(repo_root: Path) -> None:
     """LoCoMo questions search their own conversation: an instance cannot serve every scope, and the error says so."""
-    from agentmemory.loaders import load
+    from agentmemory.datasets import load
 
     sample = load(repo_root / "fixtures" / "locomo-sample" / "locomo-sample.json")
     with pytest.raises(ParameterError, match=re.escape("is a retriever instance, which can serve one scope only")):

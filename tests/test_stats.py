@@ -15,7 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentmemory.collection import default_collection_path, load_collection
+from agentmemory.collection import default_collection_path
+from agentmemory.datasets.beir import load_collection
+from agentmemory.datasets.synthetic import synthetic_collection
 from agentmemory.errors import ParameterError, UnknownNameError
 from agentmemory.evaluate import evaluate
 from agentmemory.stats import (
@@ -28,7 +30,6 @@ from agentmemory.stats import (
     paired_permutation_test,
     smallest_p_value,
 )
-from agentmemory.synthetic import synthetic_collection
 
 VALUES = [0.2, 0.5, 0.0, 1.0, 0.4, 0.6, 0.3]
 CONTINUOUS = [0.137, 0.912, 0.455, 0.031, 0.774, 0.268, 0.599, 0.843, 0.392, 0.018]
@@ -356,7 +357,7 @@ def test_evaluation_statistics_measure_selection():
 def test_import_stays_light():
     """Importing agentmemory (and its statistics module) does not import scipy, pandas or matplotlib."""
     code = (
-        "import sys, agentmemory, agentmemory.stats, agentmemory.tieaware, agentmemory.synthetic, agentmemory.sweep; "
+        "import sys, agentmemory, agentmemory.stats, agentmemory.tieaware, agentmemory.datasets.synthetic, agentmemory.sweep; "
         "print(sorted(m for m in ('scipy', 'pandas', 'matplotlib') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

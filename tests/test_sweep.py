@@ -10,12 +10,13 @@ from conftest import REPO_ROOT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentmemory.collection import default_collection_path, load_collection
+from agentmemory.collection import default_collection_path
+from agentmemory.datasets import load
+from agentmemory.datasets.beir import load_collection
+from agentmemory.datasets.synthetic import synthetic_collection
 from agentmemory.errors import ParameterError
 from agentmemory.evaluate import evaluate
-from agentmemory.loaders import load
 from agentmemory.sweep import QUANTILES, cutoff_means, k_sweep, seed_sweep, summarize_sweep
-from agentmemory.synthetic import synthetic_collection
 
 
 def test_k_sweep_shape_and_agreement():

@@ -7,8 +7,8 @@ import dataclasses
 import pytest
 
 from agentmemory import evaluate
+from agentmemory.datasets.synthetic import synthetic_collection
 from agentmemory.stats import Interval, evaluation_statistics
-from agentmemory.synthetic import synthetic_collection
 from agentmemory.tables import group_rows, group_table, interval_cell, interval_rows, interval_table, seed_measures
 
 

@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from plugins import restored
 
-from agentmemory.collection import default_collection_path, load_collection
+from agentmemory.collection import default_collection_path
+from agentmemory.datasets.beir import load_collection
 from agentmemory.errors import ParameterError, UnknownNameError
 from agentmemory.evaluate import evaluate
 from agentmemory.metrics import REGISTRY, CutoffRule, Measure, MeasureDef, QueryContext, parse_measure, register_measure

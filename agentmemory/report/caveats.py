@@ -22,7 +22,7 @@ def caveats(evaluation: Evaluation) -> Markdown:
     """Section 6: the base of the means, ties at and inside the cutoff, and the limits of a small collection."""
     c = evaluation.collection
     k = evaluation.k
-    headline = [q for q in c.judged_queries if q.group not in c.headline_excludes]
+    headline = c.headline_queries
     n = len(headline)
     relevant = sum(len(c.relevant(q.id)) for q in headline)
     lines = [

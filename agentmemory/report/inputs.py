@@ -49,15 +49,16 @@ def collection_overview(evaluation: Evaluation, setup: CollectionSetup) -> Markd
     """Section 1: name, source, format, entries and scopes, queries evaluated / in the headline / skipped / repaired, run parameters, files."""
     c = evaluation.collection
     judged = c.judged_queries
-    excluded = [q for q in judged if q.group in c.headline_excludes]
+    headline = c.headline_queries
+    excluded = len(judged) - len(headline)
     scopes = {e.scope for e in c.entries}
     relevant = sum(len(c.relevant(q.id)) for q in judged)
     queries = (
         f"- **Queries:** {len(judged)} evaluated, {relevant} relevant judgments; "
-        f"{len(judged) - len(excluded)} in the headline means"
+        f"{len(headline)} in the headline means"
     )
     if excluded:
-        queries += f", {len(excluded)} in groups shown separately ({', '.join(c.headline_excludes)})"
+        queries += f", {excluded} in groups shown separately ({', '.join(c.headline_excludes)})"
     queries += (
         f"; {plural(len(c.skipped), 'query', 'queries')} skipped by the loader and "
         f"{plural(len(c.repairs), 'repair', 'repairs')} (both listed below)"
@@ -151,12 +152,12 @@ def headline_note(evaluation: Evaluation) -> Markdown:
     """Which queries the headline means are over, and which groups are left out and where they are shown."""
     c = evaluation.collection
     judged = c.judged_queries
-    headline = [q for q in judged if q.group not in c.headline_excludes]
-    left = [q for q in judged if q.group in c.headline_excludes]
+    headline = c.headline_queries
+    left = len(judged) - len(headline)
     if not left:
         return Markdown(f"The headline means are over all {len(judged)} judged queries; no group is left out.")
     return Markdown(
         f"The headline means are over {len(headline)} of the {len(judged)} judged queries: "
-        f"{', '.join(c.headline_excludes)} ({plural(len(left), 'query', 'queries')}) is left out, as most "
+        f"{', '.join(c.headline_excludes)} ({plural(left, 'query', 'queries')}) is left out, as most "
         "published numbers do, and shown separately in section 3."
     )

@@ -13,8 +13,10 @@ Parameter conventions shared by the notebooks: ``collection = ""`` (or
 found from any working directory; any other value is a collection folder,
 relative to the kernel's working directory.  ``collection.ipynb`` is the
 exception: there ``""`` means the authored LoCoMo sample
-(:func:`sample_collection_path`), and any path is read by
-:func:`agentmemory.loaders.load` (a LoCoMo ``.json`` file or a BEIR folder).
+(:func:`sample_collection_path`).  Every collection is read by
+:func:`agentmemory.datasets.load`, so any registered format (a LoCoMo
+``.json`` file, a BEIR folder, a plugin's format) is detected the same way
+as on the command line.
 """
 
 from __future__ import annotations
@@ -24,11 +26,11 @@ from os import PathLike
 from pathlib import Path
 from typing import NamedTuple
 
-from ..collection import Collection, default_collection_path, load_collection
+from ..collection import Collection, default_collection_path
+from ..datasets import detect_format, load
+from ..datasets.synthetic import synthetic_collection
 from ..errors import AgentMemoryError, MissingFileError, ParameterError, check_positive_int
-from ..loaders import detect_format, load
 from ..retrievers import RetrieverSpec, resolve_retrievers
-from ..synthetic import synthetic_collection
 from ..tokenize import tokenize
 
 __all__ = [
@@ -105,7 +107,7 @@ class ExploreSetup:
 
 def _load(collection: str | PathLike[str] | None) -> tuple[Collection, str]:
     if collection is None or collection == "":
-        return load_collection(default_collection_path()), SHIPPED
+        return load(default_collection_path()), SHIPPED
     if not isinstance(collection, (str, PathLike)):
         raise ParameterError(
             "collection", collection, "is not a path",
@@ -147,7 +149,7 @@ def eval_setup(
     (specs: registry names, names with parameters, ``module:attribute``; see
     :func:`agentmemory.retrievers.resolve_retrievers`),
     ``output_dir`` (``""``/``None`` to write nothing, else a folder) and the
-    collection (loaded with :func:`agentmemory.loaders.load`: a folder or a LoCoMo .json file).
+    collection (loaded with :func:`agentmemory.datasets.load`: a folder or a LoCoMo .json file).
 
     Raises:
         ReportParameterError: the first rejected value, with the library's message.
@@ -275,13 +277,16 @@ def collection_setup(
     retrievers: object,
     output_dir: object,
 ) -> CollectionSetup:
-    """Validate ``collection.ipynb``'s parameters and load the collection with :func:`agentmemory.loaders.load`.
+    """Validate ``collection.ipynb``'s parameters and load the collection with :func:`agentmemory.datasets.load`.
 
     Checks, in order: ``seed``, ``k``, ``retrievers``, ``output_dir`` (as
     :func:`eval_setup`), then loads the collection: ``""``/``None`` is the
     LoCoMo sample (:func:`sample_collection_path`), any other value a path
-    relative to the working directory; ``format`` (``"auto"``, ``"locomo"`` or
-    ``"beir"``) and ``repair`` (a bool; LoCoMo only) are checked by ``load``.
+    relative to the working directory; ``format`` (``"auto"`` or a registered
+    name) and ``repair`` are checked by ``load``.  ``repair`` is the
+    ``locomo`` format's option: ``False`` passes nothing (so any format
+    loads), any other value is passed on and checked against the chosen
+    format's declaration.
 
     Raises:
         ReportParameterError: the first rejected value, with the library's message.
@@ -304,14 +309,15 @@ def collection_setup(
                 "is not a path",
                 'pass a LoCoMo .json file or a collection folder, or "" for the LoCoMo sample',
             )
-        loaded = load(path, format=format, repair=repair)  # type: ignore[arg-type]
-        resolved = detect_format(path) if format == "auto" else str(format)
+        resolved = detect_format(path) if format == "auto" else format
+        options = {} if repair is False else {"repair": repair}
+        loaded = load(path, format=resolved, **options)  # type: ignore[arg-type]
     except ReportParameterError:
         raise
     except AgentMemoryError as err:
         raise ReportParameterError(err) from err
     return CollectionSetup(
-        checked_seed, checked_k, names, loaded, source, cli_path, resolved, str(format), bool(repair), out
+        checked_seed, checked_k, names, loaded, source, cli_path, str(resolved), str(format), bool(repair), out
     )
 
 
@@ -433,9 +439,9 @@ def sweep_setup(
     (:func:`parse_seeds`), ``sizes`` and ``queries`` (comma-separated
     integers >= 1, ``queries`` one for all sizes or one per size, no shape
     twice), ``mismatch_rate`` (in [0, 1]), ``retrievers``, ``progress`` (a
-    bool), that :func:`agentmemory.synthetic.synthetic_collection` accepts
+    bool), that :func:`agentmemory.datasets.synthetic.synthetic_collection` accepts
     every shape, and the collection (``""`` the shipped fixture, else any
-    path :func:`agentmemory.loaders.load` reads).
+    path :func:`agentmemory.datasets.load` reads).
 
     Raises:
         ReportParameterError: the first rejected value, with the library's message.

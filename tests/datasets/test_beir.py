@@ -1,4 +1,4 @@
-"""Collections on disk: the fixture as loaded, the format's rules, and every bad input with its exact message."""
+"""The beir format: the shipped fixture as loaded, the folder's rules, every bad input with its exact message, the writer."""
 
 from __future__ import annotations
 
@@ -10,8 +10,22 @@ from pathlib import Path
 import pytest
 from conftest import REPO_ROOT, write_collection
 
-from agentmemory import InputError, MissingFileError, load_collection
-from agentmemory.collection import collection_summary, default_collection_path, parse_timestamp
+from agentmemory import (
+    Collection,
+    InputError,
+    MemoryEntry,
+    MissingFileError,
+    ParameterError,
+    Query,
+    load,
+    load_collection,
+)
+from agentmemory.collection import collection_summary, default_collection_path
+from agentmemory.datasets import beir
+from agentmemory.datasets.beir import parse_timestamp
+from agentmemory.records import Provenance
+
+BEIR = REPO_ROOT / "fixtures" / "beir-sample"
 
 # A small valid collection; each bad-input case below changes one file of it.
 CORPUS = (
@@ -338,11 +352,136 @@ def test_other_split_is_read(tmp_path: Path) -> None:
 
 def test_progress_bar_only_when_asked(capsys):
     """load_collection shows a tqdm bar over the corpus on stderr with progress=True, and nothing by default."""
-    from agentmemory.collection import default_collection_path, load_collection
-
     load_collection(default_collection_path())
     assert capsys.readouterr().err == ""
     load_collection(default_collection_path(), progress=True)
     err = capsys.readouterr().err
     assert "load corpus.jsonl" in err
     assert "16/16" in err or "16 entries" in err
+
+
+# -- the BEIR sample through load(): a plain BEIR dataset without memory fields ---------------------
+
+
+def test_beir_title_joined_to_text():
+    """A non-empty title is prepended to the text with one space; empty or absent titles are not."""
+    collection = load(BEIR)
+    texts = {e.id: e.text for e in collection.entries}
+    assert texts == {
+        "doc1": "Tomato seedlings Harden off tomato seedlings for a week before planting them outdoors.",
+        "doc2": "Basil Basil wilts below 10 degrees Celsius; keep it indoors until late May.",
+        "doc3": "Water potted plants in the morning so the leaves dry before night.",
+        "doc4": "Compost needs a mix of green and brown material, roughly one part green to three parts brown.",
+        "doc5": "Slugs Copper tape around raised beds keeps most slugs away from lettuce.",
+    }
+
+
+def test_beir_extra_fields_kept_in_metadata():
+    """Fields beyond _id/text/title land in metadata, for entries and queries."""
+    collection = load(BEIR)
+    meta = {e.id: dict(e.metadata) for e in collection.entries}
+    assert meta == {
+        "doc1": {"metadata": {"source": "garden-notes"}},
+        "doc2": {"metadata": {"source": "garden-notes"}, "url": "https://example.org/basil"},
+        "doc3": {"metadata": {}},
+        "doc4": {},
+        "doc5": {"metadata": {"source": "forum"}, "lang": "en"},
+    }
+    assert {q.id: dict(q.metadata) for q in collection.queries} == {
+        "q1": {"metadata": {}},
+        "q2": {},
+        "q3": {},
+        "q4": {"metadata": {"difficulty": "easy"}},
+        "q5": {},
+    }
+
+
+def test_beir_without_memory_fields():
+    """Without tags, created_at or provenance, entries get no tags, no time and unknown provenance."""
+    for entry in load(BEIR).entries:
+        assert entry.tags == ()
+        assert entry.created_at is None
+        assert entry.provenance == Provenance()
+        assert entry.scope is None
+    assert all(q.tags is None and q.group is None and q.scope is None for q in load(BEIR).queries)
+
+
+def test_beir_test_split():
+    """split='test' (the default) reads qrels/test.tsv, grades as written; dev-only queries are unjudged."""
+    collection = load(BEIR)
+    assert {q: dict(d) for q, d in collection.qrels.items()} == {
+        "q1": {"doc1": 1},
+        "q2": {"doc2": 2, "doc3": 0},
+        "q3": {"doc3": 1},
+    }
+    assert [q.id for q in collection.judged_queries] == ["q1", "q2", "q3"]
+    assert collection.unjudged_query_ids == ("q4", "q5")
+    assert collection.relevant("q2") == ("doc2",)
+    assert collection.name == "beir-sample"
+    assert collection.skipped == () and collection.repairs == ()
+
+
+def test_beir_dev_split_and_file_hashes():
+    """split='dev' reads qrels/dev.tsv and hashes exactly the files it read."""
+    collection = load(BEIR, split="dev")
+    assert {q: dict(d) for q, d in collection.qrels.items()} == {"q4": {"doc4": 1}, "q5": {"doc5": 1}}
+    assert dict(collection.files) == {
+        name: hashlib.sha256((BEIR / name).read_bytes()).hexdigest()
+        for name in ("corpus.jsonl", "qrels/dev.tsv", "queries.jsonl")
+    }
+
+
+def test_beir_missing_split():
+    """A split with no qrels file raises MissingFileError naming the file."""
+    with pytest.raises(MissingFileError, match=re.escape(f"{BEIR / 'qrels' / 'train.tsv'}: no such file")):
+        load(BEIR, split="train")
+
+
+# -- the writer -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "entry_metadata,query_metadata,message",
+    [
+        (
+            {"title": "Diet"},
+            {},
+            "entry 'e1' metadata: 'title' (str) is a reserved field name; "
+            "rename the metadata key; reserved: _id, text, title, tags, created_at, provenance, scope",
+        ),
+        (
+            {"scope": "x"},
+            {},
+            "entry 'e1' metadata: 'scope' (str) is a reserved field name; "
+            "rename the metadata key; reserved: _id, text, title, tags, created_at, provenance, scope",
+        ),
+        (
+            {},
+            {"group": "g"},
+            "query 'q1' metadata: 'group' (str) is a reserved field name; "
+            "rename the metadata key; reserved: _id, text, tags, scope, group",
+        ),
+    ],
+)
+def test_writer_refuses_metadata_the_reader_would_misread(tmp_path, entry_metadata, query_metadata, message):
+    """A metadata key the reader interprets (a title would be joined to the text) is refused, nothing written."""
+    collection = Collection(
+        "c",
+        (MemoryEntry("e1", "vegetarian", metadata=entry_metadata),),
+        (Query("q1", "diet", metadata=query_metadata),),
+        {"q1": {"e1": 1}},
+        {},
+    )
+    with pytest.raises(ParameterError) as info:
+        beir.write_collection(collection, tmp_path / "out")
+    assert str(info.value) == message
+    assert not (tmp_path / "out").exists()
+
+
+def test_writer_checks_the_split(tmp_path):
+    """write_collection refuses a split that is not a plain file name, as the reader does."""
+    with pytest.raises(ParameterError) as info:
+        beir.write_collection(load(BEIR), tmp_path / "out", split="../dev")
+    assert str(info.value) == (
+        "split: '../dev' (str) is not a split name; a split names a file qrels/<split>.tsv, e.g. 'test' or 'dev'"
+    )

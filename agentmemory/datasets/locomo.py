@@ -1,4 +1,4 @@
-"""The LoCoMo long-conversation benchmark as a :class:`~agentmemory.collection.Collection`.
+"""The LoCoMo long-conversation benchmark as a :class:`~agentmemory.collection.Collection`: the ``locomo`` format.
 
 The data (``locomo10.json`` from snap-research/locomo) is not ours to ship;
 users bring their own copy.  :func:`load_locomo` reads it, or a file holding
@@ -63,6 +63,15 @@ Everything else that is not LoCoMo-shaped (a wrong type, a missing field, an
 unparseable date-time, a dia_id that does not match its session, a repeated
 dia_id) raises :class:`~agentmemory.errors.InputError` naming the JSON path,
 e.g. ``$[2].conversation.session_3[4].dia_id``.
+
+**Detection.**  Registered as the format ``locomo`` (:data:`FORMAT`; options
+``repair`` and ``include_captions``).  ``format="auto"`` takes a file whose
+name ends in ``.json`` (any case) and whose first record, the top-level
+object or the first item of a top-level list, has the keys
+``"conversation"`` and ``"qa"``.  Only that record's keys are read, as a
+stream (:func:`~agentmemory.datasets.sniff.first_record_has_keys`), so other
+JSON formats (LongMemEval's list of question objects, say) are told apart
+without parsing the file.
 """
 
 from __future__ import annotations
@@ -77,12 +86,14 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from .collection import Collection
-from .errors import InputError, MissingFileError, ParameterError, UnknownNameError
-from .records import MemoryEntry, Provenance, Query
-from .tokenize import normalize_tag
+from ..collection import Collection
+from ..errors import InputError, MissingFileError, ParameterError, UnknownNameError
+from ..records import MemoryEntry, Provenance, Query
+from ..tokenize import normalize_tag
+from .base import Format, FormatOption
+from .sniff import first_record_has_keys
 
-__all__ = ["CATEGORIES", "DATE_TIME_FORM", "load_locomo", "parse_session_datetime"]
+__all__ = ["CATEGORIES", "DATE_TIME_FORM", "FORMAT", "load_locomo", "parse_session_datetime", "recognise"]
 
 #: LoCoMo's ``category`` numbers and the group names queries get.
 CATEGORIES: Mapping[int, str] = MappingProxyType(
@@ -520,3 +531,30 @@ def _select(conversations: str | Iterable[str] | None, sample_ids: list[str]) ->
         if value not in sample_ids:
             raise UnknownNameError("conversations", value, sample_ids)
     return set(wanted)
+
+
+_KEYS = ("conversation", "qa")
+
+
+def recognise(path: Path) -> bool:
+    """True for a ``.json`` file whose first record has the keys ``conversation`` and ``qa`` (see the module docstring)."""
+    return path.is_file() and path.suffix.lower() == ".json" and first_record_has_keys(path, _KEYS)
+
+
+def read(path: Path, *, repair: bool, include_captions: bool) -> Collection:
+    """The ``locomo`` format's reader: :func:`load_locomo` (one JSON document, so no progress bar)."""
+    return load_locomo(path, repair=repair, include_captions=include_captions)
+
+
+FORMAT = Format(
+    name="locomo",
+    recognise=recognise,
+    read=read,
+    options=(
+        FormatOption("repair", bool, False, "split and normalise malformed evidence ids, listing every change"),
+        FormatOption("include_captions", bool, False, "append each turn's image caption to its text"),
+    ),
+    description="a LoCoMo JSON file: locomo10.json, or one conversation object",
+    rule="a .json file whose top-level object, or first list item, has the keys 'conversation' and 'qa'",
+)
+"""The ``locomo`` format's declaration, registered by :mod:`agentmemory.datasets`."""

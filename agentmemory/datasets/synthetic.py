@@ -35,38 +35,46 @@ Ranges such as ``relevant_per_query=(1, 2)`` are inclusive at both ends.
 
 There are no input files: :attr:`Collection.files` maps ``"synthetic.json"``
 to the sha256 of the collection's canonical JSON serialisation (generator
-version, parameters, entries, queries and qrels, keys sorted, no spaces), so
-:attr:`Collection.digest` changes whenever the content does.
-:func:`write_collection` writes a real BEIR-style folder that
-:func:`~agentmemory.collection.load_collection` reads back.
+version, parameters, entries, queries and qrels, keys sorted, no spaces;
+entries and queries in the lines :func:`~agentmemory.datasets.beir.write_collection`
+writes), so :attr:`Collection.digest` changes whenever the content does.
+``write_collection`` writes a real BEIR-style folder that
+:func:`~agentmemory.datasets.beir.load_collection` (and ``load``) reads back.
+
+**Not a registered format.**  A format in :data:`agentmemory.datasets.FORMATS`
+says how to *read a path*; this generator reads nothing: its input is a seed
+and shape parameters (tuples and floats, not the one-line option types a
+format declares), and its ``files`` entry is a content hash, not a file.
+Registering it would need a fake path argument and would offer
+``load("anything", format="synthetic")``.  To evaluate a synthetic
+collection from the command line, write it with ``write_collection`` and
+pass that folder.  :data:`GENERATOR` (``"agentmemory.synthetic/1"``) and the
+entries' provenance actor ``"agentmemory.synthetic"`` name the generating
+model, not this module's path: they are part of every synthetic digest, so
+they stay as they are.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
 from datetime import datetime, timedelta, timezone
-from os import PathLike
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
-from .collection import Collection
-from .errors import ParameterError, check_positive_int
-from .io import atomic_write_text
-from .records import MemoryEntry, Provenance, Query
+from ..collection import Collection
+from ..errors import ParameterError, check_positive_int, check_seed
+from ..records import MemoryEntry, Provenance, Query
+from .beir import corpus_line, query_line
 
-__all__ = ["GENERATOR", "synthetic_collection", "write_collection"]
+__all__ = ["GENERATOR", "synthetic_collection"]
 
 GENERATOR = "agentmemory.synthetic/1"
 """Name and version of the generating model; bump it when the model changes."""
 
 _START = datetime(2026, 1, 1, tzinfo=timezone.utc)
-_CORPUS_KEYS = ("_id", "text", "tags", "created_at", "provenance")
-_QUERY_KEYS = ("_id", "text", "tags")
 
 
 def _check_range(name: str, value: object, minimum: int) -> tuple[int, int]:
@@ -80,14 +88,6 @@ def _check_range(name: str, value: object, minimum: int) -> tuple[int, int]:
             name, value, "is not a range (low, high)", f"give two integers with {minimum} <= low <= high, e.g. (1, 3)"
         )
     return int(value[0]), int(value[1])  # type: ignore[index]
-
-
-def _check_seed(seed: object) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ParameterError("seed", seed, "is not an integer", "seed must be an integer")
-    if seed < 0:
-        raise ParameterError("seed", seed, "is negative", "seed must be an integer >= 0 (numpy's default_rng)")
-    return seed
 
 
 def _names(prefix: str, count: int) -> list[str]:
@@ -120,7 +120,7 @@ def synthetic_collection(
             ``2 * (n_tags + 1)``; or ``n_entries`` cannot hold
             ``n_queries * relevant_per_query[1]`` relevant entries.
     """
-    seed = _check_seed(seed)
+    seed = check_seed(seed)
     n_entries = check_positive_int("n_entries", n_entries)
     n_queries = check_positive_int("n_queries", n_queries)
     n_tags = check_positive_int("n_tags", n_tags)
@@ -173,7 +173,9 @@ def synthetic_collection(
         if required is None:
             return sorted(int(t) for t in rng.choice(n_tags, size=count, replace=False))
         others = [t for t in range(n_tags) if t != required]
-        extra = rng.choice(np.array(others, dtype=np.int64), size=count - 1, replace=False) if count > 1 else []
+        extra: list[int] = (
+            rng.choice(np.array(others, dtype=np.int64), size=count - 1, replace=False).tolist() if count > 1 else []
+        )
         return sorted([required, *(int(t) for t in extra)])
 
     queries: list[Query] = []
@@ -240,8 +242,8 @@ def synthetic_collection(
         {
             "generator": GENERATOR,
             "params": params,
-            "corpus": [_corpus_line(e) for e in entries],
-            "queries": [_query_line(q) for q in queries],
+            "corpus": [corpus_line(e) for e in entries],
+            "queries": [query_line(q) for q in queries],
             "qrels": {q: dict(d) for q, d in frozen_qrels.items()},
         },
         sort_keys=True,
@@ -255,75 +257,3 @@ def synthetic_collection(
         qrels=frozen_qrels,
         files=MappingProxyType({"synthetic.json": hashlib.sha256(canonical.encode("utf-8")).hexdigest()}),
     )
-
-
-def _extra(metadata: Mapping[str, Any], reserved: tuple[str, ...], what: str, item_id: str) -> dict[str, Any]:
-    clash = sorted(set(metadata) & set(reserved))
-    if clash:
-        raise ParameterError(
-            f"{what} {item_id!r} metadata",
-            clash[0],
-            "is a reserved field name",
-            "rename the metadata key; reserved: " + ", ".join(reserved),
-        )
-    return dict(metadata)
-
-
-def _corpus_line(entry: MemoryEntry) -> dict[str, Any]:
-    line: dict[str, Any] = {"_id": entry.id, "text": entry.text, "tags": list(entry.tags)}
-    if entry.created_at is not None:
-        line["created_at"] = entry.created_at.isoformat()
-    line["provenance"] = entry.provenance.to_dict()
-    if entry.scope is not None:
-        line["scope"] = entry.scope
-    line.update(_extra(entry.metadata, _CORPUS_KEYS + ("scope",), "entry", entry.id))
-    return line
-
-
-def _query_line(query: Query) -> dict[str, Any]:
-    line: dict[str, Any] = {"_id": query.id, "text": query.text}
-    if query.tags is not None:
-        line["tags"] = list(query.tags)
-    for key in ("scope", "group"):
-        if getattr(query, key) is not None:
-            line[key] = getattr(query, key)
-    line.update(_extra(query.metadata, _QUERY_KEYS + ("scope", "group"), "query", query.id))
-    return line
-
-
-def write_collection(collection: Collection, folder: str | PathLike[str], *, split: str = "test") -> dict[str, str]:
-    """Write ``collection`` as a BEIR-style folder that :func:`~agentmemory.collection.load_collection` reads.
-
-    Files (UTF-8, ``\\n`` line endings, one JSON object per line, keys in a
-    fixed order)::
-
-        corpus.jsonl        _id, text, tags, [created_at], provenance, [scope], metadata keys
-        queries.jsonl       _id, text, [tags], [scope], [group], metadata keys
-        qrels/<split>.tsv   "query-id<TAB>corpus-id<TAB>score", then one line per judgment
-
-    Each file is written atomically (:func:`agentmemory.io.atomic_write_text`);
-    the folder as a whole is not (a failure between files can leave some
-    written).  Existing files of those names are replaced.  Metadata keys
-    are written as top-level fields, which the loader returns as metadata.
-    ``scope`` and ``group`` are written when set; a loader that does not read
-    them keeps them as metadata.  ``skipped`` and ``repairs`` are not written.
-
-    Returns:
-        The written files' paths relative to ``folder`` (POSIX) -> sha256,
-        sorted: what ``load_collection(folder).files`` will hold.
-
-    Raises:
-        ParameterError: a metadata key collides with a field name.
-    """
-    root = Path(folder)
-    texts = {
-        "corpus.jsonl": "".join(json.dumps(_corpus_line(e), ensure_ascii=False) + "\n" for e in collection.entries),
-        "queries.jsonl": "".join(json.dumps(_query_line(q), ensure_ascii=False) + "\n" for q in collection.queries),
-        f"qrels/{split}.tsv": "query-id\tcorpus-id\tscore\n"
-        + "".join(
-            f"{qid}\t{eid}\t{int(grade)}\n" for qid, judged in collection.qrels.items() for eid, grade in judged.items()
-        ),
-    }
-    for name, text in texts.items():
-        atomic_write_text(root / name, text)
-    return {name: hashlib.sha256(text.encode("utf-8")).hexdigest() for name, text in sorted(texts.items())}

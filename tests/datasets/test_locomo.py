@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from agentmemory.collection import collection_summary
+from agentmemory.datasets.locomo import CATEGORIES, load_locomo, parse_session_datetime
 from agentmemory.errors import InputError, MissingFileError, ParameterError, UnknownNameError
-from agentmemory.locomo import CATEGORIES, load_locomo, parse_session_datetime
 from agentmemory.records import Provenance
 
-SAMPLE = Path(__file__).resolve().parent.parent / "fixtures" / "locomo-sample" / "locomo-sample.json"
+SAMPLE = Path(__file__).resolve().parents[2] / "fixtures" / "locomo-sample" / "locomo-sample.json"
 
 STRICT_SKIPPED = (
     ("conv-1/q2", "evidence 'D1:6; D2:3' holds several ids in one string"),

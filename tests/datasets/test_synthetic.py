@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentmemory.collection import load_collection
-from agentmemory.errors import ParameterError
+from agentmemory.datasets.beir import load_collection, write_collection
+from agentmemory.datasets.synthetic import synthetic_collection
+from agentmemory.errors import ParameterError, check_seed
 from agentmemory.evaluate import evaluate
-from agentmemory.synthetic import synthetic_collection, write_collection
 from agentmemory.tokenize import tokenize
 
 
@@ -181,9 +181,20 @@ def test_rejects_bad_parameters(kwargs, message):
         synthetic_collection(seed=1, **kwargs)
 
 
-def test_rejects_bad_seed():
-    """The seed must be a non-negative integer (numpy's default_rng rejects negatives)."""
-    with pytest.raises(ParameterError, match=r"^seed: -1 \(int\) is negative"):
-        synthetic_collection(seed=-1)
-    with pytest.raises(ParameterError, match=r"^seed: '1' \(str\) is not an integer"):
-        synthetic_collection(seed="1")
+@pytest.mark.parametrize(
+    "seed,message",
+    [
+        (-1, "seed: -1 (int) is negative; seed must be an integer >= 0"),
+        ("1", "seed: '1' (str) is not an integer; seed must be an integer >= 0"),
+        (True, "seed: True (bool) is not an integer; seed must be an integer >= 0"),
+        (1.0, "seed: 1.0 (float) is not an integer; seed must be an integer >= 0"),
+    ],
+)
+def test_rejects_bad_seed(seed, message):
+    """The seed is checked by errors.check_seed: a non-negative int (numpy's default_rng rejects negatives)."""
+    with pytest.raises(ParameterError) as info:
+        synthetic_collection(seed=seed)
+    assert str(info.value) == message
+    with pytest.raises(ParameterError) as shared:
+        check_seed(seed)
+    assert str(shared.value) == message

@@ -1,0 +1,394 @@
+"""The BEIR-style collection folder, extended for memories: its reader, its writer and its format declaration.
+
+A collection folder holds::
+
+    corpus.jsonl      one memory per line: _id, text, [title], [tags], [created_at], [provenance], [scope]
+    queries.jsonl     one query per line: _id, text, [tags], [scope], [group]
+    qrels/<split>.tsv header "query-id<TAB>corpus-id<TAB>score", then one judgment per line
+
+The format is documented in ``fixtures/README.md``.  :func:`load_collection`
+converts every line into typed records once; any malformed line raises
+:class:`~agentmemory.errors.InputError` naming the file and line.  Any BEIR
+dataset on disk loads as it is (``title`` is joined to ``text``; other
+fields become metadata).  :func:`write_collection` writes a collection back
+as such a folder.
+
+Registered as the format ``beir`` (:data:`FORMAT`): auto-detection takes a
+folder holding ``corpus.jsonl``; option ``split`` picks the qrels file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator, Mapping
+from datetime import datetime, timezone
+from os import PathLike
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from ..collection import Collection
+from ..errors import InputError, MissingFileError, ParameterError
+from ..io import atomic_write_text
+from ..records import MemoryEntry, Provenance, Query
+from .base import Format, FormatOption
+
+__all__ = ["FORMAT", "load_collection", "parse_timestamp", "recognise", "write_collection"]
+
+_CORPUS_KEYS = {"_id", "text", "title", "tags", "created_at", "provenance", "scope"}
+_QUERY_KEYS = {"_id", "text", "tags", "scope", "group"}
+_PROVENANCE_KEYS = {"source", "ref", "actor", "derived_from"}
+# Field names the reader interprets: a metadata key of one of these names would not be read back as
+# metadata (a "title" would be joined to the text), so the writer refuses it.
+_RESERVED_CORPUS_KEYS = ("_id", "text", "title", "tags", "created_at", "provenance", "scope")
+_RESERVED_QUERY_KEYS = ("_id", "text", "tags", "scope", "group")
+
+
+def parse_timestamp(value: object, path: str, line: int, field: str = "created_at") -> datetime:
+    """An ISO 8601 timestamp with a timezone (``Z`` allowed), as an aware datetime in UTC."""
+    if not isinstance(value, str):
+        raise InputError(path, line, f"{field} {value!r} is not a string; expected ISO 8601 like 2026-03-01T09:30:00Z")
+    text = value[:-1] + "+00:00" if value.endswith(("Z", "z")) else value
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        raise InputError(path, line, f"{field} {value!r} is not ISO 8601; expected e.g. 2026-03-01T09:30:00Z") from None
+    if parsed.tzinfo is None:
+        raise InputError(path, line, f"{field} {value!r} has no timezone; add one, e.g. 2026-03-01T09:30:00Z")
+    return parsed.astimezone(timezone.utc)
+
+
+def _check_split(split: object) -> None:
+    if not isinstance(split, str) or not split or any(c in split for c in "/\\") or split.startswith("."):
+        raise ParameterError(
+            "split", split, "is not a split name", "a split names a file qrels/<split>.tsv, e.g. 'test' or 'dev'"
+        )
+
+
+def _read(path: Path, files: dict[str, str], root: Path) -> str:
+    if not path.is_file():
+        raise MissingFileError(path)
+    data = path.read_bytes()
+    files[path.relative_to(root).as_posix()] = hashlib.sha256(data).hexdigest()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data[: err.start].count(b"\n") + 1
+        raise InputError(path, line, "is not valid UTF-8") from None
+
+
+def _jsonl(path: Path, text: str) -> Iterator[tuple[int, dict]]:
+    """Yield (line number, object) for each non-blank line."""
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+        except json.JSONDecodeError as err:
+            raise InputError(
+                path, number, f"malformed JSON ({err.msg} at column {err.colno}); expected one JSON object per line"
+            ) from None
+        if not isinstance(obj, dict):
+            raise InputError(path, number, f"expected a JSON object, found {type(obj).__name__}")
+        yield number, obj
+
+
+def _string_id(obj: dict, path: Path, line: int) -> str:
+    if "_id" not in obj:
+        raise InputError(path, line, "missing _id; every line needs a string _id")
+    value = obj["_id"]
+    if isinstance(value, bool) or not isinstance(value, (str, int)) or value == "":
+        raise InputError(path, line, f"_id {value!r} is not a non-empty string; every line needs a string _id")
+    return str(value)
+
+
+def _text(obj: dict, path: Path, line: int) -> str:
+    value = obj.get("text")
+    if not isinstance(value, str):
+        raise InputError(path, line, f"text {value!r} is not a string; every line needs a text")
+    return value
+
+
+def _tags(obj: dict, path: Path, line: int) -> tuple[str, ...] | None:
+    if "tags" not in obj or obj["tags"] is None:
+        return None
+    value = obj["tags"]
+    if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
+        raise InputError(path, line, f"tags {value!r} is not a list of strings")
+    return tuple(value)
+
+
+def _optional_str(obj: dict, key: str, path: Path, line: int) -> str | None:
+    value = obj.get(key)
+    if value is not None and not isinstance(value, str):
+        raise InputError(path, line, f"{key} {value!r} is not a string; expected a string or no {key}")
+    return value
+
+
+def _provenance(obj: dict, path: Path, line: int) -> Provenance:
+    value = obj.get("provenance")
+    if value is None:
+        return Provenance()
+    if not isinstance(value, dict):
+        raise InputError(path, line, f"provenance {value!r} is not an object with source, ref, actor, derived_from")
+    unknown = sorted(set(value) - _PROVENANCE_KEYS)
+    if unknown:
+        raise InputError(
+            path, line, f"provenance has unknown field {unknown[0]!r}; allowed: {', '.join(sorted(_PROVENANCE_KEYS))}"
+        )
+    derived = value.get("derived_from", [])
+    if not isinstance(derived, list) or not all(isinstance(d, str) for d in derived):
+        raise InputError(path, line, f"provenance.derived_from {derived!r} is not a list of entry ids")
+    for key in ("source", "ref", "actor"):
+        if value.get(key) is not None and not isinstance(value[key], str):
+            raise InputError(path, line, f"provenance.{key} {value[key]!r} is not a string")
+    return Provenance(
+        source=value.get("source") or "unknown",
+        ref=value.get("ref"),
+        actor=value.get("actor"),
+        derived_from=tuple(derived),
+    )
+
+
+def load_collection(path: str | PathLike[str], *, split: str = "test", progress: bool = False) -> Collection:
+    """Load a collection folder (see the module docstring); validate every line.
+
+    ``split`` names the judgments file ``qrels/<split>.tsv``; ``progress``
+    shows a tqdm bar over the corpus lines (off by default).
+
+    Raises:
+        ParameterError: ``split`` is not a plain file name (empty, not a
+            string, with a path separator or a leading dot).
+        MissingFileError: the folder or one of its files does not exist.
+        InputError: a malformed line, naming the file and the line.
+    """
+    _check_split(split)
+    root = Path(path)
+    if not root.exists():
+        raise MissingFileError(root, "collection folder")
+    if not root.is_dir():
+        raise InputError(
+            root, None, "is not a folder; a collection is a folder with corpus.jsonl, queries.jsonl, qrels/"
+        )
+    files: dict[str, str] = {}
+
+    corpus_path = root / "corpus.jsonl"
+    entries: list[MemoryEntry] = []
+    first_line: dict[str, int] = {}
+    lines = _jsonl(corpus_path, _read(corpus_path, files, root))
+    if progress:
+        from tqdm.auto import tqdm
+
+        lines = tqdm(lines, desc=f"load {corpus_path.name}", unit=" entries")
+    for line, obj in lines:
+        entry_id = _string_id(obj, corpus_path, line)
+        if entry_id in first_line:
+            raise InputError(
+                corpus_path,
+                line,
+                f"duplicate _id {entry_id!r} (first on line {first_line[entry_id]}); every entry _id must be unique",
+            )
+        first_line[entry_id] = line
+        text = _text(obj, corpus_path, line)
+        title = obj.get("title")
+        if title is not None and not isinstance(title, str):
+            raise InputError(corpus_path, line, f"title {title!r} is not a string; expected a string or no title")
+        if title:
+            text = " ".join(part for part in (title, text) if part)
+        created = obj.get("created_at")
+        entries.append(
+            MemoryEntry(
+                id=entry_id,
+                text=text,
+                tags=_tags(obj, corpus_path, line) or (),
+                created_at=None if created is None else parse_timestamp(created, str(corpus_path), line),
+                provenance=_provenance(obj, corpus_path, line),
+                scope=_optional_str(obj, "scope", corpus_path, line),
+                metadata=MappingProxyType({k: v for k, v in obj.items() if k not in _CORPUS_KEYS}),
+            )
+        )
+    if not entries:
+        raise InputError(corpus_path, None, "the corpus has no entries; add at least one JSON line")
+    for entry in entries:
+        for source in entry.provenance.derived_from:
+            if source not in first_line:
+                raise InputError(
+                    corpus_path,
+                    first_line[entry.id],
+                    f"provenance.derived_from names unknown entry {source!r}; derived_from may only name entries of this corpus",
+                )
+
+    queries_path = root / "queries.jsonl"
+    queries: list[Query] = []
+    query_line: dict[str, int] = {}
+    for line, obj in _jsonl(queries_path, _read(queries_path, files, root)):
+        query_id = _string_id(obj, queries_path, line)
+        if query_id in query_line:
+            raise InputError(
+                queries_path,
+                line,
+                f"duplicate _id {query_id!r} (first on line {query_line[query_id]}); every query _id must be unique",
+            )
+        query_line[query_id] = line
+        queries.append(
+            Query(
+                id=query_id,
+                text=_text(obj, queries_path, line),
+                tags=_tags(obj, queries_path, line),
+                scope=_optional_str(obj, "scope", queries_path, line),
+                group=_optional_str(obj, "group", queries_path, line),
+                metadata=MappingProxyType({k: v for k, v in obj.items() if k not in _QUERY_KEYS}),
+            )
+        )
+
+    qrels_path = root / "qrels" / f"{split}.tsv"
+    qrels: dict[str, dict[str, int]] = {}
+    qrels_line: dict[tuple[str, str], int] = {}
+    for number, raw in enumerate(_read(qrels_path, files, root).splitlines(), start=1):
+        if not raw.strip():
+            continue
+        fields = raw.split("\t")
+        if number == 1 and [f.strip() for f in fields] == ["query-id", "corpus-id", "score"]:
+            continue
+        if len(fields) != 3:
+            raise InputError(
+                qrels_path,
+                number,
+                f"expected 3 tab-separated fields query-id, corpus-id, score; found {len(fields)}",
+            )
+        query_id, entry_id, grade_text = (f.strip() for f in fields)
+        try:
+            grade = int(grade_text)
+        except ValueError:
+            raise InputError(
+                qrels_path,
+                number,
+                f"score {grade_text!r} is not an integer; expected an integer grade such as 0, 1 or 2",
+            ) from None
+        if query_id not in query_line:
+            raise InputError(
+                qrels_path,
+                number,
+                f"unknown query {query_id!r} (not in queries.jsonl); judge only queries of queries.jsonl",
+            )
+        if entry_id not in first_line:
+            raise InputError(
+                qrels_path,
+                number,
+                f"unknown entry {entry_id!r} (not in corpus.jsonl); judge only entries of corpus.jsonl",
+            )
+        if (query_id, entry_id) in qrels_line:
+            raise InputError(
+                qrels_path,
+                number,
+                f"query {query_id!r} judges entry {entry_id!r} twice (first on line {qrels_line[query_id, entry_id]}); judge each pair once",
+            )
+        qrels_line[query_id, entry_id] = number
+        qrels.setdefault(query_id, {})[entry_id] = grade
+
+    return Collection(
+        name=root.resolve().name,
+        entries=tuple(entries),
+        queries=tuple(queries),
+        qrels=MappingProxyType({q: MappingProxyType(d) for q, d in qrels.items()}),
+        files=MappingProxyType(dict(sorted(files.items()))),
+    )
+
+
+def _extra(metadata: Mapping[str, Any], reserved: tuple[str, ...], what: str, item_id: str) -> dict[str, Any]:
+    clash = sorted(set(metadata) & set(reserved))
+    if clash:
+        raise ParameterError(
+            f"{what} {item_id!r} metadata",
+            clash[0],
+            "is a reserved field name",
+            "rename the metadata key; reserved: " + ", ".join(reserved),
+        )
+    return dict(metadata)
+
+
+def corpus_line(entry: MemoryEntry) -> dict[str, Any]:
+    """The ``corpus.jsonl`` object for ``entry``, keys in the writer's fixed order (see :func:`write_collection`)."""
+    line: dict[str, Any] = {"_id": entry.id, "text": entry.text, "tags": list(entry.tags)}
+    if entry.created_at is not None:
+        line["created_at"] = entry.created_at.isoformat()
+    line["provenance"] = entry.provenance.to_dict()
+    if entry.scope is not None:
+        line["scope"] = entry.scope
+    line.update(_extra(entry.metadata, _RESERVED_CORPUS_KEYS, "entry", entry.id))
+    return line
+
+
+def query_line(query: Query) -> dict[str, Any]:
+    """The ``queries.jsonl`` object for ``query``, keys in the writer's fixed order (see :func:`write_collection`)."""
+    line: dict[str, Any] = {"_id": query.id, "text": query.text}
+    if query.tags is not None:
+        line["tags"] = list(query.tags)
+    for key in ("scope", "group"):
+        if getattr(query, key) is not None:
+            line[key] = getattr(query, key)
+    line.update(_extra(query.metadata, _RESERVED_QUERY_KEYS, "query", query.id))
+    return line
+
+
+def write_collection(collection: Collection, folder: str | PathLike[str], *, split: str = "test") -> dict[str, str]:
+    """Write ``collection`` as a BEIR-style folder that :func:`load_collection` reads.
+
+    Files (UTF-8, ``\\n`` line endings, one JSON object per line, keys in a
+    fixed order)::
+
+        corpus.jsonl        _id, text, tags, [created_at], provenance, [scope], metadata keys
+        queries.jsonl       _id, text, [tags], [scope], [group], metadata keys
+        qrels/<split>.tsv   "query-id<TAB>corpus-id<TAB>score", then one line per judgment
+
+    Each file is written atomically (:func:`agentmemory.io.atomic_write_text`);
+    the folder as a whole is not (a failure between files can leave some
+    written).  Existing files of those names are replaced.  Metadata keys
+    are written as top-level fields, which the loader returns as metadata.
+    ``scope`` and ``group`` are written when set.  ``skipped``, ``repairs``
+    and ``headline_excludes`` are not written.
+
+    Returns:
+        The written files' paths relative to ``folder`` (POSIX) -> sha256,
+        sorted: what ``load_collection(folder).files`` will hold.
+
+    Raises:
+        ParameterError: a metadata key is a field name the reader interprets
+            (it would not come back as metadata), or ``split`` is not a
+            split name.
+    """
+    _check_split(split)
+    root = Path(folder)
+    texts = {
+        "corpus.jsonl": "".join(json.dumps(corpus_line(e), ensure_ascii=False) + "\n" for e in collection.entries),
+        "queries.jsonl": "".join(json.dumps(query_line(q), ensure_ascii=False) + "\n" for q in collection.queries),
+        f"qrels/{split}.tsv": "query-id\tcorpus-id\tscore\n"
+        + "".join(
+            f"{qid}\t{eid}\t{int(grade)}\n" for qid, judged in collection.qrels.items() for eid, grade in judged.items()
+        ),
+    }
+    for name, text in texts.items():
+        atomic_write_text(root / name, text)
+    return {name: hashlib.sha256(text.encode("utf-8")).hexdigest() for name, text in sorted(texts.items())}
+
+
+def recognise(path: Path) -> bool:
+    """True for a folder holding ``corpus.jsonl`` (the rule ``format="auto"`` applies)."""
+    return path.is_dir() and (path / "corpus.jsonl").is_file()
+
+
+def read(path: Path, *, split: str, progress: bool) -> Collection:
+    """The ``beir`` format's reader: :func:`load_collection`."""
+    return load_collection(path, split=split, progress=progress)
+
+
+FORMAT = Format(
+    name="beir",
+    recognise=recognise,
+    read=read,
+    options=(FormatOption("split", str, "test", "the judgments file to read, qrels/<split>.tsv"),),
+    description="a BEIR-style folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv",
+    rule="a folder holding corpus.jsonl",
+)
+"""The ``beir`` format's declaration, registered by :mod:`agentmemory.datasets`."""
