@@ -3,14 +3,14 @@
 __version__ = "0.1.0"
 
 from .collection import Collection
-from .datasets import load
+from .datasets import load, register_format
 from .datasets.beir import load_collection
 from .errors import AgentMemoryError, InputError, MissingFileError, ParameterError, UnknownNameError
 from .evaluate import Evaluation, evaluate
 from .events import EventLog, HashIds, SteppingClock
-from .metrics import Measure, parse_measure
+from .metrics import Measure, MeasureDef, QueryContext, parse_measure, register_measure
 from .records import Event, Hit, MemoryEntry, Provenance, Query
-from .retrievers import BM25, TagScorer
+from .retrievers import BM25, TagScorer, register_retriever
 from .store import MemoryStore
 
 __all__ = [
@@ -24,12 +24,14 @@ __all__ = [
     "Hit",
     "InputError",
     "Measure",
+    "MeasureDef",
     "MemoryEntry",
     "MemoryStore",
     "MissingFileError",
     "ParameterError",
     "Provenance",
     "Query",
+    "QueryContext",
     "SteppingClock",
     "TagScorer",
     "UnknownNameError",
@@ -38,4 +40,7 @@ __all__ = [
     "load",
     "load_collection",
     "parse_measure",
+    "register_format",
+    "register_measure",
+    "register_retriever",
 ]

@@ -53,9 +53,7 @@ def artifact_dict(evaluation: Evaluation, statistics: Statistics | None = None) 
             "seed": evaluation.seed,
             "k": evaluation.k,
             "measures": [str(m) for m in evaluation.measures],
-            "retrievers": [
-                {"name": r.name, "label": r.label, "params": r.params} for r in evaluation.results
-            ],
+            "retrievers": [{"name": r.name, "label": r.label, "params": r.params} for r in evaluation.results],
         },
         "collection": collection_summary(evaluation.collection),
         "aggregate": [r.aggregate_row() for r in evaluation.results],
@@ -73,9 +71,7 @@ def artifact_dict(evaluation: Evaluation, statistics: Statistics | None = None) 
                 "metrics": q.metrics,
                 "tie_at_cutoff": q.tie_at_cutoff,
                 # Only the measures ties could move for this query (min < max).
-                "ties": {
-                    m: t.to_dict() for m, t in (q.ties or {}).items() if t.minimum != t.maximum
-                },
+                "ties": {m: t.to_dict() for m, t in (q.ties or {}).items() if t.minimum != t.maximum},
             }
             for r in evaluation.results
             for q in r.per_query

@@ -76,7 +76,10 @@ def _output_path(name: str, text: str, *, folder: bool) -> Path:
         if parent.exists():
             if not parent.is_dir():
                 raise ParameterError(
-                    name, text, f"needs {str(parent)!r} to be a folder, but it is a file", "choose a path inside a folder"
+                    name,
+                    text,
+                    f"needs {str(parent)!r} to be a folder, but it is a file",
+                    "choose a path inside a folder",
                 )
             break
     return path
@@ -99,7 +102,9 @@ def run_file_names(keys: Sequence[str]) -> dict[str, str]:
         name = f"{stem}.trec"
         if name in taken:
             raise ParameterError(
-                "--runs-dir", name, f"would hold the runs of both {taken[name]!r} and {key!r}",
+                "--runs-dir",
+                name,
+                f"would hold the runs of both {taken[name]!r} and {key!r}",
                 "give the retrievers keys that differ in letters or digits",
             )
         names[key] = taken[name] = name
@@ -115,34 +120,56 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_collection_arguments(ev)
     ev.add_argument("--seed", default="7", help="seed for the run's event ids (default 7)")
     ev.add_argument("--k", default="5", help="rank cutoff (default 5)")
-    ev.add_argument("--retrievers", default="bm25,tags",
-                    help="comma-separated retriever specs: registry names (bm25, tags, or a plugin's), a name with "
-                    "parameters (bm25[k1=0.9,b=0.4]) or package.module:attribute[params] (default bm25,tags)")
+    ev.add_argument(
+        "--retrievers",
+        default="bm25,tags",
+        help="comma-separated retriever specs: registry names (bm25, tags, or a plugin's), a name with "
+        "parameters (bm25[k1=0.9,b=0.4]) or package.module:attribute[params] (default bm25,tags)",
+    )
     ev.add_argument("--metrics", default=None, help="extra measures beyond P@k,R@k,RR,RR@k,nDCG@k,AP@k")
     ev.add_argument("--out", default="reports/eval-results.json", metavar="FILE", help="artifact path")
-    ev.add_argument("--runs-dir", metavar="DIR",
-                    help="also write each retriever's ranking as a TREC run file <retriever>.trec (its key made "
-                    "filename-safe: bm25.trec, bm25-k1=0.9-b=0.4.trec) plus qrels.txt")
-    ev.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                    help="progress bars (default: on when stderr is a terminal)")
+    ev.add_argument(
+        "--runs-dir",
+        metavar="DIR",
+        help="also write each retriever's ranking as a TREC run file <retriever>.trec (its key made "
+        "filename-safe: bm25.trec, bm25-k1=0.9-b=0.4.trec) plus qrels.txt",
+    )
+    ev.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="progress bars (default: on when stderr is a terminal)",
+    )
 
     rt = sub.add_parser("retrieve", help="retrieve the top k of every query of a collection into a TREC run file")
     _add_collection_arguments(rt)
-    rt.add_argument("--retriever", default="bm25",
-                    help="one retriever spec: a registry name, name[params] or package.module:attribute (default bm25)")
+    rt.add_argument(
+        "--retriever",
+        default="bm25",
+        help="one retriever spec: a registry name, name[params] or package.module:attribute (default bm25)",
+    )
     rt.add_argument("--k", default="10", help="hits per query (default 10)")
     rt.add_argument("--out", required=True, metavar="FILE", help="TREC run file to write")
-    rt.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                    help="progress bar (default: on when stderr is a terminal)")
+    rt.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="progress bar (default: on when stderr is a terminal)",
+    )
 
     sc = sub.add_parser("score", help="score a TREC run file against TREC qrels, as trec_eval does")
     sc.add_argument("qrels", metavar="QRELS")
     sc.add_argument("run", metavar="RUN")
     sc.add_argument("--k", default="5", help="cutoff of the default measures (default 5)")
     sc.add_argument("--metrics", default=None, help="comma-separated measures (default P@k,R@k,RR,RR@k,nDCG@k,AP@k)")
-    sc.add_argument("--per-query", action="store_true",
-                    help="also print each query's values in the table (JSON output always has them)")
-    sc.add_argument("--complete", action="store_true", help="count qrels queries missing from the run as 0 (trec_eval -c)")
+    sc.add_argument(
+        "--per-query",
+        action="store_true",
+        help="also print each query's values in the table (JSON output always has them)",
+    )
+    sc.add_argument(
+        "--complete", action="store_true", help="count qrels queries missing from the run as 0 (trec_eval -c)"
+    )
     sc.add_argument("--format", default="table", help="table (default) or json")
     return parser
 
@@ -226,27 +253,49 @@ def _add_collection_arguments(parser: argparse.ArgumentParser) -> None:
     from .datasets import FORMATS
 
     rules = "; ".join(f"{n}: {f.rule}" for n, f in FORMATS.registered().items() if f.recognise is not None)
-    parser.add_argument("--collection", metavar="PATH",
-                        help="collection folder or file, in any registered format (default: the shipped fixture)")
-    parser.add_argument("--format", default="auto", metavar="NAME",
-                        help=f"collection format: auto (default) or one of {', '.join(FORMATS.names())}; "
-                        f"auto takes the first that recognises the path ({rules})")
+    parser.add_argument(
+        "--collection",
+        metavar="PATH",
+        help="collection folder or file, in any registered format (default: the shipped fixture)",
+    )
+    parser.add_argument(
+        "--format",
+        default="auto",
+        metavar="NAME",
+        help=f"collection format: auto (default) or one of {', '.join(FORMATS.names())}; "
+        f"auto takes the first that recognises the path ({rules})",
+    )
     for name, users in _option_flags().items():
         formats = " and ".join(f for f, _ in users)
         option = users[0][1]
         dest = f"format_option_{name}"
         if option.type is bool and option.default is False:
-            parser.add_argument(_flag(name), dest=dest, action="store_true", default=None,
-                                help=f"{formats} format: {option.help}")
+            parser.add_argument(
+                _flag(name), dest=dest, action="store_true", default=None, help=f"{formats} format: {option.help}"
+            )
         elif option.type is bool:
-            parser.add_argument(_flag(name), dest=dest, action=argparse.BooleanOptionalAction, default=None,
-                                help=f"{formats} format: {option.help} (default {option.default})")
+            parser.add_argument(
+                _flag(name),
+                dest=dest,
+                action=argparse.BooleanOptionalAction,
+                default=None,
+                help=f"{formats} format: {option.help} (default {option.default})",
+            )
         else:
-            parser.add_argument(_flag(name), dest=dest, metavar=name.upper(),
-                                help=f"{formats} format: {option.help} (default {option.default})")
-    parser.add_argument("--format-option", action="append", default=[], metavar="KEY=VALUE",
-                        help="an option of the chosen format (any format, a plugin's too), read with the type "
-                        "the format declares; repeat for several")
+            parser.add_argument(
+                _flag(name),
+                dest=dest,
+                metavar=name.upper(),
+                help=f"{formats} format: {option.help} (default {option.default})",
+            )
+    parser.add_argument(
+        "--format-option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an option of the chosen format (any format, a plugin's too), read with the type "
+        "the format declares; repeat for several",
+    )
 
 
 def _format_option_example(fmt: Format) -> str:
@@ -255,9 +304,11 @@ def _format_option_example(fmt: Format) -> str:
         return f"the {fmt.name} format takes no options"
     first = fmt.options[0]
     value = "true" if first.type is bool else str(first.default)
-    return f"write e.g. --format-option {first.name}={value} (the {fmt.name} format takes: " + ", ".join(
-        o.name for o in fmt.options
-    ) + ")"
+    return (
+        f"write e.g. --format-option {first.name}={value} (the {fmt.name} format takes: "
+        + ", ".join(o.name for o in fmt.options)
+        + ")"
+    )
 
 
 def _load_collection(args: argparse.Namespace, progress: bool):

@@ -101,9 +101,7 @@ class UnknownNameError(ParameterError):
 
     def __init__(self, name: str, value: object, choices: Iterable[str]) -> None:
         self.choices = sorted(choices)
-        super().__init__(
-            name, value, "is not a known name", "choose from: " + ", ".join(self.choices)
-        )
+        super().__init__(name, value, "is not a known name", "choose from: " + ", ".join(self.choices))
 
 
 def check_positive_int(name: str, value: object) -> int:

@@ -110,10 +110,7 @@ class RetrieverResult:
         for q in self.per_query:
             if q.group is not None:
                 groups.setdefault(q.group, []).append(q)
-        return {
-            g: {m: mean(q.metrics[m] for q in rows) for m in self.means}
-            for g, rows in sorted(groups.items())
-        }
+        return {g: {m: mean(q.metrics[m] for q in rows) for m in self.means} for g, rows in sorted(groups.items())}
 
     @property
     def headline(self) -> tuple[QueryResult, ...]:
@@ -167,15 +164,19 @@ class Evaluation:
         for res in self.results:
             if res.name == name:
                 return res
-        raise ParameterError("retriever", name, "was not evaluated", "choose from: " + ", ".join(r.name for r in self.results))
+        raise ParameterError(
+            "retriever", name, "was not evaluated", "choose from: " + ", ".join(r.name for r in self.results)
+        )
 
 
 def _required_measures(k: int, measures: Sequence[Measure | str] | str | None) -> tuple[Measure, ...]:
     chosen = list(default_measures(k))
     if measures is not None:
-        extra = parse_measures(measures) if isinstance(measures, str) else [
-            m if isinstance(m, Measure) else parse_measures(m)[0] for m in measures
-        ]
+        extra = (
+            parse_measures(measures)
+            if isinstance(measures, str)
+            else [m if isinstance(m, Measure) else parse_measures(m)[0] for m in measures]
+        )
         chosen += [m for m in extra if m not in chosen]
     return tuple(chosen)
 
@@ -257,7 +258,9 @@ def evaluate(
         or any(e.id not in store for e in collection.entries)
     ):
         raise ParameterError(
-            "store", "MemoryStore", "does not hold these retrievers and this collection's entries",
+            "store",
+            "MemoryStore",
+            "does not hold these retrievers and this collection's entries",
             "pass the store of an evaluation of the same collection and retrievers (Evaluation.store)",
         )
     queries = collection.judged_queries

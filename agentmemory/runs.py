@@ -88,14 +88,19 @@ def parse_run_option(text: str, option: str = "--run") -> tuple[str, str]:
     name = name.strip()
     if not equals or not name or not path.strip() or any(c in name for c in ",[] \t"):
         raise ParameterError(
-            option, text, "is not NAME=PATH", f"write {option} mine=runs/mine.trec (a name without spaces or commas, '=', a path)"
+            option,
+            text,
+            "is not NAME=PATH",
+            f"write {option} mine=runs/mine.trec (a name without spaces or commas, '=', a path)",
         )
     return name, path.strip()
 
 
 def _score(value: object, path: Path, line: int, doc: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InputError(path, line, f"score {shorten(repr(value))} of entry {doc!r} is not a number; expected e.g. 12.5")
+        raise InputError(
+            path, line, f"score {shorten(repr(value))} of entry {doc!r} is not a number; expected e.g. 12.5"
+        )
     score = float(value)
     if math.isnan(score):
         raise InputError(path, line, f"score of entry {doc!r} is NaN; every score must be a number that can be ranked")
@@ -111,31 +116,43 @@ def _read_jsonl(path: Path, text: str) -> dict[str, list[tuple[str, float, int]]
         try:
             obj = json.loads(raw, parse_constant=lambda c: math.nan)
         except (json.JSONDecodeError, RecursionError) as err:
-            where = f" ({err.msg} at column {err.colno})" if isinstance(err, json.JSONDecodeError) else " (nested too deeply)"
-            raise InputError(path, line, f"malformed JSON{where}; expected {{\"query_id\": ..., \"hits\": [...]}}") from None
+            where = (
+                f" ({err.msg} at column {err.colno})"
+                if isinstance(err, json.JSONDecodeError)
+                else " (nested too deeply)"
+            )
+            raise InputError(
+                path, line, f'malformed JSON{where}; expected {{"query_id": ..., "hits": [...]}}'
+            ) from None
         if not isinstance(obj, dict) or set(obj) != {"query_id", "hits"}:
             raise InputError(
-                path, line, "expected an object with exactly the keys query_id and hits, e.g. "
-                '{"query_id": "q1", "hits": [{"entry_id": "m3", "score": 2.5}]}'
+                path,
+                line,
+                "expected an object with exactly the keys query_id and hits, e.g. "
+                '{"query_id": "q1", "hits": [{"entry_id": "m3", "score": 2.5}]}',
             )
         qid = obj["query_id"]
         if not isinstance(qid, str) or not qid:
             raise InputError(path, line, f"query_id {shorten(repr(qid))} is not a non-empty string")
         if qid in first:
-            raise InputError(path, line, f"query {qid!r} appears again (first on line {first[qid]}); list each query on one line")
+            raise InputError(
+                path, line, f"query {qid!r} appears again (first on line {first[qid]}); list each query on one line"
+            )
         first[qid] = line
         if not isinstance(obj["hits"], list):
-            raise InputError(path, line, "hits is not a list of {\"entry_id\": ..., \"score\": ...} objects")
+            raise InputError(path, line, 'hits is not a list of {"entry_id": ..., "score": ...} objects')
         seen: set[str] = set()
         hits = out.setdefault(qid, [])
         for hit in obj["hits"]:
             if not isinstance(hit, dict) or set(hit) != {"entry_id", "score"}:
-                raise InputError(path, line, 'a hit is not an object with exactly the keys entry_id and score')
+                raise InputError(path, line, "a hit is not an object with exactly the keys entry_id and score")
             doc = hit["entry_id"]
             if not isinstance(doc, str) or not doc:
                 raise InputError(path, line, f"entry_id {shorten(repr(doc))} is not a non-empty string")
             if doc in seen:
-                raise InputError(path, line, f"entry {doc!r} appears twice for query {qid!r}; list each entry once per query")
+                raise InputError(
+                    path, line, f"entry {doc!r} appears twice for query {qid!r}; list each entry once per query"
+                )
             seen.add(doc)
             hits.append((doc, _score(hit["score"], path, line, doc), line))
     return out
@@ -150,7 +167,9 @@ def _read_trec(path: Path, text: str) -> dict[str, list[tuple[str, float, int]]]
             continue
         if len(fields) != 6:
             raise InputError(
-                path, line, f"found {len(fields)} fields; expected 6 whitespace-separated fields: query_id Q0 entry_id rank score tag"
+                path,
+                line,
+                f"found {len(fields)} fields; expected 6 whitespace-separated fields: query_id Q0 entry_id rank score tag",
             )
         qid, _, doc, _, score_text, _ = fields
         try:
@@ -158,11 +177,17 @@ def _read_trec(path: Path, text: str) -> dict[str, list[tuple[str, float, int]]]
         except ValueError:
             score = math.nan
         if math.isnan(score) or "_" in score_text:
-            raise InputError(path, line, f"score {shorten(score_text)!r} is not a number; expected a number such as 12.5, -3 or 1e-05")
+            raise InputError(
+                path,
+                line,
+                f"score {shorten(score_text)!r} is not a number; expected a number such as 12.5, -3 or 1e-05",
+            )
         key = (qid, doc)
         if key in first:
             raise InputError(
-                path, line, f"entry {doc!r} appears twice for query {qid!r} (first on line {first[key]}); list each entry once per query"
+                path,
+                line,
+                f"entry {doc!r} appears twice for query {qid!r} (first on line {first[key]}); list each entry once per query",
             )
         first[key] = line
         out.setdefault(qid, []).append((doc, score, line))
@@ -227,7 +252,10 @@ def bind_run(run: RunFile, collection: Collection, *, lenient: bool = False) -> 
                 problems.append((line, f"entry {doc!r} (query {qid!r}) is not in the collection"))
             elif scope_of[doc] != query.scope:
                 problems.append(
-                    (line, f"entry {doc!r} is in scope {scope_of[doc]!r}, outside query {qid!r}'s scope {query.scope!r}")
+                    (
+                        line,
+                        f"entry {doc!r} is in scope {scope_of[doc]!r}, outside query {qid!r}'s scope {query.scope!r}",
+                    )
                 )
             else:
                 ranked[doc] = score
@@ -236,12 +264,15 @@ def bind_run(run: RunFile, collection: Collection, *, lenient: bool = False) -> 
         shown = "; ".join(f"line {line}: {why}" for line, why in problems[:_LISTED])
         more = f" ... ({len(problems)} lines in all)" if len(problems) > _LISTED else ""
         raise InputError(
-            run.path, None,
+            run.path,
+            None,
             f"{shown}{more}; the run must name queries and entries of the collection, each entry in its query's scope "
             "(pass --lenient-run, or lenient=True, to drop such lines and list each)",
         )
     rankings = {
-        q.id: tuple(Hit(doc, kept.get(q.id, {})[doc], rank) for rank, doc in enumerate(trec_order(kept.get(q.id, {})), 1))
+        q.id: tuple(
+            Hit(doc, kept.get(q.id, {})[doc], rank) for rank, doc in enumerate(trec_order(kept.get(q.id, {})), 1)
+        )
         for q in collection.judged_queries
     }
     return BoundRun(run, rankings, tuple(problems))

@@ -89,9 +89,7 @@ class MemoryStore:
         try:
             return self._entries[entry_id]
         except KeyError:
-            raise ParameterError(
-                "entry_id", entry_id, "is not in the store", "pass the id of a stored entry"
-            ) from None
+            raise ParameterError("entry_id", entry_id, "is not in the store", "pass the id of a stored entry") from None
 
     @property
     def retriever_names(self) -> tuple[str, ...]:
@@ -127,7 +125,9 @@ class MemoryStore:
         for source in entry.provenance.derived_from:
             if source not in self._entries and source not in pending:
                 raise ParameterError(
-                    "provenance.derived_from", source, "is not in the store",
+                    "provenance.derived_from",
+                    source,
+                    "is not in the store",
                     "add source entries before the entries derived from them",
                 )
 
@@ -178,7 +178,9 @@ class MemoryStore:
         for source in sources:
             if source not in self._entries:
                 raise ParameterError("sources", source, "is not in the store", "derive only from stored entry ids")
-        if entry_id in self._entries:  # checked before the clock is read, so a refused call leaves the log's clock alone
+        if (
+            entry_id in self._entries
+        ):  # checked before the clock is read, so a refused call leaves the log's clock alone
             raise ParameterError("entry.id", entry_id, "is already in the store", "every entry id must be unique")
         scopes = {self.get(s).scope for s in sources}
         if len(scopes) != 1:
@@ -238,7 +240,9 @@ class MemoryStore:
         for query in items:
             hits = self.retriever(retriever, query.scope).search(query, k + extra)
             if record:
-                self.log.record("retrieve", [h.entry_id for h in hits[:k]], query_id=query.id or None, retriever=retriever)
+                self.log.record(
+                    "retrieve", [h.entry_id for h in hits[:k]], query_id=query.id or None, retriever=retriever
+                )
             yield query, hits
 
     def lineage(self, entry_id: str) -> list[MemoryEntry]:

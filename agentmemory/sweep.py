@@ -89,9 +89,7 @@ def cutoff_means(
     out: dict[str, dict[str, list[float]]] = {}
     for result in evaluation.results:
         values = [compute_measures(every, [h.entry_id for h in q.hits], qrels[q.query_id]) for q in result.headline]
-        out[result.name] = {
-            name: [mean(v[str(m)] for v in values) for m in row] for name, row in zip(measures, grid)
-        }
+        out[result.name] = {name: [mean(v[str(m)] for v in values) for m in row] for name, row in zip(measures, grid)}
     return out
 
 

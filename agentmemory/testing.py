@@ -58,7 +58,8 @@ class RetrieverContractError(AssertionError):
         if len(self.violations) > _SHOWN:
             shown.append(f"- ... and {len(self.violations) - _SHOWN} more (all in .violations)")
         super().__init__(
-            f"check_retriever({label}): {len(self.violations)} violation(s) of the retriever contract:\n" + "\n".join(shown)
+            f"check_retriever({label}): {len(self.violations)} violation(s) of the retriever contract:\n"
+            + "\n".join(shown)
         )
 
 
@@ -108,12 +109,20 @@ def _hits_problem(hits: Any, k: int, known: set[str], where: str) -> list[str]:
     strangers = [i for i in ids if i not in known]
     if strangers:
         out.append(f"{where}: ids that were never added: {strangers}")
-    odd = [h for h in hits if not isinstance(h.score, (int, float)) or isinstance(h.score, bool) or not math.isfinite(h.score)]
+    odd = [
+        h
+        for h in hits
+        if not isinstance(h.score, (int, float)) or isinstance(h.score, bool) or not math.isfinite(h.score)
+    ]
     if odd:
-        return out + [f"{where}: {', '.join(f'{h.entry_id} {h.score!r}' for h in odd[:3])}: scores must be finite numbers"]
+        return out + [
+            f"{where}: {', '.join(f'{h.entry_id} {h.score!r}' for h in odd[:3])}: scores must be finite numbers"
+        ]
     low = [h.entry_id for h in hits if h.score <= 0]
     if low:
-        out.append(f"{where}: {', '.join(low[:3])}{' ...' if len(low) > 3 else ''} score <= 0; such entries must be dropped")
+        out.append(
+            f"{where}: {', '.join(low[:3])}{' ...' if len(low) > 3 else ''} score <= 0; such entries must be dropped"
+        )
     for a, b in zip(hits, hits[1:]):
         if (a.score, a.entry_id) < (b.score, b.entry_id):
             out.append(
@@ -156,7 +165,10 @@ def check_retriever(
     spec = resolve_retriever(factory)
     if spec.shared:
         raise ParameterError(
-            "factory", spec.key, "is a retriever instance", "pass its class or a factory: the checks need new, empty retrievers"
+            "factory",
+            spec.key,
+            "is a retriever instance",
+            "pass its class or a factory: the checks need new, empty retrievers",
         )
     entries = list(entries)
     queries = list(queries)
@@ -191,7 +203,9 @@ def check_retriever(
             top = first.search(q, k)
             problems += _hits_problem(top, k, known, f"{q.id} at k = {k}")
             if isinstance(top, list) and not _same_hits(top, deep[q.id][:k]):
-                problems.append(f"{q.id}: the top {k} {_show(top)} is not the first {k} of a deeper search {_show(deep[q.id])}")
+                problems.append(
+                    f"{q.id}: the top {k} {_show(top)} is not the first {k} of a deeper search {_show(deep[q.id])}"
+                )
         twins = [h for h in deep[q.id] if h.entry_id in ("twin-a", "twin-b")]
         if twins and not (len(twins) == 2 and twins[0].score == twins[1].score and twins[0].entry_id == "twin-b"):
             problems.append(
@@ -206,7 +220,10 @@ def check_retriever(
         problems.append("search(query, 0) did not raise ValueError (k must be an integer >= 1)")
 
     half = len(entries) // 2  # 5. incremental adds
-    for name, batches in (("two adds", [entries[:half], entries[half:]]), ("one add per entry", [[e] for e in entries])):
+    for name, batches in (
+        ("two adds", [entries[:half], entries[half:]]),
+        ("one add per entry", [[e] for e in entries]),
+    ):
         other = spec.new()
         for batch in batches:
             other.add(batch)
@@ -243,7 +260,9 @@ def check_retriever(
                 for member in ("matched", "missing"):
                     value = getattr(why, member, None)
                     if not isinstance(value, (tuple, list)) or not all(isinstance(v, str) for v in value):
-                        problems.append(f"{q.id}, {h.entry_id}: explain(...).{member} is {value!r}, not a sequence of str")
+                        problems.append(
+                            f"{q.id}, {h.entry_id}: explain(...).{member} is {value!r}, not a sequence of str"
+                        )
                 for method in ("miss_reason", "hit_reason"):
                     call = getattr(why, method, None)
                     if not callable(call) or not isinstance(call(), str):

@@ -46,8 +46,20 @@ def main() -> None:
 
     qps = query_passes(run_all, args.passes, len(qs))
     tops = [[int(d) for d in row] for row in out["docs"]]
-    emit(summary({"engine": "bm25s-numba", "size": args.size, "build_s": seconds, "jit_s": jit_s,
-                  "base_rss_mb": base, "peak_rss_mb": peak, "top10": tops}, qps))
+    emit(
+        summary(
+            {
+                "engine": "bm25s-numba",
+                "size": args.size,
+                "build_s": seconds,
+                "jit_s": jit_s,
+                "base_rss_mb": base,
+                "peak_rss_mb": peak,
+                "top10": tops,
+            },
+            qps,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -78,8 +78,9 @@ def main() -> None:
         t0 = time.perf_counter()
         evaluate()
         warm.append(time.perf_counter() - t0)
-    emit({"engine": args.engine, "cold_s": cold, "warm_s": statistics.median(warm), "warm_passes": warm,
-          "means": means})
+    emit(
+        {"engine": args.engine, "cold_s": cold, "warm_s": statistics.median(warm), "warm_passes": warm, "means": means}
+    )
 
 
 if __name__ == "__main__":

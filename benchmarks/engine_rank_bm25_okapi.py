@@ -37,8 +37,20 @@ def main() -> None:
         order = np.lexsort((-np.arange(len(scores)), -scores))[:K]
         tops.append([int(d) for d in order if scores[d] > 0])
     elapsed = time.perf_counter() - t0
-    emit(summary({"engine": "rank_bm25", "size": args.size, "build_s": seconds, "base_rss_mb": base,
-                  "peak_rss_mb": peak, "queries_run": len(tops), "top10": tops}, [len(tops) / elapsed]))
+    emit(
+        summary(
+            {
+                "engine": "rank_bm25",
+                "size": args.size,
+                "build_s": seconds,
+                "base_rss_mb": base,
+                "peak_rss_mb": peak,
+                "queries_run": len(tops),
+                "top10": tops,
+            },
+            [len(tops) / elapsed],
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -76,8 +76,19 @@ def main() -> None:
         tops.extend(top_k(score(q), K) for q in qs)
 
     qps = query_passes(run_all, args.passes, len(qs))
-    emit(summary({"engine": "numpy-dense", "size": args.size, "build_s": seconds,
-                  "base_rss_mb": base, "peak_rss_mb": peak, "top10": tops}, qps))
+    emit(
+        summary(
+            {
+                "engine": "numpy-dense",
+                "size": args.size,
+                "build_s": seconds,
+                "base_rss_mb": base,
+                "peak_rss_mb": peak,
+                "top10": tops,
+            },
+            qps,
+        )
+    )
 
 
 if __name__ == "__main__":

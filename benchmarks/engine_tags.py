@@ -56,8 +56,18 @@ def main() -> None:
             ref.append(hit[order].tolist())
 
     scan_qps = query_passes(scan_all, 1, len(qs), budget_s=60.0)
-    result = summary({"engine": "agentmemory-tags", "size": n, "build_s": records_s + add_s, "records_s": records_s,
-                      "add_s": add_s, "base_rss_mb": base, "peak_rss_mb": peak}, qps)
+    result = summary(
+        {
+            "engine": "agentmemory-tags",
+            "size": n,
+            "build_s": records_s + add_s,
+            "records_s": records_s,
+            "add_s": add_s,
+            "base_rss_mb": base,
+            "peak_rss_mb": peak,
+        },
+        qps,
+    )
     result["scan_qps"] = scan_qps[0]
     result["identical_top10"] = sum(a == b for a, b in zip(ours, ref)) / len(ref)
     emit(result)

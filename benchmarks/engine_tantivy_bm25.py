@@ -53,8 +53,20 @@ def main() -> None:
         [searcher.doc(addr)["num"][0] for _, addr in searcher.search(index.parse_query(q, ["body"]), K).hits]
         for q in qs
     ]
-    emit(summary({"engine": "tantivy", "size": args.size, "build_s": seconds, "base_rss_mb": base,
-                  "peak_rss_mb": peak, "segments": searcher.num_segments, "top10": tops}, qps))
+    emit(
+        summary(
+            {
+                "engine": "tantivy",
+                "size": args.size,
+                "build_s": seconds,
+                "base_rss_mb": base,
+                "peak_rss_mb": peak,
+                "segments": searcher.num_segments,
+                "top10": tops,
+            },
+            qps,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -46,9 +46,7 @@ def run_engine(script: str, *args: str, env: dict | None = None) -> dict:
     print("  $", " ".join([Path(cmd[0]).name, *cmd[1:]]).replace(str(HERE) + "/", ""), flush=True)
     t0 = time.perf_counter()
     try:
-        proc = subprocess.run(
-            cmd, capture_output=True, text=True, timeout=TIMEOUT, env={**os.environ, **(env or {})}
-        )
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT, env={**os.environ, **(env or {})})
     except subprocess.TimeoutExpired:
         return {"error": f"timed out after {TIMEOUT} s"}
     for line in proc.stdout.splitlines():
@@ -87,8 +85,11 @@ def first_query_probe() -> dict:
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
         imp, total, numba = out.stdout.split()
         runs.append((float(imp), float(total), numba == "True"))
-    return {"import_s": statistics.median(r[0] for r in runs), "first_query_s": statistics.median(r[1] for r in runs),
-            "numba_imported": any(r[2] for r in runs)}
+    return {
+        "import_s": statistics.median(r[0] for r in runs),
+        "first_query_s": statistics.median(r[1] for r in runs),
+        "numba_imported": any(r[2] for r in runs),
+    }
 
 
 def cold_jit_probe() -> float | None:
@@ -104,8 +105,13 @@ def cold_jit_probe() -> float | None:
         "print(time.perf_counter() - t0)\n"
     )
     with tempfile.TemporaryDirectory() as cache:
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
-                             env={**os.environ, "NUMBA_CACHE_DIR": cache})
+        out = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env={**os.environ, "NUMBA_CACHE_DIR": cache},
+        )
     text = out.stdout.strip()
     return None if not text or text == "none" else float(text)
 
@@ -146,7 +152,9 @@ def main() -> None:
     ap.add_argument("--rank-bm25-max", default="100k", help="largest size rank_bm25 is built at (default 100k)")
     ap.add_argument("--no-readme", action="store_true", help="do not rewrite benchmarks/README.md")
     args = ap.parse_args()
-    sizes = [parse_size(s) for s in ("10k,100k" if args.quick and args.sizes == "10k,100k,1M" else args.sizes).split(",")]
+    sizes = [
+        parse_size(s) for s in ("10k,100k" if args.quick and args.sizes == "10k,100k,1M" else args.sizes).split(",")
+    ]
     passes = args.passes or (3 if args.quick else 5)
     rank_max = parse_size(args.rank_bm25_max)
     budget = "5" if args.quick else "20"
@@ -160,10 +168,12 @@ def main() -> None:
         print(f"\n== {label(n)} entries", flush=True)
         ref = run_engine("engine_reference.py", "--size", str(n), "--passes", "1")
         rows = {"numpy-dense": ref}
-        rows["agentmemory"] = run_engine("engine_agentmemory_bm25.py", "--size", str(n), "--passes", str(passes),
-                                         "--incremental")
-        rows["agentmemory-numpy"] = run_engine("engine_agentmemory_bm25.py", "--size", str(n), "--passes",
-                                               str(max(2, passes // 2)), "--mode", "off")
+        rows["agentmemory"] = run_engine(
+            "engine_agentmemory_bm25.py", "--size", str(n), "--passes", str(passes), "--incremental"
+        )
+        rows["agentmemory-numpy"] = run_engine(
+            "engine_agentmemory_bm25.py", "--size", str(n), "--passes", str(max(2, passes // 2)), "--mode", "off"
+        )
         rows["tantivy"] = run_engine("engine_tantivy_bm25.py", "--size", str(n), "--passes", str(passes))
         rows["bm25s-numba"] = run_engine("engine_bm25s_numba.py", "--size", str(n), "--passes", str(passes))
         if n <= rank_max:
@@ -178,8 +188,10 @@ def main() -> None:
             row.pop("top10", None)
         results["sizes"][label(n)] = rows
     print("\n== metrics (10,000 queries x 100 documents)", flush=True)
-    results["metrics"] = {e: run_engine("engine_metrics.py", "--engine", e, "--passes", str(passes))
-                          for e in ("agentmemory", "pytrec_eval", "ranx")}
+    results["metrics"] = {
+        e: run_engine("engine_metrics.py", "--engine", e, "--passes", str(passes))
+        for e in ("agentmemory", "pytrec_eval", "ranx")
+    }
     print("\n== start-up", flush=True)
     results["first_query"] = first_query_probe()
     results["cold_jit_s"] = cold_jit_probe()
@@ -320,48 +332,67 @@ def targets(results: dict) -> list[str]:
         ours, tv = rows.get("agentmemory", {}), rows.get("tantivy", {})
         r = ratio(ours.get("qps"), tv.get("qps"))
         exact = ours.get("identical")
-        add(f"BM25 q/s >= 1.0x tantivy at {size}, exact top 10",
+        add(
+            f"BM25 q/s >= 1.0x tantivy at {size}, exact top 10",
             f"{fmt(r)}x ({fmt(ours.get('qps'), 0)} vs {fmt(tv.get('qps'), 0)}); identical to reference on "
             f"{fmt(100 * exact if exact is not None else None, 1)}% of queries",
-            None if r is None else (r >= 1.0 and exact == 1.0))
+            None if r is None else (r >= 1.0 and exact == 1.0),
+        )
     largest = list(sizes)[-1] if sizes else None
     if largest:
         rows = sizes[largest]
         ours, tv, bs = rows.get("agentmemory", {}), rows.get("tantivy", {}), rows.get("bm25s-numba", {})
         rb = ratio(ours.get("build_s"), tv.get("build_s"))
         ra = ratio(ours.get("add_s"), tv.get("build_s"))
-        add(f"build time <= 1.0x tantivy ({largest})",
+        add(
+            f"build time <= 1.0x tantivy ({largest})",
             f"{fmt(rb)}x with record creation ({fmt(ours.get('build_s'))} s vs {fmt(tv.get('build_s'))} s); "
-            f"{fmt(ra)}x for add() alone", None if rb is None else rb <= 1.0)
+            f"{fmt(ra)}x for add() alone",
+            None if rb is None else rb <= 1.0,
+        )
         om = ours.get("peak_delta_mb")
         bm = bs.get("peak_delta_mb")
         rm = ratio(om, bm)
-        add(f"peak memory <= 1.0x bm25s ({largest})", f"{fmt(rm)}x ({fmt(om, 0)} MB vs {fmt(bm, 0)} MB over the "
-            "process baseline)", None if rm is None else rm <= 1.0)
+        add(
+            f"peak memory <= 1.0x bm25s ({largest})",
+            f"{fmt(rm)}x ({fmt(om, 0)} MB vs {fmt(bm, 0)} MB over the process baseline)",
+            None if rm is None else rm <= 1.0,
+        )
         inc = ours.get("incremental")
         if inc:
             ri = ratio(inc["add_s"] + inc["records_s"], ours["build_s"])
-            add(f"incremental 1% add <= 5% of a full build, scores equal a rebuild ({largest})",
+            add(
+                f"incremental 1% add <= 5% of a full build, scores equal a rebuild ({largest})",
                 f"{fmt(100 * ri, 1)}% ; equal: {inc['top10_equal_rebuild'] and inc['score_all_equal_rebuild_50q']}",
-                ri <= 0.05 and inc["top10_equal_rebuild"] and inc["score_all_equal_rebuild_50q"])
+                ri <= 0.05 and inc["top10_equal_rebuild"] and inc["score_all_equal_rebuild_50q"],
+            )
         tags = rows.get("tags", {})
         if "qps" in tags:
             small = sizes[list(sizes)[0]].get("tags", {})
-            add("tag scorer: candidates only (exact, no full scan)",
+            add(
+                "tag scorer: candidates only (exact, no full scan)",
                 f"{fmt(ratio(tags['qps'], tags['scan_qps']), 1)}x a full scan at {largest}; q/s {fmt(small.get('qps'), 0)} "
                 f"at {list(sizes)[0]} -> {fmt(tags['qps'], 0)} at {largest}; identical {fmt(100 * tags['identical_top10'], 1)}%",
-                tags["identical_top10"] == 1.0 and tags["qps"] > tags["scan_qps"])
+                tags["identical_top10"] == 1.0 and tags["qps"] > tags["scan_qps"],
+            )
     met = results["metrics"]
     if "warm_s" in met.get("agentmemory", {}) and "warm_s" in met.get("pytrec_eval", {}):
         rm = ratio(met["agentmemory"]["warm_s"], met["pytrec_eval"]["warm_s"])
-        same = all(abs(met["agentmemory"]["means"][m] - met["pytrec_eval"]["means"][m]) <= 1e-12
-                   for m in met["agentmemory"]["means"])
-        add("metrics <= 0.5x pytrec_eval's time, same numbers", f"{fmt(rm)}x warm; same means: {same}",
-            rm <= 0.5 and same)
+        same = all(
+            abs(met["agentmemory"]["means"][m] - met["pytrec_eval"]["means"][m]) <= 1e-12
+            for m in met["agentmemory"]["means"]
+        )
+        add(
+            "metrics <= 0.5x pytrec_eval's time, same numbers",
+            f"{fmt(rm)}x warm; same means: {same}",
+            rm <= 0.5 and same,
+        )
     fq = results["first_query"]
-    add("import + first query on a small store interactive (no JIT)",
+    add(
+        "import + first query on a small store interactive (no JIT)",
         f"{fmt(fq['first_query_s'] * 1000, 0)} ms; numba imported: {fq['numba_imported']}",
-        fq["first_query_s"] < 1.0 and not fq["numba_imported"])
+        fq["first_query_s"] < 1.0 and not fq["numba_imported"],
+    )
     return out
 
 

@@ -30,9 +30,20 @@ K1, B = 1.2, 0.75
 SUBJECTS = ["Maya", "the user", "Sam", "our team", "the assistant", "Grandma", "Léa", "the landlord"]
 VERBS = ["prefers", "booked", "cancelled", "asked about", "forgot", "moved", "paid for", "recommended"]
 OBJECTS = [
-    "vegetarian dinners", "the flight to Lisbon", "a dentist appointment", "the quarterly report",
-    "rent for March", "a jazz concert", "gluten-free bread", "the team offsite", "her passport renewal",
-    "the car insurance", "Thai food", "a standing desk", "the wifi password", "café au lait",
+    "vegetarian dinners",
+    "the flight to Lisbon",
+    "a dentist appointment",
+    "the quarterly report",
+    "rent for March",
+    "a jazz concert",
+    "gluten-free bread",
+    "the team offsite",
+    "her passport renewal",
+    "the car insurance",
+    "Thai food",
+    "a standing desk",
+    "the wifi password",
+    "café au lait",
 ]
 EXTRAS = ["on Monday", "again", "twice", "last week", "before the trip", "after work", "— urgent!", "(see notes)", ""]
 

@@ -316,7 +316,9 @@ PARAMETER_ERRORS = [
     pytest.param(["--k", "2.5"], "--k: '2.5' (str) is not an integer; --k must be an integer >= 1", id="k-float"),
     pytest.param(["--k", "0"], "--k: 0 (int) is less than 1; --k must be an integer >= 1", id="k-zero"),
     pytest.param(["--k", "-3"], "--k: -3 (int) is less than 1; --k must be an integer >= 1", id="k-negative"),
-    pytest.param(["--seed", "seven"], "--seed: 'seven' (str) is not an integer; --seed must be an integer >= 0", id="seed"),
+    pytest.param(
+        ["--seed", "seven"], "--seed: 'seven' (str) is not an integer; --seed must be an integer >= 0", id="seed"
+    ),
     pytest.param(["--seed", "-1"], "--seed: -1 (int) is negative; --seed must be an integer >= 0", id="seed-negative"),
     pytest.param(
         ["--retrievers", "bm25,dense"],
@@ -545,10 +547,14 @@ def test_retrieve_searches_each_locomo_question_in_its_own_conversation(tmp_path
 @pytest.mark.parametrize(
     "argv,line",
     [
-        (["retrieve", "--out", "x.trec", "--retriever", "dense"],
-         "agentmemory: error: --retriever: 'dense' (str) is not a known name; choose from: bm25, tags"),
-        (["retrieve", "--out", "x.trec", "--k", "0"],
-         "agentmemory: error: --k: 0 (int) is less than 1; --k must be an integer >= 1"),
+        (
+            ["retrieve", "--out", "x.trec", "--retriever", "dense"],
+            "agentmemory: error: --retriever: 'dense' (str) is not a known name; choose from: bm25, tags",
+        ),
+        (
+            ["retrieve", "--out", "x.trec", "--k", "0"],
+            "agentmemory: error: --k: 0 (int) is less than 1; --k must be an integer >= 1",
+        ),
     ],
 )
 def test_retrieve_rejects_bad_parameters(tmp_path: Path, monkeypatch, capsys, argv: list[str], line: str) -> None:

@@ -98,7 +98,9 @@ texts = st.lists(st.sampled_from(WORDS + [" ", ",", "\t", "!!"]), min_size=0, ma
 @st.composite
 def corpora(draw, min_size: int = 1, max_size: int = 25):
     entry_ids = draw(st.lists(ids, min_size=min_size, max_size=max_size, unique=True))
-    return [MemoryEntry(i, draw(texts), tags=tuple(draw(st.lists(st.sampled_from(TAGS), max_size=3)))) for i in entry_ids]
+    return [
+        MemoryEntry(i, draw(texts), tags=tuple(draw(st.lists(st.sampled_from(TAGS), max_size=3)))) for i in entry_ids
+    ]
 
 
 def batches(entries: list, cuts: list[int]) -> list[list]:

@@ -629,7 +629,10 @@ def test_unregistered_measure_no_longer_parses(registry_restored):
     register_measure(HITS, aliases=("found",))
     REGISTRY.unregister("Hits")
     for text in ("Hits@3", "found@3"):
-        with pytest.raises(UnknownNameError, match=f"^metric: '{text}' \\(str\\) is not a known name; choose from: {re.escape(ALL_NAMES)}$"):
+        with pytest.raises(
+            UnknownNameError,
+            match=f"^metric: '{text}' \\(str\\) is not a known name; choose from: {re.escape(ALL_NAMES)}$",
+        ):
             parse_measure(text)
 
 
@@ -677,16 +680,28 @@ NAME_RULE = (
         ({"name": "Hits@5"}, f"measure name: 'Hits@5' (str) is not a valid name; {NAME_RULE}"),
         ({"name": ""}, f"measure name: '' (str) is not a valid name; {NAME_RULE}"),
         ({"function": 3}, "function: 3 (int) is not callable; give function(QueryContext) -> float"),
-        ({"cutoff": "required"}, "cutoff: 'required' (str) is not a CutoffRule; give CutoffRule.REQUIRED, OPTIONAL or FORBIDDEN"),
-        ({"description": "two\nlines"}, "description: 'two\\nlines' (str) is not one line of text; describe the measure in one line"),
+        (
+            {"cutoff": "required"},
+            "cutoff: 'required' (str) is not a CutoffRule; give CutoffRule.REQUIRED, OPTIONAL or FORBIDDEN",
+        ),
+        (
+            {"description": "two\nlines"},
+            "description: 'two\\nlines' (str) is not one line of text; describe the measure in one line",
+        ),
         ({"description": " "}, "description: ' ' (str) is not one line of text; describe the measure in one line"),
         ({"batch": "fast"}, "batch: 'fast' (str) is not callable; give batch(ranked, k) -> ndarray, or None"),
         ({"tie_aware": 1.0}, "tie_aware: 1.0 (float) is not callable; give tie_aware(TieContext) -> float, or None"),
         ({"aliases": ["found"]}, "aliases: ['found'] (list) is not a tuple; give a tuple of names, e.g. ('hits',)"),
         ({"aliases": "found"}, "aliases: 'found' (str) is not a tuple; give a tuple of names, e.g. ('hits',)"),
         ({"aliases": ("a b",)}, f"measure alias: 'a b' (str) is not a valid name; {NAME_RULE}"),
-        ({"aliases": ("hits",)}, "measure alias: 'hits' (str) repeats a name or alias of Hits (ignoring case); list each spelling once"),
-        ({"aliases": ("x", "X")}, "measure alias: 'X' (str) repeats a name or alias of Hits (ignoring case); list each spelling once"),
+        (
+            {"aliases": ("hits",)},
+            "measure alias: 'hits' (str) repeats a name or alias of Hits (ignoring case); list each spelling once",
+        ),
+        (
+            {"aliases": ("x", "X")},
+            "measure alias: 'X' (str) repeats a name or alias of Hits (ignoring case); list each spelling once",
+        ),
     ],
 )
 def test_measure_def_checks_its_fields(changes, message):

@@ -207,9 +207,21 @@ def test_unregistered_entry_point_is_loaded_again(widgets, tmp_path, monkeypatch
 @pytest.mark.parametrize(
     ("source", "value", "error"),
     [
-        ("raise RuntimeError('plugin import failed')\n", "am_plugin_broken:WIDGET", "RuntimeError: plugin import failed"),
-        ("import am_no_such_module_here\n", "am_plugin_broken:WIDGET", "ModuleNotFoundError: No module named 'am_no_such_module_here'"),
-        ("OTHER = 1\n", "am_plugin_broken:WIDGET", "AttributeError: module 'am_plugin_broken' has no attribute 'WIDGET'"),
+        (
+            "raise RuntimeError('plugin import failed')\n",
+            "am_plugin_broken:WIDGET",
+            "RuntimeError: plugin import failed",
+        ),
+        (
+            "import am_no_such_module_here\n",
+            "am_plugin_broken:WIDGET",
+            "ModuleNotFoundError: No module named 'am_no_such_module_here'",
+        ),
+        (
+            "OTHER = 1\n",
+            "am_plugin_broken:WIDGET",
+            "AttributeError: module 'am_plugin_broken' has no attribute 'WIDGET'",
+        ),
     ],
     ids=["raises", "missing-import", "missing-attribute"],
 )

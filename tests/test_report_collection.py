@@ -235,7 +235,9 @@ def test_first_rank_bins_come_from_the_first_relevant_frame(sample):
     own = ranks.first_relevant_frame(sample)
     deep = ranks.first_relevant_frame(sample, curves.deep_evaluation(sample))
     assert list(own.columns) == ["retriever", "query", "rank", "in top k", "headline"]
-    assert own[["retriever", "query", "in top k", "headline"]].equals(deep[["retriever", "query", "in top k", "headline"]])
+    assert own[["retriever", "query", "in top k", "headline"]].equals(
+        deep[["retriever", "query", "in top k", "headline"]]
+    )
     assert (own["rank"].isna() | (own["rank"] <= 5)).all() and (deep["rank"] > 5).any()
     assert ranks.first_rank_counts(own, 5) == ranks.first_rank_counts(deep, 5)
     assert int((~own["headline"]).sum()) == 2 * 2  # two adversarial questions, two retrievers

@@ -44,14 +44,22 @@ GRAMMAR = (
         ("bm25[]", Spec("bm25", {})),
         ("bm25[k1=0.9,b=0.4]", Spec("bm25", {"k1": 0.9, "b": 0.4})),
         (" bm25 [ k1 = 0.9 , b = 1 ] ", Spec("bm25", {"k1": 0.9, "b": 1})),
-        ("hybrid[of=bm25+dense,method=rrf,rrf_k=60,depth=100]",
-         Spec("hybrid", {"of": ["bm25", "dense"], "method": "rrf", "rrf_k": 60, "depth": 100})),
-        ("hybrid[of=bm25[k1=0.9,b=0.4]+dense,weights=0.5+0.5]",
-         Spec("hybrid", {"of": ["bm25[k1=0.9,b=0.4]", "dense"], "weights": [0.5, 0.5]})),
-        ("dense[encoder=model2vec,model=/path/to/model]",
-         Spec("dense", {"encoder": "model2vec", "model": "/path/to/model"})),
-        ('x[name="a b, c]",flag=true,none=null,n=-3,e=1e5]',
-         Spec("x", {"name": "a b, c]", "flag": True, "none": None, "n": -3, "e": 100000.0})),
+        (
+            "hybrid[of=bm25+dense,method=rrf,rrf_k=60,depth=100]",
+            Spec("hybrid", {"of": ["bm25", "dense"], "method": "rrf", "rrf_k": 60, "depth": 100}),
+        ),
+        (
+            "hybrid[of=bm25[k1=0.9,b=0.4]+dense,weights=0.5+0.5]",
+            Spec("hybrid", {"of": ["bm25[k1=0.9,b=0.4]", "dense"], "weights": [0.5, 0.5]}),
+        ),
+        (
+            "dense[encoder=model2vec,model=/path/to/model]",
+            Spec("dense", {"encoder": "model2vec", "model": "/path/to/model"}),
+        ),
+        (
+            'x[name="a b, c]",flag=true,none=null,n=-3,e=1e5]',
+            Spec("x", {"name": "a b, c]", "flag": True, "none": None, "n": -3, "e": 100000.0}),
+        ),
         ("mypkg.memory:MyRetriever[dim=64]", Spec("mypkg.memory:MyRetriever", {"dim": 64})),
         ("x[v=1.0.2]", Spec("x", {"v": "1.0.2"})),
     ],
@@ -86,7 +94,10 @@ def test_split_specs_splits_only_at_top_level_commas(text: str, pieces: list[str
         ("bm25[1k=2]", "has the parameter '1k=2', which is not key=value"),
         ("bm25[k1=0.9,k1=1]", "gives the parameter 'k1' twice"),
         ("bm25[k1=]", "has an empty value"),
-        ("bm25[k1=a b]", "has the value 'a b', which is neither a number, true, false, null, a quoted string nor a bare token"),
+        (
+            "bm25[k1=a b]",
+            "has the value 'a b', which is neither a number, true, false, null, a quoted string nor a bare token",
+        ),
         ('bm25[k1="a]', "has an unterminated or malformed quoted string"),
         ("bm 25", "names 'bm 25', which is not a registry name"),
         ("mod:", "names 'mod:', which is not package.module:attribute"),
@@ -102,9 +113,12 @@ def test_parse_spec_refuses_malformed_text_in_one_line(text: str, problem: str) 
 
 def test_split_specs_refuses_an_empty_item() -> None:
     """Two commas in a row leave an empty spec: refused, saying how to separate specs."""
-    with pytest.raises(ParameterError, match=re.escape(
-        "retrievers: 'bm25,,tags' (str) has an empty item; separate specs by single commas, e.g. 'bm25,bm25[k1=0.9]'"
-    )):
+    with pytest.raises(
+        ParameterError,
+        match=re.escape(
+            "retrievers: 'bm25,,tags' (str) has an empty item; separate specs by single commas, e.g. 'bm25,bm25[k1=0.9]'"
+        ),
+    ):
         split_specs("bm25,,tags")
 
 
@@ -112,14 +126,20 @@ _token = st.from_regex(r"[A-Za-z_][A-Za-z0-9_./:-]{0,8}", fullmatch=True)
 _scalar = st.one_of(
     st.none(),
     st.booleans(),
-    st.integers(-10**6, 10**6),
+    st.integers(-(10**6), 10**6),
     st.floats(allow_nan=False, allow_infinity=False, width=64),
     st.text(max_size=12),
     _token,
 )
 
 
-@given(st.dictionaries(st.from_regex(r"[a-z_][a-z0-9_]{0,6}", fullmatch=True), st.one_of(_scalar, st.lists(_scalar, min_size=2, max_size=3)), max_size=4))
+@given(
+    st.dictionaries(
+        st.from_regex(r"[a-z_][a-z0-9_]{0,6}", fullmatch=True),
+        st.one_of(_scalar, st.lists(_scalar, min_size=2, max_size=3)),
+        max_size=4,
+    )
+)
 def test_spec_text_reads_back_to_the_same_parameters(params: dict) -> None:
     """Spec.text() writes parameters that parse_spec reads back equal (numbers, bools, null, strings, lists)."""
     spec = Spec("x", params)
@@ -164,10 +184,17 @@ def test_a_spec_builds_a_configured_retriever() -> None:
     [
         ("bm25,dense", UnknownNameError, "retriever: 'dense' (str) is not a known name; choose from: bm25, tags"),
         ("bm25[k2=1]", UnknownNameError, "bm25 parameter: 'k2' (str) is not a known name; choose from: b, k1"),
-        ("tags[x=1]", ParameterError, "tags parameter: 'x' (str) is not accepted; the tags retriever takes no parameters"),
-        ("bm25,bm25[k1=1.2]", ParameterError,
-         "retrievers: 'bm25,bm25[k1=1.2]' (str) names the retriever 'BM25' twice; give each retriever once, or "
-         "different parameters (labels must be unique)"),
+        (
+            "tags[x=1]",
+            ParameterError,
+            "tags parameter: 'x' (str) is not accepted; the tags retriever takes no parameters",
+        ),
+        (
+            "bm25,bm25[k1=1.2]",
+            ParameterError,
+            "retrievers: 'bm25,bm25[k1=1.2]' (str) names the retriever 'BM25' twice; give each retriever once, or "
+            "different parameters (labels must be unique)",
+        ),
         ([], ParameterError, "retrievers: [] (list) names no retriever; name at least one, e.g. 'bm25'"),
         (5, ParameterError, "retrievers: 5 (int) is not a retriever; pass a registry name such as 'bm25'"),
     ],
@@ -219,10 +246,13 @@ def test_a_retriever_registered_at_run_time_is_used_by_name(registered, notes) -
 
 def test_registering_a_taken_name_needs_replace(registered) -> None:
     """A name registered twice is an error unless replace=True; invalid names and non-factories are refused."""
-    with pytest.raises(ParameterError, match=re.escape(
-        "retriever name: 'minimal' (str) is already registered; pass replace=True to replace the registered "
-        "retriever, or choose another name"
-    )):
+    with pytest.raises(
+        ParameterError,
+        match=re.escape(
+            "retriever name: 'minimal' (str) is already registered; pass replace=True to replace the registered "
+            "retriever, or choose another name"
+        ),
+    ):
         register_retriever("minimal", BM25)
     register_retriever("minimal", BM25, label="Other", replace=True)
     assert resolve_retriever("minimal").label == "Other"
@@ -246,7 +276,9 @@ def test_report_says_an_explanation_is_not_available(notes) -> None:
 
     explanation = explain_run(evaluate(notes, [Minimal], k=5, seed=7)).retrievers[0]
     assert explanation.misses
-    assert all("an explanation is not available for Minimal (it has no explain())" in m.reason for m in explanation.misses)
+    assert all(
+        "an explanation is not available for Minimal (it has no explain())" in m.reason for m in explanation.misses
+    )
 
 
 # -- module:attribute ---------------------------------------------------------
@@ -297,10 +329,22 @@ def test_module_attribute_specs_resolve(plugin_module: str) -> None:
 @pytest.mark.parametrize(
     ("attribute", "message"),
     [
-        ("nowhere_module:X", "retriever spec: 'nowhere_module:X' (str) cannot be imported: ModuleNotFoundError: No module named 'nowhere_module'; name an importable package.module:attribute (is the package installed?)"),
-        ("{m}:Missing", "retriever spec: '{m}:Missing' (str) names 'Missing', which module '{m}' does not have; check the attribute name after the ':' in '{m}:Missing'"),
-        ("{m}:NUMBER", "retriever spec: '{m}:NUMBER' (str) names a int, which is neither a retriever nor a factory; point it at a class or function returning a retriever, or at a retriever instance"),
-        ("{m}:INSTANCE[k1=1]", "retriever spec: '{m}:INSTANCE[k1=1]' (str) gives parameters to a retriever instance; drop the brackets, or point {m}:... at a factory that takes them"),
+        (
+            "nowhere_module:X",
+            "retriever spec: 'nowhere_module:X' (str) cannot be imported: ModuleNotFoundError: No module named 'nowhere_module'; name an importable package.module:attribute (is the package installed?)",
+        ),
+        (
+            "{m}:Missing",
+            "retriever spec: '{m}:Missing' (str) names 'Missing', which module '{m}' does not have; check the attribute name after the ':' in '{m}:Missing'",
+        ),
+        (
+            "{m}:NUMBER",
+            "retriever spec: '{m}:NUMBER' (str) names a int, which is neither a retriever nor a factory; point it at a class or function returning a retriever, or at a retriever instance",
+        ),
+        (
+            "{m}:INSTANCE[k1=1]",
+            "retriever spec: '{m}:INSTANCE[k1=1]' (str) gives parameters to a retriever instance; drop the brackets, or point {m}:... at a factory that takes them",
+        ),
         ("{m}:Boosted[size=3]", "{m}:Boosted parameter: 'size' (str) is not a known name; choose from: dim, k1"),
     ],
 )
@@ -313,10 +357,13 @@ def test_module_attribute_specs_fail_in_one_line(plugin_module: str, attribute: 
 
 def test_a_factory_that_returns_no_retriever_is_named_when_used(plugin_module: str) -> None:
     """A factory's product is checked: a non-retriever is refused naming the spec and what it lacks."""
-    with pytest.raises(ParameterError, match=re.escape(
-        f"retriever spec: '{plugin_module}:broken' (str) gives a int, which is not a retriever (it lacks name, label, "
-        "add(), search(), params())"
-    )):
+    with pytest.raises(
+        ParameterError,
+        match=re.escape(
+            f"retriever spec: '{plugin_module}:broken' (str) gives a int, which is not a retriever (it lacks name, label, "
+            "add(), search(), params())"
+        ),
+    ):
         resolve_retriever(f"{plugin_module}:broken").new()
 
 
@@ -329,10 +376,17 @@ def test_cli_eval_takes_two_bm25_configurations_and_writes_two_runs(tmp_path: Pa
     printed = capsys.readouterr().out
     assert "| BM25 (k1=0.9, b=0.4) |" in printed and "| Boosted BM25 (dim=4) |" in printed
     data = json.loads(out.read_text(encoding="utf-8"))
-    assert [r["name"] for r in data["params"]["retrievers"]] == ["bm25", "bm25[k1=0.9,b=0.4]", f"{plugin_module}:Boosted[dim=4]"]
+    assert [r["name"] for r in data["params"]["retrievers"]] == [
+        "bm25",
+        "bm25[k1=0.9,b=0.4]",
+        f"{plugin_module}:Boosted[dim=4]",
+    ]
     assert data["params"]["retrievers"][1]["params"] == {"k1": 0.9, "b": 0.4, "variant": "lucene"}
     assert sorted(p.name for p in runs.iterdir()) == [
-        "am_test_plugin-Boosted-dim=4.trec", "bm25-k1=0.9-b=0.4.trec", "bm25.trec", "qrels.txt"
+        "am_test_plugin-Boosted-dim=4.trec",
+        "bm25-k1=0.9-b=0.4.trec",
+        "bm25.trec",
+        "qrels.txt",
     ]
     assert (runs / "bm25.trec").read_text() != (runs / "bm25-k1=0.9-b=0.4.trec").read_text()
 
@@ -380,7 +434,10 @@ def _broken(flaw: str):
     ("flaw", "violation"),
     [
         ("zeros", "q7 at k = 22 (larger than the store): m08 score <= 0; such entries must be dropped"),
-        ("ties", "q3: entries twin-a and twin-b have identical text and tags, so they must score the same, twin-b first (id descending)"),
+        (
+            "ties",
+            "q3: entries twin-a and twin-b have identical text and tags, so they must score the same, twin-b first (id descending)",
+        ),
         ("k0", "search(query, 0) did not raise ValueError (k must be an integer >= 1)"),
     ],
 )

@@ -289,7 +289,10 @@ def test_search_refuses_a_query_that_is_not_text(store: MemoryStore) -> None:
             "bm25 parameter: 'k2' (str) is not a known name; choose from: b, k1",
         ),
         ({"retrievers": "bm25[k1=-1]"}, "k1: -1 (int) is not a number >= 0; BM25 needs k1 >= 0 (default 1.2)"),
-        ({"retrievers": "tags[x=1]"}, "tags parameter: 'x' (str) is not accepted; the tags retriever takes no parameters"),
+        (
+            {"retrievers": "tags[x=1]"},
+            "tags parameter: 'x' (str) is not accepted; the tags retriever takes no parameters",
+        ),
         ({"retrievers": "bm25,bm25[k1=1.2]"}, "retrievers: 'bm25,bm25[k1=1.2]' (str) names the retriever 'BM25' twice"),
     ],
 )
@@ -322,10 +325,13 @@ def test_a_retriever_instance_serves_one_scope_only() -> None:
     s = MemoryStore([BM25()])
     s.add([entry("a1", "Maya likes lentil curry", ("food",), scope="A")])
     assert [h.entry_id for h in s.search(Query("q", "lentil", scope="A"), retriever="bm25")] == ["a1"]
-    with pytest.raises(ParameterError, match=re.escape(
-        "retrievers: 'bm25' (str) is a retriever instance, which can serve one scope only, and scope 'B' is a second "
-        "one; pass a factory or a spec (a class, a registry name) so that each scope gets its own retriever"
-    )):
+    with pytest.raises(
+        ParameterError,
+        match=re.escape(
+            "retrievers: 'bm25' (str) is a retriever instance, which can serve one scope only, and scope 'B' is a second "
+            "one; pass a factory or a spec (a class, a registry name) so that each scope gets its own retriever"
+        ),
+    ):
         s.add([entry("b1", "Lena likes lentil soup", ("food",), scope="B")])
 
 

@@ -89,7 +89,9 @@ def test_cutoff_means_equal_evaluate_at_each_k(collection, ks):
 def test_cutoff_means_rejects_cutoffs_beyond_the_run():
     """A cutoff deeper than the evaluation's k cannot be read from its hits: an error says how deep to evaluate."""
     shallow = evaluate(synthetic_collection(seed=1), ["bm25"], k=3, seed=1, ties=False)
-    with pytest.raises(ParameterError, match=r"^ks: \[1, 4\] \(list\) goes beyond the evaluation's depth k = 3; evaluate with k >= 4$"):
+    with pytest.raises(
+        ParameterError, match=r"^ks: \[1, 4\] \(list\) goes beyond the evaluation's depth k = 3; evaluate with k >= 4$"
+    ):
         cutoff_means(shallow, [4, 1])
 
 
@@ -100,7 +102,9 @@ def test_sweeps_reject_negative_seeds(call):
         with pytest.raises(ParameterError, match=r"^seed: -1 \(int\) is negative; seed must be an integer >= 0$"):
             k_sweep(synthetic_collection(seed=1), "bm25", [1, 2], seed=-1)
     else:
-        with pytest.raises(ParameterError, match=r"^seeds item: -2 \(int\) is negative; seeds item must be an integer >= 0$"):
+        with pytest.raises(
+            ParameterError, match=r"^seeds item: -2 \(int\) is negative; seeds item must be an integer >= 0$"
+        ):
             seed_sweep([1, -2], [10], "bm25", 5)
 
 

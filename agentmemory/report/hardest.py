@@ -26,7 +26,9 @@ def hardest_queries(evaluation: Evaluation, retriever: str, n: int = 5) -> tuple
     n = check_positive_int("n", n)
     recall, _, rr = seed_measures(evaluation.k)
     result = evaluation.result(retriever)
-    ranked = sorted(enumerate(result.per_query), key=lambda item: (item[1].metrics[rr], item[1].metrics[recall], item[0]))
+    ranked = sorted(
+        enumerate(result.per_query), key=lambda item: (item[1].metrics[rr], item[1].metrics[recall], item[0])
+    )
     return tuple(q for _, q in ranked[:n])
 
 

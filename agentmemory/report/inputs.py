@@ -26,7 +26,6 @@ __all__ = [
 ]
 
 
-
 def collection_command(setup: CollectionSetup, evaluation: Evaluation) -> str:
     """The ``agentmemory eval`` command, run from the repository root, that writes the same artifact.
 
@@ -54,8 +53,7 @@ def collection_overview(evaluation: Evaluation, setup: CollectionSetup) -> Markd
     scopes = {e.scope for e in c.entries}
     relevant = sum(len(c.relevant(q.id)) for q in judged)
     queries = (
-        f"- **Queries:** {len(judged)} evaluated, {relevant} relevant judgments; "
-        f"{len(headline)} in the headline means"
+        f"- **Queries:** {len(judged)} evaluated, {relevant} relevant judgments; {len(headline)} in the headline means"
     )
     if excluded:
         queries += f", {excluded} in groups shown separately ({', '.join(c.headline_excludes)})"

@@ -110,7 +110,9 @@ def _load(collection: str | PathLike[str] | None) -> tuple[Collection, str]:
         return load(default_collection_path()), SHIPPED
     if not isinstance(collection, (str, PathLike)):
         raise ParameterError(
-            "collection", collection, "is not a path",
+            "collection",
+            collection,
+            "is not a path",
             'pass a collection folder or LoCoMo .json file, or "" for the shipped fixture',
         )
     return load(collection), str(collection)

@@ -83,9 +83,7 @@ def first_rank_frame(evaluation: Evaluation) -> pd.DataFrame:
     for label, counts in first_rank_counts(first_relevant_frame(evaluation), evaluation.k).items():
         total = sum(counts.values())
         for name, count in counts.items():
-            rows.append(
-                {"retriever": label, "bin": name, "queries": count, "share": count / total if total else 0.0}
-            )
+            rows.append({"retriever": label, "bin": name, "queries": count, "share": count / total if total else 0.0})
     return pd.DataFrame(rows)
 
 

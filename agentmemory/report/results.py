@@ -48,9 +48,7 @@ def artifact_summary(
     )
 
 
-def write_results(
-    evaluation: Evaluation, output_dir: Path | None, *, statistics: Statistics | None = None
-) -> Markdown:
+def write_results(evaluation: Evaluation, output_dir: Path | None, *, statistics: Statistics | None = None) -> Markdown:
     """Write ``output_dir/eval-results.json`` (atomically); with no ``output_dir``, say that nothing was written.
 
     ``statistics`` as in :func:`artifact_summary`.

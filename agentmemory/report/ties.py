@@ -34,7 +34,6 @@ __all__ = [
 ]
 
 
-
 def moving_measures(q: QueryResult) -> dict[str, TieReport]:
     """The measures a different order of tied scores could change for ``q`` (``minimum != maximum``), in order."""
     return {m: t for m, t in (q.ties or {}).items() if t.minimum != t.maximum}

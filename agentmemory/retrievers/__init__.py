@@ -196,7 +196,9 @@ def _check_params(name: str, factory: Callable[..., Any], params: dict[str, Any]
         if key in defaults or var_kw:
             continue
         if not defaults:
-            raise ParameterError(f"{name} parameter", key, "is not accepted", f"the {name} retriever takes no parameters")
+            raise ParameterError(
+                f"{name} parameter", key, "is not accepted", f"the {name} retriever takes no parameters"
+            )
         raise UnknownNameError(f"{name} parameter", key, defaults)
     missing = [k for k, d in defaults.items() if d is inspect.Parameter.empty and k not in params]
     if missing:
@@ -210,12 +212,16 @@ def _check_params(name: str, factory: Callable[..., Any], params: dict[str, Any]
 
 
 def _same(default: Any, value: Any) -> bool:
-    return type(default) is type(value) and default == value or (
-        isinstance(default, (int, float))
-        and isinstance(value, (int, float))
-        and not isinstance(default, bool)
-        and not isinstance(value, bool)
+    return (
+        type(default) is type(value)
         and default == value
+        or (
+            isinstance(default, (int, float))
+            and isinstance(value, (int, float))
+            and not isinstance(default, bool)
+            and not isinstance(value, bool)
+            and default == value
+        )
     )
 
 
@@ -232,7 +238,9 @@ def _made_by(factory: Callable[..., Any], params: dict[str, Any], where: str) ->
         except ParameterError:
             raise
         except TypeError as err:  # a factory's own argument check, said as one line
-            raise ParameterError("retriever spec", where, f"was refused by its factory: {shorten(str(err), 200)}", "check the parameters") from None
+            raise ParameterError(
+                "retriever spec", where, f"was refused by its factory: {shorten(str(err), 200)}", "check the parameters"
+            ) from None
 
     return make
 
@@ -243,13 +251,17 @@ def _import(target: str, whole: str) -> Any:
         obj: Any = importlib.import_module(module_name)
     except Exception as err:  # the module's own error, said as one line
         raise ParameterError(
-            "retriever spec", whole, f"cannot be imported: {type(err).__name__}: {shorten(str(err), 200)}",
+            "retriever spec",
+            whole,
+            f"cannot be imported: {type(err).__name__}: {shorten(str(err), 200)}",
             "name an importable package.module:attribute (is the package installed?)",
         ) from None
     for part in attribute.split("."):
         if not hasattr(obj, part):
             raise ParameterError(
-                "retriever spec", whole, f"names {attribute!r}, which module {module_name!r} does not have",
+                "retriever spec",
+                whole,
+                f"names {attribute!r}, which module {module_name!r} does not have",
                 f"check the attribute name after the ':' in {target!r}",
             )
         obj = getattr(obj, part)
@@ -289,7 +301,9 @@ def _from_instance(obj: Any, where: str) -> RetrieverSpec:
     missing = missing_members(obj)
     if missing:
         raise ParameterError(
-            "retriever spec", where, f"gives a {type(obj).__name__}, which is not a retriever (it lacks {', '.join(missing)})",
+            "retriever spec",
+            where,
+            f"gives a {type(obj).__name__}, which is not a retriever (it lacks {', '.join(missing)})",
             "a retriever has name, label, add(entries), search(query, k) and params()",
         )
     return RetrieverSpec(str(obj.name), str(obj.label), {}, None, obj)
@@ -302,13 +316,17 @@ def _resolve_text(text: str) -> RetrieverSpec:
         if is_retriever(obj) and not isinstance(obj, type):
             if spec.params:
                 raise ParameterError(
-                    "retriever spec", text, "gives parameters to a retriever instance",
+                    "retriever spec",
+                    text,
+                    "gives parameters to a retriever instance",
                     f"drop the brackets, or point {spec.target.partition(':')[0]}:... at a factory that takes them",
                 )
             return _from_instance(obj, text)
         if not callable(obj):
             raise ParameterError(
-                "retriever spec", text, f"names a {type(obj).__name__}, which is neither a retriever nor a factory",
+                "retriever spec",
+                text,
+                f"names a {type(obj).__name__}, which is neither a retriever nor a factory",
                 "point it at a class or function returning a retriever, or at a retriever instance",
             )
         given = _check_params(spec.target, obj, spec.params)
@@ -335,7 +353,9 @@ def resolve_retrievers(items: RetrieverLike | Sequence[RetrieverLike]) -> tuple[
     else:
         pieces = list(items)
         if any(isinstance(p, str) and not p.strip() for p in pieces):
-            raise ParameterError("retrievers", pieces, "has an empty name", "choose from: " + ", ".join(RETRIEVERS.names()))
+            raise ParameterError(
+                "retrievers", pieces, "has an empty name", "choose from: " + ", ".join(RETRIEVERS.names())
+            )
     if not pieces:
         raise ParameterError("retrievers", items, "names no retriever", "name at least one, e.g. 'bm25'")
     specs = [resolve_retriever(p.strip() if isinstance(p, str) else p) for p in pieces]
@@ -365,7 +385,9 @@ def make_retriever(item: RetrieverLike, **params: Any) -> Any:
     """
     if params:
         if not isinstance(item, str):
-            raise ParameterError("params", params, "are given with a non-text retriever", "put the parameters in the spec text")
+            raise ParameterError(
+                "params", params, "are given with a non-text retriever", "put the parameters in the spec text"
+            )
         spec = parse_spec(item)
         clash = sorted(set(spec.params) & set(params))
         if clash:

@@ -102,9 +102,7 @@ def as_query(query: Query | str) -> Query:
         return query
     if isinstance(query, str):
         return Query(id="", text=query)
-    raise ParameterError(
-        "query", query, "is neither a str nor an agentmemory.Query", "pass the query text"
-    )
+    raise ParameterError("query", query, "is neither a str nor an agentmemory.Query", "pass the query text")
 
 
 class DocTable:
@@ -128,9 +126,7 @@ class DocTable:
 
     def append(self, entry_id: str) -> int:
         if entry_id in self.pos:
-            raise ParameterError(
-                "entry.id", entry_id, "is already indexed", "every entry id must be unique"
-            )
+            raise ParameterError("entry.id", entry_id, "is already indexed", "every entry id must be unique")
         number = len(self.ids)
         self.ids.append(entry_id)
         self.pos[entry_id] = number
@@ -146,9 +142,7 @@ class DocTable:
         seen: set[str] = set()
         for entry_id in entry_ids:
             if entry_id in self.pos or entry_id in seen:
-                raise ParameterError(
-                    "entry.id", entry_id, "is already indexed", "every entry id must be unique"
-                )
+                raise ParameterError("entry.id", entry_id, "is already indexed", "every entry id must be unique")
             seen.add(entry_id)
         raise AssertionError("unreachable")  # pragma: no cover
 

@@ -43,7 +43,7 @@ _MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")
 _GRAMMAR = (
     "write NAME, NAME[key=value,...] or package.module:attribute[key=value,...]; "
-    "a value is a number, true, false, null, a \"quoted string\", a bare token, a nested spec, "
+    'a value is a number, true, false, null, a "quoted string", a bare token, a nested spec, '
     "or items joined by '+'"
 )
 
@@ -174,7 +174,10 @@ def _item(token: str, whole: str) -> Any:
     if scalar is not None:
         return scalar[0]
     if not _BARE.fullmatch(token):
-        raise _error(whole, f"has the value {shorten(token)!r}, which is neither a number, true, false, null, a quoted string nor a bare token")
+        raise _error(
+            whole,
+            f"has the value {shorten(token)!r}, which is neither a number, true, false, null, a quoted string nor a bare token",
+        )
     return token
 
 
