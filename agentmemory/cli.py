@@ -29,7 +29,7 @@ import argparse
 import json
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -246,6 +246,25 @@ def _option_flags() -> dict[str, list[tuple[str, FormatOption]]]:
 
 def _flag(option_name: str) -> str:
     return "--" + option_name.replace("_", "-")
+
+
+def option_flag_arguments(options: Mapping[str, object]) -> list[str]:
+    """The command-line arguments that set the format ``options`` (name -> value given).
+
+    A built-in format's option uses its own flag (``--repair``, ``--no-x``,
+    ``--split dev``); any other option ``--format-option NAME=VALUE``.
+    """
+    flags = _option_flags()
+    out: list[str] = []
+    for name, value in options.items():
+        if name not in flags:
+            text = str(value).lower() if isinstance(value, bool) else str(value)
+            out += ["--format-option", f"{name}={text}"]
+        elif isinstance(value, bool):
+            out.append(_flag(name) if value else "--no-" + _flag(name)[2:])
+        else:
+            out += [_flag(name), str(value)]
+    return out
 
 
 def _add_collection_arguments(parser: argparse.ArgumentParser) -> None:

@@ -50,7 +50,7 @@ def test_defaults():
     assert _setup(queries=5).configs == (SweepConfig(16, 5), SweepConfig(200, 5))
     assert sweeps.sweep_overview(setup).text == (
         "- **k sweep:** `assistant-notes` (the shipped fixture), 16 entries, 5 judged queries; k = 1..16\n"
-        "- **Seed sweep:** 20 seeds (0..19) of `agentmemory.synthetic.synthetic_collection`, vocabulary mismatch "
+        "- **Seed sweep:** 20 seeds (0..19) of `agentmemory.datasets.synthetic.synthetic_collection`, vocabulary mismatch "
         "rate 0.2, cutoff k = 5, for each shape: 16 entries and 5 queries; 200 entries and 50 queries\n"
         "- **Retrievers:** bm25, tags"
     )

@@ -13,6 +13,7 @@ import pandas as pd
 from ..evaluate import Evaluation
 from .display import Markdown, Table, plural
 from .params import CollectionSetup
+from .results import cli_command
 from .tables import measure_retriever_file_lines
 
 __all__ = [
@@ -33,15 +34,9 @@ def collection_command(setup: CollectionSetup, evaluation: Evaluation) -> str:
     when repair was on; ``--out`` is ``<output_dir>/eval-results.json``
     (``eval-results.json`` when no output folder was given).
     """
-    parts = ["agentmemory eval", f"--collection {setup.cli_path}"]
-    if setup.format_given != "auto":
-        parts.append(f"--format {setup.format_given}")
-    if setup.repair:
-        parts.append("--repair")
-    names = ",".join(r.name for r in evaluation.results)
     out = "eval-results.json" if setup.output_dir is None else f"{setup.output_dir.as_posix()}/eval-results.json"
-    parts += [f"--seed {evaluation.seed}", f"--k {evaluation.k}", f"--retrievers {names}", f"--out {out}"]
-    return " ".join(parts)
+    options = {"repair": True} if setup.repair else {}
+    return cli_command(evaluation, setup.cli_path, format=setup.format_given, options=options, out=out)
 
 
 def collection_overview(evaluation: Evaluation, setup: CollectionSetup) -> Markdown:

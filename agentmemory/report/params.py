@@ -24,14 +24,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..collection import Collection, default_collection_path
 from ..datasets import detect_format, load
 from ..datasets.synthetic import synthetic_collection
-from ..errors import AgentMemoryError, MissingFileError, ParameterError, check_positive_int
+from ..errors import AgentMemoryError, MissingFileError, ParameterError, check_positive_int, check_seed
+from ..metrics import Measure, parse_measures
 from ..retrievers import RetrieverSpec, resolve_retrievers
 from ..tokenize import tokenize
+
+if TYPE_CHECKING:
+    from ..evaluate import Evaluation
 
 __all__ = [
     "SAMPLE",
@@ -87,6 +91,14 @@ class EvalSetup:
     collection: Collection
     source: str
     output_dir: Path | None
+    measures: tuple[Measure, ...] = ()
+    format: str = "auto"
+
+    def command(self, evaluation: Evaluation) -> str:
+        """The ``agentmemory eval`` command that writes this notebook's artifact (see :func:`.results.cli_command`)."""
+        from .results import cli_command
+
+        return cli_command(evaluation, self.source, format=self.format)
 
 
 @dataclass(frozen=True)
@@ -105,9 +117,20 @@ class ExploreSetup:
     explain_entry: str | None
 
 
-def _load(collection: str | PathLike[str] | None) -> tuple[Collection, str]:
+def _measures(metrics: object) -> tuple[Measure, ...]:
+    """The extra measures a ``metrics`` parameter names (``""`` for none)."""
+    if metrics is None or metrics == "":
+        return ()
+    if not isinstance(metrics, str):
+        raise ParameterError("metrics", metrics, "is not text", 'pass measures such as "nDCG@10,Success@3", or ""')
+    return parse_measures(metrics)
+
+
+def _load(collection: str | PathLike[str] | None, format: object = "auto") -> tuple[Collection, str]:
+    if not isinstance(format, str):
+        raise ParameterError("format", format, "is not text", 'pass a format name, or "auto"')
     if collection is None or collection == "":
-        return load(default_collection_path()), SHIPPED
+        return load(default_collection_path(), format=format), SHIPPED
     if not isinstance(collection, (str, PathLike)):
         raise ParameterError(
             "collection",
@@ -115,13 +138,7 @@ def _load(collection: str | PathLike[str] | None) -> tuple[Collection, str]:
             "is not a path",
             'pass a collection folder or LoCoMo .json file, or "" for the shipped fixture',
         )
-    return load(collection), str(collection)
-
-
-def _seed(seed: object) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ParameterError("seed", seed, "is not an integer", "seed must be an integer")
-    return seed
+    return load(collection, format=format), str(collection)
 
 
 def _output_dir(output_dir: object) -> Path | None:
@@ -144,29 +161,34 @@ def eval_setup(
     collection: str | PathLike[str] | None,
     retrievers: object,
     output_dir: object,
+    metrics: object = "",
+    format: object = "auto",
 ) -> EvalSetup:
     """Validate ``eval.ipynb``'s parameters and load the collection.
 
     Checks, in order: ``seed`` (an int), ``k`` (an int >= 1), ``retrievers``
     (specs: registry names, names with parameters, ``module:attribute``; see
     :func:`agentmemory.retrievers.resolve_retrievers`),
-    ``output_dir`` (``""``/``None`` to write nothing, else a folder) and the
-    collection (loaded with :func:`agentmemory.datasets.load`: a folder or a LoCoMo .json file).
+    ``output_dir`` (``""``/``None`` to write nothing, else a folder), ``metrics``
+    (measures beyond the defaults, ``""`` for none; names from the live
+    measure registry, plugins included) and the collection (loaded with
+    :func:`agentmemory.datasets.load` in ``format``, ``"auto"`` to detect it).
 
     Raises:
         ReportParameterError: the first rejected value, with the library's message.
     """
     try:
-        checked_seed = _seed(seed)
+        checked_seed = check_seed(seed)
         checked_k = check_positive_int("k", k)
         names = resolve_retrievers(retrievers)  # type: ignore[arg-type]
         out = _output_dir(output_dir)
-        loaded, source = _load(collection)
+        measures = _measures(metrics)
+        loaded, source = _load(collection, format)
     except ReportParameterError:
         raise
     except AgentMemoryError as err:
         raise ReportParameterError(err) from err
-    return EvalSetup(checked_seed, checked_k, names, loaded, source, out)
+    return EvalSetup(checked_seed, checked_k, names, loaded, source, out, measures, str(format))
 
 
 def explore_setup(
@@ -267,6 +289,7 @@ class CollectionSetup:
     format_given: str
     repair: bool
     output_dir: Path | None
+    measures: tuple[Measure, ...] = ()
 
 
 def collection_setup(
@@ -278,11 +301,12 @@ def collection_setup(
     seed: object,
     retrievers: object,
     output_dir: object,
+    metrics: object = "",
 ) -> CollectionSetup:
     """Validate ``collection.ipynb``'s parameters and load the collection with :func:`agentmemory.datasets.load`.
 
-    Checks, in order: ``seed``, ``k``, ``retrievers``, ``output_dir`` (as
-    :func:`eval_setup`), then loads the collection: ``""``/``None`` is the
+    Checks, in order: ``seed``, ``k``, ``retrievers``, ``output_dir`` and
+    ``metrics`` (as :func:`eval_setup`), then loads the collection: ``""``/``None`` is the
     LoCoMo sample (:func:`sample_collection_path`), any other value a path
     relative to the working directory; ``format`` (``"auto"`` or a registered
     name) and ``repair`` are checked by ``load``.  ``repair`` is the
@@ -294,10 +318,11 @@ def collection_setup(
         ReportParameterError: the first rejected value, with the library's message.
     """
     try:
-        checked_seed = _seed(seed)
+        checked_seed = check_seed(seed)
         checked_k = check_positive_int("k", k)
         names = resolve_retrievers(retrievers)  # type: ignore[arg-type]
         out = _output_dir(output_dir)
+        measures = _measures(metrics)
         if collection is None or collection == "":
             path: Path = sample_collection_path()
             source, cli_path = SAMPLE, SAMPLE_PATH
@@ -319,7 +344,7 @@ def collection_setup(
     except AgentMemoryError as err:
         raise ReportParameterError(err) from err
     return CollectionSetup(
-        checked_seed, checked_k, names, loaded, source, cli_path, str(resolved), str(format), bool(repair), out
+        checked_seed, checked_k, names, loaded, source, cli_path, str(resolved), str(format), bool(repair), out, measures
     )
 
 

@@ -7,7 +7,10 @@ collection, retrievers, k and seed the bytes are identical.
 from __future__ import annotations
 
 import hashlib
+import shlex
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from ..artifact import dumps_artifact, write_artifact
 from ..evaluate import Evaluation
@@ -19,16 +22,39 @@ __all__ = ["ARTIFACT_NAME", "artifact_summary", "cli_command", "write_results"]
 ARTIFACT_NAME = "eval-results.json"
 
 
-def cli_command(evaluation: Evaluation, source: str, out: str = "reports/eval-results.json") -> str:
-    """The ``agentmemory eval`` command that writes the same artifact (``source`` as given to the notebook)."""
+def cli_command(
+    evaluation: Evaluation,
+    source: str | None = None,
+    *,
+    format: str = "auto",
+    options: Mapping[str, Any] | None = None,
+    out: str = "reports/eval-results.json",
+) -> str:
+    """The ``agentmemory eval`` command that writes the same artifact, quoted for a POSIX shell.
+
+    ``source`` is the collection path as given to the notebook (``None`` or
+    the shipped fixture's name: no ``--collection``); ``format`` and
+    ``options`` (the format options given, e.g. ``{"repair": True}``) become
+    ``--format``, the built-in option flags (``--repair``, ``--split dev``) or
+    ``--format-option KEY=VALUE``; measures beyond the defaults become ``--metrics``.
+    """
+    from ..cli import option_flag_arguments
+    from ..scoring import default_measures
     from .params import SHIPPED
 
-    names = ",".join(r.name for r in evaluation.results)
-    parts = ["agentmemory eval"]
-    if source != SHIPPED:
-        parts.append(f"--collection {source}")
-    parts += [f"--seed {evaluation.seed}", f"--k {evaluation.k}", f"--retrievers {names}", f"--out {out}"]
-    return " ".join(parts)
+    parts = ["agentmemory", "eval"]
+    if source is not None and source != SHIPPED:
+        parts += ["--collection", source]
+    if format != "auto":
+        parts += ["--format", format]
+    parts += option_flag_arguments(options or {})
+    parts += ["--seed", str(evaluation.seed), "--k", str(evaluation.k)]
+    parts += ["--retrievers", ",".join(r.name for r in evaluation.results)]
+    extra = [str(m) for m in evaluation.measures if m not in default_measures(evaluation.k)]
+    if extra:
+        parts += ["--metrics", ",".join(extra)]
+    parts += ["--out", out]
+    return shlex.join(parts)
 
 
 def artifact_summary(

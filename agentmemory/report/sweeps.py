@@ -64,7 +64,7 @@ def sweep_overview(setup: SweepSetup) -> Markdown:
     lines = [
         f"- **k sweep:** `{c.name}` ({setup.source}), {len(c.entries)} entries, {len(c.judged_queries)} judged "
         f"queries; k = 1..{max(setup.ks)}",
-        f"- **Seed sweep:** {len(seeds)} seeds ({seed_text}) of `agentmemory.synthetic.synthetic_collection`, "
+        f"- **Seed sweep:** {len(seeds)} seeds ({seed_text}) of `agentmemory.datasets.synthetic.synthetic_collection`, "
         f"vocabulary mismatch rate {setup.mismatch_rate:g}, cutoff k = {setup.k}, for each shape: "
         + "; ".join(_shape(n, q) for n, q in setup.configs),
         f"- **Retrievers:** {', '.join(s.key for s in setup.retrievers)}",
