@@ -344,7 +344,17 @@ def collection_setup(
     except AgentMemoryError as err:
         raise ReportParameterError(err) from err
     return CollectionSetup(
-        checked_seed, checked_k, names, loaded, source, cli_path, str(resolved), str(format), bool(repair), out, measures
+        checked_seed,
+        checked_k,
+        names,
+        loaded,
+        source,
+        cli_path,
+        str(resolved),
+        str(format),
+        bool(repair),
+        out,
+        measures,
     )
 
 
