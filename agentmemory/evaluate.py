@@ -1,4 +1,18 @@
-"""The evaluation runner: retrievers over a collection's queries, scored per query.
+"""The evaluation runner: systems (retrievers and run files) over a collection's queries, scored per query.
+
+A *system* is a retriever (any spec :mod:`agentmemory.retrievers` resolves)
+or a run file of another memory system (:mod:`agentmemory.runs`).  Both are
+scored the same way; a run holds no scores below its depth, so what needs
+them (tie analysis past its last hit, "why not retrieved") is marked not
+available for it.
+
+**Relevance.**  ``relevance="direct"`` (the default) is trec_eval's: a hit is
+relevant when it is judged so.  ``relevance="provenance"`` credits a hit with
+the judged sources its ``derived_from`` chain reaches, each source once
+(:mod:`agentmemory.provenance`): evidence-level numbers, their own family
+(trec_eval has no equivalent); only measures with a provenance definition
+are computed, the others are listed in :attr:`Evaluation.unscored`, and no
+tie analysis is made.
 
 :func:`evaluate` builds one :class:`~agentmemory.store.MemoryStore` whose
 event ids and timestamps are derived from the run's inputs and seed
@@ -24,22 +38,36 @@ The aggregate row of each retriever carries the seed write-up's columns,
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import partial
+from os import PathLike
 from typing import Any
 
 from .collection import Collection
-from .errors import ParameterError, check_positive_int, check_seed
+from .errors import ParameterError, UnknownNameError, check_positive_int, check_seed
 from .events import HashIds, SteppingClock
 from .metrics import Measure, compute_measures, parse_measures
-from .records import Event, Hit, Query
+from .provenance import Credited, ancestors_of, credit
+from .records import Event, Hit, MemoryEntry, Query
 from .retrievers import DEFAULT_RETRIEVERS, RetrieverLike, RetrieverSpec, capabilities, resolve_retrievers
+from .runs import RunFile, bind_run, parse_run_option, read_run_file
 from .scoring import default_measures
 from .store import MemoryStore
 from .tieaware import TieReport, tie_report
 
-__all__ = ["Evaluation", "QueryResult", "RetrieverResult", "evaluate", "mean", "seed_measures"]
+__all__ = [
+    "RELEVANCE_MODES",
+    "Evaluation",
+    "QueryResult",
+    "RetrieverResult",
+    "SystemResult",
+    "Timings",
+    "evaluate",
+    "mean",
+    "seed_measures",
+]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
@@ -72,29 +100,62 @@ class QueryResult:
     metrics: dict[str, float]
     tie_at_cutoff: bool
     ties: Mapping[str, TieReport] | None = None
+    credited: Credited | None = None
 
     @property
     def found(self) -> tuple[str, ...]:
-        """Relevant entries in the top k, in rank order."""
+        """Relevant entries in the top k, in rank order (provenance: the sources credited, in credit order)."""
+        if self.credited is not None:
+            return tuple(s for new in self.credited.new for s in new)
         rel = set(self.relevant)
         return tuple(h.entry_id for h in self.hits if h.entry_id in rel)
 
     @property
     def missed(self) -> tuple[str, ...]:
-        """Relevant entries not in the top k, sorted."""
-        got = {h.entry_id for h in self.hits}
+        """Relevant entries not in the top k, sorted (provenance: the sources no hit reached)."""
+        got = set(self.found) if self.credited is not None else {h.entry_id for h in self.hits}
         return tuple(r for r in self.relevant if r not in got)
 
     @property
     def first_relevant_rank(self) -> int | None:
-        """Rank of the first relevant hit in the top k, or None."""
+        """Rank of the first relevant hit in the top k (provenance: the first hit reaching a source), or None."""
+        if self.credited is not None:
+            return self.credited.first_rank()
         rel = set(self.relevant)
         return next((h.rank for h in self.hits if h.entry_id in rel), None)
 
 
 @dataclass(frozen=True)
+class Timings:
+    """Wall-clock figures of one retriever (only with ``evaluate(..., timings=True)``; never in an artifact).
+
+    ``latencies`` are the seconds of each query's search; ``index_seconds``
+    the time spent adding the collection; ``entries`` the entries indexed and
+    ``index_bytes`` the index's size when the retriever reports one
+    (``memory_bytes()``), else ``None``.
+    """
+
+    latencies: tuple[float, ...]
+    index_seconds: float
+    entries: int
+    index_bytes: int | None
+
+    def percentile(self, q: float) -> float:
+        """The ``q``-th percentile of the latencies, in seconds (numpy's linear interpolation)."""
+        import numpy as np
+
+        return float(np.percentile(np.asarray(self.latencies), q)) if self.latencies else 0.0
+
+
+@dataclass(frozen=True)
 class RetrieverResult:
-    """Every judged query's result for one retriever, and the means."""
+    """Every judged query's result for one system (a retriever or a run file), and the means.
+
+    ``kind`` is ``"retriever"`` or ``"run"``; ``capabilities`` the optional
+    members the retriever has (``score_all``, ``explain``; none for a run);
+    ``entries`` the run's own memories (its companion ``memories.jsonl``),
+    ``dropped`` the run lines ``lenient_run=True`` left out, ``(line, reason)``.
+    """
 
     name: str
     label: str
@@ -103,6 +164,11 @@ class RetrieverResult:
     means: dict[str, float]
     k: int
     excluded_groups: tuple[str, ...] = ()
+    kind: str = "retriever"
+    capabilities: frozenset[str] = frozenset()
+    entries: Mapping[str, MemoryEntry] = field(default_factory=dict, repr=False)
+    dropped: tuple[tuple[int, str], ...] = ()
+    timings: Timings | None = field(default=None, repr=False, compare=False)
 
     def group_means(self) -> dict[str, dict[str, float]]:
         """Mean of every measure per query group (groups sorted; queries without a group left out)."""
@@ -159,14 +225,55 @@ class Evaluation:
     events: tuple[Event, ...]
     specs: tuple[RetrieverSpec, ...] = ()
     store: MemoryStore | None = field(default=None, repr=False, compare=False)
+    relevance: str = "direct"
+    unscored: tuple[str, ...] = ()
 
     def result(self, name: str) -> RetrieverResult:
+        """The result of the system ``name`` (its key, e.g. ``"bm25"``, or a run's name; a label works too)."""
         for res in self.results:
             if res.name == name:
                 return res
+        for res in self.results:
+            if res.label == name:
+                return res
         raise ParameterError(
-            "retriever", name, "was not evaluated", "choose from: " + ", ".join(r.name for r in self.results)
+            "system", name, "was not evaluated", "choose from: " + ", ".join(r.name for r in self.results)
         )
+
+    def entry_text(self, system: str, entry_id: str) -> str:
+        """The text of ``entry_id`` as ``system`` saw it: a collection entry, or one of a run's own memories."""
+        extra = self.result(system).entries
+        if entry_id in extra:
+            return extra[entry_id].text
+        return self.collection.entry(entry_id).text
+
+    def to_frame(self) -> Any:
+        """Every per-query value in long format: columns system, query, group, measure, value (a pandas DataFrame).
+
+        One row per system x judged query x measure, in the evaluation's
+        order; ``system`` is the label (as in every table).  Needs pandas
+        (the ``report`` extra).
+        """
+        import pandas as pd
+
+        rows = [
+            (r.label, q.query_id, q.group, m, q.metrics[m]) for r in self.results for q in r.per_query for m in r.means
+        ]
+        return pd.DataFrame(rows, columns=["system", "query", "group", "measure", "value"])
+
+    def table(self, baseline: str | None = None, *, confidence: float = 0.95, alpha: float = 0.05) -> Any:
+        """The comparison table as a pandas DataFrame (see :func:`agentmemory.compare.comparison_frame`).
+
+        One row per system (the baseline first named, default the first
+        system); per measure its mean, interval, the Holm-adjusted p-value
+        against the baseline and the counts of queries above and below it.
+        The statistics are seeded by the evaluation's seed.
+        """
+        from .compare import comparison_frame
+        from .stats import evaluation_statistics
+
+        statistics = evaluation_statistics(self, seed=self.seed, baseline=baseline, confidence=confidence, alpha=alpha)
+        return comparison_frame(self, statistics)
 
 
 def _required_measures(k: int, measures: Sequence[Measure | str] | str | None) -> tuple[Measure, ...]:
@@ -208,30 +315,84 @@ def _reachable(retriever: Any, query: Query, hits: list[Hit], k: int) -> dict[st
         depth *= 2
 
 
+RELEVANCE_MODES = ("direct", "provenance")
+"""What :func:`evaluate` takes as ``relevance``: trec_eval's judgments, or judgments through provenance."""
+
+
+def _check_relevance(relevance: object) -> str:
+    if relevance not in RELEVANCE_MODES:
+        raise UnknownNameError("relevance", relevance, RELEVANCE_MODES)
+    return str(relevance)
+
+
+def _as_run(item: RunFile | tuple[str, str] | str) -> RunFile:
+    """A run given as a :class:`~agentmemory.runs.RunFile`, a ``(name, path)`` pair or ``"NAME=PATH"`` text."""
+    if isinstance(item, RunFile):
+        return item
+    if isinstance(item, str):
+        name, path = parse_run_option(item, "runs")
+        return read_run_file(path, name)
+    if isinstance(item, tuple) and len(item) == 2 and all(isinstance(x, (str, PathLike)) for x in item):
+        return read_run_file(item[1], str(item[0]))
+    raise ParameterError(
+        "runs", item, "is not a run", 'pass agentmemory.runs.read_run_file(...), ("name", "path") or "name=path"'
+    )
+
+
+def _check_systems(keys: list[tuple[str, str]]) -> None:
+    """Keys and labels unique across every system of one evaluation."""
+    seen_keys: set[str] = set()
+    seen_labels: set[str] = set()
+    for key, label in keys:
+        if key in seen_keys or label in seen_labels:
+            raise ParameterError(
+                "systems",
+                [k for k, _ in keys],
+                f"name the system {label!r} twice",
+                "give every retriever and run its own name (labels must be unique)",
+            )
+        seen_keys.add(key)
+        seen_labels.add(label)
+
+
 def evaluate(
     collection: Collection,
-    retrievers: RetrieverLike | Sequence[RetrieverLike] = DEFAULT_RETRIEVERS,
+    retrievers: RetrieverLike | Sequence[RetrieverLike] | None = DEFAULT_RETRIEVERS,
     *,
+    runs: Sequence[RunFile | tuple[str, str] | str] = (),
     k: int = 5,
     seed: int = 7,
     measures: Sequence[Measure | str] | str | None = None,
     ties: bool = True,
+    relevance: str = "direct",
+    lenient_run: bool = False,
     progress: bool = False,
+    timings: bool = False,
     store: MemoryStore | None = None,
 ) -> Evaluation:
-    """Run ``retrievers`` over ``collection`` and score them.
+    """Run ``retrievers`` and score them, with the ``runs`` of other systems, over ``collection``.
 
     ``retrievers`` takes what :func:`agentmemory.retrievers.resolve_retrievers`
     takes: registry names (``"bm25,tags"``), specs with parameters
     (``"bm25[k1=0.9,b=0.4]"``), ``"package.module:attribute"``, factories,
-    or a retriever instance (unscoped collections only).
+    or a retriever instance (unscoped collections only); ``None`` or ``()``
+    for none (then ``runs`` must name one).  ``runs`` are run files
+    (:func:`agentmemory.runs.read_run_file`, ``("name", "path")`` or
+    ``"name=path"``), checked against the collection
+    (:func:`agentmemory.runs.bind_run`; ``lenient_run`` drops and lists the
+    lines naming unknown queries or entries, or hits out of scope).  A judged
+    query a run does not mention retrieved nothing (trec_eval ``-c``).
+
     ``measures`` adds to the defaults (P@k, R@k, RR, RR@k, nDCG@k, AP@k).
+    ``relevance`` is ``"direct"`` or ``"provenance"`` (module docstring).
     ``ties`` computes a :class:`~agentmemory.tieaware.TieReport` per query and
     measure (measures without a tie-aware formula get none) from the scores
     of every entry that could reach the top ``k`` (those scoring at least the
     ``k``-th hit: the hits themselves unless a tie crosses the cutoff, so the
-    analysis costs a deeper look only for those queries).  ``progress`` shows
-    a tqdm bar per retriever (off by default).
+    analysis costs a deeper look only for those queries); for a run, only
+    when its scores show where the tie ends.  ``progress`` shows a tqdm bar
+    per retriever (off by default); ``timings`` records each retriever's
+    search latencies and index build (:class:`Timings`; never in an artifact).
 
     ``store`` reuses the store of an earlier evaluation of the same
     collection (``Evaluation.store``) instead of indexing the entries again:
@@ -240,11 +401,29 @@ def evaluate(
     """
     k = check_positive_int("k", k)
     seed = check_seed(seed)
-    specs = resolve_retrievers(retrievers)
+    relevance = _check_relevance(relevance)
+    if isinstance(runs, (str, RunFile)) or not isinstance(runs, Sequence):
+        runs = [runs]
+    specs = (
+        ()
+        if retrievers is None or (isinstance(retrievers, (list, tuple)) and not retrievers)
+        else resolve_retrievers(retrievers)
+    )
+    bound = [bind_run(_as_run(r), collection, lenient=lenient_run) for r in runs]
+    if not specs and not bound:
+        raise ParameterError(
+            "retrievers", retrievers, "names no system", "name a retriever (e.g. 'bm25') or pass a run"
+        )
+    _check_systems([(s.key, s.label) for s in specs] + [(b.name, b.name) for b in bound])
     chosen = _required_measures(k, measures)
+    unscored: tuple[str, ...] = ()
+    if relevance == "provenance":
+        unscored = tuple(str(m) for m in chosen if m.definition.provenance is None)
+        chosen = tuple(m for m in chosen if m.definition.provenance is not None)
+    scorer = _Scorer(collection, k, chosen, ties=ties and relevance == "direct", relevance=relevance)
 
     first_event = 0 if store is None else len(store.log)
-    if store is None:
+    if specs and store is None:
         stamps = [e.created_at for e in collection.entries if e.created_at is not None]
         store = MemoryStore(
             specs,
@@ -252,7 +431,7 @@ def evaluate(
             ids=HashIds(f"{collection.digest}:{seed}"),
         )
         store.add(collection.entries)
-    elif (
+    elif store is not None and (
         any(s.key not in store.retriever_names for s in specs)
         or len(store) != len(collection.entries)
         or any(e.id not in store for e in collection.entries)
@@ -264,45 +443,52 @@ def evaluate(
             "pass the store of an evaluation of the same collection and retrievers (Evaluation.store)",
         )
     queries = collection.judged_queries
-    headline_ids = {q.id for q in collection.headline_queries}
     excluded = tuple(collection.headline_excludes)
-
     results = []
     for spec in specs:
+        assert store is not None  # made above whenever there are retrievers
+        durations: list[float] | None = [] if timings else None
         per_query = []
-        for query, deeper in store.search_all(queries, k, spec.key, extra=1, progress=progress):
-            hits = tuple(deeper[:k])
-            qrels = collection.qrels[query.id]
-            reports = None
-            tie_at_cutoff = len(deeper) > k and deeper[k].score == deeper[k - 1].score
-            if ties:
-                # Only entries scoring at least the k-th hit can reach the top k. Without a
-                # tie across the cutoff those are exactly the hits, so no further scoring.
-                if tie_at_cutoff:
-                    reachable = _reachable(store.retriever(spec.key, query.scope), query, deeper, k)
-                else:
-                    reachable = {h.entry_id: h.score for h in hits}
-                reports = {}
-                for m in chosen:
-                    report = tie_report(m, reachable, qrels, k)
-                    if report is not None:
-                        reports[str(m)] = report
-            per_query.append(
-                QueryResult(
-                    query_id=query.id,
-                    text=query.text,
-                    group=query.group,
-                    relevant=collection.relevant(query.id),
-                    hits=hits,
-                    metrics=compute_measures(chosen, [h.entry_id for h in hits], qrels),
-                    tie_at_cutoff=tie_at_cutoff,
-                    ties=reports,
-                )
-            )
-        headline = [r for r in per_query if r.query_id in headline_ids]
-        means = {str(m): mean(r.metrics[str(m)] for r in headline) for m in chosen}
+        for query, deeper in store.search_all(queries, k, spec.key, extra=1, progress=progress, durations=durations):
+            retriever = store.retriever(spec.key, query.scope)
+            per_query.append(scorer.score(query, deeper, partial(_reachable, retriever, query, deeper, k)))
         retriever = store.retriever(spec.key)
-        results.append(RetrieverResult(spec.key, spec.label, retriever.params(), tuple(per_query), means, k, excluded))
+        timing = None
+        if durations is not None:
+            size = getattr(retriever, "memory_bytes", None)
+            timing = Timings(
+                tuple(durations), store.index_seconds(spec.key), len(store), size() if callable(size) else None
+            )
+        results.append(
+            RetrieverResult(
+                spec.key,
+                spec.label,
+                retriever.params(),
+                tuple(per_query),
+                scorer.means(per_query),
+                k,
+                excluded,
+                capabilities=capabilities(retriever),
+                timings=timing,
+            )
+        )
+    for run in bound:
+        scorer_run = scorer.with_entries(run.entries)
+        per_query = [scorer_run.score(q, list(run.rankings[q.id]), None) for q in queries]
+        results.append(
+            RetrieverResult(
+                run.name,
+                run.name,
+                run.run.summary(),
+                tuple(per_query),
+                scorer.means(per_query),
+                k,
+                excluded,
+                kind="run",
+                entries=run.entries,
+                dropped=run.dropped,
+            )
+        )
     return Evaluation(
         collection=collection,
         k=k,
@@ -310,7 +496,99 @@ def evaluate(
         measures=chosen,
         results=tuple(results),
         unjudged_query_ids=collection.unjudged_query_ids,
-        events=tuple(store.log)[first_event:],
+        events=tuple(store.log)[first_event:] if store is not None else (),
         specs=specs,
         store=store,
+        relevance=relevance,
+        unscored=unscored,
     )
+
+
+class _Scorer:
+    """Scores one query's ranking: measures, tie reports, provenance credits (the part shared by every system)."""
+
+    def __init__(
+        self,
+        collection: Collection,
+        k: int,
+        measures: tuple[Measure, ...],
+        *,
+        ties: bool,
+        relevance: str,
+        extra: Mapping[str, MemoryEntry] | None = None,
+    ) -> None:
+        self.collection = collection
+        self.k = k
+        self.measures = measures
+        self.ties = ties
+        self.relevance = relevance
+        self.extra = dict(extra or {})
+        self.headline = {q.id for q in collection.headline_queries}
+        scopes: dict[str | None, set[str]] = {}
+        for entry in (*collection.entries, *self.extra.values()):
+            scopes.setdefault(entry.scope, set()).add(entry.id)
+        self.scope_ids = {scope: frozenset(ids) for scope, ids in scopes.items()}
+        self._ancestors: dict[str, frozenset[str]] | None = None
+
+    def with_entries(self, extra: Mapping[str, MemoryEntry]) -> _Scorer:
+        """The same scorer over the collection plus a run's own memories."""
+        if not extra:
+            return self
+        return _Scorer(self.collection, self.k, self.measures, ties=self.ties, relevance=self.relevance, extra=extra)
+
+    @property
+    def ancestors(self) -> dict[str, frozenset[str]]:
+        if self._ancestors is None:
+            self._ancestors = ancestors_of((*self.collection.entries, *self.extra.values()))
+        return self._ancestors
+
+    def score(self, query: Query, deeper: list[Hit], reachable: Callable[[], dict[str, float]] | None) -> QueryResult:
+        """``deeper`` is the ranking, at least ``k + 1`` deep when there is that much; ``reachable`` gives every
+        entry scoring at least the k-th hit, or is ``None`` (a run: only what ``deeper`` holds is known)."""
+        k = self.k
+        hits = tuple(deeper[:k])
+        qrels = self.collection.qrels[query.id]
+        tie_at_cutoff = len(deeper) > k and deeper[k].score == deeper[k - 1].score
+        reports = None
+        credited = None
+        ranking = [h.entry_id for h in hits]
+        if self.relevance == "provenance":
+            credited = credit(ranking, qrels, self.ancestors)
+            metrics = {str(m): m.definition.provenance(credited, m.cutoff) for m in self.measures}  # type: ignore[misc]
+        else:
+            metrics = compute_measures(
+                self.measures, ranking, qrels, scope_ids=self.scope_ids.get(query.scope, frozenset())
+            )
+        if self.ties and not (tie_at_cutoff and reachable is None and deeper[-1].score >= deeper[k - 1].score):
+            # Only entries scoring at least the k-th hit can reach the top k. Without a tie across
+            # the cutoff those are the hits; with one, the retriever tells (a run cannot past its end).
+            if tie_at_cutoff and reachable is not None:
+                scores = reachable()
+            elif tie_at_cutoff:
+                scores = {h.entry_id: h.score for h in deeper if h.score >= deeper[k - 1].score}
+            else:
+                scores = {h.entry_id: h.score for h in hits}
+            reports = {}
+            for m in self.measures:
+                report = tie_report(m, scores, qrels, k)
+                if report is not None:
+                    reports[str(m)] = report
+        return QueryResult(
+            query_id=query.id,
+            text=query.text,
+            group=query.group,
+            relevant=self.collection.relevant(query.id),
+            hits=hits,
+            metrics=metrics,
+            tie_at_cutoff=tie_at_cutoff,
+            ties=reports,
+            credited=credited,
+        )
+
+    def means(self, per_query: Sequence[QueryResult]) -> dict[str, float]:
+        headline = [r for r in per_query if r.query_id in self.headline]
+        return {str(m): mean(r.metrics[str(m)] for r in headline) for m in self.measures}
+
+
+SystemResult = RetrieverResult
+"""The result of one system (a retriever or a run file); :class:`RetrieverResult` under its general name."""

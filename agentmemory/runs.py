@@ -30,16 +30,16 @@ import hashlib
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from os import PathLike
 from pathlib import Path
 
 from .collection import Collection
 from .errors import InputError, MissingFileError, ParameterError, shorten
-from .records import Hit
+from .records import Hit, MemoryEntry, Provenance
 from .trec import trec_order
 
-__all__ = ["BoundRun", "RunFile", "bind_run", "parse_run_option", "read_run_file"]
+__all__ = ["BoundRun", "RunFile", "bind_run", "parse_run_option", "read_memories", "read_run_file"]
 
 _LISTED = 5  # lines quoted in one error message before "... (N lines in all)"
 
@@ -57,6 +57,24 @@ class RunFile:
     sha256: str
     format: str
     hits: Mapping[str, tuple[tuple[str, float, int], ...]]
+    memories: tuple[MemoryEntry, ...] = ()
+    memories_path: str | None = None
+    memories_sha256: str | None = None
+
+    def summary(self) -> dict[str, object]:
+        """What the artifact records of the run: file names (never a folder), digests, format, depth."""
+        out: dict[str, object] = {
+            "run": Path(self.path).name,
+            "sha256": self.sha256,
+            "format": self.format,
+            "queries": len(self.hits),
+            "depth": max((len(h) for h in self.hits.values()), default=0),
+        }
+        if self.memories_path is not None:
+            out["memories"] = Path(self.memories_path).name
+            out["memories_sha256"] = self.memories_sha256
+            out["memories_entries"] = len(self.memories)
+        return out
 
 
 @dataclass(frozen=True)
@@ -72,6 +90,7 @@ class BoundRun:
     run: RunFile
     rankings: Mapping[str, tuple[Hit, ...]]
     dropped: tuple[tuple[int, str], ...] = field(default=())
+    entries: Mapping[str, MemoryEntry] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -194,8 +213,78 @@ def _read_trec(path: Path, text: str) -> dict[str, list[tuple[str, float, int]]]
     return out
 
 
-def read_run_file(path: str | PathLike[str], name: str) -> RunFile:
+def read_memories(path: str | PathLike[str]) -> tuple[tuple[MemoryEntry, ...], str]:
+    """A run's companion ``memories.jsonl``: the memories an external system stored, and the file's sha256.
+
+    One JSON object per line: ``_id`` and ``text`` (strings), optional
+    ``derived_from`` (a list of entry ids: of the collection, or of this
+    file), ``scope`` and ``tags``.  A memory without ``scope`` takes the one
+    scope its ``derived_from`` sources share (checked in :func:`bind_run`).
+
+    Raises:
+        MissingFileError, InputError: no such file; a malformed line (file and line named).
+    """
+    target = Path(path)
+    if not target.is_file():
+        raise MissingFileError(target, "memories file")
+    data = target.read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise InputError(target, data[: err.start].count(b"\n") + 1, "is not valid UTF-8") from None
+    out: list[MemoryEntry] = []
+    seen: dict[str, int] = {}
+    allowed = {"_id", "text", "derived_from", "scope", "tags"}
+    for line, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+        except (json.JSONDecodeError, RecursionError):
+            raise InputError(target, line, "malformed JSON; expected one object per line with _id and text") from None
+        if not isinstance(obj, dict):
+            raise InputError(target, line, "expected a JSON object with _id and text")
+        unknown = sorted(set(obj) - allowed)
+        if unknown:
+            raise InputError(
+                target, line, f"unknown field {shorten(unknown[0])!r}; allowed: {', '.join(sorted(allowed))}"
+            )
+        entry_id, body = obj.get("_id"), obj.get("text")
+        if not isinstance(entry_id, str) or not entry_id or any(c.isspace() for c in entry_id):
+            raise InputError(
+                target, line, f"_id {shorten(repr(entry_id))} is not a non-empty string without white space"
+            )
+        if entry_id in seen:
+            raise InputError(target, line, f"duplicate _id {entry_id!r} (first on line {seen[entry_id]})")
+        seen[entry_id] = line
+        if not isinstance(body, str):
+            raise InputError(target, line, f"text {shorten(repr(body))} is not a string")
+        derived = obj.get("derived_from", [])
+        if not isinstance(derived, list) or not all(isinstance(d, str) and d for d in derived):
+            raise InputError(target, line, f"derived_from {shorten(repr(derived))} is not a list of entry ids")
+        scope = obj.get("scope")
+        if scope is not None and not isinstance(scope, str):
+            raise InputError(target, line, f"scope {shorten(repr(scope))} is not a string")
+        tags = obj.get("tags", [])
+        if not isinstance(tags, list) or not all(isinstance(t, str) and t for t in tags):
+            raise InputError(target, line, f"tags {shorten(repr(tags))} is not a list of strings")
+        out.append(
+            MemoryEntry(
+                entry_id,
+                body,
+                tags=tuple(tags),
+                provenance=Provenance(source="derived", ref=f"{target.name}:{line}", derived_from=tuple(derived)),
+                scope=scope,
+            )
+        )
+    return tuple(out), hashlib.sha256(data).hexdigest()
+
+
+def read_run_file(path: str | PathLike[str], name: str, *, memories: str | PathLike[str] | None = None) -> RunFile:
     """Read a TREC or JSON-lines run file (see the module docstring) as the system ``name``.
+
+    ``memories`` names the run's companion ``memories.jsonl`` (:func:`read_memories`):
+    the entries its hits may name beside the collection's, for this run only.
 
     Raises:
         MissingFileError: no such file.
@@ -214,12 +303,16 @@ def read_run_file(path: str | PathLike[str], name: str) -> RunFile:
     stripped = text.lstrip()
     fmt = "jsonl" if stripped.startswith("{") else "trec"
     read = _read_jsonl(target, text) if fmt == "jsonl" else _read_trec(target, text)
+    extra, extra_sha = read_memories(memories) if memories is not None else ((), None)
     return RunFile(
         name=name,
         path=str(path),
         sha256=hashlib.sha256(data).hexdigest(),
         format=fmt,
         hits={q: tuple(h) for q, h in read.items()},
+        memories=extra,
+        memories_path=None if memories is None else str(memories),
+        memories_sha256=extra_sha,
     )
 
 
@@ -238,6 +331,7 @@ def bind_run(run: RunFile, collection: Collection, *, lenient: bool = False) -> 
     """
     queries = {q.id: q for q in collection.queries}
     scope_of = {e.id: e.scope for e in collection.entries}
+    entries = _join_memories(run, collection, scope_of)
     problems: list[tuple[int, str]] = []
     kept: dict[str, dict[str, float]] = {}
     for qid, hits in run.hits.items():
@@ -275,4 +369,45 @@ def bind_run(run: RunFile, collection: Collection, *, lenient: bool = False) -> 
         )
         for q in collection.judged_queries
     }
-    return BoundRun(run, rankings, tuple(problems))
+    return BoundRun(run, rankings, tuple(problems), entries)
+
+
+def _join_memories(run: RunFile, collection: Collection, scope_of: dict[str, str | None]) -> dict[str, MemoryEntry]:
+    """The run's memories with their scopes settled, added to ``scope_of``; errors name the memories file."""
+    where = run.memories_path or run.path
+    known = set(scope_of)
+    mine = {m.id: m for m in run.memories}
+    for memory in run.memories:
+        if memory.id in known:
+            raise InputError(where, None, f"memory {memory.id!r} has the id of an entry of the collection; use new ids")
+        for source in memory.provenance.derived_from:
+            if source not in known and source not in mine:
+                raise InputError(
+                    where,
+                    None,
+                    f"memory {memory.id!r} is derived from {source!r}, which is neither in the collection nor in this file",
+                )
+    settled: dict[str, MemoryEntry] = {}
+    pending = list(run.memories)
+    while pending:  # a memory's scope may come from memories it was derived from: settle in dependency order
+        progressed = False
+        for memory in list(pending):
+            sources = memory.provenance.derived_from
+            if any(s in mine and s not in settled for s in sources):
+                continue
+            scopes = {scope_of[s] if s in scope_of else settled[s].scope for s in sources}
+            scope = memory.scope
+            if scope is None and len(scopes) == 1:
+                scope = scopes.pop()
+            elif scope is None and len(scopes) > 1:
+                raise InputError(
+                    where, None, f"memory {memory.id!r} is derived from entries of several scopes; give it a scope"
+                )
+            settled[memory.id] = replace(memory, scope=scope)
+            scope_of[memory.id] = scope
+            pending.remove(memory)
+            progressed = True
+        if not progressed:
+            names = ", ".join(repr(m.id) for m in pending[:5])
+            raise InputError(where, None, f"memories {names} are derived from each other in a cycle")
+    return settled

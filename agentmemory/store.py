@@ -14,6 +14,7 @@ such as BM25's IDF and average length are per partition.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -55,6 +56,7 @@ class MemoryStore:
         self._specs: dict[str, RetrieverSpec] = {spec.key: spec for spec in chosen}
         self._entries: dict[str, MemoryEntry] = {}
         self._partitions: dict[str | None, dict[str, Retriever]] = {}
+        self._index_seconds: dict[str, float] = dict.fromkeys(self._specs, 0.0)
         self._partition(None)  # builds each retriever once now: bad parameter values are refused here
 
     def _partition(self, scope: str | None) -> dict[str, Retriever]:
@@ -96,6 +98,12 @@ class MemoryStore:
         """The keys of the attached retrievers, in the order given (``("bm25", "tags")`` by default)."""
         return tuple(self._specs)
 
+    def index_seconds(self, name: str) -> float:
+        """Wall-clock seconds retriever ``name`` has spent indexing entries in this store (all scopes)."""
+        if name not in self._specs:
+            raise UnknownNameError("retriever", name, self._specs)
+        return self._index_seconds[name]
+
     @property
     def retriever_specs(self) -> tuple[RetrieverSpec, ...]:
         """The attached retrievers' specs (key, label, parameters), in the order given."""
@@ -136,8 +144,10 @@ class MemoryStore:
         for entry in batch:
             by_scope.setdefault(entry.scope, []).append(entry)
         for scope, entries in by_scope.items():
-            for retriever in self._partition(scope).values():
+            for key, retriever in self._partition(scope).items():
+                started = time.perf_counter()
                 retriever.add(entries)
+                self._index_seconds[key] += time.perf_counter() - started
         for entry in batch:
             self._entries[entry.id] = entry
 
@@ -216,6 +226,7 @@ class MemoryStore:
         extra: int = 0,
         record: bool = True,
         progress: bool = False,
+        durations: list[float] | None = None,
     ) -> Iterator[tuple[Query, list[Hit]]]:
         """Every query's top ``k + extra`` hits of ``retriever``, each in its own scope, in the order given.
 
@@ -224,7 +235,8 @@ class MemoryStore:
         ``k`` (the ``extra`` hits below the cutoff are looked at, not
         retrieved: evaluation uses one to see a tie across the cutoff).
         ``progress`` shows a tqdm bar (on stderr) labelled with the
-        retriever's label.
+        retriever's label.  ``durations``, when given, receives each search's
+        wall-clock seconds (for latency figures; never part of an artifact).
         """
         k = check_positive_int("k", k)
         if isinstance(extra, bool) or not isinstance(extra, int) or extra < 0:
@@ -238,7 +250,11 @@ class MemoryStore:
 
             items = tqdm(queries, desc=spec.label, unit="query")
         for query in items:
-            hits = self.retriever(retriever, query.scope).search(query, k + extra)
+            searcher = self.retriever(retriever, query.scope)
+            started = time.perf_counter()
+            hits = searcher.search(query, k + extra)
+            if durations is not None:
+                durations.append(time.perf_counter() - started)
             if record:
                 self.log.record(
                     "retrieve", [h.entry_id for h in hits[:k]], query_id=query.id or None, retriever=retriever

@@ -251,7 +251,7 @@ def test_evaluate_refuses_bad_parameters(notes, kwargs, error, message: str) -> 
 def test_result_of_a_retriever_not_evaluated(seed_evaluation) -> None:
     """Asking for a retriever that was not run names the ones that were."""
     with pytest.raises(
-        ParameterError, match=re.escape("retriever: 'dense' (str) was not evaluated; choose from: bm25, tags")
+        ParameterError, match=re.escape("system: 'dense' (str) was not evaluated; choose from: bm25, tags")
     ):
         seed_evaluation.result("dense")
 

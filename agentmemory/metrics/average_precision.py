@@ -9,9 +9,16 @@ import numpy as np
 from agentmemory.errors import check_positive_int
 from agentmemory.metrics._batch import Ranked, divide
 from agentmemory.metrics.definition import CutoffRule, MeasureDef, QueryContext
+from agentmemory.provenance import Credited
 from agentmemory.tieaware import TieContext
 
-__all__ = ["DEFINITION", "average_precision", "batch_average_precision", "expected_average_precision"]
+__all__ = [
+    "provenance_average_precision",
+    "DEFINITION",
+    "average_precision",
+    "batch_average_precision",
+    "expected_average_precision",
+]
 
 
 def average_precision(ranking: Sequence[str], qrels: Mapping[str, int], k: int) -> float:
@@ -87,6 +94,22 @@ def _per_query(query: QueryContext) -> float:
     return average_precision(query.ranking, query.qrels, query.cutoff)
 
 
+def provenance_average_precision(credited: Credited, k: int | None) -> float:
+    """AP@k through provenance: ``(1 / |S|) * sum over i <= k of |new(h_i)| * P@i`` (each source once, at the
+    precision of the rank that first reached it; :mod:`agentmemory.provenance`); 0 when there is no source."""
+    cut = check_positive_int("k", k)
+    if not credited.sources:
+        return 0.0
+    total = 0.0
+    useful = 0
+    for rank, (reach, new) in enumerate(zip(credited.reach[:cut], credited.new[:cut]), start=1):
+        if reach:
+            useful += 1
+        if new:
+            total += len(new) * (useful / rank)
+    return total / len(credited.sources)
+
+
 DEFINITION = MeasureDef(
     "AP",
     _per_query,
@@ -95,5 +118,6 @@ DEFINITION = MeasureDef(
     batch=batch_average_precision,
     tie_aware=expected_average_precision,
     aliases=("MAP", "map_cut"),
+    provenance=provenance_average_precision,
 )
 """``AP@k``, aliases ``MAP@k`` and ``map_cut@k``."""

@@ -18,6 +18,7 @@ from agentmemory.registry import NAME_PATTERN
 if TYPE_CHECKING:  # only for annotations: importing them here would be a cycle (or NumPy for nothing)
     import numpy as np
 
+    from agentmemory.provenance import Credited
     from agentmemory.tieaware import TieContext
 
 __all__ = ["CutoffRule", "MeasureDef", "QueryContext"]
@@ -82,6 +83,12 @@ class MeasureDef:
             ``tie_aware(TieContext) -> float`` (see :mod:`agentmemory.tieaware`).
             Without it, :func:`agentmemory.tieaware.tie_report` gives ``None``
             for the measure.
+        provenance: optional value under judgments through provenance,
+            ``provenance(credited, k) -> float`` over a
+            :class:`~agentmemory.provenance.Credited` ranking (each relevant
+            source credited once, to the first hit whose ``derived_from``
+            chain reaches it); ``evaluate(..., relevance="provenance")``
+            computes only the measures that have one and names the others.
         aliases: other accepted spellings (``("precision",)`` for ``P``).
             Names and aliases are matched ignoring case; none may be taken by
             another registered measure.  They belong to the definition so that
@@ -102,6 +109,7 @@ class MeasureDef:
     batch: Callable[..., np.ndarray] | None = None  # (ranked, k), k None when the measure has no cutoff
     tie_aware: Callable[[TieContext], float] | None = None
     aliases: tuple[str, ...] = ()
+    provenance: Callable[[Credited, int | None], float] | None = None
 
     def __post_init__(self) -> None:
         _check_name("measure name", self.name)
@@ -118,6 +126,7 @@ class MeasureDef:
         for field, value, shape in (
             ("batch", self.batch, "batch(ranked, k) -> ndarray"),
             ("tie_aware", self.tie_aware, "tie_aware(TieContext) -> float"),
+            ("provenance", self.provenance, "provenance(credited, k) -> float"),
         ):
             if value is not None and not callable(value):
                 raise ParameterError(field, value, "is not callable", f"give {shape}, or None")

@@ -10,9 +10,10 @@ import numpy as np
 from agentmemory.errors import check_positive_int
 from agentmemory.metrics._batch import Ranked, divide, log2_table
 from agentmemory.metrics.definition import CutoffRule, MeasureDef, QueryContext
+from agentmemory.provenance import Credited
 from agentmemory.tieaware import TieContext
 
-__all__ = ["DEFINITION", "batch_ndcg", "expected_ndcg", "ndcg"]
+__all__ = ["provenance_ndcg", "DEFINITION", "batch_ndcg", "expected_ndcg", "ndcg"]
 
 
 def ndcg(ranking: Sequence[str], qrels: Mapping[str, int], k: int) -> float:
@@ -101,6 +102,26 @@ def _per_query(query: QueryContext) -> float:
     return ndcg(query.ranking, query.qrels, query.cutoff)
 
 
+def provenance_ndcg(credited: Credited, k: int | None) -> float:
+    """nDCG@k through provenance: the credited sources in credit order, one per place, discounted by
+    ``log2(place + 1)``, over the ideal DCG of all relevant sources sorted by grade (:mod:`agentmemory.provenance`).
+
+    Each hit's new sources take consecutive places (highest grade first), so a
+    hit reaching two sources cannot earn more than the ideal: nDCG stays <= 1.
+    """
+    cut = check_positive_int("k", k)
+    grades = credited.sources
+    order = [s for new in credited.new[:cut] for s in new][:cut]
+    dcg = 0.0
+    for index, source in enumerate(order):
+        dcg += grades[source] / math.log2(index + 2)
+    ideal = sorted(grades.values(), reverse=True)[:cut]
+    idcg = 0.0
+    for index, gain in enumerate(ideal):
+        idcg += gain / math.log2(index + 2)
+    return dcg / idcg if idcg > 0.0 else 0.0
+
+
 DEFINITION = MeasureDef(
     "nDCG",
     _per_query,
@@ -109,5 +130,6 @@ DEFINITION = MeasureDef(
     batch=batch_ndcg,
     tie_aware=expected_ndcg,
     aliases=("ndcg_cut",),
+    provenance=provenance_ndcg,
 )
 """``nDCG@k``, alias ``ndcg_cut@k``."""

@@ -9,9 +9,10 @@ import numpy as np
 from agentmemory.errors import check_positive_int
 from agentmemory.metrics._batch import Ranked, count_per_query, over_k
 from agentmemory.metrics.definition import CutoffRule, MeasureDef, QueryContext
+from agentmemory.provenance import Credited
 from agentmemory.tieaware import TieContext, expected_hits
 
-__all__ = ["DEFINITION", "batch_precision", "expected_precision", "precision"]
+__all__ = ["provenance_precision", "DEFINITION", "batch_precision", "expected_precision", "precision"]
 
 
 def precision(ranking: Sequence[str], qrels: Mapping[str, int], k: int) -> float:
@@ -48,6 +49,12 @@ def _per_query(query: QueryContext) -> float:
     return precision(query.ranking, query.qrels, query.cutoff)
 
 
+def provenance_precision(credited: Credited, k: int | None) -> float:
+    """P@k through provenance: hits in the top k that reach a relevant source, over k (:mod:`agentmemory.provenance`)."""
+    cut = check_positive_int("k", k)
+    return credited.useful(cut) / cut
+
+
 DEFINITION = MeasureDef(
     "P",
     _per_query,
@@ -56,5 +63,6 @@ DEFINITION = MeasureDef(
     batch=batch_precision,
     tie_aware=expected_precision,
     aliases=("precision",),
+    provenance=provenance_precision,
 )
 """``P@k``, alias ``precision@k``."""

@@ -8,9 +8,10 @@ import numpy as np
 
 from agentmemory.metrics._batch import Ranked, count_per_query, divide
 from agentmemory.metrics.definition import CutoffRule, MeasureDef, QueryContext
+from agentmemory.provenance import Credited
 from agentmemory.tieaware import TieContext, expected_hits
 
-__all__ = ["DEFINITION", "batch_r_precision", "expected_r_precision", "r_precision"]
+__all__ = ["provenance_r_precision", "DEFINITION", "batch_r_precision", "expected_r_precision", "r_precision"]
 
 
 def r_precision(ranking: Sequence[str], qrels: Mapping[str, int]) -> float:
@@ -53,6 +54,12 @@ def _per_query(query: QueryContext) -> float:
     return r_precision(query.ranking, query.qrels)
 
 
+def provenance_r_precision(credited: Credited, k: int | None) -> float:
+    """Rprec through provenance: relevant sources credited within the top |S|, over |S| (0 when there is none)."""
+    n = len(credited.sources)
+    return credited.credited(n) / n if n else 0.0
+
+
 DEFINITION = MeasureDef(
     "Rprec",
     _per_query,
@@ -61,5 +68,6 @@ DEFINITION = MeasureDef(
     batch=batch_r_precision,
     tie_aware=expected_r_precision,
     aliases=("R-precision",),
+    provenance=provenance_r_precision,
 )
 """``Rprec`` (no cutoff), alias ``R-precision``."""

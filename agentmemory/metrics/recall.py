@@ -9,9 +9,10 @@ import numpy as np
 from agentmemory.errors import check_positive_int
 from agentmemory.metrics._batch import Ranked, count_per_query, divide
 from agentmemory.metrics.definition import CutoffRule, MeasureDef, QueryContext
+from agentmemory.provenance import Credited
 from agentmemory.tieaware import TieContext, expected_hits
 
-__all__ = ["DEFINITION", "batch_recall", "expected_recall", "recall"]
+__all__ = ["provenance_recall", "DEFINITION", "batch_recall", "expected_recall", "recall"]
 
 
 def recall(ranking: Sequence[str], qrels: Mapping[str, int], k: int) -> float:
@@ -49,6 +50,12 @@ def _per_query(query: QueryContext) -> float:
     return recall(query.ranking, query.qrels, query.cutoff)
 
 
+def provenance_recall(credited: Credited, k: int | None) -> float:
+    """R@k through provenance: relevant sources credited in the top k, over all relevant sources (0 when none)."""
+    cut = check_positive_int("k", k)
+    return credited.credited(cut) / len(credited.sources) if credited.sources else 0.0
+
+
 DEFINITION = MeasureDef(
     "R",
     _per_query,
@@ -57,5 +64,6 @@ DEFINITION = MeasureDef(
     batch=batch_recall,
     tie_aware=expected_recall,
     aliases=("recall",),
+    provenance=provenance_recall,
 )
 """``R@k``, alias ``recall@k``."""

@@ -9,9 +9,16 @@ import numpy as np
 from agentmemory.errors import check_positive_int
 from agentmemory.metrics._batch import Ranked
 from agentmemory.metrics.definition import CutoffRule, MeasureDef, QueryContext
+from agentmemory.provenance import Credited
 from agentmemory.tieaware import TieContext
 
-__all__ = ["DEFINITION", "batch_reciprocal_rank", "expected_reciprocal_rank", "reciprocal_rank"]
+__all__ = [
+    "provenance_reciprocal_rank",
+    "DEFINITION",
+    "batch_reciprocal_rank",
+    "expected_reciprocal_rank",
+    "reciprocal_rank",
+]
 
 
 def reciprocal_rank(ranking: Sequence[str], qrels: Mapping[str, int], k: int | None = None) -> float:
@@ -78,6 +85,12 @@ def _per_query(query: QueryContext) -> float:
     return reciprocal_rank(query.ranking, query.qrels, query.k)
 
 
+def provenance_reciprocal_rank(credited: Credited, k: int | None) -> float:
+    """RR(@k) through provenance: 1 / rank of the first hit reaching a relevant source (within k), 0 if none."""
+    rank = credited.first_rank(k)
+    return 0.0 if rank is None else 1.0 / rank
+
+
 DEFINITION = MeasureDef(
     "RR",
     _per_query,
@@ -87,5 +100,6 @@ DEFINITION = MeasureDef(
     batch=batch_reciprocal_rank,
     tie_aware=expected_reciprocal_rank,
     aliases=("MRR", "recip_rank"),
+    provenance=provenance_reciprocal_rank,
 )
 """``RR`` and ``RR@k``, aliases ``MRR`` and ``recip_rank``."""

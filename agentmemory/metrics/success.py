@@ -9,9 +9,10 @@ import numpy as np
 from agentmemory.errors import check_positive_int
 from agentmemory.metrics._batch import Ranked
 from agentmemory.metrics.definition import CutoffRule, MeasureDef, QueryContext
+from agentmemory.provenance import Credited
 from agentmemory.tieaware import TieContext
 
-__all__ = ["DEFINITION", "batch_success", "expected_success", "success"]
+__all__ = ["provenance_success", "DEFINITION", "batch_success", "expected_success", "success"]
 
 
 def success(ranking: Sequence[str], qrels: Mapping[str, int], k: int) -> float:
@@ -68,6 +69,11 @@ def _per_query(query: QueryContext) -> float:
     return success(query.ranking, query.qrels, query.cutoff)
 
 
+def provenance_success(credited: Credited, k: int | None) -> float:
+    """Success@k through provenance: 1.0 when a hit in the top k reaches a relevant source, else 0.0."""
+    return 0.0 if credited.first_rank(check_positive_int("k", k)) is None else 1.0
+
+
 DEFINITION = MeasureDef(
     "Success",
     _per_query,
@@ -76,5 +82,6 @@ DEFINITION = MeasureDef(
     batch=batch_success,
     tie_aware=expected_success,
     aliases=("hit_rate",),
+    provenance=provenance_success,
 )
 """``Success@k``, alias ``hit_rate@k``."""
