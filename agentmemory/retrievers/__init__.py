@@ -35,6 +35,8 @@ from ..errors import ParameterError, UnknownNameError, shorten
 from ..registry import Registry
 from .base import CAPABILITIES, Retriever, capabilities, is_retriever, missing_members, select_top_k
 from .bm25 import BM25, TermContribution
+from .dense import Dense
+from .encoders import ENCODERS, Encoder, load_encoder, register_encoder
 from .spec import Spec, format_value, parse_spec, split_specs
 from .tags import TagOverlap, TagScorer
 
@@ -42,7 +44,10 @@ __all__ = [
     "BM25",
     "CAPABILITIES",
     "DEFAULT_RETRIEVERS",
+    "ENCODERS",
     "RETRIEVERS",
+    "Dense",
+    "Encoder",
     "Retriever",
     "RetrieverDef",
     "RetrieverSpec",
@@ -50,8 +55,10 @@ __all__ = [
     "TagScorer",
     "TermContribution",
     "capabilities",
+    "load_encoder",
     "make_retriever",
     "parse_retrievers",
+    "register_encoder",
     "register_retriever",
     "resolve_retriever",
     "resolve_retrievers",
@@ -117,6 +124,7 @@ def _factory_label(factory: Any, fallback: str) -> str:
 
 register_retriever("bm25", BM25)
 register_retriever("tags", TagScorer)
+register_retriever("dense", Dense)
 
 
 @dataclass(frozen=True, eq=False)
