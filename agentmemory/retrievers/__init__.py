@@ -37,6 +37,7 @@ from .base import CAPABILITIES, Retriever, capabilities, is_retriever, missing_m
 from .bm25 import BM25, TermContribution
 from .dense import Dense
 from .encoders import ENCODERS, Encoder, load_encoder, register_encoder
+from .hybrid import Hybrid
 from .spec import Spec, format_value, parse_spec, split_specs
 from .tags import TagOverlap, TagScorer
 
@@ -48,6 +49,7 @@ __all__ = [
     "RETRIEVERS",
     "Dense",
     "Encoder",
+    "Hybrid",
     "Retriever",
     "RetrieverDef",
     "RetrieverSpec",
@@ -125,6 +127,7 @@ def _factory_label(factory: Any, fallback: str) -> str:
 register_retriever("bm25", BM25)
 register_retriever("tags", TagScorer)
 register_retriever("dense", Dense)
+register_retriever("hybrid", Hybrid)
 
 
 @dataclass(frozen=True, eq=False)
