@@ -532,7 +532,7 @@ def test_retrieve_searches_each_locomo_question_in_its_own_conversation(tmp_path
     "argv,line",
     [
         (["retrieve", "--out", "x.trec", "--retriever", "splade"],
-         "agentmemory: error: --retriever: 'splade' (str) is not a known name; choose from: bm25, dense, hybrid, tags"),
+         "agentmemory: error: --retriever: 'splade' (str) is not a known name; choose from: bm25, dense, hybrid, recency, tags"),
         (["retrieve", "--out", "x.trec", "--k", "0"],
          "agentmemory: error: --k: 0 (int) is less than 1; --k must be an integer >= 1"),
     ],

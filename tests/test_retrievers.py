@@ -163,7 +163,7 @@ def test_a_spec_builds_a_configured_retriever() -> None:
     ("items", "error", "message"),
     [
         ("bm25,splade", UnknownNameError,
-         "retriever: 'splade' (str) is not a known name; choose from: bm25, dense, hybrid, tags"),
+         "retriever: 'splade' (str) is not a known name; choose from: bm25, dense, hybrid, recency, tags"),
         ("bm25[k2=1]", UnknownNameError, "bm25 parameter: 'k2' (str) is not a known name; choose from: b, k1"),
         ("tags[x=1]", ParameterError, "tags parameter: 'x' (str) is not accepted; the tags retriever takes no parameters"),
         ("bm25,bm25[k1=1.2]", ParameterError,
@@ -212,7 +212,7 @@ def test_a_retriever_registered_at_run_time_is_used_by_name(registered, notes) -
     assert "minimal" in RETRIEVERS.names()
     spec = resolve_retriever("minimal[k1=0.9]")
     assert (spec.key, spec.label) == ("minimal[k1=0.9]", "Minimal (k1=0.9)")
-    with pytest.raises(UnknownNameError, match=re.escape("choose from: bm25, dense, hybrid, minimal, tags")):
+    with pytest.raises(UnknownNameError, match=re.escape("choose from: bm25, dense, hybrid, minimal, recency, tags")):
         resolve_retriever("nope")
     evaluation = evaluate(notes, "minimal,bm25", k=5, seed=7)
     assert [r.name for r in evaluation.results] == ["minimal", "bm25"]

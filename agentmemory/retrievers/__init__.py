@@ -38,6 +38,7 @@ from .bm25 import BM25, TermContribution
 from .dense import Dense
 from .encoders import ENCODERS, Encoder, load_encoder, register_encoder
 from .hybrid import Hybrid
+from .recency import Recency
 from .spec import Spec, format_value, parse_spec, split_specs
 from .tags import TagOverlap, TagScorer
 
@@ -50,6 +51,7 @@ __all__ = [
     "Dense",
     "Encoder",
     "Hybrid",
+    "Recency",
     "Retriever",
     "RetrieverDef",
     "RetrieverSpec",
@@ -128,6 +130,7 @@ register_retriever("bm25", BM25)
 register_retriever("tags", TagScorer)
 register_retriever("dense", Dense)
 register_retriever("hybrid", Hybrid)
+register_retriever("recency", Recency)
 
 
 @dataclass(frozen=True, eq=False)
