@@ -4,7 +4,7 @@ Subcommands::
 
     agentmemory eval     [--collection PATH] [--format F] [--split S] [--repair] [--seed INT] [--k INT]
                          [--retrievers bm25,tags] [--metrics LIST] [--out FILE] [--runs-dir DIR]
-    agentmemory retrieve --out FILE [--collection PATH] [--format F] [--retriever bm25|tags] [--k INT]
+    agentmemory retrieve --out FILE [--collection PATH] [--format F] [--retriever SPEC] [--k INT]
     agentmemory score QRELS RUN [--k INT] [--metrics LIST] [--per-query] [--complete]
                       [--format table|json]
 
@@ -110,8 +110,9 @@ def _build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--seed", default="7", help="seed for the run's event ids (default 7)")
     ev.add_argument("--k", default="5", help="rank cutoff (default 5)")
     ev.add_argument("--retrievers", default="bm25,tags",
-                    help="comma-separated retriever specs: registry names (bm25, tags, or a plugin's), a name with "
-                    "parameters (bm25[k1=0.9,b=0.4]) or package.module:attribute[params] (default bm25,tags)")
+                    help="comma-separated retriever specs: registry names (bm25, tags, dense, hybrid, recency, or a plugin's), "
+                    "a name with parameters (bm25[k1=0.9,b=0.4], hybrid[of=bm25+dense,method=convex]) or "
+                    "package.module:attribute[params] (default bm25,tags)")
     ev.add_argument("--metrics", default=None, help="extra measures beyond P@k,R@k,RR,RR@k,nDCG@k,AP@k")
     ev.add_argument("--out", default="reports/eval-results.json", metavar="FILE", help="artifact path")
     ev.add_argument("--runs-dir", metavar="DIR",
