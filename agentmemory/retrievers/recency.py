@@ -163,7 +163,6 @@ class RecencyExplanation:
         return tuple(getattr(self.base_explanation, "missing", ()))
 
     def _sum(self) -> str:
-        names = ("relevance", "recency", "importance")
         if self.hours is None:
             why = "it has no created_at" if not self.created_known else "no asked_at and no entry time to measure from"
             rec = f"recency 0.00 ({why})"
@@ -174,7 +173,7 @@ class RecencyExplanation:
             rec,
             f"importance {self.importance:.2f}{'' if self.importance_given else ' (the default)'}",
         ]
-        shown = [p if w == 1 else f"{w:g} x {p}" for w, p, _ in zip(self.weights, parts, names)]
+        shown = [p if w == 1 else f"{w:g} x {p}" for w, p in zip(self.weights, parts)]
         return " + ".join(shown) + f" = {self.score:.3f}"
 
     def hit_reason(self) -> str:
