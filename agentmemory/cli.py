@@ -6,7 +6,7 @@ Subcommands::
                          [--format-option KEY=VALUE ...] [--seed INT] [--k INT] [--retrievers bm25,tags]
                          [--metrics LIST] [--out FILE] [--runs-dir DIR] [--progress | --no-progress]
     agentmemory retrieve --out FILE [--collection PATH] [--format NAME] [--split SPLIT] [--repair]
-                         [--include-captions] [--format-option KEY=VALUE ...] [--retriever bm25|tags]
+                         [--include-captions] [--format-option KEY=VALUE ...] [--retriever SPEC]
                          [--k INT] [--progress | --no-progress]
     agentmemory score QRELS RUN [--k INT] [--metrics LIST] [--per-query] [--complete]
                       [--format table|json]
@@ -123,8 +123,9 @@ def _build_parser() -> argparse.ArgumentParser:
     ev.add_argument(
         "--retrievers",
         default="bm25,tags",
-        help="comma-separated retriever specs: registry names (bm25, tags, or a plugin's), a name with "
-        "parameters (bm25[k1=0.9,b=0.4]) or package.module:attribute[params] (default bm25,tags)",
+        help="comma-separated retriever specs: registry names (bm25, tags, dense, hybrid, recency, or a plugin's), "
+        "a name with parameters (bm25[k1=0.9,b=0.4], hybrid[of=bm25+dense,method=convex]) or "
+        "package.module:attribute[params] (default bm25,tags)",
     )
     ev.add_argument("--metrics", default=None, help="extra measures beyond P@k,R@k,RR,RR@k,nDCG@k,AP@k")
     ev.add_argument("--out", default="reports/eval-results.json", metavar="FILE", help="artifact path")

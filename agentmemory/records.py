@@ -11,7 +11,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-__all__ = ["Event", "Hit", "MemoryEntry", "Provenance", "Query"]
+from .errors import ParameterError
+
+__all__ = ["Event", "Hit", "MemoryEntry", "Provenance", "Query", "is_aware"]
+
+
+def is_aware(value: object) -> bool:
+    """True when ``value`` is a :class:`datetime` that knows its UTC offset (so ages can be computed from it)."""
+    return isinstance(value, datetime) and value.tzinfo is not None and value.utcoffset() is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +118,12 @@ class Query:
     derives them from the text (see :mod:`agentmemory.retrievers.tags`).
     ``scope`` restricts the search to entries of the same scope (see
     :class:`MemoryEntry`); ``group`` names the query's group in reports (a
-    LoCoMo category, say), ``None`` for none.
+    LoCoMo category, say), ``None`` for none.  ``asked_at`` is when the
+    query was asked, a timezone-aware :class:`datetime` (``None`` when
+    unknown); time-aware retrievers (``recency``) measure ages from it.
+
+    Raises:
+        ParameterError: ``asked_at`` is not a timezone-aware datetime.
     """
 
     id: str
@@ -120,6 +132,16 @@ class Query:
     scope: str | None = None
     group: str | None = None
     metadata: Mapping[str, Any] = NO_METADATA
+    asked_at: datetime | None = None
+
+    def __post_init__(self) -> None:
+        if self.asked_at is not None and not is_aware(self.asked_at):
+            raise ParameterError(
+                "asked_at",
+                self.asked_at,
+                "is not a timezone-aware datetime",
+                "pass e.g. datetime(2024, 5, 8, 13, 56, tzinfo=timezone.utc), or None when unknown",
+            )
 
 
 @dataclass(frozen=True, slots=True)

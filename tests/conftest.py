@@ -28,6 +28,24 @@ PYTHON = sys.executable
 SUBPROCESS_TIMEOUT = 120
 
 
+@pytest.fixture(scope="session", autouse=True)
+def embedding_cache(tmp_path_factory) -> Iterator[Path]:
+    """The cache folder of every test and of every subprocess a test starts: a temporary one, never ~/.cache.
+
+    Set in ``os.environ`` (not monkeypatched) so that subprocesses inherit it;
+    tests that need a cache of their own point ``AGENTMEMORY_CACHE`` elsewhere
+    with ``monkeypatch``.
+    """
+    folder = tmp_path_factory.mktemp("agentmemory-cache")
+    before = os.environ.get("AGENTMEMORY_CACHE")
+    os.environ["AGENTMEMORY_CACHE"] = str(folder)
+    yield folder
+    if before is None:
+        os.environ.pop("AGENTMEMORY_CACHE", None)
+    else:
+        os.environ["AGENTMEMORY_CACHE"] = before
+
+
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     """The repository's root folder (computed from this file, not the working directory)."""

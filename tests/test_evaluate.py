@@ -225,9 +225,9 @@ _METRIC_CHOICES = ", ".join(sorted([*REGISTRY, *ALIASES]))
         ({"seed": True}, ParameterError, "seed: True (bool) is not an integer; seed must be an integer >= 0"),
         ({"seed": -1}, ParameterError, "seed: -1 (int) is negative; seed must be an integer >= 0"),
         (
-            {"retrievers": "bm25,dense"},
+            {"retrievers": "bm25,splade"},
             UnknownNameError,
-            "retriever: 'dense' (str) is not a known name; choose from: " + ", ".join(sorted(RETRIEVERS)),
+            "retriever: 'splade' (str) is not a known name; choose from: " + ", ".join(sorted(RETRIEVERS)),
         ),
         (
             {"retrievers": "bm25,bm25"},

@@ -172,7 +172,10 @@ def test_unknown_names_list_the_plugin_names(plugged) -> None:
     """Every list of valid choices reads the live registries, installed entry points included."""
     venv, notes = plugged
     cases = [
-        (["--retrievers", "nope"], "retriever: 'nope' (str) is not a known name; choose from: bm25, overlap, tags"),
+        (
+            ["--retrievers", "nope"],
+            "retriever: 'nope' (str) is not a known name; choose from: bm25, dense, hybrid, overlap, recency, tags",
+        ),
         (["--metrics", "Nope@3"], "choose from: AP, Hits, MAP, MRR, P, R, R-precision, RR, Rprec, Success, hit_rate,"),
         (["--format", "nope"], "choose from: auto, beir, locomo, memlist"),
     ]

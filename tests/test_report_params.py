@@ -51,7 +51,10 @@ def test_a_collection_path_and_output_dir_are_kept_as_given(tmp_path):
         ({"k": 2.5}, "k: 2.5 (float) is not an integer; k must be an integer >= 1"),
         ({"k": True}, "k: True (bool) is not an integer; k must be an integer >= 1"),
         ({"seed": "7"}, "seed: '7' (str) is not an integer; seed must be an integer >= 0"),
-        ({"retrievers": "bm25,bm99"}, "retriever: 'bm99' (str) is not a known name; choose from: bm25, tags"),
+        (
+            {"retrievers": "bm25,bm99"},
+            "retriever: 'bm99' (str) is not a known name; choose from: bm25, dense, hybrid, recency, tags",
+        ),
         (
             {"retrievers": "bm25,,tags"},
             "retrievers: 'bm25,,tags' (str) has an empty item; separate specs by single commas, e.g. 'bm25,bm25[k1=0.9]'",

@@ -85,7 +85,10 @@ def test_defaults():
         ({"mismatch_rate": 1.5}, "mismatch_rate: 1.5 (float) is not a probability; use a number in [0, 1], e.g. 0.2"),
         ({"progress": "no"}, "progress: 'no' (str) is not a bool; pass True or False"),
         ({"k_max": 0}, "k_max: 0 (int) is less than 1; k_max must be an integer >= 1"),
-        ({"retrievers": "bm99"}, "retriever: 'bm99' (str) is not a known name; choose from: bm25, tags"),
+        (
+            {"retrievers": "bm99"},
+            "retriever: 'bm99' (str) is not a known name; choose from: bm25, dense, hybrid, recency, tags",
+        ),
     ],
     ids=[
         "seeds-text",

@@ -182,7 +182,11 @@ def test_a_spec_builds_a_configured_retriever() -> None:
 @pytest.mark.parametrize(
     ("items", "error", "message"),
     [
-        ("bm25,dense", UnknownNameError, "retriever: 'dense' (str) is not a known name; choose from: bm25, tags"),
+        (
+            "bm25,splade",
+            UnknownNameError,
+            "retriever: 'splade' (str) is not a known name; choose from: bm25, dense, hybrid, recency, tags",
+        ),
         ("bm25[k2=1]", UnknownNameError, "bm25 parameter: 'k2' (str) is not a known name; choose from: b, k1"),
         (
             "tags[x=1]",
@@ -238,7 +242,7 @@ def test_a_retriever_registered_at_run_time_is_used_by_name(registered, notes) -
     assert "minimal" in RETRIEVERS.names()
     spec = resolve_retriever("minimal[k1=0.9]")
     assert (spec.key, spec.label) == ("minimal[k1=0.9]", "Minimal (k1=0.9)")
-    with pytest.raises(UnknownNameError, match=re.escape("choose from: bm25, minimal, tags")):
+    with pytest.raises(UnknownNameError, match=re.escape("choose from: bm25, dense, hybrid, minimal, recency, tags")):
         resolve_retriever("nope")
     evaluation = evaluate(notes, "minimal,bm25", k=5, seed=7)
     assert [r.name for r in evaluation.results] == ["minimal", "bm25"]
@@ -260,6 +264,45 @@ def test_registering_a_taken_name_needs_replace(registered) -> None:
         register_retriever("a,b", BM25)
     with pytest.raises(ParameterError, match=re.escape("retriever factory: 5 (int) is not a retriever factory")):
         register_retriever("five", 5)  # type: ignore[arg-type]
+
+
+class Named(Minimal):
+    """A factory that names itself from its parameters (spec_label), with a list parameter."""
+
+    label = "Named"
+
+    def __init__(self, k1: float = 1.2, mix: tuple = (1.0, 2.0)) -> None:
+        super().__init__(k1)
+        self.label = Named.spec_label({"k1": k1} if k1 != 1.2 else {})
+
+    @staticmethod
+    def spec_label(params: dict) -> str:
+        return "Named BM25" + (f" at k1 {params['k1']}" if "k1" in params else "")
+
+
+def test_a_factory_names_itself_with_spec_label() -> None:
+    """spec_label(params) gives the label from the parameters that differ from the defaults; a registered label wins."""
+    register_retriever("named", Named)
+    try:
+        assert resolve_retriever("named").label == "Named BM25"
+        assert resolve_retriever("named[k1=0.9]").label == "Named BM25 at k1 0.9"
+        assert make_retriever("named[k1=0.9]").label == "Named BM25 at k1 0.9"
+        register_retriever("named", Named, label="Mine", replace=True)
+        assert resolve_retriever("named[k1=0.9]").label == "Mine (k1=0.9)"
+    finally:
+        RETRIEVERS.unregister("named")
+
+
+@pytest.mark.parametrize("spec", ["named[mix=1+2]", "named[mix=1.0+2]", "named[k1=1.2,mix=1+2.0]"])
+def test_a_list_equal_to_a_tuple_default_is_a_default(spec: str) -> None:
+    """weights=1+2 given for a default (1.0, 2.0) is the default: the key and label drop it."""
+    register_retriever("named", Named)
+    try:
+        resolved = resolve_retriever(spec)
+        assert (resolved.key, resolved.label, resolved.params) == ("named", "Named BM25", {})
+        assert resolve_retriever("named[mix=1+3]").key == "named[mix=1+3]"
+    finally:
+        RETRIEVERS.unregister("named")
 
 
 def test_a_retriever_without_optional_capabilities_gives_the_same_numbers(notes) -> None:

@@ -253,9 +253,9 @@ def test_search_both_retrievers_on_tags(store: MemoryStore) -> None:
         ({"k": "5"}, ParameterError, "k: '5' (str) is not an integer; k must be an integer >= 1"),
         ({"k": True}, ParameterError, "k: True (bool) is not an integer; k must be an integer >= 1"),
         (
-            {"retriever": "dense"},
+            {"retriever": "splade"},
             UnknownNameError,
-            "retriever: 'dense' (str) is not a known name; choose from: " + ", ".join(sorted(RETRIEVERS)),
+            "retriever: 'splade' (str) is not a known name; choose from: bm25, tags",  # the store's retrievers
         ),
     ],
 )
@@ -281,8 +281,8 @@ def test_search_refuses_a_query_that_is_not_text(store: MemoryStore) -> None:
     ("kwargs", "message"),
     [
         (
-            {"retrievers": ["bm25", "dense"]},
-            "retriever: 'dense' (str) is not a known name; choose from: " + ", ".join(sorted(RETRIEVERS)),
+            {"retrievers": ["bm25", "splade"]},
+            "retriever: 'splade' (str) is not a known name; choose from: " + ", ".join(sorted(RETRIEVERS)),
         ),
         (
             {"retrievers": ["bm25[k2=1]"]},

@@ -35,6 +35,10 @@ from ..errors import ParameterError, UnknownNameError, shorten
 from ..registry import Registry
 from .base import CAPABILITIES, Retriever, capabilities, is_retriever, missing_members, select_top_k
 from .bm25 import BM25, TermContribution
+from .dense import Dense
+from .encoders import ENCODERS, Encoder, load_encoder, register_encoder
+from .hybrid import Hybrid
+from .recency import Recency
 from .spec import Spec, format_value, parse_spec, split_specs
 from .tags import TagOverlap, TagScorer
 
@@ -42,7 +46,12 @@ __all__ = [
     "BM25",
     "CAPABILITIES",
     "DEFAULT_RETRIEVERS",
+    "ENCODERS",
     "RETRIEVERS",
+    "Dense",
+    "Encoder",
+    "Hybrid",
+    "Recency",
     "Retriever",
     "RetrieverDef",
     "RetrieverSpec",
@@ -50,8 +59,10 @@ __all__ = [
     "TagScorer",
     "TermContribution",
     "capabilities",
+    "load_encoder",
     "make_retriever",
     "parse_retrievers",
+    "register_encoder",
     "register_retriever",
     "resolve_retriever",
     "resolve_retrievers",
@@ -117,6 +128,9 @@ def _factory_label(factory: Any, fallback: str) -> str:
 
 register_retriever("bm25", BM25)
 register_retriever("tags", TagScorer)
+register_retriever("dense", Dense)
+register_retriever("hybrid", Hybrid)
+register_retriever("recency", Recency)
 
 
 @dataclass(frozen=True, eq=False)
@@ -212,20 +226,37 @@ def _check_params(name: str, factory: Callable[..., Any], params: dict[str, Any]
 
 
 def _same(default: Any, value: Any) -> bool:
-    return (
-        type(default) is type(value)
-        and default == value
-        or (
-            isinstance(default, (int, float))
-            and isinstance(value, (int, float))
-            and not isinstance(default, bool)
-            and not isinstance(value, bool)
-            and default == value
-        )
+    """Whether a given parameter value equals the factory's default (a spec's list equals a default tuple)."""
+    if isinstance(default, (list, tuple)) and isinstance(value, (list, tuple)):
+        return len(default) == len(value) and all(_same(d, v) for d, v in zip(default, value))
+    numbers = (
+        isinstance(default, (int, float))
+        and isinstance(value, (int, float))
+        and not isinstance(default, bool)
+        and not isinstance(value, bool)
     )
+    return (type(default) is type(value) or numbers) and default == value
 
 
-def _label(base: str, params: dict[str, Any]) -> str:
+def _label(base: str, params: dict[str, Any], factory: Any = None) -> str:
+    """The table label: the factory's ``spec_label(params)`` when it has one, else ``base (k=v, ...)``.
+
+    ``spec_label`` is how a factory whose parameters change what it *is*
+    (``hybrid[method=convex]``, ``dense[encoder=model2vec]``) names itself;
+    it gets the parameters that differ from its defaults and must give
+    different labels for different parameters.
+    """
+    describe = getattr(factory, "spec_label", None)
+    if callable(describe):
+        label = describe(dict(params))
+        if not isinstance(label, str) or not label.strip():
+            raise ParameterError(
+                "retriever spec_label",
+                label,
+                "is not a non-empty string",
+                "spec_label(params) must return a display name",
+            )
+        return label
     if not params:
         return base
     return f"{base} (" + ", ".join(f"{k}={format_value(v)}" for k, v in params.items()) + ")"
@@ -331,12 +362,15 @@ def _resolve_text(text: str) -> RetrieverSpec:
             )
         given = _check_params(spec.target, obj, spec.params)
         key = spec.text(given)
-        label = _label(_factory_label(obj, spec.target.rpartition(":")[2].rpartition(".")[2]), given)
+        label = _label(_factory_label(obj, spec.target.rpartition(":")[2].rpartition(".")[2]), given, obj)
         return RetrieverSpec(key, label, given, _made_by(obj, dict(spec.params), text))
     definition = RETRIEVERS.get(spec.target)
     given = _check_params(spec.target, definition.factory, spec.params)
     made = _made_by(definition.factory, dict(spec.params), text)
-    return RetrieverSpec(spec.text(given), _label(definition.label, given), given, made)
+    # A label given at registration wins over the factory's own naming (spec_label).
+    own = definition.label == _factory_label(definition.factory, definition.name)
+    label = _label(definition.label, given, definition.factory if own else None)
+    return RetrieverSpec(spec.text(given), label, given, made)
 
 
 def resolve_retrievers(items: RetrieverLike | Sequence[RetrieverLike]) -> tuple[RetrieverSpec, ...]:
