@@ -3,13 +3,15 @@
 Subcommands::
 
     agentmemory eval     [--collection PATH] [--format NAME] [--split SPLIT] [--repair] [--include-captions]
-                         [--format-option KEY=VALUE ...] [--seed INT] [--k INT] [--retrievers bm25,tags]
-                         [--metrics LIST] [--out FILE] [--runs-dir DIR] [--progress | --no-progress]
+                         [--format-option KEY=VALUE ...] [--seed INT] [--k INT] [--retrievers SPECS]
+                         [--run NAME=PATH [--memories PATH] ...] [--lenient-run] [--relevance direct|provenance]
+                         [--baseline NAME] [--metrics LIST] [--out FILE] [--table-out FILE] [--runs-dir DIR]
+                         [--timings] [--progress | --no-progress]
     agentmemory retrieve --out FILE [--collection PATH] [--format NAME] [--split SPLIT] [--repair]
                          [--include-captions] [--format-option KEY=VALUE ...] [--retriever SPEC]
                          [--k INT] [--progress | --no-progress]
-    agentmemory score QRELS RUN [--k INT] [--metrics LIST] [--per-query] [--complete]
-                      [--format table|json]
+    agentmemory score QRELS [RUN] [--run NAME=PATH ...] [--k INT] [--metrics LIST] [--per-query]
+                      [--complete] [--format table|json]
     agentmemory --version
 
 The collection options come from the format declarations
@@ -47,6 +49,29 @@ _FORMATS = ("json", "table")
 
 class _UsageError(Exception):
     pass
+
+
+class _MemoriesAction(argparse.Action):
+    """``--memories PATH`` belongs to the ``--run`` just before it."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        runs = getattr(namespace, "run", None) or []
+        if not runs:
+            raise _UsageError(
+                "--memories must follow the --run NAME=PATH it belongs to (see 'agentmemory eval --help')"
+            )
+        memories = dict(getattr(namespace, "memories", None) or {})
+        name = runs[-1].partition("=")[0].strip()
+        if name in memories:
+            raise _UsageError(f"--run {name} has two --memories files (see 'agentmemory eval --help')")
+        memories[name] = values
+        namespace.memories = memories
 
 
 class _Parser(argparse.ArgumentParser):
@@ -112,11 +137,17 @@ def run_file_names(keys: Sequence[str]) -> dict[str, str]:
 
 
 def _build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog=PROG, description="Evaluate agent-memory retrievers with exact IR metrics.")
+    parser = _Parser(
+        prog=PROG, description="Evaluate agent-memory retrievers with exact IR metrics.", allow_abbrev=False
+    )
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    ev = sub.add_parser("eval", help="evaluate retrievers on a collection and write the JSON artifact")
+    ev = sub.add_parser(
+        "eval",
+        help="evaluate retrievers and run files on a collection: comparison table, report, artifact",
+        allow_abbrev=False,
+    )
     _add_collection_arguments(ev)
     ev.add_argument("--seed", default="7", help="seed for the run's event ids (default 7)")
     ev.add_argument("--k", default="5", help="rank cutoff (default 5)")
@@ -127,12 +158,55 @@ def _build_parser() -> argparse.ArgumentParser:
         "a name with parameters (bm25[k1=0.9,b=0.4], hybrid[of=bm25+dense,method=convex]) or "
         "package.module:attribute[params] (default bm25,tags)",
     )
+    ev.add_argument(
+        "--run",
+        action="append",
+        default=[],
+        metavar="NAME=PATH",
+        help="another system's run file (TREC run, or JSON lines {query_id, hits: [{entry_id, score}]}), "
+        "evaluated beside the retrievers under NAME; repeatable",
+    )
+    ev.add_argument(
+        "--memories",
+        action=_MemoriesAction,
+        metavar="PATH",
+        help="the preceding --run's own memories (JSON lines: _id, text, derived_from), which its hits may name",
+    )
+    ev.add_argument(
+        "--lenient-run",
+        action="store_true",
+        help="drop run lines naming unknown queries or entries, or hits outside the query's scope, and list each "
+        "(default: such a line is an error)",
+    )
+    ev.add_argument(
+        "--relevance",
+        default="direct",
+        metavar="MODE",
+        help="direct (default: trec_eval's judgments) or provenance (a derived memory counts through the judged "
+        "sources its derived_from chain reaches, each source once)",
+    )
+    ev.add_argument(
+        "--baseline", metavar="NAME", help="the system the comparison table compares with (default the first)"
+    )
     ev.add_argument("--metrics", default=None, help="extra measures beyond P@k,R@k,RR,RR@k,nDCG@k,AP@k")
-    ev.add_argument("--out", default="reports/eval-results.json", metavar="FILE", help="artifact path")
+    ev.add_argument(
+        "--out", default=None, metavar="FILE", help="write the eval-results.json artifact here (default: write none)"
+    )
+    ev.add_argument(
+        "--table-out",
+        metavar="FILE",
+        help="also write the comparison table, as CSV, Markdown, LaTeX or text by the suffix (.csv, .md, .tex, .txt)",
+    )
+    ev.add_argument(
+        "--timings",
+        action="store_true",
+        help="also print each retriever's search latency (p50, p95) and index size and build time "
+        "(wall-clock figures: never in the artifact)",
+    )
     ev.add_argument(
         "--runs-dir",
         metavar="DIR",
-        help="also write each retriever's ranking as a TREC run file <retriever>.trec (its key made "
+        help="also write each system's top k as a TREC run file <system>.trec (its key made "
         "filename-safe: bm25.trec, bm25-k1=0.9-b=0.4.trec) plus qrels.txt",
     )
     ev.add_argument(
@@ -142,7 +216,9 @@ def _build_parser() -> argparse.ArgumentParser:
         help="progress bars (default: on when stderr is a terminal)",
     )
 
-    rt = sub.add_parser("retrieve", help="retrieve the top k of every query of a collection into a TREC run file")
+    rt = sub.add_parser(
+        "retrieve", help="retrieve the top k of every query of a collection into a TREC run file", allow_abbrev=False
+    )
     _add_collection_arguments(rt)
     rt.add_argument(
         "--retriever",
@@ -158,9 +234,17 @@ def _build_parser() -> argparse.ArgumentParser:
         help="progress bar (default: on when stderr is a terminal)",
     )
 
-    sc = sub.add_parser("score", help="score a TREC run file against TREC qrels, as trec_eval does")
+    sc = sub.add_parser("score", help="score TREC run files against TREC qrels, as trec_eval does", allow_abbrev=False)
     sc.add_argument("qrels", metavar="QRELS")
-    sc.add_argument("run", metavar="RUN")
+    sc.add_argument("run", metavar="RUN", nargs="?", help="a run file (or name runs with --run)")
+    sc.add_argument(
+        "--run",
+        dest="runs",
+        action="append",
+        default=[],
+        metavar="NAME=PATH",
+        help="a run file scored under NAME, side by side with the others; repeatable",
+    )
     sc.add_argument("--k", default="5", help="cutoff of the default measures (default 5)")
     sc.add_argument("--metrics", default=None, help="comma-separated measures (default P@k,R@k,RR,RR@k,nDCG@k,AP@k)")
     sc.add_argument(
@@ -177,21 +261,47 @@ def _build_parser() -> argparse.ArgumentParser:
 
 def _cmd_eval(args: argparse.Namespace) -> int:
     from .artifact import write_artifact
-    from .evaluate import evaluate
+    from .compare import comparison_table, table_format
+    from .evaluate import RELEVANCE_MODES, evaluate
+    from .metrics import parse_measures
     from .retrievers import resolve_retrievers
+    from .runs import parse_run_option, read_run_file
     from .stats import evaluation_statistics
-    from .tables import full_report
+    from .tables import full_report, timings_table
 
     k = check_positive_int("--k", _int("--k", args.k, "an integer >= 1"))
     seed = check_seed(_int("--seed", args.seed, "an integer >= 0"), "--seed")
-    retrievers = resolve_retrievers(args.retrievers)
-    out = _output_path("--out", args.out, folder=False)
+    retrievers = resolve_retrievers(args.retrievers) if args.retrievers.strip() or not args.run else ()
+    if args.relevance not in RELEVANCE_MODES:
+        raise UnknownNameError("--relevance", args.relevance, RELEVANCE_MODES)
+    if args.metrics is not None:
+        parse_measures(args.metrics)  # refused now, before anything is loaded
+    run_args = [parse_run_option(text) for text in args.run]
+    memories = getattr(args, "memories", None) or {}
+    systems = [(r.key, r.label) for r in retrievers] + [(name, name) for name, _ in run_args]
+    _check_baseline(args.baseline, systems)
+    out = _output_path("--out", args.out, folder=False) if args.out else None
+    table_out = _output_path("--table-out", args.table_out, folder=False) if args.table_out else None
+    table_kind = table_format(args.table_out) if args.table_out else None
     runs = _output_path("--runs-dir", args.runs_dir, folder=True) if args.runs_dir else None
-    run_files = run_file_names([r.key for r in retrievers]) if runs is not None else {}
+    run_files = run_file_names([key for key, _ in systems]) if runs is not None else {}
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     collection = _load_collection(args, progress)
-    evaluation = evaluate(collection, retrievers, k=k, seed=seed, measures=args.metrics, progress=progress)
-    statistics = evaluation_statistics(evaluation, seed=seed)
+    run_data = [read_run_file(path, name, memories=memories.get(name)) for name, path in run_args]
+    evaluation = evaluate(
+        collection,
+        retrievers,
+        runs=run_data,
+        k=k,
+        seed=seed,
+        measures=args.metrics,
+        relevance=args.relevance,
+        lenient_run=args.lenient_run,
+        progress=progress,
+        timings=args.timings,
+    )
+    statistics = evaluation_statistics(evaluation, seed=seed, baseline=args.baseline)
+    table = comparison_table(evaluation, statistics)
     # Each file is written atomically; if a later one fails (an id a TREC file
     # cannot hold, an unwritable folder), remove the files and folders this run
     # created so that a failed command leaves no output behind.
@@ -209,7 +319,12 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         return path
 
     try:
-        write_artifact(evaluation, _track(out), statistics=statistics)
+        if out is not None:
+            write_artifact(evaluation, _track(out), statistics=statistics)
+        if table_out is not None and table_kind is not None:
+            from .io import atomic_write_text
+
+            atomic_write_text(_track(table_out), table.render(table_kind))
         if runs is not None:
             from .trec import write_qrels, write_run
 
@@ -229,9 +344,22 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             except OSError:  # not empty or already gone: leave it
                 pass
         raise
+    print(table.render())
+    if args.timings:
+        print(timings_table(evaluation) + "\n")
     print(full_report(evaluation, statistics))
-    print(f"\nWrote {out}" + (f" and TREC runs in {args.runs_dir}" if args.runs_dir else ""))
+    written = [str(p) for p in (out, table_out) if p is not None] + ([f"TREC runs in {args.runs_dir}"] if runs else [])
+    listed = ", ".join(written[:-1]) + " and " + written[-1] if len(written) > 1 else "".join(written)
+    print("\n" + (f"Wrote {listed}" if written else "No file written (--out FILE writes the artifact)."))
     return 0
+
+
+def _check_baseline(baseline: str | None, systems: list[tuple[str, str]]) -> None:
+    """``--baseline`` must name one of the systems (by key or label)."""
+    if baseline is None:
+        return
+    if not any(baseline in pair for pair in systems):
+        raise UnknownNameError("--baseline", baseline, [key for key, _ in systems])
 
 
 def _option_flags() -> dict[str, list[tuple[str, FormatOption]]]:
@@ -391,18 +519,35 @@ def _cmd_retrieve(args: argparse.Namespace) -> int:
 
 def _cmd_score(args: argparse.Namespace) -> int:
     from .metrics import parse_measures
-    from .scoring import default_measures, format_table, score_run
+    from .runs import parse_run_option
+    from .scoring import default_measures, format_runs_table, format_table, score_run
     from .trec import read_qrels, read_run
 
     if args.format not in _FORMATS:
         raise UnknownNameError("--format", args.format, _FORMATS)
     k = check_positive_int("--k", _int("--k", args.k, "an integer >= 1"))
     measures = parse_measures(args.metrics) if args.metrics else default_measures(k)
-    result = score_run(read_qrels(args.qrels), read_run(args.run), measures, complete=args.complete)
+    named = [parse_run_option(text) for text in args.runs]
+    if args.run is not None:
+        named.insert(0, (Path(args.run).name, args.run))
+    if not named:
+        raise ParameterError("RUN", None, "is missing", "give a run file, or name runs with --run NAME=PATH")
+    names = [n for n, _ in named]
+    if len(set(names)) != len(names):
+        raise ParameterError("--run", names, "names a run twice", "give every run its own NAME")
+    qrels = read_qrels(args.qrels)
+    results = {name: score_run(qrels, read_run(path), measures, complete=args.complete) for name, path in named}
+    if len(results) == 1 and not args.runs:
+        (result,) = results.values()
+        if args.format == "json":
+            print(json.dumps(result.to_json_dict(), indent=2))
+        else:
+            print(format_table(result, per_query=args.per_query))
+        return 0
     if args.format == "json":
-        print(json.dumps(result.to_json_dict(), indent=2))
+        print(json.dumps({name: r.to_json_dict() for name, r in results.items()}, indent=2))
     else:
-        print(format_table(result, per_query=args.per_query))
+        print(format_runs_table(results, per_query=args.per_query))
     return 0
 
 
@@ -423,6 +568,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `agentmemory ... | head`: the reader left; stop quietly, as Unix tools do
+        _silence_stdout()
+        return 141  # 128 + SIGPIPE, the status a shell shows for a tool stopped by a closed pipe
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so that flushing it at exit raises nothing more."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout has no file descriptor (captured): nothing to redirect
+        pass
 
 
 def entry_point() -> NoReturn:

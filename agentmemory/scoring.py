@@ -49,6 +49,7 @@ __all__ = [
     "DEFAULT_MEASURES",
     "ScoreResult",
     "default_measures",
+    "format_runs_table",
     "format_table",
     "score_run",
 ]
@@ -204,6 +205,27 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
         cells = [row[0].ljust(widths[0])] + [cell.rjust(width) for cell, width in zip(row[1:], widths[1:])]
         out.append("  ".join(cells).rstrip())
     return out
+
+
+def format_runs_table(results: Mapping[str, ScoreResult], *, per_query: bool = False) -> str:
+    """Several runs side by side: one row per measure, one column per run (4 decimals), then each run's query count.
+
+    With ``per_query``, one more table per measure: a row per query, a column per run.
+    """
+    names = list(results)
+    measures = list(next(iter(results.values())).mean) if results else []
+    lines = _table(["measure", *names], [[m, *(f"{results[n].mean[m]:.4f}" for n in names)] for m in measures])
+    lines.append("queries: " + ", ".join(f"{n} {results[n].queries}" for n in names))
+    if per_query:
+        queries = sorted({q for r in results.values() for q in r.per_query})
+        for m in measures:
+            lines.append("")
+            rows = [
+                [q, *(f"{results[n].per_query[q][m]:.4f}" if q in results[n].per_query else "-" for n in names)]
+                for q in queries
+            ]
+            lines.extend(_table([m, *names], rows))
+    return "\n".join(lines)
 
 
 def format_table(result: ScoreResult, *, per_query: bool = False) -> str:

@@ -43,6 +43,7 @@ if TYPE_CHECKING:  # evaluate imports the store and retrievers; statistics only 
     from .evaluate import Evaluation
 
 __all__ = [
+    "BaselineComparison",
     "METHOD",
     "Comparison",
     "GroupStatistics",
@@ -50,6 +51,7 @@ __all__ = [
     "PairedTest",
     "Statistics",
     "bootstrap_ci",
+    "comparisons_preface",
     "describe_comparison",
     "evaluation_statistics",
     "format_p",
@@ -157,7 +159,10 @@ METHOD: Mapping[str, str] = MappingProxyType(
     {
         "interval": "percentile bootstrap of the mean over queries (scipy.stats.bootstrap)",
         "test": "paired permutation (sign-flip) test of the mean difference (scipy.stats.permutation_test)",
-        "correction": "Holm step-down across the retriever pairs of each measure",
+        "correction": "Holm step-down across the system pairs of each measure (comparisons[].p_holm)",
+        "table_correction": (
+            "Holm step-down across every system x measure comparison with the baseline (versus_baseline[].p_holm_table)"
+        ),
     }
 )
 """What :func:`evaluation_statistics` computes, in words (the artifact's ``statistics.method``)."""
@@ -189,6 +194,56 @@ class Comparison:
     def from_dict(cls, data: Mapping[str, Any]) -> Comparison:
         """The comparison :meth:`to_dict` gave."""
         return cls(data["a"], data["b"], PairedTest.from_dict(data), data["p_holm"], data["sentence"])
+
+
+@dataclass(frozen=True, slots=True)
+class BaselineComparison:
+    """One cell of the comparison table: ``system`` against the baseline on one measure.
+
+    Attributes:
+        system: the system's name (its key); differences are ``system - baseline``.
+        measure: the measure's text form.
+        test: :func:`paired_permutation_test` over the headline queries.
+        p_holm_table: Holm's adjustment of ``test.p_value`` across every
+            comparison of the table (every other system x every measure).
+        above, below: how many headline queries the system scores above / below the baseline on.
+    """
+
+    system: str
+    measure: str
+    test: PairedTest
+    p_holm_table: float
+    above: int
+    below: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"system", "measure", <the test's fields>, "p_holm_table", "above", "below"}``."""
+        return {
+            "system": self.system,
+            "measure": self.measure,
+            **self.test.to_dict(),
+            "p_holm_table": self.p_holm_table,
+            "above": self.above,
+            "below": self.below,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> BaselineComparison:
+        """The comparison :meth:`to_dict` gave."""
+        return cls(
+            data["system"],
+            data["measure"],
+            PairedTest.from_dict(data),
+            data["p_holm_table"],
+            data["above"],
+            data["below"],
+        )
+
+    def marker(self, alpha: float) -> str:
+        """``"▲"``/``"▼"`` when significantly higher/lower than the baseline at ``alpha`` (table-wide Holm), else ``""``."""
+        if self.p_holm_table > alpha or self.test.mean_difference == 0:
+            return ""
+        return "▲" if self.test.mean_difference > 0 else "▼"
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,7 +279,10 @@ class Statistics:
             :class:`Interval`; ``None`` when there is no headline query.
         groups: group name (sorted) -> :class:`GroupStatistics`.
         comparisons: ``comparisons[measure]``, one :class:`Comparison` per
-            pair of retrievers in the evaluation's order.
+            pair of systems in the evaluation's order.
+        baseline: the system the comparison table compares with (its name).
+        versus_baseline: one :class:`BaselineComparison` per other system x
+            measure (systems, then measures, in the evaluation's order).
 
     :meth:`to_dict` is the JSON-ready form the artifact holds under
     ``statistics``; :meth:`from_dict` reads it back.
@@ -240,6 +298,8 @@ class Statistics:
     intervals: Mapping[str, Mapping[str, Interval | None]]
     groups: Mapping[str, GroupStatistics]
     comparisons: Mapping[str, tuple[Comparison, ...]]
+    baseline: str = ""
+    versus_baseline: tuple[BaselineComparison, ...] = ()
 
     @property
     def method(self) -> Mapping[str, str]:
@@ -276,7 +336,13 @@ class Statistics:
                 for name, group in self.groups.items()
             },
             "comparisons": {m: [c.to_dict() for c in rows] for m, rows in self.comparisons.items()},
+            "baseline": self.baseline,
+            "versus_baseline": [c.to_dict() for c in self.versus_baseline],
         }
+
+    def against_baseline(self, system: str, measure: str) -> BaselineComparison | None:
+        """The table cell of ``system`` on ``measure`` (``None`` for the baseline itself)."""
+        return next((c for c in self.versus_baseline if c.system == system and c.measure == measure), None)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Statistics:
@@ -305,6 +371,8 @@ class Statistics:
             intervals={name: cells(by_measure) for name, by_measure in data["intervals"].items()},
             groups=groups,
             comparisons={m: tuple(Comparison.from_dict(c) for c in rows) for m, rows in data["comparisons"].items()},
+            baseline=data.get("baseline", ""),
+            versus_baseline=tuple(BaselineComparison.from_dict(c) for c in data.get("versus_baseline", ())),
         )
 
 
@@ -576,8 +644,13 @@ def describe_comparison(
     measure: str,
     alpha: float = 0.05,
     adjusted_p: float | None = None,
+    brief: bool = False,
 ) -> str:
     """Plain-English sentences saying what ``test`` allows one to claim, and no more.
+
+    ``brief`` drops what every comparison over the same queries would repeat
+    (the smallest attainable p-value, "not evidence that there is none"), for
+    a list of comparisons introduced once by :func:`comparisons_preface`.
 
     Example (5 queries, two-sided)::
 
@@ -610,6 +683,8 @@ def describe_comparison(
     head = f"{name_a} vs {name_b} on {measure}: mean difference {test.mean_difference:.2f} {interval}, {p_text} over {queries}"
     decisive = test.p_value if adjusted_p is None else adjusted_p
     if test.smallest_p_value > alpha:
+        if brief:
+            return f"{head}."
         text = (
             f"{head}; the smallest p-value attainable with {queries} is {format_p(test.smallest_p_value)}, "
             f"so no difference can be significant at {alpha:g}."
@@ -617,17 +692,39 @@ def describe_comparison(
     elif decisive <= alpha:
         direction = "higher" if test.mean_difference > 0 else "lower"
         return f"{head}; significant at {alpha:g}: {name_a} scores {direction} than {name_b} on these queries."
+    elif brief:
+        text = f"{head}; not significant at {alpha:g}."
     else:
         text = (
             f"{head}; not significant at {alpha:g}: these queries do not show a difference, "
             "which is not evidence that there is none."
         )
-    if not ci.degenerate and (ci.low > 0 or ci.high < 0):
+    if not ci.degenerate and (ci.low > 0 or ci.high < 0) and not brief:
         text += (
             f" The interval excludes 0 but the test does not show a difference: with {queries} the "
             "percentile bootstrap understates the uncertainty; read the test."
         )
     return text
+
+
+def comparisons_preface(statistics: Statistics) -> str:
+    """The sentence said once before a list of brief comparisons (:func:`describe_comparison` with ``brief``)."""
+    n = statistics.queries
+    queries = f"{n} {'query' if n == 1 else 'queries'}"
+    if not n:
+        return "There is no headline query to compare on."
+    smallest = smallest_p_value(n, n_resamples=statistics.n_resamples)
+    a = f"{statistics.alpha:g}"
+    if smallest > statistics.alpha:
+        return (
+            f"Paired permutation tests over the {queries}: the smallest attainable two-sided p-value is "
+            f"{format_p(smallest)}, so no difference below can be significant at {a}, whatever the systems do."
+        )
+    return (
+        f"Paired permutation tests over the {queries} (two-sided; Holm-adjusted across the pairs of each measure "
+        f"when there are several). Not significant at {a} means these queries do not show a difference, which is "
+        "not evidence that there is none."
+    )
 
 
 def _chosen_measures(evaluation: Evaluation, measures: Iterable[Measure | str] | str | None) -> list[str]:
@@ -649,6 +746,7 @@ def evaluation_statistics(
     confidence: float = 0.95,
     n_resamples: int = 10_000,
     alpha: float = 0.05,
+    baseline: str | None = None,
 ) -> Statistics:
     """Intervals and pairwise tests for an :class:`~agentmemory.evaluate.Evaluation`, as a :class:`Statistics`.
 
@@ -666,6 +764,12 @@ def evaluation_statistics(
       that measure (``p_holm``) and the sentence of
       :func:`describe_comparison` (which shows the Holm-adjusted p-value
       when there is more than one pair).
+    * ``versus_baseline``: every other system against ``baseline`` (a system's
+      name or label; default the first system) on every measure: the paired
+      test of ``system - baseline`` over the headline queries, Holm's
+      adjustment across all of these comparisons together (``p_holm_table``:
+      the family is the whole comparison table), and the number of queries
+      above and below the baseline.
 
     An interval over no query is ``None`` (and there are no comparisons).
 
@@ -686,6 +790,7 @@ def evaluation_statistics(
     chosen = _chosen_measures(evaluation, measures)
     collection = evaluation.collection
     results = list(evaluation.results)
+    base = _baseline(evaluation, baseline)
     metrics = {res.name: {q.query_id: q.metrics for q in res.per_query} for res in results}
     headline = [q.id for q in collection.headline_queries]
     judged = collection.judged_queries
@@ -737,6 +842,18 @@ def evaluation_statistics(
             )
             for (a, b), (key, test) in zip(pairs, tests.items())
         )
+    table: list[tuple[str, str, PairedTest, int, int]] = []
+    for res in results:
+        if res.name == base or not headline:
+            continue
+        for m in chosen:
+            ours = [float(metrics[res.name][qid][m]) for qid in headline]
+            theirs = [float(metrics[base][qid][m]) for qid in headline]
+            test = paired_permutation_test(ours, theirs, seed=seed, n_resamples=n_resamples, confidence=confidence)
+            above = sum(1 for x, y in zip(ours, theirs) if x > y)
+            below = sum(1 for x, y in zip(ours, theirs) if x < y)
+            table.append((res.name, m, test, above, below))
+    adjusted_table = holm({f"{name} {m}": t.p_value for name, m, t, _, _ in table})
     return Statistics(
         seed=seed,
         confidence=confidence,
@@ -748,4 +865,20 @@ def evaluation_statistics(
         intervals=intervals_over(headline),
         groups=groups,
         comparisons=comparisons,
+        baseline=base,
+        versus_baseline=tuple(
+            BaselineComparison(name, m, t, adjusted_table[f"{name} {m}"], up, down) for name, m, t, up, down in table
+        ),
     )
+
+
+def _baseline(evaluation: Evaluation, baseline: str | None) -> str:
+    """The name of the baseline system: ``baseline`` (a name or a label), default the first system."""
+    if not evaluation.results:
+        return ""
+    if baseline is None:
+        return evaluation.results[0].name
+    for res in evaluation.results:
+        if baseline in (res.name, res.label):
+            return res.name
+    raise UnknownNameError("baseline", baseline, [r.name for r in evaluation.results])

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .evaluate import Evaluation, seed_measures
-from .stats import Interval, Statistics
+from .stats import Interval, Statistics, comparisons_preface, describe_comparison
 
 __all__ = [
     "SEED_COLUMNS",
@@ -32,6 +32,8 @@ __all__ = [
     "seed_measures",
     "seed_rows",
     "seed_table",
+    "system_notes",
+    "timings_table",
     "unjudged_note",
 ]
 
@@ -75,8 +77,8 @@ def seed_table(evaluation: Evaluation) -> str:
     return "\n".join([head, "", markdown_table(SEED_COLUMNS, seed_rows(evaluation)), "", unjudged_note(evaluation)])
 
 
-def interval_cell(interval: Interval | None) -> str:
-    """One mean with its interval, to 2 decimals, as the command line and the reports show it.
+def interval_cell(interval: Interval | None, decimals: int = 2) -> str:
+    """One mean with its interval, to ``decimals`` (2) decimals, as the command line and the reports show it.
 
     ``"0.81 [0.58, 1.00]"``; ``"1.00 [1.00, 1.00] (all equal)"`` when every
     query has the same value (a degenerate interval says nothing about
@@ -85,9 +87,10 @@ def interval_cell(interval: Interval | None) -> str:
     """
     if interval is None:
         return "n/a"
+    d = decimals
     if interval.n == 1:
-        return f"{interval.mean:.2f} (one query)"
-    text = f"{interval.mean:.2f} [{interval.low:.2f}, {interval.high:.2f}]"
+        return f"{interval.mean:.{d}f} (one query)"
+    text = f"{interval.mean:.{d}f} [{interval.low:.{d}f}, {interval.high:.{d}f}]"
     return text + " (all equal)" if interval.degenerate else text
 
 
@@ -149,9 +152,71 @@ def group_table(evaluation: Evaluation, statistics: Statistics) -> str:
     return "By query group:\n\n" + markdown_table(["Group", "Queries", "Retriever", *names], rows)
 
 
-def comparison_lines(statistics: Statistics, k: int) -> list[str]:
-    """The plain-English sentence of every pairwise comparison on the seed's measures."""
-    return statistics.sentences(seed_measures(k))
+def comparison_lines(evaluation: Evaluation, statistics: Statistics) -> list[str]:
+    """Every pairwise comparison on the seed's measures in brief, after one sentence saying what they can show."""
+    labels = {r.name: r.label for r in evaluation.results}
+    several = {m: len(rows) > 1 for m, rows in statistics.comparisons.items()}
+    lines = []
+    for m in seed_measures(evaluation.k):
+        for c in statistics.comparisons.get(m, ()):
+            lines.append(
+                describe_comparison(
+                    c.test,
+                    name_a=labels[c.a],
+                    name_b=labels[c.b],
+                    measure=m,
+                    alpha=statistics.alpha,
+                    adjusted_p=c.p_holm if several[m] else None,
+                    brief=True,
+                )
+            )
+    return [comparisons_preface(statistics), *lines] if lines else []
+
+
+def timings_table(evaluation: Evaluation) -> str:
+    """Each retriever's search latency (p50, p95), index build time and size, from ``evaluate(..., timings=True)``.
+
+    Wall-clock figures of this machine and run: printed, never written into an artifact.
+    """
+    rows = []
+    for r in evaluation.results:
+        t = r.timings
+        if t is None:
+            rows.append([r.label, "-", "-", "-", "-", "not measured" if r.kind == "retriever" else "a run file"])
+            continue
+        size = "-" if t.index_bytes is None else f"{t.index_bytes / 1e6:.1f} MB"
+        rows.append(
+            [
+                r.label,
+                f"{t.percentile(50) * 1e3:.3f}",
+                f"{t.percentile(95) * 1e3:.3f}",
+                f"{t.index_seconds:.3f}",
+                str(t.entries),
+                size,
+            ]
+        )
+    header = ["System", "search p50 (ms)", "search p95 (ms)", "index build (s)", "entries", "index size"]
+    return "Timings (wall clock on this machine; not in the artifact):\n\n" + markdown_table(header, rows)
+
+
+def system_notes(evaluation: Evaluation) -> list[str]:
+    """What the systems could not show: unscored measures, run lines dropped, runs' limits."""
+    lines = []
+    if evaluation.unscored:
+        lines.append(
+            f"Not computed under relevance = provenance (no provenance definition): {', '.join(evaluation.unscored)}."
+        )
+    for r in evaluation.results:
+        if r.dropped:
+            lines.append(f"{r.label}: {len(r.dropped)} run line(s) dropped (--lenient-run):")
+            lines += [f"  line {line}: {why}" for line, why in r.dropped]
+    runs = [r.label for r in evaluation.results if r.kind == "run"]
+    if runs:
+        lines.append(
+            f"{', '.join(runs)}: a run holds no scores below its depth, so ties past its last hit and why an entry "
+            "was not retrieved cannot be shown for it."
+        )
+    return lines
 
 
 def collection_notes(evaluation: Evaluation) -> list[str]:
@@ -168,14 +233,15 @@ def collection_notes(evaluation: Evaluation) -> list[str]:
 
 
 def full_report(evaluation: Evaluation, statistics: Statistics) -> str:
-    """What ``agentmemory eval`` prints: the seed table, intervals, groups, comparisons, notes."""
-    parts = [seed_table(evaluation), interval_table(evaluation, statistics)]
+    """What ``agentmemory eval`` prints after the comparison table: the seed table, groups, comparisons, notes."""
+    parts = [seed_table(evaluation)]
     if statistics.groups:
         parts.append(group_table(evaluation, statistics))
-    sentences = comparison_lines(statistics, evaluation.k)
+    sentences = comparison_lines(evaluation, statistics)
     if sentences:
-        parts.append("Paired comparisons:\n" + "\n".join(f"- {s}" for s in sentences))
-    notes = collection_notes(evaluation)
+        preface, *rest = sentences
+        parts.append("Paired comparisons. " + preface + "\n" + "\n".join(f"- {s}" for s in rest))
+    notes = collection_notes(evaluation) + system_notes(evaluation)
     if notes:
         parts.append("\n".join(notes))
     return "\n\n".join(parts)

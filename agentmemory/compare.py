@@ -1,0 +1,260 @@
+"""The comparison table people publish: systems as rows, measures as columns, each against a baseline.
+
+Each cell is a headline mean with its percentile-bootstrap interval; a
+system other than the baseline also gets a marker and two counts:
+
+* ``▲`` / ``▼``: significantly higher / lower than the baseline at ``alpha``
+  (two-sided paired permutation test over the headline queries, Holm's
+  correction across **every** comparison in the table: every other system x
+  every measure; the artifact's ``statistics.versus_baseline[].p_holm_table``);
+* ``+a/−b``: the number of headline queries on which the system scores
+  above / below the baseline (PyTerrier's ``+``/``-`` columns).
+
+Everything here reads a :class:`~agentmemory.stats.Statistics` computed with
+the run's seed (:func:`agentmemory.stats.evaluation_statistics`), so the
+table, ``eval-results.json`` and every report agree.  :func:`comparison_table`
+builds the table as data; :meth:`ComparisonTable.render` writes it as text,
+Markdown, CSV or LaTeX (``agentmemory eval --table-out FILE`` picks by the
+file's suffix); :func:`comparison_frame` gives the numbers as a pandas
+DataFrame (:meth:`agentmemory.Evaluation.table`).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import ParameterError
+from .evaluate import Evaluation
+from .stats import BaselineComparison, Interval, Statistics, format_p, smallest_p_value
+from .tables import interval_cell, markdown_table
+
+__all__ = ["TABLE_FORMATS", "ComparisonTable", "comparison_frame", "comparison_table", "table_format"]
+
+TABLE_FORMATS = {".csv": "csv", ".md": "markdown", ".tex": "latex", ".txt": "text"}
+"""File suffix -> the :meth:`ComparisonTable.render` format ``--table-out`` writes."""
+
+_DECIMALS = 3
+
+
+@dataclass(frozen=True)
+class TableCell:
+    """One system on one measure: its headline mean and interval, and how it compares with the baseline."""
+
+    interval: Interval | None
+    versus: BaselineComparison | None  # None for the baseline itself
+
+
+@dataclass(frozen=True)
+class ComparisonTable:
+    """The comparison table of one evaluation (see the module docstring).
+
+    ``systems`` are ``(name, label, kind)`` in the evaluation's order, the
+    baseline first; ``cells[(name, measure)]`` the :class:`TableCell`s.
+    """
+
+    systems: tuple[tuple[str, str, str], ...]
+    measures: tuple[str, ...]
+    cells: dict[tuple[str, str], TableCell]
+    baseline: str
+    alpha: float
+    confidence: float
+    queries: int
+    relevance: str
+    k: int
+    excluded_groups: tuple[str, ...]
+
+    @property
+    def baseline_label(self) -> str:
+        return next(label for name, label, _ in self.systems if name == self.baseline)
+
+    @property
+    def comparisons(self) -> int:
+        """How many comparisons Holm's correction runs over (every other system x every measure)."""
+        return (len(self.systems) - 1) * len(self.measures)
+
+    def cell_text(self, name: str, measure: str) -> str:
+        """``"0.812 [0.701, 0.913] ▲ +12/−3"``; the baseline's cells carry no marker and no counts."""
+        cell = self.cells[(name, measure)]
+        text = interval_cell(cell.interval, _DECIMALS)
+        if cell.versus is None:
+            return text
+        marker = cell.versus.marker(self.alpha)
+        return f"{text}{' ' + marker if marker else ''} +{cell.versus.above}/−{cell.versus.below}"
+
+    def header(self) -> list[str]:
+        return ["System", *self.measures]
+
+    def rows(self) -> list[list[str]]:
+        """One row per system: its label (``(baseline)`` marked), then a cell per measure."""
+        out = []
+        for name, label, _ in self.systems:
+            shown = f"{label} (baseline)" if name == self.baseline else label
+            out.append([shown, *(self.cell_text(name, m) for m in self.measures)])
+        return out
+
+    def caption(self) -> str:
+        """What the numbers are: the measure family, cutoff, queries, interval and test."""
+        family = (
+            "judgments through provenance (evidence-level; no trec_eval equivalent)"
+            if self.relevance == "provenance"
+            else "trec_eval's definitions"
+        )
+        left_out = f" (groups left out: {', '.join(self.excluded_groups)})" if self.excluded_groups else ""
+        pct = f"{round(self.confidence * 100, 6):g}%"
+        return (
+            f"Systems against the baseline {self.baseline_label}, {family}: headline means over {self.queries} "
+            f"{'query' if self.queries == 1 else 'queries'}{left_out} at k = {self.k}, each with its "
+            f"{pct} percentile-bootstrap interval"
+        )
+
+    def notation(self) -> str:
+        """The line under the table saying what the markers and counts mean, and what this test could show."""
+        a = f"{self.alpha:g}"
+        text = (
+            f"▲/▼: significantly higher/lower than {self.baseline_label} at α = {a} (two-sided paired permutation "
+            f"test, Holm's correction over the {self.comparisons} comparisons of this table); +a/−b: the headline "
+            f"queries on which the system scores above/below {self.baseline_label}."
+        )
+        if self.comparisons and self.queries:
+            smallest = smallest_p_value(self.queries)
+            adjusted = min(1.0, self.comparisons * smallest)  # Holm's first step multiplies by the family size
+            queries = f"{self.queries} {'query' if self.queries == 1 else 'queries'}"
+            if smallest > self.alpha:
+                text += (
+                    f" With {queries} the smallest attainable p-value is {format_p(smallest)}, so no marker can "
+                    "appear, whatever the systems do."
+                )
+            elif adjusted > self.alpha:
+                text += (
+                    f" With {queries} the smallest attainable p-value is {format_p(smallest)}, "
+                    f"{format_p(adjusted)} after Holm's correction over {self.comparisons} comparisons, so no "
+                    "marker can appear, whatever the systems do."
+                )
+        return text
+
+    def render(self, format: str = "text") -> str:
+        """The table as ``"text"`` (caption, Markdown table, notation), ``"markdown"``, ``"csv"`` or ``"latex"``.
+
+        CSV has one row per system and, per measure, the columns ``mean``,
+        ``low``, ``high``, ``p_holm_table``, ``marker``, ``above``, ``below``
+        (numbers unrounded, empty for the baseline); the others show the
+        formatted cells with the caption and the notation.
+        """
+        if format == "csv":
+            return self._csv()
+        if format == "latex":
+            return self._latex()
+        if format not in ("text", "markdown"):
+            raise ParameterError("format", format, "is not a table format", "choose text, markdown, csv or latex")
+        body = markdown_table(self.header(), self.rows())
+        return f"{self.caption()}:\n\n{body}\n\n{self.notation()}\n"
+
+    def _csv(self) -> str:
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        fields = ("mean", "low", "high", "p_holm_table", "marker", "above", "below")
+        writer.writerow(["system", "baseline", *(f"{m} {f}" for m in self.measures for f in fields)])
+        for name, label, _ in self.systems:
+            row: list[Any] = [label, "yes" if name == self.baseline else "no"]
+            for m in self.measures:
+                cell = self.cells[(name, m)]
+                iv = cell.interval
+                row += [repr(iv.mean), repr(iv.low), repr(iv.high)] if iv is not None else ["", "", ""]
+                v = cell.versus
+                row += ["", "", "", ""] if v is None else [repr(v.p_holm_table), v.marker(self.alpha), v.above, v.below]
+            writer.writerow(row)
+        return buffer.getvalue()
+
+    def _latex(self) -> str:
+        def esc(text: str) -> str:
+            for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("_", r"\_"), ("#", r"\#")):
+                text = text.replace(a, b)
+            return text.replace("▲", r"$\blacktriangle$").replace("▼", r"$\blacktriangledown$").replace("−", "--")
+
+        lines = [
+            "% needs \\usepackage{amssymb} for the markers",
+            "\\begin{table}",
+            "\\centering",
+            "\\begin{tabular}{l" + "l" * len(self.measures) + "}",
+            "\\hline",
+            " & ".join(esc(h) for h in self.header()) + " \\\\",
+            "\\hline",
+        ]
+        lines += [" & ".join(esc(c) for c in row) + " \\\\" for row in self.rows()]
+        lines += [
+            "\\hline",
+            "\\end{tabular}",
+            f"\\caption{{{esc(self.caption())}. {esc(self.notation())}}}",
+            "\\end{table}",
+        ]
+        return "\n".join(lines) + "\n"
+
+
+def comparison_table(evaluation: Evaluation, statistics: Statistics) -> ComparisonTable:
+    """The comparison table of ``evaluation`` from its ``statistics`` (computed with a baseline).
+
+    Systems keep the evaluation's order, except that the baseline comes first.
+    """
+    base = statistics.baseline
+    systems = [(r.name, r.label, r.kind) for r in evaluation.results]
+    systems.sort(key=lambda s: s[0] != base)
+    cells = {
+        (name, m): TableCell(statistics.intervals[name].get(m), statistics.against_baseline(name, m))
+        for name, _, _ in systems
+        for m in statistics.measures
+    }
+    return ComparisonTable(
+        systems=tuple(systems),
+        measures=tuple(statistics.measures),
+        cells=cells,
+        baseline=base,
+        alpha=statistics.alpha,
+        confidence=statistics.confidence,
+        queries=statistics.queries,
+        relevance=evaluation.relevance,
+        k=evaluation.k,
+        excluded_groups=statistics.excluded_groups,
+    )
+
+
+def comparison_frame(evaluation: Evaluation, statistics: Statistics) -> Any:
+    """The comparison table's numbers as a pandas DataFrame (needs the ``report`` extra).
+
+    Index: the systems' labels (baseline first); columns: a MultiIndex of
+    (measure, field) with fields ``mean``, ``low``, ``high``, ``p_holm_table``,
+    ``marker``, ``above``, ``below`` (``NaN``/empty for the baseline's test fields).
+    """
+    import pandas as pd
+
+    table = comparison_table(evaluation, statistics)
+    fields = ("mean", "low", "high", "p_holm_table", "marker", "above", "below")
+    data = []
+    for name, _, _ in table.systems:
+        row: list[Any] = []
+        for m in table.measures:
+            cell = table.cells[(name, m)]
+            iv, v = cell.interval, cell.versus
+            row += [iv.mean, iv.low, iv.high] if iv is not None else [float("nan")] * 3
+            row += (
+                [float("nan"), "", pd.NA, pd.NA]
+                if v is None
+                else [v.p_holm_table, v.marker(table.alpha), v.above, v.below]
+            )
+        data.append(row)
+    columns = pd.MultiIndex.from_tuples([(m, f) for m in table.measures for f in fields], names=["measure", "field"])
+    return pd.DataFrame(data, index=pd.Index([label for _, label, _ in table.systems], name="system"), columns=columns)
+
+
+def table_format(path: str) -> str:
+    """The :meth:`ComparisonTable.render` format for a ``--table-out`` path, from its suffix.
+
+    Raises:
+        ParameterError: a suffix other than .csv, .md, .tex or .txt.
+    """
+    suffix = "." + path.rsplit(".", 1)[-1].lower() if "." in path.rsplit("/", 1)[-1] else ""
+    if suffix not in TABLE_FORMATS:
+        raise ParameterError("--table-out", path, "has no known suffix", "end the file name in .csv, .md, .tex or .txt")
+    return TABLE_FORMATS[suffix]
