@@ -154,7 +154,9 @@ class RetrieverResult:
     ``kind`` is ``"retriever"`` or ``"run"``; ``capabilities`` the optional
     members the retriever has (``score_all``, ``explain``; none for a run);
     ``entries`` the run's own memories (its companion ``memories.jsonl``),
-    ``dropped`` the run lines ``lenient_run=True`` left out, ``(line, reason)``.
+    ``dropped`` the run lines ``lenient_run=True`` left out, ``(line, reason)``;
+    ``rankings`` a run's whole ranking per query (as deep as the file goes),
+    which reports read below the top k.
     """
 
     name: str
@@ -169,6 +171,7 @@ class RetrieverResult:
     entries: Mapping[str, MemoryEntry] = field(default_factory=dict, repr=False)
     dropped: tuple[tuple[int, str], ...] = ()
     timings: Timings | None = field(default=None, repr=False, compare=False)
+    rankings: Mapping[str, tuple[Hit, ...]] = field(default_factory=dict, repr=False, compare=False)
 
     def group_means(self) -> dict[str, dict[str, float]]:
         """Mean of every measure per query group (groups sorted; queries without a group left out)."""
@@ -227,6 +230,8 @@ class Evaluation:
     store: MemoryStore | None = field(default=None, repr=False, compare=False)
     relevance: str = "direct"
     unscored: tuple[str, ...] = ()
+    runs: tuple[RunFile, ...] = ()
+    lenient_run: bool = False
 
     def result(self, name: str) -> RetrieverResult:
         """The result of the system ``name`` (its key, e.g. ``"bm25"``, or a run's name; a label works too)."""
@@ -369,6 +374,7 @@ def evaluate(
     progress: bool = False,
     timings: bool = False,
     store: MemoryStore | None = None,
+    clamp: bool = False,
 ) -> Evaluation:
     """Run ``retrievers`` and score them, with the ``runs`` of other systems, over ``collection``.
 
@@ -409,7 +415,8 @@ def evaluate(
         if retrievers is None or (isinstance(retrievers, (list, tuple)) and not retrievers)
         else resolve_retrievers(retrievers)
     )
-    bound = [bind_run(_as_run(r), collection, lenient=lenient_run) for r in runs]
+    run_files = tuple(_as_run(r) for r in runs)
+    bound = [bind_run(r, collection, lenient=lenient_run) for r in run_files]
     if not specs and not bound:
         raise ParameterError(
             "retrievers", retrievers, "names no system", "name a retriever (e.g. 'bm25') or pass a run"
@@ -449,7 +456,9 @@ def evaluate(
         assert store is not None  # made above whenever there are retrievers
         durations: list[float] | None = [] if timings else None
         per_query = []
-        for query, deeper in store.search_all(queries, k, spec.key, extra=1, progress=progress, durations=durations):
+        for query, deeper in store.search_all(
+            queries, k, spec.key, extra=1, progress=progress, durations=durations, clamp=clamp
+        ):
             retriever = store.retriever(spec.key, query.scope)
             per_query.append(scorer.score(query, deeper, partial(_reachable, retriever, query, deeper, k)))
         retriever = store.retriever(spec.key)
@@ -501,6 +510,8 @@ def evaluate(
         store=store,
         relevance=relevance,
         unscored=unscored,
+        runs=run_files,
+        lenient_run=lenient_run,
     )
 
 

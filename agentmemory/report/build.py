@@ -3,22 +3,24 @@
 Run from the repository root (``make report`` does).  For the given seed
 and k (default 7 and 5) it
 
-1. executes with papermill (kernel ``python3``, working directory ``.``):
-   ``notebooks/eval.ipynb`` (``output_dir = reports``), which writes
-   ``reports/eval-results.json``; ``notebooks/explore.ipynb`` with its
-   default query; ``notebooks/collection.ipynb`` on the authored LoCoMo
-   sample (``output_dir = reports/collection``), which writes
-   ``reports/collection/eval-results.json``; and ``notebooks/sweep.ipynb``
-   with its default (small) sweep;
+1. executes with papermill (kernel ``python3``, working directory ``.``) each
+   report of :data:`REPORTS`: ``notebooks/eval.ipynb`` (``output_dir =
+   reports``), which writes ``reports/eval-results.json``;
+   ``notebooks/explore.ipynb`` with its default query;
+   ``notebooks/collection.ipynb`` on the authored LoCoMo sample with the
+   modern baselines (``output_dir = reports/collection``), and again as
+   ``collection-provenance`` with the derived-memory run of
+   ``fixtures/locomo-derived`` judged through provenance; and
+   ``notebooks/sweep.ipynb`` with its default (small) sweep;
 2. strips what differs between runs (:func:`normalize_notebook`) and writes
    ``reports/<name>.ipynb`` for each: these executed notebooks are the
    references nbval checks;
 3. renders each to HTML (:func:`render_html`: input hidden, images embedded,
    no script or style fetched from the network);
-4. runs ``agentmemory eval`` with the same parameters (for the seed
-   fixture, writing the TREC runs to ``reports/runs/``; for the LoCoMo
-   sample, ``--collection`` it) with the artifact in a temporary file, and
-   fails unless each artifact is byte-identical to its notebook's.
+4. runs ``agentmemory eval`` with the same parameters as each report that
+   writes an artifact (for the seed fixture also writing the TREC runs to
+   ``reports/runs/``), the artifact in a temporary file, and fails unless
+   each artifact is byte-identical to its notebook's.
 
 Running it twice without changes gives byte-identical files.
 """
@@ -35,19 +37,84 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import nbformat
 
 from ..errors import AgentMemoryError, InputError, check_positive_int
 from ..io import atomic_write_text, sha256_file
-from .params import sample_collection_path
 from .results import ARTIFACT_NAME
 
-__all__ = ["KERNEL_NAME", "NOTEBOOKS", "build", "execute", "main", "normalize_notebook", "render_html"]
+__all__ = [
+    "KERNEL_NAME",
+    "NOTEBOOKS",
+    "REPORTS",
+    "Report",
+    "build",
+    "execute",
+    "main",
+    "normalize_notebook",
+    "render_html",
+]
 
-NOTEBOOKS = ("eval.ipynb", "explore.ipynb", "collection.ipynb", "sweep.ipynb")
-"""The notebooks ``build`` runs, in order; each gives ``reports/<name>.ipynb`` and ``reports/<name>.html``."""
+SAMPLE = "fixtures/locomo-sample/locomo-sample.json"
+DERIVED = "fixtures/locomo-derived"
+_ROOT = Path(__file__).resolve().parent.parent.parent  # the source checkout holding fixtures/
+BASELINES = "bm25,tags,dense,hybrid,recency"
+
+
+class Report(NamedTuple):
+    """One committed report: ``reports/<stem>.ipynb`` and ``.html`` from ``notebooks/<notebook>``.
+
+    ``parameters`` are the notebook's (``output_dir`` is added when
+    ``artifact`` names a folder under ``reports/``); ``cli`` are the
+    ``agentmemory eval`` options that must write the same artifact, byte for
+    byte (``{reports}`` is the reports folder, ``{root}`` the source checkout).
+    """
+
+    stem: str
+    notebook: str
+    parameters: dict[str, Any]
+    artifact: str | None = None
+    cli: tuple[str, ...] = ()
+
+
+REPORTS: tuple[Report, ...] = (
+    Report("eval", "eval.ipynb", {}, ".", ("--runs-dir", "{reports}/runs")),
+    Report("explore", "explore.ipynb", {}),
+    Report(
+        "collection",
+        "collection.ipynb",
+        {"retrievers": BASELINES},
+        "collection",
+        ("--collection", f"{{root}}/{SAMPLE}", "--retrievers", BASELINES),
+    ),
+    Report(
+        "collection-provenance",
+        "collection.ipynb",
+        {
+            "runs": f"derived={DERIVED}/derived.trec",
+            "memories": f"derived={DERIVED}/memories.jsonl",
+            "relevance": "provenance",
+        },
+        "collection-provenance",
+        (
+            "--collection",
+            f"{{root}}/{SAMPLE}",
+            "--run",
+            f"derived={{root}}/{DERIVED}/derived.trec",
+            "--memories",
+            f"{{root}}/{DERIVED}/memories.jsonl",
+            "--relevance",
+            "provenance",
+        ),
+    ),
+    Report("sweep", "sweep.ipynb", {}),
+)
+"""The reports ``build`` regenerates, in order."""
+
+NOTEBOOKS = tuple(dict.fromkeys(r.notebook for r in REPORTS))
+"""The source notebooks the reports come from."""
 
 KERNEL_NAME = "python3"
 """The stock kernelspec, which resolves to the interpreter running the build (never a machine's own kernel name)."""
@@ -154,26 +221,25 @@ def build(
             raise InputError(notebooks / name, None, "not found; run from the repository root or pass --notebooks")
     reports.mkdir(parents=True, exist_ok=True)
     cwd = Path.cwd()
-    written = []
-    collection_dir = reports / "collection"
-
-    parameters: dict[str, dict[str, Any]] = {
-        "eval.ipynb": {"seed": seed, "k": k, "output_dir": reports.as_posix()},
-        "explore.ipynb": {"k": k},
-        "collection.ipynb": {"seed": seed, "k": k, "output_dir": collection_dir.as_posix()},
-        "sweep.ipynb": {"k": k},
-    }
-    for name in NOTEBOOKS:
-        nb = execute(notebooks / name, parameters[name], cwd)
-        stem = Path(name).stem
-        _write_notebook(nb, reports / f"{stem}.ipynb")
-        atomic_write_text(reports / f"{stem}.html", render_html(nb))
-        written += [reports / f"{stem}.ipynb", reports / f"{stem}.html"]
-
-    written.append(_check_against_cli(seed, k, reports / ARTIFACT_NAME, ["--runs-dir", str(reports / "runs")]))
-    written.append(reports / "runs")
-    sample = ["--collection", str(sample_collection_path())]
-    written.append(_check_against_cli(seed, k, collection_dir / ARTIFACT_NAME, sample))
+    written: list[Path] = []
+    checks: list[tuple[Path, list[str]]] = []
+    for report in REPORTS:
+        parameters = {"k": k, **report.parameters}
+        if report.notebook != "explore.ipynb" and report.notebook != "sweep.ipynb":
+            parameters["seed"] = seed
+        if report.artifact is not None:
+            folder = reports / report.artifact
+            parameters["output_dir"] = folder.as_posix()
+            cli = [arg.format(reports=reports.as_posix(), root=_ROOT.as_posix()) for arg in report.cli]
+            checks.append((folder / ARTIFACT_NAME, cli))
+        nb = execute(notebooks / report.notebook, parameters, cwd)
+        _write_notebook(nb, reports / f"{report.stem}.ipynb")
+        atomic_write_text(reports / f"{report.stem}.html", render_html(nb))
+        written += [reports / f"{report.stem}.ipynb", reports / f"{report.stem}.html"]
+    for artifact, cli in checks:
+        written.append(_check_against_cli(seed, k, artifact, cli))
+        if "--runs-dir" in cli:
+            written.append(Path(cli[cli.index("--runs-dir") + 1]))
     return written
 
 
