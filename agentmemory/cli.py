@@ -558,6 +558,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
         commands = {"eval": _cmd_eval, "retrieve": _cmd_retrieve, "score": _cmd_score}
         return commands[args.command](args)
+    except BrokenPipeError:  # `agentmemory ... | head`: the reader left; stop quietly, as Unix tools do
+        _silence_stdout()
+        return 141  # 128 + SIGPIPE, the status a shell shows for a tool stopped by a closed pipe
     except (AgentMemoryError, _UsageError) as err:
         print(f"{PROG}: error: {err}", file=sys.stderr)
         return 2
@@ -568,9 +571,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:  # `agentmemory ... | head`: the reader left; stop quietly, as Unix tools do
-        _silence_stdout()
-        return 141  # 128 + SIGPIPE, the status a shell shows for a tool stopped by a closed pipe
 
 
 def _silence_stdout() -> None:
