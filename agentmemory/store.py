@@ -214,7 +214,13 @@ class MemoryStore:
         k = check_positive_int("k", k)
         query = as_query(query)
         hits = self.retriever(retriever, query.scope).search(query, k)
-        self.log.record("retrieve", [h.entry_id for h in hits], query_id=query.id or None, retriever=retriever)
+        self.log.record(
+            "retrieve",
+            [h.entry_id for h in hits],
+            query_id=query.id or None,
+            retriever=retriever,
+            query_text=query.text,
+        )
         return hits
 
     def search_all(
@@ -265,7 +271,11 @@ class MemoryStore:
                 durations.append(time.perf_counter() - started)
             if record:
                 self.log.record(
-                    "retrieve", [h.entry_id for h in hits[:k]], query_id=query.id or None, retriever=retriever
+                    "retrieve",
+                    [h.entry_id for h in hits[:k]],
+                    query_id=query.id or None,
+                    retriever=retriever,
+                    query_text=query.text,
                 )
             yield query, hits
 
