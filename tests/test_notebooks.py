@@ -447,3 +447,24 @@ def test_new_notebooks_stop_at_the_validation_cell(name, bad, message, tmp_path)
     assert validate.outputs[0].traceback == [f"ReportParameterError: {message}"]
     after = nb.cells[nb.cells.index(validate) + 1 :]
     assert all(c.execution_count is None and not c.outputs for c in after if c.cell_type == "code")
+
+
+def test_a_users_run_appears_beside_the_built_ins(tmp_path, notes):
+    """papermill eval.ipynb -p runs "mine=PATH": the run is a row of the comparison table and a column of every
+    per-query table, with the values trec_eval gives it (here BM25's own ranking, so BM25's numbers)."""
+    from agentmemory.trec import write_run
+
+    bm25 = evaluate(notes, "bm25", k=5, seed=7).results[0]
+    run = tmp_path / "mine.trec"
+    write_run(run, {q.query_id: [(h.entry_id, h.score) for h in q.hits] for q in bm25.per_query})
+    nb = _run(NOTEBOOKS / "eval.ipynb", tmp_path / "out.ipynb", {"runs": f"mine={run}"})
+    table, notation = _plain(_cell(nb, "comparison"))
+    row = next(line for line in table.splitlines() if line.strip().startswith("mine"))
+    assert "0.900 [0.700, 1.000] +0/−0" in row and "0.280 [0.200, 0.360] +0/−0" in row
+    assert "Holm's correction over the 12 comparisons of this table" in notation
+    [per_query] = _plain(_cell(nb, "per-query"))
+    assert "mine R@5" in per_query and "Δ R@5 mine" in per_query
+    [overview] = _plain(_cell(nb, "overview"))
+    assert "  - mine: run file `mine.trec` (trec, 5 queries, up to 5 hits each" in overview
+    [why] = _plain(_cell(nb, "why"))
+    assert "an explanation is not available for mine (a run file gives none)" in why

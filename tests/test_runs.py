@@ -217,3 +217,32 @@ def test_a_closed_pipe_ends_quietly(repo_root: Path) -> None:
     )
     assert done.stdout.startswith("Systems against the baseline BM25")
     assert "Broken pipe" not in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (
+            ["--run", "bm25={run}"],
+            "agentmemory: error: systems: ['bm25', 'tags', 'bm25'] (list) name the system 'bm25' twice; give every "
+            "retriever and run its own name (labels must be unique)",
+        ),
+        (
+            ["--relevance", "graded"],
+            "agentmemory: error: --relevance: 'graded' (str) is not a known name; choose from: direct, provenance",
+        ),
+        (
+            ["--run", "mine"],
+            "agentmemory: error: --run: 'mine' (str) is not NAME=PATH; write --run mine=runs/mine.trec (a name "
+            "without spaces or commas, '=', a path)",
+        ),
+    ],
+    ids=["same-name", "relevance", "no-path"],
+)
+def test_bad_system_options_are_one_line(tmp_path: Path, capsys, args: list[str], line: str) -> None:
+    """Two systems with one name, an unknown relevance mode, a --run without a path: one line, exit 2, no file."""
+    run = _write(tmp_path / "r.trec", "q1 Q0 m01 1 2 x\n")
+    out = tmp_path / "e.json"
+    assert main(["eval", *[a.format(run=run) for a in args], "--out", str(out)]) == 2
+    assert capsys.readouterr().err.splitlines() == [line]
+    assert not out.exists()
