@@ -185,10 +185,15 @@ def timing_rows(evaluation: Evaluation) -> list[list[str]]:
         if t is None:
             rows.append([r.label, "-", "-", "-", "-", "a run file" if r.kind == "run" else "-"])
             continue
-        size = "-" if t.index_bytes is None else f"{t.index_bytes / 1e6:.1f} MB"
+        size = "-" if t.index_bytes is None else _size(t.index_bytes)
         p50, p95 = t.percentile(50) * 1e3, t.percentile(95) * 1e3
         rows.append([r.label, f"{p50:.3f}", f"{p95:.3f}", f"{t.index_seconds:.3f}", str(t.entries), size])
     return rows
+
+
+def _size(n: int) -> str:
+    """Bytes as kB below a megabyte, else MB (one decimal)."""
+    return f"{n / 1e3:.1f} kB" if n < 1e6 else f"{n / 1e6:.1f} MB"
 
 
 def timings_table(evaluation: Evaluation) -> str:
