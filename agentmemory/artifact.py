@@ -14,7 +14,9 @@ Top-level keys (``schema_version`` 2)::
 
 ``params`` names the seed, k, the measures, how hits were judged
 (``relevance``: ``direct`` or ``provenance``, and the measures left
-``unscored`` under provenance) and every system (``retrievers``: name,
+``unscored`` under provenance), whether queries saw only the memories
+created before they were asked (``as_of``; then each per-query row says how
+many entries of its scope it could see, ``visible_entries``) and every system (``retrievers``: name,
 label, ``kind`` ``retriever`` or ``run``, parameters; a run's file name,
 sha256, format and depth), with the run lines a lenient run dropped.
 ``aggregate`` holds one row per system (the seed's columns
@@ -63,6 +65,7 @@ def artifact_dict(evaluation: Evaluation, statistics: Statistics | None = None) 
             "k": evaluation.k,
             "measures": [str(m) for m in evaluation.measures],
             "relevance": evaluation.relevance,
+            "as_of": evaluation.as_of,
             "unscored_measures": list(evaluation.unscored),
             "retrievers": [
                 {"name": r.name, "label": r.label, "kind": r.kind, "params": r.params} for r in evaluation.results
@@ -91,6 +94,7 @@ def artifact_dict(evaluation: Evaluation, statistics: Statistics | None = None) 
                 # Only the measures ties could move for this query (min < max).
                 "ties": {m: t.to_dict() for m, t in (q.ties or {}).items() if t.minimum != t.maximum},
                 **({"credited": [list(new) for new in q.credited.new]} if q.credited is not None else {}),
+                **({"visible_entries": q.visible} if q.visible is not None else {}),
             }
             for r in evaluation.results
             for q in r.per_query

@@ -5,7 +5,7 @@ Subcommands::
     agentmemory eval     [--collection PATH] [--format NAME] [--split SPLIT] [--repair] [--include-captions]
                          [--format-option KEY=VALUE ...] [--seed INT] [--k INT] [--retrievers SPECS]
                          [--run NAME=PATH [--memories PATH] ...] [--lenient-run] [--relevance direct|provenance]
-                         [--baseline NAME] [--metrics LIST] [--out FILE] [--table-out FILE] [--runs-dir DIR]
+                         [--as-of] [--baseline NAME] [--metrics LIST] [--out FILE] [--table-out FILE] [--runs-dir DIR]
                          [--timings] [--progress | --no-progress]
     agentmemory retrieve --out FILE [--collection PATH] [--format NAME] [--split SPLIT] [--repair]
                          [--include-captions] [--format-option KEY=VALUE ...] [--retriever SPEC]
@@ -299,6 +299,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         lenient_run=args.lenient_run,
         progress=progress,
         timings=args.timings,
+        as_of=args.as_of,
     )
     statistics = evaluation_statistics(evaluation, seed=seed, baseline=args.baseline)
     table = comparison_table(evaluation, statistics)

@@ -63,6 +63,7 @@ EVAL_PARAMS = {
     "lenient_run": "bool",
     "baseline": "str",
     "timings": "bool",
+    "as_of": "bool",
 }
 EXPLORE_PARAMS = {"collection": "str", "query": "str", "query_tags": "str", "k": "int", "explain_entry": "str"}
 COLLECTION_PARAMS = {
@@ -80,6 +81,7 @@ COLLECTION_PARAMS = {
     "lenient_run": "bool",
     "baseline": "str",
     "timings": "bool",
+    "as_of": "bool",
 }
 SWEEP_PARAMS = {
     "collection": "str",

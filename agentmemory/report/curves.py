@@ -44,8 +44,9 @@ def deep_evaluation(evaluation: Evaluation, max_k: int | None = None) -> Evaluat
         measures=evaluation.measures,
         relevance=evaluation.relevance,
         ties=False,
-        store=evaluation.store,
+        store=None if evaluation.as_of else evaluation.store,
         clamp=True,
+        as_of=evaluation.as_of,
     )
 
 

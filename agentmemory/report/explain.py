@@ -83,7 +83,9 @@ class Index:
         key = (name, query_id)
         if key not in self._rankings:
             retriever = self.retriever(name, query_id)
-            if retriever is None:
+            if self.evaluation.as_of:  # the store holds every entry now, not what the query could see then
+                self._rankings[key] = []
+            elif retriever is None:
                 self._rankings[key] = list(self.evaluation.result(name).rankings.get(query_id, ()))
             else:
                 query = self.queries[query_id]
@@ -256,7 +258,9 @@ def _miss(index: Index, result: RetrieverResult, q: QueryResult, entry_id: str, 
     kth = q.hits[k - 1] if len(q.hits) >= k else None
     if position is None:
         tail = f"; {result.label} never returns it, at any k."
-        if retriever is None:
+        if index.evaluation.as_of:
+            tail = "; its rank at the time of the question is not shown (an as-of evaluation: the store now holds later memories too)."
+        elif retriever is None:
             tail = (
                 f"; it is not among the run's {len(ranking)} hits for this query, and a run holds nothing below its "
                 "depth, so why it was not retrieved cannot be told."

@@ -95,6 +95,7 @@ class Systems:
     lenient_run: bool = False
     baseline: str | None = None
     timings: bool = False
+    as_of: bool = False
 
 
 def _evaluate(
@@ -118,6 +119,7 @@ def _evaluate(
         relevance=chosen.relevance,
         lenient_run=chosen.lenient_run,
         timings=chosen.timings,
+        as_of=chosen.as_of,
     )
 
 
@@ -139,6 +141,7 @@ def systems_setup(
     lenient_run: object = False,
     baseline: object = "",
     timings: object = False,
+    as_of: object = False,
 ) -> Systems:
     """Validate the notebooks' system parameters (run files are read here, checked against the collection later).
 
@@ -157,7 +160,7 @@ def systems_setup(
             raise UnknownNameError("memories", name, names)
     if relevance not in RELEVANCE_MODES:
         raise UnknownNameError("relevance", relevance, RELEVANCE_MODES)
-    for flag, value in (("lenient_run", lenient_run), ("timings", timings)):
+    for flag, value in (("lenient_run", lenient_run), ("timings", timings), ("as_of", as_of)):
         if not isinstance(value, bool):
             raise ParameterError(flag, value, "is not a bool", "pass True or False")
     if not isinstance(baseline, str):
@@ -170,7 +173,7 @@ def systems_setup(
         memories_path = memory_pairs.get(name)
         run = read_run_file(_found(path), name, memories=None if memories_path is None else _found(memories_path))
         read.append(replace(run, path=path, memories_path=memories_path))  # as given: no folder of this machine shown
-    return Systems(tuple(read), str(relevance), bool(lenient_run), baseline or None, bool(timings))
+    return Systems(tuple(read), str(relevance), bool(lenient_run), baseline or None, bool(timings), bool(as_of))
 
 
 def _found(path: str) -> Path:
@@ -302,6 +305,7 @@ def eval_setup(
     lenient_run: object = False,
     baseline: object = "",
     timings: object = False,
+    as_of: object = False,
 ) -> EvalSetup:
     """Validate ``eval.ipynb``'s parameters and load the collection.
 
@@ -333,6 +337,7 @@ def eval_setup(
             lenient_run=lenient_run,
             baseline=baseline,
             timings=timings,
+            as_of=as_of,
         )
         loaded, source = _load(collection, format)
     except ReportParameterError:
@@ -467,6 +472,7 @@ def collection_setup(
     lenient_run: object = False,
     baseline: object = "",
     timings: object = False,
+    as_of: object = False,
 ) -> CollectionSetup:
     """Validate ``collection.ipynb``'s parameters and load the collection with :func:`agentmemory.datasets.load`.
 
@@ -496,6 +502,7 @@ def collection_setup(
             lenient_run=lenient_run,
             baseline=baseline,
             timings=timings,
+            as_of=as_of,
         )
         if collection is None or collection == "":
             path: Path = sample_collection_path()

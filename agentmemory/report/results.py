@@ -65,6 +65,8 @@ def cli_command(
             parts.append("--lenient-run")
     if evaluation.relevance != "direct":
         parts += ["--relevance", evaluation.relevance]
+    if evaluation.as_of:
+        parts.append("--as-of")
     if systems is not None and systems.baseline is not None:
         parts += ["--baseline", systems.baseline]
     extra = [str(m) for m in evaluation.measures if m not in default_measures(evaluation.k)]
