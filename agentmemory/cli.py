@@ -186,6 +186,12 @@ def _build_parser() -> argparse.ArgumentParser:
         "sources its derived_from chain reaches, each source once)",
     )
     ev.add_argument(
+        "--as-of",
+        action="store_true",
+        help="each query sees only the memories created at or before its asked_at (an agent cannot remember the "
+        "future); queries without asked_at see all",
+    )
+    ev.add_argument(
         "--baseline", metavar="NAME", help="the system the comparison table compares with (default the first)"
     )
     ev.add_argument("--metrics", default=None, help="extra measures beyond P@k,R@k,RR,RR@k,nDCG@k,AP@k")
