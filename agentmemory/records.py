@@ -161,8 +161,10 @@ class Event:
     """One line of a memory store's append-only log.
 
     ``type`` is ``"add"`` (entries added), ``"derive"`` (an entry derived from
-    others) or ``"retrieve"`` (a search; ``entry_ids`` are the hits in rank
-    order, ``query_id`` the query and ``retriever`` who answered).
+    others), ``"update"`` (a new version of ``entry_ids[0]``), ``"forget"``
+    (``entry_ids[0]`` forgotten) or ``"retrieve"`` (a search; ``entry_ids``
+    are the hits in rank order, ``query_id`` the query and ``retriever`` who
+    answered).
     """
 
     event_id: str
