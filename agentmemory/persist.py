@@ -313,6 +313,12 @@ def _holder(fd: int) -> str:
 def _lock(path: Path, timeout: float) -> int:
     """The open, locked ``<path>-lock`` file's descriptor; waits up to ``timeout`` seconds for another writer."""
     lock_path = path.with_name(path.name + LOCK_SUFFIX)
+    if not path.parent.is_dir():
+        raise StoreError(
+            path,
+            f"cannot be created: its folder {path.parent} does not exist",
+            "create the folder first, or pass a path in an existing folder",
+        )
     try:
         fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o666)
     except OSError as err:

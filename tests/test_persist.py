@@ -367,6 +367,7 @@ import sys
 from agentmemory import MemoryEntry, MemoryStore
 store = MemoryStore.open(sys.argv[1], "bm25", timeout=30)
 i = int(sys.argv[2])
+mine = []
 while True:
     if i % 3 == 2:
         batch = [MemoryEntry(f"b{i}-{j}", f"batch {i} entry {j}") for j in range(4)]
@@ -374,25 +375,36 @@ while True:
         print("batch", *[e.id for e in batch], flush=True)
     else:
         store.add(MemoryEntry(f"e{i}", f"entry {i} about lentils"))
+        mine.append(f"e{i}")
         print("entry", f"e{i}", flush=True)
     if i % 4 == 0:
         store.search(f"entry {i}", k=3)
         print("search", flush=True)
+    if i % 7 == 0:
+        store.update(mine[-1], f"updated at {i}")
+        print("update", mine[-1], i, flush=True)
+    if i % 11 == 0 and len(mine) > 2:
+        gone = mine.pop(0)
+        store.forget(gone, reason="test")
+        print("forget", gone, flush=True)
     i += 1
 """
 
 
 def test_kill_minus_nine_never_loses_an_acknowledged_write(tmp_path) -> None:
-    """20 times: a child adds entries and batches, printing each id once add returned; it is killed at a random moment.
+    """20 times: a child adds, updates, forgets and searches, printing each once the call returned; it is killed at a
+    random moment.
 
-    After each kill the store reopens with every printed id, every batch
-    whole or absent, at least as many retrieve events as acknowledged
-    searches, and a file that passes ``PRAGMA integrity_check``.
+    After each kill the store reopens with every printed entry, update and
+    forget, every batch whole or absent, at least as many retrieve events as
+    acknowledged searches, versions consistent with the entries table, and a
+    file that passes ``PRAGMA integrity_check``.
     """
     path = tmp_path / "crash.db"
     rng = random.Random(20260301)
-    acknowledged: set[str] = set()
-    batches: list[list[str]] = []
+    added: set[str] = set()
+    updated: dict[str, int] = {}
+    forgotten: set[str] = set()
     searches = 0
     for round_ in range(20):
         proc = subprocess.Popen(
@@ -406,22 +418,36 @@ def test_kill_minus_nine_never_loses_an_acknowledged_write(tmp_path) -> None:
         for line in out.splitlines(keepends=True):
             if not line.endswith("\n"):
                 continue  # cut off by the kill: not acknowledged
-            kind, *ids = line.split()
+            kind, *rest = line.split()
             if kind == "search":
                 searches += 1
-            acknowledged.update(ids)
-            if kind == "batch":
-                batches.append(ids)
+            elif kind == "update":
+                updated[rest[0]] = int(rest[1])
+            elif kind == "forget":
+                forgotten.add(rest[0])
+            else:
+                added.update(rest)
         with MemoryStore.open(path, "bm25") as store:
-            assert store._backend.integrity_check() == ["ok"]
-            missing = sorted(i for i in acknowledged if i not in store)
-            assert missing == [], f"round {round_}: acknowledged but lost: {missing[:5]}"
+            backend = store._backend
+            assert backend.integrity_check() == ["ok"]
+            lost = sorted(i for i in added - forgotten if i not in store)
+            assert lost == [], f"round {round_}: acknowledged but lost: {lost[:5]}"
+            assert [i for i in forgotten if i in store or store.history(i)[-1].change != "forget"] == []
+            for entry_id, at in updated.items():
+                if entry_id not in forgotten and entry_id in store:  # an unacknowledged forget may have landed
+                    assert int(store.get(entry_id).text.split()[-1]) >= at, (round_, entry_id)
             stored = {e.id for e in store}
             for prefix in {e.split("-")[0] for e in stored if e.startswith("b")}:
                 members = [e for e in stored if e.startswith(prefix + "-")]
                 assert len(members) == 4, f"round {round_}: batch {prefix} is partly stored: {members}"
             assert sum(1 for e in store.log if e.type == "retrieve") >= searches
-    assert len(acknowledged) > 20 and batches  # the kills did land between writes, not only during start-up
+            assert backend.read(
+                "SELECT count(*) FROM entries e WHERE e.version != "
+                "(SELECT max(v.version) FROM versions v WHERE v.entry_id = e.id) "
+                "OR e.forgotten != (SELECT v.change = 'forget' FROM versions v "
+                "WHERE v.entry_id = e.id AND v.version = e.version)"
+            ) == [(0,)]
+    assert len(added) > 20 and updated and forgotten  # kills landed between writes, not only during start-up
 
 
 # -- schema versions and migrations -----------------------------------------------------------------
@@ -588,6 +614,20 @@ def test_a_missing_store_is_created_for_writing_but_not_for_reading(tmp_path) ->
     assert not (tmp_path / "new.db").exists()
     with MemoryStore.open(tmp_path / "new.db") as store:
         assert len(store) == 0
+
+
+def test_a_store_in_a_missing_folder_is_refused(tmp_path) -> None:
+    """A new store is not made in a folder that does not exist (no folders are created behind the caller's back)."""
+    path = tmp_path / "nowhere" / "s.db"
+    with pytest.raises(
+        StoreError,
+        match=re.escape(
+            f"{path}: cannot be created: its folder {path.parent} does not exist; create the folder first, "
+            "or pass a path in an existing folder"
+        ),
+    ):
+        MemoryStore.open(path)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_an_empty_file_becomes_a_store(tmp_path) -> None:
