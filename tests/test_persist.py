@@ -335,7 +335,8 @@ def test_readers_search_while_another_process_writes(tmp_path) -> None:
             MemoryStore.open(path, timeout=0.1)
         seen = []
         with MemoryStore.open(path, "bm25", readonly=True) as reader:
-            for _ in range(2000):
+            deadline = time.monotonic() + 60  # far beyond the writer's time, even on a loaded machine
+            while time.monotonic() < deadline:
                 reader.refresh()
                 ids = [e.id for e in reader]
                 assert ids == ["seed"] + [f"e{i:04d}" for i in range(len(ids) - 1)]
@@ -380,7 +381,7 @@ while True:
     if i % 4 == 0:
         store.search(f"entry {i}", k=3)
         print("search", flush=True)
-    if i % 7 == 0:
+    if i % 7 == 0 and mine:
         store.update(mine[-1], f"updated at {i}")
         print("update", mine[-1], i, flush=True)
     if i % 11 == 0 and len(mine) > 2:
@@ -389,6 +390,14 @@ while True:
         print("forget", gone, flush=True)
     i += 1
 """
+
+
+def _forgotten(store: MemoryStore, entry_id: str) -> bool:
+    """Whether the store holds ``entry_id``'s history, ending with a forget."""
+    try:
+        return store.history(entry_id)[-1].change == "forget"
+    except ParameterError:  # never stored
+        return False
 
 
 def test_kill_minus_nine_never_loses_an_acknowledged_write(tmp_path) -> None:
@@ -410,11 +419,13 @@ def test_kill_minus_nine_never_loses_an_acknowledged_write(tmp_path) -> None:
         proc = subprocess.Popen(
             [sys.executable, "-c", KILLED, str(path), str(round_ * 100_000)],
             stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             text=True,
         )
         time.sleep(rng.uniform(0.05, 0.6))
         proc.kill()
-        out, _ = proc.communicate(timeout=60)
+        out, err = proc.communicate(timeout=60)
+        assert proc.returncode == -9, f"round {round_}: the child ended before the kill: {err[-500:]}"
         for line in out.splitlines(keepends=True):
             if not line.endswith("\n"):
                 continue  # cut off by the kill: not acknowledged
@@ -430,9 +441,10 @@ def test_kill_minus_nine_never_loses_an_acknowledged_write(tmp_path) -> None:
         with MemoryStore.open(path, "bm25") as store:
             backend = store._backend
             assert backend.integrity_check() == ["ok"]
-            lost = sorted(i for i in added - forgotten if i not in store)
+            # an entry may be gone by a forget the kill cut off before it was printed: its history says so
+            lost = sorted(i for i in added if i not in store and not _forgotten(store, i))
             assert lost == [], f"round {round_}: acknowledged but lost: {lost[:5]}"
-            assert [i for i in forgotten if i in store or store.history(i)[-1].change != "forget"] == []
+            assert [i for i in forgotten if i in store or not _forgotten(store, i)] == []
             for entry_id, at in updated.items():
                 if entry_id not in forgotten and entry_id in store:  # an unacknowledged forget may have landed
                     assert int(store.get(entry_id).text.split()[-1]) >= at, (round_, entry_id)
