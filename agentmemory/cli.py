@@ -58,7 +58,7 @@ from . import __version__
 from .errors import AgentMemoryError, ParameterError, UnknownNameError, check_positive_int, check_seed
 
 if TYPE_CHECKING:
-    from .datasets import Format, FormatOption
+    from .datasets import FormatOption
 
 __all__ = ["main", "run_file_names"]
 
@@ -451,12 +451,14 @@ def option_flag_arguments(options: Mapping[str, object]) -> list[str]:
     """The command-line arguments that set the format ``options`` (name -> value given).
 
     A built-in format's option uses its own flag (``--repair``, ``--no-x``,
-    ``--split dev``); any other option ``--format-option NAME=VALUE``.
+    ``--split dev``); any other option, or a bool flag set to ``False`` that
+    has no ``--no-`` form (its default is ``False``), ``--format-option NAME=VALUE``.
     """
     flags = _option_flags()
     out: list[str] = []
     for name, value in options.items():
-        if name not in flags:
+        no_negative = value is False and name in flags and flags[name][0][1].default is False
+        if name not in flags or no_negative:
             text = str(value).lower() if isinstance(value, bool) else str(value)
             out += ["--format-option", f"{name}={text}"]
         elif isinstance(value, bool):
@@ -512,19 +514,6 @@ def _add_collection_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _format_option_example(fmt: Format) -> str:
-    """How to write --format-option for ``fmt``, from its first declared option."""
-    if not fmt.options:
-        return f"the {fmt.name} format takes no options"
-    first = fmt.options[0]
-    value = "true" if first.type is bool else str(first.default)
-    return (
-        f"write e.g. --format-option {first.name}={value} (the {fmt.name} format takes: "
-        + ", ".join(o.name for o in fmt.options)
-        + ")"
-    )
-
-
 def _load_collection(args: argparse.Namespace, progress: bool):
     """The collection named by --collection, --format and the format options (default: the shipped fixture).
 
@@ -549,17 +538,13 @@ def _load_collection(args: argparse.Namespace, progress: bool):
         if isinstance(value, str) and declared is not None:
             value = declared.parse(value, _flag(option_name))
         options[option_name] = value  # an option the format does not take is refused by load, naming those it does
-    for text in args.format_option:
-        key, sep, raw = text.partition("=")
-        key = key.strip()
-        if not sep or not key:
-            raise ParameterError("--format-option", text, "is not KEY=VALUE", _format_option_example(fmt))
+    for text in args.format_option:  # an option set by its own flag too: the text as given, named
+        key = text.partition("=")[0].strip()
         if key in options:
             raise ParameterError(
                 "--format-option", text, f"sets {key} a second time", f"give each option of the {name} format once"
             )
-        declared = fmt.option(key)
-        options[key] = raw if declared is None else declared.parse(raw, f"--format-option {key}")
+    options.update(fmt.parse_options(args.format_option))
     return load(path, format=name, progress=progress, **options)
 
 

@@ -69,6 +69,7 @@ EXPLORE_PARAMS = {"collection": "str", "query": "str", "query_tags": "str", "k":
 COLLECTION_PARAMS = {
     "collection": "str",
     "format": "str",
+    "format_options": "str",
     "repair": "bool",
     "k": "int",
     "seed": "int",
@@ -404,6 +405,38 @@ def test_collection_notebook_with_repair_and_k3_run_from_elsewhere(tmp_path):
         tmp_path, "--collection", str(params.sample_collection_path()), "--repair", "--seed", "7", "--k", "3"
     )
     assert json.loads(written)["params"]["k"] == 3 and len(json.loads(written)["collection"]["repairs"]) > 0
+
+
+def test_collection_notebook_reads_longmemeval_at_session_granularity(tmp_path):
+    """format_options "granularity=session" (the committed report is at turn granularity): the overview says so, the
+    loader's notes are listed, and eval-results.json is byte-identical to agentmemory eval --granularity session."""
+    sample = "fixtures/longmemeval-sample/longmemeval-sample.json"
+    measures = "recall_any@5,ndcg_any@5"
+    out_dir = tmp_path / "nb"
+    parameters = {"collection": sample, "format_options": "granularity=session", "retrievers": "bm25"}
+    nb = _run(
+        NOTEBOOKS / "collection.ipynb",
+        tmp_path / "out.ipynb",
+        {**parameters, "metrics": measures, "output_dir": str(out_dir)},
+    )
+    setup = params.collection_setup(
+        format="auto", repair=False, k=5, seed=7, metrics=measures, output_dir=str(out_dir), **parameters
+    )
+    evaluation = evaluate(load(REPO_ROOT / sample, granularity="session"), "bm25", k=5, seed=7, measures=measures)
+    [overview] = _plain(_cell(nb, "overview"))
+    assert overview == inputs.collection_overview(evaluation, setup).text
+    assert "read as `longmemeval`" in overview and "granularity = session, indexed_turns = user" in overview
+    skipped, repairs, notes = _plain(_cell(nb, "skipped"))
+    assert [skipped, repairs, notes] == [repr(t) for t in inputs.loader_tables(evaluation)]
+    assert "Noted by the loader (" in notes
+    [artifact] = _plain(_cell(nb, "artifact"))
+    assert (
+        f"`agentmemory eval --collection {sample} --granularity session --seed 7 --k 5 --retrievers bm25 " in artifact
+    )
+    written = (out_dir / "eval-results.json").read_bytes()
+    cli = ["--collection", str(REPO_ROOT / sample), "--granularity", "session", "--retrievers", "bm25"]
+    assert written == _cli_artifact(tmp_path, *cli, "--metrics", measures)
+    assert json.loads(written)["collection"]["settings"] == {"granularity": "session", "indexed_turns": "user"}
 
 
 def test_sweep_notebook_with_a_small_sweep(tmp_path):

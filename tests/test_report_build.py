@@ -140,3 +140,14 @@ def test_build_without_notebooks_says_where_to_run(tmp_path, monkeypatch, capsys
         "agentmemory.report.build: error: notebooks/eval.ipynb: not found; run from the repository root "
         "or pass --notebooks\n"
     )
+
+
+def test_make_test_runs_nbval_over_every_committed_report():
+    """Each report the build writes is one nbval checks in `make test` (a report left out would go unchecked)."""
+    from agentmemory.report.build import REPORTS as BUILT
+
+    makefile = (REPO_ROOT / "Makefile").read_text(encoding="utf-8")
+    target = makefile[makefile.index("\ntest:") :].split("\n\n")[0]
+    listed = set(re.findall(r"reports/([\w-]+)\.ipynb", target))
+    assert listed == {r.stem for r in BUILT}
+    assert listed == {p.stem for p in REPORTS.glob("*.ipynb")}

@@ -13,6 +13,7 @@ from agentmemory.report import hardest, inputs, params, ranks, tables
 from agentmemory.report.params import SAMPLE, ReportParameterError, collection_setup, sample_collection_path
 
 SAMPLE_FILE = REPO_ROOT / "fixtures" / "locomo-sample" / "locomo-sample.json"
+LONGMEMEVAL = "fixtures/longmemeval-sample/longmemeval-sample.json"
 GARDEN = REPO_ROOT / "tests" / "data" / "garden-notes"
 GOOD = {
     "collection": "",
@@ -97,8 +98,53 @@ def test_repair_and_a_beir_folder(tmp_path):
             "collection: 3 (int) is not a path; pass a LoCoMo .json file or a collection folder, "
             'or "" for the LoCoMo sample',
         ),
+        (
+            {"collection": LONGMEMEVAL, "format_options": "granularity"},
+            "format_options: 'granularity' (str) is not KEY=VALUE; write e.g. granularity=session (the longmemeval "
+            "format takes: granularity, all_turns, user_turns_only, repair)",
+        ),
+        (
+            {"collection": LONGMEMEVAL, "format_options": "granularity=sentence"},
+            "granularity: 'sentence' (str) is not a known name; choose from: session, turn",
+        ),
+        (
+            {"collection": LONGMEMEVAL, "format_options": "all_turns=maybe"},
+            "format_options all_turns: 'maybe' (str) is not a bool; write true or false (or yes/no, on/off, 1/0)",
+        ),
+        (
+            {"collection": LONGMEMEVAL, "format_options": "granularity=turn, granularity=session"},
+            "format_options: 'granularity=session' (str) sets granularity a second time; give each option of the "
+            "longmemeval format once",
+        ),
+        (
+            {"format_options": "repair=true", "repair": True},
+            "format_options: 'repair=true' (str) sets repair a second time; set repair with the repair parameter only",
+        ),
+        (
+            {"collection": str(GARDEN), "format_options": "granularity=turn"},
+            "granularity: 'turn' (str) is not an option of the beir format; the beir format takes: split "
+            "(granularity is an option of: longmemeval)",
+        ),
+        (
+            {"format_options": 3},
+            'format_options: 3 (int) is not one line of text; pass KEY=VALUE pairs, comma-separated, or ""',
+        ),
     ],
-    ids=["k=0", "repair=yes", "format=csv", "repair-on-beir", "missing-file", "not-a-path"],
+    ids=[
+        "k=0",
+        "repair=yes",
+        "format=csv",
+        "repair-on-beir",
+        "missing-file",
+        "not-a-path",
+        "option-without-value",
+        "unknown-granularity",
+        "not-a-bool",
+        "option-twice",
+        "repair-twice",
+        "option-of-another-format",
+        "not-text",
+    ],
 )
 def test_bad_parameters_give_the_librarys_message(changes, message):
     """Every rejected value is a ReportParameterError whose text is the library's message, to the letter."""
@@ -115,6 +161,37 @@ def test_collection_command_names_every_option(tmp_path):
         "agentmemory eval --collection fixtures/locomo-sample/locomo-sample.json --format locomo --repair "
         "--seed 7 --k 3 --retrievers bm25,tags --out reports/collection/eval-results.json"
     )
+
+
+def test_format_options_reach_the_loader_and_the_command(tmp_path) -> None:
+    """format_options are read with the format's declared types, loaded with, shown in the overview and the
+    equivalent command (a built-in option by its own flag)."""
+    setup = _setup(
+        collection=LONGMEMEVAL,
+        format_options="granularity=turn, all_turns=true",
+        retrievers="bm25",
+        output_dir="out",
+    )
+    assert dict(setup.format_options) == {"granularity": "turn", "all_turns": True}
+    assert dict(setup.collection.settings) == {"granularity": "turn", "indexed_turns": "all"}
+    assert setup.collection == load(REPO_ROOT / LONGMEMEVAL, granularity="turn", all_turns=True)
+    evaluation = evaluate(setup.collection, setup.retrievers, k=5, seed=7)
+    assert inputs.collection_command(setup, evaluation) == (
+        f"agentmemory eval --collection {LONGMEMEVAL} --granularity turn --all-turns --seed 7 --k 5 "
+        "--retrievers bm25 --out out/eval-results.json"
+    )
+    overview = inputs.collection_overview(evaluation, setup).text
+    assert "read as `longmemeval`, strict: a question with a malformed haystack or date is skipped" in overview
+    assert "; granularity = turn, indexed_turns = all" in overview
+    notes = inputs.loader_tables(evaluation)[2]
+    n = len(setup.collection.notes)
+    assert n >= 1 and notes.caption == f"Noted by the loader ({n}), nothing changed" and len(notes.frame) == n
+    assert list(notes.frame["note"]) == [note for _, note in setup.collection.notes]
+    session = _setup(collection=LONGMEMEVAL, format_options="granularity=session, user_turns_only=false")
+    assert dict(session.collection.settings) == {"granularity": "session", "indexed_turns": "user"}
+    assert "--format-option user_turns_only=false" in inputs.collection_command(
+        session, evaluate(session.collection, "bm25", k=5, seed=7)
+    )  # a store_true flag has no --no- form
 
 
 def test_overview_and_loading_tables(sample):

@@ -151,6 +151,47 @@ class Format(NamedTuple):
         except (TypeError, ValueError):  # a builtin without a signature
             return False
 
+    def parse_options(self, pairs: Iterable[str], where: str = "--format-option") -> dict[str, Any]:
+        """The options written as ``KEY=VALUE`` texts (a command line's ``--format-option``, a notebook's
+        ``format_options``), each value read with its declared type (:meth:`FormatOption.parse`).
+
+        Only the syntax and the types are checked here: an option the format
+        does not declare is kept as text, for :meth:`check_options` (and so
+        :func:`load`) to refuse with the list of those it takes.
+
+        Raises:
+            ParameterError: a text without ``=`` or a key, a key given twice,
+                or a value that is not of the declared type; ``where`` names
+                the parameter.
+        """
+        options: dict[str, Any] = {}
+        for text in pairs:
+            key, sep, raw = text.partition("=")
+            key = key.strip()
+            if not sep or not key:
+                lead = f"{where} " if where.startswith("--") else ""  # a flag is repeated before each pair
+                raise ParameterError(where, text, "is not KEY=VALUE", self.option_example(lead))
+            if key in options:
+                raise ParameterError(
+                    where, text, f"sets {key} a second time", f"give each option of the {self.name} format once"
+                )
+            declared = self.option(key)
+            options[key] = raw if declared is None else declared.parse(raw, f"{where} {key}")
+        return options
+
+    def option_example(self, lead: str = "") -> str:
+        """How to write ``KEY=VALUE`` for this format, from its first declared option (for messages);
+        ``lead`` goes before the pair (``"--format-option "``)."""
+        if not self.options:
+            return f"the {self.name} format takes no options"
+        first = self.options[0]
+        value = "true" if first.type is bool else str(first.default)
+        return (
+            f"write e.g. {lead}{first.name}={value} (the {self.name} format takes: "
+            + ", ".join(o.name for o in self.options)
+            + ")"
+        )
+
     def check_options(self, options: Mapping[str, Any]) -> dict[str, Any]:
         """Every declared option's value: those in ``options`` checked, the rest their defaults.
 

@@ -10,7 +10,9 @@ and k (default 7 and 5) it
    ``notebooks/collection.ipynb`` on the authored LoCoMo sample with the
    modern baselines (``output_dir = reports/collection``), and again as
    ``collection-provenance`` with the derived-memory run of
-   ``fixtures/locomo-derived`` judged through provenance; and
+   ``fixtures/locomo-derived`` judged through provenance, and as
+   ``collection-longmemeval`` on the authored LongMemEval sample at turn
+   granularity with LongMemEval's official measures; and
    ``notebooks/sweep.ipynb`` with its default (small) sweep;
 2. strips what differs between runs (:func:`normalize_notebook`) and writes
    ``reports/<name>.ipynb`` for each: these executed notebooks are the
@@ -59,6 +61,8 @@ __all__ = [
 
 SAMPLE = "fixtures/locomo-sample/locomo-sample.json"
 DERIVED = "fixtures/locomo-derived"
+LONGMEMEVAL = "fixtures/longmemeval-sample/longmemeval-sample.json"
+LONGMEMEVAL_MEASURES = "recall_any@5,recall_all@5,ndcg_any@5,recall_any@10,sess.recall_any@5,sess.ndcg_any@5"
 _ROOT = Path(__file__).resolve().parent.parent.parent  # the source checkout holding fixtures/
 BASELINES = "bm25,tags,dense,hybrid,recency"
 
@@ -107,6 +111,27 @@ REPORTS: tuple[Report, ...] = (
             f"{{root}}/{DERIVED}/memories.jsonl",
             "--relevance",
             "provenance",
+        ),
+    ),
+    Report(
+        "collection-longmemeval",
+        "collection.ipynb",
+        {
+            "collection": LONGMEMEVAL,
+            "format_options": "granularity=turn",
+            "retrievers": "bm25,dense,hybrid",
+            "metrics": LONGMEMEVAL_MEASURES,
+        },
+        "collection-longmemeval",
+        (
+            "--collection",
+            f"{{root}}/{LONGMEMEVAL}",
+            "--granularity",
+            "turn",
+            "--retrievers",
+            "bm25,dense,hybrid",
+            "--metrics",
+            LONGMEMEVAL_MEASURES,
         ),
     ),
     Report("sweep", "sweep.ipynb", {}),

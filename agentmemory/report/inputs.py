@@ -21,6 +21,8 @@ __all__ = [
     "collection_overview",
     "groups_table",
     "headline_note",
+    "loader_tables",
+    "notes_table",
     "repairs_table",
     "scopes_table",
     "skipped_table",
@@ -31,11 +33,12 @@ def collection_command(setup: CollectionSetup, evaluation: Evaluation) -> str:
     """The ``agentmemory eval`` command, run from the repository root, that writes the same artifact.
 
     ``--format`` is given when the notebook's was not ``auto``; ``--repair``
-    when repair was on; ``--out`` is ``<output_dir>/eval-results.json``
+    when repair was on, and each of ``format_options`` as its own flag or
+    ``--format-option``; ``--out`` is ``<output_dir>/eval-results.json``
     (``eval-results.json`` when no output folder was given).
     """
     out = "eval-results.json" if setup.output_dir is None else f"{setup.output_dir.as_posix()}/eval-results.json"
-    options = {"repair": True} if setup.repair else {}
+    options = {**setup.format_options, **({"repair": True} if setup.repair else {})}
     return cli_command(
         evaluation, setup.cli_path, format=setup.format_given, options=options, out=out, systems=setup.systems
     )
@@ -65,6 +68,10 @@ def collection_overview(evaluation: Evaluation, setup: CollectionSetup) -> Markd
         how += ", malformed evidence repaired on request (every change listed below)"
     elif setup.format == "locomo":
         how += ", strict: a question with malformed evidence is skipped, never guessed"
+    elif setup.format == "longmemeval":
+        how += ", strict: a question with a malformed haystack or date is skipped, never guessed"
+    if c.settings:
+        how += "; " + ", ".join(f"{key} = {value}" for key, value in c.settings.items())
     lines = [
         f"- **Collection:** `{c.name}` ({setup.source}), {how}",
         f"- **Memories:** {len(c.entries)} entries in "
@@ -102,7 +109,9 @@ def scopes_table(evaluation: Evaluation) -> Table:
         ]
     )
     return Table(
-        frame, "Scopes (LoCoMo: one per conversation): entries, judged queries and when the entries were created"
+        frame,
+        "Scopes (LoCoMo: one per conversation; LongMemEval: one per question's haystack): entries, judged "
+        "queries and when the entries were created",
     )
 
 
@@ -123,7 +132,7 @@ def groups_table(evaluation: Evaluation) -> Table:
             for group, queries in sorted(groups.items())
         ]
     )
-    return Table(frame, "Queries per group (LoCoMo: per category)")
+    return Table(frame, "Queries per group (LoCoMo: per category; LongMemEval: per question type)")
 
 
 def skipped_table(evaluation: Evaluation) -> Table:
@@ -131,6 +140,23 @@ def skipped_table(evaluation: Evaluation) -> Table:
     skipped = evaluation.collection.skipped
     frame = pd.DataFrame(list(skipped), columns=["query", "reason"])
     return Table(frame, f"Skipped by the loader ({len(skipped)}), left out of every number")
+
+
+def loader_tables(evaluation: Evaluation) -> list[Table]:
+    """What the loader left out, changed and noticed: :func:`skipped_table`, :func:`repairs_table`, and
+    :func:`notes_table` when the loader noted anything."""
+    tables = [skipped_table(evaluation), repairs_table(evaluation)]
+    if evaluation.collection.notes:
+        tables.append(notes_table(evaluation))
+    return tables
+
+
+def notes_table(evaluation: Evaluation) -> Table:
+    """What the loader noticed without changing anything (LongMemEval: judgments that disagree with
+    ``answer_session_ids``), one row each."""
+    notes = evaluation.collection.notes
+    frame = pd.DataFrame(list(notes), columns=["query", "note"])
+    return Table(frame, f"Noted by the loader ({len(notes)}), nothing changed")
 
 
 def repairs_table(evaluation: Evaluation) -> Table:

@@ -21,13 +21,15 @@ as on the command line.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from os import PathLike
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..collection import Collection, default_collection_path
-from ..datasets import detect_format, load
+from ..datasets import FORMATS, detect_format, load
 from ..datasets.synthetic import synthetic_collection
 from ..errors import (
     AgentMemoryError,
@@ -454,6 +456,7 @@ class CollectionSetup(_Evaluates):
     output_dir: Path | None
     measures: tuple[Measure, ...] = ()
     systems: Systems | None = None
+    format_options: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
 
 def collection_setup(
@@ -473,6 +476,7 @@ def collection_setup(
     baseline: object = "",
     timings: object = False,
     as_of: object = False,
+    format_options: object = "",
 ) -> CollectionSetup:
     """Validate ``collection.ipynb``'s parameters and load the collection with :func:`agentmemory.datasets.load`.
 
@@ -483,7 +487,11 @@ def collection_setup(
     name) and ``repair`` are checked by ``load``.  ``repair`` is the
     ``locomo`` format's option: ``False`` passes nothing (so any format
     loads), any other value is passed on and checked against the chosen
-    format's declaration.
+    format's declaration.  ``format_options`` is the format's other options,
+    comma-separated ``KEY=VALUE`` pairs read with their declared types, as
+    ``--format-option`` reads them (``"granularity=turn,all_turns=true"`` for
+    LongMemEval); an option the format does not take is refused by ``load``,
+    naming those it does.
 
     Raises:
         ReportParameterError: the first rejected value, with the library's message.
@@ -508,7 +516,7 @@ def collection_setup(
             path: Path = sample_collection_path()
             source, cli_path = SAMPLE, SAMPLE_PATH
         elif isinstance(collection, (str, PathLike)):
-            path = Path(collection)
+            path = _found(str(collection))  # a committed report's fixtures/... path works from any folder
             source = cli_path = str(collection)
         else:
             raise ParameterError(
@@ -518,7 +526,8 @@ def collection_setup(
                 'pass a LoCoMo .json file or a collection folder, or "" for the LoCoMo sample',
             )
         resolved = detect_format(path) if format == "auto" else format
-        options = {} if repair is False else {"repair": repair}
+        given = _format_options(format_options, resolved, repair)
+        options = {**given, **({} if repair is False else {"repair": repair})}
         loaded = load(path, format=resolved, **options)  # type: ignore[arg-type]
     except ReportParameterError:
         raise
@@ -537,7 +546,27 @@ def collection_setup(
         out,
         measures,
         systems,
+        MappingProxyType(given),
     )
+
+
+def _format_options(text: object, format_name: object, repair: object) -> dict[str, Any]:
+    """``format_options`` read as ``KEY=VALUE`` pairs with ``format_name``'s declared types (empty: none)."""
+    if not isinstance(text, str) or "\n" in text:
+        raise ParameterError(
+            "format_options", text, "is not one line of text", 'pass KEY=VALUE pairs, comma-separated, or ""'
+        )
+    pairs = [p.strip() for p in text.split(",")] if text.strip() else []
+    if not isinstance(format_name, str) or format_name not in FORMATS:
+        if pairs:  # load names the unknown format; its options cannot be read without it
+            raise UnknownNameError("format", format_name, [*FORMATS.names(), "auto"])
+        return {}
+    options = FORMATS[format_name].parse_options(pairs, "format_options")
+    if "repair" in options and repair is not False:
+        raise ParameterError(
+            "format_options", text, "sets repair a second time", "set repair with the repair parameter only"
+        )
+    return options
 
 
 class SweepConfig(NamedTuple):
