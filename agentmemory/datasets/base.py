@@ -36,7 +36,9 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..collection import Collection
-from ..errors import MissingFileError, ParameterError, UnknownNameError
+from ..errors import InputError, MissingFileError, ParameterError, UnknownNameError, quote
+from ..inputs import path_kind
+from ..numeric import INTEGER_FORM, NUMBER_FORM, NumberTextError, parse_integer, parse_number
 from ..registry import Registry
 
 __all__ = ["FORMATS", "OPTION_TYPES", "Format", "FormatOption", "detect_format", "load", "register_format"]
@@ -86,15 +88,16 @@ class FormatOption(NamedTuple):
         """What a value must be, as a message ends: ``pass repair=True or repair=False``."""
         if self.type is bool:
             return f"pass {self.name}=True or {self.name}=False"
-        return f"pass {_WHAT[self.type]}, e.g. {self.name}={self.default!r}"
+        return f"pass {_WHAT[self.type]}, e.g. {self.name}={quote(self.default)}"
 
     def parse(self, text: str, name: str | None = None) -> Any:
         """The value written as ``text`` (on a command line), read with the declared type.
 
         A bool is one of ``true``/``false``, ``yes``/``no``, ``on``/``off``,
-        ``1``/``0`` (any case); an int or float is Python's literal; a str is
-        ``text`` itself.  ``name`` is how messages call the option (default
-        its own name).
+        ``1``/``0`` (any case); an int or float is read by the strict rules of
+        :mod:`agentmemory.numeric` (ASCII digits, no underscores, no white
+        space); a str is ``text`` itself.  ``name`` is how messages call the
+        option (default its own name).
 
         Raises:
             ParameterError: ``text`` is not a value of the declared type.
@@ -107,11 +110,13 @@ class FormatOption(NamedTuple):
             if value is None:
                 raise ParameterError(shown, text, "is not a bool", "write true or false (or yes/no, on/off, 1/0)")
             return value
+        parse = parse_integer if self.type is int else parse_number
         try:
-            return self.type(text.strip())
-        except ValueError:
+            return parse(text)
+        except NumberTextError as err:
+            form = INTEGER_FORM if self.type is int else NUMBER_FORM
             raise ParameterError(
-                shown, text, f"is not {_WHAT[self.type]}", f"write {_WHAT[self.type]}, e.g. {self.default!r}"
+                shown, text, err.problem, f"write {_WHAT[self.type]} ({form}), e.g. {quote(self.default)}"
             ) from None
 
 
@@ -298,12 +303,18 @@ def detect_format(path: str | PathLike[str]) -> str:
 
     Raises:
         MissingFileError: ``path`` does not exist.
+        InputError: ``path`` is neither a file nor a folder (a FIFO, a
+            symbolic link loop, ...: said which).
         ParameterError: no format recognises it; the one-line message lists
             every format's rule and every name ``format=`` accepts.
     """
     target = Path(path)
-    if not target.exists():
-        raise MissingFileError(target, "collection file or folder")
+    try:
+        kind = path_kind(target)
+    except MissingFileError:
+        raise MissingFileError(target, "collection file or folder") from None
+    if kind is not None:
+        raise InputError(target, None, f"is {kind}; expected a collection file or folder")
     for name, fmt in FORMATS.registered().items():
         if fmt.recognise is not None and fmt.recognise(target):
             return name
@@ -320,7 +331,7 @@ def detect_format(path: str | PathLike[str]) -> str:
     raise ParameterError(
         "format",
         "auto",
-        f"cannot tell the format of {str(target)!r}",
+        f"cannot tell the format of {quote(str(target))}",
         f"{rules}; pass format= one of: {', '.join(FORMATS.names())}",
     )
 
