@@ -402,6 +402,13 @@ def evaluate(
     k = check_positive_int("k", k)
     seed = check_seed(seed)
     relevance = _check_relevance(relevance)
+    if not collection.judged_queries:  # means over no query would print as 0.00, as if measured
+        left_out = (
+            f"; all {len(collection.skipped)} questions were left out (see skipped)" if collection.skipped else ""
+        )
+        raise ParameterError(
+            "collection", collection.name, f"has no judged query{left_out}", "evaluate a collection with judgments"
+        )
     if isinstance(runs, (str, RunFile)) or not isinstance(runs, Sequence):
         runs = [runs]
     specs = (
