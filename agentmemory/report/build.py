@@ -3,7 +3,7 @@
 Run from the repository root (``make report`` does).  For the given seed
 and k (default 7 and 5) it
 
-1. executes with papermill (kernel ``python3``, working directory ``.``):
+1. executes with papermill (kernel ``python3``, in a temporary working folder; see below):
    ``notebooks/eval.ipynb`` (``output_dir = reports``), which writes
    ``reports/eval-results.json``; ``notebooks/explore.ipynb`` with its
    default query; ``notebooks/collection.ipynb`` on the authored LoCoMo
@@ -21,6 +21,21 @@ and k (default 7 and 5) it
    fails unless each artifact is byte-identical to its notebook's.
 
 Running it twice without changes gives byte-identical files.
+
+**Nothing partial.**  Parameters are checked first (``seed`` an integer >= 0,
+``k`` >= 1, by :mod:`agentmemory.numeric`'s rule on the command line; the
+notebooks present; ``--reports`` inside the working folder, since the
+notebooks record it relative to it).  Every output is declared in an
+:class:`agentmemory.outputs.OutputPlan` whose inputs are the notebooks and
+the collections they read, so ``--reports`` equal to ``--notebooks`` is
+refused before anything runs.  The notebooks then run in a temporary working
+folder, where they write their artifacts (at the same relative
+``output_dir``, so the executed notebooks are the same bytes), the CLI check
+writes its runs there too, and only when everything has run and matched is
+every file written, each atomically.  A failure on the way (a notebook cell,
+a mismatch) leaves ``reports/`` as it was.  Errors are one line
+(``agentmemory.report.build: error: ...``): exit 2 for bad input, 1 for a
+notebook that failed on something else, 130 on Ctrl-C.
 """
 
 from __future__ import annotations
@@ -30,17 +45,21 @@ import contextlib
 import html
 import io
 import logging
+import os
 import re
 import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import nbformat
 
-from ..errors import AgentMemoryError, InputError, check_positive_int
+from ..collection import default_collection_path
+from ..errors import AgentMemoryError, InputError, ParameterError, check_positive_int, check_seed, shorten
 from ..io import atomic_write_text, sha256_file
+from ..numeric import INTEGER_FORM, NumberTextError, parse_integer
+from ..outputs import OutputPlan
 from .params import sample_collection_path
 from .results import ARTIFACT_NAME
 
@@ -141,45 +160,124 @@ def _image_captions(nb: nbformat.NotebookNode) -> list[str]:
 
 
 def _write_notebook(nb: nbformat.NotebookNode, path: Path) -> None:
-    atomic_write_text(path, nbformat.writes(nb) + "\n")
+    atomic_write_text(path, _notebook_text(nb))
+
+
+def _notebook_text(nb: nbformat.NotebookNode) -> str:
+    return nbformat.writes(nb) + "\n"
+
+
+class NotebookFailed(AgentMemoryError):
+    """A notebook stopped on an error: ``"<notebook>: cell <n> raised <ename>: <evalue>"`` (one line).
+
+    ``bad_input`` is true when the cell refused a parameter (``ReportParameterError``).
+    """
+
+    def __init__(self, notebook: Path, ename: str, evalue: str, cell: object) -> None:
+        self.bad_input = ename == "ReportParameterError"
+        self.ename = ename
+        where = f"cell {cell}" if cell is not None else "a cell"
+        super().__init__(f"{notebook.as_posix()}: {where} raised {ename}: {shorten(' '.join(evalue.split()))}")
+
+
+def _reports_folder(reports: Path, cwd: Path) -> Path:
+    """``reports`` relative to ``cwd`` (the notebooks record their ``output_dir`` that way).
+
+    Raises:
+        ParameterError: ``reports`` is outside ``cwd``.
+    """
+    absolute = Path(os.path.normpath(cwd / reports))
+    try:
+        relative = absolute.relative_to(cwd)
+    except ValueError:
+        raise ParameterError(
+            "reports",
+            str(reports),
+            "is outside the working folder",
+            "run the build from a folder that holds it (the notebooks record it as a relative path)",
+        ) from None
+    return relative
+
+
+def _inputs(notebooks: Path) -> list[Path]:
+    """What the build reads: the notebooks and the files of the two collections they evaluate."""
+    found = [notebooks / name for name in NOTEBOOKS]
+    fixture = default_collection_path()
+    found += sorted(p for p in fixture.rglob("*") if p.is_file())
+    try:
+        found.append(sample_collection_path())
+    except AgentMemoryError:  # no sample (an installed wheel): collection.ipynb will say so
+        pass
+    return found
 
 
 def build(
     *, seed: int = 7, k: int = 5, notebooks: Path = Path("notebooks"), reports: Path = Path("reports")
 ) -> list[Path]:
-    """Regenerate ``reports`` (see the module docstring); return the files written."""
+    """Regenerate ``reports`` (see the module docstring); return the files written (and the runs folder).
+
+    Raises:
+        ParameterError: ``seed`` or ``k`` out of range; ``reports`` outside
+            the working folder; an output that is an input.
+        InputError: a notebook is missing.
+        NotebookFailed: a notebook stopped on an error (nothing is written).
+        RuntimeError: a notebook's artifact differs from the CLI's (nothing is written).
+    """
+    seed = check_seed(seed)
     k = check_positive_int("k", k)
     for name in NOTEBOOKS:
         if not (notebooks / name).is_file():
             raise InputError(notebooks / name, None, "not found; run from the repository root or pass --notebooks")
-    reports.mkdir(parents=True, exist_ok=True)
     cwd = Path.cwd()
-    written = []
-    collection_dir = reports / "collection"
+    relative = _reports_folder(reports, cwd)
+    plan = OutputPlan(_inputs(notebooks))
+    pages = []
+    for name in NOTEBOOKS:
+        stem = Path(name).stem
+        pages.append(
+            (name, plan.file("--reports", reports / f"{stem}.ipynb"), plan.file("--reports", reports / f"{stem}.html"))
+        )
+    artifact = plan.file("--reports", reports / ARTIFACT_NAME)
+    collection_artifact = plan.file("--reports", reports / "collection" / ARTIFACT_NAME)
+    runs = plan.folder("--reports", reports / "runs")
 
     parameters: dict[str, dict[str, Any]] = {
-        "eval.ipynb": {"seed": seed, "k": k, "output_dir": reports.as_posix()},
+        "eval.ipynb": {"seed": seed, "k": k, "output_dir": relative.as_posix()},
         "explore.ipynb": {"k": k},
-        "collection.ipynb": {"seed": seed, "k": k, "output_dir": collection_dir.as_posix()},
+        "collection.ipynb": {"seed": seed, "k": k, "output_dir": (relative / "collection").as_posix()},
         "sweep.ipynb": {"k": k},
     }
-    for name in NOTEBOOKS:
-        nb = execute(notebooks / name, parameters[name], cwd)
-        stem = Path(name).stem
-        _write_notebook(nb, reports / f"{stem}.ipynb")
-        atomic_write_text(reports / f"{stem}.html", render_html(nb))
-        written += [reports / f"{stem}.ipynb", reports / f"{stem}.html"]
+    with tempfile.TemporaryDirectory(prefix="agentmemory-build-") as tmp:
+        staging = Path(tmp)
+        for name, notebook_path, html_path in pages:
+            nb = _execute_checked(notebooks / name, parameters[name], staging)
+            plan.put(notebook_path, _notebook_text(nb))
+            plan.put(html_path, render_html(nb))
+        staged = staging / relative
+        staged_runs = staging / "runs"
+        plan.put(artifact, _check_against_cli(seed, k, staged / ARTIFACT_NAME, ["--runs-dir", str(staged_runs)]))
+        sample = ["--collection", str(sample_collection_path())]
+        plan.put(collection_artifact, _check_against_cli(seed, k, staged / "collection" / ARTIFACT_NAME, sample))
+        for run_file in sorted(staged_runs.iterdir()):
+            plan.put(plan.file("--reports", runs / run_file.name), run_file.read_bytes())
+        plan.write()
+    written = [path for _, notebook_path, html_path in pages for path in (notebook_path, html_path)]
+    return [*written, artifact, runs, collection_artifact]
 
-    written.append(_check_against_cli(seed, k, reports / ARTIFACT_NAME, ["--runs-dir", str(reports / "runs")]))
-    written.append(reports / "runs")
-    sample = ["--collection", str(sample_collection_path())]
-    written.append(_check_against_cli(seed, k, collection_dir / ARTIFACT_NAME, sample))
-    return written
+
+def _execute_checked(source: Path, parameters: dict[str, Any], cwd: Path) -> nbformat.NotebookNode:
+    """:func:`execute`, with a notebook's error turned into :class:`NotebookFailed` (one line)."""
+    import papermill
+
+    try:
+        return execute(source, parameters, cwd)
+    except papermill.PapermillExecutionError as err:
+        raise NotebookFailed(source, str(err.ename), str(err.evalue), err.exec_count) from None
 
 
-def _check_against_cli(seed: int, k: int, artifact: Path, extra: list[str]) -> Path:
+def _check_against_cli(seed: int, k: int, artifact: Path, extra: list[str]) -> bytes:
     """Run ``agentmemory eval`` with the same parameters (and ``extra`` options); fail unless its artifact
-    equals the notebook's byte for byte.  Returns ``artifact``."""
+    equals the notebook's byte for byte.  Returns the artifact's bytes."""
     from ..cli import main as cli_main
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -190,35 +288,77 @@ def _check_against_cli(seed: int, k: int, artifact: Path, extra: list[str]) -> P
             )
         if status != 0:
             raise RuntimeError(f"agentmemory eval exited with status {status}")
-        if cli_out.read_bytes() != artifact.read_bytes():
+        data = artifact.read_bytes()
+        if cli_out.read_bytes() != data:
             raise RuntimeError(
-                f"{artifact} (written by the notebook) differs from what agentmemory eval writes "
+                f"{artifact.name} (written by the notebook) differs from what agentmemory eval writes "
                 f"for seed {seed}, k {k}: sha256 {sha256_file(artifact)} against {sha256_file(cli_out)}"
             )
-    return artifact
+    return data
+
+
+_PROG = "agentmemory.report.build"
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (no usage block), raised instead of exiting."""
+
+    def error(self, message: str) -> NoReturn:
+        raise _UsageError(f"{message} (see '{self.prog} --help')")
+
+
+class _UsageError(Exception):
+    pass
+
+
+def _int(name: str, text: str) -> int:
+    try:
+        return parse_integer(text)
+    except NumberTextError as err:
+        raise ParameterError(name, text, err.problem, f"{name} must be an integer ({INTEGER_FORM})") from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m agentmemory.report.build",
+    """Run the build from the command line; return the exit status (see the module docstring)."""
+    parser = _Parser(
+        prog=f"python -m {_PROG}",
         description="Regenerate reports/: executed notebooks, their HTML and the eval-results.json artifacts.",
     )
-    parser.add_argument("--seed", type=int, default=7, help="seed of the evaluation (default 7)")
-    parser.add_argument("--k", type=int, default=5, help="rank cutoff (default 5)")
+    parser.add_argument("--seed", default="7", help="seed of the evaluation (default 7)")
+    parser.add_argument("--k", default="5", help="rank cutoff (default 5)")
     parser.add_argument("--notebooks", type=Path, default=Path("notebooks"), help="folder of the source notebooks")
     parser.add_argument("--reports", type=Path, default=Path("reports"), help="folder to regenerate")
-    args = parser.parse_args(argv)
     try:
-        written = build(seed=args.seed, k=args.k, notebooks=args.notebooks, reports=args.reports)
-    except AgentMemoryError as err:
-        print(f"agentmemory.report.build: error: {err}", file=sys.stderr)
+        args = parser.parse_args(argv)
+        seed = check_seed(_int("--seed", args.seed), "--seed")
+        k = check_positive_int("--k", _int("--k", args.k))
+        written = build(seed=seed, k=k, notebooks=args.notebooks, reports=args.reports)
+    except NotebookFailed as err:
+        print(f"{_PROG}: error: {err}", file=sys.stderr)
+        return 2 if err.bad_input else 1
+    except (AgentMemoryError, _UsageError) as err:
+        print(f"{_PROG}: error: {_one_line(str(err))}", file=sys.stderr)
         return 2
+    except OSError as err:
+        where = f"{err.filename}: " if getattr(err, "filename", None) else ""
+        print(f"{_PROG}: error: {_one_line(f'{where}{err.strerror or err}')}", file=sys.stderr)
+        return 2
+    except RuntimeError as err:
+        print(f"{_PROG}: error: {_one_line(str(err))}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"{_PROG}: interrupted", file=sys.stderr)
+        return 130
     for path in written:
         if path.is_file():
             print(f"{sha256_file(path)}  {path.as_posix()}")
         else:
             print(f"{'(folder)':>64}  {path.as_posix()}/")
     return 0
+
+
+def _one_line(message: str) -> str:
+    return message.replace("\r", "\\r").replace("\n", "\\n")
 
 
 if __name__ == "__main__":
