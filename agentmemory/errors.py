@@ -99,7 +99,8 @@ def quote(value: object, limit: int = _SHOWN) -> str:
 
     Every message that shows a value read from a file or given by a caller
     quotes it through this, so a 5 MB string gives a line of about two
-    hundred characters.  A value whose ``repr`` fails (an int of more digits
+    hundred characters: ``'xxx...x'... (5,000,000 characters)`` (the count
+    is the value's length).  A value whose ``repr`` fails (an int of more digits
     than Python converts to text, a structure nested too deeply) is
     described instead: ``<int of 5,000 digits>``, ``<list too deeply nested to show>``.
     """
@@ -107,6 +108,8 @@ def quote(value: object, limit: int = _SHOWN) -> str:
         digits = _int_digits(value)
         if digits > _MAX_INT_DIGITS_SHOWN:
             return f"<int of {digits:,} digits>"
+    if isinstance(value, str) and len(value) > limit:  # count the value's characters, not its repr's
+        return f"{value[:limit]!r}... ({len(value):,} characters)"
     try:
         text = repr(value)
     except RecursionError:
