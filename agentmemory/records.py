@@ -176,7 +176,8 @@ class Provenance:
         for source in derived:
             problem = id_problem(source)
             if problem is not None:
-                raise ParameterError("derived_from", derived, f"holds {_item(source)}, which {problem}", allowed)
+                which = "" if problem in ("is empty", "is not a string") else f", which {problem}"
+                raise ParameterError("derived_from", derived, f"holds {_item(source)}{which}", allowed)
         object.__setattr__(self, "derived_from", tuple(derived))
 
     @classmethod
