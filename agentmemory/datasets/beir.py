@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from collections.abc import Iterator, Mapping
 from datetime import datetime
@@ -411,8 +412,13 @@ def write_collection(collection: Collection, folder: str | PathLike[str], *, spl
 
 
 def recognise(path: Path) -> bool:
-    """True for a folder holding ``corpus.jsonl`` (the rule ``format="auto"`` applies)."""
-    return path.is_dir() and (path / "corpus.jsonl").is_file()
+    """True for a folder holding ``corpus.jsonl`` (the rule ``format="auto"`` applies).
+
+    Whatever ``corpus.jsonl`` is (a file, or a folder, a FIFO, a broken link
+    by mistake), the folder is taken as BEIR, so the reader can say what is
+    wrong with it instead of "cannot tell the format".
+    """
+    return path.is_dir() and os.path.lexists(path / "corpus.jsonl")
 
 
 def read(path: Path, *, split: str, progress: bool) -> Collection:

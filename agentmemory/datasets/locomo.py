@@ -86,7 +86,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..collection import Collection
-from ..errors import InputError, ParameterError, UnknownNameError, quote
+from ..errors import InputError, ParameterError, UnknownNameError, quote, shorten
 from ..events import LATEST, TIME_RANGE
 from ..inputs import decode_utf8, parse_json, read_bytes
 from ..records import MemoryEntry, Provenance, Query
@@ -374,9 +374,9 @@ class _Conversation:
         for raw in evidence:
             parts = [p for p in _SEPARATORS.split(raw) if p] or [raw]
             if len(parts) > 1:
-                changes.append(f"evidence {quote(raw)} split into {', '.join(parts)}")
+                changes.append(f"evidence {quote(raw)} split into {shorten(', '.join(parts))}")
             elif parts[0] != raw:
-                changes.append(f"evidence {quote(raw)} stripped to {parts[0]}")
+                changes.append(f"evidence {quote(raw)} stripped to {shorten(parts[0])}")
             for part in parts:
                 match = _LOOSE_DIA_ID.fullmatch(part)
                 if match is None:
@@ -384,13 +384,13 @@ class _Conversation:
                     continue
                 canonical = _canonical(match)
                 if canonical not in self.turns:
-                    drops.append(f"evidence {quote(part)} dropped: no turn {canonical} in {self.sample_id}")
+                    drops.append(f"evidence {quote(part)} dropped: no turn {shorten(canonical)} in {self.sample_id}")
                     continue
                 if canonical in ids:
-                    drops.append(f"evidence {quote(part)} dropped: {canonical} is listed twice")
+                    drops.append(f"evidence {quote(part)} dropped: {shorten(canonical)} is listed twice")
                     continue
                 if canonical != part:
-                    changes.append(f"evidence {quote(part)} normalised to {canonical}")
+                    changes.append(f"evidence {quote(part)} normalised to {shorten(canonical)}")
                 ids.append(canonical)
         return ids, changes, drops
 
