@@ -38,7 +38,7 @@ from .errors import InputError, MissingFileError, ParameterError, quote
 from .inputs import decode_utf8, parse_json, read_bytes
 from .numeric import NUMBER_FORM, NumberTextError, parse_number
 from .records import Hit, MemoryEntry, Provenance, id_problem
-from .trec import trec_order
+from .trec import TREC_ID_RULE, trec_id_problem, trec_order
 
 __all__ = ["BoundRun", "RunFile", "bind_run", "parse_run_option", "read_memories", "read_run_file"]
 
@@ -127,6 +127,13 @@ def _score(value: object, path: Path, line: int, doc: str) -> float:
     return score
 
 
+def _check_id(path: Path, line: int, name: str, value: str) -> None:
+    """An id of a run names a query or entry of a collection, so it follows the same rule (no white space or control characters)."""
+    problem = trec_id_problem(value)
+    if problem is not None:
+        raise InputError(path, line, f"{name} {quote(value)} {problem}; {TREC_ID_RULE}")
+
+
 def _read_jsonl(path: Path, text: str) -> dict[str, list[tuple[str, float, int]]]:
     out: dict[str, list[tuple[str, float, int]]] = {}
     first: dict[str, int] = {}
@@ -145,6 +152,7 @@ def _read_jsonl(path: Path, text: str) -> dict[str, list[tuple[str, float, int]]
         qid = obj["query_id"]
         if not isinstance(qid, str) or not qid:
             raise InputError(path, line, f"query_id {quote(qid)} is not a non-empty string")
+        _check_id(path, line, "query_id", qid)
         if qid in first:
             raise InputError(
                 path,
@@ -162,6 +170,7 @@ def _read_jsonl(path: Path, text: str) -> dict[str, list[tuple[str, float, int]]
             doc = hit["entry_id"]
             if not isinstance(doc, str) or not doc:
                 raise InputError(path, line, f"entry_id {quote(doc)} is not a non-empty string")
+            _check_id(path, line, "entry_id", doc)
             if doc in seen:
                 raise InputError(
                     path,
@@ -187,6 +196,8 @@ def _read_trec(path: Path, text: str) -> dict[str, list[tuple[str, float, int]]]
                 f"found {len(fields)} fields; expected 6 whitespace-separated fields: query_id Q0 entry_id rank score tag",
             )
         qid, _, doc, _, score_text, _ = fields
+        _check_id(path, line, "query_id", qid)
+        _check_id(path, line, "entry_id", doc)
         try:
             score = parse_number(score_text)
         except NumberTextError as err:
