@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from . import __version__
-from .errors import AgentMemoryError, ParameterError, UnknownNameError, check_positive_int, check_seed
+from .errors import AgentMemoryError, ParameterError, UnknownNameError, check_positive_int, check_seed, quote
 from .numeric import INTEGER_FORM, NumberTextError, parse_integer
 
 if TYPE_CHECKING:
@@ -115,7 +115,7 @@ def run_file_names(keys: Sequence[str]) -> dict[str, str]:
             raise ParameterError(
                 "--runs-dir",
                 name,
-                f"would hold the runs of both {taken[name]!r} and {key!r}",
+                f"would hold the runs of both {quote(taken[name])} and {quote(key)}",
                 "give the retrievers keys that differ in letters or digits",
             )
         names[key] = taken[name] = name

@@ -188,12 +188,12 @@ def _checked_option(option: object, format_name: str) -> FormatOption:
         option = FormatOption(*option)
     if not isinstance(option, FormatOption):
         raise ParameterError(
-            f"format {format_name!r} option",
+            f"format {quote(format_name)} option",
             option,
             "is not a FormatOption",
             "declare each option as FormatOption(name, type, default, help)",
         )
-    where = f"format {format_name!r} option"
+    where = f"format {quote(format_name)} option"
     if not isinstance(option.name, str) or not option.name.isidentifier() or option.name in _RESERVED_OPTIONS:
         raise ParameterError(
             f"{where} name",
@@ -225,7 +225,7 @@ def _check_format(name: str, obj: object) -> Format:
     """The registry's check: ``obj`` must be a complete :class:`Format` named ``name``."""
     if not isinstance(obj, Format):
         raise ParameterError(
-            f"format {name!r}",
+            f"format {quote(name)}",
             obj,
             "is not a Format record",
             "register a agentmemory.datasets.Format, or call register_format(name, recognise, read, options, ...)",
@@ -234,27 +234,34 @@ def _check_format(name: str, obj: object) -> Format:
         raise ParameterError("format name", name, "is reserved", "'auto' asks for detection; choose another name")
     if obj.name != name:
         raise ParameterError(
-            f"format {name!r} name", obj.name, "differs from the name it is registered under", f"name it {name!r}"
+            f"format {quote(name)} name",
+            obj.name,
+            "differs from the name it is registered under",
+            f"name it {quote(name)}",
         )
     if obj.recognise is not None and not callable(obj.recognise):
         raise ParameterError(
-            f"format {name!r} recognise", obj.recognise, "is not callable", "pass a function path -> bool, or None"
+            f"format {quote(name)} recognise", obj.recognise, "is not callable", "pass a function path -> bool, or None"
         )
     if not callable(obj.read):
-        raise ParameterError(f"format {name!r} read", obj.read, "is not callable", "pass a function path -> Collection")
+        raise ParameterError(
+            f"format {quote(name)} read", obj.read, "is not callable", "pass a function path -> Collection"
+        )
     if not isinstance(obj.options, Iterable) or isinstance(obj.options, (str, bytes, Mapping)):
         raise ParameterError(
-            f"format {name!r} options", obj.options, "is not a sequence", "pass a tuple of FormatOption records"
+            f"format {quote(name)} options", obj.options, "is not a sequence", "pass a tuple of FormatOption records"
         )
     options = tuple(_checked_option(o, name) for o in obj.options)
     names = [o.name for o in options]
     repeated = next((n for i, n in enumerate(names) if n in names[:i]), None)
     if repeated is not None:
-        raise ParameterError(f"format {name!r} options", repeated, "is declared twice", "declare each option once")
-    _one_line(f"format {name!r} description", obj.description, "the description")
+        raise ParameterError(f"format {quote(name)} options", repeated, "is declared twice", "declare each option once")
+    _one_line(f"format {quote(name)} description", obj.description, "the description")
     rule = obj.rule
     if obj.recognise is not None:
-        _one_line(f"format {name!r} rule", rule, "the rule recognise applies (e.g. 'a folder holding corpus.jsonl')")
+        _one_line(
+            f"format {quote(name)} rule", rule, "the rule recognise applies (e.g. 'a folder holding corpus.jsonl')"
+        )
     return obj._replace(options=options)
 
 
