@@ -42,8 +42,8 @@ from ..collection import Collection
 from ..errors import InputError, MissingFileError, ParameterError, quote
 from ..events import TIME_RANGE, usable_time
 from ..inputs import decode_utf8, json_lines, path_kind, read_bytes
-from ..io import atomic_write_text
 from ..numeric import INTEGER_FORM, NumberTextError, parse_integer
+from ..outputs import OutputPlan
 from ..records import MemoryEntry, Provenance, Query
 from ..trec import NO_JUDGMENTS, TREC_ID_RULE, trec_id_problem
 from .base import Format, FormatOption
@@ -380,9 +380,10 @@ def write_collection(collection: Collection, folder: str | PathLike[str], *, spl
         queries.jsonl       _id, text, [tags], [scope], [group], metadata keys
         qrels/<split>.tsv   "query-id<TAB>corpus-id<TAB>score", then one line per judgment
 
-    Each file is written atomically (:func:`agentmemory.io.atomic_write_text`);
-    the folder as a whole is not (a failure between files can leave some
-    written).  Existing files of those names are replaced.  Metadata keys
+    The three files are written through one
+    :class:`~agentmemory.outputs.OutputPlan`: all are rendered first, then
+    each is written atomically, and a failure before the last rename
+    changes none of them.  Existing files of those names are replaced.  Metadata keys
     are written as top-level fields, which the loader returns as metadata.
     ``scope`` and ``group`` are written when set.  ``skipped``, ``repairs``
     and ``headline_excludes`` are not written.
@@ -406,8 +407,10 @@ def write_collection(collection: Collection, folder: str | PathLike[str], *, spl
             f"{qid}\t{eid}\t{int(grade)}\n" for qid, judged in collection.qrels.items() for eid, grade in judged.items()
         ),
     }
+    plan = OutputPlan()
     for name, text in texts.items():
-        atomic_write_text(root / name, text)
+        plan.put(plan.file("folder", root / name), text)
+    plan.write()
     return {name: hashlib.sha256(text.encode("utf-8")).hexdigest() for name, text in sorted(texts.items())}
 
 
