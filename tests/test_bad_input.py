@@ -882,3 +882,29 @@ def test_class_4_evidence_of_thousands_of_digits_is_a_reason_not_a_crash(world: 
     reasons = [r for q, r in (*collection.skipped, *collection.repairs) if q == "conv-1/q0"]
     assert reasons and all(len(r) < 1000 for r in reasons)  # two bad strings, each quoted short
     assert "(5,003 characters)" in reasons[0] and "conv-1/q0" not in {q.id for q in collection.queries}
+
+
+def test_class_2_a_notebook_refuses_an_output_dir_whose_artifact_is_its_collection(world: Path) -> None:
+    """eval.ipynb / collection.ipynb: output_dir/eval-results.json may not be the collection file they read."""
+    from agentmemory.report import params
+
+    shutil.copy(world / "locomo.json", world / "out" / "eval-results.json")
+    before = _snapshot(world)
+    message = (
+        "output_dir: 'out/eval-results.json' (str) is the input file 'out/eval-results.json'; "
+        "write outputs elsewhere: a run never replaces what it reads"
+    )
+    common = {"seed": 7, "k": 5, "retrievers": "bm25", "output_dir": "out", "collection": "out/eval-results.json"}
+    for setup in (
+        lambda: params.eval_setup(**common),
+        lambda: params.collection_setup(format="auto", repair=False, **common),
+    ):
+        with pytest.raises(params.ReportParameterError) as info:
+            setup()
+        assert str(info.value) == message
+    assert _snapshot(world) == before
+
+
+def test_class_9_a_line_break_in_a_path_stays_on_one_line(world: Path, capsys) -> None:
+    """A path holding a line break is shown with \\n: the error is still exactly one line."""
+    _refused(world, capsys, ["eval", "--collection", "no\nsuch"], "no\\nsuch: no such collection file or folder")
