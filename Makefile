@@ -25,7 +25,7 @@ setup: $(STAMP)
 # Unit tests, then nbval over the committed executed notebooks in reports/ (same pytest run).
 test: $(STAMP)
 	$(PY) -m pytest --nbval --nbval-current-env tests reports/eval.ipynb reports/explore.ipynb \
-		reports/collection.ipynb reports/sweep.ipynb
+		reports/collection.ipynb reports/collection-provenance.ipynb reports/sweep.ipynb
 
 eval: $(STAMP)
 	$(PY) -m agentmemory eval --seed 7 --k 5

@@ -7,19 +7,30 @@ seed (see :mod:`agentmemory.evaluate`), input files named relative to the
 collection folder with their sha256, no wall-clock time, no environment
 detail, no absolute path.  Written atomically.
 
-Top-level keys (``schema_version`` 1)::
+Top-level keys (``schema_version`` 2)::
 
     schema_version, params, collection, aggregate, groups, tie_aware,
     statistics, unjudged_queries, per_query, events
 
-``aggregate`` holds one row per retriever (the seed's columns
+``params`` names the seed, k, the measures, how hits were judged
+(``relevance``: ``direct`` or ``provenance``, and the measures left
+``unscored`` under provenance), whether queries saw only the memories
+created before they were asked (``as_of``; then each per-query row says how
+many entries of its scope it could see, ``visible_entries``) and every system (``retrievers``: name,
+label, ``kind`` ``retriever`` or ``run``, parameters; a run's file name,
+sha256, format and depth), with the run lines a lenient run dropped.
+``aggregate`` holds one row per system (the seed's columns
 ``retriever``, ``mean_recall@k``, ``mean_precision@k``, ``MRR``, then every
 measure's mean); ``groups`` the means per query group; ``tie_aware`` the
 headline means of each measure under the tie rule, expected over all
 orderings of tied scores, and at worst and best; ``statistics`` the
 bootstrap intervals and paired tests of :func:`agentmemory.stats.evaluation_statistics`,
 seeded by the run's seed (:meth:`agentmemory.stats.Statistics.to_dict`;
-:meth:`~agentmemory.stats.Statistics.from_dict` reads it back).
+:meth:`~agentmemory.stats.Statistics.from_dict` reads it back): the
+pairwise comparisons with Holm over the pairs of each measure (``p_holm``),
+and the comparison table's cells against the baseline with Holm over the
+whole table (``versus_baseline[].p_holm_table``).  Under provenance each
+per-query row also lists, per hit, the relevant sources it credited.
 """
 
 from __future__ import annotations
@@ -35,7 +46,7 @@ from .stats import Statistics, evaluation_statistics
 
 __all__ = ["SCHEMA_VERSION", "artifact_dict", "dumps_artifact", "write_artifact"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 def artifact_dict(evaluation: Evaluation, statistics: Statistics | None = None) -> dict[str, Any]:
@@ -53,7 +64,17 @@ def artifact_dict(evaluation: Evaluation, statistics: Statistics | None = None) 
             "seed": evaluation.seed,
             "k": evaluation.k,
             "measures": [str(m) for m in evaluation.measures],
-            "retrievers": [{"name": r.name, "label": r.label, "params": r.params} for r in evaluation.results],
+            "relevance": evaluation.relevance,
+            "as_of": evaluation.as_of,
+            "unscored_measures": list(evaluation.unscored),
+            "retrievers": [
+                {"name": r.name, "label": r.label, "kind": r.kind, "params": r.params} for r in evaluation.results
+            ],
+            "dropped_run_lines": {
+                r.name: [{"line": line, "reason": why} for line, why in r.dropped]
+                for r in evaluation.results
+                if r.dropped
+            },
         },
         "collection": collection_summary(evaluation.collection),
         "aggregate": [r.aggregate_row() for r in evaluation.results],
@@ -72,6 +93,8 @@ def artifact_dict(evaluation: Evaluation, statistics: Statistics | None = None) 
                 "tie_at_cutoff": q.tie_at_cutoff,
                 # Only the measures ties could move for this query (min < max).
                 "ties": {m: t.to_dict() for m, t in (q.ties or {}).items() if t.minimum != t.maximum},
+                **({"credited": [list(new) for new in q.credited.new]} if q.credited is not None else {}),
+                **({"visible_entries": q.visible} if q.visible is not None else {}),
             }
             for r in evaluation.results
             for q in r.per_query

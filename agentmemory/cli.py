@@ -5,7 +5,7 @@ Subcommands::
     agentmemory eval     [--collection PATH] [--format NAME] [--split SPLIT] [--repair] [--include-captions]
                          [--format-option KEY=VALUE ...] [--seed INT] [--k INT] [--retrievers SPECS]
                          [--run NAME=PATH [--memories PATH] ...] [--lenient-run] [--relevance direct|provenance]
-                         [--baseline NAME] [--metrics LIST] [--out FILE] [--table-out FILE] [--runs-dir DIR]
+                         [--as-of] [--baseline NAME] [--metrics LIST] [--out FILE] [--table-out FILE] [--runs-dir DIR]
                          [--timings] [--progress | --no-progress]
     agentmemory retrieve --out FILE [--collection PATH] [--format NAME] [--split SPLIT] [--repair]
                          [--include-captions] [--format-option KEY=VALUE ...] [--retriever SPEC]
@@ -295,6 +295,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         lenient_run=args.lenient_run,
         progress=progress,
         timings=args.timings,
+        as_of=args.as_of,
     )
     statistics = evaluation_statistics(evaluation, seed=seed, baseline=args.baseline)
     table = comparison_table(evaluation, statistics)
@@ -535,12 +536,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
         commands = {"eval": _cmd_eval, "retrieve": _cmd_retrieve, "score": _cmd_score}
         return commands[args.command](args)
-    except (AgentMemoryError, _UsageError) as err:
-        print(f"{PROG}: error: {_one_line(str(err))}", file=sys.stderr)
-        return 2
     except BrokenPipeError:  # `agentmemory ... | head`: the reader left; stop quietly, as Unix tools do
         _silence_stdout()
         return 141  # 128 + SIGPIPE, the status a shell shows for a tool stopped by a closed pipe
+    except (AgentMemoryError, _UsageError) as err:
+        print(f"{PROG}: error: {_one_line(str(err))}", file=sys.stderr)
+        return 2
     except OSError as err:  # an input that cannot be read, ...
         where = f"{err.filename}: " if getattr(err, "filename", None) else ""
         print(f"{PROG}: error: {_one_line(f'{where}{err.strerror or err}')}", file=sys.stderr)

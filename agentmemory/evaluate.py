@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from functools import partial
 from os import PathLike
@@ -101,6 +101,7 @@ class QueryResult:
     tie_at_cutoff: bool
     ties: Mapping[str, TieReport] | None = None
     credited: Credited | None = None
+    visible: int | None = None
 
     @property
     def found(self) -> tuple[str, ...]:
@@ -154,7 +155,9 @@ class RetrieverResult:
     ``kind`` is ``"retriever"`` or ``"run"``; ``capabilities`` the optional
     members the retriever has (``score_all``, ``explain``; none for a run);
     ``entries`` the run's own memories (its companion ``memories.jsonl``),
-    ``dropped`` the run lines ``lenient_run=True`` left out, ``(line, reason)``.
+    ``dropped`` the run lines ``lenient_run=True`` left out, ``(line, reason)``;
+    ``rankings`` a run's whole ranking per query (as deep as the file goes),
+    which reports read below the top k.
     """
 
     name: str
@@ -169,6 +172,7 @@ class RetrieverResult:
     entries: Mapping[str, MemoryEntry] = field(default_factory=dict, repr=False)
     dropped: tuple[tuple[int, str], ...] = ()
     timings: Timings | None = field(default=None, repr=False, compare=False)
+    rankings: Mapping[str, tuple[Hit, ...]] = field(default_factory=dict, repr=False, compare=False)
 
     def group_means(self) -> dict[str, dict[str, float]]:
         """Mean of every measure per query group (groups sorted; queries without a group left out)."""
@@ -227,6 +231,9 @@ class Evaluation:
     store: MemoryStore | None = field(default=None, repr=False, compare=False)
     relevance: str = "direct"
     unscored: tuple[str, ...] = ()
+    runs: tuple[RunFile, ...] = ()
+    lenient_run: bool = False
+    as_of: bool = False
 
     def result(self, name: str) -> RetrieverResult:
         """The result of the system ``name`` (its key, e.g. ``"bm25"``, or a run's name; a label works too)."""
@@ -369,6 +376,8 @@ def evaluate(
     progress: bool = False,
     timings: bool = False,
     store: MemoryStore | None = None,
+    clamp: bool = False,
+    as_of: bool = False,
 ) -> Evaluation:
     """Run ``retrievers`` and score them, with the ``runs`` of other systems, over ``collection``.
 
@@ -416,7 +425,8 @@ def evaluate(
         if retrievers is None or (isinstance(retrievers, (list, tuple)) and not retrievers)
         else resolve_retrievers(retrievers)
     )
-    bound = [bind_run(_as_run(r), collection, lenient=lenient_run) for r in runs]
+    run_files = tuple(_as_run(r) for r in runs)
+    bound = [bind_run(r, collection, lenient=lenient_run, as_of=as_of) for r in run_files]
     if not specs and not bound:
         raise ParameterError(
             "retrievers", retrievers, "names no system", "name a retriever (e.g. 'bm25') or pass a run"
@@ -430,6 +440,14 @@ def evaluate(
     scorer = _Scorer(collection, k, chosen, ties=ties and relevance == "direct", relevance=relevance)
 
     first_event = 0 if store is None else len(store.log)
+    reused = store is not None
+    if store is not None and as_of:
+        raise ParameterError(
+            "store",
+            "MemoryStore",
+            "holds every entry, but an as-of evaluation adds them in time order",
+            "leave store out when as_of=True",
+        )
     if specs and store is None:
         stamps = [e.created_at for e in collection.entries if e.created_at is not None]
         store = MemoryStore(
@@ -437,7 +455,6 @@ def evaluate(
             clock=SteppingClock(max(stamps) if stamps else _EPOCH),
             ids=HashIds(f"{collection.digest}:{seed}"),
         )
-        store.add(collection.entries)
     elif store is not None and (
         any(s.key not in store.retriever_names for s in specs)
         or len(store) != len(collection.entries)
@@ -452,19 +469,41 @@ def evaluate(
     queries = collection.judged_queries
     excluded = tuple(collection.headline_excludes)
     results = []
+    slices = _time_slices(collection, queries, as_of, added=reused)
+    found: dict[str, dict[str, QueryResult]] = {spec.key: {} for spec in specs}
+    durations: dict[str, list[float]] | None = {spec.key: [] for spec in specs} if timings else None
+    for entries, batch in slices:
+        if entries and store is not None:
+            store.add(entries)
+        for spec in specs:
+            assert store is not None  # made above whenever there are retrievers
+            searched = store.search_all(
+                batch,
+                k,
+                spec.key,
+                extra=1,
+                progress=progress and len(slices) == 1,
+                durations=None if durations is None else durations[spec.key],
+                clamp=clamp,
+            )
+            for query, deeper in searched:
+                retriever = store.retriever(spec.key, query.scope)
+                result = scorer.score(query, deeper, partial(_reachable, retriever, query, deeper, k))
+                found[spec.key][query.id] = result
     for spec in specs:
-        assert store is not None  # made above whenever there are retrievers
-        durations: list[float] | None = [] if timings else None
-        per_query = []
-        for query, deeper in store.search_all(queries, k, spec.key, extra=1, progress=progress, durations=durations):
-            retriever = store.retriever(spec.key, query.scope)
-            per_query.append(scorer.score(query, deeper, partial(_reachable, retriever, query, deeper, k)))
+        assert store is not None
+        per_query = [found[spec.key][q.id] for q in queries]
+        if as_of:
+            per_query = [replace(r, visible=slices.visible[r.query_id]) for r in per_query]
         retriever = store.retriever(spec.key)
         timing = None
         if durations is not None:
             size = getattr(retriever, "memory_bytes", None)
             timing = Timings(
-                tuple(durations), store.index_seconds(spec.key), len(store), size() if callable(size) else None
+                tuple(durations[spec.key]),
+                store.index_seconds(spec.key),
+                len(store),
+                size() if callable(size) else None,
             )
         results.append(
             RetrieverResult(
@@ -508,7 +547,53 @@ def evaluate(
         store=store,
         relevance=relevance,
         unscored=unscored,
+        runs=run_files,
+        lenient_run=lenient_run,
+        as_of=as_of,
     )
+
+
+class _Slices(list):
+    """``(entries to add, queries to answer then)`` in time order, and each query's visible entries in its scope."""
+
+    visible: dict[str, int]
+
+
+def _time_slices(collection: Collection, queries: Sequence[Query], as_of: bool, *, added: bool) -> _Slices:
+    """The order an evaluation adds entries and answers queries in.
+
+    Without ``as_of``: every entry (unless ``added``: a reused store holds them
+    already), then every query.  With it: entries without ``created_at`` first,
+    then, for each distinct ``asked_at`` in ascending order, the entries created
+    up to it and the queries asked then; the queries without ``asked_at`` last,
+    after every entry.
+    """
+    slices = _Slices()
+    slices.visible = {}
+    if not as_of:
+        slices.append(((() if added else tuple(collection.entries)), tuple(queries)))
+        return slices
+    timed = sorted((e for e in collection.entries if e.created_at is not None), key=lambda e: e.created_at)  # type: ignore[arg-type,return-value]
+    pending = [e for e in collection.entries if e.created_at is None]
+    by_time: dict[datetime | None, list[Query]] = {}
+    for query in queries:
+        by_time.setdefault(query.asked_at, []).append(query)
+    times = sorted(t for t in by_time if t is not None)
+    counts: dict[str | None, int] = {}
+    position = 0
+    for moment in [*times, None]:
+        asked = by_time.get(moment, [])
+        while position < len(timed) and (moment is None or timed[position].created_at <= moment):  # type: ignore[operator]
+            pending.append(timed[position])
+            position += 1
+        for entry in pending:
+            counts[entry.scope] = counts.get(entry.scope, 0) + 1
+        if asked or pending:
+            slices.append((tuple(pending), tuple(asked)))
+        pending = []
+        for query in asked:
+            slices.visible[query.id] = counts.get(query.scope, 0)
+    return slices
 
 
 class _Scorer:

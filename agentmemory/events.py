@@ -158,6 +158,7 @@ class EventLog:
         query_id: str | None = None,
         retriever: str | None = None,
         timestamp: datetime | None = None,
+        query_text: str | None = None,
     ) -> Event:
         """Append one event stamped by this log's id source and clock; return it.
 
@@ -172,6 +173,7 @@ class EventLog:
             entry_ids=tuple(entry_ids),
             query_id=query_id,
             retriever=retriever,
+            query_text=query_text,
         )
         self._events.append(event)
         return event

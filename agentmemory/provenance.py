@@ -30,15 +30,17 @@ Definitions, for one query with ranking ``h_1, h_2, ...`` (the top ``k``):
 * ``AP@k = (1 / |S|) * sum over i <= k of |new(h_i)| * P@i`` (each source
   credited once, at the precision of the rank that first reached it).
 * ``Rprec = |union of new(h_i), i <= |S|| / |S|``.
-* ``nDCG@k``: the credited sources in credit order, each hit's new sources
-  highest grade first (ties by id descending), form a list ``c_1, c_2, ...``;
-  ``DCG@k = sum over j <= k of g(c_j) / log2(j + 1)``; ``IDCG@k`` is the same
-  sum over ``S`` sorted by grade descending, one source per rank (as
-  trec_eval's ideal); ``nDCG@k = DCG@k / IDCG@k`` (0 when ``S`` is empty).
-  When every hit reaches at most one new source, ``c_j`` is the source
-  credited at rank ``j`` and this is "each source's gain counted once, at the
-  rank of the first hit that reaches it"; when one hit reaches several, its
-  sources take consecutive places, which keeps ``nDCG@k <= 1``.
+* ``nDCG@k``: walking the top ``k`` hits in rank order, a hit takes one
+  place when it credits no new source or one, and one place per source when
+  it credits several (highest grade first, ties by id descending); a place
+  holding source ``s`` gains ``g(s)``, any other gains 0.
+  ``DCG@k = sum over places j <= k of gain_j / log2(j + 1)``; ``IDCG@k`` is
+  the same sum over ``S`` sorted by grade descending, one source per place
+  (trec_eval's ideal); ``nDCG@k = DCG@k / IDCG@k`` (0 when ``S`` is empty).
+  When no hit credits more than one source the places are the ranks: each
+  source's gain counted once, at the rank of the first hit that reaches it.
+  A hit crediting several takes several places (the hits after it move
+  down), which keeps ``nDCG@k <= 1``.
 
 With no derived entries (every hit reaches at most itself) each of these
 equals its trec_eval definition.

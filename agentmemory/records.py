@@ -353,7 +353,8 @@ class Event:
 
     ``type`` is ``"add"`` (entries added), ``"derive"`` (an entry derived from
     others) or ``"retrieve"`` (a search; ``entry_ids`` are the hits in rank
-    order, ``query_id`` the query and ``retriever`` who answered).
+    order, ``query_id`` the query's id (``None`` for a free-text query),
+    ``query_text`` what was asked and ``retriever`` who answered).
     """
 
     event_id: str
@@ -362,6 +363,7 @@ class Event:
     entry_ids: tuple[str, ...] = ()
     query_id: str | None = None
     retriever: str | None = None
+    query_text: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -370,5 +372,6 @@ class Event:
             "timestamp": self.timestamp.isoformat(),
             "entry_ids": list(self.entry_ids),
             "query_id": self.query_id,
+            "query_text": self.query_text,
             "retriever": self.retriever,
         }

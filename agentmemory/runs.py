@@ -317,14 +317,17 @@ def read_run_file(path: str | PathLike[str], name: str, *, memories: str | PathL
     )
 
 
-def bind_run(run: RunFile, collection: Collection, *, lenient: bool = False) -> BoundRun:
+def bind_run(run: RunFile, collection: Collection, *, lenient: bool = False, as_of: bool = False) -> BoundRun:
     """Check ``run`` against ``collection`` and rank each judged query's hits (trec_eval's order).
 
     A line naming a query or entry the collection lacks, or an entry outside
     the query's scope, is an error listing every such line; with
     ``lenient=True`` those lines are dropped and listed in
     :attr:`BoundRun.dropped`.  Queries of the run that the collection has
-    but did not judge are ignored (as trec_eval ignores them).
+    but did not judge are ignored (as trec_eval ignores them).  With
+    ``as_of``, a hit on an entry created after its query was asked
+    (``created_at > asked_at``) is such a line too: an agent cannot have
+    retrieved a memory it did not have yet.
 
     Raises:
         InputError: such lines, when not lenient (names the file, the lines,
@@ -333,6 +336,7 @@ def bind_run(run: RunFile, collection: Collection, *, lenient: bool = False) -> 
     queries = {q.id: q for q in collection.queries}
     scope_of = {e.id: e.scope for e in collection.entries}
     entries = _join_memories(run, collection, scope_of)
+    created = {e.id: e.created_at for e in collection.entries} if as_of else {}
     problems: list[tuple[int, str]] = []
     kept: dict[str, dict[str, float]] = {}
     for qid, hits in run.hits.items():
@@ -350,6 +354,19 @@ def bind_run(run: RunFile, collection: Collection, *, lenient: bool = False) -> 
                     (
                         line,
                         f"entry {quote(doc)} is in scope {quote(scope_of[doc])}, outside query {quote(qid)}'s scope {quote(query.scope)}",
+                    )
+                )
+            elif (
+                as_of
+                and query.asked_at is not None
+                and (made := created.get(doc)) is not None
+                and made > query.asked_at
+            ):
+                problems.append(
+                    (
+                        line,
+                        f"entry {doc!r} was created at {made.isoformat()}, after query {qid!r} was asked at "
+                        f"{query.asked_at.isoformat()}",
                     )
                 )
             else:

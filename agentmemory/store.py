@@ -214,7 +214,13 @@ class MemoryStore:
         k = check_positive_int("k", k)
         query = as_query(query)
         hits = self.retriever(retriever, query.scope).search(query, k)
-        self.log.record("retrieve", [h.entry_id for h in hits], query_id=query.id or None, retriever=retriever)
+        self.log.record(
+            "retrieve",
+            [h.entry_id for h in hits],
+            query_id=query.id or None,
+            retriever=retriever,
+            query_text=query.text,
+        )
         return hits
 
     def search_all(
@@ -227,6 +233,7 @@ class MemoryStore:
         record: bool = True,
         progress: bool = False,
         durations: list[float] | None = None,
+        clamp: bool = False,
     ) -> Iterator[tuple[Query, list[Hit]]]:
         """Every query's top ``k + extra`` hits of ``retriever``, each in its own scope, in the order given.
 
@@ -237,6 +244,9 @@ class MemoryStore:
         ``progress`` shows a tqdm bar (on stderr) labelled with the
         retriever's label.  ``durations``, when given, receives each search's
         wall-clock seconds (for latency figures; never part of an artifact).
+        ``clamp`` searches a retriever that ranks at most ``max_k`` entries
+        (``hybrid``, ``recency``: their candidate depth) only that deep, instead
+        of letting it refuse (for reports that ask for "the whole ranking").
         """
         k = check_positive_int("k", k)
         if isinstance(extra, bool) or not isinstance(extra, int) or extra < 0:
@@ -251,13 +261,21 @@ class MemoryStore:
             items = tqdm(queries, desc=spec.label, unit="query")
         for query in items:
             searcher = self.retriever(retriever, query.scope)
+            depth = k + extra
+            if clamp:
+                cap = getattr(searcher, "max_k", None)
+                depth = min(depth, cap) if isinstance(cap, int) and cap >= 1 else depth
             started = time.perf_counter()
-            hits = searcher.search(query, k + extra)
+            hits = searcher.search(query, depth)
             if durations is not None:
                 durations.append(time.perf_counter() - started)
             if record:
                 self.log.record(
-                    "retrieve", [h.entry_id for h in hits[:k]], query_id=query.id or None, retriever=retriever
+                    "retrieve",
+                    [h.entry_id for h in hits[:k]],
+                    query_id=query.id or None,
+                    retriever=retriever,
+                    query_text=query.text,
                 )
             yield query, hits
 

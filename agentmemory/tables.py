@@ -33,6 +33,7 @@ __all__ = [
     "seed_rows",
     "seed_table",
     "system_notes",
+    "timing_rows",
     "timings_table",
     "unjudged_note",
 ]
@@ -142,14 +143,14 @@ def interval_table(evaluation: Evaluation, statistics: Statistics) -> str:
     )
     if statistics.excluded_groups:
         head += "; left out of these means and shown by group: " + ", ".join(statistics.excluded_groups)
-    return head + ":\n\n" + markdown_table(["Retriever", *names], interval_rows(evaluation, statistics, names))
+    return head + ":\n\n" + markdown_table(["System", *names], interval_rows(evaluation, statistics, names))
 
 
 def group_table(evaluation: Evaluation, statistics: Statistics) -> str:
     """Per query group (:func:`group_rows`): number of queries, then each retriever's seed measures with intervals."""
     names = seed_measures(evaluation.k)
     rows = group_rows(evaluation, statistics, names)
-    return "By query group:\n\n" + markdown_table(["Group", "Queries", "Retriever", *names], rows)
+    return "By query group:\n\n" + markdown_table(["Group", "Queries", "System", *names], rows)
 
 
 def comparison_lines(evaluation: Evaluation, statistics: Statistics) -> list[str]:
@@ -173,30 +174,33 @@ def comparison_lines(evaluation: Evaluation, statistics: Statistics) -> list[str
     return [comparisons_preface(statistics), *lines] if lines else []
 
 
-def timings_table(evaluation: Evaluation) -> str:
-    """Each retriever's search latency (p50, p95), index build time and size, from ``evaluate(..., timings=True)``.
+TIMING_COLUMNS = ("System", "search p50 (ms)", "search p95 (ms)", "index build (s)", "entries", "index size")
 
-    Wall-clock figures of this machine and run: printed, never written into an artifact.
-    """
+
+def timing_rows(evaluation: Evaluation) -> list[list[str]]:
+    """Per system: search latency p50 and p95 (ms), index build (s), entries and index size; ``-`` where not measured."""
     rows = []
     for r in evaluation.results:
         t = r.timings
         if t is None:
-            rows.append([r.label, "-", "-", "-", "-", "not measured" if r.kind == "retriever" else "a run file"])
+            rows.append([r.label, "-", "-", "-", "-", "a run file" if r.kind == "run" else "-"])
             continue
-        size = "-" if t.index_bytes is None else f"{t.index_bytes / 1e6:.1f} MB"
-        rows.append(
-            [
-                r.label,
-                f"{t.percentile(50) * 1e3:.3f}",
-                f"{t.percentile(95) * 1e3:.3f}",
-                f"{t.index_seconds:.3f}",
-                str(t.entries),
-                size,
-            ]
-        )
-    header = ["System", "search p50 (ms)", "search p95 (ms)", "index build (s)", "entries", "index size"]
-    return "Timings (wall clock on this machine; not in the artifact):\n\n" + markdown_table(header, rows)
+        size = "-" if t.index_bytes is None else _size(t.index_bytes)
+        p50, p95 = t.percentile(50) * 1e3, t.percentile(95) * 1e3
+        rows.append([r.label, f"{p50:.3f}", f"{p95:.3f}", f"{t.index_seconds:.3f}", str(t.entries), size])
+    return rows
+
+
+def _size(n: int) -> str:
+    """Bytes as kB below a megabyte, else MB (one decimal)."""
+    return f"{n / 1e3:.1f} kB" if n < 1e6 else f"{n / 1e6:.1f} MB"
+
+
+def timings_table(evaluation: Evaluation) -> str:
+    """:func:`timing_rows` as the command line prints them (wall clock: never written into the artifact)."""
+    return "Timings (wall clock on this machine; not in the artifact):\n\n" + markdown_table(
+        TIMING_COLUMNS, timing_rows(evaluation)
+    )
 
 
 def system_notes(evaluation: Evaluation) -> list[str]:

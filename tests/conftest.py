@@ -174,14 +174,16 @@ def eval_runs(tmp_path_factory) -> list[tuple[subprocess.CompletedProcess[str], 
 
 # The eval report's section headings, in order (read by the build and browser tests).
 EVAL_SECTIONS = [
+    "The comparison",
     "1. What was evaluated",
     "2. Metrics",
-    "3. Per-query breakdown",
+    "3. Every query, side by side",
     "4. Why MRR can be 1.0 while recall is not",
     "5. Plots",
     "6. Caveats",
     "7. Statistics",
-    "The artifact",
+    "Timings",
+    "Appendix: inputs, the event log and the artifact",
 ]
 
 

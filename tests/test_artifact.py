@@ -48,7 +48,7 @@ def test_text_form(artifact_bytes: bytes) -> None:
     text = artifact_bytes.decode("utf-8")
     assert text.endswith("}\n") and not text.endswith("\n\n")
     assert "\r" not in text
-    assert text.startswith('{\n  "schema_version": 1,\n')
+    assert text.startswith('{\n  "schema_version": 2,\n')
     assert not re.search(r"\b(NaN|Infinity)\b", text)
 
 
@@ -61,7 +61,7 @@ def test_top_level_keys(artifact: dict) -> None:
     core = ["schema_version", "params", "collection", "aggregate", "unjudged_queries", "per_query", "events"]
     assert [k for k in keys if k in core] == core
     assert keys[0] == "schema_version"
-    assert artifact["schema_version"] == SCHEMA_VERSION == 1
+    assert artifact["schema_version"] == SCHEMA_VERSION == 2
     assert artifact["unjudged_queries"] == []
 
 

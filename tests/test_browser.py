@@ -104,14 +104,25 @@ def _screenshot_is_not_blank(shot: Path) -> None:
 
 
 def test_eval_report_shows_the_table_and_every_image(tmp_path):
-    """Title, the seed's table visible in the first screen, section headings, three loaded images, the explanation."""
+    """Title, the comparison table with intervals and its notation line in the first screen, the seed's table,
+    section headings, three loaded images with visible captions, the explanation."""
     seen = _render(REPORTS / "eval.html", tmp_path)
     assert seen["title"] == "agentmemory evaluation report"
     assert seen["headings"] == SECTIONS
 
+    compared = next(t for t in seen["tables"] if "(baseline)" in t["text"])
+    assert compared["visible"] and compared["top"] < 1024, "the comparison table should be in the first screen"
+    rows = compared["text"].splitlines()
+    assert rows[0].startswith("Systems against the baseline BM25, trec_eval's definitions: headline means over 5")
+    header = rows.index("System\tP@5\tR@5\tRR\tRR@5\tnDCG@5\tAP@5")
+    assert rows[header + 1].startswith("BM25 (baseline)\t0.280 [0.200, 0.360]\t0.900 [0.700, 1.000]\t")
+    assert rows[header + 2].startswith("Tag scorer\t0.320 [0.240, 0.400] +1/−0\t")
+    assert "▲/▼: significantly higher/lower than BM25 at α = 0.05" in seen["text"]
+    assert "With 5 queries the smallest attainable p-value is 0.0625, so no marker can appear" in seen["text"]
+
     metric = next(t for t in seen["tables"] if "mean_recall@k" in t["text"])
     assert metric["visible"] and metric["width"] > 0 and metric["height"] > 0
-    assert metric["top"] < 1024, "the metric table should be in the first screen"
+    assert compared["top"] < metric["top"]
     rows = metric["text"].splitlines()
     assert "Retriever\tmean_recall@k\tmean_precision@k\tMRR\tRR@5\tnDCG@5\tAP@5" in rows
     assert "BM25\t0.90\t0.28\t1.00\t1.0000\t0.8905\t0.8333" in rows
@@ -123,6 +134,7 @@ def test_eval_report_shows_the_table_and_every_image(tmp_path):
     for image in images:
         assert image["complete"] and image["naturalWidth"] > 0 and image["naturalHeight"] > 0, image
         assert image["visible"] and image["alt"].startswith("Figure: ")
+        assert image["alt"] in seen["text"], "each figure's caption is visible text, not only alternative text"
     assert metric["top"] < min(i["top"] for i in images)
 
     assert "missed m10" in seen["text"] and "every reciprocal rank is 1" in seen["text"]
@@ -146,12 +158,14 @@ def test_collection_report_shows_its_tables_and_image(tmp_path):
     """The LoCoMo sample's report: headline table with intervals, skipped queries, group tables, the rank figure."""
     seen = _render(REPORTS / "collection.html", tmp_path)
     assert seen["title"] == "agentmemory collection report"
-    assert seen["headings"][:2] == ["1. What was evaluated", "2. Headline metrics with 95% intervals"]
+    assert seen["headings"][:3] == ["The comparison", "1. What was evaluated", "2. Headline metrics with 95% intervals"]
     visible = [t for t in seen["tables"] if t["visible"] and t["width"] > 0 and t["height"] > 0]
     texts = [t["text"] for t in visible]
-    headline = next(t for t in texts if t.startswith("95% percentile-bootstrap intervals"))
+    assert "System\tP@5\tR@5\tRR\tRR@5\tnDCG@5\tAP@5\nBM25 (baseline)\t0.200 [0.200, 0.200] (all equal)" in texts[0]
+    assert "Dense (wordllama)" in texts[0] and "▲/▼: significantly higher/lower than BM25" in seen["text"]
+    headline = next(t for t in texts if "System\tP@5" in t and "0.81 [0.58, 1.00]" in t)
     rows = headline.splitlines()
-    assert "Retriever\tP@5\tR@5\tRR\tRR@5\tnDCG@5\tAP@5" in rows
+    assert "System\tP@5\tR@5\tRR\tRR@5\tnDCG@5\tAP@5" in rows
     assert (
         "BM25\t0.20 [0.20, 0.20] (all equal)\t0.81 [0.58, 1.00]\t0.70 [0.43, 0.92]\t0.70 [0.43, 0.92]\t0.65 [0.44, 0.87]\t0.56 [0.29, 0.83]"
         in rows

@@ -48,11 +48,24 @@ event log:
 """
 
 
+CUSTOM_ROWS = (
+    "| BM25 (baseline) | 0.280 [0.200, 0.360] | 0.900 [0.700, 1.000] | 1.000 [1.000, 1.000] (all equal) | "
+    "1.000 [1.000, 1.000] (all equal) | 0.891 [0.752, 0.984] | 0.833 [0.667, 0.967] |",
+    "| BM25 + recency | 0.280 [0.200, 0.360] +0/−0 | 0.900 [0.700, 1.000] +0/−0 | 1.000 [1.000, 1.000] (all equal) "
+    "+0/−0 | 1.000 [1.000, 1.000] (all equal) +0/−0 | 0.882 [0.743, 0.984] +0/−1 | 0.817 [0.650, 0.967] +0/−1 |",
+)
+RUN_FILE_ROWS = (
+    "| keywords | 0.120 [0.000, 0.280] +0/−3 | 0.400 [0.000, 0.800] +0/−3 | 0.400 [0.000, 0.800] +0/−3 | "
+    "0.400 [0.000, 0.800] +0/−3 | 0.400 [0.000, 0.800] +1/−3 | 0.400 [0.000, 0.800] +1/−3 |",
+    "keywords: run file keywords.jsonl, up to 3 hits a query",
+)
+
+
 @pytest.fixture(scope="module")
 def outputs(tmp_path_factory, python_run) -> dict[str, tuple]:
     """Each example run once as a script from an empty, unrelated folder: (process, folder)."""
     runs = {}
-    for script in ("quickstart.py", "provenance.py"):
+    for script in ("quickstart.py", "provenance.py", "custom_retriever.py", "run_file.py"):
         cwd = tmp_path_factory.mktemp(script.removesuffix(".py"))
         proc = python_run([str(REPO_ROOT / "examples" / script)], cwd=cwd, env={"PYTHONHASHSEED": "random"})
         runs[script] = (proc, cwd)
@@ -87,3 +100,21 @@ def test_provenance_trace_reaches_the_original_sources(outputs) -> None:
         ["chat-2", "conversation"],
         ["cal-1", "tool"],
     ]
+
+
+@pytest.mark.parametrize(
+    ("script", "first", "rows"),
+    [
+        ("custom_retriever.py", "RecentBM25 keeps the retriever contract.", CUSTOM_ROWS),
+        ("run_file.py", "Systems against the baseline BM25, trec_eval's definitions", RUN_FILE_ROWS),
+    ],
+)
+def test_your_own_system_beside_the_built_ins(outputs, script: str, first: str, rows: tuple[str, ...]) -> None:
+    """A user-written retriever and an external run file each get a row of the comparison table, computed here."""
+    proc, cwd = outputs[script]
+    assert (proc.returncode, proc.stderr) == (0, "")
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith(first)
+    for row in rows:
+        assert row in lines, row
+    assert list(cwd.iterdir()) == []

@@ -158,13 +158,14 @@ def test_event_log_iteration_is_a_snapshot() -> None:
 
 def test_event_to_dict_is_json_ready() -> None:
     """Event.to_dict has every field, the timestamp in ISO 8601 and entry ids as a list."""
-    event = Event("abc", "retrieve", T0, ("m1", "m2"), "q1", "tags")
+    event = Event("abc", "retrieve", T0, ("m1", "m2"), "q1", "tags", "what does Maya eat")
     assert event.to_dict() == {
         "event_id": "abc",
         "type": "retrieve",
         "timestamp": "2026-03-01T09:00:00+00:00",
         "entry_ids": ["m1", "m2"],
         "query_id": "q1",
+        "query_text": "what does Maya eat",
         "retriever": "tags",
     }
     log = EventLog(SteppingClock(T0), HashIds("x"))
@@ -244,6 +245,20 @@ def test_memory_entry_to_dict_full() -> None:
 def test_hit_to_dict() -> None:
     """Hit.to_dict has entry_id, score and rank."""
     assert Hit("m1", 2.5, 1).to_dict() == {"entry_id": "m1", "score": 2.5, "rank": 1}
+
+
+def test_a_free_text_search_records_what_was_asked() -> None:
+    """A search with a plain string has no query id, and its retrieve event keeps the text instead."""
+    store = MemoryStore(clock=SteppingClock(T0), ids=HashIds("text"))
+    store.add(MemoryEntry("m1", "Maya is vegetarian"))
+    store.search("what does Maya eat", k=3)
+    event = store.log[-1]
+    assert (event.type, event.query_id, event.query_text, event.entry_ids) == (
+        "retrieve",
+        None,
+        "what does Maya eat",
+        ("m1",),
+    )
 
 
 # -- records check their fields when built (class 8 of the bad-input catalogue) ------------------

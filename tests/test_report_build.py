@@ -16,6 +16,7 @@ from agentmemory.report.build import build, main, normalize_notebook, render_htm
 REPORTS = REPO_ROOT / "reports"
 SECTIONS = EVAL_SECTIONS
 COLLECTION_SECTIONS = [
+    "The comparison",
     "1. What was evaluated",
     "2. Headline metrics with 95% intervals",
     "3. Every metric per group",
@@ -24,7 +25,8 @@ COLLECTION_SECTIONS = [
     "6. Where the first relevant hit ranks",
     "7. Ties at the cutoff",
     "8. Caveats",
-    "The artifact",
+    "Timings",
+    "Appendix: inputs, the event log and the artifact",
 ]
 SWEEP_SECTIONS = [
     "1. What is swept",
@@ -87,9 +89,12 @@ def test_html_is_self_contained_and_reads_as_a_report():
     assert "params.eval_setup" not in html and "display(" not in html
     headings = re.findall(r"<h2[^>]*>(.*?)<a", html)
     assert headings == SECTIONS
-    table = html.index("mean_recall@k</th>")
-    assert table < html.index("3. Per-query breakdown") < html.index('src="data:image/png')
-    assert 'alt="Figure: mean recall@k and precision@k for k = 1..16, by retriever"' in html
+    comparison = html.index("Systems against the baseline BM25")
+    assert comparison < html.index("mean_recall@k</th>") < html.index("3. Every query, side by side")
+    assert html.index("3. Every query, side by side") < html.index('src="data:image/png')
+    assert 'alt="Figure: mean recall@k and precision@k for k = 1..16, by system"' in html
+    assert "<figcaption>Figure: mean recall@k and precision@k for k = 1..16, by system</figcaption>" in html
+    assert "▲/▼: significantly higher/lower than BM25 at α = 0.05" in html
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ from conftest import REPO_ROOT
 from agentmemory import evaluate
 from agentmemory.datasets import load
 from agentmemory.errors import MissingFileError
-from agentmemory.report import hardest, inputs, params, ranks
+from agentmemory.report import hardest, inputs, params, ranks, tables
 from agentmemory.report.params import SAMPLE, ReportParameterError, collection_setup, sample_collection_path
 
 SAMPLE_FILE = REPO_ROOT / "fixtures" / "locomo-sample" / "locomo-sample.json"
@@ -127,7 +127,10 @@ def test_overview_and_loading_tables(sample):
         "- **Queries:** 8 evaluated, 11 relevant judgments; 6 in the headline means, 2 in groups shown separately "
         "(5 adversarial); 9 queries skipped by the loader and 0 repairs (both listed below)"
     ) in text
-    assert "  - `locomo-sample.json` `" in text and str(REPO_ROOT) not in text
+    assert "sha256" not in text and str(REPO_ROOT) not in text  # the hashes moved to the appendix
+    appendix = tables.appendix(sample).text
+    assert f"- **Collection files** (sha256), digest `{sample.collection.digest}`:" in appendix
+    assert "  - `locomo-sample.json` `" in appendix
     scopes = inputs.scopes_table(sample).frame
     assert scopes[["scope", "entries", "judged queries"]].values.tolist() == [
         ["conv-1", "17", "3"],
@@ -270,4 +273,4 @@ def test_first_rank_numbers_and_figure(sample):
     ]
     first, second = figures.first_rank_figure(frame, 5), figures.first_rank_figure(frame, 5)
     assert first.data == second.data and first.data[:8] == b"\x89PNG\r\n\x1a\n"
-    assert repr(first) == "Figure: headline queries by rank of the first relevant hit, by retriever (k = 5)"
+    assert repr(first) == "Figure: headline queries by rank of the first relevant hit, by system (k = 5)"

@@ -111,7 +111,8 @@ def test_pngs_are_byte_deterministic_and_carry_no_software_chunk(which, seed_eva
         assert not {b"tEXt", b"iTXt", b"zTXt", b"tIME"} & set(kinds)
         width, height = struct.unpack(">II", _chunks(a.data)[0][1][:8])
         assert (width, height) == (800, 320)
-        assert a._repr_png_() is a.data and repr(a).startswith("Figure: ")
+        assert repr(a).startswith("Figure: ")
+        assert f"<figcaption>{repr(a)}</figcaption>" in a._repr_html_() and "data:image/png;base64," in a._repr_html_()
 
 
 def test_figures_ignore_the_users_matplotlibrc(seed_evaluation):

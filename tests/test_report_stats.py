@@ -36,7 +36,7 @@ def test_interval_table_holds_every_measure(seed_evaluation, seed_stats):
     """One row per retriever, one column per measure, each the library's interval."""
     table = stats.interval_table(seed_evaluation, seed_stats)
     assert table.caption == "95% percentile-bootstrap intervals (10000 resamples of the queries, seed 7) over 5 queries"
-    assert list(table.frame.columns) == ["Retriever", "P@5", "R@5", "RR", "RR@5", "nDCG@5", "AP@5"]
+    assert list(table.frame.columns) == ["System", "P@5", "R@5", "RR", "RR@5", "nDCG@5", "AP@5"]
     assert table.frame.iloc[0].tolist() == [
         "BM25",
         "0.28 [0.20, 0.36]",
@@ -87,12 +87,25 @@ def test_seed_comparison_table(seed_evaluation, seed_stats):
     assert set(table.frame["verdict"]) == {"cannot be significant (smallest p 0.0625)"}
 
 
-def test_comparison_sentences_are_the_librarys(seed_stats):
-    """One bullet per comparison: the sentence evaluation_statistics wrote, unchanged."""
-    text = stats.comparison_sentences(seed_stats).text
-    expected = [c.sentence for m in seed_stats.measures for c in seed_stats.comparisons[m]]
-    assert text.split("\n") == [f"- {s}" for s in expected]
-    assert stats.comparison_sentences(seed_stats, ["R@5"]).text == f"- {seed_stats.comparisons['R@5'][0].sentence}"
+def test_comparison_sentences_say_the_shared_caveat_once(seed_evaluation, seed_stats):
+    """What 5 queries can show is said once, then one brief bullet per comparison (no repeated boilerplate)."""
+    text = stats.comparison_sentences(seed_evaluation, seed_stats).text
+    preface, blank, *bullets = text.split("\n")
+    assert preface == (
+        "Paired permutation tests over the 5 queries: the smallest attainable two-sided p-value is 0.0625, so no "
+        "difference below can be significant at 0.05, whatever the systems do."
+    )
+    assert blank == "" and len(bullets) == sum(len(rows) for rows in seed_stats.comparisons.values())
+    assert bullets[0] == (
+        "- BM25 vs Tag scorer on P@5: mean difference -0.04 (95% CI -0.12 to 0.00), paired permutation p = 1.00 over "
+        "5 queries."
+    )
+    assert "smallest p-value attainable" not in text and text.count("0.0625") == 1
+    only = stats.comparison_sentences(seed_evaluation, seed_stats, ["R@5"]).text
+    assert only.endswith(
+        "\n\n- BM25 vs Tag scorer on R@5: mean difference -0.10 (95% CI -0.30 to 0.00), paired "
+        "permutation p = 1.00 over 5 queries."
+    )
 
 
 def test_enough_queries_can_be_significant_and_the_note_says_so(repaired):
@@ -144,7 +157,7 @@ def test_group_tables_split_the_excluded_groups(repaired):
     assert excluded.caption == "Shown separately, left out of the headline means: 5 adversarial"
     assert excluded.frame.iloc[0, :4].tolist() == ["5 adversarial", "2", "BM25", "0.20 [0.20, 0.20] (all equal)"]
     cell = statistics.groups["2 temporal"].intervals["bm25"]["R@5"]
-    row = headline.frame[(headline.frame["group"] == "2 temporal") & (headline.frame["Retriever"] == "BM25")]
+    row = headline.frame[(headline.frame["group"] == "2 temporal") & (headline.frame["System"] == "BM25")]
     assert row["R@5"].item() == stats.interval_cell(cell) and row["queries"].item() == "3"
 
 
@@ -162,5 +175,7 @@ def test_one_retriever_has_nothing_to_compare(notes):
         "- **Nothing to compare:** 5 headline queries and 1 retriever; a paired test needs two retrievers and at "
         "least one query."
     )
-    assert stats.comparison_sentences(statistics).text == "No comparison: fewer than two retrievers, or no query."
+    assert (
+        stats.comparison_sentences(evaluation, statistics).text == "No comparison: fewer than two systems, or no query."
+    )
     assert len(stats.comparison_table(evaluation, statistics).frame) == 0

@@ -74,16 +74,24 @@ def test_per_query_table_formats_ids_with_short_text(garden3):
     assert (t2["first relevant rank"], t2["RR"], t2["P@3"]) == ("2", "0.50", "0.33")
 
 
-def test_overview_names_sizes_params_and_hashes(seed_evaluation, notes):
-    """Section 1 lists the collection, its size, k, seed, each retriever's parameters and every file's sha256."""
+def test_overview_names_sizes_params_and_the_appendix_the_hashes(seed_evaluation, notes):
+    """Section 1 lists the collection, its size, k, seed, how hits are judged and each system's parameters;
+    the appendix every file's sha256 and the event log in numbers."""
     text = tables.overview(seed_evaluation, "the shipped fixture").text
     assert "`assistant-notes` (the shipped fixture)" in text
     assert "16 entries, 5 queries of which 5 judged, 8 relevant judgments" in text
     assert "k = 5" in text and "**Seed:** 7" in text
+    assert "- **Relevance:** direct: a hit counts when it is judged relevant (trec_eval's definitions)" in text
     assert "BM25 (`bm25`): k1 = 1.2, b = 0.75" in text
-    assert notes.digest in text
+    assert notes.digest not in text
+    appendix = tables.appendix(seed_evaluation).text
+    assert notes.digest in appendix
     for name, sha in notes.files.items():
-        assert f"`{name}` `{sha}`" in text
+        assert f"`{name}` `{sha}`" in appendix
+    assert (
+        "- **Event log:** 11 events (1 add, 10 retrieve), from 2026-03-02T15:30:00+00:00 to 2026-03-02T15:30:10+00:00"
+        in appendix
+    )
 
 
 def test_input_files_frame(notes, seed_evaluation):

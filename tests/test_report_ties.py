@@ -123,7 +123,7 @@ def test_tie_means_table_is_tie_means(sample):
     """Each row is RetrieverResult.tie_means() of one measure, 4 decimals, with expected - rule."""
     frame = ties.tie_means_table(sample).frame
     assert len(frame) == 12
-    row = frame[(frame["Retriever"] == "Tag scorer") & (frame["measure"] == "R@5")].iloc[0].tolist()
+    row = frame[(frame["System"] == "Tag scorer") & (frame["measure"] == "R@5")].iloc[0].tolist()
     means = sample.result("tags").tie_means()["R@5"]
     assert row == [
         "Tag scorer",

@@ -76,5 +76,5 @@ def test_group_rows_split_by_headline_and_mark_one_query_groups():
     assert group_rows(evaluation, statistics, in_headline=False) == every[:1]
     assert group_rows(evaluation, statistics, ["R@5", "P@5"])[0][4] == "n/a"
     assert group_table(evaluation, statistics).startswith(
-        "By query group:\n\n| Group | Queries | Retriever | R@5 | P@5 | RR |"
+        "By query group:\n\n| Group | Queries | System | R@5 | P@5 | RR |"
     )

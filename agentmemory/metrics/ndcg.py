@@ -103,18 +103,27 @@ def _per_query(query: QueryContext) -> float:
 
 
 def provenance_ndcg(credited: Credited, k: int | None) -> float:
-    """nDCG@k through provenance: the credited sources in credit order, one per place, discounted by
-    ``log2(place + 1)``, over the ideal DCG of all relevant sources sorted by grade (:mod:`agentmemory.provenance`).
+    """nDCG@k through provenance: each hit takes one place, or one place per source it newly credits (highest
+    grade first), in rank order; ``DCG@k`` sums ``grade / log2(place + 1)`` over the places up to k, and the
+    ideal is trec_eval's over all relevant sources sorted by grade (:mod:`agentmemory.provenance`).
 
-    Each hit's new sources take consecutive places (highest grade first), so a
-    hit reaching two sources cannot earn more than the ideal: nDCG stays <= 1.
+    A hit that credits one source or none takes one place, so without derived
+    entries the places are the ranks and this is :func:`ndcg`; a hit reaching
+    two new sources takes two places (the hits after it move down one), so
+    its sources cannot earn more than the ideal: nDCG stays <= 1.
     """
     cut = check_positive_int("k", k)
     grades = credited.sources
-    order = [s for new in credited.new[:cut] for s in new][:cut]
+    places: list[int] = []  # the gain of each place, in order
+    for new in credited.new[:cut]:
+        if new:
+            places.extend(grades[s] for s in new)
+        else:
+            places.append(0)
     dcg = 0.0
-    for index, source in enumerate(order):
-        dcg += grades[source] / math.log2(index + 2)
+    for index, gain in enumerate(places[:cut]):
+        if gain > 0:
+            dcg += gain / math.log2(index + 2)
     ideal = sorted(grades.values(), reverse=True)[:cut]
     idcg = 0.0
     for index, gain in enumerate(ideal):

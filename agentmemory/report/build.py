@@ -3,22 +3,24 @@
 Run from the repository root (``make report`` does).  For the given seed
 and k (default 7 and 5) it
 
-1. executes with papermill (kernel ``python3``, in a temporary working folder; see below):
-   ``notebooks/eval.ipynb`` (``output_dir = reports``), which writes
-   ``reports/eval-results.json``; ``notebooks/explore.ipynb`` with its
-   default query; ``notebooks/collection.ipynb`` on the authored LoCoMo
-   sample (``output_dir = reports/collection``), which writes
-   ``reports/collection/eval-results.json``; and ``notebooks/sweep.ipynb``
-   with its default (small) sweep;
+1. executes with papermill (kernel ``python3``, in a staging folder that
+   mirrors the working directory; see below) each report of :data:`REPORTS`: ``notebooks/eval.ipynb`` (``output_dir =
+   reports``), which writes ``reports/eval-results.json``;
+   ``notebooks/explore.ipynb`` with its default query;
+   ``notebooks/collection.ipynb`` on the authored LoCoMo sample with the
+   modern baselines (``output_dir = reports/collection``), and again as
+   ``collection-provenance`` with the derived-memory run of
+   ``fixtures/locomo-derived`` judged through provenance; and
+   ``notebooks/sweep.ipynb`` with its default (small) sweep;
 2. strips what differs between runs (:func:`normalize_notebook`) and writes
    ``reports/<name>.ipynb`` for each: these executed notebooks are the
    references nbval checks;
 3. renders each to HTML (:func:`render_html`: input hidden, images embedded,
    no script or style fetched from the network);
-4. runs ``agentmemory eval`` with the same parameters (for the seed
-   fixture, writing the TREC runs to ``reports/runs/``; for the LoCoMo
-   sample, ``--collection`` it) with the artifact in a temporary file, and
-   fails unless each artifact is byte-identical to its notebook's.
+4. runs ``agentmemory eval`` with the same parameters as each report that
+   writes an artifact (for the seed fixture also writing the TREC runs to
+   ``reports/runs/``), the artifact in a temporary file, and fails unless
+   each artifact is byte-identical to its notebook's.
 
 Running it twice without changes gives byte-identical files.
 
@@ -27,13 +29,16 @@ Running it twice without changes gives byte-identical files.
 notebooks present; ``--reports`` inside the working folder, since the
 notebooks record it relative to it).  Every output is declared in an
 :class:`agentmemory.outputs.OutputPlan` whose inputs are the notebooks and
-the collections they read, so ``--reports`` equal to ``--notebooks`` is
-refused before anything runs.  The notebooks then run in a temporary working
-folder, where they write their artifacts (at the same relative
-``output_dir``, so the executed notebooks are the same bytes), the CLI check
-writes its runs there too, and only when everything has run and matched is
-every file written, each atomically.  A failure on the way (a notebook cell,
-a mismatch) leaves ``reports/`` as it was.  Errors are one line
+the collections and runs they read, so ``--reports`` equal to
+``--notebooks`` is refused before anything runs.  The notebooks then run in
+a temporary staging folder that links every entry of the working directory
+except the folders the reports go to: relative input paths
+(``fixtures/...``) read the real files, while each notebook writes its
+artifact at the same relative ``output_dir`` inside the staging folder (so
+the executed notebooks are the same bytes).  The CLI check writes its runs
+there too.  Only when everything has run and matched is every file written,
+each atomically: a failure on the way (a notebook cell, a mismatch) leaves
+``reports/`` as it was.  Errors are one line
 (``agentmemory.report.build: error: ...``): exit 2 for bad input, 1 for a
 notebook that failed on something else, 130 on Ctrl-C.
 """
@@ -51,7 +56,7 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 import nbformat
 
@@ -60,13 +65,78 @@ from ..errors import AgentMemoryError, InputError, ParameterError, check_positiv
 from ..io import atomic_write_text, sha256_file
 from ..numeric import INTEGER_FORM, NumberTextError, parse_integer
 from ..outputs import OutputPlan
-from .params import sample_collection_path
 from .results import ARTIFACT_NAME
 
-__all__ = ["KERNEL_NAME", "NOTEBOOKS", "build", "execute", "main", "normalize_notebook", "render_html"]
+__all__ = [
+    "KERNEL_NAME",
+    "NOTEBOOKS",
+    "REPORTS",
+    "Report",
+    "build",
+    "execute",
+    "main",
+    "normalize_notebook",
+    "render_html",
+]
 
-NOTEBOOKS = ("eval.ipynb", "explore.ipynb", "collection.ipynb", "sweep.ipynb")
-"""The notebooks ``build`` runs, in order; each gives ``reports/<name>.ipynb`` and ``reports/<name>.html``."""
+SAMPLE = "fixtures/locomo-sample/locomo-sample.json"
+DERIVED = "fixtures/locomo-derived"
+_ROOT = Path(__file__).resolve().parent.parent.parent  # the source checkout holding fixtures/
+BASELINES = "bm25,tags,dense,hybrid,recency"
+
+
+class Report(NamedTuple):
+    """One committed report: ``reports/<stem>.ipynb`` and ``.html`` from ``notebooks/<notebook>``.
+
+    ``parameters`` are the notebook's (``output_dir`` is added when
+    ``artifact`` names a folder under ``reports/``); ``cli`` are the
+    ``agentmemory eval`` options that must write the same artifact, byte for
+    byte (``{reports}`` is the reports folder, ``{root}`` the source checkout).
+    """
+
+    stem: str
+    notebook: str
+    parameters: dict[str, Any]
+    artifact: str | None = None
+    cli: tuple[str, ...] = ()
+
+
+REPORTS: tuple[Report, ...] = (
+    Report("eval", "eval.ipynb", {}, ".", ("--runs-dir", "{reports}/runs")),
+    Report("explore", "explore.ipynb", {}),
+    Report(
+        "collection",
+        "collection.ipynb",
+        {"retrievers": BASELINES},
+        "collection",
+        ("--collection", f"{{root}}/{SAMPLE}", "--retrievers", BASELINES),
+    ),
+    Report(
+        "collection-provenance",
+        "collection.ipynb",
+        {
+            "runs": f"derived={DERIVED}/derived.trec",
+            "memories": f"derived={DERIVED}/memories.jsonl",
+            "relevance": "provenance",
+        },
+        "collection-provenance",
+        (
+            "--collection",
+            f"{{root}}/{SAMPLE}",
+            "--run",
+            f"derived={{root}}/{DERIVED}/derived.trec",
+            "--memories",
+            f"{{root}}/{DERIVED}/memories.jsonl",
+            "--relevance",
+            "provenance",
+        ),
+    ),
+    Report("sweep", "sweep.ipynb", {}),
+)
+"""The reports ``build`` regenerates, in order."""
+
+NOTEBOOKS = tuple(dict.fromkeys(r.notebook for r in REPORTS))
+"""The source notebooks the reports come from."""
 
 KERNEL_NAME = "python3"
 """The stock kernelspec, which resolves to the interpreter running the build (never a machine's own kernel name)."""
@@ -188,7 +258,7 @@ def _reports_folder(reports: Path, cwd: Path) -> Path:
     """
     absolute = Path(os.path.normpath(cwd / reports))
     try:
-        relative = absolute.relative_to(cwd)
+        return absolute.relative_to(cwd)
     except ValueError:
         raise ParameterError(
             "reports",
@@ -196,19 +266,24 @@ def _reports_folder(reports: Path, cwd: Path) -> Path:
             "is outside the working folder",
             "run the build from a folder that holds it (the notebooks record it as a relative path)",
         ) from None
-    return relative
 
 
-def _inputs(notebooks: Path) -> list[Path]:
-    """What the build reads: the notebooks and the files of the two collections they evaluate."""
+def _inputs(notebooks: Path, cwd: Path) -> list[Path]:
+    """What the build reads: the notebooks, the shipped fixture, and every fixture file the reports name."""
     found = [notebooks / name for name in NOTEBOOKS]
     fixture = default_collection_path()
     found += sorted(p for p in fixture.rglob("*") if p.is_file())
-    try:
-        found.append(sample_collection_path())
-    except AgentMemoryError:  # no sample (an installed wheel): collection.ipynb will say so
-        pass
+    for folder in (_ROOT / "fixtures", cwd / "fixtures"):
+        if folder.is_dir():
+            found += sorted(p for p in folder.rglob("*") if p.is_file())
     return found
+
+
+def _mirror(cwd: Path, staging: Path, own: set[str]) -> None:
+    """Link every entry of ``cwd`` into ``staging`` except the names in ``own`` (where the reports are written)."""
+    for name in sorted(os.listdir(cwd)):
+        if name not in own:
+            os.symlink(cwd / name, staging / name, target_is_directory=(cwd / name).is_dir())
 
 
 def build(
@@ -230,39 +305,51 @@ def build(
             raise InputError(notebooks / name, None, "not found; run from the repository root or pass --notebooks")
     cwd = Path.cwd()
     relative = _reports_folder(reports, cwd)
-    plan = OutputPlan(_inputs(notebooks))
-    pages = []
-    for name in NOTEBOOKS:
-        stem = Path(name).stem
-        pages.append(
-            (name, plan.file("--reports", reports / f"{stem}.ipynb"), plan.file("--reports", reports / f"{stem}.html"))
+    plan = OutputPlan(_inputs(notebooks, cwd))
+    pages = [
+        (
+            report,
+            plan.file("--reports", reports / f"{report.stem}.ipynb"),
+            plan.file("--reports", reports / f"{report.stem}.html"),
         )
-    artifact = plan.file("--reports", reports / ARTIFACT_NAME)
-    collection_artifact = plan.file("--reports", reports / "collection" / ARTIFACT_NAME)
-    runs = plan.folder("--reports", reports / "runs")
-
-    parameters: dict[str, dict[str, Any]] = {
-        "eval.ipynb": {"seed": seed, "k": k, "output_dir": relative.as_posix()},
-        "explore.ipynb": {"k": k},
-        "collection.ipynb": {"seed": seed, "k": k, "output_dir": (relative / "collection").as_posix()},
-        "sweep.ipynb": {"k": k},
+        for report in REPORTS
+    ]
+    artifacts = {
+        report.stem: plan.file("--reports", reports / report.artifact / ARTIFACT_NAME)
+        for report in REPORTS
+        if report.artifact is not None
     }
+    own = {(relative / report.artifact / ARTIFACT_NAME).parts[0] for report in REPORTS if report.artifact is not None}
+    own.add((relative / "runs").parts[0])
+    written = [path for _, notebook_path, html_path in pages for path in (notebook_path, html_path)]
     with tempfile.TemporaryDirectory(prefix="agentmemory-build-") as tmp:
         staging = Path(tmp)
-        for name, notebook_path, html_path in pages:
-            nb = _execute_checked(notebooks / name, parameters[name], staging)
+        _mirror(cwd, staging, own)
+        for report, notebook_path, html_path in pages:
+            parameters = {"k": k, **report.parameters}
+            if report.notebook != "explore.ipynb" and report.notebook != "sweep.ipynb":
+                parameters["seed"] = seed
+            if report.artifact is not None:
+                parameters["output_dir"] = (relative / report.artifact).as_posix()
+            nb = _execute_checked(notebooks / report.notebook, parameters, staging)
             plan.put(notebook_path, _notebook_text(nb))
             plan.put(html_path, render_html(nb))
-        staged = staging / relative
-        staged_runs = staging / "runs"
-        plan.put(artifact, _check_against_cli(seed, k, staged / ARTIFACT_NAME, ["--runs-dir", str(staged_runs)]))
-        sample = ["--collection", str(sample_collection_path())]
-        plan.put(collection_artifact, _check_against_cli(seed, k, staged / "collection" / ARTIFACT_NAME, sample))
-        for run_file in sorted(staged_runs.iterdir()):
-            plan.put(plan.file("--reports", runs / run_file.name), run_file.read_bytes())
+        for report in REPORTS:
+            if report.artifact is None:
+                continue
+            staged_reports = staging / relative
+            cli = [arg.format(reports=staged_reports.as_posix(), root=_ROOT.as_posix()) for arg in report.cli]
+            staged = staged_reports / report.artifact / ARTIFACT_NAME
+            plan.put(artifacts[report.stem], _check_against_cli(seed, k, staged, cli))
+            written.append(artifacts[report.stem])
+            if "--runs-dir" in cli:
+                staged_runs = Path(cli[cli.index("--runs-dir") + 1])
+                runs = plan.folder("--reports", reports / staged_runs.relative_to(staged_reports))
+                for run_file in sorted(staged_runs.iterdir()):
+                    plan.put(plan.file("--reports", runs / run_file.name), run_file.read_bytes())
+                written.append(runs)
         plan.write()
-    written = [path for _, notebook_path, html_path in pages for path in (notebook_path, html_path)]
-    return [*written, artifact, runs, collection_artifact]
+    return written
 
 
 def _execute_checked(source: Path, parameters: dict[str, Any], cwd: Path) -> nbformat.NotebookNode:
@@ -300,15 +387,15 @@ def _check_against_cli(seed: int, k: int, artifact: Path, extra: list[str]) -> b
 _PROG = "agentmemory.report.build"
 
 
+class _UsageError(Exception):
+    pass
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors (no usage block), raised instead of exiting."""
 
     def error(self, message: str) -> NoReturn:
         raise _UsageError(f"{message} (see '{self.prog} --help')")
-
-
-class _UsageError(Exception):
-    pass
 
 
 def _int(name: str, text: str) -> int:
@@ -334,7 +421,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         k = check_positive_int("--k", _int("--k", args.k))
         written = build(seed=seed, k=k, notebooks=args.notebooks, reports=args.reports)
     except NotebookFailed as err:
-        print(f"{_PROG}: error: {err}", file=sys.stderr)
+        print(f"{_PROG}: error: {_one_line(str(err))}", file=sys.stderr)
         return 2 if err.bad_input else 1
     except (AgentMemoryError, _UsageError) as err:
         print(f"{_PROG}: error: {_one_line(str(err))}", file=sys.stderr)

@@ -29,17 +29,24 @@ def deep_evaluation(evaluation: Evaluation, max_k: int | None = None) -> Evaluat
     """The same run (collection, retrievers, seed) at ``k = max_k``, default the number of entries.
 
     Reuses the evaluation's store (no second indexing) and skips tie
-    analysis, which nothing drawn from a deep run reads.
+    analysis, which nothing drawn from a deep run reads.  A retriever that
+    ranks at most ``max_k`` entries (``hybrid``, ``recency``) goes that deep,
+    like a run file: its curves are flat beyond.
     """
     depth = len(evaluation.collection.entries) if max_k is None else max_k
     return evaluate(
         evaluation.collection,
-        evaluation.specs or [r.name for r in evaluation.results],
+        evaluation.specs,
+        runs=evaluation.runs,
+        lenient_run=evaluation.lenient_run,
         k=depth,
         seed=evaluation.seed,
         measures=evaluation.measures,
+        relevance=evaluation.relevance,
         ties=False,
-        store=evaluation.store,
+        store=None if evaluation.as_of else evaluation.store,
+        clamp=True,
+        as_of=evaluation.as_of,
     )
 
 

@@ -9,6 +9,7 @@ uuid).
 
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass
 
 import pandas as pd
@@ -53,6 +54,7 @@ class Markdown:
 
 
 _TABLE_CLASS = "agentmemory-table"
+_FIGURE_CLASS = "agentmemory-figure"
 # Left-aligned cells; the selector outweighs JupyterLab's right-aligning table rule in the HTML report.
 _TABLE_STYLE = (
     f"<style>.jp-RenderedHTMLCommon table.{_TABLE_CLASS} td, .jp-RenderedHTMLCommon table.{_TABLE_CLASS} th, "
@@ -81,13 +83,24 @@ class Table:
 
 @dataclass(frozen=True, eq=False)
 class Png:
-    """PNG bytes with a one-line caption as their plain-text form."""
+    """PNG bytes with a one-line caption: shown as a figure with its caption visible under it.
+
+    The rich form is HTML (``<figure>``: the image as a ``data:`` URI, its
+    caption as alternative text and as a visible ``<figcaption>``), so a
+    reader of the HTML report sees the caption; the plain form, which nbval
+    compares, is the caption.
+    """
 
     data: bytes
     caption: str
 
-    def _repr_png_(self) -> bytes:
-        return self.data
+    def _repr_html_(self) -> str:
+        encoded = base64.b64encode(self.data).decode("ascii")
+        caption = _escape(self.caption)
+        return (
+            f'<figure class="{_FIGURE_CLASS}"><img alt="{caption.replace(chr(34), "&quot;")}" '
+            f'src="data:image/png;base64,{encoded}"/><figcaption>{caption}</figcaption></figure>'
+        )
 
     def __repr__(self) -> str:
         return self.caption

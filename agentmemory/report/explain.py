@@ -29,8 +29,9 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
-from ..evaluate import Evaluation, QueryResult, RetrieverResult
+from ..evaluate import Evaluation, QueryResult, RetrieverResult, seed_measures
 from ..records import Hit, Query
 from ..retrievers import capabilities
 from ..store import MemoryStore
@@ -59,26 +60,40 @@ class Index:
 
     def __init__(self, evaluation: Evaluation) -> None:
         c = evaluation.collection
+        self.evaluation = evaluation
         self.collection = c
         store = evaluation.store
-        if store is None:  # an Evaluation built by hand: index the collection again
-            store = MemoryStore(evaluation.specs or [r.name for r in evaluation.results])
+        if store is None and evaluation.specs:  # an Evaluation built by hand: index the collection again
+            store = MemoryStore(evaluation.specs)
             store.add(c.entries)
         self.store = store
         self.queries: dict[str, Query] = {q.id: q for q in c.queries}
         self._scope_sizes = Counter(e.scope for e in c.entries)
         self._rankings: dict[tuple[str, str], list[Hit]] = {}
 
-    def retriever(self, name: str, query_id: str):
+    def retriever(self, name: str, query_id: str) -> Any:
+        """The retriever ``name`` of the query's scope, or ``None`` for a run file (it has none to ask)."""
+        if self.store is None or self.evaluation.result(name).kind == "run":
+            return None
         return self.store.retriever(name, self.queries[query_id].scope)
 
     def ranking(self, name: str, query_id: str) -> list[Hit]:
-        """Every entry with a positive score for the query, in rank order (a search as deep as the query's scope)."""
+        """Every entry with a positive score for the query, in rank order (a search as deep as the query's scope;
+        for a run file, its whole ranking of the query: nothing below its depth is known)."""
         key = (name, query_id)
         if key not in self._rankings:
-            query = self.queries[query_id]
-            depth = max(self._scope_sizes[query.scope], 1)
-            self._rankings[key] = self.retriever(name, query_id).search(query, depth)
+            retriever = self.retriever(name, query_id)
+            if self.evaluation.as_of:  # the store holds every entry now, not what the query could see then
+                self._rankings[key] = []
+            elif retriever is None:
+                self._rankings[key] = list(self.evaluation.result(name).rankings.get(query_id, ()))
+            else:
+                query = self.queries[query_id]
+                depth = max(self._scope_sizes[query.scope], 1)
+                cap = getattr(retriever, "max_k", None)  # hybrid, recency: no deeper than their candidates
+                if isinstance(cap, int) and cap >= 1:
+                    depth = min(depth, cap)
+                self._rankings[key] = retriever.search(query, depth)
         return self._rankings[key]
 
 
@@ -231,9 +246,11 @@ def _miss(index: Index, result: RetrieverResult, q: QueryResult, entry_id: str, 
             head + "it belongs to another scope than the query, so it is never searched.",
         )
     retriever = index.retriever(result.name, q.query_id)
-    if "explain" in capabilities(retriever):
+    if retriever is not None and "explain" in capabilities(retriever):
         explanation = retriever.explain(query, entry_id)
         lacking, shared, why = tuple(explanation.missing), tuple(explanation.matched), explanation.miss_reason()
+    elif retriever is None:
+        lacking, shared, why = (), (), f"an explanation is not available for {result.label} (a run file gives none)"
     else:
         lacking, shared, why = (), (), f"an explanation is not available for {result.label} (it has no explain())"
     ranking = index.ranking(result.name, q.query_id)
@@ -241,6 +258,13 @@ def _miss(index: Index, result: RetrieverResult, q: QueryResult, entry_id: str, 
     kth = q.hits[k - 1] if len(q.hits) >= k else None
     if position is None:
         tail = f"; {result.label} never returns it, at any k."
+        if index.evaluation.as_of:
+            tail = "; its rank at the time of the question is not shown (an as-of evaluation: the store now holds later memories too)."
+        elif retriever is None:
+            tail = (
+                f"; it is not among the run's {len(ranking)} hits for this query, and a run holds nothing below its "
+                "depth, so why it was not retrieved cannot be told."
+            )
         return Miss(
             q.query_id,
             entry_id,
@@ -288,14 +312,24 @@ def _first_hit(index: Index, result: RetrieverResult, q: QueryResult, k: int) ->
             q.query_id, None, False, None, rr, f"{result.label} returned nothing (every entry scores 0), so RR = 0."
         )
     first = q.hits[0]
-    relevant = first.entry_id in q.relevant
-    if relevant:
+    if q.credited is not None and q.credited.reach[0]:  # provenance: it reaches a judged source
+        reached = ", ".join(sorted(q.credited.reach[0]))
+        return FirstHit(
+            q.query_id,
+            first.entry_id,
+            True,
+            1,
+            rr,
+            f"first hit {first.entry_id} reaches the relevant {reached}, RR = 1.",
+        )
+    if q.credited is None and first.entry_id in q.relevant:
         return FirstHit(q.query_id, first.entry_id, True, 1, rr, f"first hit {first.entry_id} is relevant, RR = 1.")
     query = index.queries[q.query_id]
     retriever = index.retriever(result.name, q.query_id)
-    entry = index.collection.entry(first.entry_id)
-    why = f'its first hit **{first.entry_id}** ("{short(entry.text)}", score {first.score:.2f}) is not judged relevant'
-    if "explain" in capabilities(retriever):
+    text = index.evaluation.entry_text(result.name, first.entry_id)
+    judged = "reaches no relevant source" if q.credited is not None else "is not judged relevant"
+    why = f'its first hit **{first.entry_id}** ("{short(text)}", score {first.score:.2f}) {judged}'
+    if retriever is not None and "explain" in capabilities(retriever):
         why += "; " + retriever.explain(query, first.entry_id).hit_reason()
     if not q.relevant:
         why += "; the query has no relevant entry at all, so RR = 0."
@@ -304,7 +338,8 @@ def _first_hit(index: Index, result: RetrieverResult, q: QueryResult, k: int) ->
     else:
         above = ", ".join(h.entry_id for h in q.hits[: rank - 1])
         hit = q.hits[rank - 1]
-        why += f"; the first relevant entry, {hit.entry_id}, is at rank {rank} after {above}"
+        what = "the first hit reaching a relevant source" if q.credited is not None else "the first relevant entry"
+        why += f"; {what}, {hit.entry_id}, is at rank {rank} after {above}"
         if hit.score == first.score:
             why += f" (it ties with {first.entry_id} at {first.score:.2f}; ties go to the higher entry id)"
         why += f", so RR = 1/{rank} = {rr:.2f}."
@@ -321,8 +356,9 @@ def _explain_retriever(index: Index, evaluation: Evaluation, result: RetrieverRe
             no_relevant.append(q.query_id)
         misses.extend(_miss(index, result, q, entry_id, k) for entry_id in q.missed)
         firsts.append(_first_hit(index, result, q, k))
-    mrr = result.means["RR"]
-    recall = result.means[f"R@{k}"]
+    recall_key, _, rr_key = seed_measures(k)
+    mrr = result.means[rr_key]
+    recall = result.means[recall_key]
     if any(f.rr < 1.0 for f in firsts):
         case = "mrr_below_one"
     elif misses or no_relevant:

@@ -137,7 +137,7 @@ def event_log(exploration: Exploration, *, max_ids: int = 6) -> Table:
                 "type": event.type,
                 "timestamp": event.timestamp.isoformat(),
                 "entry_ids": shown,
-                "query": event.query_id or "-",
+                "query": event.query_id or (f'"{short(event.query_text, 40)}"' if event.query_text else "-"),
                 "retriever": event.retriever or "-",
             }
         )
@@ -165,7 +165,16 @@ def side_by_side(exploration: Exploration) -> Table:
         rows.append(row)
     labels = [exploration.label(name) for name in hits]
     frame = pd.DataFrame(rows, columns=["rank", *labels])
-    return Table(frame, f'Top {exploration.setup.k} for "{exploration.query.text}" (id, score, text)')
+    k = exploration.setup.k
+    caption = f'Top {k} for "{exploration.query.text}" (id, score, text)'
+    short_of_k = [f"{exploration.label(n)} {len(found)}" for n, found in hits.items() if len(found) < k]
+    if short_of_k:
+        caption += (
+            f"; fewer than {k} rows where a retriever found fewer entries with a score above 0 ("
+            + ", ".join(short_of_k)
+            + "): entries scoring 0 are never returned"
+        )
+    return Table(frame, caption)
 
 
 def explained_entry(exploration: Exploration) -> str | None:

@@ -107,7 +107,7 @@ def per_query_figure(values: pd.DataFrame) -> Png:
         left.set_ylabel("value")
         right.legend(loc="upper right")
         data = png_bytes(fig)
-    return Png(data, f"Figure: {recall_col} and {precision_col} per query, by retriever")
+    return Png(data, f"Figure: {recall_col} and {precision_col} per query, by system")
 
 
 def cutoff_numbers(curves: pd.DataFrame) -> Table:
@@ -143,7 +143,7 @@ def cutoff_figure(curves: pd.DataFrame, k: int) -> Png:
         left.legend(loc="lower right")
         data = png_bytes(fig)
     top = int(curves["k"].max())
-    return Png(data, f"Figure: mean recall@k and precision@k for k = 1..{top}, by retriever")
+    return Png(data, f"Figure: mean recall@k and precision@k for k = 1..{top}, by system")
 
 
 def first_relevant_numbers(ranks: pd.DataFrame, k: int) -> Table:
@@ -193,7 +193,7 @@ def first_relevant_figure(ranks: pd.DataFrame, k: int) -> Png:
         ax.set_title(f"Rank of the first relevant hit (dashed: cutoff k = {k}; lower is better)")
         ax.legend(loc="upper right")
         data = png_bytes(fig)
-    return Png(data, f"Figure: rank of the first relevant hit per query, by retriever (cutoff k = {k})")
+    return Png(data, f"Figure: rank of the first relevant hit per query, by system (cutoff k = {k})")
 
 
 def first_rank_numbers(frame: pd.DataFrame) -> Table:
@@ -226,7 +226,7 @@ def first_rank_figure(frame: pd.DataFrame, k: int) -> Png:
         ax.set_title(f"Where the first relevant hit ranks (k = {k})")
         ax.legend(loc="upper right")
         data = png_bytes(fig)
-    return Png(data, f"Figure: headline queries by rank of the first relevant hit, by retriever (k = {k})")
+    return Png(data, f"Figure: headline queries by rank of the first relevant hit, by system (k = {k})")
 
 
 _CURVE_TITLES = {"R": "mean recall@k", "P": "mean precision@k", "nDCG": "mean nDCG@k"}

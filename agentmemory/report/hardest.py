@@ -34,6 +34,8 @@ def hardest_queries(evaluation: Evaluation, retriever: str, n: int = 5) -> tuple
 
 def _evidence(q: QueryResult, evaluation: Evaluation, width: int) -> str:
     ranks = {h.entry_id: h.rank for h in q.hits}
+    if q.credited is not None:  # provenance: the rank of the first hit that reached each source
+        ranks = {s: rank for rank, new in enumerate(q.credited.new, start=1) for s in new}
     parts = []
     for entry_id in q.relevant:
         where = f"rank {ranks[entry_id]}" if entry_id in ranks else f"not in top {evaluation.k}"
@@ -41,13 +43,17 @@ def _evidence(q: QueryResult, evaluation: Evaluation, width: int) -> str:
     return "; ".join(parts) or "-"
 
 
-def _retrieved(q: QueryResult, evaluation: Evaluation, width: int) -> str:
+def _retrieved(q: QueryResult, evaluation: Evaluation, system: str, width: int) -> str:
     relevant = set(q.relevant)
-    parts = [
-        f"{h.rank}. {h.entry_id} ({h.score:.2f}{', relevant' if h.entry_id in relevant else ''}) "
-        f"{short(evaluation.collection.entry(h.entry_id).text, width)}"
-        for h in q.hits
-    ]
+    parts = []
+    for index, h in enumerate(q.hits):
+        if q.credited is not None:
+            mark = f", reaches {', '.join(sorted(q.credited.reach[index]))}" if q.credited.reach[index] else ""
+        else:
+            mark = ", relevant" if h.entry_id in relevant else ""
+        parts.append(
+            f"{h.rank}. {h.entry_id} ({h.score:.2f}{mark}) {short(evaluation.entry_text(system, h.entry_id), width)}"
+        )
     return "; ".join(parts) or "nothing (every entry scores 0)"
 
 
@@ -74,7 +80,7 @@ def hardest_table(evaluation: Evaluation, retriever: str, n: int = 5, *, width: 
                 recall: format(q.metrics[recall], ".2f"),
                 "first relevant rank": "none in top k" if rank is None else str(rank),
                 "relevant": _evidence(q, evaluation, width),
-                "retrieved": _retrieved(q, evaluation, width),
+                "retrieved": _retrieved(q, evaluation, result.name, width),
             }
         )
     total = len(result.per_query)

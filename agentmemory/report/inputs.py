@@ -14,7 +14,7 @@ from ..evaluate import Evaluation
 from .display import Markdown, Table, plural
 from .params import CollectionSetup
 from .results import cli_command
-from .tables import measure_retriever_file_lines
+from .tables import measure_system_lines
 
 __all__ = [
     "collection_command",
@@ -36,7 +36,9 @@ def collection_command(setup: CollectionSetup, evaluation: Evaluation) -> str:
     """
     out = "eval-results.json" if setup.output_dir is None else f"{setup.output_dir.as_posix()}/eval-results.json"
     options = {"repair": True} if setup.repair else {}
-    return cli_command(evaluation, setup.cli_path, format=setup.format_given, options=options, out=out)
+    return cli_command(
+        evaluation, setup.cli_path, format=setup.format_given, options=options, out=out, systems=setup.systems
+    )
 
 
 def collection_overview(evaluation: Evaluation, setup: CollectionSetup) -> Markdown:
@@ -72,7 +74,7 @@ def collection_overview(evaluation: Evaluation, setup: CollectionSetup) -> Markd
         f"- **Cutoff:** k = {evaluation.k}; **seed:** {evaluation.seed} (event ids, timestamps, and the bootstrap "
         "and permutation resampling)",
     ]
-    return Markdown("\n".join(lines + measure_retriever_file_lines(evaluation)))
+    return Markdown("\n".join(lines + measure_system_lines(evaluation)))
 
 
 def scopes_table(evaluation: Evaluation) -> Table:

@@ -22,7 +22,7 @@ as on the command line.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -30,15 +30,25 @@ from typing import TYPE_CHECKING, NamedTuple
 from ..collection import Collection, default_collection_path
 from ..datasets import detect_format, load
 from ..datasets.synthetic import synthetic_collection
-from ..errors import AgentMemoryError, MissingFileError, ParameterError, check_positive_int, check_seed, quote
+from ..errors import (
+    AgentMemoryError,
+    MissingFileError,
+    ParameterError,
+    UnknownNameError,
+    check_positive_int,
+    check_seed,
+    quote,
+)
 from ..metrics import Measure, parse_measures
 from ..numeric import NumberTextError, parse_integer
 from ..outputs import OutputPlan, collection_inputs
 from ..retrievers import RetrieverSpec, resolve_retrievers
+from ..runs import RunFile, parse_run_option, read_run_file
 from ..tokenize import tokenize
 
 if TYPE_CHECKING:
     from ..evaluate import Evaluation
+    from ..stats import Statistics
 
 __all__ = [
     "SAMPLE",
@@ -80,7 +90,133 @@ class ReportParameterError(AgentMemoryError, ValueError):
 
 
 @dataclass(frozen=True)
-class EvalSetup:
+class Systems:
+    """What a report compares beside its retrievers, and how: the ``runs``, ``memories``, ``relevance``,
+    ``lenient_run``, ``baseline`` and ``timings`` parameters, validated (see :func:`systems_setup`)."""
+
+    runs: tuple[RunFile, ...] = ()
+    relevance: str = "direct"
+    lenient_run: bool = False
+    baseline: str | None = None
+    timings: bool = False
+    as_of: bool = False
+
+
+def _evaluate(
+    collection: Collection,
+    retrievers: tuple[RetrieverSpec, ...],
+    systems: Systems | None,
+    k: int,
+    seed: int,
+    measures: tuple[Measure, ...],
+) -> Evaluation:
+    from ..evaluate import evaluate
+
+    chosen = systems or Systems()
+    return evaluate(
+        collection,
+        retrievers,
+        runs=chosen.runs,
+        k=k,
+        seed=seed,
+        measures=measures,
+        relevance=chosen.relevance,
+        lenient_run=chosen.lenient_run,
+        timings=chosen.timings,
+        as_of=chosen.as_of,
+    )
+
+
+def _pairs(name: str, value: object, example: str) -> list[tuple[str, str]]:
+    """``"a=x,b=y"`` -> ``[("a", "x"), ("b", "y")]`` (``""`` gives none)."""
+    if value is None or value == "":
+        return []
+    if not isinstance(value, str):
+        raise ParameterError(name, value, "is not text", f'pass e.g. "{example}", or ""')
+    return [parse_run_option(item.strip(), name) for item in value.split(",")]
+
+
+def systems_setup(
+    *,
+    retrievers: tuple[RetrieverSpec, ...],
+    runs: object = "",
+    memories: object = "",
+    relevance: object = "direct",
+    lenient_run: object = False,
+    baseline: object = "",
+    timings: object = False,
+    as_of: object = False,
+) -> Systems:
+    """Validate the notebooks' system parameters (run files are read here, checked against the collection later).
+
+    ``runs`` is ``"name=path,..."`` (``""`` for none), ``memories``
+    ``"name=path,..."`` naming a run's companion memories file, ``relevance``
+    ``direct`` or ``provenance``, ``lenient_run`` and ``timings`` bools,
+    ``baseline`` a system's name or label (``""``: the first system).
+    """
+    from ..evaluate import RELEVANCE_MODES
+
+    run_pairs = _pairs("runs", runs, "mem0=runs/mem0.trec,zep=runs/zep.trec")
+    memory_pairs = dict(_pairs("memories", memories, "mem0=runs/mem0-memories.jsonl"))
+    names = [n for n, _ in run_pairs]
+    for name in memory_pairs:
+        if name not in names:
+            raise UnknownNameError("memories", name, names)
+    if relevance not in RELEVANCE_MODES:
+        raise UnknownNameError("relevance", relevance, RELEVANCE_MODES)
+    for flag, value in (("lenient_run", lenient_run), ("timings", timings), ("as_of", as_of)):
+        if not isinstance(value, bool):
+            raise ParameterError(flag, value, "is not a bool", "pass True or False")
+    if not isinstance(baseline, str):
+        raise ParameterError("baseline", baseline, "is not text", 'pass a system\'s name, or "" for the first')
+    systems = [(r.key, r.label) for r in retrievers] + [(n, n) for n in names]
+    if baseline and not any(baseline in pair for pair in systems):
+        raise UnknownNameError("baseline", baseline, [key for key, _ in systems])
+    read = []
+    for name, path in run_pairs:
+        memories_path = memory_pairs.get(name)
+        run = read_run_file(_found(path), name, memories=None if memories_path is None else _found(memories_path))
+        read.append(replace(run, path=path, memories_path=memories_path))  # as given: no folder of this machine shown
+    return Systems(tuple(read), str(relevance), bool(lenient_run), baseline or None, bool(timings), bool(as_of))
+
+
+def _found(path: str) -> Path:
+    """``path`` relative to the working directory; failing that, to the repository root of a source checkout.
+
+    So a committed report that names ``fixtures/...`` runs again from any
+    folder (nbval runs it from ``reports/``), as the shipped collections do.
+    """
+    given = Path(path)
+    if given.exists() or given.is_absolute():
+        return given
+    beside = Path(__file__).resolve().parent.parent.parent / given
+    return beside if beside.exists() else given
+
+
+class _Evaluates:
+    """What ``eval.ipynb`` and ``collection.ipynb`` share: run the evaluation their parameters describe."""
+
+    collection: Collection
+    retrievers: tuple[RetrieverSpec, ...]
+    systems: Systems | None
+    k: int
+    seed: int
+    measures: tuple[Measure, ...]
+
+    def evaluate(self) -> Evaluation:
+        """:func:`agentmemory.evaluate` with these parameters: the retrievers, the runs, how they are judged."""
+        return _evaluate(self.collection, self.retrievers, self.systems, self.k, self.seed, self.measures)
+
+    def statistics(self, evaluation: Evaluation) -> Statistics:
+        """The run's statistics (seeded by its seed) against the chosen baseline: the artifact's ``statistics``."""
+        from ..stats import evaluation_statistics
+
+        baseline = self.systems.baseline if self.systems is not None else None
+        return evaluation_statistics(evaluation, seed=evaluation.seed, baseline=baseline)
+
+
+@dataclass(frozen=True)
+class EvalSetup(_Evaluates):
     """The validated parameters of ``eval.ipynb`` and the loaded collection.
 
     ``source`` says where the collection came from, as the user gave it
@@ -96,12 +232,13 @@ class EvalSetup:
     output_dir: Path | None
     measures: tuple[Measure, ...] = ()
     format: str = "auto"
+    systems: Systems | None = None
 
     def command(self, evaluation: Evaluation) -> str:
         """The ``agentmemory eval`` command that writes this notebook's artifact (see :func:`.results.cli_command`)."""
         from .results import cli_command
 
-        return cli_command(evaluation, self.source, format=self.format)
+        return cli_command(evaluation, self.source, format=self.format, systems=self.systems)
 
 
 @dataclass(frozen=True)
@@ -157,12 +294,13 @@ def _output_dir(output_dir: object) -> Path | None:
     return path
 
 
-def _check_output(output_dir: Path | None, path: str | PathLike[str], loaded: Collection) -> None:
-    """The artifact the notebook will write must not be one of the collection's files."""
+def _check_output(output_dir: Path | None, path: str | PathLike[str], loaded: Collection, systems: Systems) -> None:
+    """The artifact the notebook will write must not be one of its inputs: the collection's files, the runs' files."""
     if output_dir is not None:
         from .results import ARTIFACT_NAME
 
-        OutputPlan(collection_inputs(path, loaded.files)).file("output_dir", output_dir / ARTIFACT_NAME)
+        runs = [_found(p) for r in systems.runs for p in (r.path, r.memories_path) if p is not None]
+        OutputPlan([*collection_inputs(path, loaded.files), *runs]).file("output_dir", output_dir / ARTIFACT_NAME)
 
 
 def eval_setup(
@@ -174,6 +312,13 @@ def eval_setup(
     output_dir: object,
     metrics: object = "",
     format: object = "auto",
+    runs: object = "",
+    memories: object = "",
+    relevance: object = "direct",
+    lenient_run: object = False,
+    baseline: object = "",
+    timings: object = False,
+    as_of: object = False,
 ) -> EvalSetup:
     """Validate ``eval.ipynb``'s parameters and load the collection.
 
@@ -182,8 +327,11 @@ def eval_setup(
     :func:`agentmemory.retrievers.resolve_retrievers`),
     ``output_dir`` (``""``/``None`` to write nothing, else a folder), ``metrics``
     (measures beyond the defaults, ``""`` for none; names from the live
-    measure registry, plugins included) and the collection (loaded with
-    :func:`agentmemory.datasets.load` in ``format``, ``"auto"`` to detect it).
+    measure registry, plugins included), the systems (:func:`systems_setup`:
+    ``runs``, ``memories``, ``relevance``, ``lenient_run``, ``baseline``,
+    ``timings``) and the collection (loaded with :func:`agentmemory.datasets.load`
+    in ``format``, ``"auto"`` to detect it).  ``retrievers`` may be ``""`` when
+    ``runs`` names a run.
 
     Raises:
         ReportParameterError: the first rejected value, with the library's message.
@@ -191,16 +339,33 @@ def eval_setup(
     try:
         checked_seed = check_seed(seed)
         checked_k = check_positive_int("k", k)
-        names = resolve_retrievers(retrievers)  # type: ignore[arg-type]
+        names = _retrievers(retrievers, runs)
         out = _output_dir(output_dir)
         measures = _measures(metrics)
+        systems = systems_setup(
+            retrievers=names,
+            runs=runs,
+            memories=memories,
+            relevance=relevance,
+            lenient_run=lenient_run,
+            baseline=baseline,
+            timings=timings,
+            as_of=as_of,
+        )
         loaded, source = _load(collection, format)
-        _check_output(out, collection or default_collection_path(), loaded)
+        _check_output(out, collection or default_collection_path(), loaded, systems)
     except ReportParameterError:
         raise
     except AgentMemoryError as err:
         raise ReportParameterError(err) from err
-    return EvalSetup(checked_seed, checked_k, names, loaded, source, out, measures, str(format))
+    return EvalSetup(checked_seed, checked_k, names, loaded, source, out, measures, str(format), systems)
+
+
+def _retrievers(retrievers: object, runs: object) -> tuple[RetrieverSpec, ...]:
+    """The retriever specs; ``""`` is none when ``runs`` names a run."""
+    if retrievers == "" and runs not in ("", None):
+        return ()
+    return resolve_retrievers(retrievers)  # type: ignore[arg-type]
 
 
 def explore_setup(
@@ -281,7 +446,7 @@ def sample_collection_path(package_dir: str | PathLike[str] | None = None) -> Pa
 
 
 @dataclass(frozen=True)
-class CollectionSetup:
+class CollectionSetup(_Evaluates):
     """The validated parameters of ``collection.ipynb`` and the loaded collection.
 
     ``source`` is the collection as the user gave it (``"the shipped LoCoMo
@@ -302,6 +467,7 @@ class CollectionSetup:
     repair: bool
     output_dir: Path | None
     measures: tuple[Measure, ...] = ()
+    systems: Systems | None = None
 
 
 def collection_setup(
@@ -314,11 +480,18 @@ def collection_setup(
     retrievers: object,
     output_dir: object,
     metrics: object = "",
+    runs: object = "",
+    memories: object = "",
+    relevance: object = "direct",
+    lenient_run: object = False,
+    baseline: object = "",
+    timings: object = False,
+    as_of: object = False,
 ) -> CollectionSetup:
     """Validate ``collection.ipynb``'s parameters and load the collection with :func:`agentmemory.datasets.load`.
 
-    Checks, in order: ``seed``, ``k``, ``retrievers``, ``output_dir`` and
-    ``metrics`` (as :func:`eval_setup`), then loads the collection: ``""``/``None`` is the
+    Checks, in order: ``seed``, ``k``, ``retrievers``, ``output_dir``,
+    ``metrics`` and the systems (as :func:`eval_setup`), then loads the collection: ``""``/``None`` is the
     LoCoMo sample (:func:`sample_collection_path`), any other value a path
     relative to the working directory; ``format`` (``"auto"`` or a registered
     name) and ``repair`` are checked by ``load``.  ``repair`` is the
@@ -332,9 +505,19 @@ def collection_setup(
     try:
         checked_seed = check_seed(seed)
         checked_k = check_positive_int("k", k)
-        names = resolve_retrievers(retrievers)  # type: ignore[arg-type]
+        names = _retrievers(retrievers, runs)
         out = _output_dir(output_dir)
         measures = _measures(metrics)
+        systems = systems_setup(
+            retrievers=names,
+            runs=runs,
+            memories=memories,
+            relevance=relevance,
+            lenient_run=lenient_run,
+            baseline=baseline,
+            timings=timings,
+            as_of=as_of,
+        )
         if collection is None or collection == "":
             path: Path = sample_collection_path()
             source, cli_path = SAMPLE, SAMPLE_PATH
@@ -351,7 +534,7 @@ def collection_setup(
         resolved = detect_format(path) if format == "auto" else format
         options = {} if repair is False else {"repair": repair}
         loaded = load(path, format=resolved, **options)  # type: ignore[arg-type]
-        _check_output(out, path, loaded)
+        _check_output(out, path, loaded, systems)
     except ReportParameterError:
         raise
     except AgentMemoryError as err:
@@ -368,6 +551,7 @@ def collection_setup(
         bool(repair),
         out,
         measures,
+        systems,
     )
 
 

@@ -10,11 +10,14 @@ import hashlib
 import shlex
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..artifact import dumps_artifact, write_artifact
 from ..evaluate import Evaluation
 from ..stats import Statistics
+
+if TYPE_CHECKING:
+    from .params import Systems
 from .display import Markdown
 
 __all__ = ["ARTIFACT_NAME", "artifact_summary", "cli_command", "write_results"]
@@ -29,6 +32,7 @@ def cli_command(
     format: str = "auto",
     options: Mapping[str, Any] | None = None,
     out: str = "reports/eval-results.json",
+    systems: Systems | None = None,
 ) -> str:
     """The ``agentmemory eval`` command that writes the same artifact, quoted for a POSIX shell.
 
@@ -36,7 +40,9 @@ def cli_command(
     the shipped fixture's name: no ``--collection``); ``format`` and
     ``options`` (the format options given, e.g. ``{"repair": True}``) become
     ``--format``, the built-in option flags (``--repair``, ``--split dev``) or
-    ``--format-option KEY=VALUE``; measures beyond the defaults become ``--metrics``.
+    ``--format-option KEY=VALUE``; measures beyond the defaults become
+    ``--metrics``; ``systems`` (the report's runs, relevance, baseline) become
+    ``--run``/``--memories``, ``--lenient-run``, ``--relevance`` and ``--baseline``.
     """
     from ..cli import option_flag_arguments
     from ..scoring import default_measures
@@ -49,7 +55,20 @@ def cli_command(
         parts += ["--format", format]
     parts += option_flag_arguments(options or {})
     parts += ["--seed", str(evaluation.seed), "--k", str(evaluation.k)]
-    parts += ["--retrievers", ",".join(r.name for r in evaluation.results)]
+    parts += ["--retrievers", ",".join(r.name for r in evaluation.results if r.kind == "retriever")]
+    if systems is not None:
+        for run in systems.runs:
+            parts += ["--run", f"{run.name}={run.path}"]
+            if run.memories_path is not None:
+                parts += ["--memories", run.memories_path]
+        if systems.lenient_run:
+            parts.append("--lenient-run")
+    if evaluation.relevance != "direct":
+        parts += ["--relevance", evaluation.relevance]
+    if evaluation.as_of:
+        parts.append("--as-of")
+    if systems is not None and systems.baseline is not None:
+        parts += ["--baseline", systems.baseline]
     extra = [str(m) for m in evaluation.measures if m not in default_measures(evaluation.k)]
     if extra:
         parts += ["--metrics", ",".join(extra)]

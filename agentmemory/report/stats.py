@@ -15,7 +15,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..evaluate import Evaluation
-from ..stats import Statistics, evaluation_statistics, format_p
+from ..stats import Statistics, comparisons_preface, describe_comparison, evaluation_statistics, format_p
 from ..tables import group_rows, interval_cell, interval_rows
 from .display import Markdown, Table
 
@@ -52,7 +52,7 @@ def interval_table(evaluation: Evaluation, statistics: Statistics) -> Table:
     caption = f"{_head(statistics)} over {statistics.queries} queries"
     if statistics.excluded_groups:
         caption += "; left out of these means: " + ", ".join(statistics.excluded_groups)
-    return Table(pd.DataFrame(interval_rows(evaluation, statistics), columns=["Retriever", *measures]), caption)
+    return Table(pd.DataFrame(interval_rows(evaluation, statistics), columns=["System", *measures]), caption)
 
 
 def group_tables(evaluation: Evaluation, statistics: Statistics) -> list[Table]:
@@ -63,7 +63,7 @@ def group_tables(evaluation: Evaluation, statistics: Statistics) -> list[Table]:
     groups' table (for LoCoMo, ``5 adversarial``) comes second and only when
     there is one; with no query groups at all, one table says so.
     """
-    columns = ["group", "queries", "Retriever", *statistics.measures]
+    columns = ["group", "queries", "System", *statistics.measures]
     if not statistics.groups:
         return [Table(pd.DataFrame(columns=columns), "No query has a group: there is nothing to break down.")]
     tables = [
@@ -125,10 +125,28 @@ def comparison_table(evaluation: Evaluation, statistics: Statistics) -> Table:
     )
 
 
-def comparison_sentences(statistics: Statistics, measures: list[str] | None = None) -> Markdown:
-    """The library's sentence for every comparison (:func:`agentmemory.stats.describe_comparison`), one bullet each."""
-    lines = [f"- {sentence}" for sentence in statistics.sentences(measures)]
-    return Markdown("\n".join(lines) if lines else "No comparison: fewer than two retrievers, or no query.")
+def comparison_sentences(evaluation: Evaluation, statistics: Statistics, measures: list[str] | None = None) -> Markdown:
+    """Every comparison in one brief sentence each (:func:`agentmemory.stats.describe_comparison` with ``brief``),
+    after one sentence saying what tests over these queries can show (:func:`agentmemory.stats.comparisons_preface`)."""
+    labels = {r.name: r.label for r in evaluation.results}
+    chosen = statistics.measures if measures is None else measures
+    lines = []
+    for m in chosen:
+        rows = statistics.comparisons.get(m, ())
+        for c in rows:
+            sentence = describe_comparison(
+                c.test,
+                name_a=labels[c.a],
+                name_b=labels[c.b],
+                measure=m,
+                alpha=statistics.alpha,
+                adjusted_p=c.p_holm if len(rows) > 1 else None,
+                brief=True,
+            )
+            lines.append(f"- {sentence}")
+    if not lines:
+        return Markdown("No comparison: fewer than two systems, or no query.")
+    return Markdown(comparisons_preface(statistics) + "\n\n" + "\n".join(lines))
 
 
 def significance_note(evaluation: Evaluation, statistics: Statistics) -> Markdown:

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..evaluate import Evaluation, QueryResult
-from ..tables import SEED_COLUMNS, seed_measures, seed_rows
+from ..evaluate import Evaluation, QueryResult, RetrieverResult
+from ..tables import SEED_COLUMNS, TIMING_COLUMNS, seed_measures, seed_rows, timing_rows
 from .display import Markdown, Table, short
 
 __all__ = [
+    "appendix",
     "input_files_frame",
     "input_files_table",
     "metric_frame",
@@ -26,6 +27,9 @@ __all__ = [
     "overview",
     "per_query_frame",
     "per_query_table",
+    "relevance_line",
+    "system_line",
+    "timings",
 ]
 
 
@@ -36,7 +40,7 @@ def other_measures(evaluation: Evaluation) -> list[str]:
 
 
 def overview(evaluation: Evaluation, source: str) -> Markdown:
-    """Section 1: the collection, its size, k, seed, retrievers with parameters, and the input digest."""
+    """Section 1: the collection, its size, k, seed, the systems with their parameters, and how they are judged."""
     c = evaluation.collection
     judged = c.judged_queries
     relevant = sum(len(c.relevant(q.id)) for q in judged)
@@ -45,21 +49,77 @@ def overview(evaluation: Evaluation, source: str) -> Markdown:
         f"- **Size:** {len(c.entries)} entries, {len(c.queries)} queries of which {len(judged)} judged, "
         f"{relevant} relevant judgments",
         f"- **Cutoff:** k = {evaluation.k}",
-        f"- **Seed:** {evaluation.seed} (it names the run's event ids and timestamps and seeds the bootstrap and permutation tests; no ranking depends on it)",
+        f"- **Seed:** {evaluation.seed} (it names the run's event ids and timestamps and seeds the bootstrap and "
+        "permutation tests; no ranking depends on it)",
     ]
-    return Markdown("\n".join(lines + measure_retriever_file_lines(evaluation)))
+    return Markdown("\n".join(lines + measure_system_lines(evaluation)))
 
 
-def measure_retriever_file_lines(evaluation: Evaluation) -> list[str]:
-    """Markdown bullets: the measures, each retriever with its parameters, each input file's sha256."""
-    c = evaluation.collection
-    lines = [f"- **Measures:** {', '.join(str(m) for m in evaluation.measures)}", "- **Retrievers:**"]
-    for result in evaluation.results:
-        params = ", ".join(f"{key} = {value}" for key, value in result.params.items())
-        lines.append(f"  - {result.label} (`{result.name}`): {params}")
-    lines.append(f"- **Input files** (sha256), digest `{c.digest}`:")
-    lines += [f"  - `{name}` `{sha}`" for name, sha in c.files.items()]
+def relevance_line(evaluation: Evaluation) -> str:
+    """How hits are judged (``direct`` or ``provenance``), in one bullet."""
+    if evaluation.relevance == "provenance":
+        text = (
+            "provenance: a hit counts through the judged sources its `derived_from` chain reaches, each source "
+            "credited once (evidence-level numbers; no trec_eval equivalent)"
+        )
+        if evaluation.unscored:
+            text += f"; not computed, having no provenance definition: {', '.join(evaluation.unscored)}"
+    else:
+        text = "direct: a hit counts when it is judged relevant (trec_eval's definitions)"
+    return f"- **Relevance:** {text}"
+
+
+def system_line(result: RetrieverResult) -> str:
+    """One system as a bullet: label, key, parameters; a run file's name, format, queries and depth."""
+    if result.kind == "run":
+        p = result.params
+        text = (
+            f"  - {result.label}: run file `{p['run']}` ({p['format']}, {p['queries']} queries, up to {p['depth']} "
+            "hits each; it holds no scores below that depth)"
+        )
+        if "memories" in p:
+            text += f", with {p['memories_entries']} memories of its own (`{p['memories']}`)"
+        if result.dropped:
+            text += f"; {len(result.dropped)} lines dropped (listed in the appendix)"
+        return text
+    params = ", ".join(f"{key} = {value}" for key, value in result.params.items())
+    return f"  - {result.label} (`{result.name}`): {params}"
+
+
+def measure_system_lines(evaluation: Evaluation) -> list[str]:
+    """Markdown bullets: the measures, how hits are judged, each system with its parameters."""
+    lines = [f"- **Measures:** {', '.join(str(m) for m in evaluation.measures)}", relevance_line(evaluation)]
+    lines.append("- **Systems:**")
+    lines += [system_line(r) for r in evaluation.results]
     return lines
+
+
+def appendix(evaluation: Evaluation) -> Markdown:
+    """The inputs (each file's sha256, the collection's digest; each run file's), lines a lenient run dropped,
+    and the event log in numbers (events by type, first and last timestamp)."""
+    c = evaluation.collection
+    lines = [f"- **Collection files** (sha256), digest `{c.digest}`:"]
+    lines += [f"  - `{name}` `{sha}`" for name, sha in c.files.items()]
+    for r in evaluation.results:
+        if r.kind == "run":
+            p = r.params
+            lines.append(f"- **Run {r.label}:** `{p['run']}` `{p['sha256']}`")
+            if "memories" in p:
+                lines.append(f"  - memories `{p['memories']}` `{p['memories_sha256']}`")
+            lines += [f"  - dropped line {line}: {why}" for line, why in r.dropped]
+    events = evaluation.events
+    if events:
+        counts: dict[str, int] = {}
+        for event in events:
+            counts[event.type] = counts.get(event.type, 0) + 1
+        kinds = ", ".join(f"{n} {kind}" for kind, n in counts.items())
+        lines.append(
+            f"- **Event log:** {len(events)} events ({kinds}), from {events[0].timestamp.isoformat()} to "
+            f"{events[-1].timestamp.isoformat()}; ids and timestamps derive from the collection digest and the seed"
+        )
+    else:
+        lines.append("- **Event log:** empty (no retriever ran: run files only)")
+    return Markdown("\n".join(lines))
 
 
 def input_files_frame(evaluation: Evaluation) -> pd.DataFrame:
@@ -92,11 +152,12 @@ def metric_table(evaluation: Evaluation) -> Table:
     frame = pd.DataFrame(text_rows, columns=[*SEED_COLUMNS, *others])
     c = evaluation.collection
     (first, measure), *rest = zip(SEED_COLUMNS[1:], seed_measures(evaluation.k))
+    headline = len(c.headline_queries)
+    left_out = f" ({', '.join(c.headline_excludes)} left out)" if c.headline_excludes else ""
     caption = (
-        f"k = {evaluation.k}, seed = {evaluation.seed}; {len(c.judged_queries)} judged queries, "
-        f"{len(c.entries)} entries. {first} is the mean of {measure}, "
-        + ", ".join(f"{column} of {m}" for column, m in rest)
-        + "."
+        f"k = {evaluation.k}, seed = {evaluation.seed}; means over {headline} headline "
+        f"{'query' if headline == 1 else 'queries'}{left_out}, {len(c.entries)} entries. {first} is the mean of "
+        f"{measure}, " + ", ".join(f"{column} of {m}" for column, m in rest) + "."
     )
     return Table(frame, caption)
 
@@ -154,3 +215,23 @@ def per_query_table(evaluation: Evaluation, retriever: str, *, width: int = 40) 
             }
         )
     return Table(pd.DataFrame(rows), f"{result.label}: each judged query at k = {k}")
+
+
+def timings(evaluation: Evaluation) -> Markdown | Table:
+    """Each retriever's search latency (p50, p95 in ms), index build time and size, when the run measured them.
+
+    Wall-clock figures of one machine and run: shown here, never written into
+    ``eval-results.json``.  Without ``timings=True`` it says how to get them.
+    """
+    if all(r.timings is None for r in evaluation.results):
+        return Markdown(
+            "Not measured in this run (`timings = False`): wall-clock figures differ from run to run, so the "
+            "committed report leaves them out. Pass `-p timings True` (or `agentmemory eval --timings`)."
+        )
+    rows = timing_rows(evaluation)
+    columns = list(TIMING_COLUMNS)
+    n = len(evaluation.results[0].per_query)
+    return Table(
+        pd.DataFrame(rows, columns=columns),
+        f"Search latency over the {n} judged queries and index build, wall clock on this machine (not in the artifact)",
+    )

@@ -82,7 +82,22 @@ def tie_flags(evaluation: Evaluation, *, per_query: bool = True) -> Markdown:
     lines: list[str] = []
     for result in evaluation.results:
         label = result.label
-        if any(q.ties is None for q in result.per_query):
+        missing = [q.query_id for q in result.per_query if q.ties is None]
+        if evaluation.relevance == "provenance":
+            lines.append(f"- **{label}:** tie analysis is not made under provenance judgments.")
+            continue
+        if missing and result.kind == "run" and len(missing) < len(result.per_query):
+            lines.append(
+                f"- **{label}:** in {plural(len(missing), 'query', 'queries')} ({', '.join(missing)}) a tie at the "
+                "cutoff reaches the run's last hit, and a run holds no scores below its depth: the analysis is not "
+                "available for them; the other queries follow."
+            )
+        elif missing and result.kind == "run":
+            lines.append(
+                f"- **{label}:** tie analysis is not available: every tie at the cutoff reaches the run's end."
+            )
+            continue
+        elif missing:
             lines.append(f"- **{label}:** ties were not analysed (the run used `evaluate(..., ties=False)`).")
             continue
         straddle = straddling_queries(result)
@@ -152,7 +167,7 @@ def tie_table(evaluation: Evaluation, retriever: str) -> Table:
                 q.query_id,
                 q.group or "-",
                 f"{t.group_size} at {q.hits[k - 1].score:.2f}, {t.group_in_top_k} in top {k}" if t else "-",
-                *((tie_cell(q.ties[m]) if q.ties else "-") for m in measures),
+                *((tie_cell(q.ties[m]) if q.ties and m in q.ties else "-") for m in measures),
             ]
         )
     frame = pd.DataFrame(rows, columns=["query", "group", "tie at the cutoff", *measures])
@@ -182,7 +197,7 @@ def tie_means_table(evaluation: Evaluation) -> Table:
                     format(v["expected"] - v["value_under_rule"], "+.4f"),
                 ]
             )
-    columns = ["Retriever", "measure", "under the rule", "expected", "worst", "best", "expected - rule"]
+    columns = ["System", "measure", "under the rule", "expected", "worst", "best", "expected - rule"]
     n = len(evaluation.results[0].headline) if evaluation.results else 0
     return Table(
         pd.DataFrame(rows, columns=columns),

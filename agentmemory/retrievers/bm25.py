@@ -142,6 +142,10 @@ class BM25:
     def __len__(self) -> int:
         return len(self._docs)
 
+    def memory_bytes(self) -> int:
+        """Bytes of the index's arrays: postings, document lengths, document frequencies (ids and vocabulary excluded)."""
+        return self._segs.nbytes + int(self._dl_buf.nbytes) + int(self._df.nbytes)
+
     @property
     def _dl(self) -> np.ndarray:
         return self._dl_buf[: len(self._docs)]

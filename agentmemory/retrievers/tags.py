@@ -116,6 +116,10 @@ class TagScorer:
     def __len__(self) -> int:
         return len(self._docs)
 
+    def memory_bytes(self) -> int:
+        """Bytes of the index's arrays: the tag postings (ids and the tag vocabulary excluded)."""
+        return self._segs.nbytes
+
     def _normalize(self, tag: str) -> str:
         out = self._normal.get(tag)
         if out is None:

@@ -1,0 +1,72 @@
+"""The head of every report: the comparison table, and every query with all systems side by side.
+
+:func:`comparison` shows :func:`agentmemory.compare.comparison_table` (the
+table ``agentmemory eval`` prints first and ``--table-out`` writes) with its
+caption and the line saying what its markers mean.  :func:`per_query`
+replaces one table per system: one row per judged query, each system's
+values beside each other, and each system's difference to the baseline.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ..compare import comparison_table
+from ..evaluate import Evaluation, seed_measures
+from ..stats import Statistics
+from .display import Markdown, Table, plural, short
+
+__all__ = ["comparison", "per_query"]
+
+
+def comparison(evaluation: Evaluation, statistics: Statistics) -> tuple[Table, Markdown]:
+    """The comparison table (caption above, cells ``mean [low, high] marker +a/−b``) and its notation line."""
+    table = comparison_table(evaluation, statistics)
+    frame = pd.DataFrame(table.rows(), columns=table.header())
+    return Table(frame, table.caption()), Markdown(table.notation())
+
+
+def _delta(value: float) -> str:
+    """``"+0.50"``, ``"−0.50"`` (a real minus sign), ``"0.00"``."""
+    if round(value, 2) == 0:
+        return "0.00"
+    return f"+{value:.2f}" if value > 0 else f"−{-value:.2f}"
+
+
+def per_query(evaluation: Evaluation, statistics: Statistics, *, width: int = 40) -> Table:
+    """Every judged query with every system side by side: ``R@k`` and ``RR``, and each system's Δ to the baseline.
+
+    Rows in file order; queries of a group left out of the headline means
+    are kept and marked in the ``group`` column.  The baseline is
+    ``statistics.baseline``.
+    """
+    recall, _, rr = seed_measures(evaluation.k)
+    base = evaluation.result(statistics.baseline)
+    others = [r for r in evaluation.results if r.name != base.name]
+    excluded = set(evaluation.collection.headline_excludes)
+    has_groups = any(q.group is not None for q in base.per_query)
+    rows = []
+    for index, q in enumerate(base.per_query):
+        row: dict[str, str] = {"query": q.query_id}
+        if has_groups:
+            group = q.group or "-"
+            row["group"] = f"{group} (not in headline)" if q.group in excluded else group
+        row["text"] = short(q.text, width)
+        row["relevant"] = str(len(q.relevant))
+        row[f"{base.label} {recall}"] = format(q.metrics[recall], ".2f")
+        row[f"{base.label} {rr}"] = format(q.metrics[rr], ".2f")
+        for other in others:
+            theirs = other.per_query[index]
+            row[f"{other.label} {recall}"] = format(theirs.metrics[recall], ".2f")
+            row[f"Δ {recall} {other.label}"] = _delta(theirs.metrics[recall] - q.metrics[recall])
+            row[f"{other.label} {rr}"] = format(theirs.metrics[rr], ".2f")
+            row[f"Δ {rr} {other.label}"] = _delta(theirs.metrics[rr] - q.metrics[rr])
+        rows.append(row)
+    n = len(base.per_query)
+    caption = (
+        f"Each of the {plural(n, 'judged query', 'judged queries')} at k = {evaluation.k}: {recall} and {rr} of every "
+        f"system, and Δ, its difference to the baseline {base.label}"
+    )
+    if excluded and has_groups:
+        caption += f" (groups {', '.join(sorted(excluded))} are shown, but left out of the headline means)"
+    return Table(pd.DataFrame(rows), caption)

@@ -1,0 +1,87 @@
+"""As-of evaluation: an agent cannot remember the future."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from types import MappingProxyType
+
+import pytest
+
+from agentmemory import Collection, MemoryEntry, Query, evaluate
+from agentmemory.errors import InputError
+from agentmemory.runs import RunFile
+
+
+def _at(day: int) -> datetime:
+    return datetime(2026, 3, day, 12, tzinfo=timezone.utc)
+
+
+ENTRIES = (
+    MemoryEntry("e1", "Maya likes lentil curry", created_at=_at(1)),
+    MemoryEntry("e2", "Maya now prefers lentil soup", created_at=_at(5)),
+    MemoryEntry("e3", "Maya stopped eating lentils", created_at=_at(9)),
+    MemoryEntry("e0", "a lentil note with no date"),
+)
+QUERIES = (
+    Query("early", "what lentil dish does Maya like", asked_at=_at(2)),
+    Query("middle", "what lentil dish does Maya like", asked_at=_at(6)),
+    Query("late", "what lentil dish does Maya like"),  # no asked_at: sees everything
+)
+QRELS = {"early": {"e1": 1}, "middle": {"e2": 1}, "late": {"e3": 1}}
+
+
+def _collection() -> Collection:
+    return Collection(
+        "timeline",
+        ENTRIES,
+        QUERIES,
+        MappingProxyType({q: MappingProxyType(d) for q, d in QRELS.items()}),
+        MappingProxyType({"corpus": "0" * 64}),
+    )
+
+
+def test_each_query_sees_only_what_existed_when_it_was_asked() -> None:
+    """Hits come only from entries created at or before asked_at; undated entries are always visible."""
+    evaluation = evaluate(_collection(), "bm25", k=5, as_of=True)
+    by_query = {q.query_id: q for q in evaluation.results[0].per_query}
+    assert {h.entry_id for h in by_query["early"].hits} <= {"e1", "e0"}
+    assert {h.entry_id for h in by_query["middle"].hits} <= {"e1", "e2", "e0"}
+    assert "e3" in {h.entry_id for h in by_query["late"].hits}
+    assert [by_query[q].visible for q in ("early", "middle", "late")] == [2, 3, 4]
+    plain = evaluate(_collection(), "bm25", k=5)
+    assert all(q.visible is None for q in plain.results[0].per_query)
+
+
+def test_scores_are_those_of_an_index_built_at_that_moment() -> None:
+    """A query's scores equal a fresh evaluation over only the entries it could see (BM25's IDF included)."""
+    evaluation = evaluate(_collection(), "bm25", k=5, as_of=True)
+    early = next(q for q in evaluation.results[0].per_query if q.query_id == "early")
+    then = Collection(
+        "then",
+        (ENTRIES[0], ENTRIES[3]),
+        (QUERIES[0],),
+        MappingProxyType({"early": MappingProxyType(QRELS["early"])}),
+        MappingProxyType({"corpus": "1" * 64}),
+    )
+    alone = evaluate(then, "bm25", k=5).results[0].per_query[0]
+    assert [(h.entry_id, h.score) for h in early.hits] == [(h.entry_id, h.score) for h in alone.hits]
+
+
+def test_a_run_cannot_retrieve_the_future() -> None:
+    """Under as-of, a run's hit created after its question is an error; lenient drops and lists it."""
+    run = RunFile("mine", "mine.trec", "0" * 64, "trec", {"early": (("e1", 2.0, 1), ("e3", 1.0, 2))})
+    with pytest.raises(InputError, match=r"line 2: entry 'e3' was created at 2026-03-09T12:00:00\+00:00, after query"):
+        evaluate(_collection(), [], runs=[run], k=5, as_of=True)
+    evaluation = evaluate(_collection(), [], runs=[run], k=5, as_of=True, lenient_run=True)
+    assert [h.entry_id for h in evaluation.results[0].per_query[0].hits] == ["e1"]
+    assert evaluation.results[0].dropped[0][0] == 2
+    assert evaluate(_collection(), [], runs=[run], k=5).results[0].per_query[0].hits[1].entry_id == "e3"
+
+
+def test_artifact_says_how_many_entries_each_query_saw() -> None:
+    """The artifact records as_of and, per query, the entries of its scope it could see."""
+    from agentmemory.artifact import artifact_dict
+
+    data = artifact_dict(evaluate(_collection(), "bm25", k=5, as_of=True))
+    assert data["params"]["as_of"] is True
+    assert [row["visible_entries"] for row in data["per_query"]] == [2, 3, 4]

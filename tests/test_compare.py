@@ -1,0 +1,134 @@
+"""The comparison table: markers against the baseline after table-wide Holm, counts, exports."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from agentmemory import evaluate
+from agentmemory.cli import main
+from agentmemory.compare import comparison_table, table_format
+from agentmemory.datasets.synthetic import synthetic_collection
+from agentmemory.errors import ParameterError, UnknownNameError
+from agentmemory.stats import evaluation_statistics, holm
+
+
+@pytest.fixture(scope="module")
+def large():
+    """60 synthetic queries, BM25 against the tag scorer: enough queries for a difference to be significant."""
+    collection = synthetic_collection(seed=3, n_entries=300, n_queries=60, mismatch_rate=0.3)
+    return evaluate(collection, "bm25,tags", k=5, seed=7)
+
+
+def test_markers_appear_where_the_table_wide_holm_rejects(large) -> None:
+    """Against BM25 the tag scorer is significantly lower (▼) on every measure; against the tag scorer, BM25 is ▲."""
+    statistics = evaluation_statistics(large, seed=7, n_resamples=2000)
+    table = comparison_table(large, statistics)
+    row = table.rows()[1]
+    assert row[0] == "Tag scorer" and all(" ▼ +" in cell for cell in row[1:])
+    flipped = comparison_table(large, evaluation_statistics(large, seed=7, n_resamples=2000, baseline="tags"))
+    assert flipped.rows()[0][0] == "Tag scorer (baseline)"
+    assert flipped.rows()[1][0] == "BM25" and all(" ▲ +" in cell for cell in flipped.rows()[1][1:])
+
+
+def test_p_holm_table_is_holm_over_every_comparison_of_the_table(large) -> None:
+    """p_holm_table is Holm's adjustment over all systems x measures together, beside the per-measure p_holm."""
+    statistics = evaluation_statistics(large, seed=7, n_resamples=2000)
+    cells = statistics.versus_baseline
+    assert [(c.system, c.measure) for c in cells] == [("tags", m) for m in statistics.measures]
+    expected = holm({f"{c.system} {c.measure}": c.test.p_value for c in cells})
+    assert [c.p_holm_table for c in cells] == [expected[f"{c.system} {c.measure}"] for c in cells]
+    data = statistics.to_dict()
+    assert data["baseline"] == "bm25" and data["versus_baseline"][0]["p_holm_table"] == cells[0].p_holm_table
+    assert "p_holm" in data["comparisons"]["R@5"][0] and "table_correction" in data["method"]
+
+
+def test_counts_are_queries_above_and_below(large) -> None:
+    """+a/−b count the headline queries on which the system scores strictly above / below the baseline."""
+    statistics = evaluation_statistics(large, seed=7, n_resamples=200)
+    cell = statistics.against_baseline("tags", "R@5")
+    bm25 = {q.query_id: q.metrics["R@5"] for q in large.result("bm25").per_query}
+    tags = {q.query_id: q.metrics["R@5"] for q in large.result("tags").per_query}
+    assert cell.above == sum(tags[q] > bm25[q] for q in bm25) and cell.below == sum(tags[q] < bm25[q] for q in bm25)
+    assert statistics.against_baseline("bm25", "R@5") is None
+
+
+def test_renderings_hold_the_same_numbers(large) -> None:
+    """CSV carries the unrounded numbers; Markdown and LaTeX the formatted cells, the caption and the notation."""
+    statistics = evaluation_statistics(large, seed=7, n_resamples=2000)
+    table = comparison_table(large, statistics)
+    rows = list(csv.reader(io.StringIO(table.render("csv"))))
+    assert rows[0][:4] == ["system", "baseline", "P@5 mean", "P@5 low"]
+    assert rows[1][:2] == ["BM25", "yes"] and float(rows[1][2]) == large.result("bm25").means["P@5"]
+    assert rows[2][rows[0].index("R@5 marker")] == "▼"
+    markdown = table.render("markdown")
+    assert markdown.startswith(table.caption() + ":\n\n| System | P@5 |") and table.notation() in markdown
+    latex = table.render("latex")
+    assert "\\begin{tabular}{lllllll}" in latex and "$\\blacktriangledown$" in latex and "+2/--34" in latex
+
+
+def test_evaluation_exports_frames(large) -> None:
+    """to_frame is long (system, query, group, measure, value); table() is the comparison table's numbers."""
+    long = large.to_frame()
+    assert list(long.columns) == ["system", "query", "group", "measure", "value"]
+    assert len(long) == 2 * 60 * 6
+    assert long[(long.system == "BM25") & (long.measure == "R@5")].value.mean() == pytest.approx(
+        large.result("bm25").means["R@5"]
+    )
+    frame = large.table()
+    assert list(frame.index) == ["BM25", "Tag scorer"]
+    assert frame.loc["Tag scorer", ("R@5", "marker")] == "▼"
+    assert pd.isna(frame.loc["BM25", ("R@5", "p_holm_table")])
+
+
+@pytest.mark.parametrize(
+    ("path", "kind"), [("t.csv", "csv"), ("t.md", "markdown"), ("T.TEX", "latex"), ("out/t.txt", "text")]
+)
+def test_table_format_by_suffix(path: str, kind: str) -> None:
+    """--table-out picks the format by the file's suffix, case ignored."""
+    assert table_format(path) == kind
+
+
+def test_table_format_refuses_other_suffixes() -> None:
+    with pytest.raises(ParameterError, match=r"^--table-out: 't\.json' \(str\) has no known suffix; end the file"):
+        table_format("t.json")
+
+
+def test_baseline_must_name_a_system(large) -> None:
+    """An unknown baseline lists the systems."""
+    with pytest.raises(
+        UnknownNameError, match=r"^baseline: 'dense' \(str\) is not a known name; choose from: bm25, tags"
+    ):
+        evaluation_statistics(large, seed=7, baseline="dense")
+
+
+def test_cli_writes_the_table_and_refuses_a_bad_baseline(tmp_path: Path, capsys) -> None:
+    """--table-out writes the same table eval prints first; --baseline names the comparison's reference."""
+    out = tmp_path / "table.md"
+    assert main(["eval", "--baseline", "tags", "--table-out", str(out), "--out", str(tmp_path / "e.json")]) == 0
+    printed = capsys.readouterr().out
+    written = out.read_text(encoding="utf-8")
+    assert printed.startswith(written)
+    assert "| Tag scorer (baseline) |" in written
+    assert json.loads((tmp_path / "e.json").read_text())["statistics"]["baseline"] == "tags"
+    assert main(["eval", "--baseline", "dense", "--table-out", str(tmp_path / "x.md")]) == 2
+    assert capsys.readouterr().err == (
+        "agentmemory: error: --baseline: 'dense' (str) is not a known name; choose from: bm25, tags\n"
+    )
+    assert not (tmp_path / "x.md").exists()
+
+
+def test_cli_timings_are_printed_never_written(tmp_path: Path, capsys) -> None:
+    """--timings prints latency and index figures; the artifact is byte-identical to a run without them."""
+    with_timings, without = tmp_path / "a.json", tmp_path / "b.json"
+    assert main(["eval", "--timings", "--out", str(with_timings)]) == 0
+    printed = capsys.readouterr().out
+    assert "Timings (wall clock on this machine; not in the artifact):" in printed
+    assert "| System | search p50 (ms) | search p95 (ms) | index build (s) | entries | index size |" in printed
+    assert main(["eval", "--out", str(without)]) == 0
+    assert with_timings.read_bytes() == without.read_bytes()
