@@ -3,21 +3,23 @@
 Subcommands::
 
     agentmemory eval     [--collection PATH] [--format NAME] [--split SPLIT] [--repair] [--include-captions]
+                         [--granularity session|turn] [--all-turns | --user-turns-only]
                          [--format-option KEY=VALUE ...] [--seed INT] [--k INT] [--retrievers SPECS]
                          [--run NAME=PATH [--memories PATH] ...] [--lenient-run] [--relevance direct|provenance]
                          [--as-of] [--baseline NAME] [--metrics LIST] [--out FILE] [--table-out FILE] [--runs-dir DIR]
                          [--timings] [--progress | --no-progress]
     agentmemory retrieve --out FILE [--collection PATH] [--format NAME] [--split SPLIT] [--repair]
-                         [--include-captions] [--format-option KEY=VALUE ...] [--retriever SPEC]
-                         [--k INT] [--progress | --no-progress]
+                         [--include-captions] [--granularity session|turn] [--all-turns | --user-turns-only]
+                         [--format-option KEY=VALUE ...] [--retriever SPEC] [--k INT] [--progress | --no-progress]
     agentmemory score QRELS [RUN] [--run NAME=PATH ...] [--k INT] [--metrics LIST] [--per-query]
                       [--complete] [--format table|json]
     agentmemory --version
 
 The collection options come from the format declarations
-(:data:`agentmemory.datasets.FORMATS`): ``--split`` (beir), ``--repair`` and
-``--include-captions`` (locomo) are generated from the built-in formats'
-options, and ``--format-option KEY=VALUE`` (repeatable) passes an option of
+(:data:`agentmemory.datasets.FORMATS`): ``--split`` (beir), ``--repair``
+(locomo and longmemeval), ``--include-captions`` (locomo), ``--granularity``,
+``--all-turns`` and ``--user-turns-only`` (longmemeval) are generated from the
+built-in formats' options, and ``--format-option KEY=VALUE`` (repeatable) passes an option of
 any format, a plugin's included, read with the type the format declares.
 
 Any input error (a bad parameter, a malformed or missing file, an output
@@ -170,6 +172,12 @@ def _build_parser() -> argparse.ArgumentParser:
         metavar="MODE",
         help="direct (default: trec_eval's judgments) or provenance (a derived memory counts through the judged "
         "sources its derived_from chain reaches, each source once)",
+    )
+    ev.add_argument(
+        "--as-of",
+        action="store_true",
+        help="each query sees only the memories created at or before its asked_at (an agent cannot remember the "
+        "future); queries without asked_at see all",
     )
     ev.add_argument(
         "--baseline", metavar="NAME", help="the system the comparison table compares with (default the first)"
@@ -381,28 +389,24 @@ def _add_collection_arguments(parser: argparse.ArgumentParser) -> None:
         f"auto takes the first that recognises the path ({rules})",
     )
     for name, users in _option_flags().items():
-        formats = " and ".join(f for f, _ in users)
         option = users[0][1]
+        if len({o.help for _, o in users}) == 1:
+            said = f"{' and '.join(f for f, _ in users)} format: {option.help}"
+        else:  # each format says what the option does to it
+            said = "; ".join(f"{f} format: {o.help}" for f, o in users)
         dest = f"format_option_{name}"
         if option.type is bool and option.default is False:
-            parser.add_argument(
-                _flag(name), dest=dest, action="store_true", default=None, help=f"{formats} format: {option.help}"
-            )
+            parser.add_argument(_flag(name), dest=dest, action="store_true", default=None, help=said)
         elif option.type is bool:
             parser.add_argument(
                 _flag(name),
                 dest=dest,
                 action=argparse.BooleanOptionalAction,
                 default=None,
-                help=f"{formats} format: {option.help} (default {option.default})",
+                help=f"{said} (default {option.default})",
             )
         else:
-            parser.add_argument(
-                _flag(name),
-                dest=dest,
-                metavar=name.upper(),
-                help=f"{formats} format: {option.help} (default {option.default})",
-            )
+            parser.add_argument(_flag(name), dest=dest, metavar=name.upper(), help=f"{said} (default {option.default})")
     parser.add_argument(
         "--format-option",
         action="append",

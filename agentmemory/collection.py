@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,12 @@ class Collection:
     ``headline_excludes`` names query groups left out of the headline means
     and shown separately (LoCoMo's adversarial category 5, as most published
     numbers do); their queries are still evaluated and appear in the group means.
+    ``notes`` lists ``(query_id, remark)`` for what a loader noticed about a
+    query it kept without changing anything (LongMemEval: judgments that
+    disagree with the file's own ``answer_session_ids``); ``settings`` records
+    how the loader built the entries and judgments when that changes the
+    numbers (LongMemEval: ``granularity`` and ``indexed_turns``).  Both are
+    reported beside ``skipped`` and ``repairs``.
     """
 
     name: str
@@ -45,6 +51,8 @@ class Collection:
     skipped: tuple[tuple[str, str], ...] = ()
     repairs: tuple[tuple[str, str], ...] = ()
     headline_excludes: tuple[str, ...] = ()
+    notes: tuple[tuple[str, str], ...] = ()
+    settings: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def digest(self) -> str:
@@ -98,8 +106,12 @@ def default_collection_path() -> Path:
 
 
 def collection_summary(collection: Collection) -> dict[str, Any]:
-    """Name, sizes and file hashes, JSON-ready (for artifacts and reports)."""
-    return {
+    """Name, sizes and file hashes, JSON-ready (for artifacts and reports).
+
+    ``settings`` and ``notes`` appear only when the collection has them (so
+    the artifacts of other collections keep their exact bytes).
+    """
+    summary = {
         "name": collection.name,
         "entries": len(collection.entries),
         "queries": len(collection.queries),
@@ -110,3 +122,8 @@ def collection_summary(collection: Collection) -> dict[str, Any]:
         "repairs": [{"query_id": q, "change": r} for q, r in collection.repairs],
         "headline_excludes": list(collection.headline_excludes),
     }
+    if collection.settings:
+        summary["settings"] = dict(collection.settings)
+    if collection.notes:
+        summary["notes"] = [{"query_id": q, "note": n} for q, n in collection.notes]
+    return summary

@@ -95,12 +95,32 @@ class ComparisonTable:
             out.append([shown, *(self.cell_text(name, m) for m in self.measures)])
         return out
 
+    def families(self) -> str:
+        """Which definitions the numbers follow: ``trec_eval's definitions``, or each family with its measures.
+
+        A measure's family is its definition's ``family`` (a plugin's unstated
+        one is named "their own definitions").  When every measure is a
+        trec_eval one the text is just ``trec_eval's definitions``.
+        """
+        from .metrics import parse_measure
+
+        groups: dict[str, list[str]] = {}
+        for m in self.measures:
+            family = parse_measure(m).definition.family
+            groups.setdefault(family or "", []).append(m)
+        if set(groups) <= {"trec_eval"}:
+            return "trec_eval's definitions"
+        names = {"trec_eval": "trec_eval's definitions", "": "their own definitions"}
+        return " and ".join(
+            f"{names.get(family, f'{family} official definitions')} ({', '.join(ms)})" for family, ms in groups.items()
+        )
+
     def caption(self) -> str:
-        """What the numbers are: the measure family, cutoff, queries, interval and test."""
+        """What the numbers are: the measure families, cutoff, queries, interval and test."""
         family = (
             "judgments through provenance (evidence-level; no trec_eval equivalent)"
             if self.relevance == "provenance"
-            else "trec_eval's definitions"
+            else self.families()
         )
         left_out = f" (groups left out: {', '.join(self.excluded_groups)})" if self.excluded_groups else ""
         pct = f"{round(self.confidence * 100, 6):g}%"

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .evaluate import Evaluation, seed_measures
+from .scoring import default_measures
 from .stats import Interval, Statistics, comparisons_preface, describe_comparison
 
 __all__ = [
@@ -147,8 +148,11 @@ def interval_table(evaluation: Evaluation, statistics: Statistics) -> str:
 
 
 def group_table(evaluation: Evaluation, statistics: Statistics) -> str:
-    """Per query group (:func:`group_rows`): number of queries, then each retriever's seed measures with intervals."""
-    names = seed_measures(evaluation.k)
+    """Per query group (:func:`group_rows`): number of queries, then each retriever's seed measures with
+    intervals, then every measure asked for beyond the defaults (``--metrics``: LongMemEval's per question type)."""
+    names = list(seed_measures(evaluation.k))
+    defaults = {str(m) for m in default_measures(evaluation.k)}
+    names += [m for m in statistics.measures if m not in defaults and m not in names]
     rows = group_rows(evaluation, statistics, names)
     return "By query group:\n\n" + markdown_table(["Group", "Queries", "System", *names], rows)
 
@@ -224,15 +228,21 @@ def system_notes(evaluation: Evaluation) -> list[str]:
 
 
 def collection_notes(evaluation: Evaluation) -> list[str]:
-    """Every query a loader skipped or repaired, one line each, with the reason."""
+    """How the loader built the collection (its settings), then every query it skipped, repaired or noted
+    something about, one line each, with the reason."""
     c = evaluation.collection
     lines = []
+    if c.settings:
+        lines.append("Loaded with " + ", ".join(f"{key} = {value}" for key, value in c.settings.items()) + ".")
     if c.skipped:
         lines.append(f"Skipped queries ({len(c.skipped)}), left out of every number:")
         lines += [f"  {q}: {why}" for q, why in c.skipped]
     if c.repairs:
         lines.append(f"Repairs ({len(c.repairs)}):")
         lines += [f"  {q}: {what}" for q, what in c.repairs]
+    if c.notes:
+        lines.append(f"Notes ({len(c.notes)}), nothing changed:")
+        lines += [f"  {q}: {note}" for q, note in c.notes]
     return lines
 
 

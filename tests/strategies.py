@@ -46,9 +46,9 @@ qrels_sets = st.dictionaries(query_ids, st.dictionaries(doc_ids, grades, min_siz
 
 
 @st.composite
-def measures(draw: st.DrawFn) -> Measure:
-    """Any valid :class:`Measure` from the registry, with a cutoff where it may take one."""
-    name = draw(st.sampled_from(sorted(REGISTRY)))
+def measures(draw: st.DrawFn, family: str | None = None) -> Measure:
+    """Any valid :class:`Measure` from the registry (of one ``family`` when given), with a cutoff where it may take one."""
+    name = draw(st.sampled_from(sorted(n for n, d in REGISTRY.registered().items() if family in (None, d.family))))
     rule = REGISTRY[name].cutoff
     if rule is CutoffRule.FORBIDDEN:
         return Measure(name)
@@ -210,3 +210,80 @@ def locomo_files(draw: st.DrawFn) -> bytes:
         sample = draw(_mutated_record(sample))
     document: object = [sample] if draw(st.booleans()) else sample
     return _dumps_with_raw(draw, document).encode("utf-8", "surrogatepass")
+
+
+# --- LongMemEval -------------------------------------------------------------------------------------------
+
+#: Parts of LongMemEval-like session ids: answer sessions (``answer`` in the id), fillers, and ids that
+#: already contain ``noans`` or end in a number, so that stripping the last ``_`` part is exercised.
+SESSION_ID_PARTS = ("answer", "noans", "sharegpt", "ultrachat", "ab12", "7", "x")
+
+
+@st.composite
+def turn_corpora(draw: st.DrawFn) -> tuple[list[str], set[str]]:
+    """A haystack's turn ids (distinct, ``<session>_<turn number>``, numbered with gaps as the official code
+    numbers user turns among all turns) and a random subset of them as gold (possibly empty or all)."""
+    n_sessions = draw(st.integers(min_value=1, max_value=6))
+    sessions = draw(
+        st.lists(
+            st.lists(st.sampled_from(SESSION_ID_PARTS), min_size=1, max_size=3).map("_".join),
+            min_size=n_sessions,
+            max_size=n_sessions,
+            unique=True,
+        )
+    )
+    corpus: list[str] = []
+    for session in sessions:
+        numbers = draw(st.lists(st.integers(min_value=1, max_value=9), min_size=1, max_size=5, unique=True))
+        corpus += [f"{session}_{n}" for n in sorted(numbers)]
+    corpus = list(dict.fromkeys(corpus))  # "a" turn 7 and "a_7"... cannot collide, but stay safe
+    gold = draw(st.sets(st.sampled_from(corpus)))
+    return corpus, gold
+
+
+@st.composite
+def rankings_of(draw: st.DrawFn, corpus: list[str]) -> list[str]:
+    """A ranking over ``corpus``: a permutation of all of it (as the official harness ranks) or of a part."""
+    order = draw(st.permutations(corpus))
+    return order[: draw(st.integers(min_value=0, max_value=len(order)))] if draw(st.booleans()) else order
+
+
+_CONTENT = st.sampled_from(("I bought a kayak.", "Which trail is best?", "ok", "", "Thanks!"))
+
+
+@st.composite
+def longmemeval_questions(draw: st.DrawFn, question_id: str = "q1") -> dict:
+    """One well-formed LongMemEval question: distinct session ids, a date per session, turns of both roles;
+    every user turn of an ``answer`` session carries ``has_answer`` (as the official harness requires), the
+    turns of other sessions carry it or not at random.  Session ids never turn into one another by the
+    official ``answer`` -> ``noans`` renaming."""
+    n = draw(st.integers(min_value=0, max_value=5))
+    ids = draw(
+        st.lists(
+            st.tuples(st.sampled_from(("answer_", "", "noans_", "s_answer_")), st.sampled_from(("a1", "b2_1", "c3_2"))),
+            min_size=n,
+            max_size=n,
+            unique_by=lambda t: t[1],  # distinct suffixes: no id is another's rename
+        ).map(lambda pairs: [p + s for p, s in pairs])
+    )
+    sessions = []
+    for sid in ids:
+        turns = []
+        for _ in range(draw(st.integers(min_value=0, max_value=5))):
+            role = draw(st.sampled_from(("user", "assistant")))
+            turn = {"role": role, "content": draw(_CONTENT)}
+            if ("answer" in sid and role == "user") or draw(st.booleans()):
+                turn["has_answer"] = draw(st.booleans())
+            turns.append(turn)
+        sessions.append(turns)
+    return {
+        "question_id": question_id,
+        "question_type": draw(st.sampled_from(("single-session-user", "multi-session", "knowledge-update"))),
+        "question": "Which trail did I like?",
+        "answer": "the ridge trail",
+        "question_date": "2023/05/30 (Tue) 23:40",
+        "haystack_session_ids": ids,
+        "haystack_dates": ["2023/05/20 (Sat) 02:21"] * n,
+        "haystack_sessions": sessions,
+        "answer_session_ids": [sid for sid in ids if "answer" in sid],
+    }

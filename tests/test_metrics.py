@@ -110,12 +110,25 @@ NO_RELEVANT = [
 ]
 
 
-@pytest.mark.parametrize("name", sorted(REGISTRY))
+LME_NAMES = "ndcg_any, recall_all, recall_any, sess.ndcg_any, sess.recall_all, sess.recall_any"
+TREC_EVAL = sorted(n for n, d in REGISTRY.registered().items() if d.family == "trec_eval")
+LONGMEMEVAL = ["ndcg_any", "recall_all", "recall_any", "sess.ndcg_any", "sess.recall_all", "sess.recall_any"]
+
+
+@pytest.mark.parametrize("name", TREC_EVAL)
 @pytest.mark.parametrize(("case", "ranking", "qrels"), NO_RELEVANT, ids=[c[0] for c in NO_RELEVANT])
 def test_no_relevant_document_scores_zero(name, case, ranking, qrels):
-    """A query with no relevant judged document scores exactly 0.0 on every measure."""
+    """A query with no relevant judged document scores exactly 0.0 on every trec_eval measure."""
     measure = Measure(name) if REGISTRY[name].cutoff is not CutoffRule.REQUIRED else Measure(name, 3)
     assert measure.compute(ranking, qrels) == 0.0
+
+
+@pytest.mark.parametrize("name", LONGMEMEVAL)
+@pytest.mark.parametrize(("case", "ranking", "qrels"), NO_RELEVANT, ids=[c[0] for c in NO_RELEVANT])
+def test_no_relevant_document_longmemeval(name, case, ranking, qrels):
+    """With no gold item, LongMemEval's recall_all is 1.0 (all() of nothing, as the official code) and the others 0.0."""
+    expected = 1.0 if name.endswith("recall_all") else 0.0
+    assert Measure(name, 3).compute(ranking, qrels) == expected
 
 
 @pytest.mark.parametrize("name", ["P", "R", "nDCG", "AP", "Success"])
@@ -158,18 +171,22 @@ def test_helpers_reject_bad_cutoff(helper, k, message):
 
 
 def test_registry_entries_are_consistent():
-    """Each registry entry is keyed by its own name and has a one-line description naming trec_eval."""
-    assert sorted(REGISTRY) == ["AP", "P", "R", "RR", "Rprec", "Success", "nDCG"]
+    """Each registry entry is keyed by its own name and has a one-line description naming its family's reference."""
+    assert TREC_EVAL == ["AP", "P", "R", "RR", "Rprec", "Success", "nDCG"]
+    assert sorted(REGISTRY) == sorted(TREC_EVAL + LONGMEMEVAL)
     for key, definition in REGISTRY.registered().items():
         assert definition.name == key
         assert definition.description and "\n" not in definition.description
-        assert "trec_eval" in definition.description
+        reference = "trec_eval" if definition.family == "trec_eval" else "LongMemEval official"
+        assert definition.family in ("trec_eval", "LongMemEval")
+        assert reference in definition.description
         assert callable(definition.function)
 
 
 def test_cutoff_rules():
     """P, R, nDCG, AP and Success require a cutoff, RR may take one, Rprec takes none."""
-    rules = {name: definition.cutoff for name, definition in REGISTRY.registered().items()}
+    rules = {name: definition.cutoff for name, definition in REGISTRY.registered().items() if name in TREC_EVAL}
+    assert all(REGISTRY[name].cutoff is CutoffRule.REQUIRED for name in LONGMEMEVAL)
     assert rules == {
         "P": CutoffRule.REQUIRED,
         "R": CutoffRule.REQUIRED,
@@ -257,7 +274,10 @@ def test_measures_are_hashable_values():
         Measure("P", 5).cutoff = 10  # type: ignore[misc]
 
 
-ALL_NAMES = "AP, MAP, MRR, P, R, R-precision, RR, Rprec, Success, hit_rate, map_cut, nDCG, ndcg_cut, precision, recall, recip_rank"
+ALL_NAMES = (
+    "AP, MAP, MRR, P, R, R-precision, RR, Rprec, Success, hit_rate, map_cut, nDCG, ndcg_any, ndcg_cut, precision, "
+    "recall, recall_all, recall_any, recip_rank, sess.ndcg_any, sess.recall_all, sess.recall_any"
+)
 
 
 @pytest.mark.parametrize(
@@ -345,7 +365,9 @@ def test_measure_constructor_checks_cutoff(args, message):
 
 def test_measure_constructor_needs_canonical_name():
     """Measure(...) accepts only canonical names; aliases go through parse_measure."""
-    message = "metric: 'recall' (str) is not a known name; choose from: AP, P, R, RR, Rprec, Success, nDCG"
+    message = (
+        "metric: 'recall' (str) is not a known name; choose from: AP, P, R, RR, Rprec, Success, nDCG, " + LME_NAMES
+    )
     with pytest.raises(UnknownNameError, match=f"^{re.escape(message)}$"):
         Measure("recall", 5)
 
@@ -521,7 +543,9 @@ def test_runtime_measure_is_among_the_choices(registry_restored):
     message = f"metric: 'nope@3' (str) is not a known name; choose from: {_choices('Hits', 'found')}"
     with pytest.raises(UnknownNameError, match=f"^{re.escape(message)}$"):
         parse_measure("nope@3")
-    message = "metric: 'nope' (str) is not a known name; choose from: AP, Hits, P, R, RR, Rprec, Success, nDCG"
+    message = (
+        "metric: 'nope' (str) is not a known name; choose from: AP, Hits, P, R, RR, Rprec, Success, nDCG, " + LME_NAMES
+    )
     with pytest.raises(UnknownNameError, match=f"^{re.escape(message)}$"):
         Measure("nope", 3)
 

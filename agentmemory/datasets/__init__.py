@@ -4,6 +4,9 @@
   option ``split``), its reader and its writer.
 * :mod:`~agentmemory.datasets.locomo`: the LoCoMo benchmark's JSON file
   (format ``locomo``, options ``repair`` and ``include_captions``).
+* :mod:`~agentmemory.datasets.longmemeval`: a LongMemEval JSON file (format
+  ``longmemeval``, options ``granularity``, ``all_turns``,
+  ``user_turns_only`` and ``repair``).
 * :mod:`~agentmemory.datasets.synthetic`: seeded synthetic collections (a
   generator, not a format: it reads no file).
 * :mod:`~agentmemory.datasets.base`: the registry :data:`FORMATS`,
@@ -25,7 +28,7 @@ or from an installed package, with an entry point in the group
 
 from __future__ import annotations
 
-from . import beir, locomo
+from . import beir, locomo, longmemeval
 from .base import FORMATS, OPTION_TYPES, Format, FormatOption, detect_format, load, register_format
 
 __all__ = [
@@ -39,8 +42,8 @@ __all__ = [
     "register_format",
 ]
 
-for _builtin in (beir.FORMAT, locomo.FORMAT):
+for _builtin in (beir.FORMAT, locomo.FORMAT, longmemeval.FORMAT):
     FORMATS.register(_builtin.name, _builtin)
 
-BUILTIN_FORMATS: tuple[str, ...] = (beir.FORMAT.name, locomo.FORMAT.name)
+BUILTIN_FORMATS: tuple[str, ...] = (beir.FORMAT.name, locomo.FORMAT.name, longmemeval.FORMAT.name)
 """The formats this package registers itself, in detection order (the command line makes flags of their options)."""

@@ -19,9 +19,9 @@ declared option.  ``read`` also receives ``progress`` when its signature has
 a parameter of that name.
 
 **Detection** (``format="auto"``, :func:`detect_format`): the formats
-registered so far are asked in registration order (the built-in ``beir``
-and ``locomo`` first, then formats registered at run time and entry points
-already loaded, in the order they arrived), then the installed entry points
+registered so far are asked in registration order (the built-in ``beir``,
+``locomo`` and ``longmemeval`` first, then formats registered at run time and
+entry points already loaded, in the order they arrived), then the installed entry points
 not yet loaded, by name; the first whose ``recognise`` returns true wins.
 A recogniser may look inside a file, but cheaply (see
 :mod:`agentmemory.datasets.sniff`): it runs on every path ``auto`` is given.
@@ -354,7 +354,9 @@ def load(path: str | PathLike[str], format: str = "auto", *, progress: bool = Fa
             ``read`` supports one (off by default).
         **options: options of the chosen format, as it declares them
             (``FORMATS[name].options``): ``split`` for ``beir``,
-            ``repair`` and ``include_captions`` for ``locomo``.
+            ``repair`` and ``include_captions`` for ``locomo``,
+            ``granularity``, ``all_turns``, ``user_turns_only`` and
+            ``repair`` for ``longmemeval``.
 
     Raises:
         UnknownNameError: ``format`` is not registered (nor ``"auto"``).

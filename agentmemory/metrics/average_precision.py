@@ -119,5 +119,6 @@ DEFINITION = MeasureDef(
     tie_aware=expected_average_precision,
     aliases=("MAP", "map_cut"),
     provenance=provenance_average_precision,
+    family="trec_eval",
 )
 """``AP@k``, aliases ``MAP@k`` and ``map_cut@k``."""

@@ -15,9 +15,14 @@ the definition's ``aliases``).  :func:`parse_measure`, :class:`Measure` and
 every list of valid choices read the live registry, so a measure registered
 at run time parses at once.
 
-Every built-in measure follows trec_eval (``-l 1``): a document is relevant
-when its judged grade is >= 1; unjudged documents are not relevant; a query
-with no relevant judged document scores 0.0 on every measure.  The ranking
+Every built-in measure of the trec_eval family (``P R RR nDCG AP Success
+Rprec``) follows trec_eval (``-l 1``): a document is relevant when its judged
+grade is >= 1; unjudged documents are not relevant; a query with no relevant
+judged document scores 0.0 on every measure.  The LongMemEval family
+(``recall_any recall_all ndcg_any`` and their ``sess.`` versions,
+:mod:`.longmemeval`) follows LongMemEval's official scripts instead, quirks
+included (``recall_all`` is 1.0 with no gold item); each definition's
+``family`` says which it is.  The ranking
 is taken as given (rank 1 first): order scored documents with
 :func:`agentmemory.trec.trec_order` first to get trec_eval's tie rule.
 """
@@ -32,6 +37,7 @@ from typing import Any
 from agentmemory.errors import ParameterError, UnknownNameError
 from agentmemory.metrics import (
     average_precision,
+    longmemeval,
     ndcg,
     precision,
     r_precision,
@@ -424,5 +430,8 @@ def compute_measures(
 
 
 for _module in (precision, recall, reciprocal_rank, ndcg, average_precision, success, r_precision):
-    register_measure(_module.DEFINITION)  # the built-in measures, in the order the tables show them
+    register_measure(_module.DEFINITION)  # the built-in trec_eval measures, in the order the tables show them
 del _module
+for _definition in longmemeval.DEFINITIONS:  # LongMemEval's official measures, their own family
+    register_measure(_definition)
+del _definition

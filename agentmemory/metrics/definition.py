@@ -89,6 +89,11 @@ class MeasureDef:
             source credited once, to the first hit whose ``derived_from``
             chain reaches it); ``evaluate(..., relevance="provenance")``
             computes only the measures that have one and names the others.
+        family: which family of definitions the measure follows, as reports
+            name it beside its numbers: ``"trec_eval"`` for the built-in
+            trec_eval measures, ``"LongMemEval"`` for the official LongMemEval
+            ones (:mod:`agentmemory.metrics.longmemeval`); ``None`` when not
+            stated (a plugin's, unless it says).
         aliases: other accepted spellings (``("precision",)`` for ``P``).
             Names and aliases are matched ignoring case; none may be taken by
             another registered measure.  They belong to the definition so that
@@ -110,6 +115,7 @@ class MeasureDef:
     tie_aware: Callable[[TieContext], float] | None = None
     aliases: tuple[str, ...] = ()
     provenance: Callable[[Credited, int | None], float] | None = None
+    family: str | None = None
 
     def __post_init__(self) -> None:
         _check_name("measure name", self.name)
@@ -130,6 +136,15 @@ class MeasureDef:
         ):
             if value is not None and not callable(value):
                 raise ParameterError(field, value, "is not callable", f"give {shape}, or None")
+        if self.family is not None and (
+            not isinstance(self.family, str) or not self.family.strip() or "\n" in self.family
+        ):
+            raise ParameterError(
+                "family",
+                self.family,
+                "is not one line of text",
+                "name the family in one line (e.g. 'trec_eval'), or None",
+            )
         if isinstance(self.aliases, str) or not isinstance(self.aliases, tuple):
             raise ParameterError("aliases", self.aliases, "is not a tuple", "give a tuple of names, e.g. ('hits',)")
         seen = {self.name.casefold()}

@@ -140,5 +140,6 @@ DEFINITION = MeasureDef(
     tie_aware=expected_ndcg,
     aliases=("ndcg_cut",),
     provenance=provenance_ndcg,
+    family="trec_eval",
 )
 """``nDCG@k``, alias ``ndcg_cut@k``."""

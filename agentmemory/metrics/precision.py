@@ -64,5 +64,6 @@ DEFINITION = MeasureDef(
     tie_aware=expected_precision,
     aliases=("precision",),
     provenance=provenance_precision,
+    family="trec_eval",
 )
 """``P@k``, alias ``precision@k``."""

@@ -69,5 +69,6 @@ DEFINITION = MeasureDef(
     tie_aware=expected_r_precision,
     aliases=("R-precision",),
     provenance=provenance_r_precision,
+    family="trec_eval",
 )
 """``Rprec`` (no cutoff), alias ``R-precision``."""

@@ -65,5 +65,6 @@ DEFINITION = MeasureDef(
     tie_aware=expected_recall,
     aliases=("recall",),
     provenance=provenance_recall,
+    family="trec_eval",
 )
 """``R@k``, alias ``recall@k``."""

@@ -101,5 +101,6 @@ DEFINITION = MeasureDef(
     tie_aware=expected_reciprocal_rank,
     aliases=("MRR", "recip_rank"),
     provenance=provenance_reciprocal_rank,
+    family="trec_eval",
 )
 """``RR`` and ``RR@k``, aliases ``MRR`` and ``recip_rank``."""

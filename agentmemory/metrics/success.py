@@ -83,5 +83,6 @@ DEFINITION = MeasureDef(
     tie_aware=expected_success,
     aliases=("hit_rate",),
     provenance=provenance_success,
+    family="trec_eval",
 )
 """``Success@k``, alias ``hit_rate@k``."""

@@ -34,14 +34,18 @@ def _options(parser: argparse.ArgumentParser) -> list[str]:
 
 @pytest.mark.parametrize("command", COMMANDS)
 def test_flags_come_from_the_builtin_declarations(command):
-    """eval and retrieve get one flag per built-in format option, named after it, its help naming the format."""
+    """eval and retrieve get one flag per built-in format option, named after it, its help naming each format
+    that declares it with that format's own help."""
     parser = _subparsers()[command]
     helps = {s: a.help for a in parser._actions for s in a.option_strings}
-    declared = {o.name: (f, o) for f in BUILTIN_FORMATS for o in FORMATS[f].options}
-    assert sorted(declared) == ["include_captions", "repair", "split"]
-    for name, (fmt, option) in declared.items():
+    declared: dict[str, list] = {}
+    for f in BUILTIN_FORMATS:
+        for o in FORMATS[f].options:
+            declared.setdefault(o.name, []).append((f, o))
+    assert sorted(declared) == ["all_turns", "granularity", "include_captions", "repair", "split", "user_turns_only"]
+    for name, users in declared.items():
         flag = "--" + name.replace("_", "-")
-        assert helps[flag].startswith(f"{fmt} format: {option.help}")
+        assert helps[flag].startswith("; ".join(f"{fmt} format: {option.help}" for fmt, option in users))
     assert "--format-option" in helps
 
 
@@ -53,10 +57,15 @@ def test_help_lists_every_collection_option(capsys):
     text = " ".join(capsys.readouterr().out.split())
     for piece in (
         "--split SPLIT beir format: the judgments file to read, qrels/<split>.tsv (default test)",
-        "--repair locomo format: split and normalise malformed evidence ids, listing every change",
+        "--repair locomo format: split and normalise malformed evidence ids, listing every change; "
+        "longmemeval format: repair malformed questions where unambiguous, listing every change",
+        "--granularity GRANULARITY longmemeval format: one entry per haystack session or per turn: session or turn "
+        "(default session)",
+        "--all-turns longmemeval format: index the assistant's turns too (the official harness indexes the user's)",
+        "--user-turns-only longmemeval format: index the user's turns only (the default, stated explicitly)",
         "--include-captions locomo format: append each turn's image caption to its text",
         "--format-option KEY=VALUE an option of the chosen format",
-        "--format NAME collection format: auto (default) or one of beir, locomo",
+        "--format NAME collection format: auto (default) or one of beir, locomo, longmemeval",
     ):
         assert piece in text
 
@@ -135,7 +144,7 @@ ERRORS = [
     ),
     pytest.param(
         ["--format-option", "repair=true"],  # the text as given: beir declares no type for it
-        f"repair: 'true' (str) is not an option of the beir format; {SPLIT_TAKEN} (repair is an option of: locomo)",
+        f"repair: 'true' (str) is not an option of the beir format; {SPLIT_TAKEN} (repair is an option of: locomo, longmemeval)",
         id="option-of-another-format",
     ),
     pytest.param(
@@ -150,7 +159,7 @@ ERRORS = [
     ),
     pytest.param(
         ["--repair"],
-        f"repair: True (bool) is not an option of the beir format; {SPLIT_TAKEN} (repair is an option of: locomo)",
+        f"repair: True (bool) is not an option of the beir format; {SPLIT_TAKEN} (repair is an option of: locomo, longmemeval)",
         id="flag-of-another-format",
     ),
     pytest.param(
@@ -166,7 +175,7 @@ ERRORS = [
     ),
     pytest.param(
         ["--format", "csv"],
-        "--format: 'csv' (str) is not a known name; choose from: auto, beir, locomo",
+        "--format: 'csv' (str) is not a known name; choose from: auto, beir, locomo, longmemeval",
         id="unknown-format",
     ),
 ]

@@ -27,6 +27,11 @@ BEIR = FIXTURES / "beir-sample"
 LOCOMO = FIXTURES / "locomo-sample" / "locomo-sample.json"
 BEIR_RULE = "beir: a folder holding corpus.jsonl"
 LOCOMO_RULE = "locomo: a .json file whose top-level object, or first list item, has the keys 'conversation' and 'qa'"
+LONGMEMEVAL_RULE = (
+    "longmemeval: a .json file whose first list item, or top-level object, has the keys 'question_id' and "
+    "'haystack_sessions'"
+)
+LONGMEMEVAL = FIXTURES / "longmemeval-sample" / "longmemeval-sample.json"
 
 
 @pytest.fixture
@@ -40,9 +45,10 @@ def memlist(tmp_path: Path):
 
 
 def test_builtin_declarations():
-    """beir declares split; locomo declares repair and include_captions; both in detection order, with rules."""
-    assert BUILTIN_FORMATS == ("beir", "locomo")
-    assert FORMATS.names() == ["beir", "locomo"]
+    """beir declares split; locomo repair and include_captions; longmemeval granularity, all_turns,
+    user_turns_only and repair; all in detection order, with rules."""
+    assert BUILTIN_FORMATS == ("beir", "locomo", "longmemeval")
+    assert FORMATS.names() == ["beir", "locomo", "longmemeval"]
     assert FORMATS["beir"].options == (
         FormatOption("split", str, "test", "the judgments file to read, qrels/<split>.tsv"),
     )
@@ -50,16 +56,28 @@ def test_builtin_declarations():
         FormatOption("repair", bool, False, "split and normalise malformed evidence ids, listing every change"),
         FormatOption("include_captions", bool, False, "append each turn's image caption to its text"),
     )
-    assert [f"{n}: {FORMATS[n].rule}" for n in BUILTIN_FORMATS] == [BEIR_RULE, LOCOMO_RULE]
+    assert FORMATS["longmemeval"].options == (
+        FormatOption("granularity", str, "session", "one entry per haystack session or per turn: session or turn"),
+        FormatOption(
+            "all_turns", bool, False, "index the assistant's turns too (the official harness indexes the user's)"
+        ),
+        FormatOption("user_turns_only", bool, False, "index the user's turns only (the default, stated explicitly)"),
+        FormatOption("repair", bool, False, "repair malformed questions where unambiguous, listing every change"),
+    )
+    assert [f"{n}: {FORMATS[n].rule}" for n in BUILTIN_FORMATS] == [BEIR_RULE, LOCOMO_RULE, LONGMEMEVAL_RULE]
     assert FORMATS["beir"].takes_progress and not FORMATS["locomo"].takes_progress
+    assert FORMATS["longmemeval"].takes_progress
 
 
 # -- detection -----------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("path,expected", [(BEIR, "beir"), (LOCOMO, "locomo"), (FIXTURES / "assistant-notes", "beir")])
+@pytest.mark.parametrize(
+    "path,expected",
+    [(BEIR, "beir"), (LOCOMO, "locomo"), (FIXTURES / "assistant-notes", "beir"), (LONGMEMEVAL, "longmemeval")],
+)
 def test_detect_builtin(path, expected):
-    """A folder holding corpus.jsonl is beir; the LoCoMo sample is locomo."""
+    """A folder holding corpus.jsonl is beir; the LoCoMo sample is locomo; the LongMemEval sample is longmemeval."""
     assert detect_format(path) == expected
 
 
@@ -82,7 +100,9 @@ CONVERSATION = {"sample_id": "s1", "conversation": {}, "qa": []}
         (json.dumps({"qa": [{"conversation": 1}] * 50, "x": "}]", "conversation": {}}), True),  # keys after values
         ("\ufeff" + json.dumps([CONVERSATION]), True),  # a byte-order mark
         ('[{"q\\u0061": [], "conversation": {}}]', True),  # an escaped key
-        (json.dumps([{"question_id": "q1", "haystack_sessions": [], "question": "?"}]), False),  # LongMemEval
+        (json.dumps([{"question_id": "q1", "haystack_sessions": [], "question": "?"}]), "longmemeval"),
+        (json.dumps({"haystack_sessions": [[{"qa": 1}]] * 30, "question_id": "q1"}), "longmemeval"),  # one object
+        (json.dumps([{"question_id": "q1", "haystack": []}]), False),  # not the LongMemEval keys
         (json.dumps([{"x": {"conversation": {}, "qa": []}}]), False),  # the keys one level too deep
         (json.dumps([{"qa": []}, CONVERSATION]), False),  # only the first record counts
         (json.dumps([[CONVERSATION]]), False),
@@ -95,11 +115,11 @@ CONVERSATION = {"sample_id": "s1", "conversation": {}, "qa": []}
     ],
 )
 def test_locomo_recogniser_reads_the_first_record(tmp_path, text, is_locomo):
-    """locomo is detected from the keys of the file's first record, not from the suffix alone."""
+    """locomo (and longmemeval) are detected from the keys of the file's first record, not from the suffix alone."""
     path = tmp_path / "data.json"
     path.write_text(text, encoding="utf-8")
     if is_locomo:
-        assert detect_format(path) == "locomo"
+        assert detect_format(path) == ("locomo" if is_locomo is True else is_locomo)
     else:
         with pytest.raises(ParameterError, match="cannot tell the format"):
             detect_format(path)
@@ -115,7 +135,7 @@ def test_unrecognised_path_lists_every_rule(tmp_path, name):
         path.write_text("hello", encoding="utf-8")
     expected = (
         f"format: 'auto' (str) cannot tell the format of {str(path)!r}; "
-        f"{BEIR_RULE}; {LOCOMO_RULE}; pass format= one of: beir, locomo"
+        f"{BEIR_RULE}; {LOCOMO_RULE}; {LONGMEMEVAL_RULE}; pass format= one of: beir, locomo, longmemeval"
     )
     with pytest.raises(ParameterError) as info:
         load(path)
@@ -132,7 +152,9 @@ def test_missing_path(tmp_path):
 @pytest.mark.parametrize("value", ["trec", "BEIR", "", None])
 def test_unknown_format(value):
     """An unknown format names the value, its type and every valid choice."""
-    expected = f"format: {value!r} ({type(value).__name__}) is not a known name; choose from: auto, beir, locomo"
+    expected = (
+        f"format: {value!r} ({type(value).__name__}) is not a known name; choose from: auto, beir, locomo, longmemeval"
+    )
     with pytest.raises(UnknownNameError) as info:
         load(BEIR, format=value)
     assert str(info.value) == expected
@@ -165,7 +187,7 @@ def test_load_locomo_dispatch_matches_load_locomo():
             BEIR,
             {"repair": True},
             "repair: True (bool) is not an option of the beir format; "
-            "the beir format takes: split (repair is an option of: locomo)",
+            "the beir format takes: split (repair is an option of: locomo, longmemeval)",
         ),
         (
             BEIR,
@@ -328,13 +350,16 @@ def test_runtime_format_options_and_names(memlist):
     )
     with pytest.raises(UnknownNameError) as info:
         load(memlist, format="mem")
-    assert str(info.value) == "format: 'mem' (str) is not a known name; choose from: auto, beir, locomo, memlist"
+    assert str(info.value) == (
+        "format: 'mem' (str) is not a known name; choose from: auto, beir, locomo, longmemeval, memlist"
+    )
     path = memlist.with_suffix(".txt")
     path.write_text("x")
     with pytest.raises(ParameterError) as info:
         load(path)
     assert str(info.value).endswith(
-        f"; {BEIR_RULE}; {LOCOMO_RULE}; memlist: {memlist_format.RULE}; pass format= one of: beir, locomo, memlist"
+        f"; {BEIR_RULE}; {LOCOMO_RULE}; {LONGMEMEVAL_RULE}; memlist: {memlist_format.RULE}; "
+        "pass format= one of: beir, locomo, longmemeval, memlist"
     )
 
 
@@ -548,7 +573,7 @@ def test_entry_point_format_is_detected_after_the_registered_ones(monkeypatch, t
 
     monkeypatch.setattr(importlib.metadata, "entry_points", entry_points)
     try:
-        assert FORMATS.names() == ["beir", "locomo", "memlist-ep"]
+        assert FORMATS.names() == ["beir", "locomo", "longmemeval", "memlist-ep"]
         assert detect_format(LOCOMO) == "locomo" and point.loads == 0
         path = tmp_path / "notes.json"
         path.write_text(json.dumps(memlist_format.DOCUMENT))

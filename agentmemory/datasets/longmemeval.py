@@ -1,0 +1,865 @@
+"""The LongMemEval benchmark as a :class:`~agentmemory.collection.Collection`: the ``longmemeval`` format.
+
+LongMemEval (Wu et al., ICLR 2025; MIT; github xiaowu0162/LongMemEval) is
+not ours to ship: users download ``longmemeval_s_cleaned.json``,
+``longmemeval_m_cleaned.json`` or ``longmemeval_oracle.json`` (or the
+original releases) themselves.  A file is a JSON list of questions, each with
+its **own haystack**: ``haystack_session_ids``, ``haystack_dates`` and
+``haystack_sessions`` (a list of sessions, each a list of turns ``{"role",
+"content", "has_answer"?}``), plus ``question_id``, ``question_type``,
+``question``, ``answer``, ``question_date`` and ``answer_session_ids``.
+
+:func:`load_longmemeval` converts it once into typed records, building the
+entries and the judgments exactly as the official retrieval harness does
+(``process_item_flat_index`` and the ``correct_docs`` line of
+``src/retrieval/run_retrieval.py``, and the averaging in its ``main``, read at
+commit 9e0b455).
+
+**Queries.**  Each question is a :class:`~agentmemory.records.Query` with id
+``question_id``, the question as text, no tags, ``scope`` its ``question_id``
+(a question searches only its own haystack), ``group`` its ``question_type``
+(:data:`QUESTION_TYPES`) and ``asked_at`` its ``question_date``.  ``metadata``
+keeps ``question_type``, ``question_date``, ``answer`` and
+``answer_session_ids``.
+
+**Entries** (``granularity``):
+
+* ``"session"`` (default): one entry per haystack session, its text the
+  contents of the session's user turns joined by single spaces (the official
+  text, no role prefixes); with ``all_turns`` every turn, as
+  ``"<role>: <content>"`` lines joined by ``"\\n"``.  A session without user
+  turns is an entry with empty text (the harness indexes it too).
+* ``"turn"``: one entry per user turn (``all_turns``: per turn of either
+  role), its text the turn's content.  Turns are numbered from 1 over **all**
+  turns of the session, as the official code does, so the turn ids of a
+  session with alternating roles are ``<session>_1``, ``<session>_3``, ...
+
+An entry's id is ``"<question_id>/<corpus id>"`` (session ids repeat across
+questions), where the corpus id is the official one: the session id, or
+``<session id>_<turn number>``, **renamed** when the official harness renames
+it: a session whose id contains ``answer`` but none of whose user turns has
+``has_answer: true`` becomes ``noans`` in place of every ``answer`` in its id
+(``answer_ab12_1 -> noans_ab12_1``), and so does each user turn of an
+``answer`` session whose ``has_answer`` is false.  A turn id therefore maps
+back to its (possibly renamed) session by dropping its last ``_`` part, which
+is what the ``sess.`` measures do.  ``scope`` is the ``question_id``;
+``created_at`` the session's date (every turn of a session shares it);
+``provenance`` ``source="conversation"``, ``ref`` the session id, ``actor``
+the turn's role (a session entry: ``"user"``, or ``None`` with
+``all_turns``); no tags; ``metadata`` ``question_id``, ``session_id``,
+``session_position`` (0-based in the haystack), ``session_date`` (raw) and,
+for a turn, ``turn`` (its number) and ``role``.
+
+**Judgments.**  The gold items are the corpus ids that contain ``answer``
+after the renaming (the official ``correct_docs``): the ``answer`` sessions
+with a user turn marked ``has_answer: true``, or, at turn level, those user
+turns; each judged relevant with grade 1.  With ``all_turns`` (not in the
+official harness) a turn of either role counts, so an assistant turn marked
+``has_answer`` is gold too; ``settings`` says which turns were indexed.
+
+**Left out, and listed in** :attr:`Collection.skipped` **with the reason**
+(their haystacks are not loaded):
+
+* abstention questions, whose ``question_id`` contains ``_abs`` (the official
+  test), as the official scripts leave them out;
+* questions none of whose user turns (``all_turns``: turns) has
+  ``has_answer: true`` anywhere in the haystack, as the official
+  ``run_retrieval.py`` leaves them out of its means (upstream issue #16 counts
+  51 in the cleaned S file: mostly single-session-assistant questions whose
+  evidence is an assistant turn).  This applies at both granularities, as
+  there;
+* questions whose ``has_answer`` turns all lie in sessions whose id lacks
+  ``answer``: nothing is gold.  The official script would keep them and
+  average in ``recall_all = 1``, ``recall_any = ndcg_any = 0``; they are left
+  out here instead (the one deliberate difference; real releases have none).
+
+**Cross-check.**  The sessions judged are compared with the question's
+``answer_session_ids``; every disagreement of a kept question is listed in
+:attr:`Collection.notes`: an answer session that is not judged (none of its
+user turns has ``has_answer``, so the harness renamed it ``noans``), a judged
+session missing from ``answer_session_ids``, a session with ``has_answer``
+turns whose id lacks ``answer``.
+
+**Malformed questions** are skipped with every problem as the reason
+(strict, the default) or, with ``repair=True``, repaired where a repair is
+unambiguous, every change listed in :attr:`Collection.repairs` (and skipped
+when one is not):
+
+* the three haystack lists differ in length: cut to the shortest, as the
+  official harness's ``zip`` does silently (each dropped session listed);
+* a session id repeated within the haystack: a later copy with the same turns
+  is dropped (its date listed); copies with different turns cannot be
+  repaired;
+* an ``answer_session_ids`` id not in the haystack: dropped from the
+  cross-check (judgments come from the haystack);
+* a date that is not :data:`DATE_FORM`: the session's ``created_at`` (or the
+  question's ``asked_at``) is unknown, ``None``;
+* a user turn of an ``answer`` session without ``has_answer`` (the official
+  harness requires it there, and stops): read as ``false``;
+* a corpus id, after the renaming, equal to another one of the haystack:
+  cannot be repaired.
+
+Anything else that is not LongMemEval-shaped (a wrong type, a missing field, a
+role other than ``user``/``assistant``, a ``has_answer`` that is not a
+boolean, an unknown ``question_type``, a repeated ``question_id``) raises
+:class:`~agentmemory.errors.InputError` naming the JSON path, e.g.
+``$[2].haystack_sessions[4][1].role``.
+
+**Detection.**  Registered as the format ``longmemeval`` (:data:`FORMAT`;
+options ``granularity``, ``all_turns``, ``user_turns_only``, ``repair``).
+``format="auto"`` takes a file whose name ends in ``.json`` (any case) and
+whose first record (the first item of the top-level list, or a top-level
+object) has the keys ``question_id`` and ``haystack_sessions``, read as a
+stream (:func:`~agentmemory.datasets.sniff.first_record_has_keys`) without
+parsing the file.
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import json
+import re
+from collections.abc import Iterator, Mapping
+from datetime import datetime, timezone
+from os import PathLike
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, NamedTuple
+
+from ..collection import Collection
+from ..errors import InputError, MissingFileError, ParameterError, UnknownNameError
+from ..records import MemoryEntry, Provenance, Query
+from .base import Format, FormatOption
+from .sniff import first_record_has_keys
+
+__all__ = [
+    "DATE_FORM",
+    "FORMAT",
+    "GRANULARITIES",
+    "QUESTION_TYPES",
+    "is_abstention",
+    "load_longmemeval",
+    "parse_longmemeval_date",
+    "recognise",
+]
+
+#: LongMemEval's six question types (the queries' groups), as its ``print_qa_metrics.py`` lists them.
+QUESTION_TYPES: tuple[str, ...] = (
+    "single-session-user",
+    "single-session-preference",
+    "single-session-assistant",
+    "multi-session",
+    "temporal-reasoning",
+    "knowledge-update",
+)
+
+#: What ``granularity`` takes: one entry per session, or per turn.
+GRANULARITIES: tuple[str, ...] = ("session", "turn")
+
+#: The one date form :func:`parse_longmemeval_date` accepts, as shown in messages.
+DATE_FORM = "'YYYY/MM/DD (Ddd) HH:MM' like '2023/05/20 (Sat) 02:21'"
+
+_DATE = re.compile(
+    r"(?P<year>[0-9]{4})/(?P<month>[0-9]{2})/(?P<day>[0-9]{2})"
+    r" \((?P<weekday>Mon|Tue|Wed|Thu|Fri|Sat|Sun)\) (?P<hour>[0-9]{2}):(?P<minute>[0-9]{2})"
+)
+_WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+_ROLES = ("user", "assistant")
+_FIELDS = (
+    "question_id",
+    "question_type",
+    "question",
+    "answer",
+    "question_date",
+    "haystack_session_ids",
+    "haystack_dates",
+    "haystack_sessions",
+    "answer_session_ids",
+)
+
+
+def parse_longmemeval_date(value: object) -> datetime:
+    """A LongMemEval date, e.g. ``"2023/05/20 (Sat) 02:21"``, as an aware UTC datetime.
+
+    Strict: exactly ``YYYY/MM/DD (Ddd) HH:MM`` (the form the benchmark's
+    generator writes with ``%Y/%m/%d (%a) %H:%M``): a real date, the English
+    weekday abbreviation of that date, a 24-hour time.  LongMemEval gives no
+    time zone; the result is read as UTC.
+
+    Raises:
+        ParameterError: anything else, a date that does not exist (30
+            February), or a weekday that is not the date's.
+    """
+    match = _DATE.fullmatch(value) if isinstance(value, str) else None
+    if match is None:
+        raise ParameterError("date", value, "is not a LongMemEval date", f"expected {DATE_FORM}")
+    try:
+        parsed = datetime(
+            int(match["year"]),
+            int(match["month"]),
+            int(match["day"]),
+            int(match["hour"]),
+            int(match["minute"]),
+            tzinfo=timezone.utc,
+        )
+    except ValueError as err:
+        raise ParameterError("date", value, f"is not a real date and time ({err})", f"expected {DATE_FORM}") from None
+    weekday = _WEEKDAYS[parsed.weekday()]
+    if match["weekday"] != weekday:
+        raise ParameterError(
+            "date",
+            value,
+            f"names the weekday {match['weekday']}, but that date is a {weekday}",
+            f"expected {DATE_FORM}",
+        )
+    return parsed
+
+
+def is_abstention(question_id: str) -> bool:
+    """Whether the official scripts treat the question as an abstention question: ``'_abs' in question_id``."""
+    return "_abs" in question_id
+
+
+# --- reading and shape checks (InputError) ----------------------------------------------------------
+
+
+def _describe(value: object) -> str:
+    """A short description of a JSON value for messages (what was found)."""
+    if isinstance(value, dict):
+        keys = [repr(k) for k in list(value)[:5]] + (["..."] if len(value) > 5 else [])
+        return "an object with keys " + ", ".join(keys) if value else "an empty object"
+    if isinstance(value, list):
+        return f"a list of {len(value)} items" if value else "an empty list"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"{str(value).lower()} (a boolean)"
+    if isinstance(value, (int, float)):
+        return f"{value!r} (a number)"
+    if isinstance(value, str):
+        return f"{value!r} (a string)"
+    return type(value).__name__
+
+
+def _read_json(path: Path) -> tuple[Any, str]:
+    """The parsed JSON and the file's sha256."""
+    if not path.exists():
+        raise MissingFileError(path)
+    if not path.is_file():
+        raise InputError(path, None, "is not a file; pass a LongMemEval JSON file (e.g. longmemeval_s_cleaned.json)")
+    data = path.read_bytes()
+    sha = hashlib.sha256(data).hexdigest()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise InputError(path, data[: err.start].count(b"\n") + 1, "is not valid UTF-8") from None
+    del data
+    try:
+        return json.loads(text), sha
+    except json.JSONDecodeError as err:
+        raise InputError(path, err.lineno, f"malformed JSON ({err.msg} at column {err.colno})") from None
+
+
+def _is_question(value: object) -> bool:
+    return isinstance(value, dict) and "question_id" in value and "haystack_sessions" in value
+
+
+def _not_longmemeval(path: Path, found: str) -> InputError:
+    return InputError(
+        path,
+        None,
+        "is not a LongMemEval file: expected a list of questions with 'question_id' and 'haystack_sessions' "
+        f"(found {found})",
+    )
+
+
+def _items(path: Path, document: object) -> list[tuple[str, dict]]:
+    """``(json path, question)`` for every question, checked for the top-level shape."""
+    if isinstance(document, dict):
+        if not _is_question(document):
+            raise _not_longmemeval(path, _describe(document))
+        return [("$", document)]
+    if not isinstance(document, list):
+        raise _not_longmemeval(path, _describe(document))
+    if not document:
+        raise _not_longmemeval(path, "an empty list")
+    if not _is_question(document[0]):
+        raise _not_longmemeval(path, f"a list whose first item is {_describe(document[0])}")
+    out = []
+    for index, item in enumerate(document):
+        if not isinstance(item, dict):
+            raise InputError(path, None, f"$[{index}]: expected a question object; found {_describe(item)}")
+        out.append((f"$[{index}]", item))
+    return out
+
+
+class _Turn(NamedTuple):
+    role: str
+    content: str
+    has_answer: bool | None  # None: the turn has no has_answer
+
+
+class _Session(NamedTuple):
+    position: int  # 0-based in the haystack as given
+    session_id: str
+    date: str
+    turns: tuple[_Turn, ...]
+
+
+class _Question(NamedTuple):
+    where: str
+    question_id: str
+    question_type: str
+    question: str
+    answer: object
+    question_date: str
+    session_ids: list[str]
+    dates: list[str]
+    sessions: list[tuple[_Turn, ...]]
+    answer_session_ids: list[str]
+
+
+def _string(path: Path, where: str, value: object, what: str, *, empty: bool = False) -> str:
+    if not isinstance(value, str) or (not empty and not value):
+        raise InputError(path, None, f"{where}: expected {what}; found {_describe(value)}")
+    return value
+
+
+def _strings(path: Path, where: str, value: object, what: str) -> list[str]:
+    if not isinstance(value, list):
+        raise InputError(path, None, f"{where}: expected a list of {what}; found {_describe(value)}")
+    return [_string(path, f"{where}[{i}]", item, f"a non-empty string ({what})") for i, item in enumerate(value)]
+
+
+def _turns(path: Path, where: str, value: object) -> tuple[_Turn, ...]:
+    if not isinstance(value, list):
+        raise InputError(path, None, f"{where}: expected a session, a list of turns; found {_describe(value)}")
+    turns = []
+    for index, turn in enumerate(value):
+        at = f"{where}[{index}]"
+        if not isinstance(turn, dict):
+            raise InputError(path, None, f"{at}: expected a turn object with role and content; found {_describe(turn)}")
+        for field in ("role", "content"):
+            if field not in turn:
+                raise InputError(path, None, f"{at}.{field}: missing; every turn needs a role and a content")
+        role = turn["role"]
+        if role not in _ROLES:
+            raise InputError(path, None, f"{at}.role: expected 'user' or 'assistant'; found {_describe(role)}")
+        content = _string(path, f"{at}.content", turn["content"], "a string", empty=True)
+        has_answer = turn.get("has_answer")
+        if "has_answer" in turn and not isinstance(has_answer, bool):
+            raise InputError(path, None, f"{at}.has_answer: expected true or false; found {_describe(has_answer)}")
+        turns.append(_Turn(role, content, has_answer))
+    return tuple(turns)
+
+
+def _question(path: Path, where: str, item: dict) -> _Question:
+    """One question object, checked for its shape (types and fields)."""
+    for field in _FIELDS:
+        if field not in item:
+            raise InputError(path, None, f"{where}.{field}: missing; every question needs " + ", ".join(_FIELDS))
+    question_id = _string(path, f"{where}.question_id", item["question_id"], "a non-empty string")
+    question_type = item["question_type"]
+    if question_type not in QUESTION_TYPES:
+        raise InputError(
+            path,
+            None,
+            f"{where}.question_type: {question_type!r} is not a LongMemEval question type; expected one of "
+            + ", ".join(QUESTION_TYPES),
+        )
+    question = _string(path, f"{where}.question", item["question"], "a non-empty string")
+    question_date = _string(path, f"{where}.question_date", item["question_date"], "a date string", empty=True)
+    session_ids = _strings(path, f"{where}.haystack_session_ids", item["haystack_session_ids"], "session ids")
+    dates_value = item["haystack_dates"]
+    if not isinstance(dates_value, list):
+        raise InputError(
+            path, None, f"{where}.haystack_dates: expected a list of date strings; found {_describe(dates_value)}"
+        )
+    dates = [
+        _string(path, f"{where}.haystack_dates[{i}]", d, "a date string", empty=True) for i, d in enumerate(dates_value)
+    ]
+    sessions_value = item["haystack_sessions"]
+    if not isinstance(sessions_value, list):
+        raise InputError(
+            path, None, f"{where}.haystack_sessions: expected a list of sessions; found {_describe(sessions_value)}"
+        )
+    sessions = [_turns(path, f"{where}.haystack_sessions[{i}]", s) for i, s in enumerate(sessions_value)]
+    answer_ids = _strings(path, f"{where}.answer_session_ids", item["answer_session_ids"], "session ids")
+    return _Question(
+        where,
+        question_id,
+        question_type,
+        question,
+        item["answer"],
+        question_date,
+        session_ids,
+        dates,
+        sessions,
+        answer_ids,
+    )
+
+
+# --- per-question checks: malformed kinds (skip or repair) -------------------------------------------
+
+
+class _Checked(NamedTuple):
+    """A question after the malformed-input checks: what survives, what was changed, what is wrong."""
+
+    sessions: list[_Session]
+    answer_session_ids: list[str]
+    dates: dict[int, datetime | None]  # session position -> created_at
+    asked_at: datetime | None
+    changes: list[str]
+    problems: list[str]  # strict: every problem; repair: only those that cannot be repaired
+
+
+def _is_answer_session(session_id: str) -> bool:
+    """The official test for an answer (evidence) session: ``'answer' in session_id``."""
+    return "answer" in session_id
+
+
+def _check(q: _Question, *, repair: bool, all_turns: bool) -> _Checked:
+    changes: list[str] = []
+    problems: list[str] = []
+
+    def problem(text: str, fix: str | None) -> None:
+        """Record ``text`` (strict), or its repair ``fix`` (repair; ``None``: it cannot be repaired)."""
+        if repair and fix is not None:
+            changes.append(fix)
+        else:
+            problems.append(text)
+
+    n_ids, n_dates, n_sessions = len(q.session_ids), len(q.dates), len(q.sessions)
+    shortest = min(n_ids, n_dates, n_sessions)
+    if not n_ids == n_dates == n_sessions:
+        if repair:
+            for position in range(shortest, max(n_ids, n_dates, n_sessions)):
+                name = repr(q.session_ids[position]) if position < n_ids else "(no id)"
+                changes.append(
+                    f"haystack cut to its first {shortest} sessions, as the official harness's zip does: "
+                    f"session {name} at position {position} dropped"
+                )
+        else:
+            problems.append(
+                f"haystack lists differ in length: {n_ids} session ids, {n_dates} dates, {n_sessions} sessions"
+            )
+    sessions = [_Session(i, q.session_ids[i], q.dates[i], q.sessions[i]) for i in range(shortest)]
+
+    # repeated session ids
+    first: dict[str, _Session] = {}
+    kept: list[_Session] = []
+    for session in sessions:
+        earlier = first.get(session.session_id)
+        if earlier is None:
+            first[session.session_id] = session
+            kept.append(session)
+            continue
+        if session.turns == earlier.turns:
+            problem(
+                f"session id {session.session_id!r} is repeated (positions {earlier.position} and {session.position})",
+                f"session {session.session_id!r} at position {session.position} (dated {session.date!r}) dropped: "
+                f"a copy of position {earlier.position}",
+            )
+            if repair:
+                continue
+        else:
+            problems.append(
+                f"session id {session.session_id!r} names two different sessions "
+                f"(positions {earlier.position} and {session.position})"
+            )
+        kept.append(session)
+    sessions = kept
+
+    # answer sessions that are not in the haystack (as given; after a repair's cut, as cut)
+    present = {s.session_id for s in sessions} if repair else set(q.session_ids)
+    answer_ids: list[str] = []
+    for session_id in q.answer_session_ids:
+        if session_id in present:
+            answer_ids.append(session_id)
+            continue
+        problem(
+            f"answer session {session_id!r} is not in the haystack",
+            f"answer session {session_id!r} dropped from answer_session_ids: not in the haystack "
+            "(judgments come from the haystack)",
+        )
+
+    # dates
+    dates: dict[int, datetime | None] = {}
+    for session in sessions:
+        try:
+            dates[session.position] = parse_longmemeval_date(session.date)
+        except ParameterError:
+            dates[session.position] = None
+            problem(
+                f"date {session.date!r} of session {session.session_id!r} is not a LongMemEval date ({DATE_FORM})",
+                f"session {session.session_id!r} has no known date: {session.date!r} is not a LongMemEval date",
+            )
+    try:
+        asked_at: datetime | None = parse_longmemeval_date(q.question_date)
+    except ParameterError:
+        asked_at = None
+        problem(
+            f"question_date {q.question_date!r} is not a LongMemEval date ({DATE_FORM})",
+            f"the question has no known date: question_date {q.question_date!r} is not a LongMemEval date",
+        )
+
+    # has_answer on the user turns of answer sessions (the official harness asserts it)
+    for session in sessions:
+        if not _is_answer_session(session.session_id):
+            continue
+        for number, turn in enumerate(session.turns, start=1):
+            if turn.role == "user" and turn.has_answer is None:
+                problem(
+                    f"user turn {number} of answer session {session.session_id!r} has no has_answer "
+                    "(the official harness requires it)",
+                    f"user turn {number} of answer session {session.session_id!r} has no has_answer: read as false",
+                )
+    return _Checked(sessions, answer_ids, dates, asked_at, changes, problems)
+
+
+# --- entries and judgments -----------------------------------------------------------------------------
+
+
+class _TurnMetadata(Mapping[str, Any]):
+    """A turn entry's metadata: its session's fields (shared by the session's turns) plus ``turn`` and ``role``.
+
+    Small on purpose: a LongMemEval-M collection at turn level has millions of entries.
+    """
+
+    __slots__ = ("_session", "_turn", "_role")
+
+    def __init__(self, session: Mapping[str, Any], turn: int, role: str) -> None:
+        self._session = session
+        self._turn = turn
+        self._role = role
+
+    def __getitem__(self, key: str) -> Any:
+        if key == "turn":
+            return self._turn
+        if key == "role":
+            return self._role
+        return self._session[key]
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._session
+        yield "turn"
+        yield "role"
+
+    def __len__(self) -> int:
+        return len(self._session) + 2
+
+    def __repr__(self) -> str:
+        return repr(dict(self))
+
+
+def _renamed(corpus_id: str) -> str:
+    """The official renaming of a non-evidence item of an answer session: ``answer`` -> ``noans``."""
+    return corpus_id.replace("answer", "noans")
+
+
+class _Built(NamedTuple):
+    entries: list[MemoryEntry]
+    gold: list[str]  # entry ids
+    judged_sessions: list[str]  # session ids with a gold item, in haystack order
+    collisions: list[str]
+
+
+class _Item(NamedTuple):
+    """One entry-to-be of a session: its corpus id, text, metadata, role (``None``: several) and judgment."""
+
+    corpus_id: str
+    text: str
+    metadata: Mapping[str, Any]
+    role: str | None
+    evidence: bool
+    renamed: bool
+
+
+def _build(q: _Question, checked: _Checked, *, granularity: str, all_turns: bool) -> _Built:
+    entries: list[MemoryEntry] = []
+    gold: list[str] = []
+    judged: list[str] = []
+    taken: dict[str, str] = {}
+    collisions: list[str] = []
+    prefix = q.question_id + "/"
+
+    def indexed(turn: _Turn) -> bool:
+        return all_turns or turn.role == "user"
+
+    for session in checked.sessions:
+        sid = session.session_id
+        answer_named = _is_answer_session(sid)
+        created_at = checked.dates[session.position]
+        meta: Mapping[str, Any] = MappingProxyType(
+            {
+                "question_id": q.question_id,
+                "session_id": sid,
+                "session_position": session.position,
+                "session_date": session.date,
+            }
+        )
+        items: list[_Item] = []
+        if granularity == "session":
+            evidence = answer_named and any(t.has_answer for t in session.turns if indexed(t))
+            renamed = answer_named and not evidence
+            if all_turns:
+                text = "\n".join(f"{t.role}: {t.content}" for t in session.turns)
+            else:
+                text = " ".join(t.content for t in session.turns if t.role == "user")
+            corpus_id = _renamed(sid) if renamed else sid
+            items.append(_Item(corpus_id, text, meta, None if all_turns else "user", evidence, renamed))
+        else:
+            for number, turn in enumerate(session.turns, start=1):
+                if not indexed(turn):
+                    continue
+                evidence = answer_named and bool(turn.has_answer)
+                renamed = answer_named and not evidence
+                corpus_id = _renamed(f"{sid}_{number}") if renamed else f"{sid}_{number}"
+                metadata = _TurnMetadata(meta, number, turn.role)
+                items.append(_Item(corpus_id, turn.content, metadata, turn.role, evidence, renamed))
+        provenance = {role: Provenance(source="conversation", ref=sid, actor=role) for role in {i.role for i in items}}
+        any_gold = False
+        for item in items:
+            if item.corpus_id in taken:
+                collisions.append(
+                    f"corpus id {item.corpus_id!r} of session {sid!r} is also the id of an item of session "
+                    f"{taken[item.corpus_id]!r}" + (" (after the official renaming to noans)" if item.renamed else "")
+                )
+                continue
+            taken[item.corpus_id] = sid
+            entry_id = prefix + item.corpus_id
+            entries.append(
+                MemoryEntry(
+                    id=entry_id,
+                    text=item.text,
+                    created_at=created_at,
+                    provenance=provenance[item.role],
+                    scope=q.question_id,
+                    metadata=item.metadata,
+                )
+            )
+            if item.evidence:
+                gold.append(entry_id)
+                any_gold = True
+        if any_gold:
+            judged.append(sid)
+    return _Built(entries, gold, judged, collisions)
+
+
+def _has_target(sessions: list[_Session], all_turns: bool) -> bool:
+    """The official test for a question with targets: some user turn (``all_turns``: turn) has ``has_answer`` true."""
+    return any(t.has_answer for s in sessions for t in s.turns if all_turns or t.role == "user")
+
+
+def _cross_check(checked: _Checked, built: _Built, all_turns: bool) -> list[str]:
+    """Every disagreement between the judged sessions and ``answer_session_ids``."""
+    listed = set(checked.answer_session_ids)
+    judged = set(built.judged_sessions)
+    which = "turns" if all_turns else "user turns"
+    notes = []
+    for session in checked.sessions:
+        sid = session.session_id
+        marked = any(t.has_answer for t in session.turns if all_turns or t.role == "user")
+        if sid in listed and sid not in judged:
+            if not _is_answer_session(sid):
+                notes.append(f"answer session {sid!r} is not judged: its id does not contain 'answer'")
+            else:
+                notes.append(
+                    f"answer session {sid!r} is not judged: none of its {which} has has_answer: true, so the official "
+                    f"harness renames it {_renamed(sid)!r}"
+                )
+        elif sid in judged and sid not in listed:
+            notes.append(f"session {sid!r} is judged (its id contains 'answer') but is not in answer_session_ids")
+        elif marked and sid not in judged and sid not in listed:
+            notes.append(f"session {sid!r} has {which} with has_answer: true but is not judged: its id lacks 'answer'")
+    return notes
+
+
+def load_longmemeval(
+    path: str | PathLike[str],
+    *,
+    granularity: str = "session",
+    all_turns: bool = False,
+    user_turns_only: bool = False,
+    repair: bool = False,
+    progress: bool = False,
+) -> Collection:
+    """Load a LongMemEval file (a list of questions, or one question object) as a collection.
+
+    See the module docstring for the exact mapping.  ``granularity`` is
+    ``"session"`` or ``"turn"``; ``all_turns`` indexes the assistant's turns
+    too (not the official setting); ``user_turns_only`` states the default
+    (user turns only) explicitly and cannot be combined with ``all_turns``;
+    ``repair`` repairs malformed questions where a repair is unambiguous
+    (every change in ``repairs``) instead of skipping them; ``progress``
+    shows a bar over the questions.
+
+    The collection's ``name`` is the file's stem, ``files`` maps the file's
+    name to its sha256, ``settings`` records ``granularity`` and
+    ``indexed_turns`` (``"user"`` or ``"all"``), ``skipped`` every question
+    left out with its reason, ``repairs`` every change and ``notes`` every
+    disagreement with ``answer_session_ids``.
+
+    Raises:
+        MissingFileError: ``path`` does not exist.
+        InputError: the file is not UTF-8 JSON (with the line) or not
+            LongMemEval-shaped (with the JSON path of the first wrong field).
+        UnknownNameError: ``granularity`` is not ``session`` or ``turn``.
+        ParameterError: ``all_turns`` and ``user_turns_only`` are both set.
+    """
+    if granularity not in GRANULARITIES:
+        raise UnknownNameError("granularity", granularity, GRANULARITIES)
+    if all_turns and user_turns_only:
+        raise ParameterError(
+            "all_turns",
+            all_turns,
+            "contradicts user_turns_only=True",
+            "index the user's turns only (the official setting, the default) or all turns, not both",
+        )
+    source = Path(path)
+    collecting = gc.isenabled()
+    gc.disable()  # millions of acyclic objects: the cyclic collector would only rescan them (half the load time)
+    try:
+        return _load(source, granularity=granularity, all_turns=all_turns, repair=repair, progress=progress)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _load(source: Path, *, granularity: str, all_turns: bool, repair: bool, progress: bool) -> Collection:
+    document, sha = _read_json(source)
+    items = _items(source, document)
+    questions = []
+    seen: dict[str, str] = {}
+    for where, item in items:
+        question = _question(source, where, item)
+        if question.question_id in seen:
+            raise InputError(
+                source,
+                None,
+                f"{where}.question_id: {question.question_id!r} repeats the question_id of {seen[question.question_id]}",
+            )
+        seen[question.question_id] = where
+        questions.append(question)
+    del document, items
+
+    entries: list[MemoryEntry] = []
+    queries: list[Query] = []
+    qrels: dict[str, Mapping[str, int]] = {}
+    skipped: list[tuple[str, str]] = []
+    repairs: list[tuple[str, str]] = []
+    notes: list[tuple[str, str]] = []
+    which = "turn" if all_turns else "user turn"
+    iterable: Any = questions
+    if progress:
+        from tqdm.auto import tqdm
+
+        iterable = tqdm(questions, desc=f"load {source.name}", unit=" questions")
+    for q in iterable:
+        qid = q.question_id
+        if is_abstention(qid):
+            skipped.append(
+                (qid, "abstention question ('_abs' in its id): the official retrieval scripts leave these out")
+            )
+            continue
+        checked = _check(q, repair=repair, all_turns=all_turns)
+        if checked.problems:
+            skipped.append((qid, "; ".join(checked.problems)))
+            continue
+        built = _build(q, checked, granularity=granularity, all_turns=all_turns)
+        if built.collisions:
+            skipped.append((qid, "; ".join(built.collisions)))
+            continue
+        if not _has_target(checked.sessions, all_turns):
+            skipped.append(
+                (
+                    qid,
+                    f"no {which} has has_answer: true (no target turns): the official run_retrieval.py leaves "
+                    "such questions out of its means",
+                )
+            )
+            continue
+        if not built.gold:
+            skipped.append(
+                (
+                    qid,
+                    f"nothing to judge: every {which} with has_answer: true is in a session whose id lacks 'answer' "
+                    "(the official harness would average in recall_all 1, recall_any 0, ndcg_any 0)",
+                )
+            )
+            continue
+        repairs.extend((qid, change) for change in checked.changes)
+        notes.extend((qid, note) for note in _cross_check(checked, built, all_turns))
+        entries.extend(built.entries)
+        queries.append(
+            Query(
+                id=qid,
+                text=q.question,
+                tags=None,
+                scope=qid,
+                group=q.question_type,
+                asked_at=checked.asked_at,
+                metadata=MappingProxyType(
+                    {
+                        "question_type": q.question_type,
+                        "question_date": q.question_date,
+                        "answer": q.answer,
+                        "answer_session_ids": tuple(q.answer_session_ids),
+                    }
+                ),
+            )
+        )
+        qrels[qid] = MappingProxyType(dict.fromkeys(built.gold, 1))
+
+    return Collection(
+        name=source.stem,
+        entries=tuple(entries),
+        queries=tuple(queries),
+        qrels=MappingProxyType(qrels),
+        files=MappingProxyType({source.name: sha}),
+        skipped=tuple(skipped),
+        repairs=tuple(repairs),
+        notes=tuple(notes),
+        settings=MappingProxyType({"granularity": granularity, "indexed_turns": "all" if all_turns else "user"}),
+    )
+
+
+_KEYS = ("question_id", "haystack_sessions")
+
+
+def recognise(path: Path) -> bool:
+    """True for a ``.json`` file whose first record has the keys ``question_id`` and ``haystack_sessions``."""
+    return path.is_file() and path.suffix.lower() == ".json" and first_record_has_keys(path, _KEYS)
+
+
+def read(
+    path: Path, *, granularity: str, all_turns: bool, user_turns_only: bool, repair: bool, progress: bool
+) -> Collection:
+    """The ``longmemeval`` format's reader: :func:`load_longmemeval`."""
+    return load_longmemeval(
+        path,
+        granularity=granularity,
+        all_turns=all_turns,
+        user_turns_only=user_turns_only,
+        repair=repair,
+        progress=progress,
+    )
+
+
+FORMAT = Format(
+    name="longmemeval",
+    recognise=recognise,
+    read=read,
+    options=(
+        FormatOption("granularity", str, "session", "one entry per haystack session or per turn: session or turn"),
+        FormatOption(
+            "all_turns", bool, False, "index the assistant's turns too (the official harness indexes the user's)"
+        ),
+        FormatOption("user_turns_only", bool, False, "index the user's turns only (the default, stated explicitly)"),
+        FormatOption("repair", bool, False, "repair malformed questions where unambiguous, listing every change"),
+    ),
+    description="a LongMemEval JSON file: longmemeval_s/m/oracle (cleaned or original), or one question object",
+    rule="a .json file whose first list item, or top-level object, has the keys 'question_id' and 'haystack_sessions'",
+)
+"""The ``longmemeval`` format's declaration, registered by :mod:`agentmemory.datasets`."""
