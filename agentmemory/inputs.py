@@ -22,7 +22,8 @@ reads through this module, so a bad input gets the same words everywhere:
 
 The checks cost nothing on a well-formed file: the slow scan that finds the
 line and field of a problem runs only after the fast parser has failed (or,
-for surrogates, only when the text holds a surrogate escape at all).
+for surrogates, only when the text holds a surrogate escape that is not half
+of a pair).
 """
 
 from __future__ import annotations
@@ -110,7 +111,13 @@ def _refuse_constant(name: str) -> Any:
     raise _Constant(name)
 
 
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+# A surrogate escape that is not half of a pair: a high one not followed by a low one, or a low one not
+# preceded by a high one.  (Files written with ensure_ascii hold pairs for every emoji: those never trigger the
+# slow scan.  An escaped backslash before "ud800" may trigger it needlessly; the scan then finds nothing.)
+_SURROGATE_ESCAPE = re.compile(
+    r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+)
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\],:]|[^"{}\[\],:\s]+|\s+', re.DOTALL)
 _BIG_INT = re.compile(r"-?([0-9]+)")
@@ -201,6 +208,9 @@ def _scan(text: str, root: str, *, constants: bool, surrogates: bool) -> tuple[i
                 frames[-1][1] = json.loads(token)
             except ValueError:
                 frames[-1][1] = token
+            problem = _problem(token, constants=constants, surrogates=surrogates)
+            if problem is not None:
+                return text.count("\n", 0, match.start()), _path(root, frames), f"(a key) {problem}"
             continue
         problem = _problem(token, constants=constants, surrogates=surrogates)
         if problem is not None:
