@@ -212,6 +212,38 @@ def locomo_files(draw: st.DrawFn) -> bytes:
     return _dumps_with_raw(draw, document).encode("utf-8", "surrogatepass")
 
 
+_lme_turn = {"role": "user", "content": "I graduated in Business Administration.", "has_answer": True}
+_lme_question = {
+    "question_id": "q1",
+    "question_type": "single-session-user",
+    "question": "What degree did I graduate with?",
+    "answer": "Business Administration",
+    "question_date": "2023/05/15 (Mon) 03:57",
+    "haystack_dates": ["2023/05/02 (Tue) 09:15", "2023/05/04 (Thu) 12:22"],
+    "haystack_session_ids": ["sharegpt_a", "answer_b"],
+    "haystack_sessions": [[{"role": "user", "content": "hi"}], [dict(_lme_turn)]],
+    "answer_session_ids": ["answer_b"],
+}
+
+
+@st.composite
+def longmemeval_hostile_files(draw: st.DrawFn) -> bytes:
+    """A LongMemEval JSON file: one valid question with fields (of the question or a turn) replaced, or random bytes."""
+    if draw(st.integers(0, 9)) == 0:
+        return draw(st.binary(max_size=200))
+    question = _json.loads(_json.dumps(_lme_question))
+    if draw(st.booleans()):
+        question["haystack_sessions"][1][0] = draw(_mutated_record(_lme_turn))
+    if draw(st.booleans()):
+        question = draw(_mutated_record(question))
+    if draw(st.booleans()):
+        key = draw(st.sampled_from(["haystack_dates", "haystack_session_ids", "answer_session_ids"]))
+        if isinstance(question.get(key), list) and question[key]:
+            question[key][0] = draw(st.sampled_from(EDGE_TEXT) | json_values)
+    document: object = [question] if draw(st.booleans()) else question
+    return _dumps_with_raw(draw, document).encode("utf-8", "surrogatepass")
+
+
 # --- LongMemEval -------------------------------------------------------------------------------------------
 
 #: Parts of LongMemEval-like session ids: answer sessions (``answer`` in the id), fillers, and ids that

@@ -30,6 +30,7 @@ from agentmemory import io as amio
 from agentmemory.cli import main
 
 SAMPLE = REPO_ROOT / "fixtures" / "locomo-sample" / "locomo-sample.json"
+LONGMEMEVAL = REPO_ROOT / "fixtures" / "longmemeval-sample" / "longmemeval-sample.json"
 TREC_ID = (
     "an id must be a non-empty string without whitespace or control characters "
     "(ids are written to TREC files, whose fields whitespace separates)"
@@ -42,6 +43,7 @@ SCORE = (
 )
 EVAL = ["eval", "--collection", "notes", "--out", "out/eval-results.json", "--runs-dir", "runs"]
 EVAL_LOCOMO = ["eval", "--collection", "locomo.json", "--out", "out/eval-results.json", "--runs-dir", "runs"]
+EVAL_LME = ["eval", "--collection", "lme.json", "--out", "out/eval-results.json", "--runs-dir", "runs"]
 RETRIEVE = ["retrieve", "--collection", "notes", "--out", "runs/bm25.trec"]
 OLD = b"the previous run's output\n"
 
@@ -51,6 +53,7 @@ def world(tmp_path: Path, monkeypatch) -> Path:
     """A working folder holding a collection, a LoCoMo file, and the outputs of a previous run."""
     shutil.copytree(FIXTURE_DIR, tmp_path / "notes")
     shutil.copy(SAMPLE, tmp_path / "locomo.json")
+    shutil.copy(LONGMEMEVAL, tmp_path / "lme.json")
     for name in ("out/eval-results.json", "out/table.md", "runs/bm25.trec", "runs/tags.trec", "runs/qrels.txt"):
         (tmp_path / name).parent.mkdir(exist_ok=True)
         (tmp_path / name).write_bytes(OLD)
@@ -177,6 +180,22 @@ CLASS_1 = [
         _edit("locomo.json", '"sample_id": "conv-1"', '"sample_id": "conv\\n1"'),
         f"locomo.json: $[0].sample_id: 'conv\\n1' contains whitespace; sample_ids begin ids, and {TREC_ID}",
         id="locomo-sample-id-newline",
+    ),
+    pytest.param(
+        EVAL_LME,
+        _edit("lme.json", '"question_id": "e47becba"', '"question_id": "e47 becba"'),
+        f"lme.json: $[0].question_id: 'e47 becba' contains whitespace; {TREC_ID}",
+        id="longmemeval-question-id-space",
+    ),
+    pytest.param(
+        EVAL_LME,
+        _edit(
+            "lme.json",
+            '"ultrachat_559012",\n      "answer_280352e9"',
+            '"ultrachat\\u0000559012",\n      "answer_280352e9"',
+        ),
+        f"lme.json: $[0].haystack_session_ids[1]: 'ultrachat\\x00559012' contains the control character '\\x00'; {TREC_ID}",
+        id="longmemeval-session-id-nul",
     ),
 ]
 
@@ -425,6 +444,18 @@ CLASS_4 = [
         _edit("notes/qrels/test.tsv", "q2\tm13\t1", f"q2\tm13\t{BIG}"),
         f"notes/qrels/test.tsv:5: score '{'7' * 160}'... (5,000 characters) has 5,000 digits, more than 4,300; {GRADE}",
         id="grade-of-5000-digits",
+    ),
+    pytest.param(
+        EVAL_LME,
+        _edit("lme.json", '"answer": "Business Administration"', '"answer": ' + "[" * DEEP + "]" * DEEP),
+        f"lme.json:6: $[0].answer[0][0][0][0]... is nested {DEEP + 2:,} levels deep, too deep to read",
+        id="longmemeval-nested-100000",
+    ),
+    pytest.param(
+        EVAL_LME,
+        _edit("lme.json", '"answer": "Business Administration"', '"answer": NaN'),
+        "lme.json:6: $[0].answer is NaN, which is not a JSON number; expected a number or a string",
+        id="longmemeval-nan",
     ),
 ]
 
@@ -812,6 +843,12 @@ CLASS_9 = [
         _kind("locomo.json", "fifo"),
         "locomo.json: is a named pipe (FIFO); expected a LoCoMo JSON file (e.g. locomo10.json)",
         id="locomo-file-a-fifo",
+    ),
+    pytest.param(
+        [*EVAL_LME, "--format", "longmemeval"],
+        _kind("lme.json", "loop"),
+        "lme.json: is a symbolic link loop; expected a LongMemEval JSON file (e.g. longmemeval_s_cleaned.json)",
+        id="longmemeval-file-a-link-loop",
     ),
     pytest.param(
         [*EVAL, "--format", "beir"],

@@ -1,6 +1,6 @@
 """Fuzzing the loaders: random bytes and random JSON shapes give a usable collection or one AgentMemoryError naming the file.
 
-Hypothesis writes BEIR folders (corpus, queries, qrels), LoCoMo files, TREC
+Hypothesis writes BEIR folders (corpus, queries, qrels), LoCoMo and LongMemEval files, TREC
 runs and qrels, and JSON-lines runs (strategies in ``strategies.py``: mostly
 near misses of a valid file, some random bytes, some of what Python cannot
 hold) and reads them with every loader.  The property, for every example:
@@ -27,7 +27,15 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from strategies import corpus_files, jsonl_runs, locomo_files, qrels_files, query_files, trec_files
+from strategies import (
+    corpus_files,
+    jsonl_runs,
+    locomo_files,
+    longmemeval_hostile_files,
+    qrels_files,
+    query_files,
+    trec_files,
+)
 
 from agentmemory.collection import Collection
 from agentmemory.datasets import load
@@ -37,7 +45,7 @@ from agentmemory.records import Hit, MemoryEntry, Provenance, Query
 from agentmemory.runs import read_memories, read_run_file
 from agentmemory.trec import format_qrels, format_run, read_qrels, read_run, trec_id_problem
 
-EXAMPLES = int(os.environ.get("AGENTMEMORY_FUZZ_EXAMPLES", "150"))  # per test; raise it for a longer hunt
+EXAMPLES = int(os.environ.get("AGENTMEMORY_FUZZ_EXAMPLES", "150"))  # per test (seven); raise it for a longer hunt
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -110,6 +118,20 @@ def test_locomo_files(document: bytes, repair: bool) -> None:
         path = Path(tmp) / "locomo.json"
         path.write_bytes(document)
         collection = _refused_or(lambda: load(path, format="locomo", repair=repair), [path])
+        if collection is not None:
+            _usable(collection)
+
+
+@FUZZ
+@given(document=longmemeval_hostile_files(), repair=st.booleans(), granularity=st.sampled_from(["session", "turn"]))
+def test_longmemeval_files(document: bytes, repair: bool, granularity: str) -> None:
+    """Any LongMemEval-like file, at either granularity: a usable collection or one AgentMemoryError naming the file."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "lme.json"
+        path.write_bytes(document)
+        collection = _refused_or(
+            lambda: load(path, format="longmemeval", repair=repair, granularity=granularity), [path]
+        )
         if collection is not None:
             _usable(collection)
 

@@ -17,6 +17,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "agentmemory"
 READERS = [
     "datasets/beir.py",
     "datasets/locomo.py",
+    "datasets/longmemeval.py",
     "datasets/base.py",
     "trec.py",
     "runs.py",
