@@ -66,6 +66,7 @@ __all__ = [
     "Timings",
     "evaluate",
     "mean",
+    "measure_depth",
     "seed_measures",
 ]
 
@@ -470,6 +471,7 @@ def evaluate(
     excluded = tuple(collection.headline_excludes)
     results = []
     slices = _time_slices(collection, queries, as_of, added=reused)
+    extra, whole = _search_extra(collection, k, chosen)
     found: dict[str, dict[str, QueryResult]] = {spec.key: {} for spec in specs}
     durations: dict[str, list[float]] | None = {spec.key: [] for spec in specs} if timings else None
     for entries, batch in slices:
@@ -481,10 +483,10 @@ def evaluate(
                 batch,
                 k,
                 spec.key,
-                extra=1,
+                extra=extra,
                 progress=progress and len(slices) == 1,
                 durations=None if durations is None else durations[spec.key],
-                clamp=clamp,
+                clamp=clamp or whole,
             )
             for query, deeper in searched:
                 retriever = store.retriever(spec.key, query.scope)
@@ -551,6 +553,35 @@ def evaluate(
         lenient_run=lenient_run,
         as_of=as_of,
     )
+
+
+def measure_depth(measure: Measure, k: int) -> int | None:
+    """How deep a ranking ``measure`` sees in an evaluation at cutoff ``k``: ``None`` for the whole ranking.
+
+    A measure without a cutoff, or with one up to ``k``, sees the top ``k``
+    (the run an evaluation at ``k`` exports, so ``RR`` is trec_eval's
+    ``recip_rank`` of that run); ``R@10`` in an evaluation at ``k = 5`` sees
+    the top 10; a measure whose definition widens its own cutoff
+    (``MeasureDef.whole_ranking``, LongMemEval's ``sess.*``) sees every
+    scored entry.
+    """
+    if measure.definition.whole_ranking:
+        return None
+    if measure.cutoff is None or measure.cutoff <= k:
+        return k
+    return measure.cutoff
+
+
+def _search_extra(collection: Collection, k: int, measures: Sequence[Measure]) -> tuple[int, bool]:
+    """How many hits below ``k`` to search (at least one, to see a tie across the cutoff), and whether the
+    whole ranking is needed (then as many as the largest scope holds, clamped to each retriever's depth)."""
+    depths = [measure_depth(m, k) for m in measures]
+    if any(d is None for d in depths):
+        sizes: dict[str | None, int] = {}
+        for entry in collection.entries:
+            sizes[entry.scope] = sizes.get(entry.scope, 0) + 1
+        return max(max(sizes.values(), default=1) - k, 1), True
+    return max(max((d for d in depths if d is not None), default=k) - k, 1), False
 
 
 class _Slices(list):
@@ -621,6 +652,10 @@ class _Scorer:
             scopes.setdefault(entry.scope, set()).add(entry.id)
         self.scope_ids = {scope: frozenset(ids) for scope, ids in scopes.items()}
         self._ancestors: dict[str, frozenset[str]] | None = None
+        groups: dict[int | None, list[Measure]] = {}
+        for m in measures:
+            groups.setdefault(measure_depth(m, k), []).append(m)
+        self.groups = [(depth, tuple(group)) for depth, group in groups.items()]
 
     def with_entries(self, extra: Mapping[str, MemoryEntry]) -> _Scorer:
         """The same scorer over the collection plus a run's own memories."""
@@ -643,14 +678,22 @@ class _Scorer:
         tie_at_cutoff = len(deeper) > k and deeper[k].score == deeper[k - 1].score
         reports = None
         credited = None
-        ranking = [h.entry_id for h in hits]
-        if self.relevance == "provenance":
-            credited = credit(ranking, qrels, self.ancestors)
-            metrics = {str(m): m.definition.provenance(credited, m.cutoff) for m in self.measures}  # type: ignore[misc]
-        else:
-            metrics = compute_measures(
-                self.measures, ranking, qrels, scope_ids=self.scope_ids.get(query.scope, frozenset())
-            )
+        whole = [h.entry_id for h in deeper]
+        metrics: dict[str, float] = {}
+        for depth, group in self.groups:  # each measure sees the ranking as deep as it needs (see measure_depth)
+            ranking = whole if depth is None else whole[:depth]
+            if self.relevance == "provenance":
+                credited_here = credit(ranking, qrels, self.ancestors)
+                if depth == k:
+                    credited = credited_here
+                for m in group:
+                    metrics[str(m)] = m.definition.provenance(credited_here, m.cutoff)  # type: ignore[misc]
+            else:
+                scope = self.scope_ids.get(query.scope, frozenset())
+                metrics.update(compute_measures(group, ranking, qrels, scope_ids=scope))
+        metrics = {str(m): metrics[str(m)] for m in self.measures}  # the evaluation's order
+        if credited is None and self.relevance == "provenance":
+            credited = credit([h.entry_id for h in hits], qrels, self.ancestors)
         if self.ties and not (tie_at_cutoff and reachable is None and deeper[-1].score >= deeper[k - 1].score):
             # Only entries scoring at least the k-th hit can reach the top k. Without a tie across
             # the cutoff those are the hits; with one, the retriever tells (a run cannot past its end).
@@ -662,6 +705,8 @@ class _Scorer:
                 scores = {h.entry_id: h.score for h in hits}
             reports = {}
             for m in self.measures:
+                if measure_depth(m, k) != k:
+                    continue  # a measure looking deeper than k has no tie report of the depth-k run
                 report = tie_report(m, scores, qrels, k)
                 if report is not None:
                     reports[str(m)] = report

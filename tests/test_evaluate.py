@@ -278,3 +278,18 @@ def test_tie_reports_equal_those_from_every_candidate_score():
                 for measure in evaluation.measures:
                     full = tie_report(measure, scores, collection.qrels[q.id], k)
                     assert query.ties[str(measure)] == full
+
+
+def test_a_measure_deeper_than_k_sees_its_own_cutoff(notes) -> None:
+    """R@10 at k = 2 is computed on the top 10, as at k = 10; R@2 and RR at k = 2 on the top 2 (the exported run)."""
+    from agentmemory.evaluate import measure_depth
+    from agentmemory.metrics import parse_measure
+
+    shallow = evaluate(notes, "bm25", k=2, ties=False, measures="R@10,R@2,RR")
+    deep = evaluate(notes, "bm25", k=10, ties=False, measures="R@10")
+    r10 = {q.query_id: q.metrics["R@10"] for q in deep.results[0].per_query}
+    assert {q.query_id: q.metrics["R@10"] for q in shallow.results[0].per_query} == r10
+    top2 = {q.query_id: q.metrics["R@2"] for q in shallow.results[0].per_query}
+    assert any(r10[q] > top2[q] for q in r10)  # the depths differ on this fixture, so the test can fail
+    assert all(len(q.hits) <= 2 for q in shallow.results[0].per_query)
+    assert [measure_depth(parse_measure(m), 5) for m in ("R@10", "R@3", "RR")] == [10, 5, 5]

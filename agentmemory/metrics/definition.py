@@ -89,6 +89,9 @@ class MeasureDef:
             source credited once, to the first hit whose ``derived_from``
             chain reaches it); ``evaluate(..., relevance="provenance")``
             computes only the measures that have one and names the others.
+        whole_ranking: the measure may look below its own cutoff (LongMemEval's
+            ``sess.*`` widen it until k sessions appear), so an evaluation
+            hands it each query's whole ranking instead of the top ``k``.
         family: which family of definitions the measure follows, as reports
             name it beside its numbers: ``"trec_eval"`` for the built-in
             trec_eval measures, ``"LongMemEval"`` for the official LongMemEval
@@ -116,6 +119,7 @@ class MeasureDef:
     aliases: tuple[str, ...] = ()
     provenance: Callable[[Credited, int | None], float] | None = None
     family: str | None = None
+    whole_ranking: bool = False
 
     def __post_init__(self) -> None:
         _check_name("measure name", self.name)
@@ -136,6 +140,8 @@ class MeasureDef:
         ):
             if value is not None and not callable(value):
                 raise ParameterError(field, value, "is not callable", f"give {shape}, or None")
+        if not isinstance(self.whole_ranking, bool):
+            raise ParameterError("whole_ranking", self.whole_ranking, "is not a bool", "pass True or False")
         if self.family is not None and (
             not isinstance(self.family, str) or not self.family.strip() or "\n" in self.family
         ):

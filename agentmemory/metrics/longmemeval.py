@@ -296,6 +296,7 @@ DEFINITIONS: tuple[MeasureDef, ...] = (
         CutoffRule.REQUIRED,
         f"recall_any of a turn run's sessions, {_WIDENED} (LongMemEval official, evaluate_retrieval_turn2session)",
         family=FAMILY,
+        whole_ranking=True,
     ),
     MeasureDef(
         "sess.recall_all",
@@ -303,6 +304,7 @@ DEFINITIONS: tuple[MeasureDef, ...] = (
         CutoffRule.REQUIRED,
         f"recall_all of a turn run's sessions, {_WIDENED} (LongMemEval official, evaluate_retrieval_turn2session)",
         family=FAMILY,
+        whole_ranking=True,
     ),
     MeasureDef(
         "sess.ndcg_any",
@@ -310,6 +312,7 @@ DEFINITIONS: tuple[MeasureDef, ...] = (
         CutoffRule.REQUIRED,
         f"ndcg_any over turns scored by session, {_WIDENED} (LongMemEval official, evaluate_retrieval_turn2session)",
         family=FAMILY,
+        whole_ranking=True,
     ),
 )
 """The six LongMemEval measures, in the order tables show them (registered by :mod:`agentmemory.metrics.base`)."""

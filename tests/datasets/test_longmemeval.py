@@ -699,11 +699,6 @@ def test_cli_prints_per_type_and_overall_numbers_equal_to_the_hand_computation(c
     assert "Notes (2), nothing changed:" in text
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="evaluate() ranks only the top --k (default 5) hits, so recall_any@10 is computed on 5; "
-    "7c3d9e10's gold at rank 6 is missed (needs the evaluation to rank max(k, deepest cutoff))",
-)
 def test_cli_as_written_in_the_issue(capsys):
     """The command exactly as the issue writes it (default --k 5) gives the same numbers."""
     from agentmemory.cli import main
@@ -751,3 +746,17 @@ def test_cli_session_granularity_and_options(tmp_path, capsys):
     assert capsys.readouterr().err == (
         "agentmemory: error: granularity: 'sentence' (str) is not a known name; choose from: session, turn\n"
     )
+
+
+def test_session_measures_see_the_whole_ranking_at_any_k(turns):
+    """sess.* widen their own cutoff, so their values do not depend on the evaluation's k (7c3d9e10 needs rank 6)."""
+    from agentmemory.evaluate import evaluate
+
+    measures = "sess.recall_any@5,sess.ndcg_any@5,recall_any@10"
+    shallow = evaluate(turns, "bm25", k=5, ties=False, measures=measures).results[0]
+    deep = evaluate(turns, "bm25", k=20, ties=False, measures=measures).results[0]
+    names = measures.split(",")
+    assert [[q.metrics[n] for n in names] for q in shallow.per_query] == [
+        [q.metrics[n] for n in names] for q in deep.per_query
+    ]
+    assert {q.query_id: q.metrics for q in shallow.per_query}["7c3d9e10"]["sess.recall_any@5"] == 1.0
