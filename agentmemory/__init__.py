@@ -2,6 +2,7 @@
 
 __version__ = "0.1.0"
 
+from .backend import StoreError, StoreLockedError
 from .collection import Collection
 from .datasets import load, register_format
 from .datasets.beir import load_collection
@@ -33,6 +34,8 @@ __all__ = [
     "Query",
     "QueryContext",
     "SteppingClock",
+    "StoreError",
+    "StoreLockedError",
     "TagScorer",
     "UnknownNameError",
     "__version__",

@@ -13,6 +13,11 @@ Subcommands::
                          [--format-option KEY=VALUE ...] [--retriever SPEC] [--k INT] [--progress | --no-progress]
     agentmemory score QRELS [RUN] [--run NAME=PATH ...] [--k INT] [--metrics LIST] [--per-query]
                       [--complete] [--format table|json]
+    agentmemory store import STORE COLLECTION [--split SPLIT] [--timeout SECONDS]
+    agentmemory store export STORE COLLECTION_DIR
+    agentmemory store export-run STORE --retriever LABEL --out FILE [--since ISO] [--until ISO]
+    agentmemory store export-queries STORE --out FILE [--retriever LABEL] [--since ISO] [--until ISO]
+    agentmemory store stats STORE [--format table|json]
     agentmemory --version
 
 The collection options come from the format declarations
@@ -22,15 +27,25 @@ The collection options come from the format declarations
 built-in formats' options, and ``--format-option KEY=VALUE`` (repeatable) passes an option of
 any format, a plugin's included, read with the type the format declares.
 
-Any input error (a bad parameter, a malformed or missing file, an output
-path that is an input) prints one line ``agentmemory: error: ...`` on stderr
-and exits with status 2, with no traceback and every output file as it was:
-``eval`` and ``retrieve`` declare their outputs in an
-:class:`agentmemory.outputs.OutputPlan` before reading anything, render every
-output's text (which checks it) after computing, and only then write them
-all, each atomically.  Integers on the command line are read by
-:func:`agentmemory.numeric.parse_integer` (``1_0``, ``" 5"`` and ``"１"`` are
-not integers).
+``agentmemory store`` works on a persistent store file
+(:mod:`agentmemory.persist`): ``import`` puts a BEIR-style collection folder
+into it (created when missing) in one transaction, ``export`` writes it back
+as one, ``export-run`` writes the searches it recorded with one retriever
+(key or label) as a TREC run and ``export-queries`` their queries as
+``queries.jsonl`` (``--since`` inclusive, ``--until`` exclusive; ISO 8601
+with a timezone, or a date), and ``stats`` counts what it holds.  Only
+``import`` opens the store for writing; the others read it, even while an
+agent writes to it.
+
+Any input error (a bad parameter, a malformed or missing file, a store that
+is locked, full or not a store, an output path that is an input) prints one
+line ``agentmemory: error: ...`` on stderr and exits with status 2, with no
+traceback and every output file as it was: the commands that write declare
+their outputs in an :class:`agentmemory.outputs.OutputPlan` before reading
+anything, render every output's text (which checks it) after computing, and
+only then write them all, each atomically.  Integers on the command line are
+read by :func:`agentmemory.numeric.parse_integer` (``1_0``, ``" 5"`` and
+``"１"`` are not integers).
 """
 
 from __future__ import annotations
@@ -40,12 +55,13 @@ import json
 import re
 import sys
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from . import __version__
 from .errors import AgentMemoryError, ParameterError, UnknownNameError, check_positive_int, check_seed, quote
-from .numeric import INTEGER_FORM, NumberTextError, parse_integer
+from .numeric import INTEGER_FORM, NumberTextError, parse_integer, parse_number
 
 if TYPE_CHECKING:
     from .datasets import Format, FormatOption
@@ -250,11 +266,56 @@ def _build_parser() -> argparse.ArgumentParser:
         "--complete", action="store_true", help="count qrels queries missing from the run as 0 (trec_eval -c)"
     )
     sc.add_argument("--format", default="table", help="table (default) or json")
+    _add_store_commands(sub)
     return parser
+
+
+def _add_store_commands(sub: argparse._SubParsersAction) -> None:
+    """``agentmemory store import|export|export-run|export-queries|stats``."""
+    st = sub.add_parser(
+        "store",
+        help="a persistent store: import or export a collection, export its searches as a run, stats",
+        allow_abbrev=False,
+    )
+    commands = st.add_subparsers(dest="store_command", required=True, parser_class=_Parser, metavar="COMMAND")
+    im = commands.add_parser(
+        "import", help="put a collection folder's entries, queries and judgments into a store", allow_abbrev=False
+    )
+    im.add_argument("store", metavar="STORE", help="the store file (created when missing)")
+    im.add_argument("collection", metavar="COLLECTION", help="a BEIR-style collection folder")
+    im.add_argument("--split", default="test", help="the judgments to import, qrels/<split>.tsv (default test)")
+    im.add_argument(
+        "--timeout", default="5", metavar="SECONDS", help="how long to wait for another writer of the store (default 5)"
+    )
+    ex = commands.add_parser(
+        "export", help="write a store as a collection folder (corpus, queries, qrels)", allow_abbrev=False
+    )
+    ex.add_argument("store", metavar="STORE")
+    ex.add_argument("folder", metavar="COLLECTION_DIR", help="the folder to write (created when missing)")
+    for name, what in (
+        ("export-run", "write one retriever's recorded searches as a TREC run file"),
+        ("export-queries", "write the recorded searches' queries as queries.jsonl"),
+    ):
+        ep = commands.add_parser(name, help=what, allow_abbrev=False)
+        ep.add_argument("store", metavar="STORE")
+        ep.add_argument(
+            "--retriever",
+            required=name == "export-run",
+            metavar="LABEL",
+            help="the retriever whose searches to write, by key or label (bm25, 'BM25')"
+            + ("" if name == "export-run" else " (default: every search)"),
+        )
+        ep.add_argument("--out", required=True, metavar="FILE", help="the file to write")
+        ep.add_argument("--since", metavar="ISO", help="only searches at or after this time (2026-03-01T09:00:00Z)")
+        ep.add_argument("--until", metavar="ISO", help="only searches before this time")
+    sp = commands.add_parser("stats", help="what a store holds: entries, scopes, events, size", allow_abbrev=False)
+    sp.add_argument("store", metavar="STORE")
+    sp.add_argument("--format", default="table", help="table (default) or json")
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
     from .artifact import dumps_artifact
+    from .collection import require_judgments
     from .compare import comparison_table, table_format
     from .evaluate import RELEVANCE_MODES, evaluate
     from .metrics import parse_measures
@@ -291,6 +352,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     collection = _load_collection(args, progress)
     plan.add_inputs(collection_inputs(_collection_path(args), collection.files))
+    require_judgments(collection, _collection_path(args))  # as score refuses an empty qrels file
     run_data = [read_run_file(path, name, memories=memories.get(name)) for name, path in run_args]
     evaluation = evaluate(
         collection,
@@ -533,12 +595,121 @@ def _cmd_score(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_store(args: argparse.Namespace) -> int:
+    commands = {
+        "import": _store_import,
+        "export": _store_export,
+        "export-run": _store_export_run,
+        "export-queries": _store_export_queries,
+        "stats": _store_stats,
+    }
+    return commands[args.store_command](args)
+
+
+def _store_files(store: str) -> list[Path]:
+    """A store's files (the database and SQLite's journal files): the inputs no export may replace."""
+    return [Path(store + suffix) for suffix in ("", "-wal", "-shm")]
+
+
+def _store_import(args: argparse.Namespace) -> int:
+    from .datasets.beir import load_collection
+    from .outputs import OutputPlan, collection_inputs
+    from .persist import LOCK_SUFFIX
+    from .store import MemoryStore
+    from .storeio import UNINDEXED, import_collection
+
+    try:
+        timeout = parse_number(args.timeout)
+    except NumberTextError as err:
+        raise ParameterError("--timeout", args.timeout, err.problem, "give seconds, e.g. 5 or 0.5") from None
+    collection = load_collection(args.collection, split=args.split)
+    target = Path(args.store)
+    # The store is written in place (SQLite), not through a plan; the plan's checks still apply: not a
+    # folder, FIFO or device, and not one of the collection's files.
+    OutputPlan(collection_inputs(args.collection, collection.files)).file("STORE", target, example="memory.db")
+    created = not target.exists()
+    try:
+        with MemoryStore.open(target, UNINDEXED, timeout=timeout) as store:
+            counts = import_collection(store, collection, split=args.split)
+    except BaseException:
+        if created:  # a store this command made holds nothing of the failed import: leave no file behind
+            for suffix in ("", "-wal", "-shm", LOCK_SUFFIX):
+                target.with_name(target.name + suffix).unlink(missing_ok=True)
+        raise
+    print(
+        f"Imported {counts['entries']} entries, {counts['queries']} queries and {counts['judgments']} judgments "
+        f"({args.split}) into {args.store}"
+    )
+    return 0
+
+
+def _store_export(args: argparse.Namespace) -> int:
+    from .outputs import OutputPlan
+    from .storeio import export_collection
+
+    plan = OutputPlan(_store_files(args.store))
+    folder = plan.folder("COLLECTION_DIR", args.folder)
+    for name in ("corpus.jsonl", "queries.jsonl"):  # the qrels/<split>.tsv names depend on the store's splits
+        plan.file("COLLECTION_DIR", folder / name, example="collection/")
+    written = export_collection(args.store, folder)
+    print(f"Wrote {folder}: " + ", ".join(written))
+    return 0
+
+
+def _times(args: argparse.Namespace) -> dict[str, datetime | None]:
+    from .storeio import parse_time
+
+    return {
+        "since": None if args.since is None else parse_time(args.since, "--since"),
+        "until": None if args.until is None else parse_time(args.until, "--until"),
+    }
+
+
+def _window(args: argparse.Namespace) -> str:
+    parts = [f"since {args.since}" if args.since else "", f"until {args.until}" if args.until else ""]
+    shown = ", ".join(p for p in parts if p)
+    return f"; {shown}" if shown else ""
+
+
+def _store_export_run(args: argparse.Namespace) -> int:
+    from .outputs import OutputPlan
+    from .storeio import export_run
+
+    times = _times(args)
+    out = OutputPlan(_store_files(args.store)).file("--out", args.out, example="runs/mine.trec")
+    done = export_run(args.store, out, args.retriever, option="--retriever", **times)
+    empty = f" ({done['empty']} found nothing and have no line)" if done["empty"] else ""
+    print(f"Wrote {out}: {done['queries']} queries{empty}, {done['hits']} hits ({done['retriever']}{_window(args)})")
+    return 0
+
+
+def _store_export_queries(args: argparse.Namespace) -> int:
+    from .outputs import OutputPlan
+    from .storeio import export_queries
+
+    times = _times(args)
+    out = OutputPlan(_store_files(args.store)).file("--out", args.out, example="queries.jsonl")
+    n = export_queries(args.store, out, retriever=args.retriever, option="--retriever", **times)
+    print(f"Wrote {out}: {n} queries{_window(args)}")
+    return 0
+
+
+def _store_stats(args: argparse.Namespace) -> int:
+    from .storeio import format_stats, store_stats
+
+    if args.format not in _FORMATS:
+        raise UnknownNameError("--format", args.format, _FORMATS)
+    stats = store_stats(args.store)
+    print(json.dumps(stats, indent=2) if args.format == "json" else format_stats(stats))
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     parser = _build_parser()
     try:
         args = parser.parse_args(argv)
-        commands = {"eval": _cmd_eval, "retrieve": _cmd_retrieve, "score": _cmd_score}
+        commands = {"eval": _cmd_eval, "retrieve": _cmd_retrieve, "score": _cmd_score, "store": _cmd_store}
         return commands[args.command](args)
     except BrokenPipeError:  # `agentmemory ... | head`: the reader left; stop quietly, as Unix tools do
         _silence_stdout()

@@ -352,9 +352,11 @@ class Event:
     """One line of a memory store's append-only log.
 
     ``type`` is ``"add"`` (entries added), ``"derive"`` (an entry derived from
-    others) or ``"retrieve"`` (a search; ``entry_ids`` are the hits in rank
-    order, ``query_id`` the query's id (``None`` for a free-text query),
-    ``query_text`` what was asked and ``retriever`` who answered).
+    others), ``"update"`` (a new version of ``entry_ids[0]``), ``"forget"``
+    (``entry_ids[0]`` forgotten) or ``"retrieve"`` (a search; ``entry_ids``
+    are the hits in rank order, ``query_id`` the query's id (``None`` for a
+    free-text query), ``query_text`` what was asked and ``retriever`` who
+    answered).
     """
 
     event_id: str

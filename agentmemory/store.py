@@ -1,9 +1,25 @@
 """A memory store: entries, their provenance, retrievers and the event log.
 
-Every change (``add``, ``derive``) and every retrieval (``search``) is
-recorded in :attr:`MemoryStore.log`, an append-only
-:class:`~agentmemory.events.EventLog`.  Retrievers are updated incrementally
-on every addition.
+Every change (``add``, ``derive``, ``update``, ``forget``) and every
+retrieval (``search``) is recorded in :attr:`MemoryStore.log`, an
+append-only :class:`~agentmemory.events.EventLog`.  Retrievers are updated
+incrementally on every addition.
+
+**In memory or on disk.**  ``MemoryStore()`` lives in memory;
+``MemoryStore.open(path)`` (or ``MemoryStore(path=...)``) keeps everything
+in a SQLite file (:mod:`agentmemory.persist`): each change and each search
+is on disk when the call returns, the store reopens with every entry,
+version and event, and each search's query and scored hits are recorded
+(:meth:`MemoryStore.retrievals`) to be exported as a run.  Both behave
+alike otherwise.  Retriever indexes live in memory: they are rebuilt from
+the entries when a store is opened.
+
+**Versions.**  ``update`` makes a new version of an entry (same id; the
+version records what it ``supersedes``), ``forget`` hides one from every
+retrieval; both are events and :meth:`MemoryStore.history` lists every
+version.  A retriever that has ``remove(entry_ids)`` is updated in place;
+one without it is rebuilt for that scope, from the entries, before its
+next search.
 
 **Scopes.**  The store is partitioned by :attr:`MemoryEntry.scope`: each
 scope has its own retriever instances, so an entry is only found by queries
@@ -16,13 +32,25 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from contextlib import contextmanager
+from dataclasses import replace
+from datetime import datetime
+from os import PathLike
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from .backend import EntryVersion, MemoryBackend, Retrieval
 from .errors import ParameterError, UnknownNameError, check_positive_int
 from .events import Clock, EventLog, IdSource
 from .records import Hit, MemoryEntry, Provenance, Query
 from .retrievers import DEFAULT_RETRIEVERS, Retriever, RetrieverLike, RetrieverSpec, resolve_retrievers
 from .retrievers.base import as_query
+
+if TYPE_CHECKING:
+    from .persist import SQLiteBackend
+
+DEFAULT_TIMEOUT = 5.0
+"""Seconds a writer waits for another writer of the same store file (:mod:`agentmemory.persist`)."""
 
 __all__ = ["MemoryStore"]
 
@@ -39,6 +67,14 @@ class MemoryStore:
         clock, ids: where event timestamps and ids come from (default: wall
             clock and random ids; pass :class:`~agentmemory.events.SteppingClock`
             and :class:`~agentmemory.events.HashIds` for reproducible logs).
+        path: a store file to keep everything in (created when missing);
+            ``None`` (the default) keeps the store in memory.  See :meth:`open`.
+        readonly: open ``path`` to read only: no lock is taken, nothing
+            (not even a search) is recorded, and the store can be open for
+            writing in another process at the same time (:meth:`refresh`
+            catches up with what it wrote).
+        timeout: seconds to wait for another process that has ``path`` open
+            for writing, before :class:`~agentmemory.backend.StoreLockedError`.
 
     A retriever *instance* serves one partition only: adding entries of a
     second scope is an error saying a factory is needed.
@@ -50,14 +86,140 @@ class MemoryStore:
         *,
         clock: Clock | None = None,
         ids: IdSource | None = None,
+        path: str | PathLike[str] | None = None,
+        readonly: bool = False,
+        timeout: float = DEFAULT_TIMEOUT,
     ) -> None:
-        self.log = EventLog(clock, ids)
         chosen = resolve_retrievers(DEFAULT_RETRIEVERS if retrievers is None else retrievers)
         self._specs: dict[str, RetrieverSpec] = {spec.key: spec for spec in chosen}
         self._entries: dict[str, MemoryEntry] = {}
         self._partitions: dict[str | None, dict[str, Retriever]] = {}
         self._index_seconds: dict[str, float] = dict.fromkeys(self._specs, 0.0)
+        self._stale: dict[str | None, set[str]] = {}  # per scope, retrievers to rebuild before their next search
+        self._forgotten: set[str] = set()
+        self._versions: dict[str, int] = {}  # the newest version of entries that have more than one
         self._partition(None)  # builds each retriever once now: bad parameter values are refused here
+        if not isinstance(readonly, bool):
+            raise ParameterError("readonly", readonly, "is not True or False", "pass readonly=True to only read")
+        self._backend: MemoryBackend | SQLiteBackend
+        if path is None:
+            if readonly:
+                raise ParameterError("readonly", readonly, "needs a path", "open a store file read-only: path=...")
+            self._backend = MemoryBackend(clock, ids)
+        else:
+            from .persist import SQLiteBackend
+
+            self._backend = SQLiteBackend.open(path, readonly=readonly, timeout=timeout, clock=clock, ids=ids)
+            try:
+                self._load()
+            except BaseException:
+                self._backend.close()
+                raise
+        self.log: EventLog = self._backend.log
+
+    @classmethod
+    def open(
+        cls,
+        path: str | PathLike[str],
+        retrievers: RetrieverLike | Sequence[RetrieverLike] | None = None,
+        *,
+        readonly: bool = False,
+        timeout: float = DEFAULT_TIMEOUT,
+        clock: Clock | None = None,
+        ids: IdSource | None = None,
+    ) -> MemoryStore:
+        """The store kept in the SQLite file ``path`` (created when missing, unless ``readonly``).
+
+        Every entry (at its newest version), forgotten id and event is read
+        back, and each retriever's index is built from the entries.  Use it
+        as a context manager, or call :meth:`close`: the file is locked
+        against other writers until then.
+
+        Raises:
+            StoreLockedError: another process has the store open for writing
+                and did not close it within ``timeout`` seconds.
+            StoreVersionError: the file was written by a newer agentmemory.
+            StoreError: ``path`` is a folder, not a SQLite file, a SQLite file
+                that is not a store, or cannot be written (unless ``readonly``).
+            MissingFileError: ``readonly`` and there is no such file.
+        """
+        return cls(retrievers, clock=clock, ids=ids, path=path, readonly=readonly, timeout=timeout)
+
+    def _load(self) -> None:
+        """Read the entries and versions of a store file, and index the entries."""
+        backend = self._backend
+        with backend.snapshot():
+            entries = backend.live_entries()
+            self._forgotten = backend.forgotten_ids()
+            self._versions = backend.changed_versions()
+        self._index(entries)
+        for entry in entries:
+            self._entries[entry.id] = entry
+
+    # -- the file ---------------------------------------------------------
+    @property
+    def path(self) -> Path | None:
+        """The store file, or ``None`` for a store in memory."""
+        where = self._backend.path
+        return None if where is None else Path(where)
+
+    @property
+    def readonly(self) -> bool:
+        """True for a handle that only reads (records nothing)."""
+        return self._backend.readonly
+
+    @property
+    def closed(self) -> bool:
+        return self._backend.closed
+
+    def close(self) -> None:
+        """Close the store (a file's lock is released); any later change or search is an error. Idempotent."""
+        self._backend.close()
+
+    def __enter__(self) -> MemoryStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def refresh(self) -> int:
+        """Catch up with the changes another process wrote since this read-only handle last read; how many.
+
+        A writer sees its own changes already: for it this does nothing and returns 0.
+        """
+        if not self.readonly:
+            return 0
+        changes = self._backend.changes_since()
+        added: list[MemoryEntry] = []
+        for version in changes:
+            if version.change in ("add", "derive"):
+                added.append(version.entry)
+                continue
+            self._apply_added(added)
+            added = []
+            self._apply_changed(version)
+        self._apply_added(added)
+        return len(changes)
+
+    def _apply_added(self, batch: list[MemoryEntry]) -> None:
+        if not batch:
+            return
+        with self._changing({e.scope for e in batch}):
+            self._index(batch)
+        for entry in batch:
+            self._entries[entry.id] = entry
+
+    def _apply_changed(self, version: EntryVersion) -> None:
+        entry = version.entry
+        old = self._entries.get(entry.id, entry)
+        with self._changing({entry.scope}):
+            self._unindex(old, None if version.change == "forget" else entry)
+        if version.change == "forget":
+            self._entries.pop(entry.id, None)
+            self._forgotten.add(entry.id)
+        else:
+            self._entries[entry.id] = entry
+        self._versions[entry.id] = version.version
 
     def _partition(self, scope: str | None) -> dict[str, Retriever]:
         part = self._partitions.get(scope)
@@ -87,10 +249,17 @@ class MemoryStore:
         return entry_id in self._entries
 
     def get(self, entry_id: str) -> MemoryEntry:
-        """The entry with ``entry_id``; ParameterError if there is none."""
+        """The entry with ``entry_id`` (its newest version); ParameterError if there is none."""
         try:
             return self._entries[entry_id]
-        except KeyError:
+        except (KeyError, TypeError):
+            if isinstance(entry_id, str) and entry_id in self._forgotten:
+                raise ParameterError(
+                    "entry_id",
+                    entry_id,
+                    "was forgotten",
+                    "pass the id of a stored entry (history(entry_id) lists a forgotten entry's versions)",
+                ) from None
             raise ParameterError("entry_id", entry_id, "is not in the store", "pass the id of a stored entry") from None
 
     @property
@@ -118,11 +287,61 @@ class MemoryStore:
     def retriever(self, name: str, scope: str | None = None) -> Retriever:
         """The retriever ``name`` of partition ``scope`` (to call ``search`` or ``explain`` directly).
 
-        Searching through it records no event; :meth:`search` does.
+        Searching through it records no event; :meth:`search` does.  A
+        retriever an ``update`` or ``forget`` left to rebuild is rebuilt here.
         """
         if name not in self._specs:
             raise UnknownNameError("retriever", name, self._specs)
-        return self._partition(scope)[name]
+        part = self._partition(scope)
+        stale = self._stale.get(scope)
+        if stale and name in stale:
+            self._rebuild(scope, name)
+        return part[name]
+
+    def _rebuild(self, scope: str | None, key: str) -> None:
+        """A new retriever ``key`` for ``scope``, indexing the scope's entries in the order added."""
+        started = time.perf_counter()
+        fresh = self._specs[key].new()
+        fresh.add([e for e in self._entries.values() if e.scope == scope])
+        self._partitions[scope][key] = fresh
+        self._index_seconds[key] += time.perf_counter() - started
+        stale = self._stale[scope]
+        stale.discard(key)
+        if not stale:
+            del self._stale[scope]
+
+    @contextmanager
+    def _changing(self, scopes: Iterable[str | None]) -> Iterator[None]:
+        """Steps of one change: if one fails, the retrievers of ``scopes`` are rebuilt (from the entries
+        as they were) before their next search, so no half-indexed change is ever searched."""
+        try:
+            yield
+        except BaseException:
+            for scope in scopes:
+                if scope in self._partitions:
+                    keys = {k for k, spec in self._specs.items() if not spec.shared}
+                    if keys:
+                        self._stale.setdefault(scope, set()).update(keys)
+            raise
+
+    def _unindex(self, old: MemoryEntry, new: MemoryEntry | None) -> None:
+        """Take ``old`` out of its scope's retrievers (and put ``new``, its next version, in): with
+        ``remove(entry_ids)`` where a retriever has it, else by marking it for a rebuild."""
+        scope = old.scope
+        part = self._partition(scope)
+        stale = self._stale.get(scope, set())
+        for key, retriever in part.items():
+            if key in stale:
+                continue
+            remove = getattr(retriever, "remove", None)
+            if callable(remove):
+                started = time.perf_counter()
+                remove([old.id])
+                if new is not None:
+                    retriever.add([new])
+                self._index_seconds[key] += time.perf_counter() - started
+            else:
+                self._stale.setdefault(scope, set()).add(key)
 
     # -- changes --------------------------------------------------------
     def _check_new(self, entry: MemoryEntry, pending: set[str]) -> None:
@@ -130,6 +349,11 @@ class MemoryStore:
             raise ParameterError("entries", entry, "is not a MemoryEntry", "add agentmemory.MemoryEntry records")
         if entry.id in self._entries or entry.id in pending:
             raise ParameterError("entry.id", entry.id, "is already in the store", "every entry id must be unique")
+        if entry.id in self._forgotten:
+            raise ParameterError(
+                "entry.id", entry.id, "was forgotten", "every entry id must be unique: give the new entry a new id"
+            )
+        self._backend.check_entry(entry)
         for source in entry.provenance.derived_from:
             if source not in self._entries and source not in pending:
                 raise ParameterError(
@@ -140,19 +364,29 @@ class MemoryStore:
                 )
 
     def _index(self, batch: list[MemoryEntry]) -> None:
+        """Give each retriever of each entry's scope the entries (not yet in ``_entries``; the caller adds them)."""
         by_scope: dict[str | None, list[MemoryEntry]] = {}
         for entry in batch:
             by_scope.setdefault(entry.scope, []).append(entry)
         for scope, entries in by_scope.items():
+            stale = self._stale.get(scope, ())
             for key, retriever in self._partition(scope).items():
+                if key in stale:  # rebuilt from _entries before its next search, these included
+                    continue
                 started = time.perf_counter()
                 retriever.add(entries)
                 self._index_seconds[key] += time.perf_counter() - started
-        for entry in batch:
-            self._entries[entry.id] = entry
+
+    def _check_writable(self) -> None:
+        self._backend.check_writable()
 
     def add(self, entries: MemoryEntry | Iterable[MemoryEntry]) -> None:
-        """Add one entry or many; records one ``add`` event naming them all, in order."""
+        """Add one entry or many; records one ``add`` event naming them all, in order.
+
+        All or nothing: a batch with one bad entry adds none, and in a
+        store on disk the batch is one transaction.
+        """
+        self._check_writable()
         # A lone dict, str or other non-iterable is one (bad) entry, reported as such below.
         if isinstance(entries, (MemoryEntry, Mapping, str)) or not isinstance(entries, Iterable):
             batch: list[Any] = [entries]
@@ -162,8 +396,22 @@ class MemoryStore:
         for entry in batch:
             self._check_new(entry, pending)
             pending.add(entry.id)
-        self._index(batch)
-        self.log.record("add", [e.id for e in batch])
+        self._add(batch)
+
+    def _add(self, batch: list[MemoryEntry], also: Any = None) -> None:
+        """Index ``batch`` and record its ``add`` event (and ``also()``, in the same transaction)."""
+        backend = self._backend
+        with self._changing({e.scope for e in batch}):
+            self._index(batch)
+            with backend.transaction():
+                event = self.log.record("add", [e.id for e in batch])
+                backend.record_versions(
+                    event, [EntryVersion(e, 1, "add", event.event_id, event.timestamp) for e in batch]
+                )
+                if also is not None:
+                    also()
+        for entry in batch:
+            self._entries[entry.id] = entry
 
     def derive(
         self,
@@ -183,6 +431,7 @@ class MemoryStore:
         timestamp.  The event's ``entry_ids`` are the new id followed by the
         sources.
         """
+        self._check_writable()
         if not sources:
             raise ParameterError("sources", sources, "is empty", "name at least one source entry id")
         for source in sources:
@@ -204,24 +453,162 @@ class MemoryStore:
             scope=scopes.pop(),
         )
         self._check_new(entry, set())
-        self._index([entry])
-        self.log.record("derive", [entry_id, *sources], timestamp=entry.created_at)
+        backend = self._backend
+        with self._changing({entry.scope}):
+            self._index([entry])
+            with backend.transaction():
+                event = self.log.record("derive", [entry_id, *sources], timestamp=entry.created_at)
+                backend.record_versions(event, [EntryVersion(entry, 1, "derive", event.event_id, event.timestamp)])
+        self._entries[entry.id] = entry
         return entry
+
+    def _check_changeable(self, what: str) -> None:
+        """An entry can be updated or forgotten unless a retriever instance that cannot remove would need a rebuild."""
+        for key, spec in self._specs.items():
+            if spec.shared and not callable(getattr(spec.instance, "remove", None)):
+                raise ParameterError(
+                    "retrievers",
+                    key,
+                    f"is a retriever instance without remove(entry_ids), which cannot be rebuilt after {what}",
+                    "pass a factory or a spec (a class, a registry name), or give the retriever a remove method",
+                )
+
+    def update(
+        self,
+        entry_id: str,
+        text: str | None = None,
+        *,
+        tags: Sequence[str] | None = None,
+        reason: str | None = None,
+    ) -> MemoryEntry:
+        """Make a new version of entry ``entry_id`` with a new ``text`` and/or ``tags``; return it.
+
+        The new version keeps the id, scope, provenance and metadata; its
+        ``created_at`` is the store clock's time, read once (the ``update``
+        event carries the same).  It records the version it ``supersedes``
+        (see :meth:`history`).  Retrieval sees the new version only.
+
+        Raises:
+            ParameterError: no such (live) entry, nothing to change, a text or
+                tags of the wrong type.
+        """
+        self._check_writable()
+        old = self.get(entry_id)
+        if text is None and tags is None:
+            raise ParameterError("update", entry_id, "changes nothing", "pass text=... and/or tags=...")
+        if text is not None and not isinstance(text, str):
+            raise ParameterError("text", text, "is not a str", "pass the new text of the entry")
+        if tags is not None and (
+            isinstance(tags, str) or not isinstance(tags, Sequence) or not all(isinstance(t, str) for t in tags)
+        ):
+            raise ParameterError("tags", tags, "is not a sequence of strings", "pass e.g. tags=('diet', 'food')")
+        if reason is not None and not isinstance(reason, str):
+            raise ParameterError("reason", reason, "is not a str", "say why in words, or leave it out")
+        self._check_changeable("an update")
+        new = replace(
+            old,
+            text=old.text if text is None else text,
+            tags=old.tags if tags is None else tuple(tags),
+            created_at=None,
+        )
+        self._backend.check_entry(new)
+        new = replace(new, created_at=self.log.now())
+        version = self._versions.get(entry_id, 1) + 1
+        backend = self._backend
+        with self._changing({old.scope}):
+            self._unindex(old, new)
+            with backend.transaction():
+                event = self.log.record("update", [entry_id], timestamp=new.created_at)
+                made = EntryVersion(new, version, "update", event.event_id, event.timestamp, version - 1, reason)
+                backend.record_versions(event, [made], old)
+        self._entries[entry_id] = new
+        self._versions[entry_id] = version
+        return new
+
+    def forget(self, entry_id: str, reason: str | None = None) -> None:
+        """Hide entry ``entry_id`` from every retrieval, for good; records a ``forget`` event.
+
+        Its versions stay in :meth:`history` (``forget`` hides, it does not
+        erase), and its id cannot be used again.
+
+        Raises:
+            ParameterError: no such (live) entry, or live entries are derived
+                from it (forget those first, so no lineage breaks).
+        """
+        self._check_writable()
+        old = self.get(entry_id)
+        if reason is not None and not isinstance(reason, str):
+            raise ParameterError("reason", reason, "is not a str", "say why in words, or leave it out")
+        dependents = [e.id for e in self._entries.values() if entry_id in e.provenance.derived_from]
+        if dependents:
+            shown = ", ".join(repr(d) for d in dependents[:5]) + (" ..." if len(dependents) > 5 else "")
+            raise ParameterError(
+                "entry_id",
+                entry_id,
+                f"is a source of {shown}",
+                "forget the entries derived from it first, so that no lineage breaks",
+            )
+        self._check_changeable("a forget")
+        version = self._versions.get(entry_id, 1) + 1
+        backend = self._backend
+        with self._changing({old.scope}):
+            self._unindex(old, None)
+            with backend.transaction():
+                event = self.log.record("forget", [entry_id])
+                made = EntryVersion(old, version, "forget", event.event_id, event.timestamp, version - 1, reason)
+                backend.record_versions(event, [made], old)
+        del self._entries[entry_id]
+        self._forgotten.add(entry_id)
+        self._versions[entry_id] = version
+
+    def history(self, entry_id: str) -> list[EntryVersion]:
+        """Every version of ``entry_id``, oldest first: added or derived, each update, and its forget if forgotten.
+
+        Raises:
+            ParameterError: the store never held ``entry_id``.
+        """
+        if entry_id not in self._entries and entry_id not in self._forgotten:
+            raise ParameterError("entry_id", entry_id, "is not in the store", "pass the id of a stored entry")
+        return self._backend.history(entry_id, self._entries.get(entry_id))
 
     # -- reading --------------------------------------------------------
     def search(self, query: Query | str, k: int = 5, retriever: str = "bm25") -> list[Hit]:
         """The top ``k`` hits of ``retriever`` in the query's scope; records a ``retrieve`` event."""
+        self._backend.check_open()
         k = check_positive_int("k", k)
         query = as_query(query)
+        self._backend.check_query(query)
         hits = self.retriever(retriever, query.scope).search(query, k)
-        self.log.record(
-            "retrieve",
-            [h.entry_id for h in hits],
-            query_id=query.id or None,
-            retriever=retriever,
-            query_text=query.text,
-        )
+        self._record_retrieval(query, hits, k, retriever)
         return hits
+
+    def _record_retrieval(self, query: Query, hits: list[Hit], k: int, key: str) -> None:
+        """The ``retrieve`` event (with, on disk, the query and the scored hits); nothing on a read-only handle."""
+        backend = self._backend
+        if backend.readonly:
+            return
+        with backend.transaction():
+            event = self.log.record(
+                "retrieve", [h.entry_id for h in hits], query_id=query.id or None, retriever=key, query_text=query.text
+            )
+            versions = [self._versions.get(h.entry_id, 1) for h in hits]
+            backend.record_retrieval(event, query, hits, k, self._specs[key].label, versions)
+
+    def retrievals(
+        self,
+        retriever: str | None = None,
+        *,
+        since: datetime | None = None,
+        until: datetime | None = None,
+    ) -> list[Retrieval]:
+        """The searches this store recorded (on disk only), oldest first; see :class:`~agentmemory.backend.Retrieval`.
+
+        ``retriever`` keeps one retriever's (its key or label); ``since``
+        (inclusive) and ``until`` (exclusive) bound their time.
+        """
+        from .storeio import retrievals
+
+        return retrievals(self, retriever=retriever, since=since, until=until)
 
     def search_all(
         self,
@@ -248,6 +635,7 @@ class MemoryStore:
         (``hybrid``, ``recency``: their candidate depth) only that deep, instead
         of letting it refuse (for reports that ask for "the whole ranking").
         """
+        self._backend.check_open()
         k = check_positive_int("k", k)
         if isinstance(extra, bool) or not isinstance(extra, int) or extra < 0:
             raise ParameterError("extra", extra, "is not an integer >= 0", "pass 0 or more extra hits")
@@ -260,6 +648,8 @@ class MemoryStore:
 
             items = tqdm(queries, desc=spec.label, unit="query")
         for query in items:
+            if record:
+                self._backend.check_query(query)
             searcher = self.retriever(retriever, query.scope)
             depth = k + extra
             if clamp:
@@ -270,13 +660,7 @@ class MemoryStore:
             if durations is not None:
                 durations.append(time.perf_counter() - started)
             if record:
-                self.log.record(
-                    "retrieve",
-                    [h.entry_id for h in hits[:k]],
-                    query_id=query.id or None,
-                    retriever=retriever,
-                    query_text=query.text,
-                )
+                self._record_retrieval(query, hits[:k], k, retriever)
             yield query, hits
 
     def lineage(self, entry_id: str) -> list[MemoryEntry]:

@@ -30,6 +30,10 @@ what every agentmemory report relies on:
    scores whose top ``k`` under the ranking rule is ``search``'s;
    ``explain(query, entry_id)`` gives an object with ``matched`` and
    ``missing`` (sequences of str) and ``miss_reason()``/``hit_reason()`` (str).
+8. ``remove(entry_ids)``, when present (a store calls it on ``update`` and
+   ``forget``): afterwards every query's hits are a new retriever's over the
+   entries left, and adding the removed entries again restores the hits of
+   one add (ids equal, scores equal to a relative 1e-9).
 
 Every violation is collected; :class:`RetrieverContractError` (an
 ``AssertionError``, so pytest shows it as a failure) lists them all.
@@ -267,5 +271,29 @@ def check_retriever(
                     call = getattr(why, method, None)
                     if not callable(call) or not isinstance(call(), str):
                         problems.append(f"{q.id}, {h.entry_id}: explain(...).{method}() does not return a str")
+    if callable(getattr(first, "remove", None)):  # 8. remove (last: it changes `first`)
+        gone = [e.id for e in entries[:: max(1, n // 3)]][:3]
+        left = [e for e in entries if e.id not in gone]
+        fresh = spec.new()
+        fresh.add(left)
+        first.remove(gone)
+        for q in queries:
+            got, want = first.search(q, n + 10), fresh.search(q, n + 10)
+            if not _same_hits(got, want):
+                problems.append(
+                    f"{q.id}: after remove({gone}) the hits are {_show(got)}, a new retriever over the entries "
+                    f"left gives {_show(want)}"
+                )
+        try:
+            first.add([e for e in entries if e.id in gone])
+        except Exception as err:  # a retriever that still holds them may refuse the ids: that is the violation
+            problems.append(f"adding the removed entries {gone} again raised {type(err).__name__}: {err}")
+        else:
+            for q in queries:
+                got = first.search(q, n + 10)
+                if not _same_hits(got, deep[q.id]):
+                    problems.append(
+                        f"{q.id}: removed entries added again give {_show(got)}, one add {_show(deep[q.id])}"
+                    )
     if problems:
         raise RetrieverContractError(spec.label, problems)

@@ -61,11 +61,33 @@ RUN_FILE_ROWS = (
 )
 
 
+PERSISTENT = """\
+reopened: 5 memories, 9 events
+history of p1:
+  v1 add    2026-03-02 09:00  Maya is vegetarian and does not eat mushrooms.
+  v2 update 2026-03-03 18:00  Maya is vegan now: no meat, dairy or eggs, and still no mushrooms.  (went vegan)
+searches recorded:
+  2026-03-02 09:01  dinner       p1 1.39
+  2026-03-02 09:02  standup      p2 2.15, p3 1.26, p1 0.88
+  2026-03-03 18:03  vegan-dinner p6 2.24, p1 1.54, p2 0.91
+  2026-03-03 18:04  lena         p6 2.24, p1 2.00, p4 0.99
+  2026-03-03 18:05  deploy       p3 4.12
+
+Wrote judged: corpus.jsonl, qrels/test.tsv, queries.jsonl
+Wrote judged/queries.jsonl: 5 queries
+Wrote agent.trec: 5 queries, 11 hits (bm25)
+
+"""
+
+# The comparison table `agentmemory eval` prints (its layout is eval's): each system's P@3, R@3, RR values.
+PERSISTENT_MEANS = {"BM25 (baseline)": ["0.400", "0.800", "0.800"], "agent": ["0.467", "1.000", "1.000"]}
+
+
 @pytest.fixture(scope="module")
 def outputs(tmp_path_factory, python_run) -> dict[str, tuple]:
     """Each example run once as a script from an empty, unrelated folder: (process, folder)."""
     runs = {}
-    for script in ("quickstart.py", "provenance.py", "custom_retriever.py", "run_file.py"):
+    for script in ("quickstart.py", "provenance.py", "custom_retriever.py", "run_file.py", "persistent.py"):
         cwd = tmp_path_factory.mktemp(script.removesuffix(".py"))
         proc = python_run([str(REPO_ROOT / "examples" / script)], cwd=cwd, env={"PYTHONHASHSEED": "random"})
         runs[script] = (proc, cwd)
@@ -78,6 +100,21 @@ def test_example_prints_expected_output(outputs, script: str, expected: str) -> 
     proc, cwd = outputs[script]
     assert (proc.returncode, proc.stderr) == (0, "")
     assert proc.stdout == expected
+    assert list(cwd.iterdir()) == []
+
+
+def test_persistent_records_reopens_exports_and_evaluates(outputs) -> None:
+    """persistent.py: two sessions written to a store, reopened in a new process, exported, and the agent's
+    searches evaluated by `agentmemory eval --run` against its judgments; it leaves no file behind."""
+    proc, cwd = outputs["persistent.py"]
+    assert (proc.returncode, proc.stderr) == (0, "")
+    head, _, table = proc.stdout.partition("| System |")
+    assert head == PERSISTENT
+    rows = {
+        cells[0]: [c.split()[0] for c in cells[1:4]]
+        for cells in ([c.strip() for c in line.strip("|").split("|")] for line in table.splitlines()[2:])
+    }
+    assert rows == PERSISTENT_MEANS
     assert list(cwd.iterdir()) == []
 
 

@@ -510,3 +510,36 @@ def test_the_contract_test_catches_incremental_adds_that_differ() -> None:
     with pytest.raises(RetrieverContractError) as caught:
         check_retriever(Frozen)
     assert any("two adds give" in v for v in caught.value.violations)
+
+
+class _Removing(Minimal):
+    """Minimal with remove(entry_ids): rebuilds its BM25 from the entries kept (``broken`` removes nothing)."""
+
+    label = "Removing"
+    broken = False
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._kept: list = []
+
+    def add(self, entries) -> None:
+        batch = list(entries)
+        super().add(batch)
+        self._kept += batch
+
+    def remove(self, entry_ids) -> None:
+        if self.broken:
+            return
+        self._kept = [e for e in self._kept if e.id not in set(entry_ids)]
+        self._bm25 = BM25()
+        self._bm25.add(self._kept)
+
+
+def test_the_contract_test_checks_remove_when_a_retriever_has_it() -> None:
+    """remove(ids) must leave a new retriever's hits over the entries left, and allow adding them again."""
+    check_retriever(_Removing)
+    broken = type("BrokenRemove", (_Removing,), {"broken": True, "label": "Broken remove"})
+    with pytest.raises(RetrieverContractError) as caught:
+        check_retriever(broken)
+    assert any("after remove(['m01', 'm05', 'm07']) the hits are" in v for v in caught.value.violations)
+    assert caught.value.violations[-1].startswith("adding the removed entries ['m01', 'm05', 'm07'] again raised")

@@ -15,8 +15,9 @@ space or control characters (ids go into TREC files, whose fields white
 space separates); tags are non-empty strings; timestamps are ISO 8601 with a
 timezone, in :data:`agentmemory.events.TIME_RANGE`; grades are integers by
 :mod:`agentmemory.numeric`'s rule; JSON is read strictly
-(:func:`agentmemory.inputs.parse_json`); a judgments file with no judgment is
-refused.  Any BEIR
+(:func:`agentmemory.inputs.parse_json`).  A judgments file with no judgment
+loads (a collection to retrieve from, or to judge later); evaluating it is
+refused (:func:`agentmemory.collection.require_judgments`).  Any BEIR
 dataset on disk loads as it is (``title`` is joined to ``text``; other
 fields become metadata).  :func:`write_collection` writes a collection back
 as such a folder.
@@ -45,7 +46,7 @@ from ..inputs import decode_utf8, json_lines, path_kind, read_bytes
 from ..numeric import INTEGER_FORM, NumberTextError, parse_integer
 from ..outputs import OutputPlan
 from ..records import MemoryEntry, Provenance, Query
-from ..trec import NO_JUDGMENTS, TREC_ID_RULE, trec_id_problem
+from ..trec import TREC_ID_RULE, trec_id_problem
 from .base import Format, FormatOption
 
 __all__ = ["FORMAT", "load_collection", "parse_timestamp", "recognise", "write_collection"]
@@ -194,7 +195,7 @@ def load_collection(path: str | PathLike[str], *, split: str = "test", progress:
         MissingFileError: the folder or one of its files does not exist.
         InputError: the path or one of the files is not what it should be
             (a file, a FIFO, a link loop: said which); a malformed line,
-            naming the file and the line; a judgments file without judgments.
+            naming the file and the line.
     """
     _check_split(split)
     root = Path(path)
@@ -320,10 +321,6 @@ def load_collection(path: str | PathLike[str], *, split: str = "test", progress:
             )
         qrels_line[query_id, entry_id] = number
         qrels.setdefault(query_id, {})[entry_id] = grade
-    if not qrels:
-        raise InputError(
-            qrels_path, None, f"{NO_JUDGMENTS}; expected at least one line query-id<TAB>corpus-id<TAB>score"
-        )
 
     return Collection(
         name=root.resolve().name,

@@ -27,7 +27,7 @@ from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from ..collection import Collection, default_collection_path
+from ..collection import Collection, default_collection_path, require_judgments
 from ..datasets import detect_format, load
 from ..datasets.synthetic import synthetic_collection
 from ..errors import (
@@ -354,6 +354,7 @@ def eval_setup(
         )
         loaded, source = _load(collection, format)
         _check_output(out, collection or default_collection_path(), loaded, systems)
+        require_judgments(loaded, collection or default_collection_path())
     except ReportParameterError:
         raise
     except AgentMemoryError as err:
@@ -535,6 +536,7 @@ def collection_setup(
         options = {} if repair is False else {"repair": repair}
         loaded = load(path, format=resolved, **options)  # type: ignore[arg-type]
         _check_output(out, path, loaded, systems)
+        require_judgments(loaded, path)
     except ReportParameterError:
         raise
     except AgentMemoryError as err:

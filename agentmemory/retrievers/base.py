@@ -49,6 +49,10 @@ class Retriever(Protocol):
       with ``matched`` and ``missing`` (the query's features the entry has
       and lacks), ``miss_reason()`` and ``hit_reason()`` (sentence parts
       for reports); see :class:`~agentmemory.retrievers.bm25.BM25Explanation`.
+    * ``remove(entry_ids)``: forget indexed entries (their ids may be added
+      again after).  A :class:`~agentmemory.store.MemoryStore` calls it on
+      ``update`` and ``forget``; a retriever without it is rebuilt from the
+      scope's entries before its next search instead.
 
     Reports say "not available for <label>" where a capability is missing.
     """
