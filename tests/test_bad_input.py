@@ -945,3 +945,48 @@ def test_class_2_a_notebook_refuses_an_output_dir_whose_artifact_is_its_collecti
 def test_class_9_a_line_break_in_a_path_stays_on_one_line(world: Path, capsys) -> None:
     """A path holding a line break is shown with \\n: the error is still exactly one line."""
     _refused(world, capsys, ["eval", "--collection", "no\nsuch"], "no\\nsuch: no such collection file or folder")
+
+
+STORE_CASES = [
+    pytest.param(
+        "mem.db",
+        ["store", "export-run", "mem.db", "--retriever", "bm25", "--out", "mem.db"],
+        f"--out: 'mem.db' (str) is the input file 'mem.db'; {INPUT}",
+        id="export-run-over-the-store",
+    ),
+    pytest.param(
+        "mem.db",
+        ["store", "export-queries", "mem.db", "--out", "./mem.db-wal"],
+        f"--out: './mem.db-wal' (str) is the input file 'mem.db-wal'; {INPUT}",
+        id="export-queries-over-the-store-journal",
+    ),
+    pytest.param(
+        "corpus.jsonl",
+        ["store", "export", "corpus.jsonl", "."],
+        f"COLLECTION_DIR: 'corpus.jsonl' (str) is the input file 'corpus.jsonl'; {INPUT}",
+        id="export-a-folder-over-the-store",
+    ),
+    pytest.param(
+        "mem.db",
+        ["store", "import", "notes/corpus.jsonl", "notes"],
+        f"STORE: 'notes/corpus.jsonl' (str) is the input file 'notes/corpus.jsonl'; {INPUT}",
+        id="import-into-a-collection-file",
+    ),
+    pytest.param(
+        "mem.db",
+        ["store", "import", "new.db", "notes", "--timeout", "1_0"],
+        "--timeout: '1_0' (str) is not a number; give seconds, e.g. 5 or 0.5",
+        id="timeout-underscore",
+    ),
+]
+
+
+@pytest.mark.parametrize(("store", "argv", "message"), STORE_CASES)
+def test_class_2_and_7_the_store_commands_refuse_outputs_over_their_inputs(
+    world: Path, capsys, store: str, argv: list[str], message: str
+) -> None:
+    """agentmemory store: an export may not replace the store it reads (or its journal), nor an import a collection file."""
+    assert main(["store", "import", store, "notes"]) == 0
+    (world / f"{store}-wal").touch()
+    capsys.readouterr()
+    _refused(world, capsys, argv, message)
