@@ -38,9 +38,14 @@ with a timezone, or a date), and ``stats`` counts what it holds.  Only
 agent writes to it.
 
 Any input error (a bad parameter, a malformed or missing file, a store that
-is locked, full or not a store) prints one line ``agentmemory: error: ...``
-on stderr and exits with status 2, with no traceback and no output file left
-behind.
+is locked, full or not a store, an output path that is an input) prints one
+line ``agentmemory: error: ...`` on stderr and exits with status 2, with no
+traceback and every output file as it was: the commands that write declare
+their outputs in an :class:`agentmemory.outputs.OutputPlan` before reading
+anything, render every output's text (which checks it) after computing, and
+only then write them all, each atomically.  Integers on the command line are
+read by :func:`agentmemory.numeric.parse_integer` (``1_0``, ``" 5"`` and
+``"１"`` are not integers).
 """
 
 from __future__ import annotations
@@ -55,7 +60,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from . import __version__
-from .errors import AgentMemoryError, ParameterError, UnknownNameError, check_positive_int, check_seed
+from .errors import AgentMemoryError, ParameterError, UnknownNameError, check_positive_int, check_seed, quote
+from .numeric import INTEGER_FORM, NumberTextError, parse_integer, parse_number
 
 if TYPE_CHECKING:
     from .datasets import FormatOption
@@ -101,32 +107,11 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _int(name: str, text: str, allowed: str = "an integer") -> int:
+    """``text`` read by :func:`agentmemory.numeric.parse_integer`; a ParameterError naming ``name`` otherwise."""
     try:
-        value = int(text)
-    except ValueError:
-        raise ParameterError(name, text, "is not an integer", f"{name} must be {allowed}") from None
-    return value
-
-
-def _output_path(name: str, text: str, *, folder: bool) -> Path:
-    """``text`` as a Path, refused up front if it cannot be written: a folder where a
-    file is wanted (or the reverse), or an existing file where a parent folder must be."""
-    path = Path(text)
-    if folder and path.exists() and not path.is_dir():
-        raise ParameterError(name, text, "is a file", "pass a folder path (it is created if missing)")
-    if not folder and path.is_dir():
-        raise ParameterError(name, text, "is a folder", "pass a file path such as reports/eval-results.json")
-    for parent in path.parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise ParameterError(
-                    name,
-                    text,
-                    f"needs {str(parent)!r} to be a folder, but it is a file",
-                    "choose a path inside a folder",
-                )
-            break
-    return path
+        return parse_integer(text)
+    except NumberTextError as err:
+        raise ParameterError(name, text, err.problem, f"{name} must be {allowed} ({INTEGER_FORM})") from None
 
 
 def run_file_names(keys: Sequence[str]) -> dict[str, str]:
@@ -148,7 +133,7 @@ def run_file_names(keys: Sequence[str]) -> dict[str, str]:
             raise ParameterError(
                 "--runs-dir",
                 name,
-                f"would hold the runs of both {taken[name]!r} and {key!r}",
+                f"would hold the runs of both {quote(taken[name])} and {quote(key)}",
                 "give the retrievers keys that differ in letters or digits",
             )
         names[key] = taken[name] = name
@@ -329,14 +314,17 @@ def _add_store_commands(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
-    from .artifact import write_artifact
+    from .artifact import dumps_artifact
+    from .collection import require_judgments
     from .compare import comparison_table, table_format
     from .evaluate import RELEVANCE_MODES, evaluate
     from .metrics import parse_measures
+    from .outputs import OutputPlan, collection_inputs
     from .retrievers import resolve_retrievers
     from .runs import parse_run_option, read_run_file
     from .stats import evaluation_statistics
     from .tables import full_report, timings_table
+    from .trec import format_qrels, format_run
 
     k = check_positive_int("--k", _int("--k", args.k, "an integer >= 1"))
     seed = check_seed(_int("--seed", args.seed, "an integer >= 0"), "--seed")
@@ -349,13 +337,22 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     memories = getattr(args, "memories", None) or {}
     systems = [(r.key, r.label) for r in retrievers] + [(name, name) for name, _ in run_args]
     _check_baseline(args.baseline, systems)
-    out = _output_path("--out", args.out, folder=False) if args.out else None
-    table_out = _output_path("--table-out", args.table_out, folder=False) if args.table_out else None
+    plan = OutputPlan()
+    out = plan.file("--out", args.out) if args.out else None
+    table_out = plan.file("--table-out", args.table_out, example="comparison.md") if args.table_out else None
     table_kind = table_format(args.table_out) if args.table_out else None
-    runs = _output_path("--runs-dir", args.runs_dir, folder=True) if args.runs_dir else None
-    run_files = run_file_names([key for key, _ in systems]) if runs is not None else {}
+    runs = plan.folder("--runs-dir", args.runs_dir) if args.runs_dir else None
+    run_paths: dict[str, Path] = {}
+    if runs is not None:
+        names = run_file_names([key for key, _ in systems])
+        run_paths = {key: plan.file("--runs-dir", runs / name, example="runs/") for key, name in names.items()}
+        qrels_path = plan.file("--runs-dir", runs / "qrels.txt", example="runs/")
+    plan.add_inputs(Path(path) for _, path in run_args)
+    plan.add_inputs(Path(path) for path in memories.values())
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     collection = _load_collection(args, progress)
+    plan.add_inputs(collection_inputs(_collection_path(args), collection.files))
+    require_judgments(collection, _collection_path(args))  # as score refuses an empty qrels file
     run_data = [read_run_file(path, name, memories=memories.get(name)) for name, path in run_args]
     evaluation = evaluate(
         collection,
@@ -372,48 +369,18 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     )
     statistics = evaluation_statistics(evaluation, seed=seed, baseline=args.baseline)
     table = comparison_table(evaluation, statistics)
-    # Each file is written atomically; if a later one fails (an id a TREC file
-    # cannot hold, an unwritable folder), remove the files and folders this run
-    # created so that a failed command leaves no output behind.
-    created: list[Path] = []
-    created_dirs: list[Path] = []
-
-    def _track(path: Path) -> Path:
-        if not path.exists():
-            created.append(path)
-        for parent in path.parents:
-            if parent.exists():
-                break
-            if parent not in created_dirs:
-                created_dirs.append(parent)
-        return path
-
-    try:
-        if out is not None:
-            write_artifact(evaluation, _track(out), statistics=statistics)
-        if table_out is not None and table_kind is not None:
-            from .io import atomic_write_text
-
-            atomic_write_text(_track(table_out), table.render(table_kind))
-        if runs is not None:
-            from .trec import write_qrels, write_run
-
-            for result in evaluation.results:
-                write_run(
-                    _track(runs / run_files[result.name]),
-                    {q.query_id: [(h.entry_id, h.score) for h in q.hits] for q in result.per_query},
-                    tag=result.name,
-                )
-            write_qrels(_track(runs / "qrels.txt"), {q: dict(d) for q, d in collection.qrels.items()})
-    except BaseException:
-        for path in created:
-            path.unlink(missing_ok=True)
-        for folder in sorted(created_dirs, key=lambda p: len(p.parts), reverse=True):
-            try:
-                folder.rmdir()
-            except OSError:  # not empty or already gone: leave it
-                pass
-        raise
+    # Render every output (rendering checks ids, scores and text), then write them all: nothing is
+    # written unless everything can be, and each file is replaced whole (agentmemory.outputs).
+    if out is not None:
+        plan.put(out, dumps_artifact(evaluation, statistics))
+    if table_out is not None and table_kind is not None:
+        plan.put(table_out, table.render(table_kind))
+    if runs is not None:
+        for result in evaluation.results:
+            hits = {q.query_id: [(h.entry_id, h.score) for h in q.hits] for q in result.per_query}
+            plan.put(run_paths[result.name], format_run(hits, tag=result.name))
+        plan.put(qrels_path, format_qrels({q: dict(d) for q, d in collection.qrels.items()}))
+    plan.write()
     print(table.render())
     if args.timings:
         print(timings_table(evaluation) + "\n")
@@ -514,6 +481,13 @@ def _add_collection_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _collection_path(args: argparse.Namespace) -> str | Path:
+    """The path ``--collection`` names (default: the shipped fixture)."""
+    from .collection import default_collection_path
+
+    return args.collection if args.collection else default_collection_path()
+
+
 def _load_collection(args: argparse.Namespace, progress: bool):
     """The collection named by --collection, --format and the format options (default: the shipped fixture).
 
@@ -521,10 +495,9 @@ def _load_collection(args: argparse.Namespace, progress: bool):
     chosen format's declared types; :func:`agentmemory.datasets.load` then
     checks every option against that declaration.
     """
-    from .collection import default_collection_path
     from .datasets import FORMATS, detect_format, load
 
-    path = args.collection if args.collection else default_collection_path()
+    path = _collection_path(args)
     if args.format != "auto" and args.format not in FORMATS:
         raise UnknownNameError("--format", args.format, [*FORMATS.names(), "auto"])
     name = detect_format(path) if args.format == "auto" else args.format
@@ -550,19 +523,24 @@ def _load_collection(args: argparse.Namespace, progress: bool):
 
 def _cmd_retrieve(args: argparse.Namespace) -> int:
     from .batch import retrieve_all
+    from .outputs import OutputPlan, collection_inputs
     from .retrievers import resolve_retriever
-    from .trec import write_run
+    from .trec import format_run
 
     k = check_positive_int("--k", _int("--k", args.k, "an integer >= 1"))
     try:
         retriever = resolve_retriever(args.retriever)
     except UnknownNameError as err:  # name the command-line option, as every other message here does
         raise UnknownNameError("--retriever", err.value, err.choices) from None
-    out = _output_path("--out", args.out, folder=False)
+    plan = OutputPlan()
+    out = plan.file("--out", args.out, example="runs/bm25.trec")
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     collection = _load_collection(args, progress)
+    plan.add_inputs(collection_inputs(_collection_path(args), collection.files))
     hits = retrieve_all(collection, retriever, k, progress=progress)
-    write_run(out, {q: [(h.entry_id, h.score) for h in found] for q, found in hits.items()}, tag=retriever.key)
+    run = {q: [(h.entry_id, h.score) for h in found] for q, found in hits.items()}
+    plan.put(out, format_run(run, tag=retriever.key))
+    plan.write()
     n_hits = sum(len(found) for found in hits.values())
     print(f"Wrote {out}: {len(hits)} queries, {n_hits} hits ({retriever.key}, k = {k})")
     return 0
@@ -613,18 +591,27 @@ def _cmd_store(args: argparse.Namespace) -> int:
     return commands[args.store_command](args)
 
 
+def _store_files(store: str) -> list[Path]:
+    """A store's files (the database and SQLite's journal files): the inputs no export may replace."""
+    return [Path(store + suffix) for suffix in ("", "-wal", "-shm")]
+
+
 def _store_import(args: argparse.Namespace) -> int:
     from .datasets.beir import load_collection
+    from .outputs import OutputPlan, collection_inputs
     from .persist import LOCK_SUFFIX
     from .store import MemoryStore
     from .storeio import UNINDEXED, import_collection
 
     try:
-        timeout = float(args.timeout)
-    except ValueError:
-        raise ParameterError("--timeout", args.timeout, "is not a number", "give seconds, e.g. 5 or 0.5") from None
+        timeout = parse_number(args.timeout)
+    except NumberTextError as err:
+        raise ParameterError("--timeout", args.timeout, err.problem, "give seconds, e.g. 5 or 0.5") from None
     collection = load_collection(args.collection, split=args.split)
     target = Path(args.store)
+    # The store is written in place (SQLite), not through a plan; the plan's checks still apply: not a
+    # folder, FIFO or device, and not one of the collection's files.
+    OutputPlan(collection_inputs(args.collection, collection.files)).file("STORE", target, example="memory.db")
     created = not target.exists()
     try:
         with MemoryStore.open(target, UNINDEXED, timeout=timeout) as store:
@@ -642,9 +629,13 @@ def _store_import(args: argparse.Namespace) -> int:
 
 
 def _store_export(args: argparse.Namespace) -> int:
+    from .outputs import OutputPlan
     from .storeio import export_collection
 
-    folder = _output_path("COLLECTION_DIR", args.folder, folder=True)
+    plan = OutputPlan(_store_files(args.store))
+    folder = plan.folder("COLLECTION_DIR", args.folder)
+    for name in ("corpus.jsonl", "queries.jsonl"):  # the qrels/<split>.tsv names depend on the store's splits
+        plan.file("COLLECTION_DIR", folder / name, example="collection/")
     written = export_collection(args.store, folder)
     print(f"Wrote {folder}: " + ", ".join(written))
     return 0
@@ -666,10 +657,11 @@ def _window(args: argparse.Namespace) -> str:
 
 
 def _store_export_run(args: argparse.Namespace) -> int:
+    from .outputs import OutputPlan
     from .storeio import export_run
 
     times = _times(args)
-    out = _output_path("--out", args.out, folder=False)
+    out = OutputPlan(_store_files(args.store)).file("--out", args.out, example="runs/mine.trec")
     done = export_run(args.store, out, args.retriever, option="--retriever", **times)
     empty = f" ({done['empty']} found nothing and have no line)" if done["empty"] else ""
     print(f"Wrote {out}: {done['queries']} queries{empty}, {done['hits']} hits ({done['retriever']}{_window(args)})")
@@ -677,10 +669,11 @@ def _store_export_run(args: argparse.Namespace) -> int:
 
 
 def _store_export_queries(args: argparse.Namespace) -> int:
+    from .outputs import OutputPlan
     from .storeio import export_queries
 
     times = _times(args)
-    out = _output_path("--out", args.out, folder=False)
+    out = OutputPlan(_store_files(args.store)).file("--out", args.out, example="queries.jsonl")
     n = export_queries(args.store, out, retriever=args.retriever, option="--retriever", **times)
     print(f"Wrote {out}: {n} queries{_window(args)}")
     return 0
@@ -707,11 +700,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         _silence_stdout()
         return 141  # 128 + SIGPIPE, the status a shell shows for a tool stopped by a closed pipe
     except (AgentMemoryError, _UsageError) as err:
-        print(f"{PROG}: error: {err}", file=sys.stderr)
+        print(f"{PROG}: error: {_one_line(str(err))}", file=sys.stderr)
         return 2
-    except OSError as err:  # unwritable output, a folder where a file was expected, ...
+    except OSError as err:  # an input that cannot be read, ...
         where = f"{err.filename}: " if getattr(err, "filename", None) else ""
-        print(f"{PROG}: error: {where}{err.strerror or err}", file=sys.stderr)
+        print(f"{PROG}: error: {_one_line(f'{where}{err.strerror or err}')}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
@@ -727,6 +720,11 @@ def _silence_stdout() -> None:
         os.dup2(devnull, sys.stdout.fileno())
     except (OSError, ValueError):  # stdout has no file descriptor (captured): nothing to redirect
         pass
+
+
+def _one_line(message: str) -> str:
+    """``message`` on one line: a line break inside it (in a path, say) is shown as ``\\n``."""
+    return message.replace("\r", "\\r").replace("\n", "\\n")
 
 
 def entry_point() -> NoReturn:

@@ -13,13 +13,14 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from .errors import MissingFileError
+from .errors import InputError, MissingFileError, ParameterError
 from .records import MemoryEntry, Query
 
-__all__ = ["Collection", "collection_summary", "default_collection_path"]
+__all__ = ["Collection", "collection_summary", "default_collection_path", "require_judgments"]
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,39 @@ class Collection:
             cache = {e.id: e for e in self.entries}
             object.__setattr__(self, "_by_id_cache", cache)
         return cache
+
+
+def require_judgments(collection: Collection, path: str | PathLike[str] | None = None) -> None:
+    """Refuse to evaluate a collection without a judged query: its means would print as 0.00, as if measured.
+
+    Said the way ``agentmemory score`` refuses an empty qrels file: when
+    ``path`` (where the collection was read from) holds a BEIR-style
+    judgments file ``qrels/<split>.tsv``, the error names it ("holds no
+    judgments"); otherwise it names the collection, and how many questions a
+    loader left out (a LoCoMo file whose every question was skipped).
+
+    Raises:
+        InputError: the collection's judgments file holds no judgment.
+        ParameterError: the collection has no judged query otherwise.
+    """
+    if collection.judged_queries:
+        return
+    from .trec import NO_JUDGMENTS
+
+    if path is not None:
+        root = Path(path)
+        judgments = [name for name in collection.files if name.startswith("qrels/")]
+        if judgments:
+            base = root if root.is_dir() else root.parent
+            raise InputError(
+                base / judgments[0],
+                None,
+                f"{NO_JUDGMENTS}; expected at least one line query-id<TAB>corpus-id<TAB>score",
+            )
+    left_out = f"; all {len(collection.skipped)} questions were left out (see skipped)" if collection.skipped else ""
+    raise ParameterError(
+        "collection", collection.name, f"has no judged query{left_out}", "evaluate a collection with judgments"
+    )
 
 
 def default_collection_path() -> Path:

@@ -21,10 +21,12 @@ __all__ = [
     "AgentMemoryError",
     "InputError",
     "MissingFileError",
+    "OutputError",
     "ParameterError",
     "UnknownNameError",
     "check_positive_int",
     "check_seed",
+    "quote",
     "shorten",
 ]
 
@@ -61,6 +63,26 @@ class MissingFileError(AgentMemoryError, FileNotFoundError):
         return self.args[0]
 
 
+class OutputError(AgentMemoryError, OSError):
+    """A file could not be written: ``"<destination>: <problem>"``, naming the file asked for (never a temporary one).
+
+    ``errno``/``strerror`` are those of the operating-system error behind it, when there was one.
+    """
+
+    def __init__(self, path: str | PathLike[str], problem: str, cause: OSError | None = None) -> None:
+        self.path = str(path)
+        self.problem = problem
+        if cause is not None and cause.errno is not None:
+            super().__init__(cause.errno, cause.strerror)
+        else:
+            super().__init__(problem)
+        self.filename = self.path
+        self._message = f"{self.path}: {problem}"
+
+    def __str__(self) -> str:  # OSError's own __str__ adds "[Errno ...]"
+        return self._message
+
+
 def shorten(text: str, limit: int = _SHOWN) -> str:
     """``text`` when at most ``limit`` characters, else its first ``limit`` and ``... (N characters)``.
 
@@ -72,13 +94,44 @@ def shorten(text: str, limit: int = _SHOWN) -> str:
     return f"{text[:limit]}... ({len(text):,} characters)"
 
 
-def _quoted(value: object) -> str:
-    """``repr(value)``, shortened; a value whose repr fails (a 5,000-digit int) is described instead."""
+def quote(value: object, limit: int = _SHOWN) -> str:
+    """``repr(value)`` for a message, shortened by :func:`shorten`: the one way a bad value is quoted.
+
+    Every message that shows a value read from a file or given by a caller
+    quotes it through this, so a 5 MB string gives a line of about two
+    hundred characters: ``'xxx...x'... (5,000,000 characters)`` (the count
+    is the value's length).  A value whose ``repr`` fails (an int of more digits
+    than Python converts to text, a structure nested too deeply) is
+    described instead: ``<int of 5,000 digits>``, ``<list too deeply nested to show>``.
+    """
+    if isinstance(value, int) and not isinstance(value, bool):
+        digits = _int_digits(value)
+        if digits > _MAX_INT_DIGITS_SHOWN:
+            return f"<int of {digits:,} digits>"
+    if isinstance(value, str) and len(value) > limit:  # count the value's characters, not its repr's
+        return f"{value[:limit]!r}... ({len(value):,} characters)"
     try:
         text = repr(value)
-    except (ValueError, RecursionError):
+    except RecursionError:
+        return f"<{type(value).__name__} too deeply nested to show>"
+    except ValueError:
         return f"<{type(value).__name__} too large to show>"
-    return shorten(text)
+    return shorten(text, limit)
+
+
+_MAX_INT_DIGITS_SHOWN = 4300  # CPython's default limit on int-to-text conversion
+
+
+def _int_digits(value: int) -> int:
+    """The number of decimal digits of ``abs(value)``, computed without converting it to text."""
+    magnitude = abs(value)
+    if magnitude < 10**_MAX_INT_DIGITS_SHOWN:
+        return len(str(magnitude))
+    digits = int(magnitude.bit_length() * 0.30102999566398120) + 1  # log10(2); exact to within one
+    return digits - 1 if magnitude < 10 ** (digits - 1) else digits
+
+
+_quoted = quote
 
 
 class ParameterError(AgentMemoryError, ValueError):

@@ -45,7 +45,7 @@ from functools import partial
 from os import PathLike
 from typing import Any
 
-from .collection import Collection
+from .collection import Collection, require_judgments
 from .errors import ParameterError, UnknownNameError, check_positive_int, check_seed
 from .events import HashIds, SteppingClock
 from .metrics import Measure, compute_measures, parse_measures
@@ -412,6 +412,7 @@ def evaluate(
     k = check_positive_int("k", k)
     seed = check_seed(seed)
     relevance = _check_relevance(relevance)
+    require_judgments(collection)  # means over no query would print as 0.00, as if measured
     if isinstance(runs, (str, RunFile)) or not isinstance(runs, Sequence):
         runs = [runs]
     specs = (

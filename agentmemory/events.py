@@ -20,7 +20,44 @@ from datetime import datetime, timedelta, timezone
 from .errors import ParameterError
 from .records import Event
 
-__all__ = ["Clock", "EventLog", "HashIds", "IdSource", "RandomIds", "SteppingClock", "WallClock"]
+__all__ = [
+    "LATEST",
+    "TIME_RANGE",
+    "Clock",
+    "EventLog",
+    "HashIds",
+    "IdSource",
+    "RandomIds",
+    "SteppingClock",
+    "WallClock",
+    "usable_time",
+]
+
+LATEST = datetime(9999, 1, 1, tzinfo=timezone.utc)
+"""The first instant a loaded timestamp may not reach.
+
+An evaluation's clock (:class:`SteppingClock`) counts on from the newest
+entry's ``created_at``, one second per event, and :class:`datetime` ends
+with the year 9999: stopping loaded times a year short leaves room for
+31,536,000 events.
+"""
+
+TIME_RANGE = "a time from 0001-01-01T00:00:00Z to 9998-12-31T23:59:59Z"
+"""The times loaders accept (see :data:`LATEST`), as messages say it."""
+
+
+def usable_time(value: datetime) -> datetime | None:
+    """``value`` (timezone-aware) in UTC, or ``None`` when it is outside :data:`TIME_RANGE`.
+
+    ``None`` too when UTC cannot hold it at all (``9999-12-31T23:00:00-05:00``
+    is in the year 10000 in UTC; ``0001-01-01T00:00:00+01:00`` in the year 0).
+    """
+    try:
+        utc = value.astimezone(timezone.utc)
+    except OverflowError:
+        return None
+    return utc if utc < LATEST else None
+
 
 Clock = Callable[[], datetime]
 IdSource = Callable[[], str]
@@ -44,6 +81,10 @@ class SteppingClock:
     """A deterministic clock: ``start``, ``start + step``, ``start + 2 * step``, ...
 
     ``start`` must be a timezone-aware datetime and ``step`` a timedelta >= 0.
+    A clock asked for a time past the last a :class:`datetime` can hold
+    (9999-12-31T23:59:59.999999) raises :class:`~agentmemory.errors.ParameterError`
+    instead of Python's ``OverflowError`` (loaders keep times before
+    :data:`LATEST`, so an evaluation has a year of seconds to count through).
     """
 
     def __init__(self, start: datetime, step: timedelta = timedelta(seconds=1)) -> None:
@@ -58,12 +99,24 @@ class SteppingClock:
             raise ParameterError(
                 "step", step, "is not a timedelta >= 0", "pass e.g. timedelta(seconds=1); time never runs backwards"
             )
-        self._next = start
+        self._next: datetime | None = start
+        self._last = start
         self._step = step
 
     def __call__(self) -> datetime:
         now = self._next
-        self._next = now + self._step
+        if now is None:
+            raise ParameterError(
+                "clock",
+                f"{self._last.isoformat()} + {self._step}",
+                "steps past the last time a datetime can hold (the end of the year 9999)",
+                f"start the clock earlier: loaded timestamps must be before {LATEST.date().isoformat()}",
+            )
+        try:
+            self._next = now + self._step
+        except OverflowError:
+            self._next = None
+        self._last = now
         return now
 
 

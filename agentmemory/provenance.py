@@ -51,7 +51,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from .errors import ParameterError
+from .errors import ParameterError, quote
 from .records import MemoryEntry
 
 __all__ = ["Credited", "ancestors_of", "credit"]
@@ -71,7 +71,7 @@ def ancestors_of(entries: Iterable[MemoryEntry]) -> dict[str, frozenset[str]]:
                 raise ParameterError(
                     "derived_from",
                     source,
-                    f"is named by entry {child!r} but is not in the corpus",
+                    f"is named by entry {quote(child)} but is not in the corpus",
                     "derived_from may only name entries of the same collection",
                 )
     done: dict[str, frozenset[str]] = {}

@@ -2,18 +2,143 @@
 
 Files and dicts are converted into these frozen dataclasses once, when they
 are loaded; nothing inside the library passes raw dicts around.
+
+**Every record checks its fields when it is built** and raises
+:class:`~agentmemory.errors.ParameterError` naming the field, so a bad value
+is refused where it was made, not as a ``TypeError`` deep inside a later
+search:
+
+* ids (``MemoryEntry.id``, ``Hit.entry_id``, each of ``derived_from``) are
+  non-empty strings without control characters (:func:`id_problem`);
+  ``Query.id`` may be ``""``, a query without an id;
+* ``text`` is a ``str``; ``tags`` a sequence of non-empty strings (a list or
+  a tuple, stored as a tuple; a lone string such as ``"diet"`` is refused,
+  not split into characters);
+* timestamps (``created_at``, ``asked_at``) are timezone-aware datetimes;
+* ``scope``, ``group``, ``ref``, ``actor`` are strings or ``None``;
+  ``metadata`` a mapping; ``provenance`` a :class:`Provenance`;
+* a hit's ``score`` is a real number and its ``rank`` an int >= 1.
+
+The loaders check the same things with the file and line
+(:mod:`agentmemory.datasets`) and then build records through ``_trusted``,
+an internal constructor that skips the second check; every public
+constructor validates.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+import numbers
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from .errors import ParameterError
+from .errors import ParameterError, quote
 
-__all__ = ["Event", "Hit", "MemoryEntry", "Provenance", "Query", "is_aware"]
+__all__ = ["Event", "Hit", "MemoryEntry", "Provenance", "Query", "id_problem", "is_aware"]
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_ID_RULE = "a non-empty string without control characters"
+
+
+def id_problem(value: object, *, empty: bool = False) -> str | None:
+    """What is wrong with ``value`` as an id, in a message's words, or ``None`` when nothing is.
+
+    An id is a ``str`` without control characters (C0, DEL, C1: Unicode
+    category Cc), non-empty unless ``empty``.  (TREC files ask more: no
+    white space either; see :mod:`agentmemory.trec`.)
+    """
+    if not isinstance(value, str):
+        return "is not a string"
+    if not value and not empty:
+        return "is empty"
+    bad = _CONTROL.search(value)
+    if bad is not None:
+        return f"contains the control character {ascii(bad.group())}"
+    return None
+
+
+def _check_id(field: str, value: object, record: str, *, empty: bool = False) -> str:
+    problem = id_problem(value, empty=empty)
+    if problem is not None:
+        rule = 'a string without control characters ("" for none)' if empty else _ID_RULE
+        raise ParameterError(field, value, problem, f"{record}.{field} must be {rule}")
+    return value  # type: ignore[return-value]
+
+
+def _check_str(field: str, value: object, record: str, *, optional: bool = False) -> Any:
+    if value is None and optional:
+        return None
+    if not isinstance(value, str):
+        raise ParameterError(
+            field, value, "is not a string", f"{record}.{field} must be a str" + (" or None" if optional else "")
+        )
+    return value
+
+
+def _check_tags(field: str, value: object, record: str, *, optional: bool = False) -> Any:
+    if value is None and optional:
+        return None
+    allowed = f"{record}.{field} must be a sequence of non-empty strings, e.g. ('diet', 'food')" + (
+        ", or None" if optional else ""
+    )
+    if isinstance(value, (str, bytes)):
+        raise ParameterError(field, value, "is a single string, not a sequence of strings", allowed)
+    if not isinstance(value, Sequence):
+        raise ParameterError(field, value, "is not a sequence", allowed)
+    items = tuple(value)
+    for item in items:
+        if not isinstance(item, str) or not item:
+            raise ParameterError(field, value, f"holds {_item(item)}", allowed)
+    return items
+
+
+def _item(item: object) -> str:
+    return "an empty string" if item == "" else f"{quote(item, 60)} ({type(item).__name__})"
+
+
+def _check_time(field: str, value: object, record: str) -> Any:
+    if value is not None and not is_aware(value):
+        raise ParameterError(
+            field,
+            value,
+            "is not a timezone-aware datetime",
+            f"{record}.{field} must be e.g. datetime(2024, 5, 8, 13, 56, tzinfo=timezone.utc), or None when unknown",
+        )
+    return value
+
+
+def _check_metadata(value: object, record: str) -> Any:
+    if not isinstance(value, Mapping):
+        raise ParameterError("metadata", value, "is not a mapping", f"{record}.metadata must be a dict of extra fields")
+    return value
+
+
+_FIELDS: dict[type, tuple[tuple[str, Any], ...]] = {}
+
+
+def _trusted(cls: type, values: dict[str, Any]) -> Any:
+    """A record of ``cls`` from ``values`` (field name -> value; defaults for the rest), built without checks.
+
+    For loaders that checked every field already, with the file and line;
+    a field without a default must be in ``values`` (a ``KeyError`` otherwise).
+    """
+    fields = _FIELDS.get(cls)
+    if fields is None:
+        fields = tuple(
+            (f.name, f.default if f.default is not dataclasses.MISSING else _REQUIRED) for f in dataclasses.fields(cls)
+        )
+        _FIELDS[cls] = fields
+    record: Any = object.__new__(cls)
+    for name, default in fields:
+        value = values[name] if name in values or default is _REQUIRED else default
+        object.__setattr__(record, name, value)
+    return record
+
+
+_REQUIRED = object()
 
 
 def is_aware(value: object) -> bool:
@@ -37,6 +162,28 @@ class Provenance:
     ref: str | None = None
     actor: str | None = None
     derived_from: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        _check_str("source", self.source, "Provenance")
+        _check_str("ref", self.ref, "Provenance", optional=True)
+        _check_str("actor", self.actor, "Provenance", optional=True)
+        derived = self.derived_from
+        allowed = "Provenance.derived_from must be a sequence of entry ids, e.g. ('m1', 'm2')"
+        if isinstance(derived, (str, bytes)):
+            raise ParameterError("derived_from", derived, "is a single string, not a sequence of ids", allowed)
+        if not isinstance(derived, Sequence):
+            raise ParameterError("derived_from", derived, "is not a sequence", allowed)
+        for source in derived:
+            problem = id_problem(source)
+            if problem is not None:
+                which = "" if problem in ("is empty", "is not a string") else f", which {problem}"
+                raise ParameterError("derived_from", derived, f"holds {_item(source)}{which}", allowed)
+        object.__setattr__(self, "derived_from", tuple(derived))
+
+    @classmethod
+    def _trusted(cls, **values: Any) -> Provenance:
+        """Built without checks, from fields a loader has checked (see the module docstring)."""
+        return _trusted(cls, values)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -95,6 +242,26 @@ class MemoryEntry:
     scope: str | None = None
     metadata: Mapping[str, Any] = NO_METADATA
 
+    def __post_init__(self) -> None:
+        _check_id("id", self.id, "MemoryEntry")
+        _check_str("text", self.text, "MemoryEntry")
+        object.__setattr__(self, "tags", _check_tags("tags", self.tags, "MemoryEntry"))
+        _check_time("created_at", self.created_at, "MemoryEntry")
+        if not isinstance(self.provenance, Provenance):
+            raise ParameterError(
+                "provenance",
+                self.provenance,
+                "is not a Provenance",
+                "MemoryEntry.provenance must be an agentmemory.Provenance(source=...)",
+            )
+        _check_str("scope", self.scope, "MemoryEntry", optional=True)
+        _check_metadata(self.metadata, "MemoryEntry")
+
+    @classmethod
+    def _trusted(cls, **values: Any) -> MemoryEntry:
+        """Built without checks, from fields a loader has checked (see the module docstring)."""
+        return _trusted(cls, values)
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "id": self.id,
@@ -122,8 +289,10 @@ class Query:
     query was asked, a timezone-aware :class:`datetime` (``None`` when
     unknown); time-aware retrievers (``recency``) measure ages from it.
 
+    ``id`` may be ``""``: a query without an id (a plain string searched).
+
     Raises:
-        ParameterError: ``asked_at`` is not a timezone-aware datetime.
+        ParameterError: a field is not what the module docstring says.
     """
 
     id: str
@@ -135,6 +304,12 @@ class Query:
     asked_at: datetime | None = None
 
     def __post_init__(self) -> None:
+        _check_id("id", self.id, "Query", empty=True)
+        _check_str("text", self.text, "Query")
+        object.__setattr__(self, "tags", _check_tags("tags", self.tags, "Query", optional=True))
+        _check_str("scope", self.scope, "Query", optional=True)
+        _check_str("group", self.group, "Query", optional=True)
+        _check_metadata(self.metadata, "Query")
         if self.asked_at is not None and not is_aware(self.asked_at):
             raise ParameterError(
                 "asked_at",
@@ -142,6 +317,11 @@ class Query:
                 "is not a timezone-aware datetime",
                 "pass e.g. datetime(2024, 5, 8, 13, 56, tzinfo=timezone.utc), or None when unknown",
             )
+
+    @classmethod
+    def _trusted(cls, **values: Any) -> Query:
+        """Built without checks, from fields a loader has checked (see the module docstring)."""
+        return _trusted(cls, values)
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +331,17 @@ class Hit:
     entry_id: str
     score: float
     rank: int
+
+    def __post_init__(self) -> None:
+        _check_id("entry_id", self.entry_id, "Hit")
+        score = self.score
+        if type(score) is not float and (isinstance(score, bool) or not isinstance(score, numbers.Real)):
+            raise ParameterError("score", score, "is not a number", "Hit.score must be a real number")
+        rank = self.rank
+        if isinstance(rank, bool) or not isinstance(rank, int) or rank < 1:
+            raise ParameterError(
+                "rank", rank, "is not an integer >= 1", "Hit.rank must be 1 for the first hit, 2 for the second, ..."
+            )
 
     def to_dict(self) -> dict[str, Any]:
         return {"entry_id": self.entry_id, "score": self.score, "rank": self.rank}

@@ -27,7 +27,6 @@ lines instead and lists every one in :attr:`BoundRun.dropped`.
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -35,9 +34,11 @@ from os import PathLike
 from pathlib import Path
 
 from .collection import Collection
-from .errors import InputError, MissingFileError, ParameterError, shorten
-from .records import Hit, MemoryEntry, Provenance
-from .trec import trec_order
+from .errors import InputError, MissingFileError, ParameterError, quote
+from .inputs import decode_utf8, parse_json, read_bytes
+from .numeric import NUMBER_FORM, NumberTextError, parse_number
+from .records import Hit, MemoryEntry, Provenance, id_problem
+from .trec import TREC_ID_RULE, trec_id_problem, trec_order
 
 __all__ = ["BoundRun", "RunFile", "bind_run", "parse_run_option", "read_memories", "read_run_file"]
 
@@ -117,13 +118,20 @@ def parse_run_option(text: str, option: str = "--run") -> tuple[str, str]:
 
 def _score(value: object, path: Path, line: int, doc: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InputError(
-            path, line, f"score {shorten(repr(value))} of entry {doc!r} is not a number; expected e.g. 12.5"
-        )
+        raise InputError(path, line, f"score {quote(value)} of entry {quote(doc)} is not a number; expected e.g. 12.5")
     score = float(value)
     if math.isnan(score):
-        raise InputError(path, line, f"score of entry {doc!r} is NaN; every score must be a number that can be ranked")
+        raise InputError(
+            path, line, f"score of entry {quote(doc)} is NaN; every score must be a number that can be ranked"
+        )
     return score
+
+
+def _check_id(path: Path, line: int, name: str, value: str) -> None:
+    """An id of a run names a query or entry of a collection, so it follows the same rule (no white space or control characters)."""
+    problem = trec_id_problem(value)
+    if problem is not None:
+        raise InputError(path, line, f"{name} {quote(value)} {problem}; {TREC_ID_RULE}")
 
 
 def _read_jsonl(path: Path, text: str) -> dict[str, list[tuple[str, float, int]]]:
@@ -132,17 +140,8 @@ def _read_jsonl(path: Path, text: str) -> dict[str, list[tuple[str, float, int]]
     for line, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
             continue
-        try:
-            obj = json.loads(raw, parse_constant=lambda c: math.nan)
-        except (json.JSONDecodeError, RecursionError) as err:
-            where = (
-                f" ({err.msg} at column {err.colno})"
-                if isinstance(err, json.JSONDecodeError)
-                else " (nested too deeply)"
-            )
-            raise InputError(
-                path, line, f'malformed JSON{where}; expected {{"query_id": ..., "hits": [...]}}'
-            ) from None
+        # NaN and Infinity are read (JSON has neither): _score names a NaN score; an infinite one ranks.
+        obj = parse_json(raw, path, line, constants=True, expected='; expected {"query_id": ..., "hits": [...]}')
         if not isinstance(obj, dict) or set(obj) != {"query_id", "hits"}:
             raise InputError(
                 path,
@@ -152,10 +151,13 @@ def _read_jsonl(path: Path, text: str) -> dict[str, list[tuple[str, float, int]]
             )
         qid = obj["query_id"]
         if not isinstance(qid, str) or not qid:
-            raise InputError(path, line, f"query_id {shorten(repr(qid))} is not a non-empty string")
+            raise InputError(path, line, f"query_id {quote(qid)} is not a non-empty string")
+        _check_id(path, line, "query_id", qid)
         if qid in first:
             raise InputError(
-                path, line, f"query {qid!r} appears again (first on line {first[qid]}); list each query on one line"
+                path,
+                line,
+                f"query {quote(qid)} appears again (first on line {first[qid]}); list each query on one line",
             )
         first[qid] = line
         if not isinstance(obj["hits"], list):
@@ -167,10 +169,13 @@ def _read_jsonl(path: Path, text: str) -> dict[str, list[tuple[str, float, int]]
                 raise InputError(path, line, "a hit is not an object with exactly the keys entry_id and score")
             doc = hit["entry_id"]
             if not isinstance(doc, str) or not doc:
-                raise InputError(path, line, f"entry_id {shorten(repr(doc))} is not a non-empty string")
+                raise InputError(path, line, f"entry_id {quote(doc)} is not a non-empty string")
+            _check_id(path, line, "entry_id", doc)
             if doc in seen:
                 raise InputError(
-                    path, line, f"entry {doc!r} appears twice for query {qid!r}; list each entry once per query"
+                    path,
+                    line,
+                    f"entry {quote(doc)} appears twice for query {quote(qid)}; list each entry once per query",
                 )
             seen.add(doc)
             hits.append((doc, _score(hit["score"], path, line, doc), line))
@@ -191,22 +196,22 @@ def _read_trec(path: Path, text: str) -> dict[str, list[tuple[str, float, int]]]
                 f"found {len(fields)} fields; expected 6 whitespace-separated fields: query_id Q0 entry_id rank score tag",
             )
         qid, _, doc, _, score_text, _ = fields
+        _check_id(path, line, "query_id", qid)
+        _check_id(path, line, "entry_id", doc)
         try:
-            score = float(score_text)
-        except ValueError:
-            score = math.nan
-        if math.isnan(score) or "_" in score_text:
+            score = parse_number(score_text)
+        except NumberTextError as err:
             raise InputError(
                 path,
                 line,
-                f"score {shorten(score_text)!r} is not a number; expected a number such as 12.5, -3 or 1e-05",
-            )
+                f"score {quote(score_text)} {err.problem}; expected a number such as 12.5, -3 or 1e-05 ({NUMBER_FORM})",
+            ) from None
         key = (qid, doc)
         if key in first:
             raise InputError(
                 path,
                 line,
-                f"entry {doc!r} appears twice for query {qid!r} (first on line {first[key]}); list each entry once per query",
+                f"entry {quote(doc)} appears twice for query {quote(qid)} (first on line {first[key]}); list each entry once per query",
             )
         first[key] = line
         out.setdefault(qid, []).append((doc, score, line))
@@ -225,49 +230,49 @@ def read_memories(path: str | PathLike[str]) -> tuple[tuple[MemoryEntry, ...], s
         MissingFileError, InputError: no such file; a malformed line (file and line named).
     """
     target = Path(path)
-    if not target.is_file():
-        raise MissingFileError(target, "memories file")
-    data = target.read_bytes()
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise InputError(target, data[: err.start].count(b"\n") + 1, "is not valid UTF-8") from None
+        data = read_bytes(target, "memories file")
+    except MissingFileError:
+        raise MissingFileError(target, "memories file") from None
+    text = decode_utf8(target, data)
     out: list[MemoryEntry] = []
     seen: dict[str, int] = {}
     allowed = {"_id", "text", "derived_from", "scope", "tags"}
     for line, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
             continue
-        try:
-            obj = json.loads(raw)
-        except (json.JSONDecodeError, RecursionError):
-            raise InputError(target, line, "malformed JSON; expected one object per line with _id and text") from None
+        obj = parse_json(raw, target, line, expected="; expected one object per line with _id and text")
         if not isinstance(obj, dict):
             raise InputError(target, line, "expected a JSON object with _id and text")
         unknown = sorted(set(obj) - allowed)
         if unknown:
-            raise InputError(
-                target, line, f"unknown field {shorten(unknown[0])!r}; allowed: {', '.join(sorted(allowed))}"
-            )
+            raise InputError(target, line, f"unknown field {quote(unknown[0])}; allowed: {', '.join(sorted(allowed))}")
         entry_id, body = obj.get("_id"), obj.get("text")
-        if not isinstance(entry_id, str) or not entry_id or any(c.isspace() for c in entry_id):
+        if (
+            not isinstance(entry_id, str)
+            or not entry_id
+            or any(c.isspace() for c in entry_id)
+            or id_problem(entry_id) is not None
+        ):
             raise InputError(
-                target, line, f"_id {shorten(repr(entry_id))} is not a non-empty string without white space"
+                target,
+                line,
+                f"_id {quote(entry_id)} is not a non-empty string without white space or control characters",
             )
         if entry_id in seen:
-            raise InputError(target, line, f"duplicate _id {entry_id!r} (first on line {seen[entry_id]})")
+            raise InputError(target, line, f"duplicate _id {quote(entry_id)} (first on line {seen[entry_id]})")
         seen[entry_id] = line
         if not isinstance(body, str):
-            raise InputError(target, line, f"text {shorten(repr(body))} is not a string")
+            raise InputError(target, line, f"text {quote(body)} is not a string")
         derived = obj.get("derived_from", [])
-        if not isinstance(derived, list) or not all(isinstance(d, str) and d for d in derived):
-            raise InputError(target, line, f"derived_from {shorten(repr(derived))} is not a list of entry ids")
+        if not isinstance(derived, list) or not all(isinstance(d, str) and id_problem(d) is None for d in derived):
+            raise InputError(target, line, f"derived_from {quote(derived)} is not a list of entry ids")
         scope = obj.get("scope")
         if scope is not None and not isinstance(scope, str):
-            raise InputError(target, line, f"scope {shorten(repr(scope))} is not a string")
+            raise InputError(target, line, f"scope {quote(scope)} is not a string")
         tags = obj.get("tags", [])
         if not isinstance(tags, list) or not all(isinstance(t, str) and t for t in tags):
-            raise InputError(target, line, f"tags {shorten(repr(tags))} is not a list of strings")
+            raise InputError(target, line, f"tags {quote(tags)} is not a list of strings")
         out.append(
             MemoryEntry(
                 entry_id,
@@ -291,15 +296,11 @@ def read_run_file(path: str | PathLike[str], name: str, *, memories: str | PathL
         InputError: the file is not valid UTF-8, or a line is malformed (file and line named).
     """
     target = Path(path)
-    if not target.exists():
-        raise MissingFileError(target, "run file")
-    if target.is_dir():
-        raise InputError(target, None, "is a folder; expected a run file (TREC or JSON lines)")
-    data = target.read_bytes()
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise InputError(target, data[: err.start].count(b"\n") + 1, "is not valid UTF-8") from None
+        data = read_bytes(target, "run file (TREC or JSON lines)")
+    except MissingFileError:
+        raise MissingFileError(target, "run file") from None
+    text = decode_utf8(target, data)
     stripped = text.lstrip()
     fmt = "jsonl" if stripped.startswith("{") else "trec"
     read = _read_jsonl(target, text) if fmt == "jsonl" else _read_trec(target, text)
@@ -342,17 +343,17 @@ def bind_run(run: RunFile, collection: Collection, *, lenient: bool = False, as_
         query = queries.get(qid)
         if query is None:
             lines = sorted({line for _, _, line in hits})
-            problems.extend((line, f"query {qid!r} is not in the collection") for line in lines)
+            problems.extend((line, f"query {quote(qid)} is not in the collection") for line in lines)
             continue
         ranked = kept.setdefault(qid, {})
         for doc, score, line in hits:
             if doc not in scope_of:
-                problems.append((line, f"entry {doc!r} (query {qid!r}) is not in the collection"))
+                problems.append((line, f"entry {quote(doc)} (query {quote(qid)}) is not in the collection"))
             elif scope_of[doc] != query.scope:
                 problems.append(
                     (
                         line,
-                        f"entry {doc!r} is in scope {scope_of[doc]!r}, outside query {qid!r}'s scope {query.scope!r}",
+                        f"entry {quote(doc)} is in scope {quote(scope_of[doc])}, outside query {quote(qid)}'s scope {quote(query.scope)}",
                     )
                 )
             elif (
@@ -396,13 +397,15 @@ def _join_memories(run: RunFile, collection: Collection, scope_of: dict[str, str
     mine = {m.id: m for m in run.memories}
     for memory in run.memories:
         if memory.id in known:
-            raise InputError(where, None, f"memory {memory.id!r} has the id of an entry of the collection; use new ids")
+            raise InputError(
+                where, None, f"memory {quote(memory.id)} has the id of an entry of the collection; use new ids"
+            )
         for source in memory.provenance.derived_from:
             if source not in known and source not in mine:
                 raise InputError(
                     where,
                     None,
-                    f"memory {memory.id!r} is derived from {source!r}, which is neither in the collection nor in this file",
+                    f"memory {quote(memory.id)} is derived from {quote(source)}, which is neither in the collection nor in this file",
                 )
     settled: dict[str, MemoryEntry] = {}
     pending = list(run.memories)
@@ -418,7 +421,7 @@ def _join_memories(run: RunFile, collection: Collection, scope_of: dict[str, str
                 scope = scopes.pop()
             elif scope is None and len(scopes) > 1:
                 raise InputError(
-                    where, None, f"memory {memory.id!r} is derived from entries of several scopes; give it a scope"
+                    where, None, f"memory {quote(memory.id)} is derived from entries of several scopes; give it a scope"
                 )
             settled[memory.id] = replace(memory, scope=scope)
             scope_of[memory.id] = scope

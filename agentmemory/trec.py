@@ -11,16 +11,23 @@ blank lines ignored, UTF-8):
   order comes from the scores alone, with :func:`trec_order`'s tie rule.
 
 Reading is strict where trec_eval is strict or silently wrong: a wrong
-number of fields, a score that is not a number (NaN included: it cannot be
-ranked), a relevance that is not an integer (trec_eval would truncate
-``1.5`` to 1 without a word), and the same document twice for one query
+number of fields, a score that is not a number by the rule of
+:mod:`agentmemory.numeric` (NaN included: it cannot be ranked; ``1_0``,
+``１`` and other spellings Python reads but ``atof`` does not), a relevance
+that is not an integer by that module's rule (trec_eval would truncate
+``1.5`` to 1 without a word), an id holding a control character (C reads
+``"a\0b"`` as ``"a"``), and the same document twice for one query
 (trec_eval stops) are all :class:`~agentmemory.errors.InputError` naming the
-file and line.  An empty file (or one with only blank lines) is valid and
-holds no query; :func:`agentmemory.scoring.score_run` then reports that no
-query can be scored, as trec_eval does.
+file and line.  An empty run file (or one with only blank lines) is valid
+and holds no query; an empty qrels file is refused (``holds no judgments``),
+as the collection loaders refuse an empty judgments file: nothing could be
+scored against it.
 
-Writing goes through :func:`agentmemory.io.atomic_write_text`, so a failed
-write leaves no partial file.  Scores are written as ``repr(float(score))``,
+:func:`format_run` and :func:`format_qrels` render a file's exact text
+(checking every id, score and grade); :func:`write_run` and
+:func:`write_qrels` write that text through
+:func:`agentmemory.io.atomic_write_text`, so a failed write leaves no
+partial file.  Scores are written as ``repr(float(score))``,
 the shortest text that parses back to the same double, so trec_eval ranks
 the file exactly as the scores in memory: no ties are created or broken by
 rounding.  (Current trec_eval keeps scores as doubles, as we do.  Older
@@ -31,20 +38,25 @@ precision as ties and break them by document id.)
 
 from __future__ import annotations
 
-import math
 import numbers
 from collections.abc import Iterable, Mapping
 from os import PathLike
-from pathlib import Path
 
-from agentmemory.errors import InputError, MissingFileError, ParameterError
+from agentmemory.errors import InputError, ParameterError, quote
+from agentmemory.inputs import read_bytes
 from agentmemory.io import atomic_write_text
-from agentmemory.records import Hit
+from agentmemory.numeric import INTEGER_FORM, NUMBER_FORM, NumberTextError, parse_integer, parse_number
+from agentmemory.records import Hit, id_problem
 
 __all__ = [
+    "NO_JUDGMENTS",
+    "TREC_ID_RULE",
+    "format_qrels",
+    "format_run",
     "hits_to_run",
     "read_qrels",
     "read_run",
+    "trec_id_problem",
     "trec_order",
     "write_qrels",
     "write_run",
@@ -53,6 +65,28 @@ __all__ = [
 _ASCII_WHITESPACE = frozenset(" \t\n\r\x0b\x0c")  # what bytes.split() splits on
 _RUN_FIELDS = "query_id Q0 doc_id rank score run_tag"
 _QRELS_FIELDS = "query_id iteration doc_id relevance"
+
+TREC_ID_RULE = (
+    "an id must be a non-empty string without whitespace or control characters "
+    "(ids are written to TREC files, whose fields whitespace separates)"
+)
+"""What an id a TREC file can hold is, as loaders' messages end."""
+
+
+def trec_id_problem(value: object) -> str | None:
+    """What keeps ``value`` out of a TREC file as an id, in a message's words, or ``None``.
+
+    An id of a TREC file is a non-empty string without ASCII white space
+    (trec_eval splits lines on it) and without control characters (C reads
+    ``"a\\0b"`` as ``"a"``); see :func:`agentmemory.records.id_problem`.
+    """
+    if isinstance(value, str) and not _ASCII_WHITESPACE.isdisjoint(value):
+        return "contains whitespace"
+    return id_problem(value)
+
+
+NO_JUDGMENTS = "holds no judgments"
+"""How every reader of judgments (TREC qrels, a BEIR collection's ``qrels/<split>.tsv``) says a file is empty."""
 
 
 def trec_order(doc_scores: Mapping[str, float]) -> list[str]:
@@ -70,7 +104,7 @@ def trec_order(doc_scores: Mapping[str, float]) -> list[str]:
     for doc, score in doc_scores.items():
         if score != score:  # NaN; cheaper than math.isnan on a non-float
             raise ParameterError(
-                f"score of document {doc!r}",
+                f"score of document {quote(doc)}",
                 score,
                 "is not a number",
                 "every score must be a comparable number (NaN cannot be ranked)",
@@ -80,12 +114,7 @@ def trec_order(doc_scores: Mapping[str, float]) -> list[str]:
 
 def _read_records(path: str | PathLike[str], expected: int, fields_text: str) -> Iterable[tuple[int, list[str]]]:
     """``(line number, fields)`` of every non-blank line, with ``expected`` fields each."""
-    try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise MissingFileError(path) from None
-    except IsADirectoryError:
-        raise InputError(path, None, "is a folder; expected a file") from None
+    data = read_bytes(path)
     for line_no, raw in enumerate(data.split(b"\n"), start=1):
         raw_fields = raw.split()  # ASCII whitespace only, as trec_eval
         if not raw_fields:
@@ -111,19 +140,28 @@ def read_qrels(path: str | PathLike[str]) -> dict[str, dict[str, int]]:
 
     Raises:
         MissingFileError: ``path`` does not exist.
-        InputError: a line has other than 4 fields, a relevance is not an
-            integer (``[+-]digits``), or a document is judged twice for one query.
+        InputError: ``path`` is not a regular file; the file holds no
+            judgment; a line has other than 4 fields, an id with a control
+            character, or a relevance that is not an integer (an optional
+            sign and ASCII digits, see :mod:`agentmemory.numeric`); or a
+            document is judged twice for one query.
     """
     qrels: dict[str, dict[str, int]] = {}
     first_line: dict[tuple[str, str], int] = {}
     for line_no, (qid, _iteration, doc, rel_text) in _read_records(path, 4, _QRELS_FIELDS):
-        digits = rel_text[1:] if rel_text[:1] in ("+", "-") else rel_text
-        if not (digits.isascii() and digits.isdigit()):
+        _check_ids(path, line_no, qid, doc)
+        try:
+            grade = parse_integer(rel_text)
+        except NumberTextError as err:
             raise InputError(
-                path, line_no, f"relevance {rel_text!r} is not an integer; expected an integer grade such as 0, 1 or 2"
-            )
+                path,
+                line_no,
+                f"relevance {quote(rel_text)} {err.problem}; expected an integer grade such as 0, 1 or 2 ({INTEGER_FORM})",
+            ) from None
         _check_new(path, line_no, qid, doc, first_line)
-        qrels.setdefault(qid, {})[doc] = int(rel_text)
+        qrels.setdefault(qid, {})[doc] = grade
+    if not qrels:
+        raise InputError(path, None, f"{NO_JUDGMENTS}; expected at least one line {_QRELS_FIELDS}")
     return qrels
 
 
@@ -131,29 +169,38 @@ def read_run(path: str | PathLike[str]) -> dict[str, dict[str, float]]:
     """Read a run file: ``{query_id: {doc_id: score}}``, queries in file order.
 
     Lines are ``query_id Q0 doc_id rank score run_tag``; the rank column is
-    ignored (rank with :func:`trec_order`).  Scores may be any decimal or
-    exponent notation Python's ``float`` reads, and ``inf``/``-inf``; not
-    ``nan`` and not digit-group underscores.
+    ignored (rank with :func:`trec_order`).  Scores are decimal or exponent
+    notation in ASCII, or ``inf``/``-inf`` (:func:`agentmemory.numeric.parse_number`);
+    not ``nan``, not digit-group underscores, not other scripts' digits.
 
     Raises:
         MissingFileError: ``path`` does not exist.
-        InputError: a line has other than 6 fields, a score is not a number,
-            or a document appears twice for one query.
+        InputError: ``path`` is not a regular file; a line has other than 6
+            fields, an id with a control character, or a score that is not
+            a number; or a document appears twice for one query.
     """
     run: dict[str, dict[str, float]] = {}
     first_line: dict[tuple[str, str], int] = {}
     for line_no, (qid, _q0, doc, _rank, score_text, _tag) in _read_records(path, 6, _RUN_FIELDS):
+        _check_ids(path, line_no, qid, doc)
         try:
-            score = float(score_text)
-        except ValueError:
-            score = math.nan
-        if math.isnan(score) or "_" in score_text:
+            score = parse_number(score_text)
+        except NumberTextError as err:
             raise InputError(
-                path, line_no, f"score {score_text!r} is not a number; expected a number such as 12.5, -3 or 1e-05"
-            )
+                path,
+                line_no,
+                f"score {quote(score_text)} {err.problem}; expected a number such as 12.5, -3 or 1e-05 ({NUMBER_FORM})",
+            ) from None
         _check_new(path, line_no, qid, doc, first_line)
         run.setdefault(qid, {})[doc] = score
     return run
+
+
+def _check_ids(path: str | PathLike[str], line_no: int, qid: str, doc: str) -> None:
+    for name, value in (("query_id", qid), ("doc_id", doc)):
+        problem = id_problem(value)
+        if problem is not None:
+            raise InputError(path, line_no, f"{name} {quote(value)} {problem}; expected printable text")
 
 
 def _check_new(
@@ -164,13 +211,13 @@ def _check_new(
         raise InputError(
             path,
             line_no,
-            f"document {doc!r} appears twice for query {qid!r} (first on line {first}); "
+            f"document {quote(doc)} appears twice for query {quote(qid)} (first on line {first}); "
             "expected each document at most once per query",
         )
 
 
 def _check_field(name: str, value: object) -> str:
-    """A value about to become one field of a TREC line: non-empty text without whitespace."""
+    """A value about to become one field of a TREC line: non-empty text without whitespace or control characters."""
     if not isinstance(value, str):
         raise ParameterError(name, value, "is not a str", f"{name} must be text")
     if not value:
@@ -182,6 +229,9 @@ def _check_field(name: str, value: object) -> str:
             "contains whitespace",
             f"TREC files separate fields by whitespace, so no {name} may contain any",
         )
+    problem = id_problem(value)
+    if problem is not None:
+        raise ParameterError(name, value, problem, f"no {name} in a TREC file may hold one")
     return value
 
 
@@ -197,19 +247,18 @@ def hits_to_run(hits_by_query: Mapping[str, Iterable[Hit]]) -> dict[str, dict[st
         for hit in hits:
             if hit.entry_id in scores:
                 raise ParameterError(
-                    f"hits of query {qid!r}", hit.entry_id, "appears twice", "a ranking lists each entry once"
+                    f"hits of query {quote(qid)}", hit.entry_id, "appears twice", "a ranking lists each entry once"
                 )
             scores[hit.entry_id] = hit.score
         run[qid] = scores
     return run
 
 
-def write_run(
-    path: str | PathLike[str],
+def format_run(
     run: Mapping[str, Mapping[str, float] | Iterable[tuple[str, float]]],
     tag: str = "agentmemory",
-) -> None:
-    """Write a run file that trec_eval ranks exactly as ``run``.
+) -> str:
+    """The text of a run file that trec_eval ranks exactly as ``run``.
 
     ``run`` maps each query id to its documents, either as ``(doc_id, score)``
     pairs (e.g. ``[(h.entry_id, h.score) for h in hits]``) or as a mapping
@@ -219,14 +268,15 @@ def write_run(
     writes no line, so it is absent when the file is read back.
 
     Raises:
-        ParameterError: an id or ``tag`` is empty or contains whitespace, a
-            document appears twice for one query, or a score is not a
-            number (NaN included).
+        ParameterError: an id or ``tag`` is empty or contains whitespace or
+            a control character, a document appears twice for one query, or
+            a score is not a number (NaN included).
     """
     _check_field("tag", tag)
+    for qid in run:
+        _check_field("query id", qid)
     lines: list[str] = []
     for qid in sorted(run):
-        _check_field("query id", qid)
         docs = run[qid]
         pairs = docs.items() if isinstance(docs, Mapping) else docs
         scores: dict[str, float] = {}
@@ -234,35 +284,64 @@ def write_run(
             _check_field("document id", doc)
             if doc in scores:
                 raise ParameterError(
-                    f"documents of query {qid!r}", doc, "appears twice", "list each document once per query"
+                    f"documents of query {quote(qid)}", doc, "appears twice", "list each document once per query"
                 )
             if isinstance(score, bool) or not isinstance(score, numbers.Real):
                 raise ParameterError(
-                    f"score of document {doc!r}", score, "is not a number", "scores must be real numbers"
+                    f"score of document {quote(doc)}", score, "is not a number", "scores must be real numbers"
                 )
             scores[doc] = float(score)
         for rank, doc in enumerate(trec_order(scores), start=1):
             lines.append(f"{qid} Q0 {doc} {rank} {scores[doc]!r} {tag}\n")
-    atomic_write_text(path, "".join(lines))
+    return "".join(lines)
 
 
-def write_qrels(path: str | PathLike[str], qrels: Mapping[str, Mapping[str, int]]) -> None:
-    """Write a qrels file: sorted by query id, then document id; iteration column ``0``.
+def write_run(
+    path: str | PathLike[str],
+    run: Mapping[str, Mapping[str, float] | Iterable[tuple[str, float]]],
+    tag: str = "agentmemory",
+) -> None:
+    """Write :func:`format_run`'s text to ``path`` atomically (the file is untouched when a check fails).
 
     Raises:
-        ParameterError: an id is empty or contains whitespace, or a grade is
-            not an integer.
+        ParameterError: as :func:`format_run`.
+        OutputError: the file cannot be written.
     """
+    atomic_write_text(path, format_run(run, tag))
+
+
+def format_qrels(qrels: Mapping[str, Mapping[str, int]]) -> str:
+    """The text of a qrels file: sorted by query id, then document id; iteration column ``0``.
+
+    Raises:
+        ParameterError: an id is empty or contains whitespace or a control
+            character, or a grade is not an integer.
+    """
+    for qid, judged in qrels.items():
+        _check_field("query id", qid)
+        for doc in judged:
+            _check_field("document id", doc)
     lines: list[str] = []
     for qid in sorted(qrels):
-        _check_field("query id", qid)
         judged = qrels[qid]
         for doc in sorted(judged):
-            _check_field("document id", doc)
             rel = judged[doc]
             if isinstance(rel, bool) or not isinstance(rel, int):
                 raise ParameterError(
-                    f"relevance of document {doc!r} for query {qid!r}", rel, "is not an integer", "grades are integers"
+                    f"relevance of document {quote(doc)} for query {quote(qid)}",
+                    rel,
+                    "is not an integer",
+                    "grades are integers",
                 )
             lines.append(f"{qid} 0 {doc} {rel}\n")
-    atomic_write_text(path, "".join(lines))
+    return "".join(lines)
+
+
+def write_qrels(path: str | PathLike[str], qrels: Mapping[str, Mapping[str, int]]) -> None:
+    """Write :func:`format_qrels`'s text to ``path`` atomically (the file is untouched when a check fails).
+
+    Raises:
+        ParameterError: as :func:`format_qrels`.
+        OutputError: the file cannot be written.
+    """
+    atomic_write_text(path, format_qrels(qrels))

@@ -8,6 +8,8 @@ ties are common.
 
 from __future__ import annotations
 
+import json as _json
+
 from hypothesis import strategies as st
 
 from agentmemory.metrics import REGISTRY, CutoffRule, Measure
@@ -62,6 +64,184 @@ def rankings_with_first_relevant(draw: st.DrawFn) -> tuple[list[str], dict[str, 
     qrels = draw(qrels_of_query)
     qrels[ranking[0]] = draw(st.integers(min_value=1, max_value=3))
     return ranking, qrels
+
+
+# -- hostile input files, for the loaders' fuzz test (tests/test_fuzz_loaders.py) ----------------------------------
+#
+# Each strategy draws the *bytes* of one input file.  Most examples are near
+# misses of a valid file (a valid record whose field got a random JSON value,
+# a line with an edge-case id, number or timestamp); some are random bytes;
+# a few carry what Python cannot hold (JSON nested thousands deep, an integer
+# of 5,000 digits, NaN, a lone surrogate escape), spliced in as raw text.
+
+
+#: Text the loaders must refuse or read correctly: spaces and controls in ids, numbers Python reads loosely, ...
+EDGE_TEXT = (
+    "", " ", "m 1", "m\t1", "m\x001", "m\x85", "\u00a0", "1_0", "\uff11", "\u0663", "nan", "inf", "-0", "+1", "0x1",
+    "1e5", "2026-03-01T09:30:00Z", "9999-12-31T23:00:00-05:00", "0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59Z",
+    "2026-03-01T09:30:00", "D1:1", "D01:1", "D1:01", "D:1:1", "D1:1; D1:2", "session_1", "conv 1", "x" * 300,
+    "1:56 pm on 8 May, 2023", "11:59 pm on 31 December, 9999", "12:00 am on 30 February, 2024", "\ufeff",
+)  # fmt: skip
+#: Raw JSON text json.dumps would never write: what a careless script or a hostile file holds.
+RAW_JSON = ("NaN", "-Infinity", "7" * 5000, "-" + "1" * 4301, '"\\ud800"', '"a\\udfffb"', "[" * 3000 + "]" * 3000)
+
+_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(10**20), max_value=10**20),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from(EDGE_TEXT),
+    st.text(max_size=8),
+)
+#: Any JSON value json.dumps writes, small.
+json_values = st.recursive(
+    _scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.dictionaries(st.sampled_from(EDGE_TEXT) | st.text(max_size=5), inner, max_size=4),
+    ),
+    max_leaves=8,
+)
+
+
+@st.composite
+def _mutated_record(draw: st.DrawFn, record: dict) -> dict:
+    """``record`` with a field removed, replaced by a random value, or by the placeholder ``"@RAW@"``."""
+    record = dict(record)
+    key = draw(st.sampled_from(sorted(record) + ["extra"]))
+    action = draw(st.sampled_from(["keep", "drop", "value", "value", "raw"]))
+    if action == "drop":
+        record.pop(key, None)
+    elif action == "value":
+        record[key] = draw(json_values)
+    elif action == "raw":
+        record[key] = "@RAW@"
+    return record
+
+
+def _dumps_with_raw(draw: st.DrawFn, value: object) -> str:
+    """``value`` as JSON, each ``"@RAW@"`` spliced with raw text of RAW_JSON."""
+    text = _json.dumps(value, ensure_ascii=draw(st.booleans()))
+    while '"@RAW@"' in text:
+        text = text.replace('"@RAW@"', draw(st.sampled_from(RAW_JSON)), 1)
+    return text
+
+
+@st.composite
+def _mutated(draw: st.DrawFn, record: dict) -> str:
+    """``record`` as one JSON line, with a field removed, replaced by a random value, or by raw text."""
+    return _dumps_with_raw(draw, draw(_mutated_record(record)))
+
+
+def _lines_file(lines: st.SearchStrategy[str], min_size: int = 0) -> st.SearchStrategy[bytes]:
+    """A file of ``lines`` (one in eight examples: random bytes instead)."""
+    as_text = st.lists(lines, min_size=min_size, max_size=5).map(
+        lambda rows: "".join(r + "\n" for r in rows).encode("utf-8", "surrogatepass")
+    )
+    return st.integers(0, 7).flatmap(lambda n: st.binary(max_size=200) if n == 0 else as_text)
+
+
+_entry = {"_id": "m1", "text": "Maya eats lentils", "tags": ["diet"], "created_at": "2026-03-01T09:30:00Z",
+          "provenance": {"source": "chat", "actor": "user", "derived_from": []}, "scope": "s"}  # fmt: skip
+_query = {"_id": "q1", "text": "what does Maya eat", "tags": ["diet"], "scope": "s", "group": "g"}
+
+
+@st.composite
+def _records_file(draw: st.DrawFn, template: dict, prefix: str) -> bytes:
+    """Lines of ``template`` with ids prefix1, prefix2, ...; each line gone wrong with probability 1/3."""
+    if draw(st.integers(0, 7)) == 0:
+        return draw(st.binary(max_size=200))
+    lines = []
+    for number in range(1, draw(st.integers(1, 4)) + 1):
+        record = {**template, "_id": f"{prefix}{number}"}
+        lines.append(draw(_mutated(record)) if draw(st.integers(0, 2)) == 0 else _json.dumps(record))
+    return "".join(line + "\n" for line in lines).encode("utf-8", "surrogatepass")
+
+
+#: A corpus.jsonl: lines m1, m2, ... of which some have a field gone wrong; or random bytes.
+corpus_files = _records_file(_entry, "m")
+#: A queries.jsonl, likewise (q1, q2, ...).
+query_files = _records_file(_query, "q")
+_qrels_field = st.sampled_from(("q1", "q2", "m1", "m2", "m3", "0", "1", "2", "-1", *EDGE_TEXT))
+#: A qrels/<split>.tsv body (no header): mostly "q<i> TAB m<j> TAB grade" lines, some with an edge-case field.
+qrels_files = _lines_file(
+    st.one_of(
+        st.tuples(
+            st.sampled_from(("q1", "q2")), st.sampled_from(("m1", "m2", "m3")), st.sampled_from(("0", "1", "2", "-1"))
+        ).map("\t".join),
+        st.lists(_qrels_field, min_size=2, max_size=4).map("\t".join),
+    ),
+    min_size=1,
+)
+#: A TREC run or qrels: lines of whitespace-separated fields, some numbers, some not.
+trec_files = _lines_file(
+    st.lists(
+        st.sampled_from(("q1", "Q0", "m1", "m2", "1", "2.5", "0", "-3e2", *EDGE_TEXT)), min_size=3, max_size=7
+    ).map(" ".join)
+)
+
+
+@st.composite
+def _run_line(draw: st.DrawFn) -> str:
+    hit = draw(_mutated_record({"entry_id": "m1", "score": 2.5}))
+    return _dumps_with_raw(draw, draw(_mutated_record({"query_id": "q1", "hits": [hit]})))
+
+
+#: A JSON-lines run: {"query_id": ..., "hits": [...]} with a field (of the line or of a hit) gone wrong.
+jsonl_runs = _lines_file(_run_line())
+
+_turn = {"speaker": "Priya", "dia_id": "D1:1", "text": "hello", "blip_caption": "a cup", "img_url": ["u"]}
+_qa = {"question": "who?", "answer": "Priya", "evidence": ["D1:1"], "category": 1}
+
+
+@st.composite
+def locomo_files(draw: st.DrawFn) -> bytes:
+    """A LoCoMo JSON file: one valid conversation with fields (anywhere) replaced, or random bytes."""
+    if draw(st.integers(0, 9)) == 0:
+        return draw(st.binary(max_size=200))
+    turn = draw(_mutated_record(_turn)) if draw(st.booleans()) else dict(_turn)
+    qa = draw(_mutated_record(_qa)) if draw(st.booleans()) else dict(_qa)
+    sample = {
+        "sample_id": draw(st.sampled_from(("conv-1", "conv 1", "", "c\x00", "conv-1"))),
+        "conversation": {"session_1_date_time": draw(st.sampled_from(EDGE_TEXT[-4:])), "session_1": [turn]},
+        "qa": [qa],
+    }
+    if draw(st.booleans()):
+        sample = draw(_mutated_record(sample))
+    document: object = [sample] if draw(st.booleans()) else sample
+    return _dumps_with_raw(draw, document).encode("utf-8", "surrogatepass")
+
+
+_lme_turn = {"role": "user", "content": "I graduated in Business Administration.", "has_answer": True}
+_lme_question = {
+    "question_id": "q1",
+    "question_type": "single-session-user",
+    "question": "What degree did I graduate with?",
+    "answer": "Business Administration",
+    "question_date": "2023/05/15 (Mon) 03:57",
+    "haystack_dates": ["2023/05/02 (Tue) 09:15", "2023/05/04 (Thu) 12:22"],
+    "haystack_session_ids": ["sharegpt_a", "answer_b"],
+    "haystack_sessions": [[{"role": "user", "content": "hi"}], [dict(_lme_turn)]],
+    "answer_session_ids": ["answer_b"],
+}
+
+
+@st.composite
+def longmemeval_hostile_files(draw: st.DrawFn) -> bytes:
+    """A LongMemEval JSON file: one valid question with fields (of the question or a turn) replaced, or random bytes."""
+    if draw(st.integers(0, 9)) == 0:
+        return draw(st.binary(max_size=200))
+    question = _json.loads(_json.dumps(_lme_question))
+    if draw(st.booleans()):
+        question["haystack_sessions"][1][0] = draw(_mutated_record(_lme_turn))
+    if draw(st.booleans()):
+        question = draw(_mutated_record(question))
+    if draw(st.booleans()):
+        key = draw(st.sampled_from(["haystack_dates", "haystack_session_ids", "answer_session_ids"]))
+        if isinstance(question.get(key), list) and question[key]:
+            question[key][0] = draw(st.sampled_from(EDGE_TEXT) | json_values)
+    document: object = [question] if draw(st.booleans()) else question
+    return _dumps_with_raw(draw, document).encode("utf-8", "surrogatepass")
 
 
 # --- LongMemEval -------------------------------------------------------------------------------------------

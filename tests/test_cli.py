@@ -34,6 +34,7 @@ Collection assistant-notes: 16 entries, 5 judged queries; k = 5, seed = 7
 
 Queries without judgments: none.
 """
+K_RULE = "an integer >= 1 (an optional sign and ASCII digits)"
 METRIC_CHOICES = ", ".join(sorted([*REGISTRY, *ALIASES]))
 RETRIEVER_CHOICES = ", ".join(sorted(RETRIEVERS))
 
@@ -300,7 +301,8 @@ COLLECTION_ERRORS = [
     ),
     pytest.param(
         _edit("corpus.jsonl", '"_id": "m16"', '"_id": "m 16"'),
-        None,  # loads fine; fails only when writing a TREC run (see the test)
+        "corpus.jsonl:16: _id 'm 16' contains whitespace; an id must be a non-empty string without whitespace "
+        "or control characters (ids are written to TREC files, whose fields whitespace separates)",
         id="id-a-trec-file-cannot-hold",
     ),
 ]
@@ -318,25 +320,21 @@ def _assert_failed(code: int, captured, expected_line: str, tmp_path: Path) -> N
 def test_eval_bad_collection(notes_copy: Path, tmp_path: Path, capsys, breakage, message) -> None:
     """A bad collection file gives exit 2, one stderr line with file, line and fix, and no output file."""
     breakage(notes_copy)
-    if message is None:
-        message = (
-            "document id: 'm 16' (str) contains whitespace; "
-            "TREC files separate fields by whitespace, so no document id may contain any"
-        )
-    else:
-        message = f"{notes_copy}/{message}"
+    message = f"{notes_copy}/{message}"
     out = tmp_path / "out" / "eval-results.json"
     code = main(["eval", "--collection", str(notes_copy), "--out", str(out), "--runs-dir", str(tmp_path / "runs")])
     _assert_failed(code, capsys.readouterr(), message, tmp_path)
 
 
 PARAMETER_ERRORS = [
-    pytest.param(["--k", "abc"], "--k: 'abc' (str) is not an integer; --k must be an integer >= 1", id="k-not-integer"),
-    pytest.param(["--k", "2.5"], "--k: '2.5' (str) is not an integer; --k must be an integer >= 1", id="k-float"),
+    pytest.param(["--k", "abc"], f"--k: 'abc' (str) is not an integer; --k must be {K_RULE}", id="k-not-integer"),
+    pytest.param(["--k", "2.5"], f"--k: '2.5' (str) is not an integer; --k must be {K_RULE}", id="k-float"),
     pytest.param(["--k", "0"], "--k: 0 (int) is less than 1; --k must be an integer >= 1", id="k-zero"),
     pytest.param(["--k", "-3"], "--k: -3 (int) is less than 1; --k must be an integer >= 1", id="k-negative"),
     pytest.param(
-        ["--seed", "seven"], "--seed: 'seven' (str) is not an integer; --seed must be an integer >= 0", id="seed"
+        ["--seed", "seven"],
+        "--seed: 'seven' (str) is not an integer; --seed must be an integer >= 0 (an optional sign and ASCII digits)",
+        id="seed",
     ),
     pytest.param(["--seed", "-1"], "--seed: -1 (int) is negative; --seed must be an integer >= 0", id="seed-negative"),
     pytest.param(
@@ -440,7 +438,8 @@ SCORE_ERRORS = [
         "bm25.trec",
         "q1 Q0 m02 6 high bm25\n",
         [],
-        "bm25.trec:26: score 'high' is not a number; expected a number such as 12.5, -3 or 1e-05",
+        "bm25.trec:26: score 'high' is not a number; expected a number such as 12.5, -3 or 1e-05 "
+        "(ASCII digits with an optional sign, decimal point and exponent, or inf)",
         id="run-score-not-a-number",
     ),
     pytest.param(
@@ -452,7 +451,7 @@ SCORE_ERRORS = [
     ),
     pytest.param(None, None, ["--k", "0"], "--k: 0 (int) is less than 1; --k must be an integer >= 1", id="k-zero"),
     pytest.param(
-        None, None, ["--k", "x"], "--k: 'x' (str) is not an integer; --k must be an integer >= 1", id="k-not-integer"
+        None, None, ["--k", "x"], f"--k: 'x' (str) is not an integer; --k must be {K_RULE}", id="k-not-integer"
     ),
     pytest.param(
         None,
@@ -511,7 +510,8 @@ def test_bad_collection_in_a_real_process(tmp_path: Path, python_run) -> None:
     proc = python_run(["-m", "agentmemory.eval", "--collection", "c", "--out", "out/e.json"], cwd=tmp_path)
     assert (proc.returncode, proc.stdout) == (2, "")
     assert proc.stderr == (
-        "agentmemory: error: c/qrels/test.tsv:8: score 'yes' is not an integer; expected an integer grade such as 0, 1 or 2\n"
+        "agentmemory: error: c/qrels/test.tsv:8: score 'yes' is not an integer; expected an integer grade "
+        "such as 0, 1 or 2 (an optional sign and ASCII digits)\n"
     )
     assert not (tmp_path / "out").exists()
 

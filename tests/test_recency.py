@@ -142,8 +142,8 @@ def test_bad_parameters_are_one_clear_error(params: dict, error: type, message: 
             MemoryEntry("x", "t", metadata={"importance": True}),
             "entry 'x' metadata importance: True (bool) is not a number",
         ),
-        (
-            MemoryEntry("x", "t", created_at=datetime(2024, 1, 1)),
+        (  # MemoryEntry() itself refuses a naive created_at; built unchecked, the retriever still does
+            MemoryEntry._trusted(id="x", text="t", created_at=datetime(2024, 1, 1)),
             "entry 'x' created_at: datetime.datetime(2024, 1, 1, 0, 0) (datetime) is not a timezone-aware datetime",
         ),
     ],

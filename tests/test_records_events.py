@@ -18,6 +18,7 @@ from agentmemory import (
     MemoryStore,
     ParameterError,
     Provenance,
+    Query,
     SteppingClock,
 )
 from agentmemory.events import RandomIds, WallClock
@@ -257,4 +258,198 @@ def test_a_free_text_search_records_what_was_asked() -> None:
         None,
         "what does Maya eat",
         ("m1",),
+    )
+
+
+# -- records check their fields when built (class 8 of the bad-input catalogue) ------------------
+
+_ID = "must be a non-empty string without control characters"
+_TAGS = "must be a sequence of non-empty strings, e.g. ('diet', 'food')"
+_AWARE = "must be e.g. datetime(2024, 5, 8, 13, 56, tzinfo=timezone.utc), or None when unknown"
+
+BAD_RECORDS = [
+    pytest.param(lambda: MemoryEntry(5, "t"), f"id: 5 (int) is not a string; MemoryEntry.id {_ID}", id="entry-id-int"),
+    pytest.param(lambda: MemoryEntry("", "t"), f"id: '' (str) is empty; MemoryEntry.id {_ID}", id="entry-id-empty"),
+    pytest.param(
+        lambda: MemoryEntry("m\x001", "t"),
+        f"id: 'm\\x001' (str) contains the control character '\\x00'; MemoryEntry.id {_ID}",
+        id="entry-id-nul",
+    ),
+    pytest.param(
+        lambda: MemoryEntry("m\n1", "t"),
+        f"id: 'm\\n1' (str) contains the control character '\\n'; MemoryEntry.id {_ID}",
+        id="entry-id-newline",
+    ),
+    pytest.param(
+        lambda: MemoryEntry("m\x851", "t"),
+        f"id: 'm\\x851' (str) contains the control character '\\x85'; MemoryEntry.id {_ID}",
+        id="entry-id-c1-control",
+    ),
+    pytest.param(
+        lambda: MemoryEntry("m1", None),
+        "text: None (NoneType) is not a string; MemoryEntry.text must be a str",
+        id="entry-text-none",
+    ),
+    pytest.param(
+        lambda: MemoryEntry("m1", b"t"),
+        "text: b't' (bytes) is not a string; MemoryEntry.text must be a str",
+        id="entry-text-bytes",
+    ),
+    pytest.param(
+        lambda: MemoryEntry("m1", "t", tags="diet"),
+        f"tags: 'diet' (str) is a single string, not a sequence of strings; MemoryEntry.tags {_TAGS}",
+        id="tags-a-string",
+    ),
+    pytest.param(
+        lambda: MemoryEntry("m1", "t", tags=("diet", "")),
+        f"tags: ('diet', '') (tuple) holds an empty string; MemoryEntry.tags {_TAGS}",
+        id="tags-empty-item",
+    ),
+    pytest.param(
+        lambda: MemoryEntry("m1", "t", tags=["diet", 3]),
+        f"tags: ['diet', 3] (list) holds 3 (int); MemoryEntry.tags {_TAGS}",
+        id="tags-int-item",
+    ),
+    pytest.param(
+        lambda: MemoryEntry("m1", "t", tags={"diet"}),
+        f"tags: {{'diet'}} (set) is not a sequence; MemoryEntry.tags {_TAGS}",
+        id="tags-a-set",
+    ),
+    pytest.param(
+        lambda: MemoryEntry("m1", "t", created_at=datetime(2026, 3, 1)),
+        f"created_at: datetime.datetime(2026, 3, 1, 0, 0) (datetime) is not a timezone-aware datetime; MemoryEntry.created_at {_AWARE}",
+        id="created-at-naive",
+    ),
+    pytest.param(
+        lambda: MemoryEntry("m1", "t", created_at="2026-03-01T00:00:00Z"),
+        f"created_at: '2026-03-01T00:00:00Z' (str) is not a timezone-aware datetime; MemoryEntry.created_at {_AWARE}",
+        id="created-at-text",
+    ),
+    pytest.param(
+        lambda: MemoryEntry("m1", "t", provenance="chat"),
+        "provenance: 'chat' (str) is not a Provenance; MemoryEntry.provenance must be an agentmemory.Provenance(source=...)",
+        id="provenance-a-string",
+    ),
+    pytest.param(
+        lambda: MemoryEntry("m1", "t", scope=3),
+        "scope: 3 (int) is not a string; MemoryEntry.scope must be a str or None",
+        id="scope-int",
+    ),
+    pytest.param(
+        lambda: MemoryEntry("m1", "t", metadata=[("k", "v")]),
+        "metadata: [('k', 'v')] (list) is not a mapping; MemoryEntry.metadata must be a dict of extra fields",
+        id="metadata-list",
+    ),
+    pytest.param(
+        lambda: Provenance(derived_from="m1"),
+        "derived_from: 'm1' (str) is a single string, not a sequence of ids; Provenance.derived_from must be a sequence of entry ids, e.g. ('m1', 'm2')",
+        id="derived-from-a-string",
+    ),
+    pytest.param(
+        lambda: Provenance(derived_from=("m1", "")),
+        "derived_from: ('m1', '') (tuple) holds an empty string; Provenance.derived_from must be a sequence of entry ids, e.g. ('m1', 'm2')",
+        id="derived-from-empty-id",
+    ),
+    pytest.param(
+        lambda: Provenance(derived_from=["m\t1"]),
+        "derived_from: ['m\\t1'] (list) holds 'm\\t1' (str), which contains the control character '\\t'; "
+        "Provenance.derived_from must be a sequence of entry ids, e.g. ('m1', 'm2')",
+        id="derived-from-control",
+    ),
+    pytest.param(
+        lambda: Provenance(source=None),
+        "source: None (NoneType) is not a string; Provenance.source must be a str",
+        id="source-none",
+    ),
+    pytest.param(
+        lambda: Provenance(actor=1),
+        "actor: 1 (int) is not a string; Provenance.actor must be a str or None",
+        id="actor-int",
+    ),
+    pytest.param(
+        lambda: Query(1, "t"),
+        'id: 1 (int) is not a string; Query.id must be a string without control characters ("" for none)',
+        id="query-id-int",
+    ),
+    pytest.param(
+        lambda: Query("q1", 5), "text: 5 (int) is not a string; Query.text must be a str", id="query-text-int"
+    ),
+    pytest.param(
+        lambda: Query("q1", "t", tags="diet"),
+        "tags: 'diet' (str) is a single string, not a sequence of strings; Query.tags must be a sequence of non-empty strings, e.g. ('diet', 'food'), or None",
+        id="query-tags-a-string",
+    ),
+    pytest.param(
+        lambda: Query("q1", "t", group=5),
+        "group: 5 (int) is not a string; Query.group must be a str or None",
+        id="query-group-int",
+    ),
+    pytest.param(lambda: Hit("", 1.0, 1), f"entry_id: '' (str) is empty; Hit.entry_id {_ID}", id="hit-id-empty"),
+    pytest.param(lambda: Hit(5, 1.0, 1), f"entry_id: 5 (int) is not a string; Hit.entry_id {_ID}", id="hit-id-int"),
+    pytest.param(
+        lambda: Hit("m1", "1.5", 1),
+        "score: '1.5' (str) is not a number; Hit.score must be a real number",
+        id="hit-score-text",
+    ),
+    pytest.param(
+        lambda: Hit("m1", True, 1),
+        "score: True (bool) is not a number; Hit.score must be a real number",
+        id="hit-score-bool",
+    ),
+    pytest.param(
+        lambda: Hit("m1", 1.0, 0),
+        "rank: 0 (int) is not an integer >= 1; Hit.rank must be 1 for the first hit, 2 for the second, ...",
+        id="hit-rank-zero",
+    ),
+    pytest.param(
+        lambda: Hit("m1", 1.0, 1.0),
+        "rank: 1.0 (float) is not an integer >= 1; Hit.rank must be 1 for the first hit, 2 for the second, ...",
+        id="hit-rank-float",
+    ),
+]
+
+
+@pytest.mark.parametrize(("build", "message"), BAD_RECORDS)
+def test_records_refuse_bad_fields_when_built(build, message: str) -> None:
+    """Each record raises ParameterError (a ValueError) naming the field when built with a bad value."""
+    with pytest.raises(ParameterError) as info:
+        build()
+    assert str(info.value) == message
+    assert isinstance(info.value, ValueError)
+
+
+def test_a_bad_id_no_longer_fails_inside_a_later_search() -> None:
+    """MemoryEntry(5, ...) used to be accepted and to fail in search with TypeError; it is refused at once."""
+    store = MemoryStore()
+    store.add(MemoryEntry("m1", "apples"))
+    with pytest.raises(ParameterError, match=r"^id: 5 \(int\) is not a string"):
+        store.add(MemoryEntry(5, "apples too"))
+    assert [h.entry_id for h in store.search("apples")] == ["m1"]
+
+
+def test_sequences_become_tuples_and_plain_queries_keep_an_empty_id() -> None:
+    """Lists of tags and derived_from are stored as tuples (records stay hashable); Query('') is a query without id."""
+    entry = MemoryEntry("m1", "t", tags=["a", "b"], provenance=Provenance(derived_from=["m0"]))
+    assert entry.tags == ("a", "b") and entry.provenance.derived_from == ("m0",)
+    assert hash(entry) == hash(MemoryEntry("m1", "t", tags=("a", "b"), provenance=Provenance(derived_from=("m0",))))
+    assert Query("", "what").id == "" and Query("q", "t", tags=["x"]).tags == ("x",)
+    assert Hit("m1", 1, 1).score == 1 and Hit("m1", np_float(), 2).rank == 2
+
+
+def np_float():
+    """A numpy scalar score, as retrievers compute them (a numbers.Real, not a float subclass)."""
+    import numpy as np
+
+    return np.float32(0.5)
+
+
+def test_stepping_clock_past_the_last_datetime_is_a_parameter_error() -> None:
+    """A clock stepping past 9999-12-31 raises ParameterError (one line on the command line), not OverflowError."""
+    clock = SteppingClock(datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone.utc))
+    assert clock() == datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone.utc)
+    with pytest.raises(ParameterError) as info:
+        clock()
+    assert str(info.value) == (
+        "clock: '9999-12-31T23:59:59+00:00 + 0:00:01' (str) steps past the last time a datetime can hold "
+        "(the end of the year 9999); start the clock earlier: loaded timestamps must be before 9999-01-01"
     )

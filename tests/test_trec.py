@@ -81,10 +81,13 @@ def test_read_run_ignores_rank_column(tmp_path):
 
 
 @pytest.mark.parametrize("text", ["", "\n\n  \n"])
-def test_empty_files_hold_no_query(tmp_path, text):
-    """An empty run or qrels file (or only blank lines) is valid and holds no query."""
+def test_empty_run_holds_no_query_and_empty_qrels_are_refused(tmp_path, text):
+    """An empty run file (or only blank lines) is valid and holds no query; empty qrels are refused: nothing could be scored."""
     assert read_run(_write(tmp_path, "run", text)) == {}
-    assert read_qrels(_write(tmp_path, "qrels", text)) == {}
+    path = _write(tmp_path, "qrels", text)
+    message = f"{path}: holds no judgments; expected at least one line query_id iteration doc_id relevance"
+    with pytest.raises(InputError, match=_exact(message)):
+        read_qrels(path)
 
 
 @pytest.mark.parametrize(
@@ -102,10 +105,22 @@ def test_empty_files_hold_no_query(tmp_path, text):
             "\n\nq1\n",
             "3: found 1 field; expected 6 whitespace-separated fields: query_id Q0 doc_id rank score run_tag",
         ),
-        ("q1 Q0 d1 1 high t\n", "1: score 'high' is not a number; expected a number such as 12.5, -3 or 1e-05"),
-        ("q1 Q0 d1 1 nan t\n", "1: score 'nan' is not a number; expected a number such as 12.5, -3 or 1e-05"),
-        ("q1 Q0 d1 1 1_000 t\n", "1: score '1_000' is not a number; expected a number such as 12.5, -3 or 1e-05"),
-        ("q1 Q0 d1 1 0,5 t\n", "1: score '0,5' is not a number; expected a number such as 12.5, -3 or 1e-05"),
+        (
+            "q1 Q0 d1 1 high t\n",
+            "1: score 'high' is not a number; expected a number such as 12.5, -3 or 1e-05 (ASCII digits with an optional sign, decimal point and exponent, or inf)",
+        ),
+        (
+            "q1 Q0 d1 1 nan t\n",
+            "1: score 'nan' is not a number; expected a number such as 12.5, -3 or 1e-05 (ASCII digits with an optional sign, decimal point and exponent, or inf)",
+        ),
+        (
+            "q1 Q0 d1 1 1_000 t\n",
+            "1: score '1_000' is not a number; expected a number such as 12.5, -3 or 1e-05 (ASCII digits with an optional sign, decimal point and exponent, or inf)",
+        ),
+        (
+            "q1 Q0 d1 1 0,5 t\n",
+            "1: score '0,5' is not a number; expected a number such as 12.5, -3 or 1e-05 (ASCII digits with an optional sign, decimal point and exponent, or inf)",
+        ),
         (
             "q1 Q0 d3 1 0.5 t\nq1 Q0 d3 2 0.4 t\n",
             "2: document 'd3' appears twice for query 'q1' (first on line 1); "
@@ -133,11 +148,26 @@ def test_read_run_errors(tmp_path, text, message):
             "q1 0 d1 1\nq1 0 d2 1 x\n",
             "2: found 5 fields; expected 4 whitespace-separated fields: query_id iteration doc_id relevance",
         ),
-        ("q1 0 d1 1.5\n", "1: relevance '1.5' is not an integer; expected an integer grade such as 0, 1 or 2"),
-        ("q1 0 d1 yes\n", "1: relevance 'yes' is not an integer; expected an integer grade such as 0, 1 or 2"),
-        ("q1 0 d1 1_0\n", "1: relevance '1_0' is not an integer; expected an integer grade such as 0, 1 or 2"),
-        ("q1 0 d1 ٣\n", "1: relevance '٣' is not an integer; expected an integer grade such as 0, 1 or 2"),
-        ("q1 0 d1 -\n", "1: relevance '-' is not an integer; expected an integer grade such as 0, 1 or 2"),
+        (
+            "q1 0 d1 1.5\n",
+            "1: relevance '1.5' is not an integer; expected an integer grade such as 0, 1 or 2 (an optional sign and ASCII digits)",
+        ),
+        (
+            "q1 0 d1 yes\n",
+            "1: relevance 'yes' is not an integer; expected an integer grade such as 0, 1 or 2 (an optional sign and ASCII digits)",
+        ),
+        (
+            "q1 0 d1 1_0\n",
+            "1: relevance '1_0' is not an integer; expected an integer grade such as 0, 1 or 2 (an optional sign and ASCII digits)",
+        ),
+        (
+            "q1 0 d1 ٣\n",
+            "1: relevance '٣' is not an integer; expected an integer grade such as 0, 1 or 2 (an optional sign and ASCII digits)",
+        ),
+        (
+            "q1 0 d1 -\n",
+            "1: relevance '-' is not an integer; expected an integer grade such as 0, 1 or 2 (an optional sign and ASCII digits)",
+        ),
         (
             "q1 0 d1 1\nq1 0 d2 0\nq1 0 d1 0\n",
             "3: document 'd1' appears twice for query 'q1' (first on line 1); "
@@ -225,7 +255,7 @@ def test_run_round_trip(run):
         assert written == [(doc, rank) for rank, doc in enumerate(trec_order(docs), start=1)]
 
 
-@given(qrels_sets)
+@given(qrels_sets.filter(bool))
 def test_qrels_round_trip(qrels):
     """read_qrels(write_qrels(qrels)) gives back every grade."""
     with tempfile.TemporaryDirectory() as folder:

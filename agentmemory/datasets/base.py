@@ -36,7 +36,9 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..collection import Collection
-from ..errors import MissingFileError, ParameterError, UnknownNameError
+from ..errors import InputError, MissingFileError, ParameterError, UnknownNameError, quote
+from ..inputs import path_kind
+from ..numeric import INTEGER_FORM, NUMBER_FORM, NumberTextError, parse_integer, parse_number
 from ..registry import Registry
 
 __all__ = ["FORMATS", "OPTION_TYPES", "Format", "FormatOption", "detect_format", "load", "register_format"]
@@ -86,15 +88,16 @@ class FormatOption(NamedTuple):
         """What a value must be, as a message ends: ``pass repair=True or repair=False``."""
         if self.type is bool:
             return f"pass {self.name}=True or {self.name}=False"
-        return f"pass {_WHAT[self.type]}, e.g. {self.name}={self.default!r}"
+        return f"pass {_WHAT[self.type]}, e.g. {self.name}={quote(self.default)}"
 
     def parse(self, text: str, name: str | None = None) -> Any:
         """The value written as ``text`` (on a command line), read with the declared type.
 
         A bool is one of ``true``/``false``, ``yes``/``no``, ``on``/``off``,
-        ``1``/``0`` (any case); an int or float is Python's literal; a str is
-        ``text`` itself.  ``name`` is how messages call the option (default
-        its own name).
+        ``1``/``0`` (any case); an int or float is read by the strict rules of
+        :mod:`agentmemory.numeric` (ASCII digits, no underscores, no white
+        space); a str is ``text`` itself.  ``name`` is how messages call the
+        option (default its own name).
 
         Raises:
             ParameterError: ``text`` is not a value of the declared type.
@@ -107,11 +110,13 @@ class FormatOption(NamedTuple):
             if value is None:
                 raise ParameterError(shown, text, "is not a bool", "write true or false (or yes/no, on/off, 1/0)")
             return value
+        parse = parse_integer if self.type is int else parse_number
         try:
-            return self.type(text.strip())
-        except ValueError:
+            return parse(text)
+        except NumberTextError as err:
+            form = INTEGER_FORM if self.type is int else NUMBER_FORM
             raise ParameterError(
-                shown, text, f"is not {_WHAT[self.type]}", f"write {_WHAT[self.type]}, e.g. {self.default!r}"
+                shown, text, err.problem, f"write {_WHAT[self.type]} ({form}), e.g. {quote(self.default)}"
             ) from None
 
 
@@ -224,12 +229,12 @@ def _checked_option(option: object, format_name: str) -> FormatOption:
         option = FormatOption(*option)
     if not isinstance(option, FormatOption):
         raise ParameterError(
-            f"format {format_name!r} option",
+            f"format {quote(format_name)} option",
             option,
             "is not a FormatOption",
             "declare each option as FormatOption(name, type, default, help)",
         )
-    where = f"format {format_name!r} option"
+    where = f"format {quote(format_name)} option"
     if not isinstance(option.name, str) or not option.name.isidentifier() or option.name in _RESERVED_OPTIONS:
         raise ParameterError(
             f"{where} name",
@@ -261,7 +266,7 @@ def _check_format(name: str, obj: object) -> Format:
     """The registry's check: ``obj`` must be a complete :class:`Format` named ``name``."""
     if not isinstance(obj, Format):
         raise ParameterError(
-            f"format {name!r}",
+            f"format {quote(name)}",
             obj,
             "is not a Format record",
             "register a agentmemory.datasets.Format, or call register_format(name, recognise, read, options, ...)",
@@ -270,27 +275,34 @@ def _check_format(name: str, obj: object) -> Format:
         raise ParameterError("format name", name, "is reserved", "'auto' asks for detection; choose another name")
     if obj.name != name:
         raise ParameterError(
-            f"format {name!r} name", obj.name, "differs from the name it is registered under", f"name it {name!r}"
+            f"format {quote(name)} name",
+            obj.name,
+            "differs from the name it is registered under",
+            f"name it {quote(name)}",
         )
     if obj.recognise is not None and not callable(obj.recognise):
         raise ParameterError(
-            f"format {name!r} recognise", obj.recognise, "is not callable", "pass a function path -> bool, or None"
+            f"format {quote(name)} recognise", obj.recognise, "is not callable", "pass a function path -> bool, or None"
         )
     if not callable(obj.read):
-        raise ParameterError(f"format {name!r} read", obj.read, "is not callable", "pass a function path -> Collection")
+        raise ParameterError(
+            f"format {quote(name)} read", obj.read, "is not callable", "pass a function path -> Collection"
+        )
     if not isinstance(obj.options, Iterable) or isinstance(obj.options, (str, bytes, Mapping)):
         raise ParameterError(
-            f"format {name!r} options", obj.options, "is not a sequence", "pass a tuple of FormatOption records"
+            f"format {quote(name)} options", obj.options, "is not a sequence", "pass a tuple of FormatOption records"
         )
     options = tuple(_checked_option(o, name) for o in obj.options)
     names = [o.name for o in options]
     repeated = next((n for i, n in enumerate(names) if n in names[:i]), None)
     if repeated is not None:
-        raise ParameterError(f"format {name!r} options", repeated, "is declared twice", "declare each option once")
-    _one_line(f"format {name!r} description", obj.description, "the description")
+        raise ParameterError(f"format {quote(name)} options", repeated, "is declared twice", "declare each option once")
+    _one_line(f"format {quote(name)} description", obj.description, "the description")
     rule = obj.rule
     if obj.recognise is not None:
-        _one_line(f"format {name!r} rule", rule, "the rule recognise applies (e.g. 'a folder holding corpus.jsonl')")
+        _one_line(
+            f"format {quote(name)} rule", rule, "the rule recognise applies (e.g. 'a folder holding corpus.jsonl')"
+        )
     return obj._replace(options=options)
 
 
@@ -339,12 +351,18 @@ def detect_format(path: str | PathLike[str]) -> str:
 
     Raises:
         MissingFileError: ``path`` does not exist.
+        InputError: ``path`` is neither a file nor a folder (a FIFO, a
+            symbolic link loop, ...: said which).
         ParameterError: no format recognises it; the one-line message lists
             every format's rule and every name ``format=`` accepts.
     """
     target = Path(path)
-    if not target.exists():
-        raise MissingFileError(target, "collection file or folder")
+    try:
+        kind = path_kind(target)
+    except MissingFileError:
+        raise MissingFileError(target, "collection file or folder") from None
+    if kind is not None:
+        raise InputError(target, None, f"is {kind}; expected a collection file or folder")
     for name, fmt in FORMATS.registered().items():
         if fmt.recognise is not None and fmt.recognise(target):
             return name
@@ -361,7 +379,7 @@ def detect_format(path: str | PathLike[str]) -> str:
     raise ParameterError(
         "format",
         "auto",
-        f"cannot tell the format of {str(target)!r}",
+        f"cannot tell the format of {quote(str(target))}",
         f"{rules}; pass format= one of: {', '.join(FORMATS.names())}",
     )
 

@@ -8,7 +8,16 @@ A collection folder holds::
 
 The format is documented in ``fixtures/README.md``.  :func:`load_collection`
 converts every line into typed records once; any malformed line raises
-:class:`~agentmemory.errors.InputError` naming the file and line.  Any BEIR
+:class:`~agentmemory.errors.InputError` naming the file and line.  What is
+checked is everything any output of a run needs, so a collection that loads
+can be written anywhere: every ``_id`` is a non-empty string without white
+space or control characters (ids go into TREC files, whose fields white
+space separates); tags are non-empty strings; timestamps are ISO 8601 with a
+timezone, in :data:`agentmemory.events.TIME_RANGE`; grades are integers by
+:mod:`agentmemory.numeric`'s rule; JSON is read strictly
+(:func:`agentmemory.inputs.parse_json`).  A judgments file with no judgment
+loads (a collection to retrieve from, or to judge later); evaluating it is
+refused (:func:`agentmemory.collection.require_judgments`).  Any BEIR
 dataset on disk loads as it is (``title`` is joined to ``text``; other
 fields become metadata).  :func:`write_collection` writes a collection back
 as such a folder.
@@ -21,17 +30,23 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import re
 from collections.abc import Iterator, Mapping
-from datetime import datetime, timezone
+from datetime import datetime
 from os import PathLike
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 from ..collection import Collection
-from ..errors import InputError, MissingFileError, ParameterError
-from ..io import atomic_write_text
+from ..errors import InputError, MissingFileError, ParameterError, quote
+from ..events import TIME_RANGE, usable_time
+from ..inputs import decode_utf8, json_lines, path_kind, read_bytes
+from ..numeric import INTEGER_FORM, NumberTextError, parse_integer
+from ..outputs import OutputPlan
 from ..records import MemoryEntry, Provenance, Query
+from ..trec import TREC_ID_RULE, trec_id_problem
 from .base import Format, FormatOption
 
 __all__ = ["FORMAT", "load_collection", "parse_timestamp", "recognise", "write_collection"]
@@ -45,18 +60,36 @@ _RESERVED_CORPUS_KEYS = ("_id", "text", "title", "tags", "created_at", "provenan
 _RESERVED_QUERY_KEYS = ("_id", "text", "tags", "scope", "group")
 
 
+_TIMESTAMP_TEXT = re.compile(r"[0-9T:.,+\-Zz W]+", re.ASCII)
+
+
 def parse_timestamp(value: object, path: str, line: int, field: str = "created_at") -> datetime:
-    """An ISO 8601 timestamp with a timezone (``Z`` allowed), as an aware datetime in UTC."""
+    """An ISO 8601 timestamp with a timezone (``Z`` allowed), as an aware datetime in UTC.
+
+    Raises:
+        InputError: not a string, not ISO 8601 (ASCII digits and separators
+            only), no timezone, or outside :data:`agentmemory.events.TIME_RANGE`
+            (``9999-12-31T23:00:00-05:00`` is in the year 10000 in UTC).
+    """
     if not isinstance(value, str):
-        raise InputError(path, line, f"{field} {value!r} is not a string; expected ISO 8601 like 2026-03-01T09:30:00Z")
+        raise InputError(
+            path, line, f"{field} {quote(value)} is not a string; expected ISO 8601 like 2026-03-01T09:30:00Z"
+        )
     text = value[:-1] + "+00:00" if value.endswith(("Z", "z")) else value
     try:
+        if _TIMESTAMP_TEXT.fullmatch(value) is None:
+            raise ValueError(value)
         parsed = datetime.fromisoformat(text)
     except ValueError:
-        raise InputError(path, line, f"{field} {value!r} is not ISO 8601; expected e.g. 2026-03-01T09:30:00Z") from None
+        raise InputError(
+            path, line, f"{field} {quote(value)} is not ISO 8601; expected e.g. 2026-03-01T09:30:00Z"
+        ) from None
     if parsed.tzinfo is None:
-        raise InputError(path, line, f"{field} {value!r} has no timezone; add one, e.g. 2026-03-01T09:30:00Z")
-    return parsed.astimezone(timezone.utc)
+        raise InputError(path, line, f"{field} {quote(value)} has no timezone; add one, e.g. 2026-03-01T09:30:00Z")
+    utc = usable_time(parsed)
+    if utc is None:
+        raise InputError(path, line, f"{field} {quote(value)} is out of range; expected {TIME_RANGE}")
+    return utc
 
 
 def _check_split(split: object) -> None:
@@ -67,28 +100,17 @@ def _check_split(split: object) -> None:
 
 
 def _read(path: Path, files: dict[str, str], root: Path) -> str:
-    if not path.is_file():
-        raise MissingFileError(path)
-    data = path.read_bytes()
+    data = read_bytes(path)
     files[path.relative_to(root).as_posix()] = hashlib.sha256(data).hexdigest()
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        line = data[: err.start].count(b"\n") + 1
-        raise InputError(path, line, "is not valid UTF-8") from None
+    return decode_utf8(path, data)
+
+
+_EXPECTED_LINE = "; expected one JSON object per line"
 
 
 def _jsonl(path: Path, text: str) -> Iterator[tuple[int, dict]]:
     """Yield (line number, object) for each non-blank line."""
-    for number, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        try:
-            obj = json.loads(raw)
-        except json.JSONDecodeError as err:
-            raise InputError(
-                path, number, f"malformed JSON ({err.msg} at column {err.colno}); expected one JSON object per line"
-            ) from None
+    for number, obj in json_lines(path, text, expected=_EXPECTED_LINE):
         if not isinstance(obj, dict):
             raise InputError(path, number, f"expected a JSON object, found {type(obj).__name__}")
         yield number, obj
@@ -99,14 +121,18 @@ def _string_id(obj: dict, path: Path, line: int) -> str:
         raise InputError(path, line, "missing _id; every line needs a string _id")
     value = obj["_id"]
     if isinstance(value, bool) or not isinstance(value, (str, int)) or value == "":
-        raise InputError(path, line, f"_id {value!r} is not a non-empty string; every line needs a string _id")
-    return str(value)
+        raise InputError(path, line, f"_id {quote(value)} is not a non-empty string; every line needs a string _id")
+    text = value if isinstance(value, str) else str(value)
+    problem = trec_id_problem(text)
+    if problem is not None:
+        raise InputError(path, line, f"_id {quote(value)} {problem}; {TREC_ID_RULE}")
+    return text
 
 
 def _text(obj: dict, path: Path, line: int) -> str:
     value = obj.get("text")
     if not isinstance(value, str):
-        raise InputError(path, line, f"text {value!r} is not a string; every line needs a text")
+        raise InputError(path, line, f"text {quote(value)} is not a string; every line needs a text")
     return value
 
 
@@ -115,14 +141,16 @@ def _tags(obj: dict, path: Path, line: int) -> tuple[str, ...] | None:
         return None
     value = obj["tags"]
     if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
-        raise InputError(path, line, f"tags {value!r} is not a list of strings")
+        raise InputError(path, line, f"tags {quote(value)} is not a list of strings")
+    if "" in value:
+        raise InputError(path, line, f"tags {quote(value)} holds an empty string; every tag needs a character")
     return tuple(value)
 
 
 def _optional_str(obj: dict, key: str, path: Path, line: int) -> str | None:
     value = obj.get(key)
     if value is not None and not isinstance(value, str):
-        raise InputError(path, line, f"{key} {value!r} is not a string; expected a string or no {key}")
+        raise InputError(path, line, f"{key} {quote(value)} is not a string; expected a string or no {key}")
     return value
 
 
@@ -131,19 +159,23 @@ def _provenance(obj: dict, path: Path, line: int) -> Provenance:
     if value is None:
         return Provenance()
     if not isinstance(value, dict):
-        raise InputError(path, line, f"provenance {value!r} is not an object with source, ref, actor, derived_from")
+        raise InputError(
+            path, line, f"provenance {quote(value)} is not an object with source, ref, actor, derived_from"
+        )
     unknown = sorted(set(value) - _PROVENANCE_KEYS)
     if unknown:
         raise InputError(
-            path, line, f"provenance has unknown field {unknown[0]!r}; allowed: {', '.join(sorted(_PROVENANCE_KEYS))}"
+            path,
+            line,
+            f"provenance has unknown field {quote(unknown[0])}; allowed: {', '.join(sorted(_PROVENANCE_KEYS))}",
         )
     derived = value.get("derived_from", [])
     if not isinstance(derived, list) or not all(isinstance(d, str) for d in derived):
-        raise InputError(path, line, f"provenance.derived_from {derived!r} is not a list of entry ids")
+        raise InputError(path, line, f"provenance.derived_from {quote(derived)} is not a list of entry ids")
     for key in ("source", "ref", "actor"):
         if value.get(key) is not None and not isinstance(value[key], str):
-            raise InputError(path, line, f"provenance.{key} {value[key]!r} is not a string")
-    return Provenance(
+            raise InputError(path, line, f"provenance.{key} {quote(value[key])} is not a string")
+    return Provenance._trusted(
         source=value.get("source") or "unknown",
         ref=value.get("ref"),
         actor=value.get("actor"),
@@ -161,16 +193,19 @@ def load_collection(path: str | PathLike[str], *, split: str = "test", progress:
         ParameterError: ``split`` is not a plain file name (empty, not a
             string, with a path separator or a leading dot).
         MissingFileError: the folder or one of its files does not exist.
-        InputError: a malformed line, naming the file and the line.
+        InputError: the path or one of the files is not what it should be
+            (a file, a FIFO, a link loop: said which); a malformed line,
+            naming the file and the line.
     """
     _check_split(split)
     root = Path(path)
-    if not root.exists():
-        raise MissingFileError(root, "collection folder")
-    if not root.is_dir():
-        raise InputError(
-            root, None, "is not a folder; a collection is a folder with corpus.jsonl, queries.jsonl, qrels/"
-        )
+    try:
+        kind = path_kind(root)
+    except MissingFileError:
+        raise MissingFileError(root, "collection folder") from None
+    if kind is not None or not root.is_dir():
+        what = "is not a folder" if kind is None else f"is {kind}, not a folder"
+        raise InputError(root, None, f"{what}; a collection is a folder with corpus.jsonl, queries.jsonl, qrels/")
     files: dict[str, str] = {}
 
     corpus_path = root / "corpus.jsonl"
@@ -187,18 +222,18 @@ def load_collection(path: str | PathLike[str], *, split: str = "test", progress:
             raise InputError(
                 corpus_path,
                 line,
-                f"duplicate _id {entry_id!r} (first on line {first_line[entry_id]}); every entry _id must be unique",
+                f"duplicate _id {quote(entry_id)} (first on line {first_line[entry_id]}); every entry _id must be unique",
             )
         first_line[entry_id] = line
         text = _text(obj, corpus_path, line)
         title = obj.get("title")
         if title is not None and not isinstance(title, str):
-            raise InputError(corpus_path, line, f"title {title!r} is not a string; expected a string or no title")
+            raise InputError(corpus_path, line, f"title {quote(title)} is not a string; expected a string or no title")
         if title:
             text = " ".join(part for part in (title, text) if part)
         created = obj.get("created_at")
         entries.append(
-            MemoryEntry(
+            MemoryEntry._trusted(
                 id=entry_id,
                 text=text,
                 tags=_tags(obj, corpus_path, line) or (),
@@ -216,7 +251,7 @@ def load_collection(path: str | PathLike[str], *, split: str = "test", progress:
                 raise InputError(
                     corpus_path,
                     first_line[entry.id],
-                    f"provenance.derived_from names unknown entry {source!r}; derived_from may only name entries of this corpus",
+                    f"provenance.derived_from names unknown entry {quote(source)}; derived_from may only name entries of this corpus",
                 )
 
     queries_path = root / "queries.jsonl"
@@ -228,11 +263,11 @@ def load_collection(path: str | PathLike[str], *, split: str = "test", progress:
             raise InputError(
                 queries_path,
                 line,
-                f"duplicate _id {query_id!r} (first on line {query_line[query_id]}); every query _id must be unique",
+                f"duplicate _id {quote(query_id)} (first on line {query_line[query_id]}); every query _id must be unique",
             )
         query_line[query_id] = line
         queries.append(
-            Query(
+            Query._trusted(
                 id=query_id,
                 text=_text(obj, queries_path, line),
                 tags=_tags(obj, queries_path, line),
@@ -259,30 +294,30 @@ def load_collection(path: str | PathLike[str], *, split: str = "test", progress:
             )
         query_id, entry_id, grade_text = (f.strip() for f in fields)
         try:
-            grade = int(grade_text)
-        except ValueError:
+            grade = parse_integer(grade_text)
+        except NumberTextError as err:
             raise InputError(
                 qrels_path,
                 number,
-                f"score {grade_text!r} is not an integer; expected an integer grade such as 0, 1 or 2",
+                f"score {quote(grade_text)} {err.problem}; expected an integer grade such as 0, 1 or 2 ({INTEGER_FORM})",
             ) from None
         if query_id not in query_line:
             raise InputError(
                 qrels_path,
                 number,
-                f"unknown query {query_id!r} (not in queries.jsonl); judge only queries of queries.jsonl",
+                f"unknown query {quote(query_id)} (not in queries.jsonl); judge only queries of queries.jsonl",
             )
         if entry_id not in first_line:
             raise InputError(
                 qrels_path,
                 number,
-                f"unknown entry {entry_id!r} (not in corpus.jsonl); judge only entries of corpus.jsonl",
+                f"unknown entry {quote(entry_id)} (not in corpus.jsonl); judge only entries of corpus.jsonl",
             )
         if (query_id, entry_id) in qrels_line:
             raise InputError(
                 qrels_path,
                 number,
-                f"query {query_id!r} judges entry {entry_id!r} twice (first on line {qrels_line[query_id, entry_id]}); judge each pair once",
+                f"query {quote(query_id)} judges entry {quote(entry_id)} twice (first on line {qrels_line[query_id, entry_id]}); judge each pair once",
             )
         qrels_line[query_id, entry_id] = number
         qrels.setdefault(query_id, {})[entry_id] = grade
@@ -300,7 +335,7 @@ def _extra(metadata: Mapping[str, Any], reserved: tuple[str, ...], what: str, it
     clash = sorted(set(metadata) & set(reserved))
     if clash:
         raise ParameterError(
-            f"{what} {item_id!r} metadata",
+            f"{what} {quote(item_id)} metadata",
             clash[0],
             "is a reserved field name",
             "rename the metadata key; reserved: " + ", ".join(reserved),
@@ -342,9 +377,10 @@ def write_collection(collection: Collection, folder: str | PathLike[str], *, spl
         queries.jsonl       _id, text, [tags], [scope], [group], metadata keys
         qrels/<split>.tsv   "query-id<TAB>corpus-id<TAB>score", then one line per judgment
 
-    Each file is written atomically (:func:`agentmemory.io.atomic_write_text`);
-    the folder as a whole is not (a failure between files can leave some
-    written).  Existing files of those names are replaced.  Metadata keys
+    The three files are written through one
+    :class:`~agentmemory.outputs.OutputPlan`: all are rendered first, then
+    each is written atomically, and a failure before the last rename
+    changes none of them.  Existing files of those names are replaced.  Metadata keys
     are written as top-level fields, which the loader returns as metadata.
     ``scope`` and ``group`` are written when set.  ``skipped``, ``repairs``
     and ``headline_excludes`` are not written.
@@ -368,14 +404,21 @@ def write_collection(collection: Collection, folder: str | PathLike[str], *, spl
             f"{qid}\t{eid}\t{int(grade)}\n" for qid, judged in collection.qrels.items() for eid, grade in judged.items()
         ),
     }
+    plan = OutputPlan()
     for name, text in texts.items():
-        atomic_write_text(root / name, text)
+        plan.put(plan.file("folder", root / name), text)
+    plan.write()
     return {name: hashlib.sha256(text.encode("utf-8")).hexdigest() for name, text in sorted(texts.items())}
 
 
 def recognise(path: Path) -> bool:
-    """True for a folder holding ``corpus.jsonl`` (the rule ``format="auto"`` applies)."""
-    return path.is_dir() and (path / "corpus.jsonl").is_file()
+    """True for a folder holding ``corpus.jsonl`` (the rule ``format="auto"`` applies).
+
+    Whatever ``corpus.jsonl`` is (a file, or a folder, a FIFO, a broken link
+    by mistake), the folder is taken as BEIR, so the reader can say what is
+    wrong with it instead of "cannot tell the format".
+    """
+    return path.is_dir() and os.path.lexists(path / "corpus.jsonl")
 
 
 def read(path: Path, *, split: str, progress: bool) -> Collection:

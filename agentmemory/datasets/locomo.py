@@ -77,7 +77,6 @@ without parsing the file.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta, timezone
@@ -87,9 +86,12 @@ from types import MappingProxyType
 from typing import Any
 
 from ..collection import Collection
-from ..errors import InputError, MissingFileError, ParameterError, UnknownNameError
+from ..errors import InputError, ParameterError, UnknownNameError, quote, shorten
+from ..events import LATEST, TIME_RANGE
+from ..inputs import decode_utf8, parse_json, read_bytes
 from ..records import MemoryEntry, Provenance, Query
 from ..tokenize import normalize_tag
+from ..trec import TREC_ID_RULE, trec_id_problem
 from .base import Format, FormatOption
 from .sniff import first_record_has_keys
 
@@ -149,7 +151,7 @@ def _describe(value: object) -> str:
     if isinstance(value, dict):
         if not value:
             return "an empty object"
-        keys = [repr(k) for k in list(value)[:5]] + (["..."] if len(value) > 5 else [])
+        keys = [quote(k, 40) for k in list(value)[:5]] + (["..."] if len(value) > 5 else [])
         return "an object with keys " + ", ".join(keys)
     if isinstance(value, list):
         return "an empty list" if not value else f"a list of {len(value)} items"
@@ -158,9 +160,9 @@ def _describe(value: object) -> str:
     if isinstance(value, bool):
         return f"{str(value).lower()} (a boolean)"
     if isinstance(value, (int, float)):
-        return f"{value!r} (a number)"
+        return f"{quote(value)} (a number)"
     if isinstance(value, str):
-        return f"{value!r} (a string)"
+        return f"{quote(value)} (a string)"
     return type(value).__name__
 
 
@@ -177,21 +179,10 @@ def _is_sample(value: object) -> bool:
 
 
 def _read_json(path: Path) -> tuple[Any, str]:
-    """The parsed JSON and the file's sha256."""
-    if not path.exists():
-        raise MissingFileError(path)
-    if not path.is_file():
-        raise InputError(path, None, "is not a file; pass the LoCoMo JSON file (e.g. locomo10.json)")
-    data = path.read_bytes()
+    """The parsed JSON (read strictly: :func:`agentmemory.inputs.parse_json`) and the file's sha256."""
+    data = read_bytes(path, "LoCoMo JSON file (e.g. locomo10.json)")
     sha = hashlib.sha256(data).hexdigest()
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise InputError(path, data[: err.start].count(b"\n") + 1, "is not valid UTF-8") from None
-    try:
-        return json.loads(text), sha
-    except json.JSONDecodeError as err:
-        raise InputError(path, err.lineno, f"malformed JSON ({err.msg} at column {err.colno})") from None
+    return parse_json(decode_utf8(path, data), path, root="$"), sha
 
 
 def _samples(path: Path, document: object) -> list[tuple[str, dict]]:
@@ -234,6 +225,13 @@ class _Conversation:
                 path, None, f"{where}.sample_id: missing; every conversation needs a string sample_id like 'conv-26'"
             )
         self.sample_id = _string(path, f"{where}.sample_id", sample["sample_id"], "a non-empty string like 'conv-26'")
+        problem = trec_id_problem(self.sample_id)
+        if problem is not None:  # the sample_id begins every entry and query id
+            raise InputError(
+                path,
+                None,
+                f"{where}.sample_id: {quote(self.sample_id)} {problem}; sample_ids begin ids, and {TREC_ID_RULE}",
+            )
         self.where = where
         conversation = sample["conversation"]
         if not isinstance(conversation, dict):
@@ -244,7 +242,11 @@ class _Conversation:
             )
         self.entries: list[MemoryEntry] = []
         self.turns: dict[str, str] = {}  # dia_id -> its JSON path
-        sessions = sorted((int(m[1]), key) for key in conversation if (m := _SESSION_KEY.fullmatch(key)))
+        sessions = sorted(
+            (_session_number(path, f"{where}.conversation", key, m[1]), key)
+            for key in conversation
+            if (m := _SESSION_KEY.fullmatch(key))
+        )
         for number, key in sessions:
             self._session(path, f"{where}.conversation", conversation, number, key, include_captions)
         self.qa = sample["qa"]
@@ -269,8 +271,14 @@ class _Conversation:
             start = parse_session_datetime(raw_date)
         except ParameterError:
             raise InputError(
-                path, None, f"{where}.{date_key}: {raw_date!r} is not a LoCoMo date-time; expected {DATE_TIME_FORM}"
+                path,
+                None,
+                f"{where}.{date_key}: {quote(raw_date)} is not a LoCoMo date-time; expected {DATE_TIME_FORM}",
             ) from None
+        if start >= LATEST:
+            raise InputError(
+                path, None, f"{where}.{date_key}: {quote(raw_date)} is out of range; expected {TIME_RANGE}"
+            )
         for position, turn in enumerate(turns):
             at = f"{where}.{key}[{position}]"
             if not isinstance(turn, dict):
@@ -284,16 +292,24 @@ class _Conversation:
             text = _string(path, f"{at}.text", turn["text"], "a string", empty=True)
             dia_id = _string(path, f"{at}.dia_id", turn["dia_id"], f"a string like 'D{number}:{position + 1}'")
             match = _DIA_ID.fullmatch(dia_id)
-            if match is None or str(int(match[1])) != match[1] or str(int(match[2])) != match[2]:
+            if match is None or _unpadded(match[1]) != match[1] or _unpadded(match[2]) != match[2]:
                 raise InputError(
                     path,
                     None,
-                    f"{at}.dia_id: {dia_id!r} is not a dialogue id; expected D{number}:<turn> like 'D{number}:{position + 1}'",
+                    f"{at}.dia_id: {quote(dia_id)} is not a dialogue id; expected D{number}:<turn> like 'D{number}:{position + 1}'",
                 )
-            if int(match[1]) != number:
-                raise InputError(path, None, f"{at}.dia_id: {dia_id!r} is not in {key}; expected D{number}:<turn>")
+            if match[1] != str(number):
+                raise InputError(path, None, f"{at}.dia_id: {quote(dia_id)} is not in {key}; expected D{number}:<turn>")
             if dia_id in self.turns:
-                raise InputError(path, None, f"{at}.dia_id: {dia_id!r} repeats the dia_id of {self.turns[dia_id]}")
+                raise InputError(path, None, f"{at}.dia_id: {quote(dia_id)} repeats the dia_id of {self.turns[dia_id]}")
+            try:
+                created = start + timedelta(seconds=position)
+            except OverflowError:
+                created = LATEST
+            if created >= LATEST:
+                raise InputError(
+                    path, None, f"{at}: turn {position} of {key} would be created after {TIME_RANGE}; split the session"
+                )
             self.turns[dia_id] = at
             metadata: dict[str, Any] = {
                 "sample_id": self.sample_id,
@@ -318,12 +334,12 @@ class _Conversation:
                 text = f"{text} [image: {caption}]"
             entry_id = f"{self.sample_id}/{dia_id}"
             self.entries.append(
-                MemoryEntry(
+                MemoryEntry._trusted(
                     id=entry_id,
                     text=f"{speaker}: {text}",
                     tags=tuple(t for t in (normalize_tag(speaker), f"session-{number}") if t),
-                    created_at=start + timedelta(seconds=position),
-                    provenance=Provenance(source="conversation", ref=entry_id, actor=speaker),
+                    created_at=created,
+                    provenance=Provenance._trusted(source="conversation", ref=entry_id, actor=speaker),
                     scope=self.sample_id,
                     metadata=MappingProxyType(metadata),
                 )
@@ -336,17 +352,17 @@ class _Conversation:
         for raw in evidence:
             match = _LOOSE_DIA_ID.fullmatch(raw)
             if len([p for p in _SEPARATORS.split(raw) if p]) > 1:
-                problems.append(f"evidence {raw!r} holds several ids in one string")
+                problems.append(f"evidence {quote(raw)} holds several ids in one string")
             elif match is None:
-                problems.append(f"evidence {raw!r} is not {_ID_FORM}")
+                problems.append(f"evidence {quote(raw)} is not {_ID_FORM}")
             elif match[1]:
-                problems.append(f"evidence {raw!r} is not {_ID_FORM} (extra ':' after 'D')")
+                problems.append(f"evidence {quote(raw)} is not {_ID_FORM} (extra ':' after 'D')")
             elif _canonical(match) != raw:
-                problems.append(f"evidence {raw!r} is not {_ID_FORM} (leading zero)")
+                problems.append(f"evidence {quote(raw)} is not {_ID_FORM} (leading zero)")
             elif raw not in self.turns:
-                problems.append(f"evidence {raw!r} names no turn in {self.sample_id}")
+                problems.append(f"evidence {quote(raw)} names no turn in {self.sample_id}")
             elif raw in seen:
-                problems.append(f"evidence {raw!r} is listed twice")
+                problems.append(f"evidence {quote(raw)} is listed twice")
             seen.add(raw)
         return (list(dict.fromkeys(evidence)) if not problems else []), problems
 
@@ -358,29 +374,46 @@ class _Conversation:
         for raw in evidence:
             parts = [p for p in _SEPARATORS.split(raw) if p] or [raw]
             if len(parts) > 1:
-                changes.append(f"evidence {raw!r} split into {', '.join(parts)}")
+                changes.append(f"evidence {quote(raw)} split into {shorten(', '.join(parts))}")
             elif parts[0] != raw:
-                changes.append(f"evidence {raw!r} stripped to {parts[0]}")
+                changes.append(f"evidence {quote(raw)} stripped to {shorten(parts[0])}")
             for part in parts:
                 match = _LOOSE_DIA_ID.fullmatch(part)
                 if match is None:
-                    drops.append(f"evidence {part!r} dropped: not {_ID_FORM}")
+                    drops.append(f"evidence {quote(part)} dropped: not {_ID_FORM}")
                     continue
                 canonical = _canonical(match)
                 if canonical not in self.turns:
-                    drops.append(f"evidence {part!r} dropped: no turn {canonical} in {self.sample_id}")
+                    drops.append(f"evidence {quote(part)} dropped: no turn {shorten(canonical)} in {self.sample_id}")
                     continue
                 if canonical in ids:
-                    drops.append(f"evidence {part!r} dropped: {canonical} is listed twice")
+                    drops.append(f"evidence {quote(part)} dropped: {shorten(canonical)} is listed twice")
                     continue
                 if canonical != part:
-                    changes.append(f"evidence {part!r} normalised to {canonical}")
+                    changes.append(f"evidence {quote(part)} normalised to {shorten(canonical)}")
                 ids.append(canonical)
         return ids, changes, drops
 
 
 def _canonical(match: re.Match[str]) -> str:
-    return f"D{int(match[2])}:{int(match[3])}"
+    return f"D{_unpadded(match[2])}:{_unpadded(match[3])}"
+
+
+def _unpadded(digits: str) -> str:
+    """ASCII ``digits`` without leading zeros (``"007"`` -> ``"7"``, ``"0"`` -> ``"0"``), as ``str(int(digits))``
+    gives for any length (``int`` refuses more than 4,300 digits)."""
+    return digits.lstrip("0") or "0"
+
+
+def _session_number(path: Path, where: str, key: str, digits: str) -> int:
+    """The number of the session key ``session_<digits>``; at most nine digits."""
+    if len(digits) > 9:
+        raise InputError(
+            path,
+            None,
+            f"{where}.{quote(key, 40)}: session number of {len(digits):,} digits; expected session_1, session_2, ...",
+        )
+    return int(digits)
 
 
 def _qa_item(path: Path, where: str, item: object) -> tuple[str, int, list[str] | None, dict[str, Any]]:
@@ -399,7 +432,7 @@ def _qa_item(path: Path, where: str, item: object) -> tuple[str, int, list[str] 
     if isinstance(category, bool) or not isinstance(category, int) or category not in CATEGORIES:
         choices = ", ".join(f"{n} ({name.split(' ', 1)[1]})" for n, name in CATEGORIES.items())
         raise InputError(
-            path, None, f"{where}.category: {category!r} is not a LoCoMo category; expected one of {choices}"
+            path, None, f"{where}.category: {quote(category)} is not a LoCoMo category; expected one of {choices}"
         )
     evidence = item.get("evidence")
     if evidence is None:
@@ -451,7 +484,9 @@ def load_locomo(
         conv = _Conversation(source, where, sample, include_captions)
         if conv.sample_id in first:
             raise InputError(
-                source, None, f"{where}.sample_id: {conv.sample_id!r} repeats the sample_id of {first[conv.sample_id]}"
+                source,
+                None,
+                f"{where}.sample_id: {quote(conv.sample_id)} repeats the sample_id of {first[conv.sample_id]}",
             )
         first[conv.sample_id] = where
         parsed.append(conv)
@@ -489,7 +524,7 @@ def load_locomo(
                     skipped.append((query_id, "; ".join(problems)))
                     continue
             queries.append(
-                Query(
+                Query._trusted(
                     id=query_id,
                     text=question,
                     tags=None,

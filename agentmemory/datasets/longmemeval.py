@@ -118,7 +118,6 @@ from __future__ import annotations
 
 import gc
 import hashlib
-import json
 import re
 from collections.abc import Iterator, Mapping
 from datetime import datetime, timezone
@@ -128,8 +127,11 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from ..collection import Collection
-from ..errors import InputError, MissingFileError, ParameterError, UnknownNameError
+from ..errors import InputError, ParameterError, UnknownNameError, quote
+from ..events import LATEST, TIME_RANGE
+from ..inputs import decode_utf8, parse_json, read_bytes
 from ..records import MemoryEntry, Provenance, Query
+from ..trec import TREC_ID_RULE, trec_id_problem
 from .base import Format, FormatOption
 from .sniff import first_record_has_keys
 
@@ -205,6 +207,8 @@ def parse_longmemeval_date(value: object) -> datetime:
         )
     except ValueError as err:
         raise ParameterError("date", value, f"is not a real date and time ({err})", f"expected {DATE_FORM}") from None
+    if parsed >= LATEST:  # a run's event clock counts on from the newest date (see agentmemory.events.LATEST)
+        raise ParameterError("date", value, "is out of range", f"expected {TIME_RANGE}")
     weekday = _WEEKDAYS[parsed.weekday()]
     if match["weekday"] != weekday:
         raise ParameterError(
@@ -227,7 +231,7 @@ def is_abstention(question_id: str) -> bool:
 def _describe(value: object) -> str:
     """A short description of a JSON value for messages (what was found)."""
     if isinstance(value, dict):
-        keys = [repr(k) for k in list(value)[:5]] + (["..."] if len(value) > 5 else [])
+        keys = [quote(k, 40) for k in list(value)[:5]] + (["..."] if len(value) > 5 else [])
         return "an object with keys " + ", ".join(keys) if value else "an empty object"
     if isinstance(value, list):
         return f"a list of {len(value)} items" if value else "an empty list"
@@ -236,29 +240,19 @@ def _describe(value: object) -> str:
     if isinstance(value, bool):
         return f"{str(value).lower()} (a boolean)"
     if isinstance(value, (int, float)):
-        return f"{value!r} (a number)"
+        return f"{quote(value)} (a number)"
     if isinstance(value, str):
-        return f"{value!r} (a string)"
+        return f"{quote(value)} (a string)"
     return type(value).__name__
 
 
 def _read_json(path: Path) -> tuple[Any, str]:
-    """The parsed JSON and the file's sha256."""
-    if not path.exists():
-        raise MissingFileError(path)
-    if not path.is_file():
-        raise InputError(path, None, "is not a file; pass a LongMemEval JSON file (e.g. longmemeval_s_cleaned.json)")
-    data = path.read_bytes()
+    """The parsed JSON (read strictly: :func:`agentmemory.inputs.parse_json`) and the file's sha256."""
+    data = read_bytes(path, "LongMemEval JSON file (e.g. longmemeval_s_cleaned.json)")
     sha = hashlib.sha256(data).hexdigest()
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise InputError(path, data[: err.start].count(b"\n") + 1, "is not valid UTF-8") from None
+    text = decode_utf8(path, data)
     del data
-    try:
-        return json.loads(text), sha
-    except json.JSONDecodeError as err:
-        raise InputError(path, err.lineno, f"malformed JSON ({err.msg} at column {err.colno})") from None
+    return parse_json(text, path, root="$"), sha
 
 
 def _is_question(value: object) -> bool:
@@ -326,6 +320,15 @@ def _string(path: Path, where: str, value: object, what: str, *, empty: bool = F
     return value
 
 
+def _id(path: Path, where: str, value: object) -> str:
+    """A question or session id: a non-empty string a TREC file can hold (entry and query ids are made of them)."""
+    text = _string(path, where, value, "a non-empty string")
+    problem = trec_id_problem(text)
+    if problem is not None:
+        raise InputError(path, None, f"{where}: {quote(text)} {problem}; {TREC_ID_RULE}")
+    return text
+
+
 def _strings(path: Path, where: str, value: object, what: str) -> list[str]:
     if not isinstance(value, list):
         raise InputError(path, None, f"{where}: expected a list of {what}; found {_describe(value)}")
@@ -359,18 +362,20 @@ def _question(path: Path, where: str, item: dict) -> _Question:
     for field in _FIELDS:
         if field not in item:
             raise InputError(path, None, f"{where}.{field}: missing; every question needs " + ", ".join(_FIELDS))
-    question_id = _string(path, f"{where}.question_id", item["question_id"], "a non-empty string")
+    question_id = _id(path, f"{where}.question_id", item["question_id"])
     question_type = item["question_type"]
     if question_type not in QUESTION_TYPES:
         raise InputError(
             path,
             None,
-            f"{where}.question_type: {question_type!r} is not a LongMemEval question type; expected one of "
+            f"{where}.question_type: {quote(question_type)} is not a LongMemEval question type; expected one of "
             + ", ".join(QUESTION_TYPES),
         )
     question = _string(path, f"{where}.question", item["question"], "a non-empty string")
     question_date = _string(path, f"{where}.question_date", item["question_date"], "a date string", empty=True)
     session_ids = _strings(path, f"{where}.haystack_session_ids", item["haystack_session_ids"], "session ids")
+    for index, session_id in enumerate(session_ids):  # each becomes part of entry ids, written to TREC files
+        _id(path, f"{where}.haystack_session_ids[{index}]", session_id)
     dates_value = item["haystack_dates"]
     if not isinstance(dates_value, list):
         raise InputError(
@@ -435,7 +440,7 @@ def _check(q: _Question, *, repair: bool, all_turns: bool) -> _Checked:
     if not n_ids == n_dates == n_sessions:
         if repair:
             for position in range(shortest, max(n_ids, n_dates, n_sessions)):
-                name = repr(q.session_ids[position]) if position < n_ids else "(no id)"
+                name = quote(q.session_ids[position]) if position < n_ids else "(no id)"
                 changes.append(
                     f"haystack cut to its first {shortest} sessions, as the official harness's zip does: "
                     f"session {name} at position {position} dropped"
@@ -457,15 +462,15 @@ def _check(q: _Question, *, repair: bool, all_turns: bool) -> _Checked:
             continue
         if session.turns == earlier.turns:
             problem(
-                f"session id {session.session_id!r} is repeated (positions {earlier.position} and {session.position})",
-                f"session {session.session_id!r} at position {session.position} (dated {session.date!r}) dropped: "
+                f"session id {quote(session.session_id)} is repeated (positions {earlier.position} and {session.position})",
+                f"session {quote(session.session_id)} at position {session.position} (dated {quote(session.date)}) dropped: "
                 f"a copy of position {earlier.position}",
             )
             if repair:
                 continue
         else:
             problems.append(
-                f"session id {session.session_id!r} names two different sessions "
+                f"session id {quote(session.session_id)} names two different sessions "
                 f"(positions {earlier.position} and {session.position})"
             )
         kept.append(session)
@@ -479,8 +484,8 @@ def _check(q: _Question, *, repair: bool, all_turns: bool) -> _Checked:
             answer_ids.append(session_id)
             continue
         problem(
-            f"answer session {session_id!r} is not in the haystack",
-            f"answer session {session_id!r} dropped from answer_session_ids: not in the haystack "
+            f"answer session {quote(session_id)} is not in the haystack",
+            f"answer session {quote(session_id)} dropped from answer_session_ids: not in the haystack "
             "(judgments come from the haystack)",
         )
 
@@ -492,16 +497,16 @@ def _check(q: _Question, *, repair: bool, all_turns: bool) -> _Checked:
         except ParameterError:
             dates[session.position] = None
             problem(
-                f"date {session.date!r} of session {session.session_id!r} is not a LongMemEval date ({DATE_FORM})",
-                f"session {session.session_id!r} has no known date: {session.date!r} is not a LongMemEval date",
+                f"date {quote(session.date)} of session {quote(session.session_id)} is not a LongMemEval date ({DATE_FORM})",
+                f"session {quote(session.session_id)} has no known date: {quote(session.date)} is not a LongMemEval date",
             )
     try:
         asked_at: datetime | None = parse_longmemeval_date(q.question_date)
     except ParameterError:
         asked_at = None
         problem(
-            f"question_date {q.question_date!r} is not a LongMemEval date ({DATE_FORM})",
-            f"the question has no known date: question_date {q.question_date!r} is not a LongMemEval date",
+            f"question_date {quote(q.question_date)} is not a LongMemEval date ({DATE_FORM})",
+            f"the question has no known date: question_date {quote(q.question_date)} is not a LongMemEval date",
         )
 
     # has_answer on the user turns of answer sessions (the official harness asserts it)
@@ -511,9 +516,9 @@ def _check(q: _Question, *, repair: bool, all_turns: bool) -> _Checked:
         for number, turn in enumerate(session.turns, start=1):
             if turn.role == "user" and turn.has_answer is None:
                 problem(
-                    f"user turn {number} of answer session {session.session_id!r} has no has_answer "
+                    f"user turn {number} of answer session {quote(session.session_id)} has no has_answer "
                     "(the official harness requires it)",
-                    f"user turn {number} of answer session {session.session_id!r} has no has_answer: read as false",
+                    f"user turn {number} of answer session {quote(session.session_id)} has no has_answer: read as false",
                 )
     return _Checked(sessions, answer_ids, dates, asked_at, changes, problems)
 
@@ -623,14 +628,15 @@ def _build(q: _Question, checked: _Checked, *, granularity: str, all_turns: bool
         for item in items:
             if item.corpus_id in taken:
                 collisions.append(
-                    f"corpus id {item.corpus_id!r} of session {sid!r} is also the id of an item of session "
-                    f"{taken[item.corpus_id]!r}" + (" (after the official renaming to noans)" if item.renamed else "")
+                    f"corpus id {quote(item.corpus_id)} of session {quote(sid)} is also the id of an item of session "
+                    f"{quote(taken[item.corpus_id])}"
+                    + (" (after the official renaming to noans)" if item.renamed else "")
                 )
                 continue
             taken[item.corpus_id] = sid
             entry_id = prefix + item.corpus_id
             entries.append(
-                MemoryEntry(
+                MemoryEntry._trusted(  # every field checked above, with its JSON path
                     id=entry_id,
                     text=item.text,
                     created_at=created_at,
@@ -663,16 +669,18 @@ def _cross_check(checked: _Checked, built: _Built, all_turns: bool) -> list[str]
         marked = any(t.has_answer for t in session.turns if all_turns or t.role == "user")
         if sid in listed and sid not in judged:
             if not _is_answer_session(sid):
-                notes.append(f"answer session {sid!r} is not judged: its id does not contain 'answer'")
+                notes.append(f"answer session {quote(sid)} is not judged: its id does not contain 'answer'")
             else:
                 notes.append(
-                    f"answer session {sid!r} is not judged: none of its {which} has has_answer: true, so the official "
-                    f"harness renames it {_renamed(sid)!r}"
+                    f"answer session {quote(sid)} is not judged: none of its {which} has has_answer: true, so the official "
+                    f"harness renames it {quote(_renamed(sid))}"
                 )
         elif sid in judged and sid not in listed:
-            notes.append(f"session {sid!r} is judged (its id contains 'answer') but is not in answer_session_ids")
+            notes.append(f"session {quote(sid)} is judged (its id contains 'answer') but is not in answer_session_ids")
         elif marked and sid not in judged and sid not in listed:
-            notes.append(f"session {sid!r} has {which} with has_answer: true but is not judged: its id lacks 'answer'")
+            notes.append(
+                f"session {quote(sid)} has {which} with has_answer: true but is not judged: its id lacks 'answer'"
+            )
     return notes
 
 
@@ -738,7 +746,7 @@ def _load(source: Path, *, granularity: str, all_turns: bool, repair: bool, prog
             raise InputError(
                 source,
                 None,
-                f"{where}.question_id: {question.question_id!r} repeats the question_id of {seen[question.question_id]}",
+                f"{where}.question_id: {quote(question.question_id)} repeats the question_id of {seen[question.question_id]}",
             )
         seen[question.question_id] = where
         questions.append(question)
@@ -793,7 +801,7 @@ def _load(source: Path, *, granularity: str, all_turns: bool, repair: bool, prog
         notes.extend((qid, note) for note in _cross_check(checked, built, all_turns))
         entries.extend(built.entries)
         queries.append(
-            Query(
+            Query._trusted(
                 id=qid,
                 text=q.question,
                 tags=None,

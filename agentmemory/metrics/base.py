@@ -30,7 +30,6 @@ is taken as given (rank 1 first): order scored documents with
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any
@@ -47,6 +46,7 @@ from agentmemory.metrics import (
     success,
 )
 from agentmemory.metrics.definition import CutoffRule, MeasureDef, QueryContext
+from agentmemory.numeric import NumberTextError, parse_integer
 from agentmemory.registry import Registry
 
 __all__ = [
@@ -158,7 +158,6 @@ ALIASES: Mapping[str, str] = _Aliases()
 definition (an installed measure's aliases count once it is loaded).  :func:`parse_measure`
 ignores case for these and for the canonical names (``mrr``, ``NDCG`` and ``p`` work)."""
 
-_CUTOFF_TEXT = re.compile(r"[+-]?[0-9]+")
 _CUTOFF_PROBLEMS = {
     "missing": "is missing",
     "forbidden": "is not allowed",
@@ -342,7 +341,10 @@ def parse_measure(text: str) -> Measure:
     cutoff: object = None
     if at:
         cutoff_text = cutoff_text.strip()
-        cutoff = int(cutoff_text) if _CUTOFF_TEXT.fullmatch(cutoff_text) else cutoff_text
+        try:  # the integer rule of agentmemory.numeric (ASCII digits; at most 4,300 of them)
+            cutoff = parse_integer(cutoff_text)
+        except NumberTextError:
+            cutoff = cutoff_text
     problem = _cutoff_problem(definition, cutoff)
     if problem is not None:
         kind, allowed = problem

@@ -3,8 +3,8 @@
 Run from the repository root (``make report`` does).  For the given seed
 and k (default 7 and 5) it
 
-1. executes with papermill (kernel ``python3``, working directory ``.``) each
-   report of :data:`REPORTS`: ``notebooks/eval.ipynb`` (``output_dir =
+1. executes with papermill (kernel ``python3``, in a staging folder that
+   mirrors the working directory; see below) each report of :data:`REPORTS`: ``notebooks/eval.ipynb`` (``output_dir =
    reports``), which writes ``reports/eval-results.json``;
    ``notebooks/explore.ipynb`` with its default query;
    ``notebooks/collection.ipynb`` on the authored LoCoMo sample with the
@@ -25,6 +25,24 @@ and k (default 7 and 5) it
    each artifact is byte-identical to its notebook's.
 
 Running it twice without changes gives byte-identical files.
+
+**Nothing partial.**  Parameters are checked first (``seed`` an integer >= 0,
+``k`` >= 1, by :mod:`agentmemory.numeric`'s rule on the command line; the
+notebooks present; ``--reports`` inside the working folder, since the
+notebooks record it relative to it).  Every output is declared in an
+:class:`agentmemory.outputs.OutputPlan` whose inputs are the notebooks and
+the collections and runs they read, so ``--reports`` equal to
+``--notebooks`` is refused before anything runs.  The notebooks then run in
+a temporary staging folder that links every entry of the working directory
+except the folders the reports go to: relative input paths
+(``fixtures/...``) read the real files, while each notebook writes its
+artifact at the same relative ``output_dir`` inside the staging folder (so
+the executed notebooks are the same bytes).  The CLI check writes its runs
+there too.  Only when everything has run and matched is every file written,
+each atomically: a failure on the way (a notebook cell, a mismatch) leaves
+``reports/`` as it was.  Errors are one line
+(``agentmemory.report.build: error: ...``): exit 2 for bad input, 1 for a
+notebook that failed on something else, 130 on Ctrl-C.
 """
 
 from __future__ import annotations
@@ -34,17 +52,21 @@ import contextlib
 import html
 import io
 import logging
+import os
 import re
 import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, NoReturn
 
 import nbformat
 
-from ..errors import AgentMemoryError, InputError, check_positive_int
+from ..collection import default_collection_path
+from ..errors import AgentMemoryError, InputError, ParameterError, check_positive_int, check_seed, shorten
 from ..io import atomic_write_text, sha256_file
+from ..numeric import INTEGER_FORM, NumberTextError, parse_integer
+from ..outputs import OutputPlan
 from .results import ARTIFACT_NAME
 
 __all__ = [
@@ -233,44 +255,141 @@ def _image_captions(nb: nbformat.NotebookNode) -> list[str]:
 
 
 def _write_notebook(nb: nbformat.NotebookNode, path: Path) -> None:
-    atomic_write_text(path, nbformat.writes(nb) + "\n")
+    atomic_write_text(path, _notebook_text(nb))
+
+
+def _notebook_text(nb: nbformat.NotebookNode) -> str:
+    return nbformat.writes(nb) + "\n"
+
+
+class NotebookFailed(AgentMemoryError):
+    """A notebook stopped on an error: ``"<notebook>: cell <n> raised <ename>: <evalue>"`` (one line).
+
+    ``bad_input`` is true when the cell refused a parameter (``ReportParameterError``).
+    """
+
+    def __init__(self, notebook: Path, ename: str, evalue: str, cell: object) -> None:
+        self.bad_input = ename == "ReportParameterError"
+        self.ename = ename
+        where = f"cell {cell}" if cell is not None else "a cell"
+        super().__init__(f"{notebook.as_posix()}: {where} raised {ename}: {shorten(' '.join(evalue.split()))}")
+
+
+def _reports_folder(reports: Path, cwd: Path) -> Path:
+    """``reports`` relative to ``cwd`` (the notebooks record their ``output_dir`` that way).
+
+    Raises:
+        ParameterError: ``reports`` is outside ``cwd``.
+    """
+    absolute = Path(os.path.normpath(cwd / reports))
+    try:
+        return absolute.relative_to(cwd)
+    except ValueError:
+        raise ParameterError(
+            "reports",
+            str(reports),
+            "is outside the working folder",
+            "run the build from a folder that holds it (the notebooks record it as a relative path)",
+        ) from None
+
+
+def _inputs(notebooks: Path, cwd: Path) -> list[Path]:
+    """What the build reads: the notebooks, the shipped fixture, and every fixture file the reports name."""
+    found = [notebooks / name for name in NOTEBOOKS]
+    fixture = default_collection_path()
+    found += sorted(p for p in fixture.rglob("*") if p.is_file())
+    for folder in (_ROOT / "fixtures", cwd / "fixtures"):
+        if folder.is_dir():
+            found += sorted(p for p in folder.rglob("*") if p.is_file())
+    return found
+
+
+def _mirror(cwd: Path, staging: Path, own: set[str]) -> None:
+    """Link every entry of ``cwd`` into ``staging`` except the names in ``own`` (where the reports are written)."""
+    for name in sorted(os.listdir(cwd)):
+        if name not in own:
+            os.symlink(cwd / name, staging / name, target_is_directory=(cwd / name).is_dir())
 
 
 def build(
     *, seed: int = 7, k: int = 5, notebooks: Path = Path("notebooks"), reports: Path = Path("reports")
 ) -> list[Path]:
-    """Regenerate ``reports`` (see the module docstring); return the files written."""
+    """Regenerate ``reports`` (see the module docstring); return the files written (and the runs folder).
+
+    Raises:
+        ParameterError: ``seed`` or ``k`` out of range; ``reports`` outside
+            the working folder; an output that is an input.
+        InputError: a notebook is missing.
+        NotebookFailed: a notebook stopped on an error (nothing is written).
+        RuntimeError: a notebook's artifact differs from the CLI's (nothing is written).
+    """
+    seed = check_seed(seed)
     k = check_positive_int("k", k)
     for name in NOTEBOOKS:
         if not (notebooks / name).is_file():
             raise InputError(notebooks / name, None, "not found; run from the repository root or pass --notebooks")
-    reports.mkdir(parents=True, exist_ok=True)
     cwd = Path.cwd()
-    written: list[Path] = []
-    checks: list[tuple[Path, list[str]]] = []
-    for report in REPORTS:
-        parameters = {"k": k, **report.parameters}
-        if report.notebook != "explore.ipynb" and report.notebook != "sweep.ipynb":
-            parameters["seed"] = seed
-        if report.artifact is not None:
-            folder = reports / report.artifact
-            parameters["output_dir"] = folder.as_posix()
-            cli = [arg.format(reports=reports.as_posix(), root=_ROOT.as_posix()) for arg in report.cli]
-            checks.append((folder / ARTIFACT_NAME, cli))
-        nb = execute(notebooks / report.notebook, parameters, cwd)
-        _write_notebook(nb, reports / f"{report.stem}.ipynb")
-        atomic_write_text(reports / f"{report.stem}.html", render_html(nb))
-        written += [reports / f"{report.stem}.ipynb", reports / f"{report.stem}.html"]
-    for artifact, cli in checks:
-        written.append(_check_against_cli(seed, k, artifact, cli))
-        if "--runs-dir" in cli:
-            written.append(Path(cli[cli.index("--runs-dir") + 1]))
+    relative = _reports_folder(reports, cwd)
+    plan = OutputPlan(_inputs(notebooks, cwd))
+    pages = [
+        (
+            report,
+            plan.file("--reports", reports / f"{report.stem}.ipynb"),
+            plan.file("--reports", reports / f"{report.stem}.html"),
+        )
+        for report in REPORTS
+    ]
+    artifacts = {
+        report.stem: plan.file("--reports", reports / report.artifact / ARTIFACT_NAME)
+        for report in REPORTS
+        if report.artifact is not None
+    }
+    own = {(relative / report.artifact / ARTIFACT_NAME).parts[0] for report in REPORTS if report.artifact is not None}
+    own.add((relative / "runs").parts[0])
+    written = [path for _, notebook_path, html_path in pages for path in (notebook_path, html_path)]
+    with tempfile.TemporaryDirectory(prefix="agentmemory-build-") as tmp:
+        staging = Path(tmp)
+        _mirror(cwd, staging, own)
+        for report, notebook_path, html_path in pages:
+            parameters = {"k": k, **report.parameters}
+            if report.notebook != "explore.ipynb" and report.notebook != "sweep.ipynb":
+                parameters["seed"] = seed
+            if report.artifact is not None:
+                parameters["output_dir"] = (relative / report.artifact).as_posix()
+            nb = _execute_checked(notebooks / report.notebook, parameters, staging)
+            plan.put(notebook_path, _notebook_text(nb))
+            plan.put(html_path, render_html(nb))
+        for report in REPORTS:
+            if report.artifact is None:
+                continue
+            staged_reports = staging / relative
+            cli = [arg.format(reports=staged_reports.as_posix(), root=_ROOT.as_posix()) for arg in report.cli]
+            staged = staged_reports / report.artifact / ARTIFACT_NAME
+            plan.put(artifacts[report.stem], _check_against_cli(seed, k, staged, cli))
+            written.append(artifacts[report.stem])
+            if "--runs-dir" in cli:
+                staged_runs = Path(cli[cli.index("--runs-dir") + 1])
+                runs = plan.folder("--reports", reports / staged_runs.relative_to(staged_reports))
+                for run_file in sorted(staged_runs.iterdir()):
+                    plan.put(plan.file("--reports", runs / run_file.name), run_file.read_bytes())
+                written.append(runs)
+        plan.write()
     return written
 
 
-def _check_against_cli(seed: int, k: int, artifact: Path, extra: list[str]) -> Path:
+def _execute_checked(source: Path, parameters: dict[str, Any], cwd: Path) -> nbformat.NotebookNode:
+    """:func:`execute`, with a notebook's error turned into :class:`NotebookFailed` (one line)."""
+    import papermill
+
+    try:
+        return execute(source, parameters, cwd)
+    except papermill.PapermillExecutionError as err:
+        raise NotebookFailed(source, str(err.ename), str(err.evalue), err.exec_count) from None
+
+
+def _check_against_cli(seed: int, k: int, artifact: Path, extra: list[str]) -> bytes:
     """Run ``agentmemory eval`` with the same parameters (and ``extra`` options); fail unless its artifact
-    equals the notebook's byte for byte.  Returns ``artifact``."""
+    equals the notebook's byte for byte.  Returns the artifact's bytes."""
     from ..cli import main as cli_main
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -281,35 +400,77 @@ def _check_against_cli(seed: int, k: int, artifact: Path, extra: list[str]) -> P
             )
         if status != 0:
             raise RuntimeError(f"agentmemory eval exited with status {status}")
-        if cli_out.read_bytes() != artifact.read_bytes():
+        data = artifact.read_bytes()
+        if cli_out.read_bytes() != data:
             raise RuntimeError(
-                f"{artifact} (written by the notebook) differs from what agentmemory eval writes "
+                f"{artifact.name} (written by the notebook) differs from what agentmemory eval writes "
                 f"for seed {seed}, k {k}: sha256 {sha256_file(artifact)} against {sha256_file(cli_out)}"
             )
-    return artifact
+    return data
+
+
+_PROG = "agentmemory.report.build"
+
+
+class _UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (no usage block), raised instead of exiting."""
+
+    def error(self, message: str) -> NoReturn:
+        raise _UsageError(f"{message} (see '{self.prog} --help')")
+
+
+def _int(name: str, text: str) -> int:
+    try:
+        return parse_integer(text)
+    except NumberTextError as err:
+        raise ParameterError(name, text, err.problem, f"{name} must be an integer ({INTEGER_FORM})") from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m agentmemory.report.build",
+    """Run the build from the command line; return the exit status (see the module docstring)."""
+    parser = _Parser(
+        prog=f"python -m {_PROG}",
         description="Regenerate reports/: executed notebooks, their HTML and the eval-results.json artifacts.",
     )
-    parser.add_argument("--seed", type=int, default=7, help="seed of the evaluation (default 7)")
-    parser.add_argument("--k", type=int, default=5, help="rank cutoff (default 5)")
+    parser.add_argument("--seed", default="7", help="seed of the evaluation (default 7)")
+    parser.add_argument("--k", default="5", help="rank cutoff (default 5)")
     parser.add_argument("--notebooks", type=Path, default=Path("notebooks"), help="folder of the source notebooks")
     parser.add_argument("--reports", type=Path, default=Path("reports"), help="folder to regenerate")
-    args = parser.parse_args(argv)
     try:
-        written = build(seed=args.seed, k=args.k, notebooks=args.notebooks, reports=args.reports)
-    except AgentMemoryError as err:
-        print(f"agentmemory.report.build: error: {err}", file=sys.stderr)
+        args = parser.parse_args(argv)
+        seed = check_seed(_int("--seed", args.seed), "--seed")
+        k = check_positive_int("--k", _int("--k", args.k))
+        written = build(seed=seed, k=k, notebooks=args.notebooks, reports=args.reports)
+    except NotebookFailed as err:
+        print(f"{_PROG}: error: {_one_line(str(err))}", file=sys.stderr)
+        return 2 if err.bad_input else 1
+    except (AgentMemoryError, _UsageError) as err:
+        print(f"{_PROG}: error: {_one_line(str(err))}", file=sys.stderr)
         return 2
+    except OSError as err:
+        where = f"{err.filename}: " if getattr(err, "filename", None) else ""
+        print(f"{_PROG}: error: {_one_line(f'{where}{err.strerror or err}')}", file=sys.stderr)
+        return 2
+    except RuntimeError as err:
+        print(f"{_PROG}: error: {_one_line(str(err))}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"{_PROG}: interrupted", file=sys.stderr)
+        return 130
     for path in written:
         if path.is_file():
             print(f"{sha256_file(path)}  {path.as_posix()}")
         else:
             print(f"{'(folder)':>64}  {path.as_posix()}/")
     return 0
+
+
+def _one_line(message: str) -> str:
+    return message.replace("\r", "\\r").replace("\n", "\\n")
 
 
 if __name__ == "__main__":

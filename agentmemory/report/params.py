@@ -21,6 +21,7 @@ as on the command line.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from os import PathLike
@@ -28,7 +29,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ..collection import Collection, default_collection_path
+from ..collection import Collection, default_collection_path, require_judgments
 from ..datasets import FORMATS, detect_format, load
 from ..datasets.synthetic import synthetic_collection
 from ..errors import (
@@ -38,8 +39,11 @@ from ..errors import (
     UnknownNameError,
     check_positive_int,
     check_seed,
+    quote,
 )
 from ..metrics import Measure, parse_measures
+from ..numeric import NumberTextError, parse_integer
+from ..outputs import OutputPlan, collection_inputs
 from ..retrievers import RetrieverSpec, resolve_retrievers
 from ..runs import RunFile, parse_run_option, read_run_file
 from ..tokenize import tokenize
@@ -292,6 +296,15 @@ def _output_dir(output_dir: object) -> Path | None:
     return path
 
 
+def _check_output(output_dir: Path | None, path: str | PathLike[str], loaded: Collection, systems: Systems) -> None:
+    """The artifact the notebook will write must not be one of its inputs: the collection's files, the runs' files."""
+    if output_dir is not None:
+        from .results import ARTIFACT_NAME
+
+        runs = [_found(p) for r in systems.runs for p in (r.path, r.memories_path) if p is not None]
+        OutputPlan([*collection_inputs(path, loaded.files), *runs]).file("output_dir", output_dir / ARTIFACT_NAME)
+
+
 def eval_setup(
     *,
     seed: object,
@@ -342,6 +355,8 @@ def eval_setup(
             as_of=as_of,
         )
         loaded, source = _load(collection, format)
+        _check_output(out, collection or default_collection_path(), loaded, systems)
+        require_judgments(loaded, collection or default_collection_path())
     except ReportParameterError:
         raise
     except AgentMemoryError as err:
@@ -529,6 +544,8 @@ def collection_setup(
         given = _format_options(format_options, resolved, repair)
         options = {**given, **({} if repair is False else {"repair": repair})}
         loaded = load(path, format=resolved, **options)  # type: ignore[arg-type]
+        _check_output(out, path, loaded, systems)
+        require_judgments(loaded, path)
     except ReportParameterError:
         raise
     except AgentMemoryError as err:
@@ -609,7 +626,9 @@ def parse_seeds(seeds: object) -> tuple[int, ...]:
     """The generator seeds a ``seeds`` parameter names.
 
     An integer ``N >= 1`` (or its text, ``"20"``) means the seeds ``0 .. N-1``;
-    the text ``"a-b"`` with ``0 <= a <= b`` means ``a .. b`` inclusive.
+    the text ``"a-b"`` with ``0 <= a <= b`` means ``a .. b`` inclusive.  Text
+    is ASCII digits only (:mod:`agentmemory.numeric`: no white space, no
+    underscores, no other scripts' digits).
 
     Raises:
         ParameterError: anything else.
@@ -618,28 +637,41 @@ def parse_seeds(seeds: object) -> tuple[int, ...]:
         raise ParameterError("seeds", seeds, "is not a count or a range", _SEEDS_HELP)
     if isinstance(seeds, int):
         return tuple(range(check_positive_int("seeds", seeds)))
-    text = seeds.strip()
-    if text.isdigit():
-        if int(text) < 1:
-            raise ParameterError("seeds", seeds, "is less than 1", _SEEDS_HELP)
-        return tuple(range(int(text)))
-    low, dash, high = text.partition("-")
-    if not dash or not low.strip().isdigit() or not high.strip().isdigit():
+    match = _SEEDS.fullmatch(seeds)
+    if match is None:
         raise ParameterError("seeds", seeds, "is not a count or a range", _SEEDS_HELP)
-    if int(low) > int(high):
+    try:
+        low = parse_integer(match[1])
+        high = None if match[2] is None else parse_integer(match[2])
+    except NumberTextError as err:
+        raise ParameterError("seeds", seeds, err.problem, _SEEDS_HELP) from None
+    if high is None:
+        if low < 1:
+            raise ParameterError("seeds", seeds, "is less than 1", _SEEDS_HELP)
+        return tuple(range(low))
+    if low > high:
         raise ParameterError("seeds", seeds, "is an empty range", "the range's start must not exceed its end")
-    return tuple(range(int(low), int(high) + 1))
+    return tuple(range(low, high + 1))
+
+
+_SEEDS = re.compile(r"([0-9]+)(?:-([0-9]+))?", re.ASCII)
 
 
 def _int_list(name: str, value: object, example: str) -> list[int]:
+    """Comma-separated integers >= 1 (each by :func:`agentmemory.numeric.parse_integer`; spaces after commas allowed)."""
     if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise ParameterError(name, value, "is not a comma-separated list of integers", f"pass e.g. {example!r}")
+        raise ParameterError(name, value, "is not a comma-separated list of integers", f"pass e.g. {quote(example)}")
     if isinstance(value, int):
         return [check_positive_int(name, value)]
-    items = [item.strip() for item in value.split(",")]
-    if not all(item.isdigit() for item in items):
-        raise ParameterError(name, value, "is not a comma-separated list of integers", f"pass e.g. {example!r}")
-    return [check_positive_int(f"{name} item", int(item)) for item in items]
+    numbers = []
+    for item in value.split(","):
+        try:
+            numbers.append(parse_integer(item.strip(" ")))
+        except NumberTextError:
+            raise ParameterError(
+                name, value, "is not a comma-separated list of integers", f"pass e.g. {quote(example)}"
+            ) from None
+    return [check_positive_int(f"{name} item", n) for n in numbers]
 
 
 def _configs(sizes: object, queries: object) -> tuple[SweepConfig, ...]:

@@ -98,7 +98,10 @@ def _scalar(token: str) -> tuple[Any] | None:
     if token in ("true", "false", "null"):
         return (json.loads(token),)
     if re.fullmatch(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE]-?[0-9]+)?", token):
-        value = json.loads(token)
+        try:
+            value = json.loads(token)
+        except ValueError:  # an integer of more digits than Python converts (4,300)
+            return None
         if isinstance(value, float) and not math.isfinite(value):
             return None
         return (value,)

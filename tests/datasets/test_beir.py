@@ -227,7 +227,7 @@ BAD_INPUTS = [
     pytest.param(
         "qrels/test.tsv",
         QRELS + "q1\te2\tyes\n",
-        ":4: score 'yes' is not an integer; expected an integer grade such as 0, 1 or 2",
+        ":4: score 'yes' is not an integer; expected an integer grade such as 0, 1 or 2 (an optional sign and ASCII digits)",
         id="qrels-grade-not-integer",
     ),
     pytest.param(

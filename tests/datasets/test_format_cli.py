@@ -197,7 +197,7 @@ def test_collection_option_errors(tmp_path, monkeypatch, capsys, command, args, 
     [
         (
             ["--format-option", "limit=two"],
-            "--format-option limit: 'two' (str) is not an integer; write an integer, e.g. 0",
+            "--format-option limit: 'two' (str) is not an integer; write an integer (an optional sign and ASCII digits), e.g. 0",
         ),
         (
             ["--format-option", "lowercase=2"],

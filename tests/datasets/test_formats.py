@@ -164,7 +164,9 @@ def test_explicit_format_mismatch():
     """Forcing a format on the wrong kind of path fails in that format's reader, naming the path."""
     with pytest.raises(InputError, match=re.escape(f"{LOCOMO}: is not a folder;")):
         load(LOCOMO, format="beir")
-    with pytest.raises(InputError, match=re.escape(f"{BEIR}: is not a file; pass the LoCoMo JSON file")):
+    with pytest.raises(
+        InputError, match=re.escape(f"{BEIR}: is a folder; expected a LoCoMo JSON file (e.g. locomo10.json)")
+    ):
         load(BEIR, format="locomo")
 
 
@@ -274,7 +276,8 @@ def test_option_check_refuses(option, value, message):
         (FormatOption("b", bool, True, "h"), "no", False),
         (FormatOption("b", bool, True, "h"), "off", False),
         (FormatOption("b", bool, True, "h"), "0", False),
-        (FormatOption("n", int, 0, "h"), " 12 ", 12),
+        (FormatOption("n", int, 0, "h"), "12", 12),
+        (FormatOption("n", int, 0, "h"), "-12", -12),
         (FormatOption("x", float, 0.0, "h"), "1e-3", 0.001),
         (FormatOption("s", str, "", "h"), " keep spaces ", " keep spaces "),
     ],
@@ -292,8 +295,23 @@ def test_option_parse_reads_text_with_the_declared_type(option, text, expected):
             "maybe",
             "b: 'maybe' (str) is not a bool; write true or false (or yes/no, on/off, 1/0)",
         ),
-        (FormatOption("n", int, 0, "h"), "2.5", "n: '2.5' (str) is not an integer; write an integer, e.g. 0"),
-        (FormatOption("x", float, 0.5, "h"), "half", "x: 'half' (str) is not a number; write a number, e.g. 0.5"),
+        *(
+            (
+                FormatOption("n", int, 0, "h"),
+                text,
+                f"n: {text!r} (str) is not an integer; write an integer (an optional sign and ASCII digits), e.g. 0",
+            )
+            for text in ("2.5", " 12 ", "1_0", "\uff11", "\u0663", "+", "0x10", "")
+        ),
+        *(
+            (
+                FormatOption("x", float, 0.5, "h"),
+                text,
+                f"x: {text!r} (str) is not a number; write a number (ASCII digits with an optional sign, "
+                "decimal point and exponent, or inf), e.g. 0.5",
+            )
+            for text in ("half", "1_0.5", "\uff11.5", " 0.5", "nan", "0x1p3", "1e")
+        ),
     ],
 )
 def test_option_parse_refuses(option, text, message):

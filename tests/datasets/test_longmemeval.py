@@ -546,7 +546,7 @@ def test_file_errors(tmp_path):
     """Missing file, a folder, bad UTF-8, malformed JSON, another JSON shape, a repeated question_id."""
     with pytest.raises(MissingFileError):
         load_longmemeval(tmp_path / "none.json")
-    with pytest.raises(InputError, match=re.escape(f"{tmp_path}: is not a file; pass a LongMemEval JSON file")):
+    with pytest.raises(InputError, match=re.escape(f"{tmp_path}: is a folder; expected a LongMemEval JSON file")):
         load_longmemeval(tmp_path)
     bad = tmp_path / "bad.json"
     bad.write_bytes(b'[\n{"question_id": "\xff"}]')

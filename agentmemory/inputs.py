@@ -1,0 +1,292 @@
+"""Reading input files: what a path is, its bytes, UTF-8, and strict JSON, with one-line errors.
+
+Every loader (BEIR folders, LoCoMo files, TREC runs and qrels, run files)
+reads through this module, so a bad input gets the same words everywhere:
+
+* :func:`path_kind` says what a path is when it is not a regular file or a
+  folder: ``"a symbolic link loop"``, ``"a named pipe (FIFO)"``, ``"a
+  symbolic link to the missing 'x'"``, ... -- never "no such file" for
+  something that is there.  :func:`read_bytes` reads a regular file and
+  refuses anything else with that description, without opening it (opening
+  a FIFO would wait for a writer).
+* :func:`decode_utf8` decodes, naming the line of the first bad byte.
+* :func:`parse_json` parses JSON strictly and never lets Python's own limits
+  escape as a traceback.  Each problem is an
+  :class:`~agentmemory.errors.InputError` naming the file, the line and the
+  field (its JSON path): a syntax error; ``NaN``, ``Infinity`` or
+  ``-Infinity`` (not JSON, and a number nothing can rank); an integer of more
+  than :data:`~agentmemory.numeric.MAX_DIGITS` digits (Python refuses to
+  convert it); nesting too deep for Python's parser (``RecursionError``); a
+  lone UTF-16 surrogate escape such as ``"\\ud800"`` (a string UTF-8 cannot
+  encode, so no artifact could hold it).
+
+The checks cost nothing on a well-formed file: the slow scan that finds the
+line and field of a problem runs only after the fast parser has failed (or,
+for surrogates, only when the text holds a surrogate escape that is not half
+of a pair).
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import re
+import stat
+from collections.abc import Iterator
+from os import PathLike
+from typing import Any
+
+from .errors import InputError, MissingFileError, quote
+from .numeric import MAX_DIGITS
+
+__all__ = ["decode_utf8", "json_lines", "parse_json", "path_kind", "read_bytes"]
+
+_KINDS = (
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+def path_kind(path: str | PathLike[str]) -> str | None:
+    """``None`` for a regular file or a folder (symbolic links followed); else what ``path`` is, as messages say it.
+
+    Raises:
+        MissingFileError: nothing is there (not even a dangling link).
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        if os.path.islink(path):
+            return f"a symbolic link to the missing {quote(os.readlink(path))}"
+        raise MissingFileError(path) from None
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            return "a symbolic link loop"
+        if err.errno == errno.ENOTDIR:
+            raise MissingFileError(path) from None  # a parent is a file: nothing can be there
+        return f"a path that cannot be examined ({err.strerror})"
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def read_bytes(path: str | PathLike[str], what: str = "file") -> bytes:
+    """The bytes of the regular file ``path``; ``what`` names it in messages (``"run file"``).
+
+    Raises:
+        MissingFileError: nothing is at ``path``.
+        InputError: ``path`` is a folder, a FIFO, a socket, a device, a
+            symbolic link loop or a dangling link (said which), or cannot be read.
+    """
+    kind = path_kind(path) or ("a folder" if os.path.isdir(path) else None)
+    if kind is not None:
+        raise InputError(path, None, f"is {kind}; expected a {what}")
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError as err:
+        raise InputError(path, None, f"cannot be read ({err.strerror or err})") from None
+
+
+def decode_utf8(path: str | PathLike[str], data: bytes) -> str:
+    """``data`` decoded as UTF-8 (a leading byte-order mark is kept as a character).
+
+    Raises:
+        InputError: invalid UTF-8, naming the line of the first bad byte.
+    """
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise InputError(path, data[: err.start].count(b"\n") + 1, "is not valid UTF-8") from None
+
+
+class _Constant(Exception):
+    """Raised by the parser's hook for ``NaN``, ``Infinity`` and ``-Infinity``."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _Constant(name)
+
+
+# A surrogate escape that is not half of a pair: a high one not followed by a low one, or a low one not
+# preceded by a high one.  (Files written with ensure_ascii hold pairs for every emoji: those never trigger the
+# slow scan.  An escaped backslash before "ud800" may trigger it needlessly; the scan then finds nothing.)
+_SURROGATE_ESCAPE = re.compile(
+    r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+)
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\],:]|[^"{}\[\],:\s]+|\s+', re.DOTALL)
+_BIG_INT = re.compile(r"-?([0-9]+)")
+_SHOWN_PATH = 6  # components of a JSON path shown before "..."
+
+
+def parse_json(
+    text: str,
+    path: str | PathLike[str],
+    line: int | None = None,
+    *,
+    root: str = "",
+    constants: bool = False,
+    expected: str = "",
+) -> Any:
+    """``text`` parsed as JSON, or an :class:`InputError` naming ``path``, the line and the field.
+
+    ``line`` is the file line ``text`` starts on (a JSON-lines record), or
+    ``None`` for a whole file (the line is then found in ``text``); ``root``
+    prefixes field paths (``"$"`` for a whole document, ``""`` for a record,
+    whose fields are named bare: ``provenance.source``).  ``constants``
+    admits ``NaN``/``Infinity``/``-Infinity`` as floats (a run file's own
+    check then names a NaN score); ``expected`` ends a syntax error's
+    message (``"; expected one JSON object per line"``).
+    """
+    try:
+        value = json.loads(text, parse_constant=float if constants else _refuse_constant)
+    except json.JSONDecodeError as err:
+        at = err.lineno if line is None else line + err.lineno - 1
+        raise InputError(path, at, f"malformed JSON ({err.msg} at column {err.colno}){expected}") from None
+    except (_Constant, RecursionError, ValueError):
+        found = _scan(text, root, constants=constants, surrogates=False)
+        _raise(path, line, found, expected)
+    if _SURROGATE_ESCAPE.search(text) is not None:
+        found = _scan(text, root, constants=True, surrogates=True)
+        if found is not None:
+            _raise(path, line, found, expected)
+    return value
+
+
+def _raise(path: str | PathLike[str], line: int | None, found: tuple[int, str, str] | None, expected: str) -> None:
+    if found is None:  # the parser failed on something the scan cannot place (not expected to happen)
+        raise InputError(path, line, f"cannot be read as JSON{expected}")
+    offset, where, problem = found
+    at = offset + 1 if line is None else line + offset
+    raise InputError(path, at, f"{where or 'the value'} {problem}")
+
+
+def _scan(text: str, root: str, *, constants: bool, surrogates: bool) -> tuple[int, str, str] | None:
+    """``(line offset, field path, problem)`` of the first value the parser refuses, or of the deepest nesting.
+
+    Tokenises ``text`` without recursion, keeping the path of the value each
+    token belongs to.  Looks for a refused constant, an integer of too many
+    digits, and (``surrogates``) a string holding a lone surrogate; failing
+    those (and unless looking for surrogates only), reports the deepest
+    nesting (the parser's ``RecursionError``).
+    """
+    frames: list[list[Any]] = []  # [is_object, key or index, expecting a key]
+    deepest: tuple[int, int, str] | None = None  # (depth, position, path)
+    for match in _TOKEN.finditer(text):
+        token = match.group()
+        first = token[0]
+        if first.isspace():
+            continue
+        if first in "{[":
+            frames.append([first == "{", 0 if first == "[" else None, first == "{"])
+            if deepest is None or len(frames) > deepest[0]:
+                deepest = (len(frames), match.start(), "")
+            continue
+        if first in "}]":
+            if frames:
+                frames.pop()
+            continue
+        if first == ",":
+            if frames:
+                top = frames[-1]
+                if top[0]:
+                    top[2] = True
+                else:
+                    top[1] += 1
+            continue
+        if first == ":":
+            if frames:
+                frames[-1][2] = False
+            continue
+        if frames and frames[-1][0] and frames[-1][2]:  # an object's key
+            try:
+                frames[-1][1] = json.loads(token)
+            except ValueError:
+                frames[-1][1] = token
+            problem = _problem(token, constants=constants, surrogates=surrogates)
+            if problem is not None:
+                return text.count("\n", 0, match.start()), _path(root, frames), f"(a key) {problem}"
+            continue
+        problem = _problem(token, constants=constants, surrogates=surrogates)
+        if problem is not None:
+            return text.count("\n", 0, match.start()), _path(root, frames), problem
+    if deepest is None or surrogates:
+        return None
+    depth, position, _ = deepest
+    frames = _frames_at(text, position)
+    return text.count("\n", 0, position), _path(root, frames), f"is nested {depth:,} levels deep, too deep to read"
+
+
+def _frames_at(text: str, end: int) -> list[list[Any]]:
+    """The open containers at ``end`` (rescanned: only the deepest point needs its path)."""
+    frames: list[list[Any]] = []
+    for match in _TOKEN.finditer(text, 0, end):
+        token = match.group()
+        first = token[0]
+        if first in "{[":
+            frames.append([first == "{", 0 if first == "[" else None, first == "{"])
+        elif first in "}]":
+            if frames:
+                frames.pop()
+        elif first == "," and frames:
+            if frames[-1][0]:
+                frames[-1][2] = True
+            else:
+                frames[-1][1] += 1
+        elif first == ":" and frames:
+            frames[-1][2] = False
+        elif first == '"' and frames and frames[-1][0] and frames[-1][2]:
+            try:
+                frames[-1][1] = json.loads(token)
+            except ValueError:
+                frames[-1][1] = token
+    return frames
+
+
+def _problem(token: str, *, constants: bool, surrogates: bool) -> str | None:
+    if token.startswith('"'):
+        if not surrogates:
+            return None
+        try:
+            decoded = json.loads(token)
+        except ValueError:
+            return None
+        lone = _LONE_SURROGATE.search(decoded)
+        if lone is None:
+            return None
+        return f"holds the lone surrogate {ascii(lone.group())}, which UTF-8 cannot encode; expected text"
+    if not constants and token in ("NaN", "Infinity", "-Infinity"):
+        return f"is {token}, which is not a JSON number; expected a number or a string"
+    big = _BIG_INT.fullmatch(token)
+    if big is not None and len(big[1]) > MAX_DIGITS:
+        return f"is an integer of {len(big[1]):,} digits; JSON integers here may have at most {MAX_DIGITS:,}"
+    return None
+
+
+def _path(root: str, frames: list[list[Any]]) -> str:
+    """The JSON path of the value inside ``frames`` (``root`` first), cut after a few components."""
+    parts = [
+        (f".{key}" if isinstance(key, str) and _NAME.fullmatch(key) else f"[{quote(key, 40)}]")
+        if is_object
+        else f"[{key}]"
+        for is_object, key, _ in frames
+    ]
+    shown = "".join(parts[:_SHOWN_PATH]) + ("..." if len(parts) > _SHOWN_PATH else "")
+    return root + (shown if root else shown.removeprefix("."))
+
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def json_lines(
+    path: str | PathLike[str], text: str, *, expected: str = "", constants: bool = False
+) -> Iterator[tuple[int, Any]]:
+    """``(line number, value)`` of every non-blank line of a JSON-lines file (see :func:`parse_json`)."""
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if raw.strip():
+            yield number, parse_json(raw, path, number, expected=expected, constants=constants)

@@ -1,0 +1,252 @@
+"""What a command writes, checked before anything is computed and written all at once: :class:`OutputPlan`.
+
+A command that writes files (``agentmemory eval``, ``agentmemory retrieve``,
+``python -m agentmemory.report.build``) keeps one plan:
+
+1. **Declare** each output as soon as its path is known (:meth:`OutputPlan.file`,
+   :meth:`OutputPlan.folder`), before anything is read or computed.  The path
+   is checked at once: not a folder where a file is wanted (or the reverse),
+   not inside something that is a file, not a FIFO or a device, and not the
+   path of another output of the same run.
+2. **Name the inputs** (:meth:`OutputPlan.add_inputs`; for a collection,
+   :func:`collection_inputs`).  An output that resolves to an input file
+   (the same path, a path through ``..`` or a symbolic link, a hard link:
+   anything with the input's device and inode) is refused: writing it would
+   replace what the run reads.
+3. **Render** every output's content (:meth:`OutputPlan.put`).  Rendering
+   validates: an id a TREC file cannot hold, a NaN score, text UTF-8 cannot
+   encode are refused here, while no file has been touched.
+4. **Write** (:meth:`OutputPlan.write`): every file is first written to a
+   temporary file beside its destination (:func:`agentmemory.io.stage`); only
+   when all are written are they renamed into place, in declaration order.
+   If any temporary file cannot be written, all are removed (and the folders
+   the plan created), and every destination keeps its old bytes.
+
+So a run that fails on bad input writes nothing, and one that succeeds
+replaces each output whole.  Each rename is atomic; the set of them is not
+(a ``SIGKILL`` between two renames leaves some outputs new and some old,
+each complete).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable
+from os import PathLike
+from pathlib import Path
+
+from .errors import ParameterError, quote
+from .io import commit, make_folders, remove_folders, stage
+
+__all__ = ["OutputPlan", "collection_inputs"]
+
+
+def collection_inputs(path: str | PathLike[str], files: Iterable[str]) -> list[Path]:
+    """The input files of a collection read from ``path``: ``files`` (a collection's ``files`` keys) resolved.
+
+    A collection's ``files`` are relative to its folder: ``path`` itself when
+    it is a folder, ``path``'s folder when it is a file (then ``path`` is an
+    input too).
+    """
+    root = Path(path)
+    base = root if root.is_dir() else root.parent
+    found = [base / name for name in files]
+    if not root.is_dir():
+        found.append(root)
+    return found
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """``(device, inode)`` of the file ``path`` names (symbolic links followed), or ``None`` when there is none."""
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (info.st_dev, info.st_ino)
+
+
+def _kind(mode: int) -> str | None:
+    for test, name in (
+        (stat.S_ISFIFO, "a named pipe (FIFO)"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    ):
+        if test(mode):
+            return name
+    return None
+
+
+class _Output:
+    __slots__ = ("data", "option", "path", "shown")
+
+    def __init__(self, option: str, path: Path, shown: str) -> None:
+        self.option = option
+        self.path = path
+        self.shown = shown
+        self.data: bytes | None = None
+
+
+class OutputPlan:
+    """The files one run writes, checked against each other and the run's inputs (module docstring)."""
+
+    def __init__(self, inputs: Iterable[str | PathLike[str]] = ()) -> None:
+        self._inputs: list[Path] = []
+        self._outputs: list[_Output] = []
+        self._folders: list[tuple[str, Path]] = []
+        self.add_inputs(inputs)
+
+    # -- declaring ---------------------------------------------------------
+    def file(self, option: str, path: str | PathLike[str], *, example: str = "reports/eval-results.json") -> Path:
+        """Declare the output file ``path`` (given as ``option``); return it as a Path.
+
+        Raises:
+            ParameterError: ``path`` is a folder, a FIFO or a device; a
+                parent is a file; it is an input of the run; another output
+                of the run has the same path.
+        """
+        target = Path(path)
+        shown = str(path)
+        if target.is_dir():
+            raise ParameterError(option, shown, "is a folder", f"pass a file path such as {example}")
+        try:
+            kind = _kind(os.stat(target).st_mode)
+        except OSError:
+            kind = None
+        if kind is not None:
+            raise ParameterError(option, shown, f"is {kind}", f"pass the path of a regular file, such as {example}")
+        self._check_parents(option, shown, target)
+        output = _Output(option, target, shown)
+        self._check_alias(output)
+        self._outputs.append(output)
+        return target
+
+    def folder(self, option: str, path: str | PathLike[str]) -> Path:
+        """Declare the output folder ``path`` (files in it are declared with :meth:`file`); return it.
+
+        Raises:
+            ParameterError: ``path`` exists and is not a folder, or a parent is a file.
+        """
+        target = Path(path)
+        shown = str(path)
+        if target.exists() and not target.is_dir():
+            raise ParameterError(option, shown, "is a file", "pass a folder path (it is created if missing)")
+        self._check_parents(option, shown, target)
+        self._folders.append((option, target))
+        return target
+
+    @staticmethod
+    def _check_parents(option: str, shown: str, target: Path) -> None:
+        for parent in target.parents:
+            if parent.exists():
+                if not parent.is_dir():
+                    raise ParameterError(
+                        option,
+                        shown,
+                        f"needs {quote(str(parent))} to be a folder, but it is a file",
+                        "choose a path inside a folder",
+                    )
+                break
+
+    def add_inputs(self, paths: Iterable[str | PathLike[str]]) -> None:
+        """Name files the run reads; every output declared so far, or later, is checked against them.
+
+        Raises:
+            ParameterError: a declared output is one of these files.
+        """
+        added = [Path(p) for p in paths]
+        self._inputs.extend(added)
+        for output in self._outputs:
+            self._check_input(output, added)
+
+    def _check_alias(self, output: _Output) -> None:
+        self._check_input(output, self._inputs)
+        mine = _identity(output.path)
+        resolved = output.path.resolve()
+        for other in self._outputs:
+            if other.path.resolve() == resolved or (mine is not None and _identity(other.path) == mine):
+                raise ParameterError(
+                    output.option,
+                    output.shown,
+                    f"is also the path of {other.option} ({quote(other.shown)})",
+                    "give every output its own path",
+                )
+
+    @staticmethod
+    def _check_input(output: _Output, inputs: list[Path]) -> None:
+        mine = _identity(output.path)
+        resolved = output.path.resolve()
+        for source in inputs:
+            if (mine is not None and _identity(source) == mine) or source.resolve() == resolved:
+                raise ParameterError(
+                    output.option,
+                    output.shown,
+                    f"is the input file {quote(str(source))}",
+                    "write outputs elsewhere: a run never replaces what it reads",
+                )
+
+    # -- rendering and writing ---------------------------------------------
+    def put(self, path: str | PathLike[str], content: str | bytes) -> None:
+        """Set the content of the declared output ``path`` (text is encoded as UTF-8).
+
+        Raises:
+            ParameterError: ``path`` was not declared, or the text holds a
+                character UTF-8 cannot encode (a lone surrogate).
+        """
+        output = self._find(Path(path))
+        if isinstance(content, str):
+            try:
+                content = content.encode("utf-8")
+            except UnicodeEncodeError as err:
+                bad = ascii(content[err.start : err.end])
+                raise ParameterError(
+                    output.option,
+                    output.shown,
+                    f"would hold the character {bad}, which UTF-8 cannot encode",
+                    "remove lone surrogates from the input",
+                ) from None
+        output.data = bytes(content)
+
+    def _find(self, path: Path) -> _Output:
+        for output in self._outputs:
+            if output.path == path:
+                return output
+        raise ParameterError("path", str(path), "is not a declared output", "declare it with OutputPlan.file first")
+
+    @property
+    def paths(self) -> tuple[Path, ...]:
+        """The declared output files, in declaration order."""
+        return tuple(o.path for o in self._outputs)
+
+    def write(self) -> list[Path]:
+        """Write every output whose content was :meth:`put` (module docstring, step 4); return their paths.
+
+        Raises:
+            OutputError: a file or folder cannot be written; no destination
+                was changed and no temporary file remains.
+            ParameterError: an output is (now) an input of the run.
+        """
+        ready = [(o, o.data) for o in self._outputs if o.data is not None]
+        for output, _ in ready:
+            self._check_input(output, self._inputs)
+        created: list[Path] = []
+        staged: list[tuple[Path, Path]] = []
+        done = 0
+        try:
+            for output, data in ready:
+                created += make_folders(output.path.parent, output.path)
+                staged.append((stage(output.path, data), output.path))
+            for tmp, path in staged:
+                commit(tmp, path)
+                done += 1
+        except BaseException:
+            for tmp, _ in staged[done:]:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+            if done == 0:
+                remove_folders(created)
+            raise
+        return [o.path for o, _ in ready]

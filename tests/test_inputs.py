@@ -1,0 +1,174 @@
+"""Reading inputs: what a path is, and JSON read strictly with the file, line and field of every problem."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from agentmemory.errors import InputError, MissingFileError
+from agentmemory.inputs import decode_utf8, json_lines, parse_json, path_kind, read_bytes
+
+
+def _exact(text: str) -> str:
+    return f"^{re.escape(text)}$"
+
+
+# -- what a path is ---------------------------------------------------------------------------
+
+
+def _make(kind: str, path: Path) -> None:
+    if kind == "folder":
+        path.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "loop":
+        path.symlink_to(path.name)
+    elif kind == "dangling":
+        path.symlink_to("gone.jsonl")
+    elif kind == "chain-loop":
+        (path.parent / "a").symlink_to("b")
+        (path.parent / "b").symlink_to("a")
+        path.symlink_to("a")
+
+
+@pytest.mark.parametrize(
+    ("kind", "described"),
+    [
+        ("fifo", "a named pipe (FIFO)"),
+        ("loop", "a symbolic link loop"),
+        ("chain-loop", "a symbolic link loop"),
+        ("dangling", "a symbolic link to the missing 'gone.jsonl'"),
+    ],
+)
+def test_path_kind_says_what_is_there(tmp_path: Path, kind: str, described: str) -> None:
+    """A FIFO, a link loop and a dangling link are described, never called 'no such file'."""
+    path = tmp_path / "corpus.jsonl"
+    _make(kind, path)
+    assert path_kind(path) == described
+    with pytest.raises(InputError, match=_exact(f"{path}: is {described}; expected a file")):
+        read_bytes(path)
+
+
+def test_read_bytes_refuses_a_folder_and_names_a_missing_file(tmp_path: Path) -> None:
+    """A folder is 'a folder'; only a path with nothing there is 'no such file'."""
+    (tmp_path / "dir").mkdir()
+    assert path_kind(tmp_path / "dir") is None
+    with pytest.raises(InputError, match=_exact(f"{tmp_path / 'dir'}: is a folder; expected a run file")):
+        read_bytes(tmp_path / "dir", "run file")
+    with pytest.raises(MissingFileError, match=_exact(f"{tmp_path / 'nope'}: no such file")):
+        read_bytes(tmp_path / "nope")
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(MissingFileError, match=_exact(f"{tmp_path / 'file' / 'child'}: no such file")):
+        read_bytes(tmp_path / "file" / "child")
+
+
+def test_a_fifo_is_refused_without_being_opened(tmp_path: Path) -> None:
+    """Opening a FIFO would wait for a writer forever; read_bytes refuses it from its mode alone."""
+    os.mkfifo(tmp_path / "pipe")
+    with pytest.raises(InputError, match="is a named pipe"):
+        read_bytes(tmp_path / "pipe")  # returns at once: the test would hang otherwise
+
+
+def test_decode_names_the_line_of_the_first_bad_byte(tmp_path: Path) -> None:
+    """Invalid UTF-8 names its line."""
+    with pytest.raises(InputError, match=_exact("f.jsonl:3: is not valid UTF-8")):
+        decode_utf8("f.jsonl", b"a\nb\nc\xff\n")
+
+
+# -- strict JSON --------------------------------------------------------------------------------
+
+DEEP = 100_000
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"_id": ' + "1" * 5000 + "}", "_id is an integer of 5,000 digits; JSON integers here may have at most 4,300"),
+        (
+            '{"_id": "a", "meta": {"n": -' + "2" * 4301 + "}}",
+            "meta.n is an integer of 4,301 digits; JSON integers here may have at most 4,300",
+        ),
+        ('{"_id": "a", "x": [1, NaN]}', "x[1] is NaN, which is not a JSON number; expected a number or a string"),
+        ('{"s": Infinity}', "s is Infinity, which is not a JSON number; expected a number or a string"),
+        (
+            '{"a b": {"c": -Infinity}}',
+            "['a b'].c is -Infinity, which is not a JSON number; expected a number or a string",
+        ),
+        (
+            '{"text": ' + "[" * DEEP + "]" * DEEP + "}",
+            f"text[0][0][0][0][0]... is nested {DEEP + 1:,} levels deep, too deep to read",
+        ),
+        ("[" * DEEP + "]" * DEEP, f"[0][0][0][0][0][0]... is nested {DEEP:,} levels deep, too deep to read"),
+        (
+            '{"a": ' + '{"a": ' * DEEP + "1" + "}" * DEEP + "}",
+            f"a.a.a.a.a.a... is nested {DEEP + 1:,} levels deep, too deep to read",
+        ),
+        ('{"t": "\\ud800"}', "t holds the lone surrogate '\\ud800', which UTF-8 cannot encode; expected text"),
+        (
+            '{"t": ["ok", "x\\udfff"]}',
+            "t[1] holds the lone surrogate '\\udfff', which UTF-8 cannot encode; expected text",
+        ),
+        (
+            '{"t": 1,}',
+            "malformed JSON (Expecting property name enclosed in double quotes at column 9); expected a line",
+        ),
+    ],
+    ids=[
+        "int-5000",
+        "nested-int",
+        "nan",
+        "infinity",
+        "minus-infinity",
+        "deep-list",
+        "deep-top",
+        "deep-object",
+        "surrogate",
+        "surrogate-in-list",
+        "syntax",
+    ],
+)
+def test_a_json_line_python_cannot_hold_names_line_and_field(text: str, message: str) -> None:
+    """Values json.loads refuses with a traceback (or accepts though UTF-8 cannot hold them) are one-line InputErrors."""
+    with pytest.raises(InputError, match=_exact(f"corpus.jsonl:7: {message}")):
+        parse_json(text, "corpus.jsonl", 7, expected="; expected a line")
+
+
+def test_a_whole_document_names_the_line_and_the_json_path() -> None:
+    """In a whole file (LoCoMo), the line is found in the text and paths start at $."""
+    doc = '[\n {"qa": [\n  {"category": ' + "7" * 4400 + "}]}]"
+    with pytest.raises(
+        InputError,
+        match=_exact(
+            "l.json:3: $[0].qa[0].category is an integer of 4,400 digits; JSON integers here may have at most 4,300"
+        ),
+    ):
+        parse_json(doc, "l.json", root="$")
+    deep = '{"conversation":\n\n {"session_1": [' + "[" * DEEP + "]" * DEEP + "]}}"
+    with pytest.raises(
+        InputError,
+        match=_exact(
+            f"l.json:3: $.conversation.session_1[0][0][0][0]... is nested {DEEP + 3:,} levels deep, too deep to read"
+        ),
+    ):
+        parse_json(deep, "l.json", root="$")
+
+
+def test_valid_json_is_read_as_json_loads_reads_it() -> None:
+    """A valid surrogate pair, big-but-allowed integers and escapes read as json.loads reads them."""
+    text = '{"e": "\\ud83d\\ude00", "n": ' + "9" * 4300 + ', "f": 1e400, "s": "tab\\tnul\\u0000"}'
+    assert parse_json(text, "f", 1) == json.loads(text)
+
+
+def test_constants_may_be_admitted_for_run_files() -> None:
+    """constants=True reads NaN and Infinity as floats (a run file's own check names a NaN score)."""
+    value = parse_json('{"score": NaN, "s": -Infinity}', "run.jsonl", 1, constants=True)
+    assert value["s"] == float("-inf") and value["score"] != value["score"]
+
+
+def test_json_lines_skips_blank_lines_and_numbers_the_rest() -> None:
+    """Blank lines are skipped; line numbers are the file's."""
+    assert list(json_lines("f", '{"a": 1}\n\n  \n[2]\n')) == [(1, {"a": 1}), (4, [2])]
