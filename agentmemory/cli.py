@@ -12,6 +12,9 @@ Subcommands::
                          [--k INT] [--progress | --no-progress]
     agentmemory score QRELS [RUN] [--run NAME=PATH ...] [--k INT] [--metrics LIST] [--per-query]
                       [--complete] [--format table|json]
+    agentmemory experiment GRID.toml [--executor serial|processes|dask] [--scheduler ADDRESS] [--workers N]
+                      [--connect-timeout SECONDS] [--out DIR] [--resume | --no-resume] [--reports]
+                      [--parquet] [--progress | --no-progress]
     agentmemory --version
 
 The collection options come from the format declarations
@@ -22,7 +25,9 @@ any format, a plugin's included, read with the type the format declares.
 
 Any input error (a bad parameter, a malformed or missing file) prints one
 line ``agentmemory: error: ...`` on stderr and exits with status 2, with no
-traceback and no output file left behind.
+traceback and no output file left behind.  ``agentmemory experiment`` exits
+with status 1 when a task failed (each is listed with its spec; the others
+complete and are written).
 """
 
 from __future__ import annotations
@@ -256,6 +261,53 @@ def _build_parser() -> argparse.ArgumentParser:
         "--complete", action="store_true", help="count qrels queries missing from the run as 0 (trec_eval -c)"
     )
     sc.add_argument("--format", default="table", help="table (default) or json")
+
+    ex = sub.add_parser(
+        "experiment",
+        help="run a grid of evaluations (collections x systems x k x seeds) as tasks, serially, on processes or "
+        "on Dask; resumable, byte-identical results",
+        allow_abbrev=False,
+    )
+    ex.add_argument("grid", metavar="GRID", help="the grid file (TOML; see examples/grid.toml)")
+    ex.add_argument(
+        "--executor", default="serial", metavar="NAME", help="serial (default), processes or dask (the dask extra)"
+    )
+    ex.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="a running Dask scheduler (tcp://host:8786) instead of a local cluster; needs --executor dask",
+    )
+    ex.add_argument(
+        "--workers",
+        metavar="N",
+        help="worker processes of --executor processes or a local Dask cluster (default: CPUs)",
+    )
+    ex.add_argument(
+        "--connect-timeout",
+        default="10",
+        metavar="SECONDS",
+        help="how long to wait for --scheduler to answer (default 10)",
+    )
+    ex.add_argument("--out", metavar="DIR", help="the output folder (default experiments/<grid name>)")
+    ex.add_argument(
+        "--resume",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="reuse the finished tasks in DIR/tasks and compute only the others (default: on)",
+    )
+    ex.add_argument(
+        "--reports",
+        action="store_true",
+        help="also render notebooks/collection.ipynb for each collection with papermill, as tasks on the executor "
+        "(the report extra, a source checkout)",
+    )
+    ex.add_argument("--parquet", action="store_true", help="also write DIR/per_query.parquet (the report extra)")
+    ex.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="a progress bar: tasks done out of all, failures (default: on when stderr is a terminal)",
+    )
     return parser
 
 
@@ -551,12 +603,53 @@ def _cmd_score(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_experiment(args: argparse.Namespace) -> int:
+    from .experiment import open_executor, plan_experiment, read_grid, run_experiment
+    from .experiment.executors import EXECUTORS
+    from .experiment.plan import default_out
+
+    if args.executor not in EXECUTORS:
+        raise UnknownNameError("--executor", args.executor, EXECUTORS)
+    workers = None
+    if args.workers is not None:
+        workers = check_positive_int("--workers", _int("--workers", args.workers, "an integer >= 1"))
+    try:
+        timeout = float(args.connect_timeout)
+    except ValueError:
+        timeout = float("nan")
+    if not timeout > 0 or timeout == float("inf"):
+        raise ParameterError("--connect-timeout", args.connect_timeout, "is not a number of seconds > 0", "e.g. 10")
+    if args.out is not None:
+        _output_path("--out", args.out, folder=True)
+    progress = sys.stderr.isatty() if args.progress is None else args.progress
+    plan = plan_experiment(read_grid(args.grid))
+    out = _output_path("--out", args.out, folder=True) if args.out else default_out(plan.grid)
+    with open_executor(args.executor, workers=workers, scheduler=args.scheduler, timeout=timeout) as executor:
+        result = run_experiment(
+            plan,
+            executor,
+            out=out,
+            resume=args.resume,
+            reports=args.reports,
+            parquet=args.parquet,
+            progress=progress,
+        )
+    for failure in result.failures:
+        print(f"{PROG}: task failed: {failure.task.describe()}: {failure.error}", file=sys.stderr)
+    for name, error in result.report_failures:
+        print(f"{PROG}: report failed: collection {name}: {error}", file=sys.stderr)
+    evaluations = len([e for e in result.results["evaluations"] if e["systems"]])
+    print(f"Experiment {plan.grid.name}: {result.summary()}; {evaluations} evaluations.")
+    print(f"Wrote {out}/: results.json, per_query.csv, tables/" + (", reports/" if args.reports else ""))
+    return 0 if result.ok else 1
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     parser = _build_parser()
     try:
         args = parser.parse_args(argv)
-        commands = {"eval": _cmd_eval, "retrieve": _cmd_retrieve, "score": _cmd_score}
+        commands = {"eval": _cmd_eval, "retrieve": _cmd_retrieve, "score": _cmd_score, "experiment": _cmd_experiment}
         return commands[args.command](args)
     except (AgentMemoryError, _UsageError) as err:
         print(f"{PROG}: error: {err}", file=sys.stderr)
