@@ -93,6 +93,7 @@ _STATISTICS_KEYS = ("alpha", "baseline", "comparisons", "confidence", "n_resampl
 _TASK_KEYS = ("collection", "k", "seed", "system")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _TOML_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
+_END = " (at end of document)"
 
 
 @dataclass(frozen=True)
@@ -553,9 +554,11 @@ def parse_grid(text: str, *, source: str = "<grid>", base: str | Path = ".", nam
     except toml.TOMLDecodeError as err:
         message = str(err)
         found = _TOML_POSITION.search(message)
-        line = int(found.group(1)) if found else getattr(err, "lineno", None)
+        line = int(found.group(1)) if found else None
         column = f" (column {found.group(2)})" if found else ""
-        reason = _TOML_POSITION.sub("", message).splitlines()[0] if message else "syntax error"
+        if message.endswith(_END):
+            message, line, column = message[: -len(_END)], len(text.splitlines()) or 1, " (at the end of the file)"
+        reason = _TOML_POSITION.sub("", message).strip().splitlines()[0] if message.strip() else "syntax error"
         raise InputError(source, line, f"not valid TOML: {reason}{column}") from None
     return _Reader(source, text, Path(base)).read(data, name)
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import sys
+import warnings
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
 from dataclasses import dataclass, field
@@ -172,7 +173,10 @@ def _parquet_bytes(rows: Sequence[tuple[Any, ...]], folder: Path) -> bytes:
 
     frame = pd.DataFrame(list(rows), columns=list(PER_QUERY_COLUMNS))
     frame = frame.astype({"k": "int64", "seed": "int64", "value": "float64"})
-    with tempfile.TemporaryDirectory(dir=folder) as tmp:
+    with tempfile.TemporaryDirectory(dir=folder) as tmp, warnings.catch_warnings():
+        # fastparquet reads a pandas option pandas 3 deprecates; nothing the user can act on.
+        warnings.filterwarnings("ignore", category=DeprecationWarning, module="fastparquet")
+        warnings.filterwarnings("ignore", category=FutureWarning, module="fastparquet")
         target = Path(tmp) / "per_query.parquet"
         frame.to_parquet(target, index=False)
         return target.read_bytes()
