@@ -616,14 +616,13 @@ def _cmd_experiment(args: argparse.Namespace) -> int:
     try:
         timeout = float(args.connect_timeout)
     except ValueError:
-        timeout = float("nan")
-    if not timeout > 0 or timeout == float("inf"):
+        timeout = 0.0  # refused just below, with the value as given
+    if not 0 < timeout < float("inf"):
         raise ParameterError("--connect-timeout", args.connect_timeout, "is not a number of seconds > 0", "e.g. 10")
-    if args.out is not None:
-        _output_path("--out", args.out, folder=True)
+    given_out = _output_path("--out", args.out, folder=True) if args.out else None  # refused before any loading
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     plan = plan_experiment(read_grid(args.grid))
-    out = _output_path("--out", args.out, folder=True) if args.out else default_out(plan.grid)
+    out = given_out if given_out is not None else default_out(plan.grid)
     with open_executor(args.executor, workers=workers, scheduler=args.scheduler, timeout=timeout) as executor:
         result = run_experiment(
             plan,

@@ -132,7 +132,7 @@ def _submitted(executor: Executor, tasks: Sequence[Task]) -> Iterator[tuple[Task
                 try:
                     outcome = future.result()
                 except BaseException as err:  # the worker died, the pool broke, the task was cancelled
-                    if isinstance(err, KeyboardInterrupt):
+                    if isinstance(err, (KeyboardInterrupt, SystemExit)):
                         raise
                     outcome = {"error": error_line(err)}
                 yield task, outcome

@@ -331,6 +331,16 @@ def _free_port() -> int:
         ),
         (
             f'systems = ["bm25"]\n[[collections]]\npath = "{NOTES}"\n',
+            ["--workers", "2"],
+            "--workers: 2 (int) does not apply to --executor serial; use --executor processes or dask",
+        ),
+        (
+            f'systems = ["bm25"]\n[[collections]]\npath = "{NOTES}"\n',
+            ["--executor", "dask", "--connect-timeout", "0"],
+            "--connect-timeout: '0' (str) is not a number of seconds > 0; e.g. 10",
+        ),
+        (
+            f'systems = ["bm25"]\n[[collections]]\npath = "{NOTES}"\n',
             ["--executor", "threads"],
             "--executor: 'threads' (str) is not a known name; choose from: dask, processes, serial",
         ),
