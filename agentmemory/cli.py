@@ -18,6 +18,9 @@ Subcommands::
     agentmemory store export-run STORE --retriever LABEL --out FILE [--since ISO] [--until ISO]
     agentmemory store export-queries STORE --out FILE [--retriever LABEL] [--since ISO] [--until ISO]
     agentmemory store stats STORE [--format table|json]
+    agentmemory experiment GRID.toml [--executor serial|processes|dask] [--scheduler ADDRESS] [--workers N]
+                      [--connect-timeout SECONDS] [--out DIR] [--resume | --no-resume] [--reports]
+                      [--parquet] [--progress | --no-progress]
     agentmemory --version
 
 The collection options come from the format declarations
@@ -45,7 +48,9 @@ their outputs in an :class:`agentmemory.outputs.OutputPlan` before reading
 anything, render every output's text (which checks it) after computing, and
 only then write them all, each atomically.  Integers on the command line are
 read by :func:`agentmemory.numeric.parse_integer` (``1_0``, ``" 5"`` and
-``"１"`` are not integers).
+``"１"`` are not integers).  ``agentmemory experiment`` exits
+with status 1 when a task failed (each is listed with its spec; the others
+complete and are written).
 """
 
 from __future__ import annotations
@@ -266,6 +271,53 @@ def _build_parser() -> argparse.ArgumentParser:
         "--complete", action="store_true", help="count qrels queries missing from the run as 0 (trec_eval -c)"
     )
     sc.add_argument("--format", default="table", help="table (default) or json")
+
+    ex = sub.add_parser(
+        "experiment",
+        help="run a grid of evaluations (collections x systems x k x seeds) as tasks, serially, on processes or "
+        "on Dask; resumable, byte-identical results",
+        allow_abbrev=False,
+    )
+    ex.add_argument("grid", metavar="GRID", help="the grid file (TOML; see examples/grid.toml)")
+    ex.add_argument(
+        "--executor", default="serial", metavar="NAME", help="serial (default), processes or dask (the dask extra)"
+    )
+    ex.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="a running Dask scheduler (tcp://host:8786) instead of a local cluster; needs --executor dask",
+    )
+    ex.add_argument(
+        "--workers",
+        metavar="N",
+        help="worker processes of --executor processes or a local Dask cluster (default: CPUs)",
+    )
+    ex.add_argument(
+        "--connect-timeout",
+        default="10",
+        metavar="SECONDS",
+        help="how long to wait for --scheduler to answer (default 10)",
+    )
+    ex.add_argument("--out", metavar="DIR", help="the output folder (default experiments/<grid name>)")
+    ex.add_argument(
+        "--resume",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="reuse the finished tasks in DIR/tasks and compute only the others (default: on)",
+    )
+    ex.add_argument(
+        "--reports",
+        action="store_true",
+        help="also render notebooks/collection.ipynb for each collection with papermill, as tasks on the executor "
+        "(the report extra, a source checkout)",
+    )
+    ex.add_argument("--parquet", action="store_true", help="also write DIR/per_query.parquet (the report extra)")
+    ex.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="a progress bar: tasks done out of all, failures (default: on when stderr is a terminal)",
+    )
     _add_store_commands(sub)
     return parser
 
@@ -689,12 +741,69 @@ def _store_stats(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_experiment(args: argparse.Namespace) -> int:
+    from .experiment import open_executor, plan_experiment, read_grid, run_experiment
+    from .experiment.executors import EXECUTORS
+    from .experiment.plan import default_out
+    from .outputs import OutputPlan
+
+    if args.executor not in EXECUTORS:
+        raise UnknownNameError("--executor", args.executor, EXECUTORS)
+    workers = None
+    if args.workers is not None:
+        workers = check_positive_int("--workers", _int("--workers", args.workers, "an integer >= 1"))
+    try:
+        timeout = parse_number(args.connect_timeout)
+    except NumberTextError as err:
+        raise ParameterError(
+            "--connect-timeout", args.connect_timeout, err.problem, "give seconds > 0, e.g. 10"
+        ) from None
+    if not 0 < timeout < float("inf"):
+        raise ParameterError("--connect-timeout", args.connect_timeout, "is not a number of seconds > 0", "e.g. 10")
+    outputs = OutputPlan([args.grid])
+    given_out = outputs.folder("--out", args.out) if args.out else None  # refused before any loading
+    progress = sys.stderr.isatty() if args.progress is None else args.progress
+    plan = plan_experiment(read_grid(args.grid))
+    out = given_out if given_out is not None else outputs.folder("--out", default_out(plan.grid))
+    outputs.add_inputs(
+        path
+        for c in plan.grid.collections
+        for path in (c.path, *(p for r in c.runs for p in (r.path, r.memories) if p is not None))
+    )
+    for name in ("results.json", "per_query.csv", "per_query.parquet"):  # never over an input of the grid
+        outputs.file("--out", out / name, example="experiments/grid/")
+    with open_executor(args.executor, workers=workers, scheduler=args.scheduler, timeout=timeout) as executor:
+        result = run_experiment(
+            plan,
+            executor,
+            out=out,
+            resume=args.resume,
+            reports=args.reports,
+            parquet=args.parquet,
+            progress=progress,
+        )
+    for failure in result.failures:
+        print(f"{PROG}: task failed: {failure.task.describe()}: {failure.error}", file=sys.stderr)
+    for name, error in result.report_failures:
+        print(f"{PROG}: report failed: collection {name}: {error}", file=sys.stderr)
+    evaluations = len([e for e in result.results["evaluations"] if e["systems"]])
+    print(f"Experiment {plan.grid.name}: {result.summary()}; {evaluations} evaluations.")
+    print(f"Wrote {out}/: results.json, per_query.csv, tables/" + (", reports/" if args.reports else ""))
+    return 0 if result.ok else 1
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     parser = _build_parser()
     try:
         args = parser.parse_args(argv)
-        commands = {"eval": _cmd_eval, "retrieve": _cmd_retrieve, "score": _cmd_score, "store": _cmd_store}
+        commands = {
+            "eval": _cmd_eval,
+            "retrieve": _cmd_retrieve,
+            "score": _cmd_score,
+            "store": _cmd_store,
+            "experiment": _cmd_experiment,
+        }
         return commands[args.command](args)
     except BrokenPipeError:  # `agentmemory ... | head`: the reader left; stop quietly, as Unix tools do
         _silence_stdout()

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,7 +32,7 @@ from .evaluate import Evaluation
 from .stats import BaselineComparison, Interval, Statistics, format_p, smallest_p_value
 from .tables import interval_cell, markdown_table
 
-__all__ = ["TABLE_FORMATS", "ComparisonTable", "comparison_frame", "comparison_table", "table_format"]
+__all__ = ["TABLE_FORMATS", "ComparisonTable", "comparison_frame", "comparison_table", "systems_table", "table_format"]
 
 TABLE_FORMATS = {".csv": "csv", ".md": "markdown", ".tex": "latex", ".txt": "text"}
 """File suffix -> the :meth:`ComparisonTable.render` format ``--table-out`` writes."""
@@ -218,24 +219,37 @@ def comparison_table(evaluation: Evaluation, statistics: Statistics) -> Comparis
 
     Systems keep the evaluation's order, except that the baseline comes first.
     """
-    base = statistics.baseline
     systems = [(r.name, r.label, r.kind) for r in evaluation.results]
-    systems.sort(key=lambda s: s[0] != base)
+    return systems_table(systems, statistics, k=evaluation.k, relevance=evaluation.relevance)
+
+
+def systems_table(
+    systems: Sequence[tuple[str, str, str]], statistics: Statistics, *, k: int, relevance: str = "direct"
+) -> ComparisonTable:
+    """The comparison table of ``systems`` (``(name, label, kind)`` in order) from their ``statistics``.
+
+    What :func:`comparison_table` builds from an evaluation, for callers that
+    hold only per-query values and their :func:`~agentmemory.stats.per_query_statistics`
+    (an experiment's merge).  ``k`` and ``relevance`` are the evaluation's,
+    for the caption.  The baseline comes first.
+    """
+    base = statistics.baseline
+    ordered = sorted(systems, key=lambda s: s[0] != base)
     cells = {
         (name, m): TableCell(statistics.intervals[name].get(m), statistics.against_baseline(name, m))
-        for name, _, _ in systems
+        for name, _, _ in ordered
         for m in statistics.measures
     }
     return ComparisonTable(
-        systems=tuple(systems),
+        systems=tuple(ordered),
         measures=tuple(statistics.measures),
         cells=cells,
         baseline=base,
         alpha=statistics.alpha,
         confidence=statistics.confidence,
         queries=statistics.queries,
-        relevance=evaluation.relevance,
-        k=evaluation.k,
+        relevance=relevance,
+        k=k,
         excluded_groups=statistics.excluded_groups,
     )
 

@@ -23,6 +23,8 @@ What the numbers mean (and do not):
 * :func:`holm`: the Holm step-down adjustment, for several comparisons at once.
 * :func:`evaluation_statistics`: all of it for an evaluation, as a
   :class:`Statistics` record (``to_dict()`` is the artifact's ``statistics``).
+* :func:`per_query_statistics`: the same from per-query values alone (what
+  an experiment's merge has: :mod:`agentmemory.experiment`).
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ __all__ = [
     "format_p",
     "holm",
     "paired_permutation_test",
+    "per_query_statistics",
     "smallest_p_value",
 ]
 
@@ -789,40 +792,89 @@ def evaluation_statistics(
     seed = check_seed(seed)
     chosen = _chosen_measures(evaluation, measures)
     collection = evaluation.collection
-    results = list(evaluation.results)
-    base = _baseline(evaluation, baseline)
-    metrics = {res.name: {q.query_id: q.metrics for q in res.per_query} for res in results}
-    headline = [q.id for q in collection.headline_queries]
-    judged = collection.judged_queries
+    return per_query_statistics(
+        {res.name: {q.query_id: q.metrics for q in res.per_query} for res in evaluation.results},
+        labels={res.name: res.label for res in evaluation.results},
+        queries=[(q.id, q.group) for q in collection.judged_queries],
+        excluded_groups=collection.headline_excludes,
+        measures=chosen,
+        seed=seed,
+        confidence=confidence,
+        n_resamples=n_resamples,
+        alpha=alpha,
+        baseline=baseline,
+    )
+
+
+def per_query_statistics(
+    values: Mapping[str, Mapping[str, Mapping[str, float]]],
+    *,
+    labels: Mapping[str, str],
+    queries: Sequence[tuple[str, str | None]],
+    excluded_groups: Sequence[str] = (),
+    measures: Sequence[str],
+    seed: int,
+    confidence: float = 0.95,
+    n_resamples: int = 10_000,
+    alpha: float = 0.05,
+    baseline: str | None = None,
+    pairs: bool = True,
+) -> Statistics:
+    """:func:`evaluation_statistics` from per-query values alone, without an :class:`~agentmemory.evaluate.Evaluation`.
+
+    ``values[system][query_id][measure]`` is one system's value on one query
+    (a system's ``per_query`` metrics); ``labels`` maps each system's name to
+    its label, in the order the systems are compared (the first is the
+    default baseline); ``queries`` are the judged queries as ``(query_id,
+    group)`` in collection order; those whose group is in
+    ``excluded_groups`` are left out of the headline (they still get their
+    group's intervals).  ``measures`` are the measures' text forms, in
+    order.  Everything else is :func:`evaluation_statistics`' (which calls
+    this with the evaluation's values), so the same values give the same
+    record, bit for bit, however they were computed.  ``pairs=False`` leaves
+    out the comparisons of every pair of systems (``comparisons`` then holds
+    an empty tuple per measure) and keeps the comparison table's tests
+    against the baseline: with ``n`` systems there are ``n (n - 1) / 2`` pairs
+    but only ``n - 1`` comparisons with the baseline.
+
+    Raises:
+        ParameterError: as :func:`evaluation_statistics`.
+        UnknownNameError: ``baseline`` names no system.
+    """
+    seed = check_seed(seed)
+    chosen = list(measures)
+    names = list(labels)
+    base = _baseline_of(labels, baseline)
+    headline = [qid for qid, group in queries if group not in excluded_groups]
 
     def interval(name: str, measure: str, query_ids: list[str]) -> Interval | None:
         if not query_ids:
             return None
-        values = [float(metrics[name][qid][measure]) for qid in query_ids]
-        return bootstrap_ci(values, seed=seed, confidence=confidence, n_resamples=n_resamples)
+        series = [float(values[name][qid][measure]) for qid in query_ids]
+        return bootstrap_ci(series, seed=seed, confidence=confidence, n_resamples=n_resamples)
 
     def intervals_over(query_ids: list[str]) -> dict[str, dict[str, Interval | None]]:
-        return {res.name: {m: interval(res.name, m, query_ids) for m in chosen} for res in results}
+        return {name: {m: interval(name, m, query_ids) for m in chosen} for name in names}
 
-    excluded = tuple(collection.headline_excludes)
+    excluded = tuple(excluded_groups)
     groups: dict[str, GroupStatistics] = {}
-    for group in sorted({q.group for q in judged if q.group is not None}):
-        members = [q.id for q in judged if q.group == group]
+    for group in sorted({g for _, g in queries if g is not None}):
+        members = [qid for qid, g in queries if g == group]
         groups[group] = GroupStatistics(group, len(members), group not in excluded, intervals_over(members))
 
-    labels = {res.name: res.label for res in results}
-    pairs = [(results[i].name, results[j].name) for i in range(len(results)) for j in range(i + 1, len(results))]
+    all_pairs = [(names[i], names[j]) for i in range(len(names)) for j in range(i + 1, len(names))]
+    compared = all_pairs if pairs else []
     comparisons: dict[str, tuple[Comparison, ...]] = {}
     for m in chosen:
         tests = {
             f"{a} vs {b}": paired_permutation_test(
-                [float(metrics[a][qid][m]) for qid in headline],
-                [float(metrics[b][qid][m]) for qid in headline],
+                [float(values[a][qid][m]) for qid in headline],
+                [float(values[b][qid][m]) for qid in headline],
                 seed=seed,
                 n_resamples=n_resamples,
                 confidence=confidence,
             )
-            for a, b in (pairs if headline else [])
+            for a, b in (compared if headline else [])
         }
         adjusted = holm({key: t.p_value for key, t in tests.items()})
         comparisons[m] = tuple(
@@ -837,22 +889,22 @@ def evaluation_statistics(
                     name_b=labels[b],
                     measure=m,
                     alpha=alpha,
-                    adjusted_p=adjusted[key] if len(pairs) > 1 else None,
+                    adjusted_p=adjusted[key] if len(all_pairs) > 1 else None,
                 ),
             )
-            for (a, b), (key, test) in zip(pairs, tests.items())
+            for (a, b), (key, test) in zip(compared, tests.items())
         )
     table: list[tuple[str, str, PairedTest, int, int]] = []
-    for res in results:
-        if res.name == base or not headline:
+    for name in names:
+        if name == base or not headline:
             continue
         for m in chosen:
-            ours = [float(metrics[res.name][qid][m]) for qid in headline]
-            theirs = [float(metrics[base][qid][m]) for qid in headline]
+            ours = [float(values[name][qid][m]) for qid in headline]
+            theirs = [float(values[base][qid][m]) for qid in headline]
             test = paired_permutation_test(ours, theirs, seed=seed, n_resamples=n_resamples, confidence=confidence)
             above = sum(1 for x, y in zip(ours, theirs) if x > y)
             below = sum(1 for x, y in zip(ours, theirs) if x < y)
-            table.append((res.name, m, test, above, below))
+            table.append((name, m, test, above, below))
     adjusted_table = holm({f"{name} {m}": t.p_value for name, m, t, _, _ in table})
     return Statistics(
         seed=seed,
@@ -872,13 +924,13 @@ def evaluation_statistics(
     )
 
 
-def _baseline(evaluation: Evaluation, baseline: str | None) -> str:
+def _baseline_of(labels: Mapping[str, str], baseline: str | None) -> str:
     """The name of the baseline system: ``baseline`` (a name or a label), default the first system."""
-    if not evaluation.results:
+    if not labels:
         return ""
     if baseline is None:
-        return evaluation.results[0].name
-    for res in evaluation.results:
-        if baseline in (res.name, res.label):
-            return res.name
-    raise UnknownNameError("baseline", baseline, [r.name for r in evaluation.results])
+        return next(iter(labels))
+    for name, label in labels.items():
+        if baseline in (name, label):
+            return name
+    raise UnknownNameError("baseline", baseline, list(labels))

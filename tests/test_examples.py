@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+
 import pytest
 from conftest import REPO_ROOT
 
@@ -155,3 +157,43 @@ def test_your_own_system_beside_the_built_ins(outputs, script: str, first: str, 
     for row in rows:
         assert row in lines, row
     assert list(cwd.iterdir()) == []
+
+
+def _experiment_outputs(folder) -> dict[str, bytes]:
+    files = [folder / "results.json", folder / "per_query.csv", *sorted((folder / "tables").glob("*.md"))]
+    return {f.relative_to(folder).as_posix(): f.read_bytes() for f in files}
+
+
+@pytest.fixture(scope="module")
+def grid_runs(tmp_path_factory, python_run) -> dict[str, tuple]:
+    """`agentmemory experiment examples/grid.toml` run as a command from an unrelated folder: serially, and on the
+    local Dask cluster the command starts itself when dask is installed: (process, output folder)."""
+    runs = {}
+    executors = ["serial"] + (["dask"] if importlib.util.find_spec("distributed") is not None else [])
+    for executor in executors:
+        cwd = tmp_path_factory.mktemp(f"grid-{executor}")
+        args = ["-m", "agentmemory", "experiment", str(REPO_ROOT / "examples" / "grid.toml"), "--out", "out"]
+        args += ["--executor", executor] + (["--workers", "2"] if executor == "dask" else [])
+        runs[executor] = (python_run(args, cwd=cwd), cwd / "out")
+    return runs
+
+
+def test_grid_example_runs(grid_runs) -> None:
+    """examples/grid.toml runs: 27 tasks over three collections, seven comparison tables in three files."""
+    proc, out = grid_runs["serial"]
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert proc.stdout == (
+        "Experiment example: 27 tasks: 0 reused, 27 computed, 0 failed; 7 evaluations.\n"
+        "Wrote out/: results.json, per_query.csv, tables/\n"
+    )
+    assert sorted(p.name for p in (out / "tables").iterdir()) == ["garden.md", "locomo.md", "notes.md"]
+    assert len(list((out / "tasks").glob("*.json"))) == 27
+
+
+def test_grid_example_on_a_local_dask_cluster_writes_the_serial_bytes(grid_runs) -> None:
+    """`--executor dask` starts a local cluster and writes results byte-identical to `--executor serial`."""
+    if "dask" not in grid_runs:
+        pytest.skip("dask is not installed (the dask extra)")
+    proc, out = grid_runs["dask"]
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert _experiment_outputs(out) == _experiment_outputs(grid_runs["serial"][1])

@@ -28,6 +28,7 @@ from agentmemory.stats import (
     evaluation_statistics,
     holm,
     paired_permutation_test,
+    per_query_statistics,
     smallest_p_value,
 )
 
@@ -385,3 +386,69 @@ def test_evaluation_statistics_headline_excludes():
     assert stats.intervals["bm25"]["R@5"] == stats.groups["even"].intervals["bm25"]["R@5"]
     assert [(g.name, g.in_headline) for g in stats.groups.values()] == [("even", True), ("odd", False)]
     assert stats.comparisons["R@5"][0].test.n == 3
+
+
+def _grouped_evaluation():
+    collection = synthetic_collection(seed=4, n_entries=20, n_queries=6)
+    grouped = dataclasses.replace(
+        collection,
+        queries=tuple(
+            dataclasses.replace(q, group="odd" if i % 2 else "even") for i, q in enumerate(collection.queries)
+        ),
+        headline_excludes=("odd",),
+    )
+    return evaluate(grouped, ["bm25", "tags", "bm25[k1=0.5]"], k=5)
+
+
+def _values_of(evaluation) -> dict:
+    return {r.name: {q.query_id: dict(q.metrics) for q in r.per_query} for r in evaluation.results}
+
+
+def test_per_query_statistics_equal_evaluation_statistics():
+    """From the per-query values alone, per_query_statistics gives evaluation_statistics' record, to the byte."""
+    evaluation = _grouped_evaluation()
+    expected = evaluation_statistics(evaluation, seed=3, n_resamples=500, baseline="tags")
+    got = per_query_statistics(
+        _values_of(evaluation),
+        labels={r.name: r.label for r in evaluation.results},
+        queries=[(q.id, q.group) for q in evaluation.collection.judged_queries],
+        excluded_groups=evaluation.collection.headline_excludes,
+        measures=[str(m) for m in evaluation.measures],
+        seed=3,
+        n_resamples=500,
+        baseline="tags",
+    )
+    assert json.dumps(got.to_dict()) == json.dumps(expected.to_dict())
+
+
+def test_per_query_statistics_without_pairs_keeps_the_baseline_tests():
+    """pairs=False leaves out every pairwise comparison but keeps intervals and the tests against the baseline."""
+    evaluation = _grouped_evaluation()
+    arguments = {
+        "labels": {r.name: r.label for r in evaluation.results},
+        "queries": [(q.id, q.group) for q in evaluation.collection.judged_queries],
+        "excluded_groups": ("odd",),
+        "measures": ["R@5", "RR"],
+        "seed": 3,
+        "n_resamples": 500,
+    }
+    full = per_query_statistics(_values_of(evaluation), **arguments).to_dict()
+    lean = per_query_statistics(_values_of(evaluation), pairs=False, **arguments).to_dict()
+    assert lean["comparisons"] == {"R@5": [], "RR": []}
+    assert len(full["comparisons"]["R@5"]) == 3
+    assert {k: v for k, v in lean.items() if k != "comparisons"} == {
+        k: v for k, v in full.items() if k != "comparisons"
+    }
+
+
+def test_per_query_statistics_unknown_baseline():
+    """A baseline naming no system is rejected with the systems' names."""
+    with pytest.raises(UnknownNameError, match=r"^baseline: 'dense' \(str\) is not a known name; choose from: a, b$"):
+        per_query_statistics(
+            {"a": {"q1": {"RR": 1.0}}, "b": {"q1": {"RR": 0.5}}},
+            labels={"a": "A", "b": "B"},
+            queries=[("q1", None)],
+            measures=["RR"],
+            seed=1,
+            baseline="dense",
+        )

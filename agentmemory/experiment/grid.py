@@ -1,0 +1,580 @@
+"""Grid files: what an experiment evaluates, read from TOML into typed records.
+
+A grid names **collections** (a path, a format and its options), **systems**
+(retriever specs, and run files bound to the collection they were made for),
+cutoffs ``k``, ``seeds`` and extra ``measures``.  The tasks are the cross
+product ``collection x system x k x seed`` (each collection with its own
+systems, or the grid's), plus any tasks listed one by one.  Example
+(``examples/grid.toml`` is a complete one)::
+
+    name = "bm25-tuning"                # default: the file's name without .toml
+    k = [5, 10]                         # an integer or a list (default 5)
+    seeds = [7]                         # an integer or a list (default 7)
+    measures = ["Success@1"]            # beyond P@k, R@k, RR, RR@k, nDCG@k and AP@k
+    relevance = "direct"                # or "provenance"
+    systems = [
+        "tags",                                                        # a retriever spec
+        { retriever = "bm25", grid = { k1 = [0.9, 1.2], b = [0.4, 0.75] } },   # 4 specs
+    ]
+
+    [statistics]                        # every key optional
+    baseline = "tags"                   # default: the first system
+    comparisons = "baseline"            # or "all": also every pair of systems
+    confidence = 0.95
+    alpha = 0.05
+    n_resamples = 10000
+
+    [[collections]]
+    path = "../fixtures/assistant-notes"   # relative to the grid file's folder
+    name = "notes"                          # default: the path's last part
+
+    [[collections]]
+    path = "../fixtures/locomo-sample/locomo-sample.json"
+    format = "locomo"                       # default "auto"
+    options = { repair = true }             # the format's declared options
+    systems = ["bm25"]                      # instead of the grid's systems
+    runs = [{ name = "mine", path = "runs/mine.trec", memories = "runs/mine-memories.jsonl", lenient = false }]
+
+    [[tasks]]                               # one task more, outside the cross product
+    collection = "notes"
+    system = "bm25[k1=2.0]"
+    k = 3
+    seed = 7
+
+A system table ``{ retriever = NAME, params = {...}, grid = {...} }`` gives
+one spec per combination of the ``grid`` values (the cross product, in the
+order written), each with the fixed ``params`` too.  A run file belongs to
+its collection: it is never crossed with another one.
+
+:func:`read_grid` reads and checks a file; :func:`parse_grid` the text.
+Every problem is an :class:`~agentmemory.errors.InputError` naming the file
+and, where it can be found, the line: TOML syntax (line and column), an
+unknown key (with the allowed ones), a value of the wrong type, a spec or
+measure the registries do not know, a path that does not exist, an empty
+cross product.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+from ..errors import AgentMemoryError, InputError, MissingFileError
+from ..metrics import parse_measures
+from ..retrievers import RetrieverSpec, resolve_retriever
+from ..retrievers.spec import format_value
+
+__all__ = [
+    "COMPARISONS",
+    "CollectionDef",
+    "Grid",
+    "GridTask",
+    "RunDef",
+    "StatisticsOptions",
+    "SystemDef",
+    "parse_grid",
+    "read_grid",
+]
+
+COMPARISONS = ("baseline", "all")
+"""What ``[statistics] comparisons`` takes: the table's tests against the baseline only, or every pair too."""
+
+_TOP_KEYS = ("collections", "k", "measures", "name", "relevance", "seeds", "statistics", "systems", "tasks")
+_COLLECTION_KEYS = ("format", "name", "options", "path", "runs", "systems")
+_RUN_KEYS = ("lenient", "memories", "name", "path")
+_SYSTEM_KEYS = ("grid", "params", "retriever")
+_STATISTICS_KEYS = ("alpha", "baseline", "comparisons", "confidence", "n_resamples")
+_TASK_KEYS = ("collection", "k", "seed", "system")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+_TOML_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
+_END = " (at end of document)"
+
+
+@dataclass(frozen=True)
+class SystemDef:
+    """A retriever of the grid: the spec as written and as resolved (its ``key`` and ``label``)."""
+
+    text: str
+    key: str
+    label: str
+
+
+@dataclass(frozen=True)
+class RunDef:
+    """A run file bound to one collection: its system name, the file, its memories, and whether lenient."""
+
+    name: str
+    path: Path
+    memories: Path | None = None
+    lenient: bool = False
+
+
+@dataclass(frozen=True)
+class CollectionDef:
+    """One collection of the grid: ``path`` resolved against the grid file's folder, ``given`` as written.
+
+    ``systems`` are its own retrievers (``None``: the grid's); ``runs`` its run files.
+    """
+
+    name: str
+    path: Path
+    given: str
+    format: str = "auto"
+    options: Mapping[str, Any] | None = None
+    systems: tuple[SystemDef, ...] | None = None
+    runs: tuple[RunDef, ...] = ()
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class GridTask:
+    """A task listed one by one under ``[[tasks]]``: a collection's name, a system (spec or run name), k, seed."""
+
+    collection: str
+    system: str
+    k: int
+    seed: int
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class StatisticsOptions:
+    """``[statistics]``: the comparison tables' baseline and which tests are made, with their parameters."""
+
+    baseline: str | None = None
+    comparisons: str = "baseline"
+    confidence: float = 0.95
+    alpha: float = 0.05
+    n_resamples: int = 10_000
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "baseline": self.baseline,
+            "comparisons": self.comparisons,
+            "confidence": self.confidence,
+            "alpha": self.alpha,
+            "n_resamples": self.n_resamples,
+        }
+
+
+@dataclass(frozen=True)
+class Grid:
+    """A checked grid file (see the module docstring); ``source`` is the file, for messages."""
+
+    name: str
+    source: str
+    collections: tuple[CollectionDef, ...]
+    systems: tuple[SystemDef, ...] = ()
+    k: tuple[int, ...] = (5,)
+    seeds: tuple[int, ...] = (7,)
+    measures: tuple[str, ...] = ()
+    relevance: str = "direct"
+    statistics: StatisticsOptions = StatisticsOptions()
+    tasks: tuple[GridTask, ...] = ()
+
+    def collection(self, name: str) -> CollectionDef:
+        return next(c for c in self.collections if c.name == name)
+
+
+class _Locator:
+    """Best-effort line numbers of keys in the TOML text (tomllib reports none for valid files)."""
+
+    def __init__(self, text: str) -> None:
+        self.lines = text.splitlines()
+
+    def _headers(self, table: str) -> list[int]:
+        pattern = re.compile(rf"^\s*\[\[?\s*{re.escape(table)}\s*\]\]?\s*(#.*)?$")
+        return [i for i, line in enumerate(self.lines) if pattern.match(line)]
+
+    def _key_in(self, key: str, start: int, stop: int) -> int | None:
+        pattern = re.compile(rf"(^|[{{,\s]){re.escape(key)}\s*=")
+        for i in range(start, min(stop, len(self.lines))):
+            if pattern.search(self.lines[i].split("#", 1)[0]):
+                return i + 1
+        return None
+
+    def _next_header(self, start: int) -> int:
+        for i in range(start, len(self.lines)):
+            if self.lines[i].lstrip().startswith("["):
+                return i
+        return len(self.lines)
+
+    def top(self, key: str) -> int | None:
+        """The line of a top-level key, or of a table ``[key]``/``[[key]]``."""
+        headers = self._headers(key)
+        if headers:
+            return headers[0] + 1
+        return self._key_in(key, 0, self._next_header(0)) or self._key_in(key, 0, len(self.lines))
+
+    def item(self, table: str, index: int, key: str | None = None) -> int | None:
+        """The line of ``key`` in the ``index``-th ``[[table]]`` (or of its header), else of ``table``."""
+        headers = self._headers(table)
+        if index < len(headers):
+            start = headers[index]
+            if key is None:
+                return start + 1
+            return self._key_in(key, start + 1, self._next_header(start + 1)) or start + 1
+        return self.top(table)
+
+
+class _Reader:
+    """Checks the parsed TOML and builds the records; every error names the file and line."""
+
+    def __init__(self, source: str, text: str, base: Path) -> None:
+        self.source = source
+        self.where = _Locator(text)
+        self.base = base
+
+    def fail(self, line: int | None, message: str) -> InputError:
+        return InputError(self.source, line, message)
+
+    def keys(
+        self, table: Mapping[str, Any], allowed: Sequence[str], what: str, locate: Callable[[str], int | None]
+    ) -> None:
+        for key in table:
+            if key not in allowed:
+                raise self.fail(locate(key), f"unknown key {key!r} in {what}; allowed: {', '.join(allowed)}")
+
+    def ints(self, value: object, name: str, minimum: int, line: int | None) -> tuple[int, ...]:
+        items = value if isinstance(value, list) else [value]
+        what = "an integer >= 1" if minimum == 1 else "an integer >= 0"
+        for item in items:
+            if isinstance(item, bool) or not isinstance(item, int) or item < minimum:
+                raise self.fail(
+                    line, f"{name}: {item!r} ({type(item).__name__}) is not {what}; write {what} or a list of them"
+                )
+        if len(set(items)) != len(items):
+            raise self.fail(line, f"{name}: {items!r} lists a value twice; list each once")
+        return tuple(items)
+
+    def string(self, value: object, name: str, line: int | None) -> str:
+        if not isinstance(value, str) or not value.strip():
+            raise self.fail(line, f"{name}: {value!r} ({type(value).__name__}) is not a non-empty string")
+        return value
+
+    def table(self, value: object, name: str, line: int | None) -> Mapping[str, Any]:
+        if not isinstance(value, dict):
+            raise self.fail(
+                line, f"{name}: {value!r} ({type(value).__name__}) is not a table; write {name} = {{ ... }}"
+            )
+        return value
+
+    def path(self, value: object, name: str, line: int | None, what: str) -> tuple[Path, str]:
+        given = self.string(value, name, line)
+        path = Path(given).expanduser()
+        resolved = path if path.is_absolute() else self.base / path
+        if not resolved.exists():
+            raise self.fail(
+                line,
+                f"{name}: {given!r} does not exist (looked for {str(resolved)!r}: a relative path is read from the "
+                f"grid file's folder); point it at the {what}",
+            )
+        return resolved, given
+
+    def spec(self, text: str, name: str, line: int | None) -> SystemDef:
+        try:
+            spec: RetrieverSpec = resolve_retriever(text)
+        except AgentMemoryError as err:
+            raise self.fail(line, f"{name}: {err}") from None
+        return SystemDef(text, spec.key, spec.label)
+
+    def systems(self, value: object, name: str, line: int | None) -> tuple[SystemDef, ...]:
+        if not isinstance(value, list):
+            raise self.fail(line, f"{name}: {value!r} ({type(value).__name__}) is not a list of retriever specs")
+        out: list[SystemDef] = []
+        for item in value:
+            if isinstance(item, str):
+                out.append(self.spec(item, name, line))
+            elif isinstance(item, dict):
+                out.extend(self.spec(text, name, line) for text in self.expand(item, name, line))
+            else:
+                raise self.fail(
+                    line,
+                    f"{name}: {item!r} ({type(item).__name__}) is not a retriever spec; write a spec such as "
+                    '"bm25[k1=0.9]" or a table { retriever = "bm25", grid = { k1 = [0.9, 1.2] } }',
+                )
+        return tuple(out)
+
+    def expand(self, item: Mapping[str, Any], name: str, line: int | None) -> list[str]:
+        """The specs of a system table: the cross product of its ``grid`` values, with its fixed ``params``."""
+        self.keys(item, _SYSTEM_KEYS, f"a system table of {name}", lambda _: line)
+        target = self.string(item.get("retriever"), f"{name} retriever", line)
+        params = dict(self.table(item.get("params", {}), f"{name} params", line))
+        grid = self.table(item.get("grid", {}), f"{name} grid", line)
+        axes: list[list[tuple[str, Any]]] = []
+        for key, values in grid.items():
+            if not isinstance(values, list) or not values:
+                raise self.fail(
+                    line, f"{name} grid: {key} = {values!r} is not a non-empty list; write {key} = [value, ...]"
+                )
+            if key in params:
+                raise self.fail(line, f"{name}: {key} is both in params and in grid; give it in one of them")
+            axes.append([(key, v) for v in values])
+        specs = []
+        for combination in itertools.product(*axes):
+            chosen = {**params, **dict(combination)}
+            try:
+                body = ",".join(f"{k}={format_value(v)}" for k, v in chosen.items())
+            except AgentMemoryError as err:
+                raise self.fail(line, f"{name}: {err}") from None
+            specs.append(f"{target}[{body}]" if body else target)
+        return specs
+
+    def read(self, data: Mapping[str, Any], default_name: str) -> Grid:
+        where = self.where
+        self.keys(data, _TOP_KEYS, "the grid", where.top)
+        name = self.string(data.get("name", default_name), "name", where.top("name"))
+        k = self.ints(data.get("k", [5]), "k", 1, where.top("k"))
+        seeds = self.ints(data.get("seeds", [7]), "seeds", 0, where.top("seeds"))
+        measures = self.measures(data.get("measures", []), where.top("measures"))
+        relevance = data.get("relevance", "direct")
+        if relevance not in ("direct", "provenance"):
+            raise self.fail(
+                where.top("relevance"), f"relevance: {relevance!r} is not a relevance mode; write direct or provenance"
+            )
+        systems = self.systems(data.get("systems", []), "systems", where.top("systems"))
+        statistics = self.statistics(data.get("statistics", {}))
+        raw_collections = data.get("collections", [])
+        if not isinstance(raw_collections, list) or not all(isinstance(c, dict) for c in raw_collections):
+            raise self.fail(where.top("collections"), "collections: write each collection as a [[collections]] table")
+        collections = tuple(self.collection(c, i) for i, c in enumerate(raw_collections))
+        names = [c.name for c in collections]
+        repeated = next((n for i, n in enumerate(names) if n in names[:i]), None)
+        if repeated is not None:
+            raise self.fail(
+                where.item("collections", names.index(repeated, names.index(repeated) + 1), "name"),
+                f"collections: the name {repeated!r} is given to two collections; give each its own name = ...",
+            )
+        raw_tasks = data.get("tasks", [])
+        if not isinstance(raw_tasks, list) or not all(isinstance(t, dict) for t in raw_tasks):
+            raise self.fail(where.top("tasks"), "tasks: write each task as a [[tasks]] table")
+        tasks = tuple(self.task(t, i, collections) for i, t in enumerate(raw_tasks))
+        grid = Grid(name, self.source, collections, systems, k, seeds, measures, str(relevance), statistics, tasks)
+        self.check_not_empty(grid)
+        for index, collection in enumerate(collections):
+            self.check_systems(grid, collection, self.where.item("collections", index))
+        if statistics.baseline is not None:
+            self.check_baseline(grid, statistics.baseline)
+        return grid
+
+    def check_systems(self, grid: Grid, collection: CollectionDef, line: int | None) -> None:
+        """Within a collection, two systems never share a key or a label (a run's label is its name)."""
+        own = collection.systems if collection.systems is not None else grid.systems
+        listed = [(s.key, s.label, s.text) for s in own] + [(r.name, r.name, r.name) for r in collection.runs]
+        by_key: dict[str, tuple[str, str]] = {}
+        by_label: dict[str, tuple[str, str]] = {}
+        for key, label, text in listed:
+            if key in by_key or label in by_label:
+                raise self.fail(
+                    line,
+                    f"collection {collection.name!r}: the system {text!r} is {label!r}, which is already a system "
+                    "of it; give each system once (a run's name must differ from every retriever's)",
+                )
+            by_key[key] = by_label[label] = (key, label)
+        for task in grid.tasks:
+            if task.collection != collection.name or task.system in {r.name for r in collection.runs}:
+                continue
+            spec = self.spec(task.system, "tasks system", task.line)
+            if by_key.get(spec.key, (spec.key, spec.label)) != (spec.key, spec.label) or by_label.get(
+                spec.label, (spec.key, spec.label)
+            ) != (spec.key, spec.label):
+                raise self.fail(
+                    task.line,
+                    f"tasks system: {task.system!r} ({spec.label}) shares its key or label with another system of "
+                    f"{collection.name!r}; give it other parameters",
+                )
+            by_key[spec.key] = by_label[spec.label] = (spec.key, spec.label)
+
+    def check_baseline(self, grid: Grid, baseline: str) -> None:
+        names = {r.name for c in grid.collections for r in c.runs}
+        names |= {n for s in grid.systems for n in (s.key, s.label, s.text)}
+        names |= {n for c in grid.collections for s in (c.systems or ()) for n in (s.key, s.label, s.text)}
+        names |= {t.system for t in grid.tasks}
+        if baseline not in names:
+            raise self.fail(
+                self.where.item("statistics", 0, "baseline"),
+                f"statistics baseline: {baseline!r} is not a system of the grid; name a retriever spec, its label "
+                "or a run's name",
+            )
+
+    def measures(self, value: object, line: int | None) -> tuple[str, ...]:
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(m, str) for m in value):
+            raise self.fail(
+                line, f'measures: {value!r} is not a list of measure names; write e.g. measures = ["nDCG@10"]'
+            )
+        try:
+            return tuple(str(m) for text in value for m in parse_measures(text))
+        except AgentMemoryError as err:
+            raise self.fail(line, f"measures: {err}") from None
+
+    def statistics(self, value: object) -> StatisticsOptions:
+        line = self.where.top("statistics")
+        table = self.table(value, "statistics", line)
+        self.keys(table, _STATISTICS_KEYS, "[statistics]", lambda key: self.where.item("statistics", 0, key))
+
+        def at(key: str) -> int | None:
+            return self.where.item("statistics", 0, key)
+
+        baseline = table.get("baseline")
+        if baseline is not None:
+            baseline = self.string(baseline, "statistics baseline", at("baseline"))
+        comparisons = table.get("comparisons", "baseline")
+        if comparisons not in COMPARISONS:
+            raise self.fail(
+                at("comparisons"),
+                f"statistics comparisons: {comparisons!r} is not one of: {', '.join(COMPARISONS)}; "
+                "baseline tests each system against the baseline, all also every pair",
+            )
+        numbers = {}
+        for key, default in (("confidence", 0.95), ("alpha", 0.05)):
+            number = table.get(key, default)
+            if isinstance(number, bool) or not isinstance(number, (int, float)) or not 0 < number < 1:
+                raise self.fail(at(key), f"statistics {key}: {number!r} is not a number strictly between 0 and 1")
+            numbers[key] = float(number)
+        (n_resamples,) = self.ints(table.get("n_resamples", 10_000), "statistics n_resamples", 1, at("n_resamples"))
+        return StatisticsOptions(baseline, str(comparisons), numbers["confidence"], numbers["alpha"], n_resamples)
+
+    def collection(self, table: Mapping[str, Any], index: int) -> CollectionDef:
+        def at(key: str | None = None) -> int | None:
+            return self.where.item("collections", index, key)
+
+        what = f"collections[{index + 1}]"
+        self.keys(table, _COLLECTION_KEYS, what, at)
+        if "path" not in table:
+            raise self.fail(at(), f'{what}: no path; write path = "folder or file of the collection"')
+        path, given = self.path(table["path"], f"{what} path", at("path"), "collection's folder or file")
+        default = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(given.rstrip("/")).stem).strip("-.") or "collection"
+        name = self.string(table.get("name", default), f"{what} name", at("name"))
+        if not _NAME.fullmatch(name):
+            raise self.fail(
+                at("name"),
+                f"{what} name: {name!r} is not usable as a file name; use letters, digits, '.', '_' and '-'",
+            )
+        fmt = self.string(table.get("format", "auto"), f"{what} format", at("format"))
+        options = dict(self.table(table.get("options", {}), f"{what} options", at("options")))
+        systems = None
+        if "systems" in table:
+            systems = self.systems(table["systems"], f"{what} systems", at("systems"))
+        raw_runs = table.get("runs", [])
+        if not isinstance(raw_runs, list) or not all(isinstance(r, dict) for r in raw_runs):
+            raise self.fail(at("runs"), f'{what} runs: write runs = [{{ name = "mine", path = "mine.trec" }}]')
+        runs = tuple(self.run(r, f"{what} runs", at("runs")) for r in raw_runs)
+        return CollectionDef(name, path, given, fmt, options, systems, runs, at())
+
+    def run(self, table: Mapping[str, Any], what: str, line: int | None) -> RunDef:
+        self.keys(table, _RUN_KEYS, what, lambda _: line)
+        name = self.string(table.get("name"), f"{what} name", line)
+        if any(c in name for c in ",[]= \t"):
+            raise self.fail(
+                line, f"{what} name: {name!r} has a space, comma, bracket or '='; name the run without them"
+            )
+        if "path" not in table:
+            raise self.fail(line, f'{what}: the run {name!r} has no path; write path = "runs/{name}.trec"')
+        path, _ = self.path(table["path"], f"{what} path", line, "run file")
+        memories = None
+        if "memories" in table:
+            memories, _ = self.path(table["memories"], f"{what} memories", line, "run's memories file (JSON lines)")
+        lenient = table.get("lenient", False)
+        if not isinstance(lenient, bool):
+            raise self.fail(line, f"{what} lenient: {lenient!r} is not true or false")
+        return RunDef(name, path, memories, lenient)
+
+    def task(self, table: Mapping[str, Any], index: int, collections: tuple[CollectionDef, ...]) -> GridTask:
+        line = self.where.item("tasks", index)
+        what = f"tasks[{index + 1}]"
+        self.keys(
+            table,
+            _TASK_KEYS,
+            what,
+            lambda key: self.where._key_in(key, (line or 1) - 1, self.where._next_header(line or 0)) or line,
+        )
+        missing = [key for key in _TASK_KEYS if key not in table]
+        if missing:
+            raise self.fail(line, f"{what}: missing {', '.join(missing)}; a task names collection, system, k and seed")
+        collection = self.string(table["collection"], f"{what} collection", line)
+        known = [c.name for c in collections]
+        if collection not in known:
+            raise self.fail(
+                line,
+                f"{what} collection: {collection!r} is not a collection of the grid; choose from: {', '.join(known)}",
+            )
+        system = self.string(table["system"], f"{what} system", line)
+        runs = {r.name for r in next(c for c in collections if c.name == collection).runs}
+        if system not in runs:
+            self.spec(system, f"{what} system", line)  # a retriever spec the registries resolve
+        (k,) = self.ints(table["k"], f"{what} k", 1, line)
+        (seed,) = self.ints(table["seed"], f"{what} seed", 0, line)
+        return GridTask(collection, system, k, seed, line)
+
+    def check_not_empty(self, grid: Grid) -> None:
+        if not grid.collections:
+            raise self.fail(None, "the grid is empty: it names no collection; add a [[collections]] table with a path")
+        if grid.tasks:
+            return
+        if not grid.k or not grid.seeds:
+            empty = "k" if not grid.k else "seeds"
+            raise self.fail(self.where.top(empty), f"the cross product is empty: {empty} = []; list at least one value")
+        if not any((c.systems if c.systems is not None else grid.systems) or c.runs for c in grid.collections):
+            raise self.fail(
+                self.where.top("systems"),
+                'the cross product is empty: no collection has a system; write systems = ["bm25", ...] or give '
+                "a collection its runs",
+            )
+
+
+def _toml_module() -> Any:
+    if sys.version_info >= (3, 11):
+        import tomllib
+
+        return tomllib
+    import tomli  # pragma: no cover - python 3.10
+
+    return tomli  # pragma: no cover
+
+
+def parse_grid(text: str, *, source: str = "<grid>", base: str | Path = ".", name: str = "grid") -> Grid:
+    """The :class:`Grid` written as TOML ``text``; relative paths are read from ``base``.
+
+    ``source`` names the text in messages; ``name`` is the grid's name unless it sets one.
+
+    Raises:
+        InputError: not valid TOML (with its line and column), or any check of the module docstring.
+    """
+    toml = _toml_module()
+    try:
+        data = toml.loads(text)
+    except toml.TOMLDecodeError as err:
+        message = str(err)
+        found = _TOML_POSITION.search(message)
+        line = int(found.group(1)) if found else None
+        column = f" (column {found.group(2)})" if found else ""
+        if message.endswith(_END):
+            message, line, column = message[: -len(_END)], len(text.splitlines()) or 1, " (at the end of the file)"
+        reason = _TOML_POSITION.sub("", message).strip().splitlines()[0] if message.strip() else "syntax error"
+        raise InputError(source, line, f"not valid TOML: {reason}{column}") from None
+    return _Reader(source, text, Path(base)).read(data, name)
+
+
+def read_grid(path: str | PathLike[str]) -> Grid:
+    """The grid file at ``path`` (TOML, UTF-8), checked (see :func:`parse_grid`).
+
+    Raises:
+        MissingFileError: ``path`` does not exist.
+        InputError: see :func:`parse_grid`.
+    """
+    file = Path(path)
+    if not file.is_file():
+        raise MissingFileError(file, "grid file")
+    try:
+        text = file.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise InputError(file, None, f"not UTF-8 text ({err.reason} at byte {err.start})") from None
+    return parse_grid(text, source=str(path), base=file.resolve().parent, name=file.stem)

@@ -1,0 +1,232 @@
+"""The merge: every task's per-query rows into the experiment's results, statistics computed once, here.
+
+Tasks are grouped into **evaluations**, one per ``(collection, k, seed)``, in
+the plan's order; within one, the systems keep the plan's order.  Each
+evaluation gets what ``agentmemory eval``'s artifact holds for it, from the
+per-query values alone: the headline means (:func:`~agentmemory.evaluate.mean`
+over the headline queries, as ``evaluate`` computes them), the means per
+query group, the tie-aware means the tasks reported, and
+:func:`~agentmemory.stats.per_query_statistics` seeded by the evaluation's
+seed.  Nothing here depends on which worker ran a task, when, or in which
+order the tasks finished: the same task results give the same bytes.
+
+Outputs (all text; :func:`dumps_results` and :func:`per_query_csv` are the
+exact bytes written):
+
+* ``results.json``: ``schema_version``, ``agentmemory``, ``grid`` (name,
+  relevance, extra measures, statistics options), ``collections`` (name,
+  path as written, format, options, digest and
+  :func:`~agentmemory.collection.collection_summary`), ``tasks`` (counts),
+  ``failures`` (each failed task's collection, system, k, seed, key and
+  error line) and ``evaluations`` (collection, k, seed, measures,
+  unscored, systems with their parameters and task key, systems not
+  evaluated, aggregate means, group means, tie-aware means, statistics);
+* ``per_query.csv``: one row per evaluation x system x judged query x
+  measure: ``collection,k,seed,system,query_id,group,measure,value``
+  (values in Python's shortest round-trip form);
+* ``tables/<collection>.md``: the comparison table
+  (:func:`~agentmemory.compare.systems_table`) of each of the collection's
+  evaluations, under a heading ``k = 5, seed = 7``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .. import __version__
+from ..compare import systems_table
+from ..evaluate import mean
+from ..stats import per_query_statistics
+from .plan import Plan, Task
+
+__all__ = ["PER_QUERY_COLUMNS", "SCHEMA_VERSION", "Evaluated", "Failure", "dumps_results", "merge", "per_query_csv"]
+
+SCHEMA_VERSION = 1
+
+PER_QUERY_COLUMNS = ("collection", "k", "seed", "system", "query_id", "group", "measure", "value")
+"""The columns of ``per_query.csv`` (and ``per_query.parquet``)."""
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A task that failed: the task and the one-line error its worker reported."""
+
+    task: Task
+    error: str
+
+    def to_dict(self) -> dict[str, Any]:
+        t = self.task
+        return {
+            "collection": t.collection,
+            "system": t.system,
+            "k": t.k,
+            "seed": t.seed,
+            "task": t.key,
+            "error": self.error,
+        }
+
+
+@dataclass(frozen=True)
+class Evaluated:
+    """The merged experiment: ``results`` (the JSON-ready ``results.json``), per-query rows and table texts."""
+
+    results: dict[str, Any]
+    rows: tuple[tuple[Any, ...], ...]
+    tables: dict[str, str]
+
+
+def _groups(plan: Plan) -> list[tuple[str, int, int, list[Task]]]:
+    """``(collection, k, seed, tasks)`` in the plan's order of first appearance."""
+    grouped: dict[tuple[str, int, int], list[Task]] = {}
+    for task in plan.tasks:
+        grouped.setdefault((task.collection, task.k, task.seed), []).append(task)
+    order = {c.name: i for i, c in enumerate(plan.collections)}
+    keys = sorted(grouped, key=lambda g: order[g[0]])  # stable: k and seed keep their first-appearance order
+    return [(c, k, s, grouped[(c, k, s)]) for c, k, s in keys]
+
+
+def _baseline(plan: Plan, systems: Sequence[tuple[str, str, str]], texts: Mapping[str, str]) -> str | None:
+    """The grid's baseline as a system name of this evaluation, if it is one of them (else the first system)."""
+    wanted = plan.grid.statistics.baseline
+    if wanted is None:
+        return None
+    for name, label, _ in systems:
+        if wanted in (name, label, texts.get(name)):
+            return name
+    return None
+
+
+def merge(plan: Plan, outputs: Mapping[str, Mapping[str, Any]], failures: Sequence[Failure]) -> Evaluated:
+    """Merge task results (``outputs[task key]``, as read back from JSON) into results, rows and tables."""
+    options = plan.grid.statistics
+    evaluations = []
+    rows: list[tuple[Any, ...]] = []
+    tables: dict[str, list[str]] = {c.name: [] for c in plan.collections}
+    failed = {f.task.key for f in failures}
+    for collection_name, k, seed, tasks in _groups(plan):
+        collection = plan.collection(collection_name)
+        done = [t for t in tasks if t.key in outputs and t.key not in failed]
+        missing = [t.system for t in tasks if t not in done]
+        if not done:
+            evaluations.append(
+                {"collection": collection_name, "k": k, "seed": seed, "systems": [], "not_evaluated": missing}
+            )
+            continue
+        results = [outputs[t.key] for t in done]
+        measures = list(results[0]["measures"])
+        values = {
+            t.system: {row["query_id"]: row["metrics"] for row in out["per_query"]} for t, out in zip(done, results)
+        }
+        systems = [(t.system, t.job.system.label, t.job.system.kind) for t in done]
+        texts = {t.system: t.job.system.spec for t in done}
+        labels = {name: label for name, label, _ in systems}
+        statistics = per_query_statistics(
+            values,
+            labels=labels,
+            queries=collection.queries,
+            excluded_groups=collection.excluded_groups,
+            measures=measures,
+            seed=seed,
+            confidence=options.confidence,
+            n_resamples=options.n_resamples,
+            alpha=options.alpha,
+            baseline=_baseline(plan, systems, texts),
+            pairs=options.comparisons == "all",
+        )
+        headline = [qid for qid, group in collection.queries if group not in collection.excluded_groups]
+        groups = sorted({g for _, g in collection.queries if g is not None})
+        group_means = {}
+        for name in labels:
+            group_means[name] = {
+                g: {m: mean(values[name][qid][m] for qid, qg in collection.queries if qg == g) for m in measures}
+                for g in groups
+            }
+        evaluations.append(
+            {
+                "collection": collection_name,
+                "k": k,
+                "seed": seed,
+                "measures": measures,
+                "unscored": list(results[0]["unscored"]),
+                "systems": [
+                    {
+                        "name": t.system,
+                        "label": t.job.system.label,
+                        "kind": t.job.system.kind,
+                        "params": out["system"]["params"],
+                        "task": t.key,
+                        "dropped": out["dropped"],
+                    }
+                    for t, out in zip(done, results)
+                ],
+                "not_evaluated": missing,
+                "aggregate": [
+                    {"system": name, **{m: mean(values[name][qid][m] for qid in headline) for m in measures}}
+                    for name in labels
+                ],
+                "groups": group_means,
+                "tie_aware": {t.system: out["tie_aware"] for t, out in zip(done, results)},
+                "statistics": statistics.to_dict(),
+            }
+        )
+        for name in labels:
+            for qid, group in collection.queries:
+                metrics = values[name][qid]
+                rows.extend((collection_name, k, seed, name, qid, group or "", m, metrics[m]) for m in measures)
+        table = systems_table(systems, statistics, k=k, relevance=plan.grid.relevance)
+        text = f"## k = {k}, seed = {seed}\n\n{table.render('markdown')}"
+        if missing:
+            text += f"\nNot evaluated (the task failed): {', '.join(missing)}.\n"
+        tables[collection_name].append(text)
+    results_json = {
+        "schema_version": SCHEMA_VERSION,
+        "agentmemory": __version__,
+        "grid": {
+            "name": plan.grid.name,
+            "relevance": plan.grid.relevance,
+            "measures": list(plan.grid.measures),
+            "statistics": options.to_dict(),
+        },
+        "collections": [
+            {
+                "name": c.name,
+                "path": c.definition.given,
+                "format": c.source.format,
+                "options": dict(c.source.options),
+                "digest": c.source.digest,
+                "summary": dict(c.summary),
+            }
+            for c in plan.collections
+        ],
+        "tasks": {
+            "total": len(plan.tasks),
+            "succeeded": sum(1 for t in plan.tasks if t.key in outputs and t.key not in failed),
+            "failed": sum(1 for t in plan.tasks if t.key in failed),
+        },
+        "failures": [f.to_dict() for f in failures],
+        "evaluations": evaluations,
+    }
+    texts_by_collection = {
+        name: f"# {name}: comparison tables\n\n" + "\n".join(parts) if parts else f"# {name}\n\nNo task succeeded.\n"
+        for name, parts in tables.items()
+    }
+    return Evaluated(results_json, tuple(rows), texts_by_collection)
+
+
+def dumps_results(results: Mapping[str, Any]) -> str:
+    """``results.json``'s exact text: 2-space indented JSON, UTF-8, one trailing newline (as the eval artifact)."""
+    return json.dumps(results, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def per_query_csv(rows: Sequence[tuple[Any, ...]]) -> str:
+    """``per_query.csv``'s exact text: a header, then the rows; values in repr form, ``\\n`` line endings."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(PER_QUERY_COLUMNS)
+    writer.writerows((*row[:-1], repr(float(row[-1]))) for row in rows)
+    return buffer.getvalue()

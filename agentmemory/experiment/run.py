@@ -1,0 +1,320 @@
+"""Running an experiment: cached tasks reused, the others handed to an executor, one merge at the end.
+
+:func:`run_experiment` writes into ``out``:
+
+* ``tasks/<key>.json``: each finished task, written atomically by the client
+  as soon as it comes back (``{"key", "task", "result"}``: the key, what it
+  was computed from, the per-query rows).  A rerun with ``resume=True``
+  reuses every file whose key and inputs match and computes only the rest,
+  so an experiment stopped anywhere (the client or a worker killed) loses
+  at most the tasks that were running.  Failed tasks write no file: a rerun
+  tries them again.
+* ``results.json``, ``per_query.csv``, ``tables/<collection>.md`` (see
+  :mod:`agentmemory.experiment.merge`), and ``per_query.parquet`` with
+  ``parquet=True``.
+* ``reports/<collection>/`` with ``reports=True`` (see
+  :mod:`agentmemory.experiment.reports`).
+
+**Byte-identical results.**  A task's rows depend only on its inputs (the
+key); the client always reads them back from the task file's JSON text
+(floats in their shortest round-trip form), whether computed now or
+reused; the merge orders everything by the plan, never by completion; and
+the statistics are computed once, by the client, seeded by each
+evaluation's seed.  So the serial executor, a process pool and a Dask
+cluster of any size write the same bytes, in whatever order tasks finish.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import warnings
+from collections.abc import Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
+from dataclasses import dataclass, field
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+from ..errors import ParameterError
+from ..io import atomic_write_bytes, atomic_write_text
+from .executors import as_executor, parallelism
+from .grid import Grid, read_grid
+from .merge import PER_QUERY_COLUMNS, Evaluated, Failure, dumps_results, merge, per_query_csv
+from .plan import Plan, Task, default_out, plan_experiment
+from .reports import check_report_dependencies, default_notebook, render_report, report_parameters
+from .task import canonical_json, error_line, execute_task
+
+__all__ = ["ExperimentResult", "run_experiment"]
+
+
+@dataclass(frozen=True)
+class ExperimentResult:
+    """What :func:`run_experiment` did.
+
+    ``tasks`` counts the plan's tasks; ``reused`` those read from ``out/tasks``,
+    ``computed`` those run now and finished, ``failures`` those that failed
+    (each with its one-line error); ``report_failures`` lists
+    ``(collection, error)`` of reports that failed; ``written`` the files
+    written, in order.
+    """
+
+    out: Path
+    tasks: int
+    reused: int
+    computed: int
+    failures: tuple[Failure, ...]
+    merged: Evaluated = field(repr=False)
+    written: tuple[Path, ...] = ()
+    report_failures: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        """True when every task (and every report) succeeded."""
+        return not self.failures and not self.report_failures
+
+    @property
+    def results(self) -> dict[str, Any]:
+        """``results.json`` as data."""
+        return self.merged.results
+
+    def summary(self) -> str:
+        """``12 tasks: 4 reused, 7 computed, 1 failed``."""
+        return f"{self.tasks} tasks: {self.reused} reused, {self.computed} computed, {len(self.failures)} failed"
+
+
+def _task_file(task: Task, result: dict[str, Any]) -> str:
+    """A task file's text: one JSON line, keys in a fixed order."""
+    data = {"key": task.key, "task": task.job.identity(), "result": result}
+    return json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n"
+
+
+def _cached(path: Path, task: Task) -> dict[str, Any] | None:
+    """The result stored for ``task`` at ``path``, if the file is there, readable and for exactly this task."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("key") != task.key or "result" not in data:
+        return None
+    if canonical_json(data.get("task")) != canonical_json(task.job.identity()):
+        return None
+    result = data["result"]
+    return result if isinstance(result, dict) and "error" not in result else None
+
+
+def _submitted(executor: Executor, tasks: Sequence[Task]) -> Iterator[tuple[Task, dict[str, Any]]]:
+    """Each task with its result (or ``{"error": ...}``), as they finish; at most a window of them submitted at once.
+
+    The window is twice the executor's parallelism (one task at a time for
+    the serial executor, so each is written before the next starts), or
+    every task when the executor does not say.
+    """
+    width = parallelism(executor)
+    window = max(1, len(tasks) if width is None else 1 if width == 1 else 2 * width)
+    order = {task.key: i for i, task in enumerate(tasks)}
+    waiting = iter(tasks)
+    pending: dict[Future[Any], Task] = {}
+
+    def fill() -> None:
+        while len(pending) < window:
+            task = next(waiting, None)
+            if task is None:
+                return
+            pending[executor.submit(execute_task, task.job)] = task
+
+    try:
+        fill()
+        while pending:
+            done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
+            for future in sorted(done, key=lambda f: order[pending[f].key]):
+                task = pending.pop(future)
+                try:
+                    outcome = future.result()
+                except BaseException as err:  # the worker died, the pool broke, the task was cancelled
+                    if isinstance(err, (KeyboardInterrupt, SystemExit)):
+                        raise
+                    outcome = {"error": error_line(err)}
+                yield task, outcome
+            fill()
+    finally:
+        for future in pending:
+            future.cancel()
+
+
+def _progress_bar(total: int, initial: int, enabled: bool) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(
+        total=total, initial=initial, disable=not enabled, desc="tasks", unit="task", file=sys.stderr, leave=True
+    )
+
+
+def _check_parquet() -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("pandas") is None:
+        raise ParameterError(
+            "--parquet", True, "needs pandas, which is not installed", "pip install 'agentmemory-eval[report]'"
+        )
+    if importlib.util.find_spec("pyarrow") is None and importlib.util.find_spec("fastparquet") is None:
+        raise ParameterError(
+            "--parquet",
+            True,
+            "needs fastparquet or pyarrow, neither is installed",
+            "pip install 'agentmemory-eval[report]'",
+        )
+
+
+def _parquet_bytes(rows: Sequence[tuple[Any, ...]], folder: Path) -> bytes:
+    import tempfile
+
+    import pandas as pd
+
+    frame = pd.DataFrame(list(rows), columns=list(PER_QUERY_COLUMNS))
+    frame = frame.astype({"k": "int64", "seed": "int64", "value": "float64"})
+    with tempfile.TemporaryDirectory(dir=folder) as tmp, warnings.catch_warnings():
+        # fastparquet reads a pandas option pandas 3 deprecates; nothing the user can act on.
+        warnings.filterwarnings("ignore", category=DeprecationWarning, module="fastparquet")
+        warnings.filterwarnings("ignore", category=FutureWarning, module="fastparquet")
+        target = Path(tmp) / "per_query.parquet"
+        frame.to_parquet(target, index=False)
+        return target.read_bytes()
+
+
+def run_experiment(
+    grid: Grid | Plan | str | PathLike[str],
+    executor: Any = None,
+    *,
+    out: str | PathLike[str] | None = None,
+    resume: bool = True,
+    reports: bool = False,
+    parquet: bool = False,
+    progress: bool = False,
+    notebook: str | PathLike[str] | None = None,
+) -> ExperimentResult:
+    """Run the grid's tasks on ``executor`` and merge them into ``out`` (see the module docstring).
+
+    Args:
+        grid: a grid file's path, a :class:`~agentmemory.experiment.grid.Grid`
+            or a :class:`~agentmemory.experiment.plan.Plan`.
+        executor: any :class:`concurrent.futures.Executor` (a
+            ``ProcessPoolExecutor``, a Dask ``Client.get_executor()``), a Dask
+            ``Client``, or ``None`` to run each task here, one after another.
+        out: the output folder (default ``experiments/<grid name>``).
+        resume: reuse the task files already in ``out/tasks``.
+        reports: also render ``notebook`` (default ``notebooks/collection.ipynb``)
+            for each collection, as tasks on ``executor``.
+        parquet: also write ``per_query.parquet`` (needs pandas and fastparquet or pyarrow).
+        progress: a progress bar on stderr (tasks done out of all, failures).
+
+    A task that fails does not stop the others: it is in
+    ``result.failures`` and in ``results.json``; ``result.ok`` says whether
+    all succeeded.
+
+    Raises:
+        AgentMemoryError: bad input (the grid, a collection, a missing
+            report dependency), before anything is written.
+    """
+    plan = grid if isinstance(grid, Plan) else plan_experiment(grid if isinstance(grid, Grid) else read_grid(grid))
+    pool = as_executor(executor)
+    if parquet:
+        _check_parquet()
+    source = None
+    if reports:
+        check_report_dependencies()
+        source = Path(notebook) if notebook is not None else default_notebook()
+    folder = Path(out) if out is not None else default_out(plan.grid)
+    tasks_dir = folder / "tasks"
+
+    unique: dict[str, Task] = {}
+    for task in plan.tasks:
+        unique.setdefault(task.key, task)
+    outputs: dict[str, dict[str, Any]] = {}
+    if resume:
+        for key, task in unique.items():
+            cached = _cached(tasks_dir / f"{key}.json", task)
+            if cached is not None:
+                outputs[key] = cached
+    reused_keys = set(outputs)
+    todo = [task for key, task in unique.items() if key not in outputs]
+    errors: dict[str, str] = {}
+    folder.mkdir(parents=True, exist_ok=True)
+    with _progress_bar(len(unique), len(reused_keys), progress) as bar:
+        for task, outcome in _submitted(pool, todo):
+            if "error" in outcome:
+                errors[task.key] = str(outcome["error"])
+                bar.set_postfix(failed=len(errors))
+            else:
+                text = _task_file(task, outcome)
+                atomic_write_text(tasks_dir / f"{task.key}.json", text)
+                outputs[task.key] = json.loads(text)["result"]
+            bar.update(1)
+    failures = tuple(Failure(t, errors[t.key]) for t in plan.tasks if t.key in errors)
+    merged = merge(plan, outputs, failures)
+
+    written = []
+    results_path = folder / "results.json"
+    atomic_write_text(results_path, dumps_results(merged.results))
+    written.append(results_path)
+    csv_path = folder / "per_query.csv"
+    atomic_write_text(csv_path, per_query_csv(merged.rows))
+    written.append(csv_path)
+    if parquet:
+        parquet_path = folder / "per_query.parquet"
+        atomic_write_bytes(parquet_path, _parquet_bytes(merged.rows, folder))
+        written.append(parquet_path)
+    for name, text in merged.tables.items():
+        path = folder / "tables" / f"{name}.md"
+        atomic_write_text(path, text)
+        written.append(path)
+    report_failures: list[tuple[str, str]] = []
+    if source is not None:
+        written += _reports(plan, pool, source, folder, report_failures)
+    reused = sum(1 for t in plan.tasks if t.key in reused_keys)
+    return ExperimentResult(
+        out=folder,
+        tasks=len(plan.tasks),
+        reused=reused,
+        computed=len(plan.tasks) - reused - len(failures),
+        failures=failures,
+        merged=merged,
+        written=tuple(written),
+        report_failures=tuple(report_failures),
+    )
+
+
+def _reports(plan: Plan, pool: Executor, notebook: Path, folder: Path, failures: list[tuple[str, str]]) -> list[Path]:
+    """Render the report of every collection with a retriever or a run file, as tasks on ``pool``; the folders written."""
+    jobs = []
+    for collection in plan.collections:
+        retrievers = [s.spec for s in collection.systems if s.kind == "retriever"]
+        runs = collection.definition.runs
+        mine = [t for t in plan.tasks if t.collection == collection.name]
+        if not (retrievers or runs) or not mine:
+            continue
+        parameters = report_parameters(
+            collection=collection.source.path,
+            format=collection.source.format,
+            options=dict(collection.source.options),
+            k=mine[0].k,
+            seed=mine[0].seed,
+            retrievers=retrievers,
+            metrics=list(plan.grid.measures),
+            runs=runs,
+        )
+        target = (folder / "reports" / collection.name).resolve()
+        jobs.append(
+            (collection.name, target, pool.submit(render_report, str(notebook.resolve()), parameters, str(target)))
+        )
+    written = []
+    for name, target, future in jobs:
+        try:
+            outcome = future.result()
+        except Exception as err:  # the worker died or the pool broke
+            outcome = {"error": error_line(err)}
+        if "error" in outcome:
+            failures.append((name, str(outcome["error"])))
+        else:
+            written.append(target)
+    return written

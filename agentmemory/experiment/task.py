@@ -1,0 +1,229 @@
+"""One task of an experiment: a system on a collection at one cutoff and seed, as a pure function.
+
+:func:`execute_task` runs on a worker (this process, a process pool's or a
+Dask worker's): it loads the collection (once per worker process: loaded
+collections are kept by content, :data:`CACHE_SIZE` of them), evaluates the
+one system with :func:`agentmemory.evaluate` and returns its per-query
+rows as plain JSON-ready data.  It never raises for a bad input: a task
+that fails returns ``{"error": "<one line>"}``, so the client reports it
+with the task's spec and the other tasks go on (and nothing has to survive
+pickling but strings).
+
+A task is identified by its **key**, :func:`task_key`: the sha256 of the
+canonical JSON of :meth:`TaskJob.identity`: the collection's digest,
+format and options (every declared option, defaults included: LoCoMo's
+``repair`` changes the collection, not its file), the system (a
+retriever's canonical key and label; a run's name, the sha256 of its file
+and of its memories, and ``lenient``), ``k``, ``seed``, the measures,
+the relevance mode and agentmemory's version.  Anything that could change a
+row changes the key, so a cached task file is reused only for the same task.
+What the key cannot see: the code behind a ``package.module:attribute``
+spec and an encoder's model files (``--no-resume`` recomputes everything).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+from .. import __version__
+from ..collection import Collection
+from ..errors import AgentMemoryError, InputError, shorten
+
+__all__ = ["CACHE_SIZE", "CollectionSource", "SystemSource", "TaskJob", "execute_task", "remember", "task_key"]
+
+CACHE_SIZE = 4
+"""Loaded collections a worker process keeps (least recently used dropped first)."""
+
+_CACHE: OrderedDict[tuple[Any, ...], Collection] = OrderedDict()
+_LOCK = threading.Lock()  # a Dask worker may run several tasks at once in threads
+
+
+@dataclass(frozen=True)
+class CollectionSource:
+    """Where a worker finds a collection: an absolute path, a format name (never ``auto``), every option, its digest."""
+
+    path: str
+    format: str
+    options: tuple[tuple[str, Any], ...]
+    digest: str
+
+    @property
+    def cache_key(self) -> tuple[Any, ...]:
+        return (self.digest, self.format, json.dumps(list(self.options)), self.path)
+
+    def identity(self) -> dict[str, Any]:
+        return {"digest": self.digest, "format": self.format, "options": dict(self.options)}
+
+
+@dataclass(frozen=True)
+class SystemSource:
+    """A system as a worker makes it: a retriever spec (``spec``, resolved there) or a run file.
+
+    ``name`` is the system's name in results (a retriever's key or the run's
+    name) and ``label`` its name in tables.
+    """
+
+    kind: str
+    name: str
+    label: str
+    spec: str = ""
+    path: str | None = None
+    sha256: str | None = None
+    memories: str | None = None
+    memories_sha256: str | None = None
+    lenient: bool = False
+
+    def identity(self) -> dict[str, Any]:
+        if self.kind == "retriever":
+            return {"kind": "retriever", "key": self.name, "label": self.label}
+        return {
+            "kind": "run",
+            "name": self.name,
+            "sha256": self.sha256,
+            "memories_sha256": self.memories_sha256,
+            "lenient": self.lenient,
+        }
+
+
+@dataclass(frozen=True)
+class TaskJob:
+    """Everything a worker needs for one task (small and picklable: paths, not data)."""
+
+    collection: CollectionSource
+    system: SystemSource
+    k: int
+    seed: int
+    measures: tuple[str, ...]
+    relevance: str = "direct"
+    version: str = __version__
+
+    def identity(self) -> dict[str, Any]:
+        """What the task's result depends on (its key is the hash of this)."""
+        return {
+            "agentmemory": self.version,
+            "collection": self.collection.identity(),
+            "system": self.system.identity(),
+            "k": self.k,
+            "seed": self.seed,
+            "measures": list(self.measures),
+            "relevance": self.relevance,
+        }
+
+
+def canonical_json(data: Any) -> str:
+    """Keys sorted, no spaces, UTF-8 kept: the one text a value hashes as."""
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def task_key(job: TaskJob) -> str:
+    """The task's content hash: sha256 of the canonical JSON of :meth:`TaskJob.identity` (64 hex digits)."""
+    return hashlib.sha256(canonical_json(job.identity()).encode("utf-8")).hexdigest()
+
+
+def remember(source: CollectionSource, collection: Collection) -> None:
+    """Keep an already loaded ``collection`` in this process's cache (the client's, before serial tasks)."""
+    with _LOCK:
+        _CACHE[source.cache_key] = collection
+        _CACHE.move_to_end(source.cache_key)
+        while len(_CACHE) > CACHE_SIZE:
+            _CACHE.popitem(last=False)
+
+
+def _collection(source: CollectionSource) -> Collection:
+    """The collection, loaded once per process and checked against the digest the client planned with."""
+    from ..datasets import load
+
+    with _LOCK:  # one load at a time: threads of a worker wait for it instead of loading it again
+        cached = _CACHE.get(source.cache_key)
+        if cached is not None:
+            _CACHE.move_to_end(source.cache_key)
+            return cached
+        collection = load(source.path, format=source.format, **dict(source.options))
+        if collection.digest != source.digest:
+            raise InputError(
+                source.path,
+                None,
+                f"its files have changed since the experiment was planned (digest {collection.digest[:12]}, "
+                f"planned {source.digest[:12]}); run the experiment again",
+            )
+        _CACHE[source.cache_key] = collection
+        while len(_CACHE) > CACHE_SIZE:
+            _CACHE.popitem(last=False)
+        return collection
+
+
+def error_line(err: BaseException) -> str:
+    """One line saying what went wrong: an agentmemory error's own message, else the exception's type and text."""
+    text = str(err).strip()
+    first = text.splitlines()[0] if text else ""
+    if not isinstance(err, AgentMemoryError):
+        first = f"{type(err).__name__}: {first}" if first else type(err).__name__
+    return shorten(first, 400)
+
+
+def execute_task(job: TaskJob) -> dict[str, Any]:
+    """Run one task; its per-query rows (see the module docstring), or ``{"error": line}``.
+
+    The result: ``system`` (name, label, kind, params), ``measures`` (text
+    forms, in order), ``unscored`` (measures with no provenance definition
+    under ``relevance="provenance"``), ``per_query`` (``query_id`` and
+    ``metrics`` of every judged query, in collection order), ``tie_aware``
+    (the headline means of the tie reports) and ``dropped`` (run lines left
+    out by ``lenient``).
+    """
+    try:
+        return _execute(job)
+    except Exception as err:  # reported with the task's spec by the client; the other tasks go on
+        return {"error": error_line(err)}
+
+
+def _execute(job: TaskJob) -> dict[str, Any]:
+    from ..evaluate import evaluate
+    from ..runs import read_run_file
+
+    if job.version != __version__:
+        raise InputError(
+            "worker", None, f"runs agentmemory {__version__}, the client {job.version}; install the same version"
+        )
+    collection = _collection(job.collection)
+    system = job.system
+    if system.kind == "retriever":
+        evaluation = evaluate(
+            collection, [system.spec], k=job.k, seed=job.seed, measures=list(job.measures), relevance=job.relevance
+        )
+    else:
+        assert system.path is not None  # a run always has its path (see plan)
+        run = read_run_file(system.path, system.name, memories=system.memories)
+        if run.sha256 != system.sha256 or run.memories_sha256 != system.memories_sha256:
+            raise InputError(system.path, None, "has changed since the experiment was planned; run it again")
+        evaluation = evaluate(
+            collection,
+            None,
+            runs=[run],
+            k=job.k,
+            seed=job.seed,
+            measures=list(job.measures),
+            relevance=job.relevance,
+            lenient_run=system.lenient,
+        )
+    [result] = evaluation.results
+    if (result.name, result.label) != (system.name, system.label):
+        raise InputError(
+            system.spec or system.name,
+            None,
+            f"is {result.name!r} ({result.label}) on this worker but {system.name!r} ({system.label}) on the "
+            "client; install the same plugins everywhere",
+        )
+    return {
+        "system": {"name": result.name, "label": result.label, "kind": result.kind, "params": result.params},
+        "measures": [str(m) for m in evaluation.measures],
+        "unscored": list(evaluation.unscored),
+        "per_query": [{"query_id": q.query_id, "metrics": q.metrics} for q in result.per_query],
+        "tie_aware": result.tie_means(),
+        "dropped": [list(d) for d in result.dropped],
+    }
