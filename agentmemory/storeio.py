@@ -264,7 +264,7 @@ def export_queries(
             tags=q.tags,
             scope=q.scope,
             group=q.group,
-            metadata=MappingProxyType({"asked_at": asked.isoformat()}),
+            asked_at=asked,
         )
         first = lines.get(query.id)
         if first is None:

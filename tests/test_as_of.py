@@ -85,3 +85,77 @@ def test_artifact_says_how_many_entries_each_query_saw() -> None:
     data = artifact_dict(evaluate(_collection(), "bm25", k=5, as_of=True))
     assert data["params"]["as_of"] is True
     assert [row["visible_entries"] for row in data["per_query"]] == [2, 3, 4]
+
+
+def _write_timeline(folder, asked_middle: str = "2026-03-06T12:00:00Z"):
+    """The timeline above as a BEIR-style folder, asked_at in queries.jsonl."""
+    import json
+
+    folder.mkdir()
+    (folder / "qrels").mkdir()
+    corpus = [
+        {"_id": e.id, "text": e.text} | ({"created_at": e.created_at.isoformat()} if e.created_at else {})
+        for e in ENTRIES
+    ]
+    queries = [
+        {"_id": "early", "text": QUERIES[0].text, "asked_at": "2026-03-02T12:00:00Z"},
+        {"_id": "middle", "text": QUERIES[1].text, "asked_at": asked_middle},
+        {"_id": "late", "text": QUERIES[2].text},
+    ]
+    (folder / "corpus.jsonl").write_text("".join(json.dumps(o) + "\n" for o in corpus), encoding="utf-8")
+    (folder / "queries.jsonl").write_text("".join(json.dumps(o) + "\n" for o in queries), encoding="utf-8")
+    rows = "".join(f"{q}\t{e}\t{g}\n" for q, judged in QRELS.items() for e, g in judged.items())
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + rows, encoding="utf-8")
+    return folder
+
+
+def test_asked_at_from_queries_jsonl_on_the_command_line(tmp_path, capsys) -> None:
+    """queries.jsonl's asked_at is read (and written back); eval --as-of on the folder gives the library's as-of
+    numbers, and a bad asked_at is one line naming the file and line, exit 2, nothing written."""
+    import json
+
+    from agentmemory import load
+    from agentmemory.cli import main
+    from agentmemory.datasets.beir import write_collection
+
+    folder = _write_timeline(tmp_path / "timeline")
+    loaded = load(folder)
+    assert [q.asked_at for q in loaded.queries] == [_at(2), _at(6), None]
+    write_collection(loaded, tmp_path / "again")
+    assert load(tmp_path / "again").queries == loaded.queries
+    out = tmp_path / "as-of.json"
+    assert main(["eval", "--collection", str(folder), "--retrievers", "bm25", "--as-of", "--out", str(out)]) == 0
+    written = json.loads(out.read_text(encoding="utf-8"))
+    assert [row["visible_entries"] for row in written["per_query"]] == [2, 3, 4]
+    expected = evaluate(loaded, "bm25", k=5, as_of=True, seed=7).results[0]
+    assert [[h["entry_id"] for h in row["hits"]] for row in written["per_query"]] == [
+        [h.entry_id for h in q.hits] for q in expected.per_query
+    ]
+    bad = _write_timeline(tmp_path / "bad", asked_middle="March 6th")
+    capsys.readouterr()
+    assert main(["eval", "--collection", str(bad), "--as-of", "--out", str(tmp_path / "bad.json")]) == 2
+    assert capsys.readouterr().err == (
+        f"agentmemory: error: {bad / 'queries.jsonl'}:2: asked_at 'March 6th' is not ISO 8601; "
+        "expected e.g. 2026-03-01T09:30:00Z\n"
+    )
+    assert not (tmp_path / "bad.json").exists()
+
+
+def test_locomo_questions_are_asked_after_the_whole_conversation() -> None:
+    """LoCoMo items carry no date: asked_at is the conversation's last turn, so --as-of hides no turn from them."""
+    from conftest import REPO_ROOT
+
+    from agentmemory import load
+
+    sample = load(REPO_ROOT / "fixtures" / "locomo-sample" / "locomo-sample.json")
+    latest: dict[str | None, datetime] = {}
+    for e in sample.entries:
+        assert e.created_at is not None
+        latest[e.scope] = max(latest.get(e.scope, e.created_at), e.created_at)
+    assert {q.asked_at for q in sample.queries} == set(latest.values()) and len(latest) > 1
+    assert all(q.asked_at == latest[q.scope] for q in sample.queries)
+    as_of = evaluate(sample, "bm25", k=5, as_of=True).results[0].per_query
+    plain = evaluate(sample, "bm25", k=5).results[0].per_query
+    assert [q.hits for q in as_of] == [q.hits for q in plain]
+    scopes = {q.id: q.scope for q in sample.queries}
+    assert all(r.visible == sum(e.scope == scopes[r.query_id] for e in sample.entries) for r in as_of)

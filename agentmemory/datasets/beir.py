@@ -3,7 +3,7 @@
 A collection folder holds::
 
     corpus.jsonl      one memory per line: _id, text, [title], [tags], [created_at], [provenance], [scope]
-    queries.jsonl     one query per line: _id, text, [tags], [scope], [group]
+    queries.jsonl     one query per line: _id, text, [tags], [scope], [group], [asked_at]
     qrels/<split>.tsv header "query-id<TAB>corpus-id<TAB>score", then one judgment per line
 
 The format is documented in ``fixtures/README.md``.  :func:`load_collection`
@@ -52,12 +52,12 @@ from .base import Format, FormatOption
 __all__ = ["FORMAT", "load_collection", "parse_timestamp", "recognise", "write_collection"]
 
 _CORPUS_KEYS = {"_id", "text", "title", "tags", "created_at", "provenance", "scope"}
-_QUERY_KEYS = {"_id", "text", "tags", "scope", "group"}
+_QUERY_KEYS = {"_id", "text", "tags", "scope", "group", "asked_at"}
 _PROVENANCE_KEYS = {"source", "ref", "actor", "derived_from"}
 # Field names the reader interprets: a metadata key of one of these names would not be read back as
 # metadata (a "title" would be joined to the text), so the writer refuses it.
 _RESERVED_CORPUS_KEYS = ("_id", "text", "title", "tags", "created_at", "provenance", "scope")
-_RESERVED_QUERY_KEYS = ("_id", "text", "tags", "scope", "group")
+_RESERVED_QUERY_KEYS = ("_id", "text", "tags", "scope", "group", "asked_at")
 
 
 _TIMESTAMP_TEXT = re.compile(r"[0-9T:.,+\-Zz W]+", re.ASCII)
@@ -266,6 +266,7 @@ def load_collection(path: str | PathLike[str], *, split: str = "test", progress:
                 f"duplicate _id {quote(query_id)} (first on line {query_line[query_id]}); every query _id must be unique",
             )
         query_line[query_id] = line
+        asked = obj.get("asked_at")
         queries.append(
             Query._trusted(
                 id=query_id,
@@ -273,6 +274,7 @@ def load_collection(path: str | PathLike[str], *, split: str = "test", progress:
                 tags=_tags(obj, queries_path, line),
                 scope=_optional_str(obj, "scope", queries_path, line),
                 group=_optional_str(obj, "group", queries_path, line),
+                asked_at=None if asked is None else parse_timestamp(asked, str(queries_path), line, "asked_at"),
                 metadata=MappingProxyType({k: v for k, v in obj.items() if k not in _QUERY_KEYS}),
             )
         )
@@ -363,6 +365,8 @@ def query_line(query: Query) -> dict[str, Any]:
     for key in ("scope", "group"):
         if getattr(query, key) is not None:
             line[key] = getattr(query, key)
+    if query.asked_at is not None:
+        line["asked_at"] = query.asked_at.isoformat()
     line.update(_extra(query.metadata, _RESERVED_QUERY_KEYS, "query", query.id))
     return line
 
@@ -374,7 +378,7 @@ def write_collection(collection: Collection, folder: str | PathLike[str], *, spl
     fixed order)::
 
         corpus.jsonl        _id, text, tags, [created_at], provenance, [scope], metadata keys
-        queries.jsonl       _id, text, [tags], [scope], [group], metadata keys
+        queries.jsonl       _id, text, [tags], [scope], [group], [asked_at], metadata keys
         qrels/<split>.tsv   "query-id<TAB>corpus-id<TAB>score", then one line per judgment
 
     The three files are written through one
@@ -382,7 +386,7 @@ def write_collection(collection: Collection, folder: str | PathLike[str], *, spl
     each is written atomically, and a failure before the last rename
     changes none of them.  Existing files of those names are replaced.  Metadata keys
     are written as top-level fields, which the loader returns as metadata.
-    ``scope`` and ``group`` are written when set.  ``skipped``, ``repairs``
+    ``scope``, ``group`` and ``asked_at`` are written when set.  ``skipped``, ``repairs``
     and ``headline_excludes`` are not written.
 
     Returns:

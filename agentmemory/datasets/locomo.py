@@ -34,7 +34,11 @@ with id ``"<sample_id>/q<i>"``, the question as text, no tags, ``scope`` the
 ``sample_id`` and ``group`` the category name from :data:`CATEGORIES`
 (``"1 multi-hop"`` ... ``"5 adversarial"``; category 5 is loaded like the
 others, leave that group out of a report if you follow the papers that do).
-Every evidence turn is judged relevant with grade 1.  ``metadata`` keeps
+``asked_at`` is the conversation's last session date-time, as the
+``created_at`` of its last turn (the items carry no date of their own, and
+are asked after the whole conversation, so ``--as-of`` lets each question see
+every turn of its conversation).  Every evidence turn is judged relevant with
+grade 1.  ``metadata`` keeps
 ``category``, the raw ``evidence`` and ``answer`` / ``adversarial_answer``.
 
 **Evidence.**  A well-formed evidence string is a dia_id ``D<session>:<turn>``
@@ -505,6 +509,8 @@ def load_locomo(
         if conv.sample_id not in selected:
             continue
         entries.extend(conv.entries)
+        # LoCoMo's questions carry no date: they are asked after the whole conversation, so at its latest turn
+        asked = max((e.created_at for e in conv.entries if e.created_at is not None), default=None)
         for index, (question, category, evidence, metadata) in enumerate(items[conv.sample_id]):
             query_id = f"{conv.sample_id}/q{index}"
             if not evidence:
@@ -530,6 +536,7 @@ def load_locomo(
                     tags=None,
                     scope=conv.sample_id,
                     group=CATEGORIES[category],
+                    asked_at=asked,
                     metadata=MappingProxyType(metadata),
                 )
             )

@@ -459,7 +459,13 @@ def test_beir_missing_split():
             {},
             {"group": "g"},
             "query 'q1' metadata: 'group' (str) is a reserved field name; "
-            "rename the metadata key; reserved: _id, text, tags, scope, group",
+            "rename the metadata key; reserved: _id, text, tags, scope, group, asked_at",
+        ),
+        (
+            {},
+            {"asked_at": "2026-01-01T00:00:00Z"},
+            "query 'q1' metadata: 'asked_at' (str) is a reserved field name; "
+            "rename the metadata key; reserved: _id, text, tags, scope, group, asked_at",
         ),
     ],
 )
