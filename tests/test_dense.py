@@ -22,7 +22,7 @@ from agentmemory.io import atomic_write_bytes
 from agentmemory.retrievers import ENCODERS, Dense, load_encoder, make_retriever, register_encoder
 from agentmemory.retrievers import encoders as encoders_module
 from agentmemory.retrievers.dense import MIN_CACHED_TEXTS, normalize_rows
-from agentmemory.retrievers.encoders import WordLlamaEncoder, mean_pool
+from agentmemory.retrievers.encoders import PrecomputedEncoder, WordLlamaEncoder, mean_pool
 
 ENTRIES = [
     MemoryEntry("m01", "Maya is vegetarian and loves lentil curry"),
@@ -256,6 +256,83 @@ def test_search_batch_equals_search() -> None:
         single = dense.search(text, 4)
         assert [h.entry_id for h in hits] == [h.entry_id for h in single]
         assert [h.score for h in hits] == pytest.approx([h.score for h in single], abs=1e-6)
+
+
+# -- precomputed vectors ----------------------------------------------------------------
+
+
+def test_precomputed_scores_equal_a_direct_numpy_cosine(own_cache: Path) -> None:
+    """Dense over PrecomputedEncoder scores the cosine of the given vectors (to 1e-6) and writes no cache file."""
+    rng = np.random.default_rng(6)
+    vectors = rng.standard_normal((60, 8)).astype(np.float32)
+    vectors[7] = 0.0
+    texts = [f"t{i}" for i in range(50)] + [f"query {i}" for i in range(10)]
+    encoder = PrecomputedEncoder(texts, vectors)
+    dense = Dense(encoder=encoder)
+    dense.add([MemoryEntry(f"m{i}", texts[i]) for i in range(50)])
+    unit = vectors.astype(np.float64)
+    norms = np.linalg.norm(unit, axis=1, keepdims=True)
+    unit = np.divide(unit, norms, out=np.zeros_like(unit), where=norms > 0)
+    for j in range(50, 60):
+        got = dense.score_all(texts[j])
+        expected = {f"m{i}": unit[i] @ unit[j] for i in range(50) if unit[i] @ unit[j] > 1e-6}
+        assert set(got) == set(expected)
+        assert all(got[i] == pytest.approx(expected[i], abs=1e-6) for i in got)
+    assert dense.label == "Dense (precomputed)"
+    assert dense.params()["encoder"] == "precomputed"
+    assert dense.params()["encoder_params"] == {"model": "precomputed", "texts": 60}
+    assert dense.memory_bytes() == 50 * 8 * 4 + 50 * 8
+    assert not own_cache.exists()
+
+
+def test_precomputed_encoder_returns_the_given_rows() -> None:
+    """encode gives the rows of its texts: a read-only view for consecutive rows in order, else a copy."""
+    vectors = np.arange(12, dtype=np.float32).reshape(6, 2)
+    encoder = PrecomputedEncoder(["a", "b", "c", "d", "e", "f"], vectors)
+    view = encoder.encode(["b", "c", "d"])
+    assert np.array_equal(view, vectors[1:4]) and not view.flags.writeable and np.shares_memory(view, vectors)
+    copy = encoder.encode(["d", "b"])
+    assert np.array_equal(copy, vectors[[3, 1]]) and not np.shares_memory(copy, vectors)
+    assert encoder.encode([]).shape == (0, 2)
+    assert len(encoder) == 6 and encoder.dim == 2 and encoder.cacheable is False
+
+
+@pytest.mark.parametrize(
+    ("texts", "vectors", "message"),
+    [
+        (["a", "b"], np.zeros((3, 2)), "vectors: 'array of shape (3, 2)' (str) is not one row per text (2 texts)"),
+        (["a"], np.zeros(2), "vectors: 'array of shape (2,)' (str) is not one row per text (1 texts)"),
+        (["a", "b"], [[0.0, np.inf], [1.0, 2.0]], "vectors: 'array' (str) holds non-finite numbers"),
+        (["a", "b", "a"], np.zeros((3, 2)), "texts: 'a' (str) is given twice"),
+        (["a", 5], np.zeros((2, 2)), "text: 5 (int) is not a str"),
+    ],
+)
+def test_precomputed_encoder_refuses_bad_input(texts, vectors, message: str) -> None:
+    """A table that is not one finite row per distinct text is refused with one line."""
+    with pytest.raises(ParameterError) as caught:
+        PrecomputedEncoder(texts, vectors)
+    assert str(caught.value).startswith(message) and "\n" not in str(caught.value)
+
+
+def test_a_text_without_a_precomputed_vector_is_refused() -> None:
+    """Adding an entry, or asking a query, whose text has no vector is one ParameterError; nothing is indexed."""
+    dense = Dense(encoder=PrecomputedEncoder(["a", "b"], np.eye(2, dtype=np.float32)))
+    with pytest.raises(ParameterError, match=re.escape("text: 'c' (str) has no precomputed vector")):
+        dense.add([MemoryEntry("x", "a"), MemoryEntry("y", "c")])
+    assert len(dense) == 0
+    dense.add([MemoryEntry("x", "a")])
+    with pytest.raises(ParameterError, match=re.escape("text: 'zzz' (str) has no precomputed vector")):
+        dense.search("zzz", 1)
+
+
+def test_an_encoder_object_is_checked_and_takes_no_model() -> None:
+    """Dense(encoder=obj) takes any encoder object; one that is not an encoder, or a model beside it, is refused."""
+    with pytest.raises(ParameterError, match=re.escape("is a object, which is not an encoder (it lacks encode")):
+        Dense(encoder=object())  # type: ignore[arg-type]
+    encoder = PrecomputedEncoder(["a"], np.ones((1, 2)))
+    with pytest.raises(ParameterError, match=re.escape("model: 'm' (str) is given with an encoder object")):
+        Dense(encoder=encoder, model="m")
+    assert Dense(encoder=encoder).encoder is encoder
 
 
 def test_incremental_adds_give_the_scores_of_one_add() -> None:

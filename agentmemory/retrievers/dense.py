@@ -5,12 +5,14 @@ For a query ``q`` and an entry ``d`` (its ``text``, the text BM25 indexes)::
     score(q, d) = cos(e(q), e(d)) = u(q) . u(d),    u(x) = e(x) / ||e(x)||  (the zero vector stays zero)
 
 ``e`` is the encoder's vector (:mod:`agentmemory.retrievers.encoders`;
-default ``wordllama``).  Exactly how: ``u`` is computed in float64 from the
-encoder's float32 output and rounded to float32; the scores of one query are
-one float32 matrix-vector product of the entries' ``u`` (a C-contiguous
-float32 matrix) with the query's ``u``.  Entries whose vectors are equal get
-one row of that matrix, so **equal embeddings give bit-identical scores**
-(and the ranking rule's id order decides between them).
+default ``wordllama``; or vectors computed elsewhere, looked up by text:
+``Dense(encoder=PrecomputedEncoder(texts, vectors))``).  Exactly how: ``u``
+is computed in float64 from the encoder's float32 output and rounded to
+float32; the scores of one query are one float32 matrix-vector product of
+the entries' ``u`` (a C-contiguous float32 matrix) with the query's ``u``.
+Entries whose vectors are equal get one row of that matrix, so **equal
+embeddings give bit-identical scores** (and the ranking rule's id order
+decides between them).
 
 **Ranking** (:mod:`agentmemory.retrievers.base`): score descending, then
 entry id descending; only scores ``> 0`` are returned.  So entries with a
@@ -26,7 +28,9 @@ at or above the k-th score are sorted by the rule.
 entries; a batch of at least :data:`MIN_CACHED_TEXTS` texts is read from,
 or written to, the on-disk cache of :mod:`agentmemory.cache` (keyed by the
 encoder, its model and parameters and the sha256 of the texts), so a second
-evaluation of a collection encodes nothing.  Query vectors are not cached.
+evaluation of a collection encodes nothing (an encoder with ``cacheable =
+False``, such as ``PrecomputedEncoder``, is never cached).  Query vectors
+are not cached.
 
 :meth:`Dense.search_batch` scores a block of queries with one matrix product
 (float32 GEMM); its scores equal :meth:`Dense.search`'s to float32 rounding,
@@ -45,7 +49,7 @@ from .. import cache
 from ..errors import ParameterError, check_positive_int
 from ..records import Hit, MemoryEntry, Query
 from .base import DocTable, as_query
-from .encoders import Encoder, load_encoder
+from .encoders import Encoder, check_encoder, load_encoder
 
 __all__ = ["MIN_CACHED_TEXTS", "Dense", "normalize_rows"]
 
@@ -71,12 +75,15 @@ class Dense:
     """Exact cosine similarity over the entries' text embeddings (formula and ranking in the module docstring).
 
     Args:
-        encoder: a registered encoder name (:data:`~agentmemory.retrievers.encoders.ENCODERS`), default ``wordllama``.
-        model: the encoder's model, a name or a local folder (default: the encoder's own).
+        encoder: a registered encoder name (:data:`~agentmemory.retrievers.encoders.ENCODERS`), default
+            ``wordllama``; or an encoder object, used as it is (e.g.
+            :class:`~agentmemory.retrievers.encoders.PrecomputedEncoder` for vectors computed elsewhere).
+        model: the encoder's model, a name or a local folder (default: the encoder's own); not with an object.
 
     Raises:
         ParameterError: an unknown encoder, an extra that is not installed,
-            a model that does not exist or does not load.
+            a model that does not exist or does not load, an object that is
+            not an encoder, or a model given with an object.
     """
 
     name = "dense"
@@ -87,10 +94,19 @@ class Dense:
         """The label of ``dense[...]`` with ``params`` (those differing from the defaults)."""
         return _label(str(params.get("encoder", "wordllama")), params.get("model"))
 
-    def __init__(self, encoder: str = "wordllama", model: str | None = None) -> None:
-        self.encoder: Encoder = load_encoder(encoder, model)
-        self.label = _label(encoder, model)
-        self._encoder_name = encoder
+    def __init__(self, encoder: str | Encoder = "wordllama", model: str | None = None) -> None:
+        if isinstance(encoder, str):
+            self.encoder: Encoder = load_encoder(encoder, model)
+            self._encoder_name = encoder
+        else:
+            if model is not None:
+                raise ParameterError(
+                    "model", model, "is given with an encoder object", "an encoder object brings its model: drop model"
+                )
+            self.encoder = check_encoder(encoder, encoder)
+            self._encoder_name = self.encoder.name
+        self.label = _label(self._encoder_name, model)
+        self._cacheable = getattr(self.encoder, "cacheable", True) is not False
         self._docs = DocTable()
         dim = self.encoder.dim
         self._unique = np.zeros((0, dim), dtype=np.float32)  # distinct unit vectors; rows [:_n_unique] are used
@@ -109,6 +125,10 @@ class Dense:
 
     def __len__(self) -> int:
         return len(self._docs)
+
+    def memory_bytes(self) -> int:
+        """Bytes of the index's arrays: the distinct unit vectors and the entry -> row map (ids excluded)."""
+        return int(self._unique[: self._n_unique].nbytes) + int(self._row_of[: len(self._docs)].nbytes)
 
     # -- indexing -------------------------------------------------------------------
     def _encode(self, texts: list[str], *, cached: bool) -> np.ndarray:
@@ -148,7 +168,7 @@ class Dense:
         for text in texts:
             if not isinstance(text, str):
                 raise ParameterError("entry.text", text, "is not a str", "every entry needs a text string")
-        raw = self._encode(texts, cached=len(texts) >= MIN_CACHED_TEXTS)
+        raw = self._encode(texts, cached=self._cacheable and len(texts) >= MIN_CACHED_TEXTS)
         # commit: nothing below can fail on bad input
         rows = np.empty(len(batch), dtype=np.int64)
         fresh: list[int] = []
