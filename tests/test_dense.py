@@ -20,6 +20,7 @@ from agentmemory.cli import main
 from agentmemory.errors import ParameterError, UnknownNameError
 from agentmemory.io import atomic_write_bytes
 from agentmemory.retrievers import ENCODERS, Dense, load_encoder, make_retriever, register_encoder
+from agentmemory.retrievers import dense as dense_module
 from agentmemory.retrievers import encoders as encoders_module
 from agentmemory.retrievers.dense import MIN_CACHED_TEXTS, normalize_rows
 from agentmemory.retrievers.encoders import PrecomputedEncoder, WordLlamaEncoder, mean_pool
@@ -258,7 +259,87 @@ def test_search_batch_equals_search() -> None:
         assert [h.score for h in hits] == pytest.approx([h.score for h in single], abs=1e-6)
 
 
-# -- precomputed vectors ----------------------------------------------------------------
+# -- precomputed vectors and the batched search ------------------------------------------
+
+
+def _exact_vectors(rng: np.random.Generator, n: int, dim: int, *, distinct: bool) -> np.ndarray:
+    """Vectors of 0, 1, 4 or 16 entries of +-1: their unit vectors (+-1, 1/2, 1/4) and dot products are exact.
+
+    So every score is exact in float32 whatever the summation order, and ties
+    are frequent (equal scores of different vectors; with ``distinct=False``
+    also equal vectors, which share a row).
+    """
+    out = np.zeros((n, dim), dtype=np.float32)
+    for i in range(n):
+        nonzero = int(rng.choice([16] if distinct else [0, 1, 4, 16]))
+        out[i, rng.choice(dim, nonzero, replace=False)] = rng.choice([-1.0, 1.0], nonzero)
+    if distinct:
+        out = np.unique(out, axis=0)
+        out = out[rng.permutation(len(out))]
+    return out
+
+
+def _reference(entries: np.ndarray, queries: np.ndarray, ids: list[str], k: int) -> list[list[tuple[float, str]]]:
+    """The ranking rule computed directly: float64 cosines (exact here), those > 0, by (score, id) descending."""
+    unit = [normalize_rows(m).astype(np.float64) for m in (entries, queries)]
+    out = []
+    for q in unit[1]:
+        scores = unit[0] @ q
+        out.append(sorted(((float(s), i) for s, i in zip(scores, ids) if s > 0), reverse=True)[:k])
+    return out
+
+
+@pytest.mark.parametrize("distinct", [True, False], ids=["distinct-vectors", "shared-rows"])
+@pytest.mark.parametrize(
+    ("row_block_bytes", "query_block", "pool"),
+    [(1 << 20, 1024, 4), (16 * 4 * 7, 5, 1), (16 * 4, 1, 1), (16 * 4 * 64, 7, 2)],
+    ids=["defaults", "7-row-blocks", "1-row-blocks", "64-row-blocks"],
+)
+def test_search_batch_and_search_follow_the_ranking_rule_exactly(
+    monkeypatch, distinct: bool, row_block_bytes: int, query_block: int, pool: int
+) -> None:
+    """search_batch and search equal a direct ranking exactly, ties included, across block edges and bound refreshes.
+
+    The vectors make every score exact (see _exact_vectors), so the blocked
+    GEMM of search_batch, the matrix-vector product of search and the
+    float64 reference agree to the bit; blocks of 1 and 7 rows and pools of
+    1 x k force many bound refreshes.  Entries are added in two batches, ids
+    are in no particular order, and with shared rows many entries have equal
+    vectors.
+    """
+    monkeypatch.setattr(dense_module, "_ROW_BLOCK_BYTES", row_block_bytes)
+    monkeypatch.setattr(dense_module, "_QUERY_BLOCK", query_block)
+    monkeypatch.setattr(dense_module, "_POOL_PER_QUERY", pool)
+    rng = np.random.default_rng(3 if distinct else 4)
+    entries = _exact_vectors(rng, 500, 16, distinct=distinct)
+    if not distinct:
+        entries[rng.integers(0, len(entries), 150)] = entries[rng.integers(0, len(entries), 150)]
+    queries = _exact_vectors(rng, 40, 16, distinct=False)
+    ids = [f"e{int(rng.integers(0, 10**6)):06d}-{i}" for i in range(len(entries))]
+    keys = [f"q{i}" for i in range(len(queries))]
+    dense = Dense(encoder=PrecomputedEncoder(ids + keys, np.concatenate([entries, queries])))
+    dense.add([MemoryEntry(i, i) for i in ids[:200]])
+    dense.add([MemoryEntry(i, i) for i in ids[200:]])
+    assert dense._identity is distinct
+    for k in (1, 3, 10, 60, 1000):
+        expected = _reference(entries, queries, ids, k)
+        batch = dense.search_batch(keys, k)
+        assert [[(h.score, h.entry_id) for h in hits] for hits in batch] == expected, k
+        assert [[(h.score, h.entry_id) for h in dense.search(key, k)] for key in keys] == expected, k
+        assert all([h.rank for h in hits] == list(range(1, len(hits) + 1)) for hits in batch)
+
+
+def test_search_batch_of_random_vectors_equals_search() -> None:
+    """On random vectors (no exact scores), search_batch finds search's top 10 ids, scores equal to 1e-6."""
+    rng = np.random.default_rng(5)
+    vectors = rng.standard_normal((3100, 32)).astype(np.float32)
+    ids = [f"d{i:05d}" for i in range(3000)]
+    keys = [f"q{i}" for i in range(100)]
+    dense = Dense(encoder=PrecomputedEncoder(ids + keys, vectors))
+    dense.add([MemoryEntry(i, i) for i in ids])
+    for single, hits in zip([dense.search(key, 10) for key in keys], dense.search_batch(keys, 10)):
+        assert [h.entry_id for h in hits] == [h.entry_id for h in single]
+        assert [h.score for h in hits] == pytest.approx([h.score for h in single], abs=1e-6)
 
 
 def test_precomputed_scores_equal_a_direct_numpy_cosine(own_cache: Path) -> None:
@@ -333,6 +414,38 @@ def test_an_encoder_object_is_checked_and_takes_no_model() -> None:
     with pytest.raises(ParameterError, match=re.escape("model: 'm' (str) is given with an encoder object")):
         Dense(encoder=encoder, model="m")
     assert Dense(encoder=encoder).encoder is encoder
+
+
+def test_normalize_rows_in_blocks_is_bit_identical_to_one_block(monkeypatch) -> None:
+    """Normalising in blocks of 3 rows gives the very bits of the whole-matrix formula, float32 and float64 inputs."""
+    rng = np.random.default_rng(7)
+    monkeypatch.setattr(dense_module, "_NORMALIZE_ROWS", 3)
+    for dtype in (np.float32, np.float64):
+        vectors = (rng.standard_normal((11, 5)) * rng.choice([1e-20, 1.0, 1e20], size=(11, 1))).astype(dtype)
+        vectors[4] = 0.0
+        wide = vectors.astype(np.float64)
+        norms = np.sqrt(np.einsum("ij,ij->i", wide, wide))
+        whole = np.ascontiguousarray(wide / np.where(norms > 0, norms, 1.0)[:, None], dtype=np.float32)
+        got = normalize_rows(vectors)
+        assert got.dtype == np.float32 and np.array_equal(got.view(np.uint32), whole.view(np.uint32))
+    assert normalize_rows(np.zeros((0, 4))).shape == (0, 4)
+
+
+def test_adds_of_any_size_give_the_scores_of_one_add() -> None:
+    """One add, then adds of 1, 7 and 300 entries (the first buffer taken as is, then grown): the same hits."""
+    rng = np.random.default_rng(8)
+    vectors = rng.standard_normal((420, 16)).astype(np.float32)
+    ids = [f"d{i:03d}" for i in range(400)]
+    keys = [f"q{i}" for i in range(20)]
+    encoder = PrecomputedEncoder(ids + keys, vectors)
+    one = Dense(encoder=encoder)
+    one.add([MemoryEntry(i, i) for i in ids])
+    many = Dense(encoder=encoder)
+    for a, b in ((0, 92), (92, 93), (93, 100), (100, 400)):
+        many.add([MemoryEntry(i, i) for i in ids[a:b]])
+    for key in keys:
+        assert one.search(key, 15) == many.search(key, 15)
+    assert one.search_batch(keys, 15) == many.search_batch(keys, 15)
 
 
 def test_incremental_adds_give_the_scores_of_one_add() -> None:
