@@ -1,6 +1,7 @@
 """Run the benchmark suite: every engine in its own process, then one table.
 
     .venv/bin/python benchmarks/run.py [--sizes 10k,100k,1M] [--quick] [--passes N] [--only core|dense]
+    .venv/bin/python benchmarks/run.py --report-only   # rewrite the README's results from results.json
 
 Two groups: ``core`` (BM25, the tag scorer, the metrics, start-up) and
 ``dense`` (the dense retriever against faiss, wordllama's encoding, hybrid
@@ -120,9 +121,11 @@ def cold_jit_probe() -> float | None:
     return None if not text or text == "none" else float(text)
 
 
-def versions(
-    names: tuple[str, ...] = ("numpy", "numba", "tantivy", "bm25s", "rank-bm25", "ranx", "pytrec-eval-terrier"),
-) -> dict[str, str]:
+CORE_PACKAGES = ("numpy", "numba", "tantivy", "bm25s", "rank-bm25", "ranx", "pytrec-eval-terrier")
+DENSE_PACKAGES = ("numpy", "faiss-cpu", "wordllama", "tokenizers", "numba")
+
+
+def versions(names: tuple[str, ...] = CORE_PACKAGES) -> dict[str, str]:
     out = {"python": platform.python_version()}
     for name in names:
         try:
@@ -163,23 +166,27 @@ def main() -> None:
     ap.add_argument("--dense-sizes", default=None, help="dense vs faiss sizes (default 100k,1M; --quick 10k,100k)")
     ap.add_argument("--hybrid-size", default=None, help="hybrid and encoding corpus size (default 100k; --quick 10k)")
     ap.add_argument("--no-readme", action="store_true", help="do not rewrite benchmarks/README.md")
+    ap.add_argument("--report-only", action="store_true", help="run nothing: rewrite the README from results.json")
     args = ap.parse_args()
     passes = args.passes or (3 if args.quick else 5)
     command = "python benchmarks/run.py " + " ".join(sys.argv[1:])
     results: dict = {}
     path = HERE / "results.json"
-    if args.only and path.is_file():
+    if (args.only or args.report_only) and path.is_file():
         results = json.loads(path.read_text(encoding="utf-8"))
-    if args.only in (None, "core"):
+    if args.report_only and not results:
+        ap.error(f"--report-only: {path} holds no results")
+    if not args.report_only and args.only in (None, "core"):
         for key in ("sizes", "metrics", "first_query", "cold_jit_s"):
             results.pop(key, None)
         results.update(run_core(args, passes, command))
-    if args.only in (None, "dense"):
+    if not args.report_only and args.only in (None, "dense"):
         results["dense"] = run_dense(args, passes, command)
 
     text = report(results)
     print("\n" + text)
-    path.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    if not args.report_only:
+        path.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     if not args.no_readme and README.is_file():
         readme = README.read_text(encoding="utf-8")
         if START in readme and END in readme:
@@ -284,7 +291,7 @@ def run_dense(args: argparse.Namespace, passes: int, command: str) -> dict:
     started = _dt.datetime.now(_dt.timezone.utc)
     t_start = time.perf_counter()
     out: dict = {
-        "versions": versions(("numpy", "faiss-cpu", "wordllama", "tokenizers", "numba")),
+        "versions": versions(DENSE_PACKAGES),
         "cpu": cpu(),
         "passes": passes,
         "sizes": {},
@@ -320,13 +327,28 @@ def ratio(a, b) -> float | None:
         return None
 
 
+def in_order(versions_: dict[str, str], names: tuple[str, ...]) -> dict[str, str]:
+    """``versions_`` with python first, then ``names`` in their order, then the rest (results.json sorts keys)."""
+    order = ["python", *names]
+    return dict(sorted(versions_.items(), key=lambda kv: (order.index(kv[0]) if kv[0] in order else len(order), kv[0])))
+
+
+def by_size(rows: dict) -> dict:
+    """``rows`` keyed by size labels, smallest first (results.json sorts keys as text: 100k before 10k)."""
+    return dict(sorted(rows.items(), key=lambda kv: parse_size(kv[0])))
+
+
 def report(results: dict) -> str:
     """The results section: the core group's tables and targets, then the dense group's."""
     parts = []
     if "sizes" in results:
-        parts.append(report_core(results))
+        core = {**results, "sizes": by_size(results["sizes"]), "versions": in_order(results["versions"], CORE_PACKAGES)}
+        parts.append(report_core(core))
     if "dense" in results:
-        parts.append(report_dense(results["dense"]))
+        d = results["dense"]
+        parts.append(
+            report_dense({**d, "sizes": by_size(d["sizes"]), "versions": in_order(d["versions"], DENSE_PACKAGES)})
+        )
     return "\n\n".join(parts)
 
 
