@@ -16,6 +16,37 @@ sys.path.insert(0, str(HERE))
 
 K = 10
 MARK = "BENCH-RESULT "
+ONE_THREAD = {
+    "OMP_NUM_THREADS": "1",  # OpenMP (faiss, and the OpenBLAS faiss bundles)
+    "OPENBLAS_NUM_THREADS": "1",  # numpy's OpenBLAS
+    "MKL_NUM_THREADS": "1",
+    "NUMEXPR_NUM_THREADS": "1",
+    "TOKENIZERS_PARALLELISM": "false",  # the Rust tokenizer behind wordllama
+    "RAYON_NUM_THREADS": "1",
+}
+
+
+def single_thread() -> None:
+    """Limit BLAS, OpenMP and the tokenizer to one thread: call it before numpy or faiss loads (they read it once).
+
+    Raises:
+        RuntimeError: numpy is already imported (the limit would not apply).
+    """
+    if "numpy" in sys.modules:
+        raise RuntimeError("single_thread() must run before numpy is imported")
+    os.environ.update(ONE_THREAD)
+
+
+def os_threads() -> int:
+    """Threads of this process now (Linux ``Threads:``; 0 where unknown): 1 when BLAS and OpenMP started none."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Threads:"):
+                    return int(line.split()[1])
+    except OSError:  # pragma: no cover - not Linux
+        pass
+    return 0
 
 
 def rss_mb() -> float:

@@ -1,14 +1,17 @@
 """Run the benchmark suite: every engine in its own process, then one table.
 
-    .venv/bin/python benchmarks/run.py [--sizes 10k,100k,1M] [--quick] [--passes N]
-    .venv/bin/python benchmarks/run.py --only store     # re-measure one part, keep the rest
+    .venv/bin/python benchmarks/run.py [--sizes 10k,100k,1M] [--quick] [--passes N] [--only core|dense|store]
+    .venv/bin/python benchmarks/run.py --report-only   # rewrite the README's results from results.json
 
-Prints the tables and the targets (met or not, with the measured ratio),
-writes ``benchmarks/results.json`` (raw numbers) and replaces the results
-section of ``benchmarks/README.md`` with what was measured.  ``--only store``
-re-measures the persistent store's reopen alone and keeps every other number
-of ``results.json``.
-See ``benchmarks/README.md`` for what each engine does and how it is fed.
+Three groups: ``core`` (BM25, the tag scorer, the metrics, start-up),
+``dense`` (the dense retriever against faiss, wordllama's encoding, hybrid
+fusion) and ``store`` (reopening a persistent store against building the
+index from JSONL).  Prints the tables and the targets of issues 5, 10 and 14 (met or not,
+with the measured ratio), writes ``benchmarks/results.json`` (raw numbers)
+and replaces the results section of ``benchmarks/README.md`` with them.
+``--only`` runs one group and keeps the other's numbers from
+``results.json`` (each group says when and by which command it was
+measured).  See ``benchmarks/README.md`` for what each engine does.
 """
 
 from __future__ import annotations
@@ -119,12 +122,13 @@ def cold_jit_probe() -> float | None:
     return None if not text or text == "none" else float(text)
 
 
-PACKAGES = ("numpy", "numba", "tantivy", "bm25s", "rank-bm25", "ranx", "pytrec-eval-terrier")
+CORE_PACKAGES = ("numpy", "numba", "tantivy", "bm25s", "rank-bm25", "ranx", "pytrec-eval-terrier")
+DENSE_PACKAGES = ("numpy", "faiss-cpu", "wordllama", "tokenizers", "numba")
 
 
-def versions() -> dict[str, str]:
+def versions(names: tuple[str, ...] = CORE_PACKAGES) -> dict[str, str]:
     out = {"python": platform.python_version()}
-    for name in PACKAGES:
+    for name in names:
         try:
             out[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
@@ -150,32 +154,58 @@ def fmt(x, digits: int = 2) -> str:
     return f"{x:,}"
 
 
+GROUPS = ("core", "dense", "store")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="10k,100k,1M", help="corpus sizes, e.g. 10k,100k,1M")
-    ap.add_argument("--quick", action="store_true", help="10k and 100k, 3 passes, small budgets (a smoke run)")
+    ap.add_argument("--quick", action="store_true", help="smaller sizes, 3 passes, small budgets (a smoke run)")
     ap.add_argument("--passes", type=int, default=None, help="query passes per engine (median reported; default 5)")
     ap.add_argument("--rank-bm25-max", default="100k", help="largest size rank_bm25 is built at (default 100k)")
+    ap.add_argument("--only", choices=GROUPS, default=None, help="run one group; keep the other's numbers")
+    ap.add_argument("--dense-sizes", default=None, help="dense vs faiss sizes (default 100k,1M; --quick 10k,100k)")
+    ap.add_argument("--hybrid-size", default=None, help="hybrid and encoding corpus size (default 100k; --quick 10k)")
     ap.add_argument("--no-readme", action="store_true", help="do not rewrite benchmarks/README.md")
+    ap.add_argument("--report-only", action="store_true", help="run nothing: rewrite the README from results.json")
     ap.add_argument("--store-size", default="100k", help="entries of the persistent-store reopen benchmark (100k)")
-    ap.add_argument(
-        "--only",
-        choices=["store"],
-        help="re-measure only this part and keep the other numbers of benchmarks/results.json",
-    )
     args = ap.parse_args()
-    if args.only == "store":
-        results = json.loads((HERE / "results.json").read_text(encoding="utf-8"))
-        # results.json is written with sorted keys: put sizes and versions back in the order a full run reports them
-        results["sizes"] = dict(sorted(results["sizes"].items(), key=lambda item: parse_size(item[0])))
-        results["versions"] = {k: results["versions"][k] for k in ("python", *PACKAGES) if k in results["versions"]}
-        results["store"] = store_reopen(args)
-        write_results(results, args)
-        return
+    passes = args.passes or (3 if args.quick else 5)
+    command = "python benchmarks/run.py " + " ".join(sys.argv[1:])
+    results: dict = {}
+    path = HERE / "results.json"
+    if (args.only or args.report_only) and path.is_file():
+        results = json.loads(path.read_text(encoding="utf-8"))
+    if args.report_only and not results:
+        ap.error(f"--report-only: {path} holds no results")
+    if not args.report_only and args.only in (None, "core"):
+        for key in ("sizes", "metrics", "first_query", "cold_jit_s"):
+            results.pop(key, None)
+        results.update(run_core(args, passes, command))
+    if not args.report_only and args.only in (None, "dense"):
+        results["dense"] = run_dense(args, passes, command)
+    if not args.report_only and args.only in (None, "store"):
+        print("\n== persistent store", flush=True)
+        results["store"] = store_reopen(args, command)
+
+    text = report(results)
+    print("\n" + text)
+    if not args.report_only:
+        path.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    if not args.no_readme and README.is_file():
+        readme = README.read_text(encoding="utf-8")
+        if START in readme and END in readme:
+            head, rest = readme.split(START, 1)
+            _, tail = rest.split(END, 1)
+            README.write_text(f"{head}{START}\n{text}\n{END}{tail}", encoding="utf-8")
+            print(f"\nwrote the results into {README.relative_to(HERE.parent)}")
+
+
+def run_core(args: argparse.Namespace, passes: int, command: str) -> dict:
+    """BM25 and the tag scorer at every size, the metrics, start-up: the top-level keys of results.json."""
     sizes = [
         parse_size(s) for s in ("10k,100k" if args.quick and args.sizes == "10k,100k,1M" else args.sizes).split(",")
     ]
-    passes = args.passes or (3 if args.quick else 5)
     rank_max = parse_size(args.rank_bm25_max)
     budget = "5" if args.quick else "20"
     started = _dt.datetime.now(_dt.timezone.utc)
@@ -215,35 +245,123 @@ def main() -> None:
     print("\n== start-up", flush=True)
     results["first_query"] = first_query_probe()
     results["cold_jit_s"] = cold_jit_probe()
-    print("\n== persistent store", flush=True)
-    results["store"] = store_reopen(args)
     results["elapsed_s"] = time.perf_counter() - t_start
     results["date"] = started.strftime("%Y-%m-%d %H:%M UTC")
-    results["command"] = "python benchmarks/run.py " + " ".join(sys.argv[1:])
-    write_results(results, args)
+    results["command"] = command
+    return results
 
 
-def store_reopen(args: argparse.Namespace) -> dict:
+def store_reopen(args: argparse.Namespace, command: str) -> dict:
     """Reopen of a persistent store + first query vs building the index from JSONL (engine_store_reopen.py)."""
     size = parse_size(args.store_size)
     row = run_engine("engine_store_reopen.py", "--size", str(size), "--passes", "3")
     row["date"] = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    row["command"] = "python benchmarks/run.py " + " ".join(sys.argv[1:])
+    row["command"] = command
     return row
 
 
-def write_results(results: dict, args: argparse.Namespace) -> None:
-    """Print the report, write results.json and (unless --no-readme) the results section of README.md."""
-    text = report(results)
-    print("\n" + text)
-    (HERE / "results.json").write_text(json.dumps(results, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    if not args.no_readme and README.is_file():
-        readme = README.read_text(encoding="utf-8")
-        if START in readme and END in readme:
-            head, rest = readme.split(START, 1)
-            _, tail = rest.split(END, 1)
-            README.write_text(f"{head}{START}\n{text}\n{END}{tail}", encoding="utf-8")
-            print(f"\nwrote the results into {README.relative_to(HERE.parent)}")
+def store_section(row: dict | None) -> list[str]:
+    if not row:
+        return []
+    title = f"### Persistent store: reopen {label(row.get('size', 0))} entries and answer a first query"
+    if "error" in row:
+        return [title, "", f"Not measured: {row['error']}", ""]
+    return [
+        title,
+        "",
+        "| path | seconds (median of 3 fresh processes) |",
+        "|---|---:|",
+        f"| build from JSONL: `load_collection` + `MemoryStore().add` (BM25, tags) + first search | {fmt(row['jsonl_s'])} |",
+        f"| reopen the store file: `MemoryStore.open(path, readonly=True)` + first search | {fmt(row['reopen_s'])} |",
+        f"| of which reading the entries back from SQLite | {fmt(row['read_s'])} |",
+        "",
+        f"Reopen / JSONL build: {fmt(row['ratio'])}x. Store file {fmt(row['store_mb'], 1)} MB "
+        f"(corpus.jsonl {fmt(row['jsonl_mb'], 1)} MB); importing the JSONL into it took {fmt(row['import_s'])} s "
+        f"(one transaction, no index built). Same top 10 both ways: {row['same_top10']}. "
+        f"Measured {row['date']} by `{row['command'].strip()}`.",
+        "",
+        "### Targets (issue 14)",
+        "",
+        "| target | measured | met |",
+        "|---|---|---|",
+        f"| reopen a {label(row['size'])}-entry store + first query <= 2x building the index from JSONL | "
+        f"{fmt(row['ratio'])}x ({fmt(row['reopen_s'])} s vs {fmt(row['jsonl_s'])} s); same top 10: "
+        f"{row['same_top10']} | {'yes' if row['ratio'] <= 2.0 and row['same_top10'] else 'no'} |",
+    ]
+
+
+SCORE_TIE = 1e-6  # float32 scores closer than this may be ordered either way by two exact engines (rounding)
+
+
+def agreement(ours: dict, theirs: dict) -> dict:
+    """How agentmemory's top 10 compares with faiss's, query by query (ids and scores of both).
+
+    ``identical``: the same ids in the same order.  ``same_up_to_ties``: at
+    every rank the two scores agree within :data:`SCORE_TIE`, and every id
+    in one list only scores within it of that list's last score (two exact
+    engines may order, or cut, scores that tie within float32 rounding
+    differently; faiss also keeps the lowest ids of an exact tie at the
+    cut-off, the ranking rule the highest).
+    """
+    identical = same = same_set = 0
+    diff = 0.0
+    pairs = list(zip(ours["top10"], ours["top10_scores"], theirs["top10"], theirs["top10_scores"]))
+    for a, sa, b, sb in pairs:
+        identical += a == b
+        same_set += set(a) == set(b)
+        ok = len(a) == len(b) and all(abs(x - y) <= SCORE_TIE for x, y in zip(sa, sb))
+        if ok and a != b:
+            only = [(i, sa[-1], dict(zip(a, sa))) for i in set(a) - set(b)]
+            only += [(i, sb[-1], dict(zip(b, sb))) for i in set(b) - set(a)]
+            ok = all(abs(scores[i] - last) <= SCORE_TIE for i, last, scores in only)
+        same += ok
+        common = dict(zip(b, sb))
+        diff = max([diff, *(abs(s - common[i]) for i, s in zip(a, sa) if i in common)])
+    n = len(pairs) or 1
+    return {
+        "queries": len(pairs),
+        "identical": identical / n,
+        "same_up_to_ties": same / n,
+        "same_set": same_set / n,
+        "max_score_diff": diff,
+    }
+
+
+def run_dense(args: argparse.Namespace, passes: int, command: str) -> dict:
+    """The dense group: agentmemory's dense retriever against faiss at each size, wordllama's encoding, hybrid."""
+    default_sizes = "10k,100k" if args.quick else "100k,1M"
+    sizes = [parse_size(s) for s in (args.dense_sizes or default_sizes).split(",")]
+    hybrid_n = parse_size(args.hybrid_size or ("10k" if args.quick else "100k"))
+    started = _dt.datetime.now(_dt.timezone.utc)
+    t_start = time.perf_counter()
+    out: dict = {
+        "versions": versions(DENSE_PACKAGES),
+        "cpu": cpu(),
+        "passes": passes,
+        "sizes": {},
+    }
+    for n in sizes:
+        print(f"\n== dense, {label(n)} vectors", flush=True)
+        single = min(1000, max(10, 100_000_000 // n)) if not args.quick else min(100, max(10, 10_000_000 // n))
+        both = run_engine("engine_dense.py", "--size", str(n), "--passes", str(passes), "--single", str(single))
+        if "error" in both:
+            out["sizes"][label(n)] = {"error": both["error"]}
+            continue
+        row = {"agentmemory": both["agentmemory"], "faiss": both["faiss"]}
+        if "top10" in row["faiss"]:
+            row["agreement"] = agreement(row["agentmemory"], row["faiss"])
+        for engine in row.values():
+            engine.pop("top10", None)
+            engine.pop("top10_scores", None)
+        out["sizes"][label(n)] = row
+    print(f"\n== wordllama encoding, {label(hybrid_n)} texts", flush=True)
+    out["encoding"] = run_engine("engine_wordllama.py", "--size", str(hybrid_n), "--passes", str(min(passes, 3)))
+    print(f"\n== hybrid over bm25 + dense, {label(hybrid_n)} entries", flush=True)
+    out["hybrid"] = run_engine("engine_hybrid.py", "--size", str(hybrid_n), "--passes", str(passes))
+    out["elapsed_s"] = time.perf_counter() - t_start
+    out["date"] = started.strftime("%Y-%m-%d %H:%M UTC")
+    out["command"] = command
+    return out
 
 
 def ratio(a, b) -> float | None:
@@ -253,7 +371,34 @@ def ratio(a, b) -> float | None:
         return None
 
 
+def in_order(versions_: dict[str, str], names: tuple[str, ...]) -> dict[str, str]:
+    """``versions_`` with python first, then ``names`` in their order, then the rest (results.json sorts keys)."""
+    order = ["python", *names]
+    return dict(sorted(versions_.items(), key=lambda kv: (order.index(kv[0]) if kv[0] in order else len(order), kv[0])))
+
+
+def by_size(rows: dict) -> dict:
+    """``rows`` keyed by size labels, smallest first (results.json sorts keys as text: 100k before 10k)."""
+    return dict(sorted(rows.items(), key=lambda kv: parse_size(kv[0])))
+
+
 def report(results: dict) -> str:
+    """The results section: the core group's tables and targets, then the dense group's."""
+    parts = []
+    if "sizes" in results:
+        core = {**results, "sizes": by_size(results["sizes"]), "versions": in_order(results["versions"], CORE_PACKAGES)}
+        parts.append(report_core(core))
+    if "dense" in results:
+        d = results["dense"]
+        parts.append(
+            report_dense({**d, "sizes": by_size(d["sizes"]), "versions": in_order(d["versions"], DENSE_PACKAGES)})
+        )
+    if results.get("store"):
+        parts.append("\n".join(store_section(results["store"])).rstrip("\n"))
+    return "\n\n".join(parts)
+
+
+def report_core(results: dict) -> str:
     lines = [
         f"Measured {results['date']} by `{results['command'].strip()}` ({results['elapsed_s'] / 60:.1f} min) on "
         f"{results['cpu']}; one thread per engine; median of {results['passes']} query passes.",
@@ -348,37 +493,13 @@ def report(results: dict) -> str:
         f">= 50,000 entries): {fmt(results['cold_jit_s'])} s.",
         "",
     ]
-    lines += store_section(results.get("store"))
     lines += targets(results)
     return "\n".join(lines)
 
 
-def store_section(row: dict | None) -> list[str]:
-    if not row:
-        return []
-    title = f"### Persistent store: reopen {label(row.get('size', 0))} entries and answer a first query"
-    if "error" in row:
-        return [title, "", f"Not measured: {row['error']}", ""]
-    return [
-        title,
-        "",
-        "| path | seconds (median of 3 fresh processes) |",
-        "|---|---:|",
-        f"| build from JSONL: `load_collection` + `MemoryStore().add` (BM25, tags) + first search | {fmt(row['jsonl_s'])} |",
-        f"| reopen the store file: `MemoryStore.open(path, readonly=True)` + first search | {fmt(row['reopen_s'])} |",
-        f"| of which reading the entries back from SQLite | {fmt(row['read_s'])} |",
-        "",
-        f"Reopen / JSONL build: {fmt(row['ratio'])}x. Store file {fmt(row['store_mb'], 1)} MB "
-        f"(corpus.jsonl {fmt(row['jsonl_mb'], 1)} MB); importing the JSONL into it took {fmt(row['import_s'])} s "
-        f"(one transaction, no index built). Same top 10 both ways: {row['same_top10']}. "
-        f"Measured {row['date']} by `{row['command'].strip()}`.",
-        "",
-    ]
-
-
 def targets(results: dict) -> list[str]:
     sizes = results["sizes"]
-    out = ["### Targets (issues 5 and 14)", "", "| target | measured | met |", "|---|---|---|"]
+    out = ["### Targets (issue 5)", "", "| target | measured | met |", "|---|---|---|"]
 
     def add(name: str, measured: str, ok: bool | None) -> None:
         out.append(f"| {name} | {measured} | {'yes' if ok else 'no' if ok is not None else 'not measured'} |")
@@ -452,12 +573,144 @@ def targets(results: dict) -> list[str]:
         f"{fmt(fq['first_query_s'] * 1000, 0)} ms; numba imported: {fq['numba_imported']}",
         fq["first_query_s"] < 1.0 and not fq["numba_imported"],
     )
-    row = results.get("store") or {}
-    if "ratio" in row:
+    return out
+
+
+def _mb(x) -> str:
+    return fmt(x, 0) if x is not None else "-"
+
+
+def report_dense(d: dict) -> str:
+    """The dense group's tables: dense vs faiss per size, wordllama's encoding, hybrid against its parts."""
+    lines = [
+        "### Dense top-10 against faiss `IndexFlatIP` (exact), 256 dimensions, 1,000 queries",
+        "",
+        f"Measured {d['date']} by `{d['command'].strip()}` ({d['elapsed_s'] / 60:.1f} min) on {d['cpu']}; one "
+        f"thread; median of {d['passes']} passes, agentmemory's and faiss's alternating in one process.",
+        "Versions: " + ", ".join(f"{k} {v}" for k, v in d["versions"].items()) + ".",
+        "",
+        "| entries | engine | build s | queries/s, batched | queries/s, one at a time | peak RSS MB (build) | "
+        "RSS MB held | ours: batched ratio | ours: one-at-a-time ratio |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    notes = []
+    for size, row in d["sizes"].items():
+        if "error" in row:
+            lines.append(f"| {size} | {row['error']} | | | | | | | |")
+            continue
+        ours, theirs = row["agentmemory"], row["faiss"]
+        lines.append(
+            f"| {size} | agentmemory (`search_batch` / `search`) | {fmt(ours['build_s'])} | {fmt(ours.get('batch_qps'), 0)} | "
+            f"{fmt(ours.get('single_qps'), 0)} | {_mb(ours['peak_mb'])} | {_mb(ours['retained_mb'])} | | |"
+        )
+        if "error" in theirs:
+            lines.append(f"| {size} | faiss: {theirs['error']} | | | | | | | |")
+            continue
+        lines.append(
+            f"| {size} | faiss {theirs.get('version', '')} `IndexFlatIP` (`search` of all / of one) | "
+            f"{fmt(theirs['build_s'])} | {fmt(theirs.get('batch_qps'), 0)} | {fmt(theirs.get('single_qps'), 0)} | "
+            f"{_mb(theirs['peak_mb'])} | {_mb(theirs['retained_mb'])} | "
+            f"{fmt(ratio(ours.get('batch_qps'), theirs.get('batch_qps')))}x | "
+            f"{fmt(ratio(ours.get('single_qps'), theirs.get('single_qps')))}x |"
+        )
+        ag = row.get("agreement", {})
+        notes.append(
+            f"{size}: top 10 identical to faiss's (same ids, same order) for {fmt(100 * ag.get('identical', 0), 1)}% "
+            f"of the {ag.get('queries', 0):,} queries, the same up to scores tied within {SCORE_TIE:g} for "
+            f"{fmt(100 * ag.get('same_up_to_ties', 0), 1)}%, the same set for {fmt(100 * ag.get('same_set', 0), 1)}%; "
+            f"largest score difference on a shared hit {ag.get('max_score_diff', 0):.1e}.  One query at a time: "
+            f"the first {ours['single_queries']:,} queries; their ids equal the batched ones: ours "
+            f"{ours.get('single_equals_batch_ids')}, faiss {theirs.get('single_equals_batch_ids')}.  agentmemory's "
+            f"index holds {fmt(ours['index_mb'], 0)} MB of arrays (faiss {fmt(theirs['index_mb'], 0)} MB)."
+        )
+    lines += ["", *notes]
+    enc = d.get("encoding", {})
+    if enc and "error" not in enc:
+        lines += [
+            "",
+            f"**Encoding** (wordllama `{enc['model']['model']}`, the default encoder, one thread): loading it "
+            f"{fmt(enc['load_s'] * 1000, 0)} ms (after `import agentmemory`, {fmt(enc['import_agentmemory_s'] * 1000, 0)} ms); "
+            f"{fmt(enc['entries_per_s'], 0)} entries/s encoding the first {enc['size']:,} corpus texts in one call "
+            f"({fmt(enc['tokens_per_entry'], 0)} tokens per entry on average: pseudo-words cut into several pieces); "
+            f"queries {fmt(enc['queries_one_call_each_per_s'], 0)}/s one call each "
+            f"({fmt(1000 / enc['queries_one_call_each_per_s'], 3)} ms), {fmt(enc['queries_one_call_per_s'], 0)}/s in one call.",
+        ]
+    elif enc:
+        lines += ["", f"**Encoding**: {enc['error']}"]
+    hy = d.get("hybrid", {})
+    if hy and "error" not in hy:
+        ms, qps = hy["ms_per_query"], hy["qps"]
+        lines += [
+            "",
+            f"**Hybrid** `hybrid[of=bm25+dense]` (RRF, rrf_k 60, depth {hy['depth']}) over the first "
+            f"{hy['size']:,} corpus texts, dense with wordllama embeddings computed in the build; one query at a time:",
+            "",
+            "| search | ms per query | queries/s |",
+            "|---|---:|---:|",
+            f"| hybrid, top 10 | {fmt(ms['hybrid'], 3)} | {fmt(qps['hybrid'], 0)} |",
+            f"| its BM25{' (numba kernels)' if hy.get('bm25_accelerated') else ''}, top {hy['depth'] + 1} | "
+            f"{fmt(ms['bm25'], 3)} | {fmt(qps['bm25'], 0)} |",
+            f"| its dense (wordllama; the query encoded each time), top {hy['depth'] + 1} | {fmt(ms['dense'], 3)} | "
+            f"{fmt(qps['dense'], 0)} |",
+            f"| sum of the parts | {fmt(hy['parts_ms'], 3)} | |",
+            "",
+            f"Fusing costs {fmt(hy['fusion_ms'], 3)} ms per query: the hybrid takes {fmt(hy['ratio_to_parts'])}x the "
+            f"sum of its parts ({fmt(hy['mean_candidates'], 0)} candidates fused per query on average).  Build "
+            f"{fmt(hy['build_s'], 1)} s (BM25 and wordllama encoding of every text), peak RSS "
+            f"{fmt(hy['peak_mb'], 0)} MB over the baseline.",
+        ]
+    elif hy:
+        lines += ["", f"**Hybrid**: {hy['error']}"]
+    lines += ["", *targets_dense(d)]
+    return "\n".join(lines)
+
+
+def targets_dense(d: dict) -> list[str]:
+    out = ["### Targets (issue 10)", "", "| target | measured | met |", "|---|---|---|"]
+
+    def add(name: str, measured: str, ok: bool | str) -> None:
+        verdict = ok if isinstance(ok, str) else "yes" if ok else "no"
+        out.append(f"| {name} | {measured} | {verdict} |")
+
+    for size in ("100k", "1M"):
+        row = d["sizes"].get(size)
+        if not row or "error" in row or "error" in row.get("faiss", {"error": 1}):
+            add(f"dense q/s >= 1.0x faiss IndexFlatIP at {size}, same top 10", "size not run", "not measured")
+            continue
+        ours, theirs, ag = row["agentmemory"], row["faiss"], row.get("agreement", {})
+        same = ag.get("same_up_to_ties") == 1.0
+        for kind, what in (("batch", "batched"), ("single", "one query at a time")):
+            r = ratio(ours.get(f"{kind}_qps"), theirs.get(f"{kind}_qps"))
+            add(
+                f"dense q/s >= 1.0x faiss IndexFlatIP at {size}, {what}, same top 10",
+                f"{fmt(r)}x ({fmt(ours.get(f'{kind}_qps'), 0)} vs {fmt(theirs.get(f'{kind}_qps'), 0)}); top 10 "
+                f"identical for {fmt(100 * ag.get('identical', 0), 1)}%, the same up to tied scores for "
+                f"{fmt(100 * ag.get('same_up_to_ties', 0), 1)}%",
+                "not measured" if r is None else (r >= 1.0 and same),
+            )
+    big = d["sizes"].get("1M")
+    if big and "error" not in big and "error" not in big.get("faiss", {"error": 1}):
+        ours, theirs = big["agentmemory"], big["faiss"]
         add(
-            f"reopen a {label(row['size'])}-entry store + first query <= 2x building the index from JSONL (issue 14)",
-            f"{fmt(row['ratio'])}x ({fmt(row['reopen_s'])} s vs {fmt(row['jsonl_s'])} s); same top 10: {row['same_top10']}",
-            row["ratio"] <= 2.0 and row["same_top10"],
+            "memory at 1M (float32: 1 GB) against faiss",
+            f"held {_mb(ours['retained_mb'])} MB vs {_mb(theirs['retained_mb'])} MB "
+            f"({fmt(ratio(ours['retained_mb'], theirs['retained_mb']))}x); build peak {_mb(ours['peak_mb'])} MB vs "
+            f"{_mb(theirs['peak_mb'])} MB",
+            "reported",
+        )
+    enc = d.get("encoding", {})
+    if "entries_per_s" in enc:
+        add(
+            "wordllama encoding throughput",
+            f"{fmt(enc['entries_per_s'], 0)} entries/s ({enc['size']:,} texts); load {fmt(enc['load_s'] * 1000, 0)} ms",
+            "reported",
+        )
+    hy = d.get("hybrid", {})
+    if "ratio_to_parts" in hy:
+        add(
+            f"hybrid over BM25 + dense ({label(hy['size'])}): cost against the sum of its parts",
+            f"{fmt(hy['ratio_to_parts'])}x ({fmt(hy['ms_per_query']['hybrid'], 3)} ms vs {fmt(hy['parts_ms'], 3)} ms)",
+            "reported",
         )
     return out
 

@@ -20,9 +20,10 @@ from agentmemory.cli import main
 from agentmemory.errors import ParameterError, UnknownNameError
 from agentmemory.io import atomic_write_bytes
 from agentmemory.retrievers import ENCODERS, Dense, load_encoder, make_retriever, register_encoder
+from agentmemory.retrievers import dense as dense_module
 from agentmemory.retrievers import encoders as encoders_module
 from agentmemory.retrievers.dense import MIN_CACHED_TEXTS, normalize_rows
-from agentmemory.retrievers.encoders import WordLlamaEncoder, mean_pool
+from agentmemory.retrievers.encoders import PrecomputedEncoder, WordLlamaEncoder, mean_pool
 
 ENTRIES = [
     MemoryEntry("m01", "Maya is vegetarian and loves lentil curry"),
@@ -256,6 +257,195 @@ def test_search_batch_equals_search() -> None:
         single = dense.search(text, 4)
         assert [h.entry_id for h in hits] == [h.entry_id for h in single]
         assert [h.score for h in hits] == pytest.approx([h.score for h in single], abs=1e-6)
+
+
+# -- precomputed vectors and the batched search ------------------------------------------
+
+
+def _exact_vectors(rng: np.random.Generator, n: int, dim: int, *, distinct: bool) -> np.ndarray:
+    """Vectors of 0, 1, 4 or 16 entries of +-1: their unit vectors (+-1, 1/2, 1/4) and dot products are exact.
+
+    So every score is exact in float32 whatever the summation order, and ties
+    are frequent (equal scores of different vectors; with ``distinct=False``
+    also equal vectors, which share a row).
+    """
+    out = np.zeros((n, dim), dtype=np.float32)
+    for i in range(n):
+        nonzero = int(rng.choice([16] if distinct else [0, 1, 4, 16]))
+        out[i, rng.choice(dim, nonzero, replace=False)] = rng.choice([-1.0, 1.0], nonzero)
+    if distinct:
+        out = np.unique(out, axis=0)
+        out = out[rng.permutation(len(out))]
+    return out
+
+
+def _reference(entries: np.ndarray, queries: np.ndarray, ids: list[str], k: int) -> list[list[tuple[float, str]]]:
+    """The ranking rule computed directly: float64 cosines (exact here), those > 0, by (score, id) descending."""
+    unit = [normalize_rows(m).astype(np.float64) for m in (entries, queries)]
+    out = []
+    for q in unit[1]:
+        scores = unit[0] @ q
+        out.append(sorted(((float(s), i) for s, i in zip(scores, ids) if s > 0), reverse=True)[:k])
+    return out
+
+
+@pytest.mark.parametrize("distinct", [True, False], ids=["distinct-vectors", "shared-rows"])
+@pytest.mark.parametrize(
+    ("row_block_bytes", "query_block", "pool"),
+    [(1 << 20, 1024, 4), (16 * 4 * 7, 5, 1), (16 * 4, 1, 1), (16 * 4 * 64, 7, 2)],
+    ids=["defaults", "7-row-blocks", "1-row-blocks", "64-row-blocks"],
+)
+def test_search_batch_and_search_follow_the_ranking_rule_exactly(
+    monkeypatch, distinct: bool, row_block_bytes: int, query_block: int, pool: int
+) -> None:
+    """search_batch and search equal a direct ranking exactly, ties included, across block edges and bound refreshes.
+
+    The vectors make every score exact (see _exact_vectors), so the blocked
+    GEMM of search_batch, the matrix-vector product of search and the
+    float64 reference agree to the bit; blocks of 1 and 7 rows and pools of
+    1 x k force many bound refreshes.  Entries are added in two batches, ids
+    are in no particular order, and with shared rows many entries have equal
+    vectors.
+    """
+    monkeypatch.setattr(dense_module, "_ROW_BLOCK_BYTES", row_block_bytes)
+    monkeypatch.setattr(dense_module, "_QUERY_BLOCK", query_block)
+    monkeypatch.setattr(dense_module, "_POOL_PER_QUERY", pool)
+    rng = np.random.default_rng(3 if distinct else 4)
+    entries = _exact_vectors(rng, 500, 16, distinct=distinct)
+    if not distinct:
+        entries[rng.integers(0, len(entries), 150)] = entries[rng.integers(0, len(entries), 150)]
+    queries = _exact_vectors(rng, 40, 16, distinct=False)
+    ids = [f"e{int(rng.integers(0, 10**6)):06d}-{i}" for i in range(len(entries))]
+    keys = [f"q{i}" for i in range(len(queries))]
+    dense = Dense(encoder=PrecomputedEncoder(ids + keys, np.concatenate([entries, queries])))
+    dense.add([MemoryEntry(i, i) for i in ids[:200]])
+    dense.add([MemoryEntry(i, i) for i in ids[200:]])
+    assert dense._identity is distinct
+    for k in (1, 3, 10, 60, 1000):
+        expected = _reference(entries, queries, ids, k)
+        batch = dense.search_batch(keys, k)
+        assert [[(h.score, h.entry_id) for h in hits] for hits in batch] == expected, k
+        assert [[(h.score, h.entry_id) for h in dense.search(key, k)] for key in keys] == expected, k
+        assert all([h.rank for h in hits] == list(range(1, len(hits) + 1)) for hits in batch)
+
+
+def test_search_batch_of_random_vectors_equals_search() -> None:
+    """On random vectors (no exact scores), search_batch finds search's top 10 ids, scores equal to 1e-6."""
+    rng = np.random.default_rng(5)
+    vectors = rng.standard_normal((3100, 32)).astype(np.float32)
+    ids = [f"d{i:05d}" for i in range(3000)]
+    keys = [f"q{i}" for i in range(100)]
+    dense = Dense(encoder=PrecomputedEncoder(ids + keys, vectors))
+    dense.add([MemoryEntry(i, i) for i in ids])
+    for single, hits in zip([dense.search(key, 10) for key in keys], dense.search_batch(keys, 10)):
+        assert [h.entry_id for h in hits] == [h.entry_id for h in single]
+        assert [h.score for h in hits] == pytest.approx([h.score for h in single], abs=1e-6)
+
+
+def test_precomputed_scores_equal_a_direct_numpy_cosine(own_cache: Path) -> None:
+    """Dense over PrecomputedEncoder scores the cosine of the given vectors (to 1e-6) and writes no cache file."""
+    rng = np.random.default_rng(6)
+    vectors = rng.standard_normal((60, 8)).astype(np.float32)
+    vectors[7] = 0.0
+    texts = [f"t{i}" for i in range(50)] + [f"query {i}" for i in range(10)]
+    encoder = PrecomputedEncoder(texts, vectors)
+    dense = Dense(encoder=encoder)
+    dense.add([MemoryEntry(f"m{i}", texts[i]) for i in range(50)])
+    unit = vectors.astype(np.float64)
+    norms = np.linalg.norm(unit, axis=1, keepdims=True)
+    unit = np.divide(unit, norms, out=np.zeros_like(unit), where=norms > 0)
+    for j in range(50, 60):
+        got = dense.score_all(texts[j])
+        expected = {f"m{i}": unit[i] @ unit[j] for i in range(50) if unit[i] @ unit[j] > 1e-6}
+        assert set(got) == set(expected)
+        assert all(got[i] == pytest.approx(expected[i], abs=1e-6) for i in got)
+    assert dense.label == "Dense (precomputed)"
+    assert dense.params()["encoder"] == "precomputed"
+    assert dense.params()["encoder_params"] == {"model": "precomputed", "texts": 60}
+    assert dense.memory_bytes() == 50 * 8 * 4 + 50 * 8
+    assert not own_cache.exists()
+
+
+def test_precomputed_encoder_returns_the_given_rows() -> None:
+    """encode gives the rows of its texts: a read-only view for consecutive rows in order, else a copy."""
+    vectors = np.arange(12, dtype=np.float32).reshape(6, 2)
+    encoder = PrecomputedEncoder(["a", "b", "c", "d", "e", "f"], vectors)
+    view = encoder.encode(["b", "c", "d"])
+    assert np.array_equal(view, vectors[1:4]) and not view.flags.writeable and np.shares_memory(view, vectors)
+    copy = encoder.encode(["d", "b"])
+    assert np.array_equal(copy, vectors[[3, 1]]) and not np.shares_memory(copy, vectors)
+    assert encoder.encode([]).shape == (0, 2)
+    assert len(encoder) == 6 and encoder.dim == 2 and encoder.cacheable is False
+
+
+@pytest.mark.parametrize(
+    ("texts", "vectors", "message"),
+    [
+        (["a", "b"], np.zeros((3, 2)), "vectors: 'array of shape (3, 2)' (str) is not one row per text (2 texts)"),
+        (["a"], np.zeros(2), "vectors: 'array of shape (2,)' (str) is not one row per text (1 texts)"),
+        (["a", "b"], [[0.0, np.inf], [1.0, 2.0]], "vectors: 'array' (str) holds non-finite numbers"),
+        (["a", "b", "a"], np.zeros((3, 2)), "texts: 'a' (str) is given twice"),
+        (["a", 5], np.zeros((2, 2)), "text: 5 (int) is not a str"),
+    ],
+)
+def test_precomputed_encoder_refuses_bad_input(texts, vectors, message: str) -> None:
+    """A table that is not one finite row per distinct text is refused with one line."""
+    with pytest.raises(ParameterError) as caught:
+        PrecomputedEncoder(texts, vectors)
+    assert str(caught.value).startswith(message) and "\n" not in str(caught.value)
+
+
+def test_a_text_without_a_precomputed_vector_is_refused() -> None:
+    """Adding an entry, or asking a query, whose text has no vector is one ParameterError; nothing is indexed."""
+    dense = Dense(encoder=PrecomputedEncoder(["a", "b"], np.eye(2, dtype=np.float32)))
+    with pytest.raises(ParameterError, match=re.escape("text: 'c' (str) has no precomputed vector")):
+        dense.add([MemoryEntry("x", "a"), MemoryEntry("y", "c")])
+    assert len(dense) == 0
+    dense.add([MemoryEntry("x", "a")])
+    with pytest.raises(ParameterError, match=re.escape("text: 'zzz' (str) has no precomputed vector")):
+        dense.search("zzz", 1)
+
+
+def test_an_encoder_object_is_checked_and_takes_no_model() -> None:
+    """Dense(encoder=obj) takes any encoder object; one that is not an encoder, or a model beside it, is refused."""
+    with pytest.raises(ParameterError, match=re.escape("is a object, which is not an encoder (it lacks encode")):
+        Dense(encoder=object())  # type: ignore[arg-type]
+    encoder = PrecomputedEncoder(["a"], np.ones((1, 2)))
+    with pytest.raises(ParameterError, match=re.escape("model: 'm' (str) is given with an encoder object")):
+        Dense(encoder=encoder, model="m")
+    assert Dense(encoder=encoder).encoder is encoder
+
+
+def test_normalize_rows_in_blocks_is_bit_identical_to_one_block(monkeypatch) -> None:
+    """Normalising in blocks of 3 rows gives the very bits of the whole-matrix formula, float32 and float64 inputs."""
+    rng = np.random.default_rng(7)
+    monkeypatch.setattr(dense_module, "_NORMALIZE_ROWS", 3)
+    for dtype in (np.float32, np.float64):
+        vectors = (rng.standard_normal((11, 5)) * rng.choice([1e-20, 1.0, 1e20], size=(11, 1))).astype(dtype)
+        vectors[4] = 0.0
+        wide = vectors.astype(np.float64)
+        norms = np.sqrt(np.einsum("ij,ij->i", wide, wide))
+        whole = np.ascontiguousarray(wide / np.where(norms > 0, norms, 1.0)[:, None], dtype=np.float32)
+        got = normalize_rows(vectors)
+        assert got.dtype == np.float32 and np.array_equal(got.view(np.uint32), whole.view(np.uint32))
+    assert normalize_rows(np.zeros((0, 4))).shape == (0, 4)
+
+
+def test_adds_of_any_size_give_the_scores_of_one_add() -> None:
+    """One add, then adds of 1, 7 and 300 entries (the first buffer taken as is, then grown): the same hits."""
+    rng = np.random.default_rng(8)
+    vectors = rng.standard_normal((420, 16)).astype(np.float32)
+    ids = [f"d{i:03d}" for i in range(400)]
+    keys = [f"q{i}" for i in range(20)]
+    encoder = PrecomputedEncoder(ids + keys, vectors)
+    one = Dense(encoder=encoder)
+    one.add([MemoryEntry(i, i) for i in ids])
+    many = Dense(encoder=encoder)
+    for a, b in ((0, 92), (92, 93), (93, 100), (100, 400)):
+        many.add([MemoryEntry(i, i) for i in ids[a:b]])
+    for key in keys:
+        assert one.search(key, 15) == many.search(key, 15)
+    assert one.search_batch(keys, 15) == many.search_batch(keys, 15)
 
 
 def test_incremental_adds_give_the_scores_of_one_add() -> None:

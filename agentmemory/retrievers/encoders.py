@@ -37,6 +37,16 @@ other texts of its batch: incremental adds give the very vectors one add
 gives.  sentence-transformers and fastembed run padded batches; their
 vectors can differ in the last float32 bits with the batch.
 
+Not registered (it needs your data, so it is passed as an object:
+``Dense(encoder=PrecomputedEncoder(texts, vectors))``):
+
+* :class:`PrecomputedEncoder`: vectors computed elsewhere, looked up by
+  text.
+
+An encoder may set ``cacheable = False`` (``PrecomputedEncoder`` does): the
+``dense`` retriever then never reads or writes the on-disk embedding cache
+for it.
+
 Libraries are imported when an encoder is made, never at ``import
 agentmemory``; a loaded model is kept for the process (:func:`load_encoder`),
 so a retriever per scope does not load it again.  A missing extra or a
@@ -65,8 +75,10 @@ __all__ = [
     "Encoder",
     "FastEmbedEncoder",
     "Model2VecEncoder",
+    "PrecomputedEncoder",
     "SentenceTransformerEncoder",
     "WordLlamaEncoder",
+    "check_encoder",
     "load_encoder",
     "mean_pool",
     "register_encoder",
@@ -147,21 +159,30 @@ def load_encoder(name: str, model: str | None = None) -> Encoder:
                 f"was refused by its factory: {shorten(str(err), 200)}",
                 "check the encoder's parameters",
             ) from None
-        problems = [m for m in ("encode", "params") if not callable(getattr(encoder, m, None))]
-        if not isinstance(getattr(encoder, "name", None), str) or not encoder.name:
-            problems.append("name")
-        dim = getattr(encoder, "dim", None)
-        if isinstance(dim, bool) or not isinstance(dim, int) or dim < 1:
-            problems.append("dim")
-        if problems:
-            raise ParameterError(
-                "encoder",
-                name,
-                f"gives a {type(encoder).__name__}, which is not an encoder (it lacks {', '.join(problems)})",
-                "an encoder has name, dim (an int >= 1), encode(texts) and params()",
-            )
-        _LOADED[key] = encoder
+        _LOADED[key] = check_encoder(encoder, name, "gives")
         return encoder
+
+
+def check_encoder(encoder: Any, name: Any, verb: str = "is") -> Encoder:
+    """``encoder`` itself when it has what :class:`Encoder` needs; else a ParameterError naming ``name``.
+
+    Raises:
+        ParameterError: ``encoder`` lacks ``encode``, ``params``, a non-empty ``name`` or ``dim`` (an int >= 1).
+    """
+    problems = [m for m in ("encode", "params") if not callable(getattr(encoder, m, None))]
+    if not isinstance(getattr(encoder, "name", None), str) or not encoder.name:
+        problems.append("name")
+    dim = getattr(encoder, "dim", None)
+    if isinstance(dim, bool) or not isinstance(dim, int) or dim < 1:
+        problems.append("dim")
+    if problems:
+        raise ParameterError(
+            "encoder",
+            name,
+            f"{verb} a {type(encoder).__name__}, which is not an encoder (it lacks {', '.join(problems)})",
+            "an encoder has name, dim (an int >= 1), encode(texts) and params()",
+        )
+    return encoder
 
 
 def _forget_loaded() -> None:
@@ -277,6 +298,95 @@ def _local_folder(model: str) -> Path | None:
             "model", model, "is not an existing folder", "pass the folder of a saved model, or a model name"
         )
     return None
+
+
+# -- precomputed vectors ----------------------------------------------------------
+
+
+class PrecomputedEncoder:
+    """Vectors computed elsewhere: the text ``texts[i]`` encodes to ``vectors[i]``, a lookup (no model).
+
+    For dense retrieval over embeddings you already have (from an API, from
+    another system, or random unit vectors in a benchmark): pass it as
+    ``Dense(encoder=PrecomputedEncoder(texts, vectors))``.  Every text the
+    retriever encodes, the entries' texts on ``add`` and the queries' texts
+    on ``search``, must be one of ``texts`` (an entry's id works as its text
+    when you key vectors by id).  The ``dense`` retriever normalises the
+    vectors exactly as it does any encoder's, so its scores are the cosines
+    of the given vectors.
+
+    ``vectors`` is kept as given when it is already a C-contiguous float32
+    array (it is not copied: do not change it while the encoder is in use),
+    else converted once.  :meth:`encode` returns a read-only view of it when
+    the texts are consecutive rows, in order (as when entries are added in
+    the order of ``texts``), else a copy of the rows.  ``cacheable`` is
+    False: a lookup costs less than the on-disk embedding cache.
+
+    Raises:
+        ParameterError: ``vectors`` is not a 2-D array of finite numbers with
+            one row per text, a text is not a str, or a text repeats.
+    """
+
+    name = "precomputed"
+    cacheable = False
+
+    def __init__(self, texts: Sequence[str], vectors: Any) -> None:
+        texts = _texts(texts)
+        array = np.ascontiguousarray(vectors, dtype=np.float32)
+        if array.ndim != 2 or len(array) != len(texts) or array.shape[1] < 1:
+            raise ParameterError(
+                "vectors",
+                f"array of shape {array.shape}",
+                f"is not one row per text ({len(texts)} texts)",
+                "give a 2-D array of shape (len(texts), dim)",
+            )
+        if not all_finite(array):
+            raise ParameterError("vectors", "array", "holds non-finite numbers", "give finite vectors")
+        rows = dict(zip(texts, range(len(texts))))
+        if len(rows) < len(texts):
+            seen: set[str] = set()
+            for text in texts:
+                if text in seen:
+                    raise ParameterError("texts", text, "is given twice", "give each text once (one vector per text)")
+                seen.add(text)
+        self._rows = rows
+        self._vectors = array
+        self.dim = int(array.shape[1])
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def params(self) -> dict[str, Any]:
+        return {"model": "precomputed", "texts": len(self._rows)}
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """The given vectors of ``texts`` (float32, one row per text, in order).
+
+        Raises:
+            ParameterError: a text has no vector.
+        """
+        texts = _texts(texts)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        get = self._rows.get
+        found = [get(t, -1) for t in texts]
+        if -1 in found:
+            missing = texts[found.index(-1)]
+            raise ParameterError(
+                "text", missing, "has no precomputed vector", "give PrecomputedEncoder every text it will encode"
+            )
+        rows = np.asarray(found, dtype=np.int64)
+        first = int(rows[0])
+        if int(rows[-1]) - first == len(rows) - 1 and (len(rows) == 1 or bool((np.diff(rows) == 1).all())):
+            view = self._vectors[first : first + len(rows)]
+            view.flags.writeable = False
+            return view
+        return self._vectors[rows]
+
+
+def all_finite(vectors: np.ndarray, block: int = 1 << 16) -> bool:
+    """True when every number of ``vectors`` is finite (checked ``block`` rows at a time, to bound the temporaries)."""
+    return all(bool(np.isfinite(vectors[i : i + block]).all()) for i in range(0, len(vectors), block))
 
 
 # -- wordllama ----------------------------------------------------------------------
