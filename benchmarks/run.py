@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/run.py [--sizes 10k,100k,1M] [--quick] [--passes N]
     .venv/bin/python benchmarks/run.py --only store     # re-measure one part, keep the rest
+    .venv/bin/python benchmarks/run.py --only whole [--quick]   # whole processes (benchmarks/whole_process.py)
 
 Prints the tables and the targets (met or not, with the measured ratio),
 writes ``benchmarks/results.json`` (raw numbers) and replaces the results
@@ -160,10 +161,14 @@ def main() -> None:
     ap.add_argument("--store-size", default="100k", help="entries of the persistent-store reopen benchmark (100k)")
     ap.add_argument(
         "--only",
-        choices=["store"],
+        choices=["store", "whole"],
         help="re-measure only this part and keep the other numbers of benchmarks/results.json",
     )
-    args = ap.parse_args()
+    args, rest = ap.parse_known_args()
+    if args.only == "whole":  # whole processes: whole_process.py, with the options given after --only whole
+        raise SystemExit(subprocess.run([sys.executable, str(HERE / "whole_process.py"), *rest]).returncode)
+    if rest:
+        ap.error("unrecognized arguments: " + " ".join(rest))
     if args.only == "store":
         results = json.loads((HERE / "results.json").read_text(encoding="utf-8"))
         # results.json is written with sorted keys: put sizes and versions back in the order a full run reports them
