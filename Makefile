@@ -53,10 +53,12 @@ format: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-# Benchmarks are not tests: they install the peers (the `bench` extra) and print ratios.
+# Benchmarks are not tests: they install the peers (the `bench` extra) and print ratios.  The whole-process
+# rows build their own plain install (no extras) in benchmarks/.cache/plainvenv.
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -c constraints.txt -e '.[bench]'
 	$(PY) benchmarks/run.py
+	$(PY) benchmarks/run.py --only whole
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build dist

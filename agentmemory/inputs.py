@@ -30,17 +30,20 @@ from __future__ import annotations
 
 import errno
 import json
+import json.scanner
 import os
 import re
 import stat
 from collections.abc import Iterator
+from itertools import repeat
+from operator import itemgetter
 from os import PathLike
 from typing import Any
 
 from .errors import InputError, MissingFileError, quote
 from .numeric import MAX_DIGITS
 
-__all__ = ["decode_utf8", "json_lines", "parse_json", "path_kind", "read_bytes"]
+__all__ = ["decode_utf8", "json_lines", "json_values", "parse_json", "path_kind", "read_bytes"]
 
 _KINDS = (
     (stat.S_ISFIFO, "a named pipe (FIFO)"),
@@ -119,6 +122,16 @@ _SURROGATE_ESCAPE = re.compile(
     r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
 )
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_ANY_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")  # a cheap first look: a surrogate escape, paired or not
+
+
+def _lone_surrogate_escape(text: str) -> bool:
+    """Whether ``text`` may hold a lone surrogate escape (``\\ud800`` not half of a pair); fast when it holds none."""
+    return (
+        "\\u" in text and _ANY_SURROGATE_ESCAPE.search(text) is not None and _SURROGATE_ESCAPE.search(text) is not None
+    )
+
+
 _TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\],:]|[^"{}\[\],:\s]+|\s+', re.DOTALL)
 _BIG_INT = re.compile(r"-?([0-9]+)")
 _SHOWN_PATH = 6  # components of a JSON path shown before "..."
@@ -151,7 +164,7 @@ def parse_json(
     except (_Constant, RecursionError, ValueError):
         found = _scan(text, root, constants=constants, surrogates=False)
         _raise(path, line, found, expected)
-    if _SURROGATE_ESCAPE.search(text) is not None:
+    if _lone_surrogate_escape(text):
         found = _scan(text, root, constants=True, surrogates=True)
         if found is not None:
             _raise(path, line, found, expected)
@@ -290,3 +303,48 @@ def json_lines(
     for number, raw in enumerate(text.splitlines(), start=1):
         if raw.strip():
             yield number, parse_json(raw, path, number, expected=expected, constants=constants)
+
+
+def _scanner(constants: bool) -> Any:
+    """The C scanner behind ``json.loads`` (None where the C accelerator is missing: the per-line path is used)."""
+    make = getattr(json.scanner, "c_make_scanner", None)
+    if make is None:  # pragma: no cover - CPython always has it
+        return None
+    return make(json.JSONDecoder(parse_constant=float if constants else _refuse_constant))
+
+
+_SCANNERS = {False: _scanner(False), True: _scanner(True)}
+_first, _second = itemgetter(0), itemgetter(1)
+
+
+def json_values(
+    path: str | PathLike[str], text: str, *, expected: str = "", constants: bool = False
+) -> tuple[list[int], list[Any]]:
+    """``(line numbers, values)`` of every non-blank line of a JSON-lines file, in bulk.
+
+    The same values and the same errors as :func:`json_lines` (which it falls
+    back to whenever anything is unusual), without Python-level work per
+    line on a well-formed file: each line goes straight to the C scanner
+    that ``json.loads`` itself uses, and the file's text is searched once
+    for a lone surrogate escape.  A line the scanner refuses (white space
+    around it included, which ``json.loads`` would skip), or does not
+    consume to its end, a ``NaN`` (unless ``constants``), an integer too
+    long, nesting too deep: the whole file is then read line by line by
+    :func:`json_lines`, whose :func:`parse_json` names the line.
+    """
+    kept = text.splitlines()
+    if all(kept):
+        numbers: list[int] = list(range(1, len(kept) + 1))
+    else:  # an empty line is skipped; a line of white space is left to the scanner, which refuses it
+        numbers = [n for n, line in enumerate(kept, start=1) if line]
+        kept = [line for line in kept if line]
+    scan = _SCANNERS[constants]
+    if scan is not None and not _lone_surrogate_escape(text):
+        try:
+            pairs = list(map(scan, kept, repeat(0, len(kept))))
+        except Exception:  # StopIteration, JSONDecodeError, a refused constant, RecursionError, ValueError
+            pairs = None
+        if pairs is not None and list(map(_second, pairs)) == list(map(len, kept)):
+            return numbers, list(map(_first, pairs))
+    values = list(json_lines(path, text, expected=expected, constants=constants))
+    return [n for n, _ in values], [v for _, v in values]

@@ -35,6 +35,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime
+from operator import attrgetter
 from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -53,6 +54,10 @@ DEFAULT_TIMEOUT = 5.0
 """Seconds a writer waits for another writer of the same store file (:mod:`agentmemory.persist`)."""
 
 __all__ = ["MemoryStore"]
+
+_ID = attrgetter("id")
+_SCOPE = attrgetter("scope")
+_DERIVED_FROM = attrgetter("provenance.derived_from")
 
 
 class MemoryStore:
@@ -365,9 +370,13 @@ class MemoryStore:
 
     def _index(self, batch: list[MemoryEntry]) -> None:
         """Give each retriever of each entry's scope the entries (not yet in ``_entries``; the caller adds them)."""
+        scopes = set(map(_SCOPE, batch))
         by_scope: dict[str | None, list[MemoryEntry]] = {}
-        for entry in batch:
-            by_scope.setdefault(entry.scope, []).append(entry)
+        if len(scopes) == 1:
+            by_scope[scopes.pop()] = batch
+        else:
+            for entry in batch:
+                by_scope.setdefault(entry.scope, []).append(entry)
         for scope, entries in by_scope.items():
             stale = self._stale.get(scope, ())
             for key, retriever in self._partition(scope).items():
@@ -392,26 +401,42 @@ class MemoryStore:
             batch: list[Any] = [entries]
         else:
             batch = list(entries)
-        pending: set[str] = set()
-        for entry in batch:
-            self._check_new(entry, pending)
-            pending.add(entry.id)
+        if not self._all_new(batch):
+            pending: set[str] = set()
+            for entry in batch:  # the first bad entry raises, named
+                self._check_new(entry, pending)
+                pending.add(entry.id)
         self._add(batch)
+
+    def _all_new(self, batch: list[Any]) -> bool:
+        """True when every entry of ``batch`` passes :meth:`_check_new`, checked in bulk (C loops, no Python code
+        per entry): plain MemoryEntry records, ids unique, new and never forgotten, none derived, kept in memory.
+        False means "check each entry" (which finds what is wrong, if anything is)."""
+        if not batch or set(map(type, batch)) != {MemoryEntry} or not isinstance(self._backend, MemoryBackend):
+            return False
+        ids = list(map(_ID, batch))
+        return (
+            len(set(ids)) == len(ids)
+            and self._entries.keys().isdisjoint(ids)
+            and self._forgotten.isdisjoint(ids)
+            and not any(map(_DERIVED_FROM, batch))
+        )
 
     def _add(self, batch: list[MemoryEntry], also: Any = None) -> None:
         """Index ``batch`` and record its ``add`` event (and ``also()``, in the same transaction)."""
         backend = self._backend
-        with self._changing({e.scope for e in batch}):
+        ids = list(map(_ID, batch))
+        with self._changing(set(map(_SCOPE, batch))):
             self._index(batch)
             with backend.transaction():
-                event = self.log.record("add", [e.id for e in batch])
-                backend.record_versions(
-                    event, [EntryVersion(e, 1, "add", event.event_id, event.timestamp) for e in batch]
-                )
+                event = self.log.record("add", ids)
+                if not isinstance(backend, MemoryBackend):  # an in-memory store keeps no first versions
+                    backend.record_versions(
+                        event, [EntryVersion(e, 1, "add", event.event_id, event.timestamp) for e in batch]
+                    )
                 if also is not None:
                     also()
-        for entry in batch:
-            self._entries[entry.id] = entry
+        self._entries.update(zip(ids, batch))
 
     def derive(
         self,

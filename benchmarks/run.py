@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/run.py [--sizes 10k,100k,1M] [--quick] [--passes N] [--only core|dense|store]
     .venv/bin/python benchmarks/run.py --report-only   # rewrite the README's results from results.json
+    .venv/bin/python benchmarks/run.py --only whole [--quick]   # whole processes (benchmarks/whole_process.py)
 
 Three groups: ``core`` (BM25, the tag scorer, the metrics, start-up),
 ``dense`` (the dense retriever against faiss, wordllama's encoding, hybrid
@@ -163,13 +164,22 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="smaller sizes, 3 passes, small budgets (a smoke run)")
     ap.add_argument("--passes", type=int, default=None, help="query passes per engine (median reported; default 5)")
     ap.add_argument("--rank-bm25-max", default="100k", help="largest size rank_bm25 is built at (default 100k)")
-    ap.add_argument("--only", choices=GROUPS, default=None, help="run one group; keep the other's numbers")
+    ap.add_argument(
+        "--only",
+        choices=(*GROUPS, "whole"),
+        default=None,
+        help="run one group and keep the others' numbers; whole: the whole-process table (whole_process.py)",
+    )
     ap.add_argument("--dense-sizes", default=None, help="dense vs faiss sizes (default 100k,1M; --quick 10k,100k)")
     ap.add_argument("--hybrid-size", default=None, help="hybrid and encoding corpus size (default 100k; --quick 10k)")
     ap.add_argument("--no-readme", action="store_true", help="do not rewrite benchmarks/README.md")
     ap.add_argument("--report-only", action="store_true", help="run nothing: rewrite the README from results.json")
     ap.add_argument("--store-size", default="100k", help="entries of the persistent-store reopen benchmark (100k)")
-    args = ap.parse_args()
+    args, rest = ap.parse_known_args()
+    if args.only == "whole":  # whole processes: whole_process.py, with the options given after --only whole
+        raise SystemExit(subprocess.run([sys.executable, str(HERE / "whole_process.py"), *rest]).returncode)
+    if rest:
+        ap.error("unrecognized arguments: " + " ".join(rest))
     passes = args.passes or (3 if args.quick else 5)
     command = "python benchmarks/run.py " + " ".join(sys.argv[1:])
     results: dict = {}

@@ -311,3 +311,50 @@ def test_select_top_k_ties_by_id_descending(scores, k):
     got = select_top_k(np.arange(len(scores)), np.array(scores, dtype=np.float64), k, table)
     expected = reference_top({n: s for n, s in zip(names, scores) if s > 0}, k)
     assert [(h.entry_id, h.score) for h in got] == expected
+
+
+# -- the default install: no numba ---------------------------------------------
+
+_NO_NUMBA = r"""
+import importlib.abc, json, sys
+
+class NoNumba(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == "numba" or name.startswith("numba."):
+            raise ImportError("numba is not installed (a plain pip install)")
+        return None
+
+sys.meta_path.insert(0, NoNumba())
+from agentmemory import BM25, MemoryEntry
+from agentmemory.retrievers._index import accelerator
+
+entries = [MemoryEntry(e[0], e[1]) for e in json.loads(sys.argv[1])]
+r = BM25()
+r.add(entries)
+out = {"accelerated": accelerator(10**9) is not None, "numba": "numba" in sys.modules}
+out["hits"] = [[(h.entry_id, h.score) for h in r.search(q, 5)] for q in json.loads(sys.argv[2])]
+print(json.dumps(out))
+"""
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(corpus=st.lists(texts, min_size=1, max_size=30), queries=st.lists(texts, min_size=1, max_size=4))
+def test_default_install_path_without_numba_is_exact(corpus, queries):
+    """Without numba (what `pip install agentmemory-eval` gives), BM25 runs the NumPy path, exactly the reference."""
+    import json
+    import subprocess
+    import sys
+
+    entries = [MemoryEntry(f"m{i:02d}", t) for i, t in enumerate(corpus)]
+    env = {**os.environ, "AGENTMEMORY_ACCEL": "auto"}
+    proc = subprocess.run(
+        [sys.executable, "-c", _NO_NUMBA, json.dumps([[e.id, e.text] for e in entries]), json.dumps(queries)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    out = json.loads(proc.stdout)
+    assert out["accelerated"] is False and out["numba"] is False
+    for query, hits in zip(queries, out["hits"]):
+        assert [tuple(h) for h in hits] == reference_top(reference_bm25(entries, query), 5)

@@ -172,3 +172,55 @@ def test_constants_may_be_admitted_for_run_files() -> None:
 def test_json_lines_skips_blank_lines_and_numbers_the_rest() -> None:
     """Blank lines are skipped; line numbers are the file's."""
     assert list(json_lines("f", '{"a": 1}\n\n  \n[2]\n')) == [(1, {"a": 1}), (4, [2])]
+
+
+# -- the bulk reader equals the line-by-line one ------------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from agentmemory.inputs import json_values  # noqa: E402
+
+_JSON_LINE = st.one_of(
+    st.just('{"_id": "a", "text": "x"}'),
+    st.just("  {}  "),
+    st.just(""),
+    st.just("   "),
+    st.just("[1, 2]"),
+    st.just('{"a": NaN}'),
+    st.just('"\\ud800"'),
+    st.just('"\\ud83d\\ude00"'),
+    st.just("1" * 5000),
+    st.just("[" * 3000 + "]" * 3000),
+    st.just('{"a": 1} x'),
+    st.just("\ufeff{}"),
+    st.just('{"a": "\u2028"}'),
+    st.text(max_size=12),
+    st.builds(
+        json.dumps,
+        st.recursive(
+            st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+            lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=3), c, max_size=3),
+            max_leaves=6,
+        ),
+    ),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=st.lists(_JSON_LINE, max_size=6), sep=st.sampled_from(["\n", "\r\n"]), constants=st.booleans())
+def test_json_values_equals_json_lines(lines, sep, constants):
+    """json_values() gives json_lines()'s values and line numbers, or the same error, whatever the lines."""
+    text = sep.join(lines)
+
+    def outcome(fn):
+        try:
+            return "ok", fn()
+        except InputError as err:
+            return "error", str(err)
+
+    bulk = outcome(lambda: json_values("f.jsonl", text, constants=constants))
+    lines_ = outcome(lambda: list(json_lines("f.jsonl", text, constants=constants)))
+    if lines_[0] == "ok":
+        lines_ = ("ok", ([n for n, _ in lines_[1]], [v for _, v in lines_[1]]))
+    assert repr(bulk) == repr(lines_)

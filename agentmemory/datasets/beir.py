@@ -28,12 +28,16 @@ folder holding ``corpus.jsonl``; option ``split`` picks the qrels file.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from datetime import datetime
+from itertools import repeat
+from operator import attrgetter, eq, itemgetter
 from os import PathLike
 from pathlib import Path
 from types import MappingProxyType
@@ -42,10 +46,10 @@ from typing import Any
 from ..collection import Collection
 from ..errors import InputError, MissingFileError, ParameterError, quote
 from ..events import TIME_RANGE, usable_time
-from ..inputs import decode_utf8, json_lines, path_kind, read_bytes
+from ..inputs import decode_utf8, json_lines, json_values, path_kind, read_bytes
 from ..numeric import INTEGER_FORM, NumberTextError, parse_integer
 from ..outputs import OutputPlan
-from ..records import MemoryEntry, Provenance, Query
+from ..records import NO_METADATA, UNKNOWN_PROVENANCE, MemoryEntry, Provenance, Query
 from ..trec import TREC_ID_RULE, trec_id_problem
 from .base import Format, FormatOption
 
@@ -157,7 +161,7 @@ def _optional_str(obj: dict, key: str, path: Path, line: int) -> str | None:
 def _provenance(obj: dict, path: Path, line: int) -> Provenance:
     value = obj.get("provenance")
     if value is None:
-        return Provenance()
+        return UNKNOWN_PROVENANCE
     if not isinstance(value, dict):
         raise InputError(
             path, line, f"provenance {quote(value)} is not an object with source, ref, actor, derived_from"
@@ -181,6 +185,103 @@ def _provenance(obj: dict, path: Path, line: int) -> Provenance:
         actor=value.get("actor"),
         derived_from=tuple(derived),
     )
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """The cyclic garbage collector off while a file's objects are built (they are all kept: nothing to collect)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+_ID_TEXT = frozenset(("_id", "text"))
+_DERIVED_FROM = attrgetter("provenance.derived_from")
+_BAD_ID_CHAR = re.compile(r"[\x00-\x20\x7f-\x9f]")  # ASCII white space and control characters (TREC_ID_RULE)
+
+
+def _corpus(path: Path, text: str, progress: bool) -> tuple[list[MemoryEntry], dict[str, int]]:
+    """The corpus's entries and each id's line: every line checked, in bulk when every line is ``{_id, text}``.
+
+    The bulk path checks whole columns at once (every object a dict with
+    exactly the keys ``_id`` and ``text``, string ids, none empty, none with
+    white space or a control character, none repeated, string texts) and
+    builds the records with :meth:`MemoryEntry._trusted_many`.  When any
+    check fails, or a line has other fields, every line goes through
+    :func:`_corpus_lines`, which names the first bad line.
+    """
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(desc=f"load {path.name}", unit=" entries")
+    try:
+        try:
+            numbers, objs = json_values(path, text, expected=_EXPECTED_LINE)
+        except InputError:  # read again line by line: the first bad line, by its JSON or by its fields
+            return _corpus_lines(path, json_lines(path, text, expected=_EXPECTED_LINE), bar)
+        if objs and set(map(type, objs)) == {dict} and all(map(eq, map(dict.keys, objs), repeat(_ID_TEXT, len(objs)))):
+            ids = list(map(itemgetter("_id"), objs))
+            texts = list(map(itemgetter("text"), objs))
+            if (
+                set(map(type, ids)) == {str}
+                and set(map(type, texts)) == {str}
+                and all(ids)
+                and _BAD_ID_CHAR.search("".join(ids)) is None
+            ):
+                first_line = dict(zip(ids, numbers))
+                if len(first_line) == len(ids):
+                    entries = MemoryEntry._trusted_many(len(ids), id=ids, text=texts)
+                    if bar is not None:
+                        bar.update(len(objs))
+                    return entries, first_line
+        return _corpus_lines(path, zip(numbers, objs), bar)
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def _corpus_lines(path: Path, lines: Iterable[tuple[int, Any]], bar: Any) -> tuple[list[MemoryEntry], dict[str, int]]:
+    """The corpus's entries from ``(line number, object)`` pairs, line by line (any fields; the first bad line raises)."""
+    entries: list[MemoryEntry] = []
+    first_line: dict[str, int] = {}
+    for line, obj in lines:
+        if not isinstance(obj, dict):
+            raise InputError(path, line, f"expected a JSON object, found {type(obj).__name__}")
+        entry_id = _string_id(obj, path, line)
+        if entry_id in first_line:
+            raise InputError(
+                path,
+                line,
+                f"duplicate _id {quote(entry_id)} (first on line {first_line[entry_id]}); every entry _id must be unique",
+            )
+        first_line[entry_id] = line
+        text = _text(obj, path, line)
+        title = obj.get("title")
+        if title is not None and not isinstance(title, str):
+            raise InputError(path, line, f"title {quote(title)} is not a string; expected a string or no title")
+        if title:
+            text = " ".join(part for part in (title, text) if part)
+        created = obj.get("created_at")
+        extra = {k: v for k, v in obj.items() if k not in _CORPUS_KEYS}
+        entries.append(
+            MemoryEntry._trusted(
+                id=entry_id,
+                text=text,
+                tags=_tags(obj, path, line) or (),
+                created_at=None if created is None else parse_timestamp(created, str(path), line),
+                provenance=_provenance(obj, path, line),
+                scope=_optional_str(obj, "scope", path, line),
+                metadata=MappingProxyType(extra) if extra else NO_METADATA,
+            )
+        )
+        if bar is not None:
+            bar.update(1)
+    return entries, first_line
 
 
 def load_collection(path: str | PathLike[str], *, split: str = "test", progress: bool = False) -> Collection:
@@ -209,43 +310,11 @@ def load_collection(path: str | PathLike[str], *, split: str = "test", progress:
     files: dict[str, str] = {}
 
     corpus_path = root / "corpus.jsonl"
-    entries: list[MemoryEntry] = []
-    first_line: dict[str, int] = {}
-    lines = _jsonl(corpus_path, _read(corpus_path, files, root))
-    if progress:
-        from tqdm.auto import tqdm
-
-        lines = tqdm(lines, desc=f"load {corpus_path.name}", unit=" entries")
-    for line, obj in lines:
-        entry_id = _string_id(obj, corpus_path, line)
-        if entry_id in first_line:
-            raise InputError(
-                corpus_path,
-                line,
-                f"duplicate _id {quote(entry_id)} (first on line {first_line[entry_id]}); every entry _id must be unique",
-            )
-        first_line[entry_id] = line
-        text = _text(obj, corpus_path, line)
-        title = obj.get("title")
-        if title is not None and not isinstance(title, str):
-            raise InputError(corpus_path, line, f"title {quote(title)} is not a string; expected a string or no title")
-        if title:
-            text = " ".join(part for part in (title, text) if part)
-        created = obj.get("created_at")
-        entries.append(
-            MemoryEntry._trusted(
-                id=entry_id,
-                text=text,
-                tags=_tags(obj, corpus_path, line) or (),
-                created_at=None if created is None else parse_timestamp(created, str(corpus_path), line),
-                provenance=_provenance(obj, corpus_path, line),
-                scope=_optional_str(obj, "scope", corpus_path, line),
-                metadata=MappingProxyType({k: v for k, v in obj.items() if k not in _CORPUS_KEYS}),
-            )
-        )
+    with _gc_paused():
+        entries, first_line = _corpus(corpus_path, _read(corpus_path, files, root), progress)
     if not entries:
         raise InputError(corpus_path, None, "the corpus has no entries; add at least one JSON line")
-    for entry in entries:
+    for entry in entries if any(map(_DERIVED_FROM, entries)) else ():
         for source in entry.provenance.derived_from:
             if source not in first_line:
                 raise InputError(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from datetime import datetime, timezone
 from pathlib import Path
@@ -491,3 +492,36 @@ def test_writer_checks_the_split(tmp_path):
     assert str(info.value) == (
         "split: '../dev' (str) is not a split name; a split names a file qrels/<split>.tsv, e.g. 'test' or 'dev'"
     )
+
+
+def test_bulk_corpus_path_equals_the_line_by_line_path(tmp_path):
+    """A corpus of {_id, text} lines (read in bulk) gives the entries the line-by-line reader gives."""
+    from agentmemory.datasets.beir import _corpus, _corpus_lines
+    from agentmemory.inputs import json_lines
+
+    lines = [json.dumps({"_id": f"d{i}", "text": f"text {i} \u00e9"}) for i in range(50)]
+    text = "\n".join(lines[:20]) + "\n\n" + "\n".join(lines[20:]) + "\n"
+    path = tmp_path / "corpus.jsonl"
+    bulk = _corpus(path, text, progress=False)
+    slow = _corpus_lines(path, json_lines(path, text), None)
+    assert bulk == slow
+    assert bulk[1]["d20"] == 22  # the blank line counts
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('{"_id": "a b", "text": "x"}', "_id 'a b' contains whitespace"),
+        ('{"_id": "", "text": "x"}', "_id '' is not a non-empty string"),
+        ('{"_id": "d1", "text": 5}', "text 5 is not a string"),
+        ('{"_id": "d0", "text": "again"}', "duplicate _id 'd0' (first on line 1)"),
+        ("[1]", "expected a JSON object, found list"),
+    ],
+)
+def test_bulk_corpus_path_falls_back_to_name_the_line(tmp_path, line, message):
+    """When a bulk check fails, the line-by-line reader names the bad line, as it always did."""
+    from agentmemory.datasets.beir import _corpus
+
+    text = '{"_id": "d0", "text": "x"}\n' + line + "\n"
+    with pytest.raises(InputError, match=re.escape(f"corpus.jsonl:2: {message}")):
+        _corpus(tmp_path / "corpus.jsonl", text, progress=False)
