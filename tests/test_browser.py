@@ -180,6 +180,29 @@ def test_collection_report_shows_its_tables_and_image(tmp_path):
     _screenshot_is_not_blank(tmp_path / "collection.png")
 
 
+def test_longmemeval_report_shows_both_families_and_the_loaders_notes(tmp_path):
+    """The LongMemEval sample's report: the caption names both families, the official measures are columns, the
+    overview names the granularity, and the skipped questions and the loader's notes are visible tables."""
+    seen = _render(REPORTS / "collection-longmemeval.html", tmp_path)
+    assert seen["headings"][:2] == ["The comparison", "1. What was evaluated"]
+    visible = [t["text"] for t in seen["tables"] if t["visible"] and t["width"] > 0 and t["height"] > 0]
+    caption, first_row = visible[0].splitlines()[:2]
+    assert caption.startswith("Systems against the baseline BM25")
+    header = first_row.split("\t")
+    assert header[:2] == ["System", "P@5"] and "recall_any@5" in header and "sess.ndcg_any@5" in header
+    assert (
+        "trec_eval's definitions (P@5" in seen["text"]
+        and "LongMemEval official definitions (recall_any@5" in seen["text"]
+    )
+    assert "granularity = turn, indexed_turns = user" in seen["text"]
+    assert any(
+        t.startswith("Skipped by the loader (8), left out of every number\nquery\treason\n1a4f7c22\tno user turn")
+        for t in visible
+    )
+    assert any("gpt4_93c1a7d5\tanswer session 'answer_93c1a7d5_3' is not judged" in t for t in visible)
+    _screenshot_is_not_blank(tmp_path / "collection-longmemeval.png")
+
+
 def test_sweep_report_shows_its_tables_and_images(tmp_path):
     """The sweep report: both figures loaded, the quantile table visible, the statement in the text."""
     seen = _render(REPORTS / "sweep.html", tmp_path)
