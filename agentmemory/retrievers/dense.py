@@ -71,7 +71,7 @@ import numpy as np
 
 from .. import cache
 from ..errors import ParameterError, check_positive_int
-from ..records import Hit, MemoryEntry, Query
+from ..records import Hit, MemoryEntry, Query, _trusted_hits
 from ._index import accelerator
 from .base import DocTable, as_query
 from .encoders import Encoder, all_finite, check_encoder, load_encoder
@@ -269,7 +269,7 @@ class Dense:
         """The top ``k`` of candidate ``entries`` (numbers) with their ``scores`` by (score, id), both descending."""
         ids = self._docs.ids
         ranked = sorted(zip(scores, [ids[i] for i in entries]), reverse=True)
-        return [Hit(entry_id=i, score=s, rank=r) for r, (s, i) in enumerate(ranked[:k], start=1)]
+        return _trusted_hits(ranked[:k])  # ids checked by add, scores Python floats
 
     def search(self, query: Query | str, k: int) -> list[Hit]:
         """The top ``k`` entries by cosine (``> 0`` only), ties by entry id descending."""
