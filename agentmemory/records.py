@@ -380,6 +380,28 @@ class Hit:
         return {"entry_id": self.entry_id, "score": self.score, "rank": self.rank}
 
 
+_HIT_FIELDS = tuple(Hit.__dict__[name].__set__ for name in ("entry_id", "score", "rank"))  # the slots' setters
+
+
+def _trusted_hits(ranked: Iterable[tuple[float, str]]) -> list[Hit]:
+    """Hits ranked 1, 2, ... from ``(score, entry id)`` pairs, built without checks (as ``_trusted``).
+
+    For a retriever's own results: ids it checked when their entries were
+    added, scores that are Python floats.  About a quarter of the cost of
+    ``Hit(...)`` (which matters when a batch search returns 10,000 hits).
+    """
+    new = object.__new__
+    set_id, set_score, set_rank = _HIT_FIELDS
+    out = []
+    for rank, (score, entry_id) in enumerate(ranked, start=1):
+        hit = new(Hit)
+        set_id(hit, entry_id)
+        set_score(hit, score)
+        set_rank(hit, rank)
+        out.append(hit)
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class Event:
     """One line of a memory store's append-only log.

@@ -13,6 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import REPO_ROOT
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from agentmemory import MemoryEntry, MemoryStore, Query
 from agentmemory import cache as cache_module
@@ -24,6 +26,13 @@ from agentmemory.retrievers import dense as dense_module
 from agentmemory.retrievers import encoders as encoders_module
 from agentmemory.retrievers.dense import MIN_CACHED_TEXTS, normalize_rows
 from agentmemory.retrievers.encoders import PrecomputedEncoder, WordLlamaEncoder, mean_pool
+
+try:
+    from agentmemory.retrievers import _accel
+
+    HAVE_NUMBA = _accel.AVAILABLE
+except ImportError:  # pragma: no cover - numba missing
+    HAVE_NUMBA = False
 
 ENTRIES = [
     MemoryEntry("m01", "Maya is vegetarian and loves lentil curry"),
@@ -832,3 +841,220 @@ def test_the_default_works_in_a_fresh_process_without_network(tmp_path: Path) ->
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "['a']"
+
+
+# -- the compiled selection (numba) and the NumPy path --------------------------------------
+
+
+PATHS = ["numpy", "numba"] if HAVE_NUMBA else ["numpy"]
+SMALLEST = np.nextafter(np.float32(0), np.float32(1))
+DENSE_SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _use_path(monkeypatch, path: str) -> list[str]:
+    """Force the NumPy path or the compiled one (at any size); returns a list that records each kernel call."""
+    monkeypatch.setenv("AGENTMEMORY_ACCEL", "on" if path == "numba" else "off")
+    calls: list[str] = []
+    if HAVE_NUMBA:
+        for name in ("dense_top", "dense_block_select"):
+            kernel = getattr(_accel, name)
+
+            def spy(*args, _kernel=kernel, _name=name):
+                calls.append(_name)
+                return _kernel(*args)
+
+            monkeypatch.setattr(_accel, name, spy)
+    return calls
+
+
+def _direct(scores: np.ndarray, ids: list[str], k: int) -> list[tuple[float, str]]:
+    """The ranking rule applied directly to one query's float32 scores: those > 0, by (score, id) descending."""
+    return sorted(((float(s), i) for s, i in zip(scores.tolist(), ids) if s > 0), reverse=True)[:k]
+
+
+def _tile_scores(dense: Dense, vectors: np.ndarray) -> np.ndarray:
+    """The entries' scores as search_batch computes them: the same blocks of queries x rows, one matmul each."""
+    matrix = dense._unique[: dense._n_unique]
+    width = max(1, dense_module._ROW_BLOCK_BYTES // (4 * matrix.shape[1]))
+    out = np.empty((len(vectors), len(matrix)), dtype=np.float32)
+    for first in range(0, len(matrix), width):
+        block = matrix[first : first + width]
+        for q0 in range(0, len(vectors), dense_module._QUERY_BLOCK):
+            part = vectors[q0 : q0 + dense_module._QUERY_BLOCK]
+            out[q0 : q0 + len(part), first : first + len(block)] = np.matmul(part, block.T)
+    return out[:, dense._row_of[: len(dense)]]
+
+
+@st.composite
+def dense_cases(draw):
+    """Small random matrices with forced duplicate rows, zero rows and opposite rows; queries; ids in any order."""
+    dim = draw(st.integers(1, 6))
+    n = draw(st.integers(1, 40) | st.integers(60, 300))  # past 64: the kernels' whole chunks, not only their tails
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    if draw(st.booleans()):  # small integers: many equal scores of different vectors
+        entries = rng.integers(-2, 3, (n, dim)).astype(np.float32)
+    else:
+        entries = rng.standard_normal((n, dim)).astype(np.float32)
+    copies = draw(st.integers(0, n))
+    entries[rng.integers(0, n, copies)] = entries[rng.integers(0, n, copies)]  # equal rows: exact ties
+    entries[rng.integers(0, n, draw(st.integers(0, 2)))] = 0.0  # zero vectors: score 0, never returned
+    n_queries = draw(st.integers(1, 6))
+    queries = rng.integers(-2, 3, (n_queries, dim)).astype(np.float32)
+    if draw(st.booleans()):
+        queries[0] = entries[0]  # a query equal to an entry (and to its copies)
+    if draw(st.booleans()):
+        queries[-1] = -entries[-1]  # mostly negative scores: fewer than k positive
+    ids = [f"e{x}" for x in rng.permutation(10 * n)[:n]]  # ids in no relation to the entry order
+    split = draw(st.integers(0, n))
+    return entries, queries, ids, split
+
+
+@pytest.mark.parametrize("path", PATHS)
+@DENSE_SETTINGS
+@given(
+    case=dense_cases(),
+    k=st.integers(1, 45),
+    row_block=st.sampled_from([1, 3, 8, 1 << 20]),
+    query_block=st.sampled_from([1, 2, 1024]),
+    pool_rows=st.sampled_from([1, 16]),
+)
+def test_search_and_search_batch_equal_a_direct_ranking_of_their_scores(
+    path: str, case, k: int, row_block: int, query_block: int, pool_rows: int
+) -> None:
+    """On either path, search and search_batch equal the ranking rule applied to their own float32 scores, exactly.
+
+    Ids and scores are compared to the bit: equal rows tie, ties go to the
+    larger id, a tie straddling the cut keeps the larger ids, k may exceed
+    the number of positive scores, blocks of 1 or 3 rows and tiny pools
+    force many threshold updates and pool cuts.
+    """
+    entries, queries, ids, split = case
+    keys = [f"q{i}" for i in range(len(queries))]
+    with pytest.MonkeyPatch.context() as mp:
+        calls = _use_path(mp, path)
+        mp.setattr(dense_module, "_ROW_BLOCK_BYTES", 4 * entries.shape[1] * row_block)
+        mp.setattr(dense_module, "_QUERY_BLOCK", query_block)
+        mp.setattr(dense_module, "_POOL_ROWS", pool_rows)
+        dense = Dense(encoder=PrecomputedEncoder(ids + keys, np.concatenate([entries, queries])))
+        dense.add([MemoryEntry(i, i) for i in ids[:split]])
+        dense.add([MemoryEntry(i, i) for i in ids[split:]])
+        batch = dense.search_batch(keys, k)
+        singles = [dense.search(key, k) for key in keys]
+        batch_scores = _tile_scores(dense, dense._query_vectors(keys))
+        for i, key in enumerate(keys):
+            assert [(h.score, h.entry_id) for h in singles[i]] == _direct(dense.scores(key), ids, k)
+            assert [(h.score, h.entry_id) for h in batch[i]] == _direct(batch_scores[i], ids, k)
+            assert [h.rank for h in batch[i]] == list(range(1, len(batch[i]) + 1))
+            assert [h.rank for h in singles[i]] == list(range(1, len(singles[i]) + 1))
+        if path == "numba":  # the compiled kernels ran wherever k is below the number of rows
+            assert ("dense_top" in calls) == (k < len(ids))
+            assert ("dense_block_select" in calls) == (k < dense._n_unique)
+        else:
+            assert calls == []
+
+
+@pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed")
+def test_the_numba_and_numpy_paths_give_the_same_hits_to_the_bit(monkeypatch) -> None:
+    """Random vectors (inexact scores), shared rows, several blocks: both paths return identical hits and scores."""
+    rng = np.random.default_rng(11)
+    vectors = rng.standard_normal((2600, 24)).astype(np.float32)
+    vectors[2000:2300] = vectors[rng.integers(0, 2000, 300)]  # 300 entries share a row with another
+    ids = [f"d{int(x):05d}" for x in rng.permutation(2500)]
+    keys = [f"q{i}" for i in range(100)]
+    dense = Dense(encoder=PrecomputedEncoder(ids + keys, vectors))
+    dense.add([MemoryEntry(i, i) for i in ids])
+    monkeypatch.setattr(dense_module, "_ROW_BLOCK_BYTES", 4 * 24 * 300)
+    monkeypatch.setattr(dense_module, "_QUERY_BLOCK", 37)
+    results = {}
+    for path in ("numpy", "numba"):
+        with pytest.MonkeyPatch.context() as mp:
+            calls = _use_path(mp, path)
+            results[path] = [
+                (dense.search_batch(keys, k), [dense.search(key, k) for key in keys]) for k in (1, 10, 100, 2600)
+            ]
+            assert bool(calls) is (path == "numba")
+    assert results["numba"] == results["numpy"]
+
+
+@pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed")
+@DENSE_SETTINGS
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(2, 700),
+    few_values=st.booleans(),
+    k=st.integers(1, 80),
+    values=st.lists(st.floats(-1, 1, width=32), max_size=20),
+)
+def test_dense_top_keeps_every_score_at_or_above_the_kth(
+    seed: int, n: int, few_values: bool, k: int, values: list[float]
+) -> None:
+    """The compiled one-query selection: every position with a score >= the k-th largest positive one, ascending.
+
+    That is exactly what the NumPy path keeps (``np.partition``; every
+    positive score when there are fewer than k), ties at the cut included,
+    wherever they fall (in the 64-score chunks or the tail after them).
+    """
+    rng = np.random.default_rng(seed)
+    if few_values:  # many ties, zeros, negatives and the smallest positive float32
+        scores = rng.choice(np.float32([-1.0, -0.5, 0.0, SMALLEST, 0.25, 0.5, 0.75, 1.0]), n)
+    else:
+        scores = rng.standard_normal(n).astype(np.float32)
+    scores[: len(values)] = np.asarray(values, dtype=np.float32)[:n]
+    k = min(k, n - 1)
+    kth = np.partition(scores, n - k)[n - k]
+    expected = np.flatnonzero(scores >= kth) if kth > 0 else np.flatnonzero(scores > 0)
+    np.testing.assert_array_equal(_accel.dense_top(scores, k), expected)
+
+
+@pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed")
+@DENSE_SETTINGS
+@given(seed=st.integers(0, 2**32 - 1), k=st.integers(1, 12), pool=st.integers(0, 40), width=st.integers(1, 150))
+def test_dense_block_select_keeps_every_score_at_or_above_the_final_kth(seed: int, k: int, pool: int, width: int):
+    """The compiled block selection, fed blocks one by one: its pool, cut at the final thresholds, is exact.
+
+    Whatever the pool's size (it stops at a row it has no room for; the
+    caller cuts and resumes), the kept candidates of each query are the
+    positions with a score >= its k-th largest positive score (all positive
+    scores when fewer), and each heap's root is that k-th score.
+    """
+    rng = np.random.default_rng(seed)
+    n_queries, n = 3, 3 * width + 5
+    scores = rng.choice(np.float32([-0.5, 0.0, SMALLEST, 0.125, 0.25, 0.5, 1.0]), (n_queries, n))
+    scores[1] = rng.standard_normal(n).astype(np.float32)
+    heaps = np.full((n_queries, k), SMALLEST, dtype=np.float32)
+    pool_q, pool_r = np.empty(pool + 2 * width, np.int64), np.empty(pool + 2 * width, np.int64)
+    pool_s = np.empty(pool + 2 * width, np.float32)
+    kept: list[tuple[int, int, float]] = []
+    used = 0
+    for first in range(0, n, width):
+        block = np.ascontiguousarray(scores[:, first : first + width])
+        done = 0
+        while done < n_queries:
+            done, used = _accel.dense_block_select(block, 5, first, heaps, pool_q, pool_r, pool_s, used, done)
+            if done < n_queries:  # full: move the pool aside (a cut would do; keeping everything is as exact)
+                kept += zip(pool_q[:used].tolist(), pool_r[:used].tolist(), pool_s[:used].tolist())
+                used = 0
+    kept += zip(pool_q[:used].tolist(), pool_r[:used].tolist(), pool_s[:used].tolist())
+    for q in range(n_queries):
+        positive = np.sort(scores[q][scores[q] > 0])
+        kth = positive[-k] if len(positive) >= k else SMALLEST
+        assert heaps[q, 0] == kth
+        got = sorted(r for qq, r, s in kept if qq == q + 5 and s >= kth)
+        assert got == np.flatnonzero(scores[q] >= kth).tolist()
+        assert all(scores[q, r] == s for qq, r, s in kept if qq == q + 5)
+        assert len({r for qq, r, _ in kept if qq == q + 5}) == len([r for qq, r, _ in kept if qq == q + 5])
+
+
+def test_the_compiled_selection_is_only_for_large_indexes(monkeypatch) -> None:
+    """By default (``auto``) a small index never loads numba; ``AGENTMEMORY_ACCEL=off`` keeps any index on NumPy."""
+    calls = []
+    with pytest.MonkeyPatch.context() as mp:
+        if HAVE_NUMBA:
+            calls = _use_path(mp, "numpy")
+        mp.setenv("AGENTMEMORY_ACCEL", "auto")
+        dense = Dense(encoder=PrecomputedEncoder(["a", "b", "q"], np.eye(3, dtype=np.float32)[[0, 1, 0]]))
+        dense.add([MemoryEntry("a", "a"), MemoryEntry("b", "b")])
+        assert [h.entry_id for h in dense.search("q", 1)] == ["a"]
+        assert [[h.entry_id for h in hits] for hits in dense.search_batch(["q"], 1)] == [["a"]]
+    assert calls == []

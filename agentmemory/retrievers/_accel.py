@@ -8,7 +8,10 @@ and cached on disk (numba ``cache=True``).
 Exactness: the kernels perform the same IEEE-754 double operations, in the
 same order, as the pure NumPy path (no ``fastmath``; the query weights, which
 need ``log``, are computed by the caller in Python), so scores are equal bit
-for bit; ``tests/test_fastpath.py`` checks it.
+for bit; ``tests/test_fastpath.py`` checks it.  The dense kernels
+(:mod:`agentmemory.retrievers.dense`) select the top k of float32 scores
+that BLAS computed: they only compare and copy them, so the hits equal the
+NumPy path's to the bit; ``tests/test_dense.py`` checks it.
 """
 
 from __future__ import annotations
@@ -25,7 +28,19 @@ else:
 EXHAUSTIVE_POSTINGS = 16_384
 """Up to this many postings (one query, one segment) pruning costs more than it saves (tests set 0)."""
 
-__all__ = ["AVAILABLE", "bm25_top", "build_postings", "impacts", "segment_top", "tokenize_ascii"]
+DENSE_CHUNK = 64
+"""Scores checked against a query's threshold at once by the dense kernels (one vectorised count each)."""
+
+__all__ = [
+    "AVAILABLE",
+    "bm25_top",
+    "build_postings",
+    "dense_block_select",
+    "dense_top",
+    "impacts",
+    "segment_top",
+    "tokenize_ascii",
+]
 
 if AVAILABLE:
 
@@ -593,6 +608,127 @@ if AVAILABLE:
                 n_out += 1
         return out_docs, out_scores
 
+    # -- dense: top-k selection over float32 scores (agentmemory.retrievers.dense) ------------------------------
+    #
+    # A query's state is a min-heap of k float32 scores, started with k copies of the smallest positive float32:
+    # its root is the k-th largest positive score seen so far (that value itself while fewer than k have been
+    # seen), and it only rises.  A score enters the heap when it exceeds the root; a score at or above the root
+    # is a candidate.  So every score at or above the final root (the k-th largest positive score, or every
+    # positive score when there are fewer than k) is a candidate; nothing below the root at any time is.  Only
+    # comparisons and copies of float32 values: no arithmetic on scores.
+
+    @njit(cache=True, nogil=True)
+    def _heap_push(heap, s):  # pragma: no cover - compiled
+        """Replace the root of the min-heap ``heap`` by ``s`` (> the root) and restore the heap order."""
+        k = len(heap)
+        c = 0
+        while True:
+            left = 2 * c + 1
+            if left >= k:
+                break
+            m = left
+            if left + 1 < k and heap[left + 1] < heap[left]:
+                m = left + 1
+            if s <= heap[m]:
+                break
+            heap[c] = heap[m]
+            c = m
+        heap[c] = s
+
+    @njit(cache=True, nogil=True)
+    def _count_at_least(x, lo, hi, t):  # pragma: no cover - compiled
+        """How many of x[lo:hi] are >= t (a loop LLVM vectorises)."""
+        h = 0
+        for c in range(lo, hi):
+            h += x[c] >= t
+        return h
+
+    @njit(cache=True, nogil=True)
+    def _chunk_at_least(x, lo, t):  # pragma: no cover - compiled
+        """How many of the DENSE_CHUNK scores from x[lo] are >= t (a fixed trip count: fully vectorised)."""
+        h = 0
+        for c in range(DENSE_CHUNK):
+            h += x[lo + c] >= t
+        return h
+
+    @njit(cache=True, nogil=True)
+    def _dense_keep(row, lo, hi, t, heap, q, first, out_q, out_r, out_s, n_out):  # pragma: no cover - compiled
+        """The candidates of row[lo:hi] (heap threshold ``t``) appended to the pool; returns (t, n_out)."""
+        for c in range(lo, hi):
+            s = row[c]
+            if s >= t:
+                out_q[n_out] = q
+                out_r[n_out] = first + c
+                out_s[n_out] = s
+                n_out += 1
+                if s > t:
+                    _heap_push(heap, s)
+                    t = heap[0]
+        return t, n_out
+
+    @njit(cache=True, nogil=True)
+    def _dense_block_select(scores, q0, first, heaps, out_q, out_r, out_s, n_out, start):  # pragma: no cover
+        """Candidates of a block of scores (query ``q0 + i``, entry row ``first + c`` at ``scores[i, c]``).
+
+        Rows ``start..`` of ``scores`` are done in order; each appends its
+        candidates to the pool ``out_q, out_r, out_s`` from ``n_out`` on and
+        updates its query's heap ``heaps[i]``.  A row is started only
+        when the pool has room for every score at or above the threshold it
+        starts with (an upper bound of what it adds).  Returns ``(i, n_out)``:
+        the first row not done (``len(scores)`` when all are) and the pool size.
+        """
+        b, w = scores.shape
+        cap = len(out_s)
+        whole = w - w % DENSE_CHUNK
+        for i in range(start, b):
+            heap = heaps[i]
+            t = heap[0]
+            row = scores[i]
+            count = _count_at_least(row, 0, w, t)
+            if count == 0:
+                continue
+            if n_out + count > cap:
+                return i, n_out
+            q = q0 + i
+            for lo in range(0, whole, DENSE_CHUNK):
+                if _chunk_at_least(row, lo, t):
+                    t, n_out = _dense_keep(row, lo, lo + DENSE_CHUNK, t, heap, q, first, out_q, out_r, out_s, n_out)
+            t, n_out = _dense_keep(row, whole, w, t, heap, q, first, out_q, out_r, out_s, n_out)
+        return b, n_out
+
+    @njit(cache=True, nogil=True)
+    def _dense_top(scores, k, smallest):  # pragma: no cover - compiled
+        """Positions (ascending) of every score >= the k-th largest positive one (all positives when fewer than k)."""
+        n = len(scores)
+        heap = np.full(k, smallest, np.float32)
+        t = heap[0]
+        whole = n - n % DENSE_CHUNK
+        for lo in range(0, whole, DENSE_CHUNK):
+            if _chunk_at_least(scores, lo, t):
+                for c in range(lo, lo + DENSE_CHUNK):
+                    s = scores[c]
+                    if s > t:
+                        _heap_push(heap, s)
+                        t = heap[0]
+        for c in range(whole, n):
+            s = scores[c]
+            if s > t:
+                _heap_push(heap, s)
+                t = heap[0]
+        out = np.empty(_count_at_least(scores, 0, n, t), np.int64)
+        j = 0
+        for lo in range(0, whole, DENSE_CHUNK):
+            if _chunk_at_least(scores, lo, t):
+                for c in range(lo, lo + DENSE_CHUNK):
+                    if scores[c] >= t:
+                        out[j] = c
+                        j += 1
+        for c in range(whole, n):
+            if scores[c] >= t:
+                out[j] = c
+                j += 1
+        return out
+
 
 def tokenize_ascii(texts: list[str]) -> tuple[np.ndarray, np.ndarray, list[str]] | None:
     """Tokenise ASCII ``texts``: (term numbers local to this call, token counts, the distinct terms).
@@ -665,3 +801,19 @@ def bm25_top(seg, lo_f, hi_f, qterms, weights, dl, avgdl, k1, b, k, acc, touched
         touched,
         EXHAUSTIVE_POSTINGS,
     )
+
+
+_SMALLEST = np.nextafter(np.float32(0), np.float32(1))
+
+
+def dense_top(scores: np.ndarray, k: int) -> np.ndarray:
+    """Positions, ascending, of every float32 score >= the k-th largest positive one (all positives when fewer).
+
+    ``1 <= k < len(scores)``; the scores C-contiguous float32.
+    """
+    return _dense_top(scores, k, _SMALLEST)
+
+
+def dense_block_select(scores, q0, first, heaps, out_q, out_r, out_s, n_out, start):
+    """Candidates of one block of scores into the pool (see ``_dense_block_select``): ``(next row, pool size)``."""
+    return _dense_block_select(scores, q0, first, heaps, out_q, out_r, out_s, n_out, start)

@@ -24,6 +24,16 @@ search may therefore return fewer than ``k`` hits.  The search is exhaustive
 one partition (``np.partition``, for the k-th largest score), then the few
 entries at or above the k-th score are sorted by the rule.
 
+**Compiled selection** (optional): for indexes of at least
+:data:`~agentmemory.retrievers._index.ACCEL_MIN_DOCS` entries, when numba
+can be imported (``AGENTMEMORY_ACCEL`` as for BM25: ``off``, ``on``,
+``auto``), the entries at or above the k-th score are found by one compiled
+pass over the scores instead (:mod:`._accel`: a min-heap of the ``k``
+largest scores so far per query, whose root is the threshold); the scores
+themselves are the same BLAS products, and the kernels only compare and copy
+float32 numbers, so both paths return the same hits, scores equal to the
+bit.  Up to ``k`` = 4,096 (a heap per query); beyond that, NumPy.
+
 **Embeddings are computed once.**  Each ``add`` encodes only its new
 entries; a batch of at least :data:`MIN_CACHED_TEXTS` texts is read from,
 or written to, the on-disk cache of :mod:`agentmemory.cache` (keyed by the
@@ -42,7 +52,10 @@ and never below the smallest positive float32.  In each block, one pass
 (``argmax`` per query) finds the queries with a score at or above their
 bound, and only their scores are compared with it; what reaches the bound
 is kept.  So every entry scoring at least the final k-th score is kept, and
-the kept candidates are ranked by the rule as in :meth:`Dense.search`.  Its
+the kept candidates are ranked by the rule as in :meth:`Dense.search`.  The
+compiled selection computes the same blocks (query blocks outermost) and
+replaces the bounds by each query's heap, compared with every score of the
+block in one pass (:meth:`Dense._candidates_compiled`).  Its
 scores equal :meth:`Dense.search`'s to float32 rounding (a GEMM block sums
 in another order than the one matrix-vector product); equal embeddings still
 tie exactly (they share one row).
@@ -58,7 +71,8 @@ import numpy as np
 
 from .. import cache
 from ..errors import ParameterError, check_positive_int
-from ..records import Hit, MemoryEntry, Query
+from ..records import Hit, MemoryEntry, Query, _trusted_hits
+from ._index import accelerator
 from .base import DocTable, as_query
 from .encoders import Encoder, all_finite, check_encoder, load_encoder
 
@@ -72,6 +86,8 @@ _QUERY_BLOCK = 1024  # queries per matrix product in search_batch
 _ROW_BLOCK_BYTES = 1 << 20  # entry vectors per matrix product in search_batch: 1 MB (1,024 rows of 256 float32)
 _POOL_PER_QUERY = 4  # search_batch refreshes its thresholds when it keeps more than this many candidates per k
 _SMALLEST = np.nextafter(np.float32(0), np.float32(1))  # for float32 s: s >= _SMALLEST exactly when s > 0
+_COMPILED_MAX_K = 4096  # the compiled selection keeps a heap of k scores per query: up to this k
+_POOL_ROWS = 16  # the compiled search_batch's candidate pool starts with room for this many x k per query
 
 
 def normalize_rows(vectors: np.ndarray) -> np.ndarray:
@@ -239,7 +255,10 @@ class Dense:
     def _top(self, scores: np.ndarray, k: int) -> list[Hit]:
         """The ranking rule over one query's scores: top ``k`` of those ``> 0``, ties by id descending."""
         n = len(scores)
-        if k < n:
+        accel = accelerator(n) if k < n and k <= _COMPILED_MAX_K else None
+        if accel is not None:  # one compiled pass: the same candidates, in the same order
+            candidates = accel.dense_top(np.ascontiguousarray(scores), k)
+        elif k < n:
             kth = np.partition(scores, n - k)[n - k]  # the k-th largest score
             candidates = np.flatnonzero(scores >= kth) if kth > 0 else np.flatnonzero(scores > 0)
         else:
@@ -250,7 +269,7 @@ class Dense:
         """The top ``k`` of candidate ``entries`` (numbers) with their ``scores`` by (score, id), both descending."""
         ids = self._docs.ids
         ranked = sorted(zip(scores, [ids[i] for i in entries]), reverse=True)
-        return [Hit(entry_id=i, score=s, rank=r) for r, (s, i) in enumerate(ranked[:k], start=1)]
+        return _trusted_hits(ranked[:k])  # ids checked by add, scores Python floats
 
     def search(self, query: Query | str, k: int) -> list[Hit]:
         """The top ``k`` entries by cosine (``> 0`` only), ties by entry id descending."""
@@ -265,7 +284,12 @@ class Dense:
         texts = [as_query(q).text for q in queries]
         if not texts or not len(self._docs):
             return [[] for _ in texts]
-        starts, rows, scores = self._candidates(self._query_vectors(texts), k)
+        vectors = self._query_vectors(texts)
+        accel = accelerator(len(self._docs)) if k < self._n_unique and k <= _COMPILED_MAX_K else None
+        if accel is not None:
+            starts, rows, scores = self._candidates_compiled(vectors, k, accel)
+        else:
+            starts, rows, scores = self._candidates(vectors, k)
         if not self._identity:
             starts, rows, scores = self._spread(starts, rows, scores)
         entries, values, bounds = rows.tolist(), scores.tolist(), starts.tolist()
@@ -325,6 +349,57 @@ class Dense:
         np.cumsum(np.bincount(queries[0], minlength=n_queries), out=starts[1:])
         return starts, rows[0], scores[0]
 
+    def _candidates_compiled(
+        self, vectors: np.ndarray, k: int, accel: Any
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`_candidates` with the compiled selection: the same matrix products, another way to keep candidates.
+
+        The tiles (a block of queries times a block of entry vectors) are
+        those of :meth:`_candidates`, so the scores are the same float32
+        numbers; query blocks come first here.  Each query keeps a heap of
+        the ``k`` largest scores seen (its root, never above the final k-th
+        largest row score, is the query's threshold); one compiled pass over
+        each tile compares every score with its query's threshold and keeps
+        those at or above it in a pool, which is cut down to the scores at
+        or above the current thresholds whenever it fills.  The result is
+        every row scoring ``> 0`` and at least its query's final k-th
+        largest row score, as :meth:`_candidates` describes.
+        """
+        matrix = self._unique[: self._n_unique]
+        n_queries, dim = vectors.shape
+        width = min(max(1, _ROW_BLOCK_BYTES // (4 * dim)), len(matrix))
+        n_block = min(_QUERY_BLOCK, n_queries)
+        score_buf = np.empty(n_block * width, dtype=np.float32)
+        heaps = np.empty((n_block, k), dtype=np.float32)
+        pool = _Pool(max(4 * width, _POOL_ROWS * k * n_block))
+        queries, rows, scores = [], [], []
+        for q0 in range(0, n_queries, _QUERY_BLOCK):
+            part = vectors[q0 : q0 + _QUERY_BLOCK]
+            b = len(part)
+            heaps[:b] = _SMALLEST
+            for first in range(0, len(matrix), width):
+                block = matrix[first : first + width]
+                w = len(block)
+                block_scores = np.matmul(part, block.T, out=score_buf[: b * w].reshape(b, w))
+                done = 0
+                while True:
+                    done, pool.used = accel.dense_block_select(
+                        block_scores, q0, first, heaps, pool.q, pool.r, pool.s, pool.used, done
+                    )
+                    if done == b:
+                        break
+                    pool.cut(heaps, q0, room=w)
+            q, r, s = pool.cut(heaps, q0, room=0)
+            queries.append(q.copy())
+            rows.append(r.copy())
+            scores.append(s.copy())
+            pool.used = 0
+        q, r, s = np.concatenate(queries), np.concatenate(rows), np.concatenate(scores)
+        order = np.argsort((q << 32) - s.view(np.int32))  # query ascending, then score descending (see _refresh)
+        starts = np.zeros(n_queries + 1, dtype=np.int64)
+        np.cumsum(np.bincount(q, minlength=n_queries), out=starts[1:])
+        return starts, r[order], s[order]
+
     def _spread(
         self, starts: np.ndarray, rows: np.ndarray, scores: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -370,6 +445,34 @@ def _refresh(
     bound[full] = np.maximum(bound[full], s[first[full] + k - 1])
     keep = s >= bound[q]
     return [q[keep]], [r[keep]], [s[keep]]
+
+
+class _Pool:
+    """The candidates of :meth:`Dense._candidates_compiled`: (query, row, score) triples, ``used`` of them."""
+
+    def __init__(self, size: int) -> None:
+        self.q = np.empty(size, dtype=np.int64)
+        self.r = np.empty(size, dtype=np.int64)
+        self.s = np.empty(size, dtype=np.float32)
+        self.used = 0
+
+    def cut(self, heaps: np.ndarray, q0: int, room: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Keep the candidates at or above their query's threshold (heap root); then make room for ``room`` more.
+
+        Returns views of what is kept.  The pool doubles when what is kept
+        leaves less than half of it for ``room``.
+        """
+        n = self.used
+        q, r, s = self.q[:n], self.r[:n], self.s[:n]
+        keep = s >= heaps[q - q0, 0]
+        q, r, s = q[keep], r[keep], s[keep]
+        m = len(s)
+        if 2 * (m + room) > len(self.s):
+            size = 2 * (m + room)
+            self.q, self.r, self.s = (np.empty(size, dtype=a.dtype) for a in (self.q, self.r, self.s))
+        self.q[:m], self.r[:m], self.s[:m] = q, r, s
+        self.used = m
+        return self.q[:m], self.r[:m], self.s[:m]
 
 
 def _grow(buffer: np.ndarray, used: int, new: np.ndarray) -> np.ndarray:
