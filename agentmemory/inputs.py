@@ -35,7 +35,7 @@ import os
 import re
 import stat
 from collections.abc import Iterator
-from itertools import repeat
+from itertools import chain, repeat
 from operator import itemgetter
 from os import PathLike
 from typing import Any
@@ -317,6 +317,44 @@ _SCANNERS = {False: _scanner(False), True: _scanner(True)}
 _first, _second = itemgetter(0), itemgetter(1)
 
 
+_ORJSON_MAX_LINE = 1_000  # longer lines go to the C scanner: nesting deep enough for its limit needs ~2,000 characters
+_SAFE_INNER = frozenset((str, int, bool, type(None)))  # values orjson gives exactly as json does
+_DIGIT_RUNS = bytes(0x31 if 0x30 <= c <= 0x39 else 0x30 for c in range(256))  # digit to "1", any other byte to "0"
+
+
+def _orjson_values(text: str, kept: list[str]) -> list[Any] | None:
+    """Every line parsed by ``orjson``, when that is exactly what ``json.loads`` gives; else ``None``.
+
+    ``orjson`` parses a line ~4x faster than the C scanner and gives the
+    same values, with three differences that are all ruled out here: it
+    refuses ``NaN``/``Infinity`` and numbers that overflow a float (an
+    error: the caller's slower paths then decide), it allows nesting up to
+    1,024 levels where Python's parser may stop earlier (only lines of at
+    most ``_ORJSON_MAX_LINE`` characters come here, too short to nest that
+    deep), and it reads an integer outside 64 bits as a float.  The last
+    is checked without a Python step per value: when every line is an
+    object whose values are strings, integers, booleans or null, no float
+    can have come from an integer; otherwise the text must not hold 19
+    consecutive digits (one ``bytes.translate`` and a search).
+    """
+    if not kept or max(map(len, kept)) > _ORJSON_MAX_LINE:
+        return None
+    import orjson
+
+    try:
+        values = list(map(orjson.loads, kept))
+    except orjson.JSONDecodeError:
+        return None
+    if (
+        set(map(type, values)) == {dict}
+        and set(map(type, chain.from_iterable(map(dict.values, values)))) <= _SAFE_INNER
+    ):
+        return values
+    if text.encode("utf-8", "surrogatepass").translate(_DIGIT_RUNS).find(b"1" * 19) >= 0:
+        return None
+    return values
+
+
 def json_values(
     path: str | PathLike[str], text: str, *, expected: str = "", constants: bool = False
 ) -> tuple[list[int], list[Any]]:
@@ -324,9 +362,11 @@ def json_values(
 
     The same values and the same errors as :func:`json_lines` (which it falls
     back to whenever anything is unusual), without Python-level work per
-    line on a well-formed file: each line goes straight to the C scanner
-    that ``json.loads`` itself uses, and the file's text is searched once
-    for a lone surrogate escape.  A line the scanner refuses (white space
+    line on a well-formed file: the file's text is searched once for a lone
+    surrogate escape, then every line goes to ``orjson`` where it gives
+    exactly ``json.loads``'s values (see :func:`_orjson_values`), else
+    straight to the C scanner that ``json.loads`` itself uses.  A line the
+    scanner refuses (white space
     around it included, which ``json.loads`` would skip), or does not
     consume to its end, a ``NaN`` (unless ``constants``), an integer too
     long, nesting too deep: the whole file is then read line by line by
@@ -338,8 +378,14 @@ def json_values(
     else:  # an empty line is skipped; a line of white space is left to the scanner, which refuses it
         numbers = [n for n, line in enumerate(kept, start=1) if line]
         kept = [line for line in kept if line]
+    if _lone_surrogate_escape(text):
+        values = list(json_lines(path, text, expected=expected, constants=constants))
+        return [n for n, _ in values], [v for _, v in values]
+    fast = _orjson_values(text, kept)
+    if fast is not None:
+        return numbers, fast
     scan = _SCANNERS[constants]
-    if scan is not None and not _lone_surrogate_escape(text):
+    if scan is not None:
         try:
             pairs = list(map(scan, kept, repeat(0, len(kept))))
         except Exception:  # StopIteration, JSONDecodeError, a refused constant, RecursionError, ValueError

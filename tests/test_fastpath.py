@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentmemory import BM25, MemoryEntry, Query, TagScorer
-from agentmemory.retrievers._analysis import encode_texts, query_tokens
+from agentmemory.retrievers._analysis import encode_texts, query_tokens, tokenize_ascii
 from agentmemory.retrievers.base import DocTable, select_top_k
 from agentmemory.tokenize import normalize_tag, tokenize
 
@@ -239,11 +239,63 @@ def test_bm25_pruned_path_equals_reference(mode, monkeypatch):
 
 # -- tokenisation --------------------------------------------------------------
 
+TRICKY = [
+    "ß",
+    "İ",
+    "ı",
+    "ﬁ",
+    "ﬂ",
+    "Σ",
+    "ς",
+    "ǅ",
+    "Ⅻ",
+    "①",
+    "²",
+    "½",
+    "٣",
+    "४",
+    "０",
+    "Ａ",
+    "ｶ",
+    "㎏",
+    "™",
+    "‾",
+    "e\u0301",
+    "\u0301",
+    "\u200d",
+    "हिन्दी",
+    "東京",
+    "\x00",
+    "_",
+    "-",
+    "'",
+    "\t",
+    "\n",
+    "\u00a0",
+    "\u3000",
+]
+ascii_text = st.text(alphabet=st.characters(max_codepoint=127), max_size=60)
+long_words = st.text(alphabet="abcXYZ019", min_size=7, max_size=40)  # across the 8- and 16-character packing
 any_text = st.one_of(
     texts,
     st.text(max_size=40),
-    st.text(alphabet=st.characters(max_codepoint=127), max_size=60),
+    ascii_text,
+    st.lists(st.one_of(long_words, st.sampled_from([" ", "-", "_", "\x00", "!"])), max_size=12).map("".join),
+    st.lists(st.one_of(st.sampled_from(TRICKY), ascii_text), max_size=8).map("".join),
 )
+
+
+def check_encoding(docs: list[str], accel) -> None:
+    """encode_texts(docs) gives tokenize()'s tokens and counts, numbering new terms in first-occurrence order."""
+    vocab: dict[str, int] = {"apple": 0, "zz": 1}  # terms numbered before
+    ids, lengths = encode_texts(docs, vocab, accel)
+    words = {v: w for w, v in vocab.items()}
+    flat = [words[i] for i in ids.tolist()]
+    expected = [tokenize(t) for t in docs]
+    assert ids.dtype == np.int32 and lengths.dtype == np.int64
+    assert lengths.tolist() == [len(t) for t in expected]
+    assert flat == [w for t in expected for w in t]
+    assert list(vocab) == list(dict.fromkeys(["apple", "zz", *flat]))
 
 
 @SETTINGS
@@ -251,15 +303,31 @@ any_text = st.one_of(
 def test_batch_tokenisation_equals_tokenize(docs):
     """encode_texts() and query_tokens() give tokenize()'s tokens, whatever the text (NUL, Unicode, case)."""
     for mode in MODES:
-        vocab: dict[str, int] = {}
-        ids, lengths = encode_texts(docs, vocab, _accel if mode == "on" else None)
-        words = {v: w for w, v in vocab.items()}
-        flat = [words[i] for i in ids.tolist()]
-        expected = [tokenize(t) for t in docs]
-        assert lengths.tolist() == [len(t) for t in expected]
-        assert flat == [w for t in expected for w in t]
+        check_encoding(docs, _accel if mode == "on" else None)
     for text in docs:
         assert query_tokens(text) == tokenize(text)
+
+
+@SETTINGS
+@given(docs=st.lists(st.one_of(ascii_text, long_words), max_size=30))
+def test_ascii_bulk_tokenizer_equals_tokenize(docs):
+    """The NumPy ASCII tokenizer: tokenize()'s tokens, counts per text, distinct terms in first-occurrence order."""
+    ids, counts, terms = tokenize_ascii(docs)
+    expected = [tokenize(t) for t in docs]
+    assert counts.tolist() == [len(t) for t in expected]
+    assert [terms[i] for i in ids.tolist()] == [w for t in expected for w in t]
+    assert terms == list(dict.fromkeys(w for t in expected for w in t))
+
+
+def test_ascii_bulk_tokenizer_on_many_distinct_terms(monkeypatch):
+    """Many more distinct terms than hash slots (several hashing rounds), and runs split across calls."""
+    from agentmemory.retrievers import _analysis
+
+    rng = random.Random(7)
+    words = ["".join(rng.choice("abcdefghij0123") for _ in range(rng.randint(1, 20))) for _ in range(30_000)]
+    docs = [" ".join(rng.choices(words, k=rng.randint(0, 12))) + rng.choice(["", "!", " X-Y"]) for _ in range(5_000)]
+    monkeypatch.setattr(_analysis, "_RUN_CHARS", 50_000)  # many runs, each numbered against the shared vocab
+    check_encoding(docs, None)
 
 
 # -- tag scorer ----------------------------------------------------------------

@@ -195,11 +195,18 @@ _JSON_LINE = st.one_of(
     st.just('{"a": 1} x'),
     st.just("\ufeff{}"),
     st.just('{"a": "\u2028"}'),
+    st.just('{"n": 18446744073709551616, "m": -9223372036854775809}'),  # beyond 64 bits: orjson would give floats
+    st.just('{"a": [1E400, 2]}'),
+    st.just('{"x": "' + "y" * 1200 + '"}'),  # longer than orjson's lines
+    st.builds(lambda d: '{"s": "' + d + '", "v": 1.5}', st.text("0123456789", min_size=15, max_size=25)),
+    st.builds(lambda n: f'{{"i": {n}}}', st.integers(min_value=-(2**70), max_value=2**70)),
+    st.builds(lambda f: f"[{f!r}]", st.floats(allow_nan=False, allow_infinity=False)),
+    st.builds(lambda m, e: f'{{"f": {m}e{e}}}', st.integers(-(10**20), 10**20), st.integers(-400, 400)),
     st.text(max_size=12),
     st.builds(
         json.dumps,
         st.recursive(
-            st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+            st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
             lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=3), c, max_size=3),
             max_leaves=6,
         ),

@@ -3,22 +3,26 @@
 For a text made only of ASCII characters, ``tokenize`` reduces to "lower-case,
 then maximal runs of ``[a-z0-9]``": NFKC leaves ASCII unchanged,
 ``str.casefold`` on ASCII is ``str.lower``, and ``[^\\W_]`` matches exactly the
-ASCII letters and digits.  Such texts are tokenised here in bulk with
-``bytes.translate`` (every other byte becomes a space) and ``split``; every
-other text goes through ``tokenize`` itself.  ``tests/test_fastpath.py``
-checks the equivalence on generated text.
+ASCII letters and digits.  Runs of such texts are tokenised in bulk with NumPy
+(:func:`tokenize_ascii`): one ``bytes.translate`` maps every letter and digit
+to a code 1-36 and every other byte to 0, token boundaries are where the code
+turns zero or non-zero, and each token of up to 16 characters is packed,
+exactly, into two 64-bit words (its codes, zero-padded; longer tokens are
+numbered through a dict).  Distinct tokens are found by hashing the pair and
+checking every token against the first one of its hash slot, so no two
+different tokens ever share a number, whatever the hash does.  Every other
+text goes through ``tokenize`` itself.  ``tests/test_fastpath.py`` checks the
+equivalence (tokens, counts and the order new terms are numbered in) on
+generated text.
 """
 
 from __future__ import annotations
-
-import itertools
-from collections import defaultdict
 
 import numpy as np
 
 from ..tokenize import tokenize
 
-__all__ = ["ASCII_TABLE", "encode_texts", "query_tokens"]
+__all__ = ["ASCII_TABLE", "encode_texts", "query_tokens", "tokenize_ascii"]
 
 _KEEP = b"abcdefghijklmnopqrstuvwxyz0123456789"
 _table = bytearray(b" " * 256)
@@ -28,12 +32,20 @@ for _c in b"ABCDEFGHIJKLMNOPQRSTUVWXYZ":
     _table[_c] = _c + 32
 ASCII_TABLE = bytes(_table)
 """``bytes.translate`` table: A-Z to a-z, a-z and 0-9 kept, every other byte to a space."""
-_sentinel_table = bytearray(ASCII_TABLE)
-_sentinel_table[0] = 0
-_SENTINEL_TABLE = bytes(_sentinel_table)  # as ASCII_TABLE but NUL survives (a document separator)
-del _table, _sentinel_table, _c
+_codes = bytearray(256)
+_letters = bytearray(256)
+for _i, _c in enumerate(_KEEP):
+    _codes[_c] = _i + 1
+    _letters[_i + 1] = _c
+for _c in b"ABCDEFGHIJKLMNOPQRSTUVWXYZ":
+    _codes[_c] = _codes[_c + 32]
+_CODE_TABLE = bytes(_codes)  # a-z and A-Z to 1-26, 0-9 to 27-36, every other byte to 0
+_LETTER_TABLE = bytes(_letters)  # a code back to its lower-case letter or digit
+del _table, _codes, _letters, _c, _i
 
-_RUN_CHARS = 32_000_000  # ASCII characters joined at once (bounds peak memory)
+_RUN_CHARS = 8_000_000  # ASCII characters tokenised at once (bounds peak memory; faster than larger runs)
+_MASKS = np.array([(1 << (8 * n)) - 1 for n in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
+_LONG = np.uint64((1 << 64) - 1)  # high word of a token longer than 16 characters (no short token has it)
 
 
 def query_tokens(text: str) -> list[str]:
@@ -54,21 +66,20 @@ def _chunks(texts: list[str]):
         start = stop
 
 
-def _ascii_runs(texts: list[str], nul_ok: bool):
+def _ascii_runs(texts: list[str]):
     """Yield ``(is_ascii_run, start, stop)`` covering ``texts`` in order.
 
-    A run of ASCII texts (without NUL, which separates documents in the pure
-    path's joined text, unless ``nul_ok``) holds at most about
-    ``_RUN_CHARS`` characters; every other text is a run of its own.
+    A run of ASCII texts holds at most about ``_RUN_CHARS`` characters; every
+    other text is a run of its own.
     """
     for start, stop in _chunks(texts):
         chunk = texts[start:stop]
-        if all(map(str.isascii, chunk)) and (nul_ok or not any("\x00" in t for t in chunk)):
+        if all(map(str.isascii, chunk)):
             yield True, start, stop
             continue
         run = start
         for i, t in enumerate(chunk, start=start):
-            if t.isascii() and (nul_ok or "\x00" not in t):
+            if t.isascii():
                 continue
             if run < i:
                 yield True, run, i
@@ -76,6 +87,99 @@ def _ascii_runs(texts: list[str], nul_ok: bool):
             run = i + 1
         if run < stop:
             yield True, run, stop
+
+
+def _multipliers():
+    """Odd 64-bit multiplier pairs, a new pair for every hashing round (a fixed sequence)."""
+    x = 0x9E3779B97F4A7C15
+    while True:
+        x = (x * 6364136223846793005 + 1442695040888963407) % (1 << 64)
+        yield np.uint64(x | 1), np.uint64(((x >> 7) | 1) % (1 << 64))
+
+
+def _distinct(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Number the distinct ``(lo, hi)`` pairs in order of first occurrence.
+
+    Returns ``(ids, first)``: each pair's number (int32) and, per number, the
+    index of its first occurrence.  Each round hashes the pairs not yet
+    numbered into a table, keeps for every slot its first pair, and numbers
+    the pairs equal to their slot's first pair; the others (a different pair
+    in the same slot) go to the next round with other multipliers.  Every
+    round numbers at least one pair, and equality is checked on the pairs
+    themselves, so the result is exact whatever the hash.
+    """
+    n = len(lo)
+    bits = min(max(n.bit_length(), 10), 20)
+    shift = np.uint64(64 - bits)
+    table = np.empty(1 << bits, dtype=np.int64)
+    pending = np.arange(n, dtype=np.int64)
+    plo, phi = lo, hi
+    firsts: list[np.ndarray] = []
+    rounds: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    multipliers = _multipliers()
+    while len(pending):
+        m1, m2 = next(multipliers)
+        h = (((plo * m1) ^ (phi * m2)) >> shift).astype(np.intp)
+        table.fill(n)
+        np.minimum.at(table, h, pending)
+        rep = table[h]
+        ok = (lo[rep] == plo) & (hi[rep] == phi)
+        occupied = np.flatnonzero(table < n)
+        firsts.append(table[occupied])
+        rounds.append((occupied, pending[ok], h[ok]))
+        rest = ~ok
+        pending, plo, phi = pending[rest], plo[rest], phi[rest]
+    first = np.concatenate(firsts) if firsts else np.empty(0, np.int64)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty(len(first), dtype=np.int32)
+    rank[order] = np.arange(len(first), dtype=np.int32)
+    ids = np.empty(n, dtype=np.int32)
+    lut = np.empty(1 << bits, dtype=np.int32)
+    base = 0
+    for occupied, where, h in rounds:
+        lut[occupied] = rank[base : base + len(occupied)]
+        ids[where] = lut[h]
+        base += len(occupied)
+    return ids, first[order]
+
+
+def tokenize_ascii(texts: list[str]) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Tokenise ASCII ``texts``: (term numbers local to this call, token counts, the distinct terms).
+
+    The distinct terms come in order of first occurrence (term number ``i`` is
+    ``terms[i]``); the tokens are exactly ``tokenize``'s (see the module
+    docstring for how).
+    """
+    lens = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    # one leading separator (a token starts where the code turns non-zero) and 16 trailing (the 8-byte reads)
+    raw = ("\x00" + " ".join(texts) + "\x00" * 16).encode("ascii").translate(_CODE_TABLE)
+    nonzero = np.frombuffer(raw, dtype=np.uint8) != 0
+    edges = np.flatnonzero(nonzero[1:] != nonzero[:-1]) + 1
+    del nonzero
+    starts, ends = edges[0::2], edges[1::2]
+    size = ends - starts
+    n = len(starts)
+    octets = np.ndarray((len(raw) - 7,), dtype="<u8", buffer=raw, strides=(1,))  # the 8 bytes from each offset
+    lo = octets[starts] & _MASKS[np.minimum(size, 8)]
+    hi = octets[starts + 8] & _MASKS[np.clip(size - 8, 0, 8)]
+    del octets, edges
+    long = np.flatnonzero(size > 16)
+    if len(long):
+        seen: dict[bytes, int] = {}
+        for i, s, e in zip(long.tolist(), starts[long].tolist(), ends[long].tolist()):
+            lo[i] = seen.setdefault(raw[s:e], len(seen))
+        hi[long] = _LONG
+    ids, first = _distinct(lo, hi)
+    del lo, hi
+    terms = [
+        raw[s:e].translate(_LETTER_TABLE).decode("ascii") for s, e in zip(starts[first].tolist(), ends[first].tolist())
+    ]
+    text_starts = np.ones(len(texts), dtype=np.int64)
+    if len(texts) > 1:
+        np.cumsum(lens[:-1] + 1, out=text_starts[1:])
+        text_starts[1:] += 1
+    counts = np.diff(np.searchsorted(starts, text_starts), append=n)
+    return ids, counts, terms
 
 
 def encode_texts(texts: list[str], vocab: dict[str, int], accel=None) -> tuple[np.ndarray, np.ndarray]:
@@ -99,41 +203,21 @@ def encode_texts(texts: list[str], vocab: dict[str, int], accel=None) -> tuple[n
                     numbers[i] = vocab[words[i]] = len(vocab)
         return np.array(numbers, dtype=np.int32)
 
-    for is_ascii, start, stop in _ascii_runs(texts, nul_ok=accel is not None):
+    for is_ascii, start, stop in _ascii_runs(texts):
         run = texts[start:stop]
-        if is_ascii and accel is not None:
-            out = accel.tokenize_ascii(run)
-            if out is not None:
-                ids, lengths, words = out
-                id_parts.append(global_numbers(words)[ids] if len(ids) else ids)
-                len_parts.append(lengths)
-                continue
-        if not is_ascii or accel is not None:
-            for text in run:
-                tokens = tokenize(text)
-                uniq = list(dict.fromkeys(tokens))
-                lut = global_numbers(uniq)
-                where = {w: i for i, w in enumerate(uniq)}
-                id_parts.append(lut[[where[t] for t in tokens]] if tokens else np.empty(0, np.int32))
-                len_parts.append(np.array([len(tokens)], dtype=np.int64))
+        if is_ascii:
+            out = accel.tokenize_ascii(run) if accel is not None else None
+            ids, lengths, words = out if out is not None else tokenize_ascii(run)
+            id_parts.append(global_numbers(words)[ids] if len(ids) else ids.astype(np.int32))
+            len_parts.append(lengths)
             continue
-        local: defaultdict[str, int] = defaultdict(itertools.count().__next__)
-        local["\x00"]  # local number 0: the document separator
-        joined = " \x00 ".join(run).encode("ascii").translate(_SENTINEL_TABLE).decode("ascii")
-        tokens = joined.split()
-        del joined
-        ids = np.fromiter(map(local.__getitem__, tokens), dtype=np.int32, count=len(tokens))
-        del tokens
-        bounds = np.flatnonzero(ids == 0)
-        edges = np.empty(len(bounds) + 2, dtype=np.int64)
-        edges[0] = -1
-        edges[1:-1] = bounds
-        edges[-1] = len(ids)
-        len_parts.append(np.diff(edges) - 1)
-        lut = np.empty(len(local), dtype=np.int32)
-        lut[0] = -1
-        lut[1:] = global_numbers(list(local)[1:])
-        id_parts.append(lut[ids[ids != 0]] if len(bounds) else lut[ids])
+        for text in run:
+            tokens = tokenize(text)
+            uniq = list(dict.fromkeys(tokens))
+            lut = global_numbers(uniq)
+            where = {w: i for i, w in enumerate(uniq)}
+            id_parts.append(lut[[where[t] for t in tokens]] if tokens else np.empty(0, np.int32))
+            len_parts.append(np.array([len(tokens)], dtype=np.int64))
     ids = np.concatenate(id_parts) if id_parts else np.empty(0, np.int32)
     lengths = np.concatenate(len_parts) if len_parts else np.empty(0, np.int64)
     return ids, lengths

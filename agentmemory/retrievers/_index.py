@@ -112,27 +112,33 @@ def build_segment(base: int, ids: np.ndarray, lengths: np.ndarray, accel=None, b
         return seg
     if len(ids) == 0:
         return Segment(base, n, _EMPTY_I32, np.zeros(1, np.int64), _EMPTY_I32, _EMPTY_I32)
-    doc = np.repeat(np.arange(n, dtype=np.int64), lengths)
+    # key = term * n + doc, sorted in place; each step frees what the next no longer needs (peak memory)
     key = ids.astype(np.int64)
     key *= n
-    key += doc
-    del doc
+    key += np.repeat(np.arange(n, dtype=np.int32 if n < 2**31 else np.int64), lengths)
     key.sort()
-    starts = np.flatnonzero(np.diff(key)) + 1
-    first = np.empty(len(starts) + 1, dtype=np.int64)
-    first[0] = 0
-    first[1:] = starts
-    tfs = np.diff(np.append(first, len(key))).astype(np.int32)
+    new = np.empty(len(key), dtype=bool)
+    new[0] = True
+    np.not_equal(key[1:], key[:-1], out=new[1:])
+    first = np.flatnonzero(new)  # the first token of each (term, doc) pair
+    del new
+    tfs = np.empty(len(first), dtype=np.int32)
+    np.subtract(first[1:], first[:-1], out=tfs[:-1], casting="unsafe")
+    tfs[-1] = len(key) - first[-1]
     key = key[first]
+    del first
     term_of = key // n
-    docs = (key - term_of * n).astype(np.int32)
-    del key
-    tstart = np.flatnonzero(np.diff(term_of)) + 1
-    tfirst = np.empty(len(tstart) + 1, dtype=np.int64)
-    tfirst[0] = 0
-    tfirst[1:] = tstart
+    tnew = np.empty(len(term_of), dtype=bool)
+    tnew[0] = True
+    np.not_equal(term_of[1:], term_of[:-1], out=tnew[1:])
+    tfirst = np.flatnonzero(tnew)
+    del tnew
     terms = term_of[tfirst].astype(np.int32)
-    ptr = np.append(tfirst, len(term_of)).astype(np.int64)
+    del term_of
+    np.remainder(key, n, out=key)
+    docs = key.astype(np.int32)
+    del key
+    ptr = np.append(tfirst, len(docs)).astype(np.int64)
     return Segment(base, n, terms, ptr, docs, tfs)
 
 
