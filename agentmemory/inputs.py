@@ -327,8 +327,9 @@ def _orjson_values(text: str, kept: list[str]) -> list[Any] | None:
 
     ``orjson`` parses a line ~4x faster than the C scanner and gives the
     same values, with three differences that are all ruled out here: it
-    refuses ``NaN``/``Infinity`` and numbers that overflow a float (an
-    error: the caller's slower paths then decide), it allows nesting up to
+    refuses ``NaN``/``Infinity``, numbers that overflow a float and lone
+    surrogate escapes such as ``"\\ud800"`` (an error: the caller's slower
+    paths then decide, as without orjson), it allows nesting up to
     1,024 levels where Python's parser may stop earlier (only lines of at
     most ``_ORJSON_MAX_LINE`` characters come here, too short to nest that
     deep), and it reads an integer outside 64 bits as a float.  The last
@@ -362,11 +363,11 @@ def json_values(
 
     The same values and the same errors as :func:`json_lines` (which it falls
     back to whenever anything is unusual), without Python-level work per
-    line on a well-formed file: the file's text is searched once for a lone
-    surrogate escape, then every line goes to ``orjson`` where it gives
-    exactly ``json.loads``'s values (see :func:`_orjson_values`), else
-    straight to the C scanner that ``json.loads`` itself uses.  A line the
-    scanner refuses (white space
+    line on a well-formed file: every line goes to ``orjson`` where it gives
+    exactly ``json.loads``'s values (see :func:`_orjson_values`); else the
+    file's text is searched once for a lone surrogate escape and every line
+    goes straight to the C scanner that ``json.loads`` itself uses.  A line
+    the scanner refuses (white space
     around it included, which ``json.loads`` would skip), or does not
     consume to its end, a ``NaN`` (unless ``constants``), an integer too
     long, nesting too deep: the whole file is then read line by line by
@@ -378,12 +379,12 @@ def json_values(
     else:  # an empty line is skipped; a line of white space is left to the scanner, which refuses it
         numbers = [n for n, line in enumerate(kept, start=1) if line]
         kept = [line for line in kept if line]
+    fast = _orjson_values(text, kept)  # orjson refuses a lone surrogate escape itself
+    if fast is not None:
+        return numbers, fast
     if _lone_surrogate_escape(text):
         values = list(json_lines(path, text, expected=expected, constants=constants))
         return [n for n, _ in values], [v for _, v in values]
-    fast = _orjson_values(text, kept)
-    if fast is not None:
-        return numbers, fast
     scan = _SCANNERS[constants]
     if scan is not None:
         try:
