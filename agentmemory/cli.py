@@ -487,23 +487,47 @@ def option_flag_arguments(options: Mapping[str, object]) -> list[str]:
     return out
 
 
+class _LazyHelp(argparse.Action):
+    """A plain ``store`` option whose help text is computed when help is shown, not when the parser is built.
+
+    ``--format``'s help lists every registered format, plugins' included;
+    finding those reads every installed package's entry points (~30 ms),
+    which a command that shows no help should not pay.
+    """
+
+    def __init__(self, option_strings, dest, help_text, **kwargs):
+        super().__init__(option_strings, dest, **kwargs)
+        self._help_text = help_text
+
+    @property
+    def help(self) -> str:
+        return self._help_text()
+
+    @help.setter
+    def help(self, value) -> None:  # argparse.Action.__init__ sets it; the text comes from help_text
+        pass
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        setattr(namespace, self.dest, values)
+
+
 def _add_collection_arguments(parser: argparse.ArgumentParser) -> None:
     """--collection, --format, one flag per built-in format option (from its declaration) and --format-option."""
     from .datasets import FORMATS
 
-    rules = "; ".join(f"{n}: {f.rule}" for n, f in FORMATS.registered().items() if f.recognise is not None)
+    def format_help() -> str:  # plugins' names come from entry points: read only when help is shown
+        rules = "; ".join(f"{n}: {f.rule}" for n, f in FORMATS.registered().items() if f.recognise is not None)
+        return (
+            f"collection format: auto (default) or one of {', '.join(FORMATS.names())}; "
+            f"auto takes the first that recognises the path ({rules})"
+        )
+
     parser.add_argument(
         "--collection",
         metavar="PATH",
         help="collection folder or file, in any registered format (default: the shipped fixture)",
     )
-    parser.add_argument(
-        "--format",
-        default="auto",
-        metavar="NAME",
-        help=f"collection format: auto (default) or one of {', '.join(FORMATS.names())}; "
-        f"auto takes the first that recognises the path ({rules})",
-    )
+    parser.add_argument("--format", default="auto", metavar="NAME", action=_LazyHelp, help_text=format_help)
     for name, users in _option_flags().items():
         option = users[0][1]
         if len({o.help for _, o in users}) == 1:

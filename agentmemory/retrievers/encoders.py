@@ -61,7 +61,6 @@ import importlib.util
 import itertools
 import threading
 from collections.abc import Callable, Sequence
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -262,6 +261,8 @@ def _installed(module: str) -> bool:
 
 
 def _version(distribution: str) -> str | None:
+    from importlib.metadata import PackageNotFoundError, version  # ~25 ms of imports: only when asked
+
     try:
         return version(distribution)
     except PackageNotFoundError:
