@@ -585,3 +585,33 @@ def test_retrieve_rejects_bad_parameters(tmp_path: Path, monkeypatch, capsys, ar
     assert main(argv) == 2
     assert capsys.readouterr().err.splitlines() == [line]
     assert not (tmp_path / "x.trec").exists()
+
+
+# -- start-up: no entry-point scan unless help is shown -------------------------------------------
+
+
+def test_format_help_lists_plugins_and_a_plain_command_reads_no_entry_points(tmp_path, monkeypatch, capsys):
+    """--format's help names an installed plugin format; retrieve without --help never reads entry points."""
+    import importlib.metadata
+
+    from plugins import install
+
+    (tmp_path / "site").mkdir()
+    install(
+        tmp_path / "site",
+        monkeypatch,
+        {"agentmemory.formats": {"zzplugfmt": "zz_plug_fmt:FORMAT"}},
+        {"zz_plug_fmt": "FORMAT = None\n"},
+    )
+    with pytest.raises(SystemExit) as done:
+        main(["retrieve", "--help"])
+    assert done.value.code == 0
+    assert "zzplugfmt" in capsys.readouterr().out.replace("\n", " ")
+
+    def no_scan(*args, **kwargs):
+        raise AssertionError("entry points read without --help")
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", no_scan)
+    out = tmp_path / "run.trec"
+    assert main(["retrieve", "--retriever", "bm25", "--k", "3", "--out", str(out), "--no-progress"]) == 0
+    assert out.read_text().count("\n") > 0
