@@ -426,3 +426,47 @@ def test_default_install_path_without_numba_is_exact(corpus, queries):
     assert out["accelerated"] is False and out["numba"] is False
     for query, hits in zip(queries, out["hits"]):
         assert [tuple(h) for h in hits] == reference_top(reference_bm25(entries, query), 5)
+
+
+# -- when the kernels are used (numba is a core dependency) -----------------------------------------
+
+_POLICY = r"""
+import json, os, sys
+from agentmemory import BM25, MemoryEntry
+from agentmemory.retrievers import _index
+
+sizes = [1_000, _index.ACCEL_MIN_DOCS, _index.ACCEL_COMPILE_DOCS - 1, _index.ACCEL_COMPILE_DOCS]
+out = {"cold": [_index.accelerator(n) is not None for n in sizes[:-1]]}
+out["numba_after_cold"] = "numba" in sys.modules  # a cold cache under ACCEL_COMPILE_DOCS: numba never imported
+out["cold"].append(_index.accelerator(sizes[-1]) is not None)
+os.environ["AGENTMEMORY_ACCEL"] = "on"  # compile BM25's kernels into the (empty) cache, on a tiny index
+r = BM25()
+r.add([MemoryEntry(f"m{i}", f"word{i % 7} shared text {i}") for i in range(40)])
+out["hits"] = [(h.entry_id, h.score) for h in r.search("shared word3", 3)]
+os.environ["AGENTMEMORY_ACCEL"] = "auto"
+out["warm"] = [_index.accelerator(n) is not None for n in sizes]
+out["dense_warm"] = _index.kernels_cached(_index.DENSE_KERNELS)
+os.environ["AGENTMEMORY_ACCEL"] = "off"
+out["off"] = [_index.accelerator(n) is not None for n in sizes]
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.skipif(not HAVE_NUMBA, reason="numba cannot be imported here")
+def test_the_default_policy_never_compiles_below_the_size_that_repays_it(tmp_path):
+    """`auto`: an empty numba cache keeps indexes under ACCEL_COMPILE_DOCS on NumPy (numba not even imported);
+    once a kernel set is in the cache, indexes from ACCEL_MIN_DOCS on use it; other kernel sets stay cold."""
+    import json
+    import subprocess
+    import sys
+
+    env = {**os.environ, "AGENTMEMORY_ACCEL": "auto", "NUMBA_CACHE_DIR": str(tmp_path / "numba-cache")}
+    proc = subprocess.run([sys.executable, "-c", _POLICY], capture_output=True, text=True, env=env, check=True)
+    out = json.loads(proc.stdout)
+    assert out["cold"] == [False, False, False, True]
+    assert out["numba_after_cold"] is False
+    assert out["warm"] == [False, True, True, True]
+    assert out["dense_warm"] is False
+    assert out["off"] == [False, False, False, False]
+    entries = [MemoryEntry(f"m{i}", f"word{i % 7} shared text {i}") for i in range(40)]
+    assert [tuple(h) for h in out["hits"]] == reference_top(reference_bm25(entries, "shared word3"), 3)

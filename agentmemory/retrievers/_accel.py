@@ -1,9 +1,10 @@
-"""Optional compiled kernels (numba) for large indexes; same results as the pure path.
+"""Compiled kernels (numba, a core dependency) for large indexes; same results as the pure path.
 
 Imported only by :func:`agentmemory.retrievers._index.accelerator`, i.e. for
-indexes of at least ``ACCEL_MIN_DOCS`` documents when numba is installed
-(``pip install numba``; the ``bench`` extra includes it).  Kernels are compiled once per machine
-and cached on disk (numba ``cache=True``).
+indexes of at least ``ACCEL_COMPILE_DOCS`` documents, or ``ACCEL_MIN_DOCS``
+once the kernels are in numba's cache.  Kernels are compiled once per machine
+and cached on disk (numba ``cache=True``); where numba cannot load, the pure
+NumPy path runs instead.
 
 Exactness: the kernels perform the same IEEE-754 double operations, in the
 same order, as the pure NumPy path (no ``fastmath``; the query weights, which

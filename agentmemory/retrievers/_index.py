@@ -24,33 +24,82 @@ operations in compiled code; :func:`accelerator` decides when to use it.
 
 from __future__ import annotations
 
+import hashlib
 import os
+import sys
 import threading
+from pathlib import Path
 
 import numpy as np
 
-__all__ = ["Segment", "SegmentList", "accelerator", "build_segment", "merge_segments"]
+__all__ = ["Segment", "SegmentList", "accelerator", "build_segment", "kernels_cached", "merge_segments"]
 
 ACCEL_MIN_DOCS = 50_000
-"""Indexes smaller than this never load the accelerator (keeps small stores free of JIT start-up)."""
+"""Indexes smaller than this never load the accelerator: NumPy alone is as fast once numba's start-up is counted."""
+
+ACCEL_COMPILE_DOCS = 500_000
+"""From this size on the accelerator is used even when its kernels must be compiled first (~8 s, once per
+machine): one build of 500,000+ entries saves more than that.  Between :data:`ACCEL_MIN_DOCS` and this
+size it is used only when numba's cache already holds the kernels (:func:`kernels_cached`), so no index
+that NumPy builds in a second or two ever waits for a compiler."""
+
+BM25_KERNELS = ("_tokenize_ascii", "_build_postings", "_bm25_top")
+TAG_KERNELS = ("_build_postings", "_segment_top")
+DENSE_KERNELS = ("_dense_top",)
+DENSE_BATCH_KERNELS = ("_dense_block_select",)
+"""The compiled functions a first build and search call from Python (what :func:`kernels_cached` looks for;
+a kernel needed only later, such as ``_impacts`` when segments merge, compiles on its first use)."""
 
 _EMPTY_I32 = np.empty(0, dtype=np.int32)
 _EMPTY_I64 = np.empty(0, dtype=np.int64)
 _EMPTY_F64 = np.empty(0, dtype=np.float64)
 
 
-def accelerator(n_docs: int):
+def kernels_cached(kernels: tuple[str, ...]) -> bool:
+    """Whether numba's on-disk cache holds every one of ``kernels``, compiled from this ``_accel.py``.
+
+    A look at the file system, without importing numba: each kernel's index
+    file (``_accel.<name>-<line>.pyXY.nbi``) must exist and be at least as
+    new as ``_accel.py``, where numba keeps it: ``$NUMBA_CACHE_DIR`` when
+    set, else the ``__pycache__`` folder beside the module.  (When that
+    folder is not writable numba uses a per-user cache, not looked at here:
+    such an install uses the kernels only from :data:`ACCEL_COMPILE_DOCS`
+    entries on, or with ``AGENTMEMORY_ACCEL=on``.)
+    """
+    source = Path(__file__).with_name("_accel.py")
+    try:
+        stamp = source.stat().st_mtime
+        cache_dir = os.environ.get("NUMBA_CACHE_DIR", "")
+        if cache_dir:  # numba's UserProvidedCacheLocator: <dir>/<module folder's name>_<sha1 of its path>
+            parent = os.path.dirname(os.path.abspath(source))
+            digest = hashlib.sha1(parent.encode()).hexdigest()  # numba's folder name, not a security use
+            folder = Path(cache_dir) / f"{os.path.basename(parent)}_{digest}"
+        else:
+            folder = source.with_name("__pycache__")
+        tag = f"py{sys.version_info.major}{sys.version_info.minor}"
+        fresh = {p.name.split("-", 1)[0] for p in folder.glob(f"_accel.*.{tag}.nbi") if p.stat().st_mtime >= stamp}
+    except OSError:
+        return False
+    return all(f"_accel.{name}" in fresh for name in kernels)
+
+
+def accelerator(n_docs: int, kernels: tuple[str, ...] = BM25_KERNELS):
     """The numba kernels module when it should be used for an index of ``n_docs``, else None.
 
     ``AGENTMEMORY_ACCEL=off`` disables it, ``=on`` uses it at any size (for
-    tests); the default ``auto`` uses it from :data:`ACCEL_MIN_DOCS` documents
-    on, when numba can be imported.
+    tests, or to compile the kernels ahead of time); the default ``auto``
+    uses it from :data:`ACCEL_COMPILE_DOCS` documents on, and from
+    :data:`ACCEL_MIN_DOCS` on when the ``kernels`` the caller needs are
+    already compiled in numba's cache (:func:`kernels_cached`).  Without
+    numba (a broken install) every index takes the NumPy path, which gives
+    the same results.
     """
     mode = os.environ.get("AGENTMEMORY_ACCEL", "auto").strip().lower()
     if mode in ("off", "0", "no", "false", "none"):
         return None
-    if mode not in ("on", "1", "yes", "true", "numba") and n_docs < ACCEL_MIN_DOCS:
-        return None
+    if mode not in ("on", "1", "yes", "true", "numba"):
+        if n_docs < ACCEL_MIN_DOCS or (n_docs < ACCEL_COMPILE_DOCS and not kernels_cached(kernels)):
+            return None
     try:
         from . import _accel
     except ImportError:  # numba missing or broken: the pure path is exact too

@@ -24,10 +24,10 @@ search may therefore return fewer than ``k`` hits.  The search is exhaustive
 one partition (``np.partition``, for the k-th largest score), then the few
 entries at or above the k-th score are sorted by the rule.
 
-**Compiled selection** (optional): for indexes of at least
-:data:`~agentmemory.retrievers._index.ACCEL_MIN_DOCS` entries, when numba
-can be imported (``AGENTMEMORY_ACCEL`` as for BM25: ``off``, ``on``,
-``auto``), the entries at or above the k-th score are found by one compiled
+**Compiled selection**: for indexes where
+:func:`~agentmemory.retrievers._index.accelerator` says so (as for BM25:
+from 500,000 entries, or 50,000 once the kernels are in numba's cache;
+``AGENTMEMORY_ACCEL=off|on|auto``), the entries at or above the k-th score are found by one compiled
 pass over the scores instead (:mod:`._accel`: a min-heap of the ``k``
 largest scores so far per query, whose root is the threshold); the scores
 themselves are the same BLAS products, and the kernels only compare and copy
@@ -72,7 +72,7 @@ import numpy as np
 from .. import cache
 from ..errors import ParameterError, check_positive_int
 from ..records import Hit, MemoryEntry, Query, _trusted_hits
-from ._index import accelerator
+from ._index import DENSE_BATCH_KERNELS, DENSE_KERNELS, accelerator
 from .base import DocTable, as_query
 from .encoders import Encoder, all_finite, check_encoder, load_encoder
 
@@ -255,7 +255,7 @@ class Dense:
     def _top(self, scores: np.ndarray, k: int) -> list[Hit]:
         """The ranking rule over one query's scores: top ``k`` of those ``> 0``, ties by id descending."""
         n = len(scores)
-        accel = accelerator(n) if k < n and k <= _COMPILED_MAX_K else None
+        accel = accelerator(n, DENSE_KERNELS) if k < n and k <= _COMPILED_MAX_K else None
         if accel is not None:  # one compiled pass: the same candidates, in the same order
             candidates = accel.dense_top(np.ascontiguousarray(scores), k)
         elif k < n:
@@ -285,7 +285,9 @@ class Dense:
         if not texts or not len(self._docs):
             return [[] for _ in texts]
         vectors = self._query_vectors(texts)
-        accel = accelerator(len(self._docs)) if k < self._n_unique and k <= _COMPILED_MAX_K else None
+        accel = (
+            accelerator(len(self._docs), DENSE_BATCH_KERNELS) if k < self._n_unique and k <= _COMPILED_MAX_K else None
+        )
         if accel is not None:
             starts, rows, scores = self._candidates_compiled(vectors, k, accel)
         else:

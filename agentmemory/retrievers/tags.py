@@ -33,7 +33,7 @@ import numpy as np
 from ..errors import ParameterError, check_positive_int
 from ..records import Hit, MemoryEntry, Query
 from ..tokenize import normalize_tag, tokenize
-from ._index import EMPTY_F64, EMPTY_I64, SegmentList, accelerator, build_segment, concat, dedupe
+from ._index import EMPTY_F64, EMPTY_I64, TAG_KERNELS, SegmentList, accelerator, build_segment, concat, dedupe
 from .base import DocTable, as_query, rank_candidates, scores_by_id
 
 __all__ = ["TagOverlap", "TagScorer"]
@@ -148,7 +148,7 @@ class TagScorer:
                 flat.append(number)
         lengths = np.fromiter(map(len, entry_tags), dtype=np.int64, count=len(entry_tags))
         n0 = len(self._docs)
-        accel = self._accel = accelerator(n0 + len(batch))
+        accel = self._accel = accelerator(n0 + len(batch), TAG_KERNELS)
         segment = build_segment(n0, np.asarray(flat, dtype=np.int32), lengths, accel)
         self._docs.extend(ids, numbers)
         self._entry_tags.extend(entry_tags)
