@@ -6,7 +6,9 @@ Every function that resamples takes a ``seed`` and builds
 ``numpy.random.default_rng(seed)`` afresh, so the same inputs and seed give
 the same numbers, bit for bit, on the same numpy and scipy versions.  scipy
 (a core dependency) is imported inside the functions that need it, so
-``import agentmemory`` does not load it.
+``import agentmemory`` does not load it; the bootstrap and the random sign
+flips do scipy's arithmetic on scipy's draws with NumPy alone (see
+``_percentile_bootstrap``), so an evaluation need not load it either.
 
 What the numbers mean (and do not):
 
@@ -435,6 +437,143 @@ def _mean_difference(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray
     return np.asarray(np.round(np.mean(x - y, axis=axis), _STAT_DECIMALS))
 
 
+# scipy.stats.bootstrap and permutation_test are generic (any statistic, any number of samples, array API
+# backends); for the mean of one sample and the paired sign flip their bookkeeping (one fancy index per
+# query per batch, moveaxis, stacking) costs far more than the arithmetic, and importing scipy.stats alone
+# takes ~0.6 s.  The functions below do the same arithmetic on the same random draws, in the same order and
+# memory layout, so they return the same floats bit for bit; tests/test_stats_fast.py checks them against
+# scipy on random inputs, ties included.
+
+
+def _percentile_bootstrap(data: np.ndarray, *, seed: int, confidence: float, n_resamples: int) -> tuple[float, float]:
+    """``scipy.stats.bootstrap((data,), _mean, method="percentile", batch=_BATCH, vectorized=True, ...)``'s interval.
+
+    scipy draws ``rng.integers(0, n, (batch, n))`` per batch, takes the mean of
+    ``data[indices]`` along the last axis, and reads the interval off the
+    resampled means with ``scipy.stats.quantile(..., method="linear")``
+    (Hyndman and Fan's type 7), as below.
+    """
+    rng = np.random.default_rng(seed)
+    n = data.shape[-1]
+    means = []
+    for k in range(0, n_resamples, _BATCH):
+        batch = min(_BATCH, n_resamples - k)
+        indices = rng.integers(0, n, size=(batch, n), dtype=np.int64, endpoint=False)
+        means.append(_mean(data[..., indices], axis=-1))
+    theta = np.concatenate(means, axis=-1)
+    alpha = np.asarray((1 - confidence) / 2, dtype=theta.dtype)
+    p = np.stack((alpha, 1 - alpha), axis=-1)
+    low, high = _linear_quantile(theta, p)
+    return float(low), float(high)
+
+
+def _linear_quantile(values: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """``scipy.stats.quantile(values, p, method="linear")`` for a 1-D ``values`` without NaN and ``p`` in [0, 1]."""
+    y = np.sort(values, axis=-1)
+    n = np.asarray(y.shape[-1], dtype=y.dtype)
+    jg = p * n + (1 - p)
+    jp1 = jg // 1
+    j = jp1 - 1
+    g = jg % 1
+    g[j < 0] = 0
+    j = np.clip(j, 0.0, n - 1)
+    jp1 = np.clip(jp1, 0.0, n - 1)
+    return np.asarray((1 - g) * y[j.astype(np.int64)] + g * y[jp1.astype(np.int64)])
+
+
+def _sign_flips_vectorisable(n: int, n_resamples: int) -> bool:
+    """Whether :func:`_sign_flip_p` reproduces scipy's random sign flips for ``n`` pairs.
+
+    scipy shuffles each pair with ``rng.permuted`` on ``batch * n`` pairs per call; each shuffle draws one
+    32-bit half of a 64-bit output.  With ``batch * n`` even every call uses whole 64-bit outputs, and
+    :func:`_sign_flip_p` reads them with ``random_raw``.
+    """
+    return n >= 2 and (min(_BATCH, n_resamples) * n) % 2 == 0
+
+
+def _sign_flip_p(x: np.ndarray, y: np.ndarray, *, seed: int, n_resamples: int, alternative: str) -> float:
+    """``scipy.stats.permutation_test((x, y), _mean_difference, permutation_type="samples", batch=_BATCH, ...)``'s p-value.
+
+    Random (not exact) flips only: the null distribution of :func:`_sign_flip_null`, and scipy's formula
+    ``(count + 1) / (n_resamples + 1)`` with its tolerance ``100 eps |observed|``.
+    """
+    observed = _mean_difference(x, y, axis=-1)
+    null_distribution = _sign_flip_null(x, y, seed=seed, n_resamples=n_resamples)
+    gamma = np.abs(np.finfo(observed.dtype).eps * 100 * observed)
+    less = (np.count_nonzero(null_distribution <= observed + gamma, axis=0) + 1).astype(np.float64) / (n_resamples + 1)
+    greater = (np.count_nonzero(null_distribution >= observed - gamma, axis=0) + 1).astype(np.float64) / (
+        n_resamples + 1
+    )
+    p_values = {"less": less, "greater": greater, "two-sided": np.minimum(less, greater) * 2}
+    return float(np.clip(p_values[alternative], 0.0, 1.0))
+
+
+def _sign_flip_null(x: np.ndarray, y: np.ndarray, *, seed: int, n_resamples: int) -> np.ndarray:
+    """The ``null_distribution`` of scipy's random sign flips (see :func:`_sign_flips_vectorisable`).
+
+    scipy turns the ``n`` pairs into ``n`` samples of two observations and, per batch, calls
+    ``rng.permuted`` on ``tile(arange(2), (batch, n, 1))`` along the last axis: for every pair, in C
+    order, one ``random_interval(1)``, i.e. the low bit of the next 32-bit half of the generator's 64-bit
+    output (low half first).  Bit 1 keeps the pair, bit 0 swaps it.  The statistic then sees
+    ``(batch, n)`` arrays whose batch axis is the fast one; so does it here, because numpy's mean sums
+    in an order that depends on the memory layout.
+    """
+    rng = np.random.default_rng(seed)
+    n = x.shape[-1]
+    batch = min(_BATCH, n_resamples)
+    null = []
+    for k in range(0, n_resamples, batch):
+        batch_actual = min(batch, n_resamples - k)
+        raw = rng.bit_generator.random_raw(batch * n // 2)
+        bits = np.empty(batch * n, dtype=np.uint64)
+        bits[0::2] = raw & np.uint64(1)
+        bits[1::2] = (raw >> np.uint64(32)) & np.uint64(1)
+        keep = bits.reshape(batch, n)[:batch_actual].astype(bool)
+        # scipy's (batch, n) arrays are views of an (n, batch, 2) stack: Fortran order, as these copies.
+        first = np.asfortranarray(np.where(keep, x, y))
+        second = np.asfortranarray(np.where(keep, y, x))
+        null.append(_mean_difference(first, second, axis=-1))
+    return np.concatenate(null, axis=0)
+
+
+def _scipy_permutation_p(x: np.ndarray, y: np.ndarray, *, seed: int, n_resamples: int, alternative: str) -> float:
+    """The p-value of ``scipy.stats.permutation_test`` (the reference; used for exact enumerations)."""
+    from scipy import stats
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = stats.permutation_test(
+            (x, y),
+            _mean_difference,
+            permutation_type="samples",
+            vectorized=True,
+            n_resamples=n_resamples,
+            batch=_BATCH,
+            alternative=alternative,
+            **_rng_keyword(stats.permutation_test, seed),
+        )
+    return float(result.pvalue)
+
+
+def _scipy_bootstrap(data: np.ndarray, *, seed: int, confidence: float, n_resamples: int) -> tuple[float, float]:
+    """The interval of ``scipy.stats.bootstrap`` (the reference :func:`_percentile_bootstrap` is tested against)."""
+    from scipy import stats
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = stats.bootstrap(
+            (data,),
+            _mean,
+            n_resamples=n_resamples,
+            batch=_BATCH,
+            vectorized=True,
+            confidence_level=confidence,
+            method="percentile",
+            **_rng_keyword(stats.bootstrap, seed),
+        )
+    return float(result.confidence_interval.low), float(result.confidence_interval.high)
+
+
 def bootstrap_ci(
     values: Sequence[float],
     *,
@@ -449,7 +588,10 @@ def bootstrap_ci(
     the generator ``numpy.random.default_rng(seed)``: ``n_resamples`` times,
     draw ``n`` values with replacement and take their mean; the interval is
     the ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` percentiles of
-    those means.  Same values and seed, same interval, bit for bit.
+    those means.  Same values and seed, same interval, bit for bit.  The
+    arithmetic is done here on scipy's random draws (scipy's generic
+    machinery and its import cost more than the means); tests check the
+    interval against scipy's bit for bit.
 
     Degenerate input (one value, or all values equal up to rounding noise:
     spread <= 1e-12 * max(1, max |value|)) has nothing to
@@ -469,23 +611,7 @@ def bootstrap_ci(
     mean = math.fsum(data.tolist()) / n
     if n == 1 or _constant(data):
         return Interval(mean, mean, mean, n, confidence, degenerate=True)
-    from scipy import stats
-
-    with warnings.catch_warnings():
-        # Non-degenerate data does not warn; this only keeps a future scipy notice out of users' logs.
-        warnings.simplefilter("ignore")
-        result = stats.bootstrap(
-            (data,),
-            _mean,
-            n_resamples=n_resamples,
-            batch=_BATCH,
-            vectorized=True,
-            confidence_level=confidence,
-            method="percentile",
-            **_rng_keyword(stats.bootstrap, seed),
-        )
-    low = float(result.confidence_interval.low)
-    high = float(result.confidence_interval.high)
+    low, high = _percentile_bootstrap(data, seed=seed, confidence=confidence, n_resamples=n_resamples)
     return Interval(low, high, mean, n, confidence)
 
 
@@ -536,7 +662,10 @@ def paired_permutation_test(
     is computed by the same exact definition.  The statistic is rounded to 12
     decimals so that flips with mathematically equal means tie exactly (float
     rounding would otherwise miscount them when the observed mean is near 0;
-    scipy's tolerance is relative to it).  See :func:`smallest_p_value`:
+    scipy's tolerance is relative to it).  Random flips are computed here on
+    scipy's random draws, in scipy's order (its generic machinery costs far
+    more than the arithmetic); tests check the null distribution against
+    scipy's bit for bit.  See :func:`smallest_p_value`:
     with 5 queries the two-sided p-value is at least 0.0625.
 
     ``effect_ci`` is :func:`bootstrap_ci` of the differences ``a - b`` with the
@@ -565,22 +694,10 @@ def paired_permutation_test(
         p_value = _one_pair_p(float(diffs[0]), alternative)
     elif not np.any(diffs):
         p_value = 1.0  # every flip gives the observed statistic 0
+    elif exact or not _sign_flips_vectorisable(n, n_resamples):
+        p_value = _scipy_permutation_p(x, y, seed=seed, n_resamples=n_resamples, alternative=alternative)
     else:
-        from scipy import stats
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            result = stats.permutation_test(
-                (x, y),
-                _mean_difference,
-                permutation_type="samples",
-                vectorized=True,
-                n_resamples=n_resamples,
-                batch=_BATCH,
-                alternative=alternative,
-                **_rng_keyword(stats.permutation_test, seed),
-            )
-        p_value = float(result.pvalue)
+        p_value = _sign_flip_p(x, y, seed=seed, n_resamples=n_resamples, alternative=alternative)
     sd = 0.0 if n == 1 or _constant(diffs) else float(np.std(diffs, ddof=1))
     return PairedTest(
         mean_difference=mean_difference,
