@@ -32,6 +32,7 @@ What the numbers mean (and do not):
 from __future__ import annotations
 
 import math
+import sys
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
@@ -488,7 +489,7 @@ def _sign_flips_vectorisable(n: int, n_resamples: int) -> bool:
     32-bit half of a 64-bit output.  With ``batch * n`` even every call uses whole 64-bit outputs, and
     :func:`_sign_flip_p` reads them with ``random_raw``.
     """
-    return n >= 2 and (min(_BATCH, n_resamples) * n) % 2 == 0
+    return n >= 2 and (min(_BATCH, n_resamples) * n) % 2 == 0 and sys.byteorder == "little"
 
 
 def _sign_flip_p(x: np.ndarray, y: np.ndarray, *, seed: int, n_resamples: int, alternative: str) -> float:
@@ -521,18 +522,18 @@ def _sign_flip_null(x: np.ndarray, y: np.ndarray, *, seed: int, n_resamples: int
     rng = np.random.default_rng(seed)
     n = x.shape[-1]
     batch = min(_BATCH, n_resamples)
+    # A kept pair contributes x - y, a swapped one y - x (exactly -(x - y), but +0.0 where x == y, as in scipy).
+    kept = (x - y)[:, np.newaxis]
+    swapped = (y - x)[:, np.newaxis]
     null = []
     for k in range(0, n_resamples, batch):
         batch_actual = min(batch, n_resamples - k)
-        raw = rng.bit_generator.random_raw(batch * n // 2)
-        bits = np.empty(batch * n, dtype=np.uint64)
-        bits[0::2] = raw & np.uint64(1)
-        bits[1::2] = (raw >> np.uint64(32)) & np.uint64(1)
-        keep = bits.reshape(batch, n)[:batch_actual].astype(bool)
-        # scipy's (batch, n) arrays are views of an (n, batch, 2) stack: Fortran order, as these copies.
-        first = np.asfortranarray(np.where(keep, x, y))
-        second = np.asfortranarray(np.where(keep, y, x))
-        null.append(_mean_difference(first, second, axis=-1))
+        # The 32-bit halves in the order next_uint32 hands them out (low first; little-endian view).
+        halves = rng.bit_generator.random_raw(batch * n // 2).view(np.uint32)
+        keep = (halves.reshape(batch, n)[:batch_actual] & np.uint32(1)).astype(bool)
+        # scipy's (batch, n) differences are Fortran-ordered: sum the transpose of this C-ordered (n, batch).
+        differences = np.where(np.ascontiguousarray(keep.T), kept, swapped)
+        null.append(np.asarray(np.round(np.mean(differences.T, axis=-1), _STAT_DECIMALS)))
     return np.concatenate(null, axis=0)
 
 
