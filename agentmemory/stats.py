@@ -447,25 +447,40 @@ def _mean_difference(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray
 
 
 def _percentile_bootstrap(data: np.ndarray, *, seed: int, confidence: float, n_resamples: int) -> tuple[float, float]:
-    """``scipy.stats.bootstrap((data,), _mean, method="percentile", batch=_BATCH, vectorized=True, ...)``'s interval.
+    """``scipy.stats.bootstrap((data,), _mean, method="percentile", batch=_BATCH, vectorized=True, ...)``'s interval."""
+    return _percentile_bootstraps([data], seed=seed, confidence=confidence, n_resamples=n_resamples)[0]
+
+
+def _percentile_bootstraps(
+    samples: Sequence[np.ndarray], *, seed: int, confidence: float, n_resamples: int
+) -> list[tuple[float, float]]:
+    """:func:`_percentile_bootstrap` of each sample (each with its own ``default_rng(seed)``, as scipy).
 
     scipy draws ``rng.integers(0, n, (batch, n))`` per batch, takes the mean of
     ``data[indices]`` along the last axis, and reads the interval off the
     resampled means with ``scipy.stats.quantile(..., method="linear")``
-    (Hyndman and Fan's type 7), as below.
+    (Hyndman and Fan's type 7), as below.  Samples of the same length get the
+    same draws from the same seed, so they are drawn once for all of them.
     """
-    rng = np.random.default_rng(seed)
-    n = data.shape[-1]
-    means = []
-    for k in range(0, n_resamples, _BATCH):
-        batch = min(_BATCH, n_resamples - k)
-        indices = rng.integers(0, n, size=(batch, n), dtype=np.int64, endpoint=False)
-        means.append(_mean(data[..., indices], axis=-1))
-    theta = np.concatenate(means, axis=-1)
-    alpha = np.asarray((1 - confidence) / 2, dtype=theta.dtype)
-    p = np.stack((alpha, 1 - alpha), axis=-1)
-    low, high = _linear_quantile(theta, p)
-    return float(low), float(high)
+    by_length: dict[int, list[int]] = {}
+    for index, data in enumerate(samples):
+        by_length.setdefault(data.shape[-1], []).append(index)
+    out: list[tuple[float, float]] = [(0.0, 0.0)] * len(samples)
+    for n, members in by_length.items():
+        rng = np.random.default_rng(seed)
+        means: list[list[np.ndarray]] = [[] for _ in members]
+        for k in range(0, n_resamples, _BATCH):
+            batch = min(_BATCH, n_resamples - k)
+            indices = rng.integers(0, n, size=(batch, n), dtype=np.int64, endpoint=False)
+            for slot, index in enumerate(members):
+                means[slot].append(_mean(samples[index][..., indices], axis=-1))
+        for slot, index in enumerate(members):
+            theta = np.concatenate(means[slot], axis=-1)
+            alpha = np.asarray((1 - confidence) / 2, dtype=theta.dtype)
+            p = np.stack((alpha, 1 - alpha), axis=-1)
+            low, high = _linear_quantile(theta, p)
+            out[index] = (float(low), float(high))
+    return out
 
 
 def _linear_quantile(values: np.ndarray, p: np.ndarray) -> np.ndarray:
@@ -493,24 +508,44 @@ def _sign_flips_vectorisable(n: int, n_resamples: int) -> bool:
 
 
 def _sign_flip_p(x: np.ndarray, y: np.ndarray, *, seed: int, n_resamples: int, alternative: str) -> float:
-    """``scipy.stats.permutation_test((x, y), _mean_difference, permutation_type="samples", batch=_BATCH, ...)``'s p-value.
+    """``scipy.stats.permutation_test((x, y), _mean_difference, permutation_type="samples", batch=_BATCH, ...)``'s p-value."""
+    return _sign_flip_ps([(x, y)], seed=seed, n_resamples=n_resamples, alternative=alternative)[0]
 
-    Random (not exact) flips only: the null distribution of :func:`_sign_flip_null`, and scipy's formula
+
+def _sign_flip_ps(
+    pairs: Sequence[tuple[np.ndarray, np.ndarray]], *, seed: int, n_resamples: int, alternative: str
+) -> list[float]:
+    """:func:`_sign_flip_p` of each pair, all of the same length: the flips are drawn once for all.
+
+    Random (not exact) flips only: the null distribution of :func:`_sign_flip_nulls`, and scipy's formula
     ``(count + 1) / (n_resamples + 1)`` with its tolerance ``100 eps |observed|``.
     """
-    observed = _mean_difference(x, y, axis=-1)
-    null_distribution = _sign_flip_null(x, y, seed=seed, n_resamples=n_resamples)
-    gamma = np.abs(np.finfo(observed.dtype).eps * 100 * observed)
-    less = (np.count_nonzero(null_distribution <= observed + gamma, axis=0) + 1).astype(np.float64) / (n_resamples + 1)
-    greater = (np.count_nonzero(null_distribution >= observed - gamma, axis=0) + 1).astype(np.float64) / (
-        n_resamples + 1
-    )
-    p_values = {"less": less, "greater": greater, "two-sided": np.minimum(less, greater) * 2}
-    return float(np.clip(p_values[alternative], 0.0, 1.0))
+    nulls = _sign_flip_nulls(pairs, seed=seed, n_resamples=n_resamples)
+    out = []
+    for (x, y), null_distribution in zip(pairs, nulls):
+        observed = _mean_difference(x, y, axis=-1)
+        gamma = np.abs(np.finfo(observed.dtype).eps * 100 * observed)
+        less = (np.count_nonzero(null_distribution <= observed + gamma, axis=0) + 1).astype(np.float64) / (
+            n_resamples + 1
+        )
+        greater = (np.count_nonzero(null_distribution >= observed - gamma, axis=0) + 1).astype(np.float64) / (
+            n_resamples + 1
+        )
+        p_values = {"less": less, "greater": greater, "two-sided": np.minimum(less, greater) * 2}
+        out.append(float(np.clip(p_values[alternative], 0.0, 1.0)))
+    return out
 
 
 def _sign_flip_null(x: np.ndarray, y: np.ndarray, *, seed: int, n_resamples: int) -> np.ndarray:
-    """The ``null_distribution`` of scipy's random sign flips (see :func:`_sign_flips_vectorisable`).
+    """The ``null_distribution`` of scipy's random sign flips (see :func:`_sign_flips_vectorisable`)."""
+    return _sign_flip_nulls([(x, y)], seed=seed, n_resamples=n_resamples)[0]
+
+
+def _sign_flip_nulls(
+    pairs: Sequence[tuple[np.ndarray, np.ndarray]], *, seed: int, n_resamples: int
+) -> list[np.ndarray]:
+    """:func:`_sign_flip_null` of each pair, all of the same length (each has its own ``default_rng(seed)``
+    in scipy, so they all get the same flips: drawn here once).
 
     scipy turns the ``n`` pairs into ``n`` samples of two observations and, per batch, calls
     ``rng.permuted`` on ``tile(arange(2), (batch, n, 1))`` along the last axis: for every pair, in C
@@ -520,21 +555,23 @@ def _sign_flip_null(x: np.ndarray, y: np.ndarray, *, seed: int, n_resamples: int
     in an order that depends on the memory layout.
     """
     rng = np.random.default_rng(seed)
-    n = x.shape[-1]
+    n = pairs[0][0].shape[-1]
     batch = min(_BATCH, n_resamples)
     # A kept pair contributes x - y, a swapped one y - x (exactly -(x - y), but +0.0 where x == y, as in scipy).
-    kept = (x - y)[:, np.newaxis]
-    swapped = (y - x)[:, np.newaxis]
-    null = []
+    kept = [(x - y)[:, np.newaxis] for x, y in pairs]
+    swapped = [(y - x)[:, np.newaxis] for x, y in pairs]
+    nulls: list[list[np.ndarray]] = [[] for _ in pairs]
     for k in range(0, n_resamples, batch):
         batch_actual = min(batch, n_resamples - k)
         # The 32-bit halves in the order next_uint32 hands them out (low first; little-endian view).
         halves = rng.bit_generator.random_raw(batch * n // 2).view(np.uint32)
         keep = (halves.reshape(batch, n)[:batch_actual] & np.uint32(1)).astype(bool)
-        # scipy's (batch, n) differences are Fortran-ordered: sum the transpose of this C-ordered (n, batch).
-        differences = np.where(np.ascontiguousarray(keep.T), kept, swapped)
-        null.append(np.asarray(np.round(np.mean(differences.T, axis=-1), _STAT_DECIMALS)))
-    return np.concatenate(null, axis=0)
+        keep = np.ascontiguousarray(keep.T)  # (n, batch_actual)
+        for slot in range(len(pairs)):
+            # scipy's (batch, n) differences are Fortran-ordered: sum the transpose of this C-ordered (n, batch).
+            differences = np.where(keep, kept[slot], swapped[slot])
+            nulls[slot].append(np.asarray(np.round(np.mean(differences.T, axis=-1), _STAT_DECIMALS)))
+    return [np.concatenate(null, axis=0) for null in nulls]
 
 
 def _scipy_permutation_p(x: np.ndarray, y: np.ndarray, *, seed: int, n_resamples: int, alternative: str) -> float:
@@ -606,14 +643,30 @@ def bootstrap_ci(
     """
     data = _values("values", values)
     seed = check_seed(seed)
+    return _bootstrap_cis([data], seed=seed, confidence=confidence, n_resamples=n_resamples)[0]
+
+
+def _bootstrap_cis(samples: Sequence[np.ndarray], *, seed: int, confidence: float, n_resamples: int) -> list[Interval]:
+    """:func:`bootstrap_ci` of each sample (already checked by :func:`_values`), the random draws shared."""
+    if not samples:
+        return []
     confidence = _check_confidence(confidence)
     n_resamples = check_positive_int("n_resamples", n_resamples)
-    n = len(data)
-    mean = math.fsum(data.tolist()) / n
-    if n == 1 or _constant(data):
-        return Interval(mean, mean, mean, n, confidence, degenerate=True)
-    low, high = _percentile_bootstrap(data, seed=seed, confidence=confidence, n_resamples=n_resamples)
-    return Interval(low, high, mean, n, confidence)
+    intervals: list[Interval] = []
+    resampled: list[int] = []
+    for data in samples:
+        n = len(data)
+        mean = math.fsum(data.tolist()) / n
+        intervals.append(Interval(mean, mean, mean, n, confidence, degenerate=True))
+        if not (n == 1 or _constant(data)):
+            resampled.append(len(intervals) - 1)
+    bounds = _percentile_bootstraps(
+        [samples[i] for i in resampled], seed=seed, confidence=confidence, n_resamples=n_resamples
+    )
+    for i, (low, high) in zip(resampled, bounds):
+        point = intervals[i]
+        intervals[i] = Interval(low, high, point.mean, point.n, confidence)
+    return intervals
 
 
 def smallest_p_value(n: int, *, n_resamples: int = 10_000, alternative: str = "two-sided") -> float:
@@ -684,33 +737,67 @@ def paired_permutation_test(
             "b", f"{len(y)} values", f"does not match a ({len(x)} values)", "pass one value per query in both"
         )
     seed = check_seed(seed)
+    return _paired_tests([(x, y)], seed=seed, n_resamples=n_resamples, alternative=alternative, confidence=confidence)[
+        0
+    ]
+
+
+def _paired_tests(
+    pairs: Sequence[tuple[np.ndarray, np.ndarray]],
+    *,
+    seed: int,
+    n_resamples: int,
+    alternative: str,
+    confidence: float,
+) -> list[PairedTest]:
+    """:func:`paired_permutation_test` of each pair (already checked), the random draws shared."""
+    if not pairs:
+        return []
     n_resamples = check_positive_int("n_resamples", n_resamples)
     alternative = _check_alternative(alternative)
     confidence = _check_confidence(confidence)
-    n = len(x)
-    diffs = x - y
-    mean_difference = math.fsum(diffs.tolist()) / n
-    exact = n_resamples >= 2**n
-    if n == 1:
-        p_value = _one_pair_p(float(diffs[0]), alternative)
-    elif not np.any(diffs):
-        p_value = 1.0  # every flip gives the observed statistic 0
-    elif exact or not _sign_flips_vectorisable(n, n_resamples):
-        p_value = _scipy_permutation_p(x, y, seed=seed, n_resamples=n_resamples, alternative=alternative)
-    else:
-        p_value = _sign_flip_p(x, y, seed=seed, n_resamples=n_resamples, alternative=alternative)
-    sd = 0.0 if n == 1 or _constant(diffs) else float(np.std(diffs, ddof=1))
-    return PairedTest(
-        mean_difference=mean_difference,
-        p_value=p_value,
-        effect_size=mean_difference,
-        effect_ci=bootstrap_ci(diffs, seed=seed, confidence=confidence, n_resamples=n_resamples),
-        n=n,
-        standardized_effect=mean_difference / sd if sd > 0 else None,
-        alternative=alternative,
-        exact=exact,
-        smallest_p_value=smallest_p_value(n, n_resamples=n_resamples, alternative=alternative),
-    )
+    p_values: list[float] = []
+    flipped: dict[int, list[int]] = {}  # pairs whose random flips are computed here, by length
+    for x, y in pairs:
+        n = len(x)
+        diffs = x - y
+        if n == 1:
+            p_values.append(_one_pair_p(float(diffs[0]), alternative))
+        elif not np.any(diffs):
+            p_values.append(1.0)  # every flip gives the observed statistic 0
+        elif n_resamples >= 2**n or not _sign_flips_vectorisable(n, n_resamples):
+            p_values.append(_scipy_permutation_p(x, y, seed=seed, n_resamples=n_resamples, alternative=alternative))
+        else:
+            flipped.setdefault(n, []).append(len(p_values))
+            p_values.append(math.nan)
+    for members in flipped.values():
+        computed = _sign_flip_ps(
+            [pairs[i] for i in members], seed=seed, n_resamples=n_resamples, alternative=alternative
+        )
+        for i, p in zip(members, computed):
+            p_values[i] = p
+    differences = [_values("values", x - y) for x, y in pairs]  # as bootstrap_ci(a - b) checks them
+    effect_cis = _bootstrap_cis(differences, seed=seed, confidence=confidence, n_resamples=n_resamples)
+    tests = []
+    for (x, y), p_value, effect_ci in zip(pairs, p_values, effect_cis):
+        n = len(x)
+        diffs = x - y
+        mean_difference = math.fsum(diffs.tolist()) / n
+        sd = 0.0 if n == 1 or _constant(diffs) else float(np.std(diffs, ddof=1))
+        tests.append(
+            PairedTest(
+                mean_difference=mean_difference,
+                p_value=p_value,
+                effect_size=mean_difference,
+                effect_ci=effect_ci,
+                n=n,
+                standardized_effect=mean_difference / sd if sd > 0 else None,
+                alternative=alternative,
+                exact=n_resamples >= 2**n,
+                smallest_p_value=smallest_p_value(n, n_resamples=n_resamples, alternative=alternative),
+            )
+        )
+    return tests
 
 
 def _one_pair_p(d: float, alternative: str) -> float:
@@ -965,14 +1052,18 @@ def per_query_statistics(
     base = _baseline_of(labels, baseline)
     headline = [qid for qid, group in queries if group not in excluded_groups]
 
-    def interval(name: str, measure: str, query_ids: list[str]) -> Interval | None:
-        if not query_ids:
-            return None
-        series = [float(values[name][qid][measure]) for qid in query_ids]
-        return bootstrap_ci(series, seed=seed, confidence=confidence, n_resamples=n_resamples)
-
     def intervals_over(query_ids: list[str]) -> dict[str, dict[str, Interval | None]]:
-        return {name: {m: interval(name, m, query_ids) for m in chosen} for name in names}
+        # bootstrap_ci of each system's values on each measure, computed together (shared draws).
+        keys = [(name, m) for name in names for m in chosen]
+        if not query_ids:
+            return {name: {m: None for m in chosen} for name in names}
+        series = [_values("values", [float(values[name][qid][m]) for qid in query_ids]) for name, m in keys]
+        computed = _bootstrap_cis(series, seed=seed, confidence=confidence, n_resamples=n_resamples)
+        found = dict(zip(keys, computed))
+        return {name: {m: found[name, m] for m in chosen} for name in names}
+
+    def column(name: str, m: str) -> list[float]:
+        return [float(values[name][qid][m]) for qid in headline]
 
     excluded = tuple(excluded_groups)
     groups: dict[str, GroupStatistics] = {}
@@ -981,19 +1072,24 @@ def per_query_statistics(
         groups[group] = GroupStatistics(group, len(members), group not in excluded, intervals_over(members))
 
     all_pairs = [(names[i], names[j]) for i in range(len(names)) for j in range(i + 1, len(names))]
-    compared = all_pairs if pairs else []
+    compared = all_pairs if pairs and headline else []
+    against_base = [(name, m) for name in names if name != base and headline for m in chosen]
+    # Every paired test (each pair on each measure, then each system against the baseline), computed
+    # together: they share their random draws.
+    requests = [(column(a, m), column(b, m)) for m in chosen for a, b in compared]
+    requests += [(column(name, m), column(base, m)) for name, m in against_base]
+    all_tests = iter(
+        _paired_tests(
+            [(_values("a", ours), _values("b", theirs)) for ours, theirs in requests],
+            seed=seed,
+            n_resamples=n_resamples,
+            alternative="two-sided",
+            confidence=confidence,
+        )
+    )
     comparisons: dict[str, tuple[Comparison, ...]] = {}
     for m in chosen:
-        tests = {
-            f"{a} vs {b}": paired_permutation_test(
-                [float(values[a][qid][m]) for qid in headline],
-                [float(values[b][qid][m]) for qid in headline],
-                seed=seed,
-                n_resamples=n_resamples,
-                confidence=confidence,
-            )
-            for a, b in (compared if headline else [])
-        }
+        tests = {f"{a} vs {b}": next(all_tests) for a, b in compared}
         adjusted = holm({key: t.p_value for key, t in tests.items()})
         comparisons[m] = tuple(
             Comparison(
@@ -1013,16 +1109,11 @@ def per_query_statistics(
             for (a, b), (key, test) in zip(compared, tests.items())
         )
     table: list[tuple[str, str, PairedTest, int, int]] = []
-    for name in names:
-        if name == base or not headline:
-            continue
-        for m in chosen:
-            ours = [float(values[name][qid][m]) for qid in headline]
-            theirs = [float(values[base][qid][m]) for qid in headline]
-            test = paired_permutation_test(ours, theirs, seed=seed, n_resamples=n_resamples, confidence=confidence)
-            above = sum(1 for x, y in zip(ours, theirs) if x > y)
-            below = sum(1 for x, y in zip(ours, theirs) if x < y)
-            table.append((name, m, test, above, below))
+    for (name, m), (ours, theirs) in zip(against_base, requests[len(requests) - len(against_base) :]):
+        test = next(all_tests)
+        above = sum(1 for x, y in zip(ours, theirs) if x > y)
+        below = sum(1 for x, y in zip(ours, theirs) if x < y)
+        table.append((name, m, test, above, below))
     adjusted_table = holm({f"{name} {m}": t.p_value for name, m, t, _, _ in table})
     return Statistics(
         seed=seed,

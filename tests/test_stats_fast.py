@@ -112,3 +112,31 @@ def test_odd_batches_fall_back_to_scipy() -> None:
     y = np.array([0.0, 0.5, 0.2])
     result = stats.paired_permutation_test(x.tolist(), y.tolist(), seed=3, n_resamples=7)
     assert result.p_value == stats._scipy_permutation_p(x, y, seed=3, n_resamples=7, alternative="two-sided")
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    samples=st.lists(paired_values(), min_size=1, max_size=5),
+    n_resamples=st.sampled_from([7, 999, 2345]),
+    seed=SEEDS,
+)
+def test_shared_draws_give_each_test_and_interval_its_own_result(
+    samples: list[tuple[np.ndarray, np.ndarray]], n_resamples: int, seed: int
+) -> None:
+    """Computed together (one set of draws per length), tests and intervals equal those computed one by one."""
+    together = stats._paired_tests(samples, seed=seed, n_resamples=n_resamples, alternative="two-sided", confidence=0.9)
+    alone = [
+        stats.paired_permutation_test(x.tolist(), y.tolist(), seed=seed, n_resamples=n_resamples, confidence=0.9)
+        for x, y in samples
+    ]
+    assert together == alone
+    firsts = [x for x, _ in samples]
+    intervals = stats._bootstrap_cis(firsts, seed=seed, confidence=0.9, n_resamples=n_resamples)
+    assert intervals == [
+        stats.bootstrap_ci(x.tolist(), seed=seed, confidence=0.9, n_resamples=n_resamples) for x in firsts
+    ]
+    for (x, y), test in zip(samples, together):
+        if np.any(x - y) and n_resamples < 2 ** len(x):
+            assert test.p_value == stats._scipy_permutation_p(
+                x, y, seed=seed, n_resamples=n_resamples, alternative="two-sided"
+            )
