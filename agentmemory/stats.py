@@ -466,7 +466,10 @@ def _percentile_bootstraps(
     for index, data in enumerate(samples):
         by_length.setdefault(data.shape[-1], []).append(index)
     out: list[tuple[float, float]] = [(0.0, 0.0)] * len(samples)
-    for n, members in by_length.items():
+    for n, listed in by_length.items():
+        # Equal samples have equal intervals: resample each once.
+        unique = {samples[index].tobytes(): index for index in reversed(listed)}
+        members = list(unique.values())
         rng = np.random.default_rng(seed)
         means: list[list[np.ndarray]] = [[] for _ in members]
         for k in range(0, n_resamples, _BATCH):
@@ -480,6 +483,8 @@ def _percentile_bootstraps(
             p = np.stack((alpha, 1 - alpha), axis=-1)
             low, high = _linear_quantile(theta, p)
             out[index] = (float(low), float(high))
+        for index in listed:
+            out[index] = out[unique[samples[index].tobytes()]]
     return out
 
 
@@ -771,11 +776,21 @@ def _paired_tests(
             flipped.setdefault(n, []).append(len(p_values))
             p_values.append(math.nan)
     for members in flipped.values():
+        # Equal pairs get equal p-values.  Reversed, (y, x) has every flip's differences negated exactly
+        # (y - x == -(x - y) and IEEE rounding is symmetric, so sums, means and rounding negate too, up
+        # to the sign of a zero, which no comparison sees): "less" and "greater" swap, and the two-sided
+        # p-value is the same.  Each is computed once.
+        keys = [(pairs[i][0].tobytes(), pairs[i][1].tobytes()) for i in members]
+        first: dict[tuple[bytes, bytes], int] = {}
+        for i, key in zip(members, keys):
+            if key not in first and not (alternative == "two-sided" and (key[1], key[0]) in first):
+                first[key] = i
         computed = _sign_flip_ps(
-            [pairs[i] for i in members], seed=seed, n_resamples=n_resamples, alternative=alternative
+            [pairs[i] for i in first.values()], seed=seed, n_resamples=n_resamples, alternative=alternative
         )
-        for i, p in zip(members, computed):
-            p_values[i] = p
+        found = dict(zip(first, computed))
+        for i, key in zip(members, keys):
+            p_values[i] = found[key] if key in found else found[key[1], key[0]]
     differences = [_values("values", x - y) for x, y in pairs]  # as bootstrap_ci(a - b) checks them
     effect_cis = _bootstrap_cis(differences, seed=seed, confidence=confidence, n_resamples=n_resamples)
     tests = []

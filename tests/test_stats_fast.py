@@ -123,7 +123,11 @@ def test_odd_batches_fall_back_to_scipy() -> None:
 def test_shared_draws_give_each_test_and_interval_its_own_result(
     samples: list[tuple[np.ndarray, np.ndarray]], n_resamples: int, seed: int
 ) -> None:
-    """Computed together (one set of draws per length), tests and intervals equal those computed one by one."""
+    """Computed together (one set of draws per length), tests and intervals equal those computed one by one.
+
+    Equal and reversed pairs are among them: they share their p-values (two-sided), checked against scipy.
+    """
+    samples = samples + [(y, x) for x, y in samples] + samples[:1]
     together = stats._paired_tests(samples, seed=seed, n_resamples=n_resamples, alternative="two-sided", confidence=0.9)
     alone = [
         stats.paired_permutation_test(x.tolist(), y.tolist(), seed=seed, n_resamples=n_resamples, confidence=0.9)
