@@ -314,6 +314,8 @@ def _reachable(retriever: Any, query: Query, hits: list[Hit], k: int) -> dict[st
     """
     floor = hits[k - 1].score
     if "score_all" in capabilities(retriever):
+        if hasattr(retriever, "score_at_least"):  # the same, filtered before the dict is built
+            return retriever.score_at_least(query, floor)
         return {d: s for d, s in retriever.score_all(query).items() if s >= floor}
     depth = 2 * (k + 1)
     while True:
