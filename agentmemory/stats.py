@@ -562,19 +562,22 @@ def _sign_flip_nulls(
     rng = np.random.default_rng(seed)
     n = pairs[0][0].shape[-1]
     batch = min(_BATCH, n_resamples)
-    # A kept pair contributes x - y, a swapped one y - x (exactly -(x - y), but +0.0 where x == y, as in scipy).
+    # A kept pair contributes x - y, a swapped one y - x.  That is (x - y) * sign + 0.0 with sign = +1.0
+    # or -1.0, bit for bit: multiplying by -1.0 negates exactly, y - x == -(x - y) exactly, and adding
+    # +0.0 changes nothing but the -0.0 of an equal pair into the +0.0 that y - x gives.
     kept = [(x - y)[:, np.newaxis] for x, y in pairs]
-    swapped = [(y - x)[:, np.newaxis] for x, y in pairs]
     nulls: list[list[np.ndarray]] = [[] for _ in pairs]
     for k in range(0, n_resamples, batch):
         batch_actual = min(batch, n_resamples - k)
         # The 32-bit halves in the order next_uint32 hands them out (low first; little-endian view).
         halves = rng.bit_generator.random_raw(batch * n // 2).view(np.uint32)
-        keep = (halves.reshape(batch, n)[:batch_actual] & np.uint32(1)).astype(bool)
-        keep = np.ascontiguousarray(keep.T)  # (n, batch_actual)
+        bits = halves.reshape(batch, n)[:batch_actual] & np.uint32(1)
+        signs = np.ascontiguousarray(bits.T).astype(np.float64) * 2.0 - 1.0  # (n, batch_actual), C order
+        differences = np.empty_like(signs)
         for slot in range(len(pairs)):
+            np.multiply(kept[slot], signs, out=differences)
+            np.add(differences, 0.0, out=differences)
             # scipy's (batch, n) differences are Fortran-ordered: sum the transpose of this C-ordered (n, batch).
-            differences = np.where(keep, kept[slot], swapped[slot])
             nulls[slot].append(np.asarray(np.round(np.mean(differences.T, axis=-1), _STAT_DECIMALS)))
     return [np.concatenate(null, axis=0) for null in nulls]
 

@@ -59,9 +59,8 @@ def test_sign_flip_null_distribution_is_scipys(
         rng=np.random.default_rng(seed),
     )
     ours = stats._sign_flip_null(x, y, seed=seed, n_resamples=n_resamples)
-    # Bit for bit, signed zeros aside (they compare equal, so no p-value can tell them apart).
-    assert np.array_equal(ours, reference.null_distribution)
-    assert np.array_equal(_bits(ours + 0.0), _bits(reference.null_distribution + 0.0))
+    # Bit for bit, signed zeros included.
+    assert np.array_equal(_bits(ours), _bits(reference.null_distribution))
     for alternative in ("two-sided", "less", "greater"):
         ours_p = stats._sign_flip_p(x, y, seed=seed, n_resamples=n_resamples, alternative=alternative)
         theirs_p = stats._scipy_permutation_p(x, y, seed=seed, n_resamples=n_resamples, alternative=alternative)
@@ -101,6 +100,26 @@ def test_paired_permutation_test_uses_the_fast_path_with_scipys_numbers(
     if not stats._constant(diffs):
         low, high = stats._scipy_bootstrap(diffs, seed=seed, confidence=0.95, n_resamples=n_resamples)
         assert (result.effect_ci.low, result.effect_ci.high) == (low, high)
+
+
+def test_sign_flips_at_a_thousand_queries_are_scipys() -> None:
+    """The evaluation's size (1,000 queries, full batches): numpy's sums in scipy's order there too."""
+    from scipy import stats as scipy_stats
+
+    rng = np.random.default_rng(3)
+    x = rng.choice(LEVELS, 1000)
+    y = np.where(rng.random(1000) < 0.3, x, rng.choice(LEVELS, 1000))
+    reference = scipy_stats.permutation_test(
+        (x, y),
+        stats._mean_difference,
+        permutation_type="samples",
+        vectorized=True,
+        n_resamples=2000,
+        batch=stats._BATCH,
+        rng=np.random.default_rng(7),
+    )
+    ours = stats._sign_flip_null(x, y, seed=7, n_resamples=2000)
+    assert np.array_equal(_bits(ours), _bits(reference.null_distribution))
 
 
 def test_odd_batches_fall_back_to_scipy() -> None:
