@@ -745,9 +745,10 @@ def paired_permutation_test(
             "b", f"{len(y)} values", f"does not match a ({len(x)} values)", "pass one value per query in both"
         )
     seed = check_seed(seed)
-    return _paired_tests([(x, y)], seed=seed, n_resamples=n_resamples, alternative=alternative, confidence=confidence)[
-        0
-    ]
+    tests, _ = _paired_tests(
+        [(x, y)], seed=seed, n_resamples=n_resamples, alternative=alternative, confidence=confidence
+    )
+    return tests[0]
 
 
 def _paired_tests(
@@ -757,10 +758,12 @@ def _paired_tests(
     n_resamples: int,
     alternative: str,
     confidence: float,
-) -> list[PairedTest]:
-    """:func:`paired_permutation_test` of each pair (already checked), the random draws shared."""
+    samples: Sequence[np.ndarray] = (),
+) -> tuple[list[PairedTest], list[Interval]]:
+    """:func:`paired_permutation_test` of each pair (already checked), the random draws shared; with
+    :func:`bootstrap_ci` of each of ``samples`` (already checked), resampled with the effects' draws."""
     if not pairs:
-        return []
+        return [], _bootstrap_cis(samples, seed=seed, confidence=confidence, n_resamples=n_resamples)
     n_resamples = check_positive_int("n_resamples", n_resamples)
     alternative = _check_alternative(alternative)
     confidence = _check_confidence(confidence)
@@ -795,7 +798,8 @@ def _paired_tests(
         for i, key in zip(members, keys):
             p_values[i] = found[key] if key in found else found[key[1], key[0]]
     differences = [_values("values", x - y) for x, y in pairs]  # as bootstrap_ci(a - b) checks them
-    effect_cis = _bootstrap_cis(differences, seed=seed, confidence=confidence, n_resamples=n_resamples)
+    intervals = _bootstrap_cis([*differences, *samples], seed=seed, confidence=confidence, n_resamples=n_resamples)
+    effect_cis = intervals[: len(differences)]
     tests = []
     for (x, y), p_value, effect_ci in zip(pairs, p_values, effect_cis):
         n = len(x)
@@ -815,7 +819,7 @@ def _paired_tests(
                 smallest_p_value=smallest_p_value(n, n_resamples=n_resamples, alternative=alternative),
             )
         )
-    return tests
+    return tests, intervals[len(differences) :]
 
 
 def _one_pair_p(d: float, alternative: str) -> float:
@@ -1096,15 +1100,21 @@ def per_query_statistics(
     # together: they share their random draws.
     requests = [(column(a, m), column(b, m)) for m in chosen for a, b in compared]
     requests += [(column(name, m), column(base, m)) for name, m in against_base]
-    all_tests = iter(
-        _paired_tests(
-            [(_values("a", ours), _values("b", theirs)) for ours, theirs in requests],
-            seed=seed,
-            n_resamples=n_resamples,
-            alternative="two-sided",
-            confidence=confidence,
-        )
+    checked = [(_values("a", ours), _values("b", theirs)) for ours, theirs in requests]
+    # The headline intervals too: they resample the same queries, so they share the tests' draws.
+    keys = [(name, m) for name in names for m in chosen] if headline else []
+    series = [_values("values", column(name, m)) for name, m in keys]
+    tests_made, intervals_made = _paired_tests(
+        checked,
+        seed=seed,
+        n_resamples=n_resamples,
+        alternative="two-sided",
+        confidence=confidence,
+        samples=series,
     )
+    all_tests = iter(tests_made)
+    found = dict(zip(keys, intervals_made))
+    headline_intervals = {name: {m: found.get((name, m)) for m in chosen} for name in names}
     comparisons: dict[str, tuple[Comparison, ...]] = {}
     for m in chosen:
         tests = {f"{a} vs {b}": next(all_tests) for a, b in compared}
@@ -1141,7 +1151,7 @@ def per_query_statistics(
         queries=len(headline),
         excluded_groups=excluded,
         measures=tuple(chosen),
-        intervals=intervals_over(headline),
+        intervals=headline_intervals,
         groups=groups,
         comparisons=comparisons,
         baseline=base,

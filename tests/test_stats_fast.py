@@ -147,14 +147,17 @@ def test_shared_draws_give_each_test_and_interval_its_own_result(
     Equal and reversed pairs are among them: they share their p-values (two-sided), checked against scipy.
     """
     samples = samples + [(y, x) for x, y in samples] + samples[:1]
-    together = stats._paired_tests(samples, seed=seed, n_resamples=n_resamples, alternative="two-sided", confidence=0.9)
+    firsts = [x for x, _ in samples]
+    together, with_tests = stats._paired_tests(
+        samples, seed=seed, n_resamples=n_resamples, alternative="two-sided", confidence=0.9, samples=firsts
+    )
     alone = [
         stats.paired_permutation_test(x.tolist(), y.tolist(), seed=seed, n_resamples=n_resamples, confidence=0.9)
         for x, y in samples
     ]
     assert together == alone
-    firsts = [x for x, _ in samples]
     intervals = stats._bootstrap_cis(firsts, seed=seed, confidence=0.9, n_resamples=n_resamples)
+    assert with_tests == intervals
     assert intervals == [
         stats.bootstrap_ci(x.tolist(), seed=seed, confidence=0.9, n_resamples=n_resamples) for x in firsts
     ]
