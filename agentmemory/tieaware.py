@@ -343,10 +343,27 @@ def tie_reports(
     return {str(m): None if m.definition.tie_aware is None else basis.report(m) for m in chosen}
 
 
+def _built_in(m: Measure) -> bool:
+    """Whether ``m``'s per-query function is one of agentmemory's own measures (pure functions)."""
+    return getattr(m.definition.function, "__module__", "").startswith("agentmemory.metrics.")
+
+
 class _TieBasis:
     """What every measure's :func:`tie_report` of one query shares: tie groups, rankings, the cutoff's group."""
 
-    __slots__ = ("best", "depth", "groups", "inside", "qrels", "rule", "scope", "size", "worst")
+    __slots__ = (
+        "best",
+        "best_is_rule",
+        "depth",
+        "groups",
+        "inside",
+        "qrels",
+        "rule",
+        "scope",
+        "size",
+        "worst",
+        "worst_is_rule",
+    )
 
     def __init__(self, scores: Mapping[str, float], qrels: Mapping[str, int], k: int, scope: Set[str] | None) -> None:
         groups = tie_groups(scores)
@@ -357,6 +374,9 @@ class _TieBasis:
         self.rule = [e for g in groups for e in g.entry_ids][:k]
         self.best = _extreme_ranking(groups, qrels, best=True)[:k]
         self.worst = _extreme_ranking(groups, qrels, best=False)[:k]
+        # Without relevant entries in a tie group, all three rankings are the same list.
+        self.best_is_rule = self.best == self.rule
+        self.worst_is_rule = self.worst == self.rule
         size = inside = 0
         for group in groups:
             if group.offset < k <= group.offset + group.size:
@@ -370,11 +390,16 @@ class _TieBasis:
         expectation = m.definition.tie_aware
         assert expectation is not None
         qrels, scope = self.qrels, self.scope
+        # Measure.compute less its checks: the rankings hold the keys of one mapping (each id once) and
+        # scope is already a set or None.  A built-in measure is a pure function of the ranking, so a
+        # ranking equal to the rule's has the rule's value; a registered one is called for each ranking.
+        under_rule = m._compute(self.rule, qrels, scope)
+        pure = _built_in(m)
         return TieReport(
-            value_under_rule=m.compute(self.rule, qrels, scope),
+            value_under_rule=under_rule,
             expected=expectation(TieContext(self.groups, qrels, m.cutoff, self.depth, scope)),
-            minimum=m.compute(self.worst, qrels, scope),
-            maximum=m.compute(self.best, qrels, scope),
+            minimum=under_rule if pure and self.worst_is_rule else m._compute(self.worst, qrels, scope),
+            maximum=under_rule if pure and self.best_is_rule else m._compute(self.best, qrels, scope),
             straddles_cutoff=self.inside < self.size,
             group_size=self.size,
             group_in_top_k=self.inside,
