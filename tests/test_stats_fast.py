@@ -122,6 +122,15 @@ def test_sign_flips_at_a_thousand_queries_are_scipys() -> None:
     assert np.array_equal(_bits(ours), _bits(reference.null_distribution))
 
 
+def test_bootstrap_at_a_thousand_queries_is_scipys() -> None:
+    """The evaluation's size: 1,000 values, full batches, ties."""
+    rng = np.random.default_rng(5)
+    data = rng.choice(LEVELS, 1000)
+    ours = stats._percentile_bootstrap(data, seed=7, confidence=0.95, n_resamples=3000)
+    theirs = stats._scipy_bootstrap(data, seed=7, confidence=0.95, n_resamples=3000)
+    assert _bits(np.asarray(ours)).tolist() == _bits(np.asarray(theirs)).tolist()
+
+
 def test_odd_batches_fall_back_to_scipy() -> None:
     # 7 resamples of 3 pairs: 21 shuffles per call, an odd number of 32-bit halves; scipy does the work.
     assert not stats._sign_flips_vectorisable(3, 7)
