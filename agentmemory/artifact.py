@@ -36,6 +36,7 @@ per-query row also lists, per hit, the relevant sources it credited.
 from __future__ import annotations
 
 import json
+from json.encoder import encode_basestring as _encode_string
 from os import PathLike
 from typing import Any
 
@@ -106,7 +107,80 @@ def artifact_dict(evaluation: Evaluation, statistics: Statistics | None = None) 
 def dumps_artifact(evaluation: Evaluation, statistics: Statistics | None = None) -> str:
     """The artifact's exact text: 2-space indented JSON, UTF-8, one trailing newline."""
     data = artifact_dict(evaluation, statistics)
-    return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    return dumps_indented(data) + "\n"
+
+
+class _Unusual(Exception):
+    """Something :func:`dumps_indented` leaves to :func:`json.dumps` (which encodes it or raises)."""
+
+
+def dumps_indented(data: Any) -> str:
+    """``json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False)``, character for character.
+
+    With ``indent`` the standard library encodes in Python, one generator per
+    container and one ``yield`` per token; this walks the data once, appending
+    to a list, with the same functions for the leaves (``encode_basestring``,
+    ``int.__repr__``, ``float.__repr__``) and the same layout.  Anything else
+    (a non-string key, NaN or infinity, an unknown type, a cycle) is handed to
+    :func:`json.dumps`, which encodes it or raises as it always did.
+    """
+    try:
+        parts: list[str] = []
+        _encode(data, "", parts.append)
+        return "".join(parts)
+    except (_Unusual, RecursionError):
+        return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False)
+
+
+_INFINITY = float("inf")
+
+
+def _encode(o: Any, indent: str, append: Any) -> None:
+    """Append ``o``'s text at nesting ``indent`` (json.encoder's _iterencode order of type tests)."""
+    if isinstance(o, str):
+        append(_encode_string(o))
+    elif o is None:
+        append("null")
+    elif o is True:
+        append("true")
+    elif o is False:
+        append("false")
+    elif isinstance(o, int):
+        append(int.__repr__(o))
+    elif isinstance(o, float):
+        if o != o or o == _INFINITY or o == -_INFINITY:
+            raise _Unusual
+        append(float.__repr__(o))
+    elif isinstance(o, (list, tuple)):
+        if not o:
+            append("[]")
+            return
+        inner = indent + "  "
+        separator = ",\n" + inner
+        append("[\n" + inner)
+        for i, value in enumerate(o):
+            if i:
+                append(separator)
+            _encode(value, inner, append)
+        append("\n" + indent + "]")
+    elif isinstance(o, dict):
+        if not o:
+            append("{}")
+            return
+        inner = indent + "  "
+        separator = ",\n" + inner
+        append("{\n" + inner)
+        for i, (key, value) in enumerate(o.items()):
+            if not isinstance(key, str):
+                raise _Unusual
+            if i:
+                append(separator)
+            append(_encode_string(key))
+            append(": ")
+            _encode(value, inner, append)
+        append("\n" + indent + "}")
+    else:
+        raise _Unusual
 
 
 def write_artifact(evaluation: Evaluation, path: str | PathLike[str], statistics: Statistics | None = None) -> None:

@@ -55,7 +55,7 @@ from .retrievers import DEFAULT_RETRIEVERS, RetrieverLike, RetrieverSpec, capabi
 from .runs import RunFile, bind_run, parse_run_option, read_run_file
 from .scoring import default_measures
 from .store import MemoryStore
-from .tieaware import TieReport, tie_report
+from .tieaware import TieReport, tie_reports
 
 __all__ = [
     "RELEVANCE_MODES",
@@ -314,6 +314,8 @@ def _reachable(retriever: Any, query: Query, hits: list[Hit], k: int) -> dict[st
     """
     floor = hits[k - 1].score
     if "score_all" in capabilities(retriever):
+        if hasattr(retriever, "score_at_least"):  # the same, filtered before the dict is built
+            return retriever.score_at_least(query, floor)
         return {d: s for d, s in retriever.score_all(query).items() if s >= floor}
     depth = 2 * (k + 1)
     while True:
@@ -697,13 +699,9 @@ class _Scorer:
                 scores = {h.entry_id: h.score for h in deeper if h.score >= deeper[k - 1].score}
             else:
                 scores = {h.entry_id: h.score for h in hits}
-            reports = {}
-            for m in self.measures:
-                if measure_depth(m, k) != k:
-                    continue  # a measure looking deeper than k has no tie report of the depth-k run
-                report = tie_report(m, scores, qrels, k)
-                if report is not None:
-                    reports[str(m)] = report
+            # A measure looking deeper than k has no tie report of the depth-k run.
+            at_k = [m for m in self.measures if measure_depth(m, k) == k]
+            reports = {name: r for name, r in tie_reports(at_k, scores, qrels, k).items() if r is not None}
         return QueryResult(
             query_id=query.id,
             text=query.text,

@@ -6,7 +6,9 @@ Every function that resamples takes a ``seed`` and builds
 ``numpy.random.default_rng(seed)`` afresh, so the same inputs and seed give
 the same numbers, bit for bit, on the same numpy and scipy versions.  scipy
 (a core dependency) is imported inside the functions that need it, so
-``import agentmemory`` does not load it.
+``import agentmemory`` does not load it; the bootstrap and the random sign
+flips do scipy's arithmetic on scipy's draws with NumPy alone (see
+``_percentile_bootstrap``), so an evaluation need not load it either.
 
 What the numbers mean (and do not):
 
@@ -30,6 +32,7 @@ What the numbers mean (and do not):
 from __future__ import annotations
 
 import math
+import sys
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
@@ -435,6 +438,189 @@ def _mean_difference(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray
     return np.asarray(np.round(np.mean(x - y, axis=axis), _STAT_DECIMALS))
 
 
+# scipy.stats.bootstrap and permutation_test are generic (any statistic, any number of samples, array API
+# backends); for the mean of one sample and the paired sign flip their bookkeeping (one fancy index per
+# query per batch, moveaxis, stacking) costs far more than the arithmetic, and importing scipy.stats alone
+# takes ~0.6 s.  The functions below do the same arithmetic on the same random draws, in the same order and
+# memory layout, so they return the same floats bit for bit; tests/test_stats_fast.py checks them against
+# scipy on random inputs, ties included.
+
+
+def _percentile_bootstrap(data: np.ndarray, *, seed: int, confidence: float, n_resamples: int) -> tuple[float, float]:
+    """``scipy.stats.bootstrap((data,), _mean, method="percentile", batch=_BATCH, vectorized=True, ...)``'s interval."""
+    return _percentile_bootstraps([data], seed=seed, confidence=confidence, n_resamples=n_resamples)[0]
+
+
+def _percentile_bootstraps(
+    samples: Sequence[np.ndarray], *, seed: int, confidence: float, n_resamples: int
+) -> list[tuple[float, float]]:
+    """:func:`_percentile_bootstrap` of each sample (each with its own ``default_rng(seed)``, as scipy).
+
+    scipy draws ``rng.integers(0, n, (batch, n))`` per batch, takes the mean of
+    ``data[indices]`` along the last axis, and reads the interval off the
+    resampled means with ``scipy.stats.quantile(..., method="linear")``
+    (Hyndman and Fan's type 7), as below.  Samples of the same length get the
+    same draws from the same seed, so they are drawn once for all of them.
+    """
+    by_length: dict[int, list[int]] = {}
+    for index, data in enumerate(samples):
+        by_length.setdefault(data.shape[-1], []).append(index)
+    out: list[tuple[float, float]] = [(0.0, 0.0)] * len(samples)
+    for n, listed in by_length.items():
+        # Equal samples have equal intervals: resample each once.
+        unique = {samples[index].tobytes(): index for index in reversed(listed)}
+        members = list(unique.values())
+        rng = np.random.default_rng(seed)
+        means: list[list[np.ndarray]] = [[] for _ in members]
+        for k in range(0, n_resamples, _BATCH):
+            batch = min(_BATCH, n_resamples - k)
+            indices = rng.integers(0, n, size=(batch, n), dtype=np.int64, endpoint=False)
+            for slot, index in enumerate(members):
+                # np.take: the gather of data[..., indices], a third of its cost (same C-ordered array).
+                means[slot].append(_mean(np.take(samples[index], indices), axis=-1))
+        for slot, index in enumerate(members):
+            theta = np.concatenate(means[slot], axis=-1)
+            alpha = np.asarray((1 - confidence) / 2, dtype=theta.dtype)
+            p = np.stack((alpha, 1 - alpha), axis=-1)
+            low, high = _linear_quantile(theta, p)
+            out[index] = (float(low), float(high))
+        for index in listed:
+            out[index] = out[unique[samples[index].tobytes()]]
+    return out
+
+
+def _linear_quantile(values: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """``scipy.stats.quantile(values, p, method="linear")`` for a 1-D ``values`` without NaN and ``p`` in [0, 1]."""
+    y = np.sort(values, axis=-1)
+    n = np.asarray(y.shape[-1], dtype=y.dtype)
+    jg = p * n + (1 - p)
+    jp1 = jg // 1
+    j = jp1 - 1
+    g = jg % 1
+    g[j < 0] = 0
+    j = np.clip(j, 0.0, n - 1)
+    jp1 = np.clip(jp1, 0.0, n - 1)
+    return np.asarray((1 - g) * y[j.astype(np.int64)] + g * y[jp1.astype(np.int64)])
+
+
+def _sign_flips_vectorisable(n: int, n_resamples: int) -> bool:
+    """Whether :func:`_sign_flip_p` reproduces scipy's random sign flips for ``n`` pairs.
+
+    scipy shuffles each pair with ``rng.permuted`` on ``batch * n`` pairs per call; each shuffle draws one
+    32-bit half of a 64-bit output.  With ``batch * n`` even every call uses whole 64-bit outputs, and
+    :func:`_sign_flip_p` reads them with ``random_raw``.
+    """
+    return n >= 2 and (min(_BATCH, n_resamples) * n) % 2 == 0 and sys.byteorder == "little"
+
+
+def _sign_flip_p(x: np.ndarray, y: np.ndarray, *, seed: int, n_resamples: int, alternative: str) -> float:
+    """``scipy.stats.permutation_test((x, y), _mean_difference, permutation_type="samples", batch=_BATCH, ...)``'s p-value."""
+    return _sign_flip_ps([(x, y)], seed=seed, n_resamples=n_resamples, alternative=alternative)[0]
+
+
+def _sign_flip_ps(
+    pairs: Sequence[tuple[np.ndarray, np.ndarray]], *, seed: int, n_resamples: int, alternative: str
+) -> list[float]:
+    """:func:`_sign_flip_p` of each pair, all of the same length: the flips are drawn once for all.
+
+    Random (not exact) flips only: the null distribution of :func:`_sign_flip_nulls`, and scipy's formula
+    ``(count + 1) / (n_resamples + 1)`` with its tolerance ``100 eps |observed|``.
+    """
+    nulls = _sign_flip_nulls(pairs, seed=seed, n_resamples=n_resamples)
+    out = []
+    for (x, y), null_distribution in zip(pairs, nulls):
+        observed = _mean_difference(x, y, axis=-1)
+        gamma = np.abs(np.finfo(observed.dtype).eps * 100 * observed)
+        less = (np.count_nonzero(null_distribution <= observed + gamma, axis=0) + 1).astype(np.float64) / (
+            n_resamples + 1
+        )
+        greater = (np.count_nonzero(null_distribution >= observed - gamma, axis=0) + 1).astype(np.float64) / (
+            n_resamples + 1
+        )
+        p_values = {"less": less, "greater": greater, "two-sided": np.minimum(less, greater) * 2}
+        out.append(float(np.clip(p_values[alternative], 0.0, 1.0)))
+    return out
+
+
+def _sign_flip_null(x: np.ndarray, y: np.ndarray, *, seed: int, n_resamples: int) -> np.ndarray:
+    """The ``null_distribution`` of scipy's random sign flips (see :func:`_sign_flips_vectorisable`)."""
+    return _sign_flip_nulls([(x, y)], seed=seed, n_resamples=n_resamples)[0]
+
+
+def _sign_flip_nulls(
+    pairs: Sequence[tuple[np.ndarray, np.ndarray]], *, seed: int, n_resamples: int
+) -> list[np.ndarray]:
+    """:func:`_sign_flip_null` of each pair, all of the same length (each has its own ``default_rng(seed)``
+    in scipy, so they all get the same flips: drawn here once).
+
+    scipy turns the ``n`` pairs into ``n`` samples of two observations and, per batch, calls
+    ``rng.permuted`` on ``tile(arange(2), (batch, n, 1))`` along the last axis: for every pair, in C
+    order, one ``random_interval(1)``, i.e. the low bit of the next 32-bit half of the generator's 64-bit
+    output (low half first).  Bit 1 keeps the pair, bit 0 swaps it.  The statistic then sees
+    ``(batch, n)`` arrays whose batch axis is the fast one; so does it here, because numpy's mean sums
+    in an order that depends on the memory layout.
+    """
+    rng = np.random.default_rng(seed)
+    n = pairs[0][0].shape[-1]
+    batch = min(_BATCH, n_resamples)
+    # A kept pair contributes x - y, a swapped one y - x.  That is (x - y) * sign + 0.0 with sign = +1.0
+    # or -1.0, bit for bit: multiplying by -1.0 negates exactly, y - x == -(x - y) exactly, and adding
+    # +0.0 changes nothing but the -0.0 of an equal pair into the +0.0 that y - x gives.
+    kept = [(x - y)[:, np.newaxis] for x, y in pairs]
+    nulls: list[list[np.ndarray]] = [[] for _ in pairs]
+    for k in range(0, n_resamples, batch):
+        batch_actual = min(batch, n_resamples - k)
+        # The 32-bit halves in the order next_uint32 hands them out (low first; little-endian view).
+        halves = rng.bit_generator.random_raw(batch * n // 2).view(np.uint32)
+        bits = halves.reshape(batch, n)[:batch_actual] & np.uint32(1)
+        signs = np.ascontiguousarray(bits.T).astype(np.float64) * 2.0 - 1.0  # (n, batch_actual), C order
+        differences = np.empty_like(signs)
+        for slot in range(len(pairs)):
+            np.multiply(kept[slot], signs, out=differences)
+            np.add(differences, 0.0, out=differences)
+            # scipy's (batch, n) differences are Fortran-ordered: sum the transpose of this C-ordered (n, batch).
+            nulls[slot].append(np.asarray(np.round(np.mean(differences.T, axis=-1), _STAT_DECIMALS)))
+    return [np.concatenate(null, axis=0) for null in nulls]
+
+
+def _scipy_permutation_p(x: np.ndarray, y: np.ndarray, *, seed: int, n_resamples: int, alternative: str) -> float:
+    """The p-value of ``scipy.stats.permutation_test`` (the reference; used for exact enumerations)."""
+    from scipy import stats
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = stats.permutation_test(
+            (x, y),
+            _mean_difference,
+            permutation_type="samples",
+            vectorized=True,
+            n_resamples=n_resamples,
+            batch=_BATCH,
+            alternative=alternative,
+            **_rng_keyword(stats.permutation_test, seed),
+        )
+    return float(result.pvalue)
+
+
+def _scipy_bootstrap(data: np.ndarray, *, seed: int, confidence: float, n_resamples: int) -> tuple[float, float]:
+    """The interval of ``scipy.stats.bootstrap`` (the reference :func:`_percentile_bootstrap` is tested against)."""
+    from scipy import stats
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = stats.bootstrap(
+            (data,),
+            _mean,
+            n_resamples=n_resamples,
+            batch=_BATCH,
+            vectorized=True,
+            confidence_level=confidence,
+            method="percentile",
+            **_rng_keyword(stats.bootstrap, seed),
+        )
+    return float(result.confidence_interval.low), float(result.confidence_interval.high)
+
+
 def bootstrap_ci(
     values: Sequence[float],
     *,
@@ -449,7 +635,10 @@ def bootstrap_ci(
     the generator ``numpy.random.default_rng(seed)``: ``n_resamples`` times,
     draw ``n`` values with replacement and take their mean; the interval is
     the ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` percentiles of
-    those means.  Same values and seed, same interval, bit for bit.
+    those means.  Same values and seed, same interval, bit for bit.  The
+    arithmetic is done here on scipy's random draws (scipy's generic
+    machinery and its import cost more than the means); tests check the
+    interval against scipy's bit for bit.
 
     Degenerate input (one value, or all values equal up to rounding noise:
     spread <= 1e-12 * max(1, max |value|)) has nothing to
@@ -463,30 +652,30 @@ def bootstrap_ci(
     """
     data = _values("values", values)
     seed = check_seed(seed)
+    return _bootstrap_cis([data], seed=seed, confidence=confidence, n_resamples=n_resamples)[0]
+
+
+def _bootstrap_cis(samples: Sequence[np.ndarray], *, seed: int, confidence: float, n_resamples: int) -> list[Interval]:
+    """:func:`bootstrap_ci` of each sample (already checked by :func:`_values`), the random draws shared."""
+    if not samples:
+        return []
     confidence = _check_confidence(confidence)
     n_resamples = check_positive_int("n_resamples", n_resamples)
-    n = len(data)
-    mean = math.fsum(data.tolist()) / n
-    if n == 1 or _constant(data):
-        return Interval(mean, mean, mean, n, confidence, degenerate=True)
-    from scipy import stats
-
-    with warnings.catch_warnings():
-        # Non-degenerate data does not warn; this only keeps a future scipy notice out of users' logs.
-        warnings.simplefilter("ignore")
-        result = stats.bootstrap(
-            (data,),
-            _mean,
-            n_resamples=n_resamples,
-            batch=_BATCH,
-            vectorized=True,
-            confidence_level=confidence,
-            method="percentile",
-            **_rng_keyword(stats.bootstrap, seed),
-        )
-    low = float(result.confidence_interval.low)
-    high = float(result.confidence_interval.high)
-    return Interval(low, high, mean, n, confidence)
+    intervals: list[Interval] = []
+    resampled: list[int] = []
+    for data in samples:
+        n = len(data)
+        mean = math.fsum(data.tolist()) / n
+        intervals.append(Interval(mean, mean, mean, n, confidence, degenerate=True))
+        if not (n == 1 or _constant(data)):
+            resampled.append(len(intervals) - 1)
+    bounds = _percentile_bootstraps(
+        [samples[i] for i in resampled], seed=seed, confidence=confidence, n_resamples=n_resamples
+    )
+    for i, (low, high) in zip(resampled, bounds):
+        point = intervals[i]
+        intervals[i] = Interval(low, high, point.mean, point.n, confidence)
+    return intervals
 
 
 def smallest_p_value(n: int, *, n_resamples: int = 10_000, alternative: str = "two-sided") -> float:
@@ -536,7 +725,10 @@ def paired_permutation_test(
     is computed by the same exact definition.  The statistic is rounded to 12
     decimals so that flips with mathematically equal means tie exactly (float
     rounding would otherwise miscount them when the observed mean is near 0;
-    scipy's tolerance is relative to it).  See :func:`smallest_p_value`:
+    scipy's tolerance is relative to it).  Random flips are computed here on
+    scipy's random draws, in scipy's order (its generic machinery costs far
+    more than the arithmetic); tests check the null distribution against
+    scipy's bit for bit.  See :func:`smallest_p_value`:
     with 5 queries the two-sided p-value is at least 0.0625.
 
     ``effect_ci`` is :func:`bootstrap_ci` of the differences ``a - b`` with the
@@ -554,45 +746,81 @@ def paired_permutation_test(
             "b", f"{len(y)} values", f"does not match a ({len(x)} values)", "pass one value per query in both"
         )
     seed = check_seed(seed)
+    tests, _ = _paired_tests(
+        [(x, y)], seed=seed, n_resamples=n_resamples, alternative=alternative, confidence=confidence
+    )
+    return tests[0]
+
+
+def _paired_tests(
+    pairs: Sequence[tuple[np.ndarray, np.ndarray]],
+    *,
+    seed: int,
+    n_resamples: int,
+    alternative: str,
+    confidence: float,
+    samples: Sequence[np.ndarray] = (),
+) -> tuple[list[PairedTest], list[Interval]]:
+    """:func:`paired_permutation_test` of each pair (already checked), the random draws shared; with
+    :func:`bootstrap_ci` of each of ``samples`` (already checked), resampled with the effects' draws."""
+    if not pairs:
+        return [], _bootstrap_cis(samples, seed=seed, confidence=confidence, n_resamples=n_resamples)
     n_resamples = check_positive_int("n_resamples", n_resamples)
     alternative = _check_alternative(alternative)
     confidence = _check_confidence(confidence)
-    n = len(x)
-    diffs = x - y
-    mean_difference = math.fsum(diffs.tolist()) / n
-    exact = n_resamples >= 2**n
-    if n == 1:
-        p_value = _one_pair_p(float(diffs[0]), alternative)
-    elif not np.any(diffs):
-        p_value = 1.0  # every flip gives the observed statistic 0
-    else:
-        from scipy import stats
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            result = stats.permutation_test(
-                (x, y),
-                _mean_difference,
-                permutation_type="samples",
-                vectorized=True,
-                n_resamples=n_resamples,
-                batch=_BATCH,
+    p_values: list[float] = []
+    flipped: dict[int, list[int]] = {}  # pairs whose random flips are computed here, by length
+    for x, y in pairs:
+        n = len(x)
+        diffs = x - y
+        if n == 1:
+            p_values.append(_one_pair_p(float(diffs[0]), alternative))
+        elif not np.any(diffs):
+            p_values.append(1.0)  # every flip gives the observed statistic 0
+        elif n_resamples >= 2**n or not _sign_flips_vectorisable(n, n_resamples):
+            p_values.append(_scipy_permutation_p(x, y, seed=seed, n_resamples=n_resamples, alternative=alternative))
+        else:
+            flipped.setdefault(n, []).append(len(p_values))
+            p_values.append(math.nan)
+    for members in flipped.values():
+        # Equal pairs get equal p-values.  Reversed, (y, x) has every flip's differences negated exactly
+        # (y - x == -(x - y) and IEEE rounding is symmetric, so sums, means and rounding negate too, up
+        # to the sign of a zero, which no comparison sees): "less" and "greater" swap, and the two-sided
+        # p-value is the same.  Each is computed once.
+        keys = [(pairs[i][0].tobytes(), pairs[i][1].tobytes()) for i in members]
+        first: dict[tuple[bytes, bytes], int] = {}
+        for i, key in zip(members, keys):
+            if key not in first and not (alternative == "two-sided" and (key[1], key[0]) in first):
+                first[key] = i
+        computed = _sign_flip_ps(
+            [pairs[i] for i in first.values()], seed=seed, n_resamples=n_resamples, alternative=alternative
+        )
+        found = dict(zip(first, computed))
+        for i, key in zip(members, keys):
+            p_values[i] = found[key] if key in found else found[key[1], key[0]]
+    differences = [_values("values", x - y) for x, y in pairs]  # as bootstrap_ci(a - b) checks them
+    intervals = _bootstrap_cis([*differences, *samples], seed=seed, confidence=confidence, n_resamples=n_resamples)
+    effect_cis = intervals[: len(differences)]
+    tests = []
+    for (x, y), p_value, effect_ci in zip(pairs, p_values, effect_cis):
+        n = len(x)
+        diffs = x - y
+        mean_difference = math.fsum(diffs.tolist()) / n
+        sd = 0.0 if n == 1 or _constant(diffs) else float(np.std(diffs, ddof=1))
+        tests.append(
+            PairedTest(
+                mean_difference=mean_difference,
+                p_value=p_value,
+                effect_size=mean_difference,
+                effect_ci=effect_ci,
+                n=n,
+                standardized_effect=mean_difference / sd if sd > 0 else None,
                 alternative=alternative,
-                **_rng_keyword(stats.permutation_test, seed),
+                exact=n_resamples >= 2**n,
+                smallest_p_value=smallest_p_value(n, n_resamples=n_resamples, alternative=alternative),
             )
-        p_value = float(result.pvalue)
-    sd = 0.0 if n == 1 or _constant(diffs) else float(np.std(diffs, ddof=1))
-    return PairedTest(
-        mean_difference=mean_difference,
-        p_value=p_value,
-        effect_size=mean_difference,
-        effect_ci=bootstrap_ci(diffs, seed=seed, confidence=confidence, n_resamples=n_resamples),
-        n=n,
-        standardized_effect=mean_difference / sd if sd > 0 else None,
-        alternative=alternative,
-        exact=exact,
-        smallest_p_value=smallest_p_value(n, n_resamples=n_resamples, alternative=alternative),
-    )
+        )
+    return tests, intervals[len(differences) :]
 
 
 def _one_pair_p(d: float, alternative: str) -> float:
@@ -847,14 +1075,18 @@ def per_query_statistics(
     base = _baseline_of(labels, baseline)
     headline = [qid for qid, group in queries if group not in excluded_groups]
 
-    def interval(name: str, measure: str, query_ids: list[str]) -> Interval | None:
-        if not query_ids:
-            return None
-        series = [float(values[name][qid][measure]) for qid in query_ids]
-        return bootstrap_ci(series, seed=seed, confidence=confidence, n_resamples=n_resamples)
-
     def intervals_over(query_ids: list[str]) -> dict[str, dict[str, Interval | None]]:
-        return {name: {m: interval(name, m, query_ids) for m in chosen} for name in names}
+        # bootstrap_ci of each system's values on each measure, computed together (shared draws).
+        keys = [(name, m) for name in names for m in chosen]
+        if not query_ids:
+            return {name: {m: None for m in chosen} for name in names}
+        series = [_values("values", [float(values[name][qid][m]) for qid in query_ids]) for name, m in keys]
+        computed = _bootstrap_cis(series, seed=seed, confidence=confidence, n_resamples=n_resamples)
+        found = dict(zip(keys, computed))
+        return {name: {m: found[name, m] for m in chosen} for name in names}
+
+    def column(name: str, m: str) -> list[float]:
+        return [float(values[name][qid][m]) for qid in headline]
 
     excluded = tuple(excluded_groups)
     groups: dict[str, GroupStatistics] = {}
@@ -863,19 +1095,30 @@ def per_query_statistics(
         groups[group] = GroupStatistics(group, len(members), group not in excluded, intervals_over(members))
 
     all_pairs = [(names[i], names[j]) for i in range(len(names)) for j in range(i + 1, len(names))]
-    compared = all_pairs if pairs else []
+    compared = all_pairs if pairs and headline else []
+    against_base = [(name, m) for name in names if name != base and headline for m in chosen]
+    # Every paired test (each pair on each measure, then each system against the baseline), computed
+    # together: they share their random draws.
+    requests = [(column(a, m), column(b, m)) for m in chosen for a, b in compared]
+    requests += [(column(name, m), column(base, m)) for name, m in against_base]
+    checked = [(_values("a", ours), _values("b", theirs)) for ours, theirs in requests]
+    # The headline intervals too: they resample the same queries, so they share the tests' draws.
+    keys = [(name, m) for name in names for m in chosen] if headline else []
+    series = [_values("values", column(name, m)) for name, m in keys]
+    tests_made, intervals_made = _paired_tests(
+        checked,
+        seed=seed,
+        n_resamples=n_resamples,
+        alternative="two-sided",
+        confidence=confidence,
+        samples=series,
+    )
+    all_tests = iter(tests_made)
+    found = dict(zip(keys, intervals_made))
+    headline_intervals = {name: {m: found.get((name, m)) for m in chosen} for name in names}
     comparisons: dict[str, tuple[Comparison, ...]] = {}
     for m in chosen:
-        tests = {
-            f"{a} vs {b}": paired_permutation_test(
-                [float(values[a][qid][m]) for qid in headline],
-                [float(values[b][qid][m]) for qid in headline],
-                seed=seed,
-                n_resamples=n_resamples,
-                confidence=confidence,
-            )
-            for a, b in (compared if headline else [])
-        }
+        tests = {f"{a} vs {b}": next(all_tests) for a, b in compared}
         adjusted = holm({key: t.p_value for key, t in tests.items()})
         comparisons[m] = tuple(
             Comparison(
@@ -895,16 +1138,11 @@ def per_query_statistics(
             for (a, b), (key, test) in zip(compared, tests.items())
         )
     table: list[tuple[str, str, PairedTest, int, int]] = []
-    for name in names:
-        if name == base or not headline:
-            continue
-        for m in chosen:
-            ours = [float(values[name][qid][m]) for qid in headline]
-            theirs = [float(values[base][qid][m]) for qid in headline]
-            test = paired_permutation_test(ours, theirs, seed=seed, n_resamples=n_resamples, confidence=confidence)
-            above = sum(1 for x, y in zip(ours, theirs) if x > y)
-            below = sum(1 for x, y in zip(ours, theirs) if x < y)
-            table.append((name, m, test, above, below))
+    for (name, m), (ours, theirs) in zip(against_base, requests[len(requests) - len(against_base) :]):
+        test = next(all_tests)
+        above = sum(1 for x, y in zip(ours, theirs) if x > y)
+        below = sum(1 for x, y in zip(ours, theirs) if x < y)
+        table.append((name, m, test, above, below))
     adjusted_table = holm({f"{name} {m}": t.p_value for name, m, t, _, _ in table})
     return Statistics(
         seed=seed,
@@ -914,7 +1152,7 @@ def per_query_statistics(
         queries=len(headline),
         excluded_groups=excluded,
         measures=tuple(chosen),
-        intervals=intervals_over(headline),
+        intervals=headline_intervals,
         groups=groups,
         comparisons=comparisons,
         baseline=base,

@@ -70,6 +70,7 @@ __all__ = [
     "tie_aware_value",
     "tie_groups",
     "tie_report",
+    "tie_reports",
 ]
 
 
@@ -315,22 +316,91 @@ def tie_report(
     k = check_positive_int("k", k)
     if m.definition.tie_aware is None:
         return None
-    scope = _scope(scope_ids)
-    groups = tie_groups(scores)
-    rule = [e for g in groups for e in g.entry_ids][:k]
-    best = _extreme_ranking(groups, qrels, best=True)[:k]
-    worst = _extreme_ranking(groups, qrels, best=False)[:k]
-    size = inside = 0
-    for group in groups:
-        if group.offset < k <= group.offset + group.size:
-            size, inside = group.size, k - group.offset
-            break
-    return TieReport(
-        value_under_rule=m.compute(rule, qrels, scope),
-        expected=tie_aware_value(m, scores, qrels, depth=k, scope_ids=scope),
-        minimum=m.compute(worst, qrels, scope),
-        maximum=m.compute(best, qrels, scope),
-        straddles_cutoff=inside < size,
-        group_size=size,
-        group_in_top_k=inside,
+    return _TieBasis(scores, qrels, k, _scope(scope_ids)).report(m)
+
+
+def tie_reports(
+    measures: Iterable[Measure | str],
+    scores: Mapping[str, float],
+    qrels: Mapping[str, int],
+    k: int,
+    *,
+    scope_ids: Set[str] | Sequence[str] | None = None,
+) -> dict[str, TieReport | None]:
+    """:func:`tie_report` of each of ``measures`` on one query, keyed by the measure's text.
+
+    The same reports, computed once for all measures where they share the work
+    (the tie groups, the rule's, best and worst rankings).
+
+    Raises:
+        ParameterError: as :func:`tie_report`.
+    """
+    chosen = [_as_measure(m) for m in measures]
+    k = check_positive_int("k", k)
+    if all(m.definition.tie_aware is None for m in chosen):
+        return {str(m): None for m in chosen}
+    basis = _TieBasis(scores, qrels, k, _scope(scope_ids))
+    return {str(m): None if m.definition.tie_aware is None else basis.report(m) for m in chosen}
+
+
+def _built_in(m: Measure) -> bool:
+    """Whether ``m``'s per-query function is one of agentmemory's own measures (pure functions)."""
+    return getattr(m.definition.function, "__module__", "").startswith("agentmemory.metrics.")
+
+
+class _TieBasis:
+    """What every measure's :func:`tie_report` of one query shares: tie groups, rankings, the cutoff's group."""
+
+    __slots__ = (
+        "best",
+        "best_is_rule",
+        "depth",
+        "groups",
+        "inside",
+        "qrels",
+        "rule",
+        "scope",
+        "size",
+        "worst",
+        "worst_is_rule",
     )
+
+    def __init__(self, scores: Mapping[str, float], qrels: Mapping[str, int], k: int, scope: Set[str] | None) -> None:
+        groups = tie_groups(scores)
+        self.groups = groups
+        self.qrels = qrels
+        self.scope = scope
+        self.depth = min(k, len(scores))  # tie_aware_value's depth for depth=k
+        self.rule = [e for g in groups for e in g.entry_ids][:k]
+        self.best = _extreme_ranking(groups, qrels, best=True)[:k]
+        self.worst = _extreme_ranking(groups, qrels, best=False)[:k]
+        # Without relevant entries in a tie group, all three rankings are the same list.
+        self.best_is_rule = self.best == self.rule
+        self.worst_is_rule = self.worst == self.rule
+        size = inside = 0
+        for group in groups:
+            if group.offset < k <= group.offset + group.size:
+                size, inside = group.size, k - group.offset
+                break
+        self.size = size
+        self.inside = inside
+
+    def report(self, m: Measure) -> TieReport:
+        """The report on ``m``, whose definition has a tie-aware expectation."""
+        expectation = m.definition.tie_aware
+        assert expectation is not None
+        qrels, scope = self.qrels, self.scope
+        # Measure.compute less its checks: the rankings hold the keys of one mapping (each id once) and
+        # scope is already a set or None.  A built-in measure is a pure function of the ranking, so a
+        # ranking equal to the rule's has the rule's value; a registered one is called for each ranking.
+        under_rule = m._compute(self.rule, qrels, scope)
+        pure = _built_in(m)
+        return TieReport(
+            value_under_rule=under_rule,
+            expected=expectation(TieContext(self.groups, qrels, m.cutoff, self.depth, scope)),
+            minimum=under_rule if pure and self.worst_is_rule else m._compute(self.worst, qrels, scope),
+            maximum=under_rule if pure and self.best_is_rule else m._compute(self.best, qrels, scope),
+            straddles_cutoff=self.inside < self.size,
+            group_size=self.size,
+            group_in_top_k=self.inside,
+        )

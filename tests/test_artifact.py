@@ -149,7 +149,7 @@ def _raise(*args, **kwargs):
 
 
 @pytest.mark.parametrize(
-    "failing", ["agentmemory.artifact.json.dumps", "agentmemory.io.os.fsync", "agentmemory.io.os.replace"]
+    "failing", ["agentmemory.artifact.dumps_indented", "agentmemory.io.os.fsync", "agentmemory.io.os.replace"]
 )
 @pytest.mark.parametrize("existed", [True, False])
 def test_failed_write_leaves_destination_unchanged_and_no_temp_file(

@@ -113,6 +113,18 @@ TAGS = ["Diet", "diet", "food-prefs", "Food Prefs", "travel", "work", "x"]
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
+def assert_score_at_least(retriever, query, expected):
+    """score_at_least(floor) is score_all filtered to scores >= floor, in the same order, at every score
+    present (ties included), between them, and at 0 or below."""
+    whole = retriever.score_all(query)
+    floors = sorted(set(expected.values())) + [0.0, -1.0, 0.5, max(expected.values(), default=0.0) + 1.0]
+    for floor in floors:
+        filtered = {d: s for d, s in whole.items() if s >= floor}
+        got = retriever.score_at_least(query, floor)
+        assert got == filtered
+        assert list(got) == list(filtered)
+
+
 # -- BM25 ---------------------------------------------------------------------
 
 
@@ -135,6 +147,7 @@ def test_bm25_top_k_equals_reference(mode, entries, cuts, query, k, k1, b):
         expected = reference_bm25(entries, query, k1, b)
         assert hits(retriever, query, k) == reference_top(expected, k)
         assert retriever.score_all(query) == expected
+        assert_score_at_least(retriever, query, expected)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -361,6 +374,7 @@ def test_tag_scorer_equals_reference(mode, entries, cuts, query_tags, k):
         expected = reference_tags(entries, tuple(query_tags))
         assert scorer.score_all(query) == expected
         assert hits(scorer, query, k) == reference_top(expected, k)
+        assert_score_at_least(scorer, query, expected)
 
 
 # -- the ranking rule ----------------------------------------------------------

@@ -16,7 +16,15 @@ from agentmemory.datasets.beir import load_collection
 from agentmemory.errors import ParameterError, UnknownNameError
 from agentmemory.evaluate import evaluate
 from agentmemory.metrics import REGISTRY, CutoffRule, Measure, MeasureDef, QueryContext, parse_measure, register_measure
-from agentmemory.tieaware import TieContext, TieReport, expected_hits, tie_aware_value, tie_groups, tie_report
+from agentmemory.tieaware import (
+    TieContext,
+    TieReport,
+    expected_hits,
+    tie_aware_value,
+    tie_groups,
+    tie_report,
+    tie_reports,
+)
 
 MEASURES = [
     "P@1",
@@ -294,3 +302,43 @@ def test_scope_ids_reach_the_tie_aware_formula(registry_restored):
     tie_aware_value("Seen", HAND_SCORES, HAND_QRELS, scope_ids=["a", "b"])
     tie_report("Seen", HAND_SCORES, HAND_QRELS, 2, scope_ids=("a", "b"))
     assert seen == [frozenset({"a", "b"})] * 5  # value; rule, expected, worst, best
+
+
+def _reference_report(measure, scores, qrels, k):
+    """tie_report as one measure alone computes it: groups, rankings and expectation from the public functions."""
+    m = parse_measure(measure)
+    groups = tie_groups(scores)
+
+    def extreme(best):
+        out = []
+        for g in groups:
+            key = [max(qrels.get(e, 0), 0) for e in g.entry_ids]
+            out.extend(g.entry_ids[i] for i in sorted(range(g.size), key=lambda i: -key[i] if best else key[i]))
+        return out[:k]
+
+    size = inside = 0
+    for g in groups:
+        if g.offset < k <= g.offset + g.size:
+            size, inside = g.size, k - g.offset
+            break
+    return TieReport(
+        value_under_rule=m.compute([e for g in groups for e in g.entry_ids][:k], qrels),
+        expected=tie_aware_value(m, scores, qrels, depth=k),
+        minimum=m.compute(extreme(False), qrels),
+        maximum=m.compute(extreme(True), qrels),
+        straddles_cutoff=inside < size,
+        group_size=size,
+        group_in_top_k=inside,
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(cases(), st.integers(1, 8))
+def test_tie_reports_share_work_but_equal_each_measure_alone(case, k):
+    """tie_reports (one basis for every measure of a query) gives each measure's report exactly, ties included."""
+    scores, qrels, _, _ = case
+    reports = tie_reports(MEASURES, scores, qrels, k)
+    assert list(reports) == MEASURES
+    for measure in MEASURES:
+        assert reports[measure] == _reference_report(measure, scores, qrels, k), measure
+        assert tie_report(measure, scores, qrels, k) == reports[measure], measure

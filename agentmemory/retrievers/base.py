@@ -176,10 +176,17 @@ class DocTable:
         return self._tie_key
 
 
-def scores_by_id(docs: np.ndarray, scores: np.ndarray, table: DocTable) -> dict[str, float]:
-    """Candidates with a positive score as entry id -> score (for ``score_all``)."""
+def scores_by_id(docs: np.ndarray, scores: np.ndarray, table: DocTable, floor: float | None = None) -> dict[str, float]:
+    """Candidates with a positive score as entry id -> score (for ``score_all``), in ``docs`` order.
+
+    ``floor`` keeps only scores >= ``floor`` as well (for ``score_at_least``); the test is made on the
+    arrays, before any Python object is built.
+    """
     ids = table.ids
-    return {ids[d]: s for d, s in zip(docs.tolist(), scores.tolist()) if s > 0}
+    keep = scores > 0
+    if floor is not None:
+        keep &= scores >= floor
+    return {ids[d]: s for d, s in zip(docs[keep].tolist(), scores[keep].tolist())}
 
 
 def rank_candidates(docs: np.ndarray, scores: np.ndarray, k: int, ids: list[str]) -> list[Hit]:

@@ -209,6 +209,10 @@ class TagScorer:
         """Every entry with a positive score for ``query``: entry id -> score (unordered)."""
         return scores_by_id(*self.score_candidates(query), self._docs)
 
+    def score_at_least(self, query: Query | str, floor: float) -> dict[str, float]:
+        """:meth:`score_all` restricted to scores >= ``floor``, without building the rest."""
+        return scores_by_id(*self.score_candidates(query), self._docs, floor)
+
     def search(self, query: Query | str, k: int) -> list[Hit]:
         """Top ``k`` entries by shared-tag count; ties by entry id descending; no zero scores."""
         k = check_positive_int("k", k)
