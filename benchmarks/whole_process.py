@@ -17,10 +17,10 @@ the table shows each row's median over ``--rounds`` rounds, and the spread.
   ``constraints.txt``): what ``pip install agentmemory-eval`` gives a user.
   Built once per source version in ``benchmarks/.cache/plainvenv`` (about 15 s;
   rebuilt when ``pyproject.toml`` or a file of the package changes).
-  numba is a core dependency: the plain install compiles its kernels on the
-  first index of 500,000+ entries (its numba cache is emptied when this script
-  starts, so the first 1M round pays that compile and shows in the spread) and
-  uses them from 50,000 entries on once they are cached.
+  numba is a core dependency, but its kernels are compiled automatically
+  only for an index of 2,000,000+ entries and used from 150,000 on once
+  cached: the plain install's numba cache is emptied when this script starts,
+  so these rows are a fresh install's (the NumPy path at every size here).
 * **agentmemory, warm numba cache**: the same command from the source tree
   (this interpreter, ``PYTHONPATH``) whose kernels are compiled into numba's
   cache by one untimed run first: what every run after the first gets.

@@ -34,14 +34,17 @@ import numpy as np
 
 __all__ = ["Segment", "SegmentList", "accelerator", "build_segment", "kernels_cached", "merge_segments"]
 
-ACCEL_MIN_DOCS = 50_000
-"""Indexes smaller than this never load the accelerator: NumPy alone is as fast once numba's start-up is counted."""
+ACCEL_MIN_DOCS = 150_000
+"""Below this many documents the accelerator is never used: importing numba and loading cached kernels
+(~0.5 s) costs what they save.  Measured whole processes (1,000 queries, top 10, kernels cached): 100k
+entries about even, 200k 0.3-0.5 s faster, 1M 16.9 s to 11.8 s."""
 
-ACCEL_COMPILE_DOCS = 500_000
-"""From this size on the accelerator is used even when its kernels must be compiled first (~8 s, once per
-machine): one build of 500,000+ entries saves more than that.  Between :data:`ACCEL_MIN_DOCS` and this
-size it is used only when numba's cache already holds the kernels (:func:`kernels_cached`), so no index
-that NumPy builds in a second or two ever waits for a compiler."""
+ACCEL_COMPILE_DOCS = 2_000_000
+"""From this size on the accelerator is used even when its kernels must be compiled first (~9 s, once per
+machine), because one build saves more than that (~5 s per million entries).  Between
+:data:`ACCEL_MIN_DOCS` and this size it is used only when numba's cache already holds the kernels
+(:func:`kernels_cached`; ``AGENTMEMORY_ACCEL=on`` once compiles them ahead of time), so no index ever
+waits for a compiler that does not repay itself within the same build."""
 
 BM25_KERNELS = ("_tokenize_ascii", "_build_postings", "_bm25_top")
 TAG_KERNELS = ("_build_postings", "_segment_top")
