@@ -355,20 +355,25 @@ if AVAILABLE:
                     heap[par], heap[c] = heap[c], heap[par]
                     c = par
             elif s > heap[0]:
-                heap[0] = s
-                c = 0
-                while True:
-                    left = 2 * c + 1
-                    if left >= k:
-                        break
-                    m = left
-                    if left + 1 < k and heap[left + 1] < heap[left]:
-                        m = left + 1
-                    if heap[c] <= heap[m]:
-                        break
-                    heap[c], heap[m] = heap[m], heap[c]
-                    c = m
+                _replace_root(heap, k, s)
         return heap[0]
+
+    @njit(cache=True, nogil=True)
+    def _replace_root(heap, k, s):  # pragma: no cover - compiled
+        """Replace the root of the min-heap ``heap[:k]`` by ``s`` (> the root) and restore the heap order."""
+        c = 0
+        while True:
+            left = 2 * c + 1
+            if left >= k:
+                break
+            m = left
+            if left + 1 < k and heap[left + 1] < heap[left]:
+                m = left + 1
+            if s <= heap[m]:
+                break
+            heap[c] = heap[m]
+            c = m
+        heap[c] = s
 
     @njit(cache=True, nogil=False)
     def _kth_value(values, n, k, heap):  # pragma: no cover - compiled
@@ -621,20 +626,7 @@ if AVAILABLE:
     @njit(cache=True, nogil=True)
     def _heap_push(heap, s):  # pragma: no cover - compiled
         """Replace the root of the min-heap ``heap`` by ``s`` (> the root) and restore the heap order."""
-        k = len(heap)
-        c = 0
-        while True:
-            left = 2 * c + 1
-            if left >= k:
-                break
-            m = left
-            if left + 1 < k and heap[left + 1] < heap[left]:
-                m = left + 1
-            if s <= heap[m]:
-                break
-            heap[c] = heap[m]
-            c = m
-        heap[c] = s
+        _replace_root(heap, len(heap), s)
 
     @njit(cache=True, nogil=True)
     def _count_at_least(x, lo, hi, t):  # pragma: no cover - compiled
