@@ -148,6 +148,14 @@ class Segment:
         return self.terms.nbytes + self.ptr.nbytes + self.docs.nbytes + self.tfs.nbytes + extra
 
 
+def _run_starts(values: np.ndarray) -> np.ndarray:
+    """Where each run of equal values in the non-empty ``values`` starts (a bool mask, not an int64 ``diff``)."""
+    new = np.empty(len(values), dtype=bool)
+    new[0] = True
+    np.not_equal(values[1:], values[:-1], out=new[1:])
+    return np.flatnonzero(new)
+
+
 def build_segment(base: int, ids: np.ndarray, lengths: np.ndarray, accel=None, bm25=None) -> Segment:
     """The segment of documents whose tokens are ``ids`` (term numbers, document after document).
 
@@ -169,22 +177,14 @@ def build_segment(base: int, ids: np.ndarray, lengths: np.ndarray, accel=None, b
     key *= n
     key += np.repeat(np.arange(n, dtype=np.int32 if n < 2**31 else np.int64), lengths)
     key.sort()
-    new = np.empty(len(key), dtype=bool)
-    new[0] = True
-    np.not_equal(key[1:], key[:-1], out=new[1:])
-    first = np.flatnonzero(new)  # the first token of each (term, doc) pair
-    del new
+    first = _run_starts(key)  # the first token of each (term, doc) pair
     tfs = np.empty(len(first), dtype=np.int32)
     np.subtract(first[1:], first[:-1], out=tfs[:-1], casting="unsafe")
     tfs[-1] = len(key) - first[-1]
     key = key[first]
     del first
     term_of = key // n
-    tnew = np.empty(len(term_of), dtype=bool)
-    tnew[0] = True
-    np.not_equal(term_of[1:], term_of[:-1], out=tnew[1:])
-    tfirst = np.flatnonzero(tnew)
-    del tnew
+    tfirst = _run_starts(term_of)
     terms = term_of[tfirst].astype(np.int32)
     del term_of
     np.remainder(key, n, out=key)
