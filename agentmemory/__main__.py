@@ -1,5 +1,5 @@
 """``python -m agentmemory ...`` is ``agentmemory ...``."""
 
-from .cli import entry_point
+from agentmemory.cli.app import entry_point
 
 entry_point()

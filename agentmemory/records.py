@@ -37,7 +37,7 @@ from datetime import datetime
 from itertools import repeat
 from typing import Any
 
-from .errors import ParameterError, quote
+from agentmemory.errors import ParameterError, quote
 
 __all__ = ["Event", "Hit", "MemoryEntry", "Provenance", "Query", "id_problem", "is_aware"]
 
@@ -50,7 +50,7 @@ def id_problem(value: object, *, empty: bool = False) -> str | None:
 
     An id is a ``str`` without control characters (C0, DEL, C1: Unicode
     category Cc), non-empty unless ``empty``.  (TREC files ask more: no
-    white space either; see :mod:`agentmemory.trec`.)
+    white space either; see :mod:`agentmemory.files.trec`.)
     """
     if not isinstance(value, str):
         return "is not a string"

@@ -26,7 +26,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any, Generic, TypeVar
 
-from .errors import ParameterError, UnknownNameError, shorten
+from agentmemory.errors import ParameterError, UnknownNameError, shorten
 
 __all__ = ["NAME_PATTERN", "Registry"]
 

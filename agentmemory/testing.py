@@ -46,9 +46,9 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .errors import ParameterError
-from .records import Hit, MemoryEntry, Query
-from .retrievers import RetrieverSpec, capabilities, resolve_retriever
+from agentmemory.errors import ParameterError
+from agentmemory.records import Hit, MemoryEntry, Query
+from agentmemory.retrievers import RetrieverSpec, capabilities, resolve_retriever
 
 __all__ = ["CONTRACT_ENTRIES", "CONTRACT_QUERIES", "RetrieverContractError", "check_retriever"]
 

@@ -49,7 +49,7 @@ def main() -> None:
     args = ap.parse_args()
     run, qrels = data()
     if args.engine == "agentmemory":
-        from agentmemory.scoring import score_run
+        from agentmemory.metrics.scoring import score_run
 
         def evaluate():
             return score_run(qrels, run, ",".join(MEASURES)).mean

@@ -3,7 +3,7 @@
 Setup (untimed, once per run): the benchmark corpus's first ``--size``
 entries, each with its text, 1-3 tags, a ``created_at`` and a provenance,
 written as a collection folder (``corpus.jsonl``) and imported into a store
-file with :func:`agentmemory.storeio.import_collection` (what ``agentmemory
+file with :func:`agentmemory.store.transfer.import_collection` (what ``agentmemory
 store import`` runs; its time is reported as ``import_s``).
 
 Timed, each in a fresh interpreter after ``import agentmemory``, median of
@@ -49,7 +49,7 @@ elif mode == "reopen":
     store = MemoryStore.open(store_path, readonly=True)
     hits = store.search(query, k=10)
 else:
-    from agentmemory.persist import SQLiteBackend
+    from agentmemory.store.sqlite import SQLiteBackend
     backend = SQLiteBackend.open(store_path, readonly=True)
     hits = backend.live_entries()[:0]
 seconds = time.perf_counter() - t0
@@ -99,7 +99,7 @@ def main() -> None:
         write_collection(folder, args.size)
 
         from agentmemory import MemoryStore, load_collection
-        from agentmemory.storeio import UNINDEXED, import_collection
+        from agentmemory.store.transfer import UNINDEXED, import_collection
 
         t0 = time.perf_counter()
         with MemoryStore.open(store, UNINDEXED) as target:

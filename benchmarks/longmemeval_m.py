@@ -18,7 +18,7 @@ among fillers; dates in the official form; question types in turn.
 * ``agentmemory``: ``load(path, granularity="turn", all_turns=True)``
   (``--turns`` entries per session, ``questions x sessions x turns`` entries in
   ``questions`` scopes), then ``evaluate(collection, "bm25", k=10, ...)``:
-  one :class:`~agentmemory.store.MemoryStore` holding every scope's BM25 index
+  one :class:`~agentmemory.store.core.MemoryStore` holding every scope's BM25 index
   at once, every question searched in its own scope, and LongMemEval's
   measures computed.  Load, index and retrieve+score are timed apart.
 * ``bm25s``: what most LongMemEval harnesses do: ``json.load`` the file, then
@@ -127,7 +127,7 @@ def generate(path: Path, questions: int, sessions: int, turns: int) -> None:
 def engine_agentmemory(path: Path) -> dict:
     import agentmemory
     from agentmemory.datasets import load
-    from agentmemory.evaluate import evaluate
+    from agentmemory.evaluation.runner import evaluate
 
     base = settle()
     t0 = time.perf_counter()

@@ -11,9 +11,9 @@ the class (a factory: each scope of a collection gets its own instance) to
 from __future__ import annotations
 
 from agentmemory import BM25, Hit, evaluate, load
-from agentmemory.collection import default_collection_path
-from agentmemory.compare import comparison_table
-from agentmemory.stats import evaluation_statistics
+from agentmemory.analysis.comparison_table import comparison_table
+from agentmemory.analysis.statistics import evaluation_statistics
+from agentmemory.datasets.collection import default_collection_path
 from agentmemory.testing import check_retriever
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import EVAL_RUN_SETTINGS, REPO_ROOT
 
-from agentmemory.artifact import SCHEMA_VERSION, dumps_artifact, write_artifact
+from agentmemory.analysis.artifact import SCHEMA_VERSION, dumps_artifact, write_artifact
 
 
 @pytest.fixture(scope="module")
@@ -149,7 +149,12 @@ def _raise(*args, **kwargs):
 
 
 @pytest.mark.parametrize(
-    "failing", ["agentmemory.artifact.dumps_indented", "agentmemory.io.os.fsync", "agentmemory.io.os.replace"]
+    "failing",
+    [
+        "agentmemory.analysis.artifact.dumps_indented",
+        "agentmemory.files.atomic.os.fsync",
+        "agentmemory.files.atomic.os.replace",
+    ],
 )
 @pytest.mark.parametrize("existed", [True, False])
 def test_failed_write_leaves_destination_unchanged_and_no_temp_file(
@@ -182,7 +187,7 @@ def test_atomic_write_gives_the_file_the_mode_open_would(tmp_path):
     """Atomic writes respect the umask like open() does, instead of mkstemp's owner-only 0600."""
     import os
 
-    from agentmemory.io import atomic_write_text
+    from agentmemory.files.atomic import atomic_write_text
 
     old = os.umask(0o022)
     try:
@@ -202,9 +207,9 @@ def test_atomic_write_gives_the_file_the_mode_open_would(tmp_path):
 )
 def test_statistics_record_round_trips_the_committed_artifact(committed: str, collection: str) -> None:
     """Statistics.to_dict() is the committed artifact's `statistics`, to the byte; from_dict reads it back to an equal record."""
+    from agentmemory.analysis.statistics import Statistics, evaluation_statistics
     from agentmemory.datasets import load
-    from agentmemory.evaluate import evaluate
-    from agentmemory.stats import Statistics, evaluation_statistics
+    from agentmemory.evaluation.runner import evaluate
 
     saved = json.loads((REPO_ROOT / committed).read_text(encoding="utf-8"))
     params = saved["params"]

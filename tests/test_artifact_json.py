@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentmemory.artifact import dumps_indented
+from agentmemory.analysis.artifact import dumps_indented
 
 
 def reference(data: object) -> str:

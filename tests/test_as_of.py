@@ -9,7 +9,7 @@ import pytest
 
 from agentmemory import Collection, MemoryEntry, Query, evaluate
 from agentmemory.errors import InputError
-from agentmemory.runs import RunFile
+from agentmemory.evaluation.runfiles import RunFile
 
 
 def _at(day: int) -> datetime:
@@ -80,7 +80,7 @@ def test_a_run_cannot_retrieve_the_future() -> None:
 
 def test_artifact_says_how_many_entries_each_query_saw() -> None:
     """The artifact records as_of and, per query, the entries of its scope it could see."""
-    from agentmemory.artifact import artifact_dict
+    from agentmemory.analysis.artifact import artifact_dict
 
     data = artifact_dict(evaluate(_collection(), "bm25", k=5, as_of=True))
     assert data["params"]["as_of"] is True
@@ -115,7 +115,7 @@ def test_asked_at_from_queries_jsonl_on_the_command_line(tmp_path, capsys) -> No
     import json
 
     from agentmemory import load
-    from agentmemory.cli import main
+    from agentmemory.cli.app import main
     from agentmemory.datasets.beir import write_collection
 
     folder = _write_timeline(tmp_path / "timeline")

@@ -26,8 +26,8 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURE_DIR, REPO_ROOT, replace_once
 
-from agentmemory import io as amio
-from agentmemory.cli import main
+from agentmemory.cli.app import main
+from agentmemory.files import atomic as amio
 
 SAMPLE = REPO_ROOT / "fixtures" / "locomo-sample" / "locomo-sample.json"
 LONGMEMEVAL = REPO_ROOT / "fixtures" / "longmemeval-sample" / "longmemeval-sample.json"
@@ -592,10 +592,10 @@ SEED_MESSAGE = "seed: -1 (int) is negative; seed must be an integer >= 0"
 
 def _library_seed_calls() -> list:
     from agentmemory import evaluate, load_collection
+    from agentmemory.analysis.statistics import evaluation_statistics
     from agentmemory.datasets.synthetic import synthetic_collection
+    from agentmemory.evaluation.sweeps import k_sweep, seed_sweep
     from agentmemory.report import params
-    from agentmemory.stats import evaluation_statistics
-    from agentmemory.sweep import k_sweep, seed_sweep
 
     common = {"k": 5, "retrievers": "bm25,tags", "output_dir": "", "collection": ""}
     return [

@@ -9,7 +9,7 @@ import pytest
 from conftest import FIXTURE_DIR, REPO_ROOT
 
 from agentmemory import MemoryStore, evaluate, load_collection
-from agentmemory.cli import main
+from agentmemory.cli.app import main
 from agentmemory.datasets import load
 from agentmemory.retrievers import RETRIEVERS, load_encoder
 from agentmemory.testing import check_retriever

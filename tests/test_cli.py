@@ -1,6 +1,6 @@
 """The command line: the seed's table, TREC runs that re-score identically, and one clear line per bad input.
 
-Most cases run ``agentmemory.cli.main`` in-process (fast, with capsys); a few
+Most cases run ``agentmemory.cli.app.main`` in-process (fast, with capsys); a few
 run real processes (``python -m agentmemory.eval``, ``python -m agentmemory``
 and the ``agentmemory`` console script) to show exit status and stderr as a
 user sees them.
@@ -18,7 +18,7 @@ import pytrec_eval
 from conftest import FIXTURE_DIR, REPO_ROOT, replace_once
 
 from agentmemory import __version__
-from agentmemory.cli import main
+from agentmemory.cli.app import main
 from agentmemory.metrics import ALIASES, REGISTRY
 from agentmemory.retrievers import DEFAULT_RETRIEVERS, RETRIEVERS
 

@@ -11,11 +11,11 @@ import pandas as pd
 import pytest
 
 from agentmemory import evaluate
-from agentmemory.cli import main
-from agentmemory.compare import comparison_table, table_format
+from agentmemory.analysis.comparison_table import comparison_table, table_format
+from agentmemory.analysis.statistics import evaluation_statistics, holm
+from agentmemory.cli.app import main
 from agentmemory.datasets.synthetic import synthetic_collection
 from agentmemory.errors import ParameterError, UnknownNameError
-from agentmemory.stats import evaluation_statistics, holm
 
 
 @pytest.fixture(scope="module")

@@ -17,10 +17,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentmemory import MemoryEntry, MemoryStore, Query
-from agentmemory import cache as cache_module
-from agentmemory.cli import main
+from agentmemory.cli.app import main
 from agentmemory.errors import ParameterError, UnknownNameError
-from agentmemory.io import atomic_write_bytes
+from agentmemory.files import cache as cache_module
+from agentmemory.files.atomic import atomic_write_bytes
 from agentmemory.retrievers import ENCODERS, Dense, load_encoder, make_retriever, register_encoder
 from agentmemory.retrievers import dense as dense_module
 from agentmemory.retrievers import encoders as encoders_module

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from agentmemory import HashIds, ParameterError, UnknownNameError, evaluate, load_collection
-from agentmemory.artifact import dumps_artifact
-from agentmemory.evaluate import mean
+from agentmemory.analysis.artifact import dumps_artifact
+from agentmemory.analysis.text_tables import seed_table, unjudged_note
+from agentmemory.evaluation.runner import mean
 from agentmemory.metrics import ALIASES, REGISTRY
 from agentmemory.retrievers import RETRIEVERS, TagScorer
-from agentmemory.tables import seed_table, unjudged_note
 from agentmemory.tokenize import tokenize
 
 SEED_TABLE = {
@@ -261,8 +261,8 @@ def test_tie_reports_equal_those_from_every_candidate_score():
     equal reports built from every candidate's score, on collections with and without such ties."""
     from conftest import FIXTURE_DIR, REPO_ROOT
 
-    from agentmemory.store import MemoryStore
-    from agentmemory.tieaware import tie_report
+    from agentmemory.metrics.tieaware import tie_report
+    from agentmemory.store.core import MemoryStore
 
     garden = load_collection(REPO_ROOT / "tests" / "data" / "garden-notes")
     cases = [(load_collection(FIXTURE_DIR), 1), (load_collection(FIXTURE_DIR), 5), (garden, 3)]
@@ -282,7 +282,7 @@ def test_tie_reports_equal_those_from_every_candidate_score():
 
 def test_a_measure_deeper_than_k_sees_its_own_cutoff(notes) -> None:
     """R@10 at k = 2 is computed on the top 10, as at k = 10; R@2 and RR at k = 2 on the top 2 (the exported run)."""
-    from agentmemory.evaluate import measure_depth
+    from agentmemory.evaluation.runner import measure_depth
     from agentmemory.metrics import parse_measure
 
     shallow = evaluate(notes, "bm25", k=2, ties=False, measures="R@10,R@2,RR")

@@ -37,13 +37,13 @@ from strategies import (
     trec_files,
 )
 
-from agentmemory.collection import Collection
 from agentmemory.datasets import load
+from agentmemory.datasets.collection import Collection
 from agentmemory.errors import AgentMemoryError
-from agentmemory.evaluate import evaluate
+from agentmemory.evaluation.runfiles import read_memories, read_run_file
+from agentmemory.evaluation.runner import evaluate
+from agentmemory.files.trec import format_qrels, format_run, read_qrels, read_run, trec_id_problem
 from agentmemory.records import Hit, MemoryEntry, Provenance, Query
-from agentmemory.runs import read_memories, read_run_file
-from agentmemory.trec import format_qrels, format_run, read_qrels, read_run, trec_id_problem
 
 EXAMPLES = int(os.environ.get("AGENTMEMORY_FUZZ_EXAMPLES", "150"))  # per test (seven); raise it for a longer hunt
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -10,14 +10,14 @@ import pytest
 from conftest import FIXTURE_DIR, REPO_ROOT
 
 from agentmemory import MemoryEntry, Query, load_collection
-from agentmemory.batch import retrieve_all
-from agentmemory.cli import main
+from agentmemory.cli.app import main
 from agentmemory.datasets import load
 from agentmemory.errors import ParameterError, UnknownNameError, check_positive_int
+from agentmemory.evaluation.batch import retrieve_all
+from agentmemory.files.trec import read_run, trec_order, write_run
 from agentmemory.records import Hit
 from agentmemory.retrievers import Hybrid, make_retriever, resolve_retriever
 from agentmemory.retrievers.hybrid import shared_ranks, top_with_ties
-from agentmemory.trec import read_run, trec_order, write_run
 
 LOCOMO = REPO_ROOT / "fixtures" / "locomo-sample" / "locomo-sample.json"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agentmemory.errors import InputError, MissingFileError
-from agentmemory.inputs import decode_utf8, json_lines, parse_json, path_kind, read_bytes
+from agentmemory.files.reading import decode_utf8, json_lines, parse_json, path_kind, read_bytes
 
 
 def _exact(text: str) -> str:
@@ -179,7 +179,7 @@ def test_json_lines_skips_blank_lines_and_numbers_the_rest() -> None:
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from agentmemory.inputs import json_values  # noqa: E402
+from agentmemory.files.reading import json_values  # noqa: E402
 
 _JSON_LINE = st.one_of(
     st.just('{"_id": "a", "text": "x"}'),

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from conftest import PYTHON
 
-from agentmemory import io as amio
 from agentmemory.datasets.beir import write_collection
 from agentmemory.datasets.synthetic import synthetic_collection
 from agentmemory.errors import OutputError
-from agentmemory.io import TEMPORARY_SUFFIX, atomic_write_text, remove_stale_temporaries, temporary_name
+from agentmemory.files import atomic as amio
+from agentmemory.files.atomic import TEMPORARY_SUFFIX, atomic_write_text, remove_stale_temporaries, temporary_name
 
 
 def _exact(text: str) -> str:
@@ -93,7 +93,7 @@ def test_an_unwritable_folder_names_the_destination_not_the_temporary_file(tmp_p
 )
 def test_a_read_only_folder_names_the_out_path(tmp_path: Path, capsys) -> None:
     """agentmemory eval --out into a read-only folder: one line naming --out's path, exit 2."""
-    from agentmemory.cli import main
+    from agentmemory.cli.app import main
 
     folder = tmp_path / "ro"
     folder.mkdir()

@@ -19,14 +19,14 @@ READERS = [
     "datasets/locomo.py",
     "datasets/longmemeval.py",
     "datasets/base.py",
-    "trec.py",
-    "runs.py",
-    "inputs.py",
-    "outputs.py",
-    "io.py",
+    "files/trec.py",
+    "evaluation/runfiles.py",
+    "files/reading.py",
+    "files/plan.py",
+    "files/atomic.py",
     "records.py",
-    "provenance.py",
-    "cli.py",
+    "metrics/provenance.py",
+    "cli/app.py",
 ]
 
 

@@ -25,9 +25,9 @@ from conftest import REPO_ROOT
 from papermill.exceptions import PapermillExecutionError
 
 from agentmemory import evaluate, load_collection
-from agentmemory.cli import main as cli_main
-from agentmemory.collection import default_collection_path
+from agentmemory.cli.app import main as cli_main
 from agentmemory.datasets import load
+from agentmemory.datasets.collection import default_collection_path
 from agentmemory.report import (
     comparison,
     explain,
@@ -38,10 +38,10 @@ from agentmemory.report import (
     params,
     ranks,
     stats,
-    sweeps,
     tables,
     ties,
 )
+from agentmemory.report import sweep_notebook as sweeps
 
 NOTEBOOKS = REPO_ROOT / "notebooks"
 REPORTS = REPO_ROOT / "reports"
@@ -487,7 +487,7 @@ def test_new_notebooks_stop_at_the_validation_cell(name, bad, message, tmp_path)
 def test_a_users_run_appears_beside_the_built_ins(tmp_path, notes):
     """papermill eval.ipynb -p runs "mine=PATH": the run is a row of the comparison table and a column of every
     per-query table, with the values trec_eval gives it (here BM25's own ranking, so BM25's numbers)."""
-    from agentmemory.trec import write_run
+    from agentmemory.files.trec import write_run
 
     bm25 = evaluate(notes, "bm25", k=5, seed=7).results[0]
     run = tmp_path / "mine.trec"

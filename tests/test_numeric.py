@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentmemory.numeric import MAX_DIGITS, NumberTextError, parse_integer, parse_number
+from agentmemory.files.numbers import MAX_DIGITS, NumberTextError, parse_integer, parse_number
 
 # Spellings Python's int() reads that are not "an optional sign and ASCII digits".
 PYTHON_ONLY_INTEGERS = [

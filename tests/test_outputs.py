@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from agentmemory import io as amio
 from agentmemory.errors import OutputError, ParameterError
-from agentmemory.outputs import OutputPlan, collection_inputs
+from agentmemory.files import atomic as amio
+from agentmemory.files.plan import OutputPlan, collection_inputs
 
 
 def _exact(text: str) -> str:

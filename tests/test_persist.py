@@ -21,10 +21,11 @@ from pathlib import Path
 import pytest
 from conftest import REPO_ROOT
 
-from agentmemory import HashIds, MemoryEntry, MemoryStore, ParameterError, Provenance, Query, SteppingClock, persist
-from agentmemory.backend import EntryVersion, StoreError, StoreLockedError, StoreVersionError, anonymous_query_id
+from agentmemory import HashIds, MemoryEntry, MemoryStore, ParameterError, Provenance, Query, SteppingClock
 from agentmemory.errors import MissingFileError
-from agentmemory.persist import APPLICATION_ID, SQLiteBackend
+from agentmemory.store import sqlite as persist
+from agentmemory.store.backend import EntryVersion, StoreError, StoreLockedError, StoreVersionError, anonymous_query_id
+from agentmemory.store.sqlite import APPLICATION_ID, SQLiteBackend
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
 V1_STORE = REPO_ROOT / "tests" / "data" / "store-v1.db"

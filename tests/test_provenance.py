@@ -12,10 +12,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agentmemory import Collection, MemoryEntry, Provenance, Query, evaluate
-from agentmemory.cli import main
+from agentmemory.cli.app import main
 from agentmemory.errors import ParameterError
 from agentmemory.metrics import parse_measure
-from agentmemory.provenance import ancestors_of, credit
+from agentmemory.metrics.provenance import ancestors_of, credit
 
 # A tiny collection: t1..t4 are turns (the judged sources), the rest are derived.
 #   s12   <- t1, t2          (a summary reaching two sources)
@@ -216,7 +216,7 @@ def test_evaluate_credits_derived_memories_only_under_provenance() -> None:
 
 
 def _run_file(collection: Collection, ranking: list[str]):
-    from agentmemory.runs import RunFile
+    from agentmemory.evaluation.runfiles import RunFile
 
     return RunFile(
         "mine", "mine.trec", "0" * 64, "trec", {"q": tuple((d, 10.0 - i, i + 1) for i, d in enumerate(ranking))}

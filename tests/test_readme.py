@@ -5,7 +5,7 @@ from __future__ import annotations
 from conftest import FIXTURE_DIR, REPO_ROOT
 
 from agentmemory import evaluate, load_collection
-from agentmemory.tables import SEED_COLUMNS, markdown_table, seed_rows
+from agentmemory.analysis.text_tables import SEED_COLUMNS, markdown_table, seed_rows
 
 
 def test_readme_shows_the_seed_table_the_code_computes():

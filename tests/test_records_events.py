@@ -21,7 +21,7 @@ from agentmemory import (
     Query,
     SteppingClock,
 )
-from agentmemory.events import RandomIds, WallClock
+from agentmemory.store.events import RandomIds, WallClock
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
 

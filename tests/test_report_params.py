@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO_ROOT
 
-from agentmemory.collection import default_collection_path
+from agentmemory.datasets.collection import default_collection_path
 from agentmemory.errors import AgentMemoryError, ParameterError, check_positive_int
 from agentmemory.report.params import SHIPPED, ReportParameterError, eval_setup, explore_setup
 

@@ -8,9 +8,9 @@ import pytest
 from conftest import REPO_ROOT
 
 from agentmemory import evaluate
+from agentmemory.analysis.statistics import evaluation_statistics
 from agentmemory.datasets import load
 from agentmemory.report import stats
-from agentmemory.stats import evaluation_statistics
 
 SAMPLE_FILE = REPO_ROOT / "fixtures" / "locomo-sample" / "locomo-sample.json"
 

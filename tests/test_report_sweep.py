@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from agentmemory.report import figures, sweeps
+from agentmemory.evaluation.sweeps import k_sweep, seed_sweep, summarize_sweep
+from agentmemory.report import figures
+from agentmemory.report import sweep_notebook as sweeps
 from agentmemory.report.params import ReportParameterError, SweepConfig, parse_seeds, sweep_setup
-from agentmemory.sweep import k_sweep, seed_sweep, summarize_sweep
 
 GOOD = {
     "collection": "",
@@ -112,7 +113,7 @@ def test_bad_parameters_give_one_message(changes, message):
 
 
 def test_k_curves_are_k_sweep():
-    """k_curves is agentmemory.sweep.k_sweep over 1..k_max on the setup's collection."""
+    """k_curves is agentmemory.evaluation.sweeps.k_sweep over 1..k_max on the setup's collection."""
     setup = _setup(k_max=4)
     assert sweeps.k_curves(setup) == k_sweep(setup.collection, ("bm25", "tags"), [1, 2, 3, 4], seed=7)
 

@@ -7,9 +7,9 @@ import pytest
 from conftest import REPO_ROOT
 
 from agentmemory import evaluate, load_collection
+from agentmemory.analysis.text_tables import SEED_COLUMNS, seed_rows
 from agentmemory.report import tables
 from agentmemory.report.display import Markdown, Png, Table, ordinal, short
-from agentmemory.tables import SEED_COLUMNS, seed_rows
 
 GARDEN = REPO_ROOT / "tests" / "data" / "garden-notes"
 

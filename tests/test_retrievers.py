@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agentmemory import evaluate
-from agentmemory.cli import main
+from agentmemory.cli.app import main
 from agentmemory.errors import ParameterError, UnknownNameError
 from agentmemory.records import Hit
 from agentmemory.retrievers import (

@@ -11,10 +11,10 @@ import pytest
 import pytrec_eval
 
 from agentmemory import evaluate, load
-from agentmemory.cli import main
+from agentmemory.cli.app import main
 from agentmemory.errors import InputError
-from agentmemory.runs import bind_run, read_run_file
-from agentmemory.trec import write_qrels, write_run
+from agentmemory.evaluation.runfiles import bind_run, read_run_file
+from agentmemory.files.trec import write_qrels, write_run
 
 SAMPLE = "fixtures/locomo-sample/locomo-sample.json"
 

@@ -11,8 +11,9 @@ from hypothesis import given
 from strategies import qrels_sets, runs
 
 from agentmemory.errors import ParameterError
+from agentmemory.files.trec import read_qrels, read_run, write_qrels, write_run
 from agentmemory.metrics import Measure, parse_measures
-from agentmemory.scoring import (
+from agentmemory.metrics.scoring import (
     DEFAULT_K,
     DEFAULT_MEASURES,
     ScoreResult,
@@ -20,7 +21,6 @@ from agentmemory.scoring import (
     format_table,
     score_run,
 )
-from agentmemory.trec import read_qrels, read_run, write_qrels, write_run
 
 QRELS = {
     "q1": {"a": 1, "b": 0, "c": 1},  # 2 relevant

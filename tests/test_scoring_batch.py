@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from plugins import restored
 from strategies import DOC_POOL, TIED_SCORES, measures, qrels_sets, runs
 
-from agentmemory import scoring
 from agentmemory.errors import ParameterError
+from agentmemory.files.trec import trec_order
 from agentmemory.metrics import (
     REGISTRY,
     CutoffRule,
@@ -29,8 +29,8 @@ from agentmemory.metrics import (
     parse_measures,
     register_measure,
 )
+from agentmemory.metrics import scoring as scoring
 from agentmemory.metrics._batch import Ranked, count_per_query, rank_judged, score_queries
-from agentmemory.trec import trec_order
 
 ALL_MEASURES = parse_measures(
     "P@1,P@3,P@10,R@2,R@10,RR,RR@1,RR@3,nDCG@1,nDCG@3,nDCG@20,AP@2,AP@100,Success@1,Success@5,Rprec"

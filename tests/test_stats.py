@@ -15,12 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentmemory.collection import default_collection_path
-from agentmemory.datasets.beir import load_collection
-from agentmemory.datasets.synthetic import synthetic_collection
-from agentmemory.errors import ParameterError, UnknownNameError
-from agentmemory.evaluate import evaluate
-from agentmemory.stats import (
+from agentmemory.analysis.statistics import (
     Interval,
     Statistics,
     bootstrap_ci,
@@ -31,6 +26,11 @@ from agentmemory.stats import (
     per_query_statistics,
     smallest_p_value,
 )
+from agentmemory.datasets.beir import load_collection
+from agentmemory.datasets.collection import default_collection_path
+from agentmemory.datasets.synthetic import synthetic_collection
+from agentmemory.errors import ParameterError, UnknownNameError
+from agentmemory.evaluation.runner import evaluate
 
 VALUES = [0.2, 0.5, 0.0, 1.0, 0.4, 0.6, 0.3]
 CONTINUOUS = [0.137, 0.912, 0.455, 0.031, 0.774, 0.268, 0.599, 0.843, 0.392, 0.018]
@@ -358,7 +358,7 @@ def test_evaluation_statistics_measure_selection():
 def test_import_stays_light():
     """Importing agentmemory (and its statistics module) does not import scipy, pandas or matplotlib."""
     code = (
-        "import sys, agentmemory, agentmemory.stats, agentmemory.tieaware, agentmemory.datasets.synthetic, agentmemory.sweep; "
+        "import sys, agentmemory, agentmemory.analysis.statistics, agentmemory.metrics.tieaware, agentmemory.datasets.synthetic, agentmemory.evaluation.sweeps; "
         "print(sorted(m for m in ('scipy', 'pandas', 'matplotlib') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

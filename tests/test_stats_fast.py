@@ -1,6 +1,6 @@
 """The vectorised bootstrap and sign-flip test against scipy.stats, bit for bit, on random inputs (ties included).
 
-agentmemory.stats computes scipy.stats.bootstrap's percentile interval and scipy.stats.permutation_test's
+agentmemory.analysis.statistics computes scipy.stats.bootstrap's percentile interval and scipy.stats.permutation_test's
 random sign-flip p-value itself, on the same random draws; these tests are what allows it to say the
 numbers are scipy's.
 """
@@ -11,7 +11,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentmemory import stats
+from agentmemory.analysis import statistics as stats
 
 # Metric-like values: few distinct levels (so many ties, equal means, zero differences) or any float in [0, 1].
 LEVELS = (0.0, 0.1, 0.2, 0.25, 1 / 3, 0.5, 2 / 3, 1.0)

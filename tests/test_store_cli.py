@@ -1,6 +1,6 @@
 """``agentmemory store ...``: import, export, export-run, export-queries, stats; one-line errors with status 2.
 
-Everything runs ``agentmemory.cli.main`` in-process.
+Everything runs ``agentmemory.cli.app.main`` in-process.
 """
 
 from __future__ import annotations
@@ -16,9 +16,10 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURE_DIR
 
-import agentmemory.cli as cli
-from agentmemory import HashIds, MemoryEntry, MemoryStore, Query, SteppingClock, persist
-from agentmemory.cli import main
+import agentmemory.cli.app as cli
+from agentmemory import HashIds, MemoryEntry, MemoryStore, Query, SteppingClock
+from agentmemory.cli.app import main
+from agentmemory.store import sqlite as persist
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
 STORE_COMMANDS = ("import", "export", "export-run", "export-queries", "stats")
@@ -50,7 +51,7 @@ def _store_parsers() -> dict[str, argparse.ArgumentParser]:
 
 
 def test_module_usage_lists_every_store_option() -> None:
-    """The usage in agentmemory.cli's docstring names every store command and every option of each."""
+    """The usage in agentmemory.cli.app's docstring names every store command and every option of each."""
     usage = cli.__doc__ or ""
     parsers = _store_parsers()
     assert sorted(parsers) == sorted(STORE_COMMANDS)

@@ -21,9 +21,10 @@ from agentmemory import (
     evaluate,
     load_collection,
 )
-from agentmemory.backend import StoreError, anonymous_query_id
-from agentmemory.runs import read_run_file
-from agentmemory.storeio import (
+from agentmemory.evaluation.runfiles import read_run_file
+from agentmemory.files.trec import read_run
+from agentmemory.store.backend import StoreError, anonymous_query_id
+from agentmemory.store.transfer import (
     export_collection,
     export_queries,
     export_run,
@@ -32,7 +33,6 @@ from agentmemory.storeio import (
     retrievals,
     store_collection,
 )
-from agentmemory.trec import read_run
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
 BEIR_SAMPLE = REPO_ROOT / "fixtures" / "beir-sample"

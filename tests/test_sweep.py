@@ -10,13 +10,13 @@ from conftest import REPO_ROOT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentmemory.collection import default_collection_path
 from agentmemory.datasets import load
 from agentmemory.datasets.beir import load_collection
+from agentmemory.datasets.collection import default_collection_path
 from agentmemory.datasets.synthetic import synthetic_collection
 from agentmemory.errors import ParameterError
-from agentmemory.evaluate import evaluate
-from agentmemory.sweep import QUANTILES, cutoff_means, k_sweep, seed_sweep, summarize_sweep
+from agentmemory.evaluation.runner import evaluate
+from agentmemory.evaluation.sweeps import QUANTILES, cutoff_means, k_sweep, seed_sweep, summarize_sweep
 
 
 def test_k_sweep_shape_and_agreement():

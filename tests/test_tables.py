@@ -7,9 +7,16 @@ import dataclasses
 import pytest
 
 from agentmemory import evaluate
+from agentmemory.analysis.statistics import Interval, evaluation_statistics
+from agentmemory.analysis.text_tables import (
+    group_rows,
+    group_table,
+    interval_cell,
+    interval_rows,
+    interval_table,
+    seed_measures,
+)
 from agentmemory.datasets.synthetic import synthetic_collection
-from agentmemory.stats import Interval, evaluation_statistics
-from agentmemory.tables import group_rows, group_table, interval_cell, interval_rows, interval_table, seed_measures
 
 
 @pytest.mark.parametrize(

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from strategies import doc_scores, qrels_sets, runs
 
 from agentmemory.errors import InputError, MissingFileError, ParameterError
+from agentmemory.files.trec import hits_to_run, read_qrels, read_run, trec_order, write_qrels, write_run
 from agentmemory.records import Hit
-from agentmemory.trec import hits_to_run, read_qrels, read_run, trec_order, write_qrels, write_run
 
 
 def _write(tmp_path: Path, name: str, text: str | bytes) -> Path:

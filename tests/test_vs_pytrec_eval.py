@@ -26,7 +26,7 @@ therefore use scores exactly representable in float32, and
 :func:`test_pytrec_eval_ranks_on_float32_scores` pins the deviation down.
 
 Observed pytrec_eval behaviour that a trec_eval *file* cannot show, and which
-we match (see :mod:`agentmemory.scoring`): a qrels query mapped to no
+we match (see :mod:`agentmemory.metrics.scoring`): a qrels query mapped to no
 judgment at all is dropped; a run query mapped to no document is scored 0 and
 counts.  A qrels query whose judgments are all 0 or negative is scored 0 on
 every measure and counts, as in trec_eval.
@@ -41,7 +41,7 @@ import struct
 import pytest
 
 from agentmemory.metrics import parse_measures
-from agentmemory.scoring import score_run
+from agentmemory.metrics.scoring import score_run
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 

@@ -28,8 +28,8 @@ or from an installed package, with an entry point in the group
 
 from __future__ import annotations
 
-from . import beir, locomo, longmemeval
-from .base import FORMATS, OPTION_TYPES, Format, FormatOption, detect_format, load, register_format
+from agentmemory.datasets import beir, locomo, longmemeval
+from agentmemory.datasets.base import FORMATS, OPTION_TYPES, Format, FormatOption, detect_format, load, register_format
 
 __all__ = [
     "BUILTIN_FORMATS",

@@ -1,4 +1,4 @@
-"""The format registry and :func:`load`: how a collection on disk becomes a :class:`~agentmemory.collection.Collection`.
+"""The format registry and :func:`load`: how a collection on disk becomes a :class:`~agentmemory.datasets.collection.Collection`.
 
 A **format** is a record (:class:`Format`): a name, a one-line description,
 a ``recognise(path) -> bool`` that says whether a path looks like this
@@ -35,11 +35,11 @@ from os import PathLike
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..collection import Collection
-from ..errors import InputError, MissingFileError, ParameterError, UnknownNameError, quote
-from ..inputs import path_kind
-from ..numeric import INTEGER_FORM, NUMBER_FORM, NumberTextError, parse_integer, parse_number
-from ..registry import Registry
+from agentmemory.datasets.collection import Collection
+from agentmemory.errors import InputError, MissingFileError, ParameterError, UnknownNameError, quote
+from agentmemory.files.numbers import INTEGER_FORM, NUMBER_FORM, NumberTextError, parse_integer, parse_number
+from agentmemory.files.reading import path_kind
+from agentmemory.registry import Registry
 
 __all__ = ["FORMATS", "OPTION_TYPES", "Format", "FormatOption", "detect_format", "load", "register_format"]
 
@@ -95,7 +95,7 @@ class FormatOption(NamedTuple):
 
         A bool is one of ``true``/``false``, ``yes``/``no``, ``on``/``off``,
         ``1``/``0`` (any case); an int or float is read by the strict rules of
-        :mod:`agentmemory.numeric` (ASCII digits, no underscores, no white
+        :mod:`agentmemory.files.numbers` (ASCII digits, no underscores, no white
         space); a str is ``text`` itself.  ``name`` is how messages call the
         option (default its own name).
 

@@ -13,11 +13,11 @@ checked is everything any output of a run needs, so a collection that loads
 can be written anywhere: every ``_id`` is a non-empty string without white
 space or control characters (ids go into TREC files, whose fields white
 space separates); tags are non-empty strings; timestamps are ISO 8601 with a
-timezone, in :data:`agentmemory.events.TIME_RANGE`; grades are integers by
-:mod:`agentmemory.numeric`'s rule; JSON is read strictly
-(:func:`agentmemory.inputs.parse_json`).  A judgments file with no judgment
+timezone, in :data:`agentmemory.store.events.TIME_RANGE`; grades are integers by
+:mod:`agentmemory.files.numbers`'s rule; JSON is read strictly
+(:func:`agentmemory.files.reading.parse_json`).  A judgments file with no judgment
 loads (a collection to retrieve from, or to judge later); evaluating it is
-refused (:func:`agentmemory.collection.require_judgments`).  Any BEIR
+refused (:func:`agentmemory.datasets.collection.require_judgments`).  Any BEIR
 dataset on disk loads as it is (``title`` is joined to ``text``; other
 fields become metadata).  :func:`write_collection` writes a collection back
 as such a folder.
@@ -43,15 +43,15 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from ..collection import Collection
-from ..errors import InputError, MissingFileError, ParameterError, quote
-from ..events import TIME_RANGE, usable_time
-from ..inputs import decode_utf8, json_lines, json_values, path_kind, read_bytes
-from ..numeric import INTEGER_FORM, NumberTextError, parse_integer
-from ..outputs import OutputPlan
-from ..records import NO_METADATA, UNKNOWN_PROVENANCE, MemoryEntry, Provenance, Query
-from ..trec import TREC_ID_RULE, trec_id_problem
-from .base import Format, FormatOption
+from agentmemory.datasets.base import Format, FormatOption
+from agentmemory.datasets.collection import Collection
+from agentmemory.errors import InputError, MissingFileError, ParameterError, quote
+from agentmemory.files.numbers import INTEGER_FORM, NumberTextError, parse_integer
+from agentmemory.files.plan import OutputPlan
+from agentmemory.files.reading import decode_utf8, json_lines, json_values, path_kind, read_bytes
+from agentmemory.files.trec import TREC_ID_RULE, trec_id_problem
+from agentmemory.records import NO_METADATA, UNKNOWN_PROVENANCE, MemoryEntry, Provenance, Query
+from agentmemory.store.events import TIME_RANGE, usable_time
 
 __all__ = ["FORMAT", "load_collection", "parse_timestamp", "recognise", "write_collection"]
 
@@ -72,7 +72,7 @@ def parse_timestamp(value: object, path: str, line: int, field: str = "created_a
 
     Raises:
         InputError: not a string, not ISO 8601 (ASCII digits and separators
-            only), no timezone, or outside :data:`agentmemory.events.TIME_RANGE`
+            only), no timezone, or outside :data:`agentmemory.store.events.TIME_RANGE`
             (``9999-12-31T23:00:00-05:00`` is in the year 10000 in UTC).
     """
     if not isinstance(value, str):
@@ -463,7 +463,7 @@ def write_collection(collection: Collection, folder: str | PathLike[str], *, spl
         qrels/<split>.tsv   "query-id<TAB>corpus-id<TAB>score", then one line per judgment
 
     The three files are written through one
-    :class:`~agentmemory.outputs.OutputPlan`: all are rendered first, then
+    :class:`~agentmemory.files.plan.OutputPlan`: all are rendered first, then
     each is written atomically, and a failure before the last rename
     changes none of them.  Existing files of those names are replaced.  Metadata keys
     are written as top-level fields, which the loader returns as metadata.

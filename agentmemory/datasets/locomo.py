@@ -1,4 +1,4 @@
-"""The LoCoMo long-conversation benchmark as a :class:`~agentmemory.collection.Collection`: the ``locomo`` format.
+"""The LoCoMo long-conversation benchmark as a :class:`~agentmemory.datasets.collection.Collection`: the ``locomo`` format.
 
 The data (``locomo10.json`` from snap-research/locomo) is not ours to ship;
 users bring their own copy.  :func:`load_locomo` reads it, or a file holding
@@ -89,15 +89,15 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from ..collection import Collection
-from ..errors import InputError, ParameterError, UnknownNameError, quote, shorten
-from ..events import LATEST, TIME_RANGE
-from ..inputs import decode_utf8, parse_json, read_bytes
-from ..records import MemoryEntry, Provenance, Query
-from ..tokenize import normalize_tag
-from ..trec import TREC_ID_RULE, trec_id_problem
-from .base import Format, FormatOption
-from .sniff import first_record_has_keys
+from agentmemory.datasets.base import Format, FormatOption
+from agentmemory.datasets.collection import Collection
+from agentmemory.datasets.sniff import first_record_has_keys
+from agentmemory.errors import InputError, ParameterError, UnknownNameError, quote, shorten
+from agentmemory.files.reading import decode_utf8, parse_json, read_bytes
+from agentmemory.files.trec import TREC_ID_RULE, trec_id_problem
+from agentmemory.records import MemoryEntry, Provenance, Query
+from agentmemory.store.events import LATEST, TIME_RANGE
+from agentmemory.tokenize import normalize_tag
 
 __all__ = ["CATEGORIES", "DATE_TIME_FORM", "FORMAT", "load_locomo", "parse_session_datetime", "recognise"]
 
@@ -183,7 +183,7 @@ def _is_sample(value: object) -> bool:
 
 
 def _read_json(path: Path) -> tuple[Any, str]:
-    """The parsed JSON (read strictly: :func:`agentmemory.inputs.parse_json`) and the file's sha256."""
+    """The parsed JSON (read strictly: :func:`agentmemory.files.reading.parse_json`) and the file's sha256."""
     data = read_bytes(path, "LoCoMo JSON file (e.g. locomo10.json)")
     sha = hashlib.sha256(data).hexdigest()
     return parse_json(decode_utf8(path, data), path, root="$"), sha

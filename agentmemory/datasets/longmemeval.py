@@ -1,4 +1,4 @@
-"""The LongMemEval benchmark as a :class:`~agentmemory.collection.Collection`: the ``longmemeval`` format.
+"""The LongMemEval benchmark as a :class:`~agentmemory.datasets.collection.Collection`: the ``longmemeval`` format.
 
 LongMemEval (Wu et al., ICLR 2025; MIT; github xiaowu0162/LongMemEval) is
 not ours to ship: users download ``longmemeval_s_cleaned.json``,
@@ -126,14 +126,14 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
-from ..collection import Collection
-from ..errors import InputError, ParameterError, UnknownNameError, quote
-from ..events import LATEST, TIME_RANGE
-from ..inputs import decode_utf8, parse_json, read_bytes
-from ..records import MemoryEntry, Provenance, Query
-from ..trec import TREC_ID_RULE, trec_id_problem
-from .base import Format, FormatOption
-from .sniff import first_record_has_keys
+from agentmemory.datasets.base import Format, FormatOption
+from agentmemory.datasets.collection import Collection
+from agentmemory.datasets.sniff import first_record_has_keys
+from agentmemory.errors import InputError, ParameterError, UnknownNameError, quote
+from agentmemory.files.reading import decode_utf8, parse_json, read_bytes
+from agentmemory.files.trec import TREC_ID_RULE, trec_id_problem
+from agentmemory.records import MemoryEntry, Provenance, Query
+from agentmemory.store.events import LATEST, TIME_RANGE
 
 __all__ = [
     "DATE_FORM",
@@ -207,7 +207,7 @@ def parse_longmemeval_date(value: object) -> datetime:
         )
     except ValueError as err:
         raise ParameterError("date", value, f"is not a real date and time ({err})", f"expected {DATE_FORM}") from None
-    if parsed >= LATEST:  # a run's event clock counts on from the newest date (see agentmemory.events.LATEST)
+    if parsed >= LATEST:  # a run's event clock counts on from the newest date (see agentmemory.store.events.LATEST)
         raise ParameterError("date", value, "is out of range", f"expected {TIME_RANGE}")
     weekday = _WEEKDAYS[parsed.weekday()]
     if match["weekday"] != weekday:
@@ -247,7 +247,7 @@ def _describe(value: object) -> str:
 
 
 def _read_json(path: Path) -> tuple[Any, str]:
-    """The parsed JSON (read strictly: :func:`agentmemory.inputs.parse_json`) and the file's sha256."""
+    """The parsed JSON (read strictly: :func:`agentmemory.files.reading.parse_json`) and the file's sha256."""
     data = read_bytes(path, "LongMemEval JSON file (e.g. longmemeval_s_cleaned.json)")
     sha = hashlib.sha256(data).hexdigest()
     text = decode_utf8(path, data)

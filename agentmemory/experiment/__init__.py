@@ -23,10 +23,10 @@
 Nothing here imports Dask until a Dask executor is asked for.
 """
 
-from .executors import EXECUTORS, SerialExecutor, open_executor
-from .grid import Grid, parse_grid, read_grid
-from .plan import Plan, plan_experiment
-from .run import ExperimentResult, run_experiment
+from agentmemory.experiment.executors import EXECUTORS, SerialExecutor, open_executor
+from agentmemory.experiment.grid import Grid, parse_grid, read_grid
+from agentmemory.experiment.plan import Plan, plan_experiment
+from agentmemory.experiment.run import ExperimentResult, run_experiment
 
 __all__ = [
     "EXECUTORS",

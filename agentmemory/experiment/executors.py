@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from typing import Any
 
-from ..errors import ParameterError, UnknownNameError, check_positive_int
+from agentmemory.errors import ParameterError, UnknownNameError, check_positive_int
 
 __all__ = ["EXECUTORS", "SerialExecutor", "as_executor", "open_executor", "parallelism"]
 

@@ -65,10 +65,10 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from ..errors import AgentMemoryError, InputError, MissingFileError
-from ..metrics import parse_measures
-from ..retrievers import RetrieverSpec, resolve_retriever
-from ..retrievers.spec import format_value
+from agentmemory.errors import AgentMemoryError, InputError, MissingFileError
+from agentmemory.metrics import parse_measures
+from agentmemory.retrievers import RetrieverSpec, resolve_retriever
+from agentmemory.retrievers.spec import format_value
 
 __all__ = [
     "COMPARISONS",

@@ -3,10 +3,10 @@
 Tasks are grouped into **evaluations**, one per ``(collection, k, seed)``, in
 the plan's order; within one, the systems keep the plan's order.  Each
 evaluation gets what ``agentmemory eval``'s artifact holds for it, from the
-per-query values alone: the headline means (:func:`~agentmemory.evaluate.mean`
+per-query values alone: the headline means (:func:`~agentmemory.evaluation.runner.mean`
 over the headline queries, as ``evaluate`` computes them), the means per
 query group, the tie-aware means the tasks reported, and
-:func:`~agentmemory.stats.per_query_statistics` seeded by the evaluation's
+:func:`~agentmemory.analysis.statistics.per_query_statistics` seeded by the evaluation's
 seed.  Nothing here depends on which worker ran a task, when, or in which
 order the tasks finished: the same task results give the same bytes.
 
@@ -16,7 +16,7 @@ exact bytes written):
 * ``results.json``: ``schema_version``, ``agentmemory``, ``grid`` (name,
   relevance, extra measures, statistics options), ``collections`` (name,
   path as written, format, options, digest and
-  :func:`~agentmemory.collection.collection_summary`), ``tasks`` (counts),
+  :func:`~agentmemory.datasets.collection.collection_summary`), ``tasks`` (counts),
   ``failures`` (each failed task's collection, system, k, seed, key and
   error line) and ``evaluations`` (collection, k, seed, measures,
   unscored, systems with their parameters and task key, systems not
@@ -25,7 +25,7 @@ exact bytes written):
   measure: ``collection,k,seed,system,query_id,group,measure,value``
   (values in Python's shortest round-trip form);
 * ``tables/<collection>.md``: the comparison table
-  (:func:`~agentmemory.compare.systems_table`) of each of the collection's
+  (:func:`~agentmemory.analysis.comparison_table.systems_table`) of each of the collection's
   evaluations, under a heading ``k = 5, seed = 7``.
 """
 
@@ -38,11 +38,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .. import __version__
-from ..compare import systems_table
-from ..evaluate import mean
-from ..stats import per_query_statistics
-from .plan import Plan, Task
+from agentmemory import __version__
+from agentmemory.analysis.comparison_table import systems_table
+from agentmemory.analysis.statistics import per_query_statistics
+from agentmemory.evaluation.runner import mean
+from agentmemory.experiment.plan import Plan, Task
 
 __all__ = ["PER_QUERY_COLUMNS", "SCHEMA_VERSION", "Evaluated", "Failure", "dumps_results", "merge", "per_query_csv"]
 

@@ -21,14 +21,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..collection import collection_summary
-from ..errors import AgentMemoryError, InputError
-from ..io import sha256_file
-from ..metrics import parse_measures
-from ..retrievers import resolve_retriever
-from ..scoring import default_measures
-from .grid import CollectionDef, Grid
-from .task import CollectionSource, SystemSource, TaskJob, remember, task_key
+from agentmemory.datasets.collection import collection_summary
+from agentmemory.errors import AgentMemoryError, InputError
+from agentmemory.experiment.grid import CollectionDef, Grid
+from agentmemory.experiment.task import CollectionSource, SystemSource, TaskJob, remember, task_key
+from agentmemory.files.atomic import sha256_file
+from agentmemory.metrics import parse_measures
+from agentmemory.metrics.scoring import default_measures
+from agentmemory.retrievers import resolve_retriever
 
 __all__ = ["Plan", "PlannedCollection", "Task", "plan_experiment"]
 
@@ -85,7 +85,7 @@ def _measures(k: int, extra: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _load(grid: Grid, definition: CollectionDef) -> tuple[CollectionSource, Any]:
-    from ..datasets import FORMATS, detect_format, load
+    from agentmemory.datasets import FORMATS, detect_format, load
 
     try:
         name = detect_format(definition.path) if definition.format == "auto" else definition.format

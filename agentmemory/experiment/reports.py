@@ -18,12 +18,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ParameterError
-from ..io import atomic_write_text
-from .task import error_line
+from agentmemory.errors import ParameterError
+from agentmemory.experiment.task import error_line
+from agentmemory.files.atomic import atomic_write_text
 
 if TYPE_CHECKING:
-    from .grid import RunDef
+    from agentmemory.experiment.grid import RunDef
 
 __all__ = ["REPORT_FILES", "default_notebook", "render_report", "report_parameters"]
 
@@ -120,7 +120,7 @@ def _render(notebook: Path, parameters: dict[str, Any], folder: Path) -> list[st
     import nbformat
     import papermill
 
-    from ..report.build import KERNEL_NAME, normalize_notebook, render_html
+    from agentmemory.report.build import KERNEL_NAME, normalize_notebook, render_html
 
     folder.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:

@@ -36,14 +36,14 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from ..errors import ParameterError
-from ..io import atomic_write_bytes, atomic_write_text
-from .executors import as_executor, parallelism
-from .grid import Grid, read_grid
-from .merge import PER_QUERY_COLUMNS, Evaluated, Failure, dumps_results, merge, per_query_csv
-from .plan import Plan, Task, default_out, plan_experiment
-from .reports import check_report_dependencies, default_notebook, render_report, report_parameters
-from .task import canonical_json, error_line, execute_task
+from agentmemory.errors import ParameterError
+from agentmemory.experiment.executors import as_executor, parallelism
+from agentmemory.experiment.grid import Grid, read_grid
+from agentmemory.experiment.merge import PER_QUERY_COLUMNS, Evaluated, Failure, dumps_results, merge, per_query_csv
+from agentmemory.experiment.plan import Plan, Task, default_out, plan_experiment
+from agentmemory.experiment.reports import check_report_dependencies, default_notebook, render_report, report_parameters
+from agentmemory.experiment.task import canonical_json, error_line, execute_task
+from agentmemory.files.atomic import atomic_write_bytes, atomic_write_text
 
 __all__ = ["ExperimentResult", "run_experiment"]
 

@@ -30,9 +30,9 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from .. import __version__
-from ..collection import Collection
-from ..errors import AgentMemoryError, InputError, shorten
+from agentmemory import __version__
+from agentmemory.datasets.collection import Collection
+from agentmemory.errors import AgentMemoryError, InputError, shorten
 
 __all__ = ["CACHE_SIZE", "CollectionSource", "SystemSource", "TaskJob", "execute_task", "remember", "task_key"]
 
@@ -136,7 +136,7 @@ def remember(source: CollectionSource, collection: Collection) -> None:
 
 def _collection(source: CollectionSource) -> Collection:
     """The collection, loaded once per process and checked against the digest the client planned with."""
-    from ..datasets import load
+    from agentmemory.datasets import load
 
     with _LOCK:  # one load at a time: threads of a worker wait for it instead of loading it again
         cached = _CACHE.get(source.cache_key)
@@ -183,8 +183,8 @@ def execute_task(job: TaskJob) -> dict[str, Any]:
 
 
 def _execute(job: TaskJob) -> dict[str, Any]:
-    from ..evaluate import evaluate
-    from ..runs import read_run_file
+    from agentmemory.evaluation.runfiles import read_run_file
+    from agentmemory.evaluation.runner import evaluate
 
     if job.version != __version__:
         raise InputError(

@@ -1,4 +1,4 @@
-"""The shared machinery of the measures' NumPy batch kernels: the fast backend of :func:`agentmemory.scoring.score_run`.
+"""The shared machinery of the measures' NumPy batch kernels: the fast backend of :func:`agentmemory.metrics.scoring.score_run`.
 
 The pure per-query helpers (:mod:`.precision`, :mod:`.ndcg`, ...) define the
 measures; each measure module also holds a batch kernel computing the same
@@ -20,7 +20,7 @@ How (``N`` scored documents, ``J`` judgments):
    come from a vectorised binary search by value.  Only documents whose
    score is tied with another document of their query need the ids; those
    (rare) are resolved in Python, comparing ids as
-   :func:`agentmemory.trec.trec_order` does.
+   :func:`agentmemory.files.trec.trec_order` does.
 3. Each kernel is then a few segment operations over those ranks.  Sums
    run in the helpers' order (rank order for DCG and AP, descending grade
    for the ideal DCG) through :func:`numpy.bincount`, which adds the

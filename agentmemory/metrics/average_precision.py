@@ -9,8 +9,8 @@ import numpy as np
 from agentmemory.errors import check_positive_int
 from agentmemory.metrics._batch import Ranked, divide
 from agentmemory.metrics.definition import CutoffRule, MeasureDef, QueryContext
-from agentmemory.provenance import Credited
-from agentmemory.tieaware import TieContext
+from agentmemory.metrics.provenance import Credited
+from agentmemory.metrics.tieaware import TieContext
 
 __all__ = [
     "provenance_average_precision",
@@ -59,7 +59,7 @@ def batch_average_precision(r: Ranked, k: int) -> np.ndarray:
 
 
 def expected_average_precision(ties: TieContext) -> float:
-    """AP@k over all orderings of tied scores (``c = min(k, D)``, notation of :mod:`agentmemory.tieaware`).
+    """AP@k over all orderings of tied scores (``c = min(k, D)``, notation of :mod:`agentmemory.metrics.tieaware`).
 
     ``AP@k = (1 / R) * sum_{i <= c} rel_i * (1 / i) * sum_{j <= i} rel_j``.
     For rank ``i`` the ``u``-th rank of group ``g`` (``i = s_g + u``),
@@ -96,7 +96,7 @@ def _per_query(query: QueryContext) -> float:
 
 def provenance_average_precision(credited: Credited, k: int | None) -> float:
     """AP@k through provenance: ``(1 / |S|) * sum over i <= k of |new(h_i)| * P@i`` (each source once, at the
-    precision of the rank that first reached it; :mod:`agentmemory.provenance`); 0 when there is no source."""
+    precision of the rank that first reached it; :mod:`agentmemory.metrics.provenance`); 0 when there is no source."""
     cut = check_positive_int("k", k)
     if not credited.sources:
         return 0.0

@@ -24,7 +24,7 @@ judged document scores 0.0 on every measure.  The LongMemEval family
 included (``recall_all`` is 1.0 with no gold item); each definition's
 ``family`` says which it is.  The ranking
 is taken as given (rank 1 first): order scored documents with
-:func:`agentmemory.trec.trec_order` first to get trec_eval's tie rule.
+:func:`agentmemory.files.trec.trec_order` first to get trec_eval's tie rule.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentmemory.errors import ParameterError, UnknownNameError
+from agentmemory.files.numbers import NumberTextError, parse_integer
 from agentmemory.metrics import (
     average_precision,
     longmemeval,
@@ -46,7 +47,6 @@ from agentmemory.metrics import (
     success,
 )
 from agentmemory.metrics.definition import CutoffRule, MeasureDef, QueryContext
-from agentmemory.numeric import NumberTextError, parse_integer
 from agentmemory.registry import Registry
 
 __all__ = [
@@ -269,7 +269,7 @@ class Measure:
 
         Args:
             ranking: document ids in rank order, rank 1 first, each at most once
-                (ties already broken, e.g. by :func:`agentmemory.trec.trec_order`).
+                (ties already broken, e.g. by :func:`agentmemory.files.trec.trec_order`).
             qrels: judged relevance per document id of this query (grades may be
                 0 or negative; relevant means >= 1).
             scope_ids: the ids of every entry the query could retrieve, or
@@ -341,7 +341,7 @@ def parse_measure(text: str) -> Measure:
     cutoff: object = None
     if at:
         cutoff_text = cutoff_text.strip()
-        try:  # the integer rule of agentmemory.numeric (ASCII digits; at most 4,300 of them)
+        try:  # the integer rule of agentmemory.files.numbers (ASCII digits; at most 4,300 of them)
             cutoff = parse_integer(cutoff_text)
         except NumberTextError:
             cutoff = cutoff_text

@@ -18,8 +18,8 @@ from agentmemory.registry import NAME_PATTERN
 if TYPE_CHECKING:  # only for annotations: importing them here would be a cycle (or NumPy for nothing)
     import numpy as np
 
-    from agentmemory.provenance import Credited
-    from agentmemory.tieaware import TieContext
+    from agentmemory.metrics.provenance import Credited
+    from agentmemory.metrics.tieaware import TieContext
 
 __all__ = ["CutoffRule", "MeasureDef", "QueryContext"]
 
@@ -37,7 +37,7 @@ class QueryContext(NamedTuple):
 
     Attributes:
         ranking: distinct ids in rank order, rank 1 first (ties already
-            broken, e.g. by :func:`agentmemory.trec.trec_order`).
+            broken, e.g. by :func:`agentmemory.files.trec.trec_order`).
         qrels: judged grade per id of this query (relevant means >= 1).
         k: the measure's cutoff, ``None`` when it has none (``RR``, ``Rprec``).
         scope_ids: the ids of every entry the query could retrieve (its
@@ -76,16 +76,16 @@ class MeasureDef:
         batch: optional NumPy kernel, ``batch(ranked, k) -> ndarray`` (one value
             per query of a :class:`~agentmemory.metrics._batch.Ranked`; ``k``
             is ``None`` without a cutoff); it must equal ``function`` exactly
-            (``==``) with ``scope_ids=None``, as :func:`agentmemory.scoring.score_run`
+            (``==``) with ``scope_ids=None``, as :func:`agentmemory.metrics.scoring.score_run`
             uses it only on runs without scopes.  Without it, ``score_run``
             scores per query (same numbers, slower).
         tie_aware: optional expectation over all orderings of tied scores,
-            ``tie_aware(TieContext) -> float`` (see :mod:`agentmemory.tieaware`).
-            Without it, :func:`agentmemory.tieaware.tie_report` gives ``None``
+            ``tie_aware(TieContext) -> float`` (see :mod:`agentmemory.metrics.tieaware`).
+            Without it, :func:`agentmemory.metrics.tieaware.tie_report` gives ``None``
             for the measure.
         provenance: optional value under judgments through provenance,
             ``provenance(credited, k) -> float`` over a
-            :class:`~agentmemory.provenance.Credited` ranking (each relevant
+            :class:`~agentmemory.metrics.provenance.Credited` ranking (each relevant
             source credited once, to the first hit whose ``derived_from``
             chain reaches it); ``evaluate(..., relevance="provenance")``
             computes only the measures that have one and names the others.

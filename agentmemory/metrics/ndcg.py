@@ -10,8 +10,8 @@ import numpy as np
 from agentmemory.errors import check_positive_int
 from agentmemory.metrics._batch import Ranked, divide, log2_table
 from agentmemory.metrics.definition import CutoffRule, MeasureDef, QueryContext
-from agentmemory.provenance import Credited
-from agentmemory.tieaware import TieContext
+from agentmemory.metrics.provenance import Credited
+from agentmemory.metrics.tieaware import TieContext
 
 __all__ = ["provenance_ndcg", "DEFINITION", "batch_ndcg", "expected_ndcg", "ndcg"]
 
@@ -70,7 +70,7 @@ def batch_ndcg(r: Ranked, k: int) -> np.ndarray:
 
 
 def expected_ndcg(ties: TieContext) -> float:
-    """nDCG@k over all orderings of tied scores (``c = min(k, D)``, notation of :mod:`agentmemory.tieaware`).
+    """nDCG@k over all orderings of tied scores (``c = min(k, D)``, notation of :mod:`agentmemory.metrics.tieaware`).
 
     Each rank ``i`` of group ``g`` has expected gain ``G_g / t_g`` (``G_g``:
     the sum of the group's positive grades), so
@@ -105,7 +105,7 @@ def _per_query(query: QueryContext) -> float:
 def provenance_ndcg(credited: Credited, k: int | None) -> float:
     """nDCG@k through provenance: each hit takes one place, or one place per source it newly credits (highest
     grade first), in rank order; ``DCG@k`` sums ``grade / log2(place + 1)`` over the places up to k, and the
-    ideal is trec_eval's over all relevant sources sorted by grade (:mod:`agentmemory.provenance`).
+    ideal is trec_eval's over all relevant sources sorted by grade (:mod:`agentmemory.metrics.provenance`).
 
     A hit that credits one source or none takes one place, so without derived
     entries the places are the ranks and this is :func:`ndcg`; a hit reaching

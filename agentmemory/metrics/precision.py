@@ -9,8 +9,8 @@ import numpy as np
 from agentmemory.errors import check_positive_int
 from agentmemory.metrics._batch import Ranked, count_per_query, over_k
 from agentmemory.metrics.definition import CutoffRule, MeasureDef, QueryContext
-from agentmemory.provenance import Credited
-from agentmemory.tieaware import TieContext, expected_hits
+from agentmemory.metrics.provenance import Credited
+from agentmemory.metrics.tieaware import TieContext, expected_hits
 
 __all__ = ["provenance_precision", "DEFINITION", "batch_precision", "expected_precision", "precision"]
 
@@ -26,7 +26,7 @@ def precision(ranking: Sequence[str], qrels: Mapping[str, int], k: int) -> float
 
     Args:
         ranking: distinct document ids in rank order, rank 1 first (ties
-            already broken; see :func:`agentmemory.trec.trec_order`).
+            already broken; see :func:`agentmemory.files.trec.trec_order`).
         qrels: judged relevance per document id; a grade >= 1 is relevant.
         k: the cutoff, an integer >= 1.
     """
@@ -41,7 +41,7 @@ def batch_precision(r: Ranked, k: int) -> np.ndarray:
 
 
 def expected_precision(ties: TieContext) -> float:
-    """P@k over all orderings of tied scores: ``H(c) / k``, ``c = min(k, D)`` (:mod:`agentmemory.tieaware`)."""
+    """P@k over all orderings of tied scores: ``H(c) / k``, ``c = min(k, D)`` (:mod:`agentmemory.metrics.tieaware`)."""
     return expected_hits(ties, ties.cut) / ties.cutoff
 
 
@@ -50,7 +50,7 @@ def _per_query(query: QueryContext) -> float:
 
 
 def provenance_precision(credited: Credited, k: int | None) -> float:
-    """P@k through provenance: hits in the top k that reach a relevant source, over k (:mod:`agentmemory.provenance`)."""
+    """P@k through provenance: hits in the top k that reach a relevant source, over k (:mod:`agentmemory.metrics.provenance`)."""
     cut = check_positive_int("k", k)
     return credited.useful(cut) / cut
 

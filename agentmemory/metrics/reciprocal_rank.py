@@ -9,8 +9,8 @@ import numpy as np
 from agentmemory.errors import check_positive_int
 from agentmemory.metrics._batch import Ranked
 from agentmemory.metrics.definition import CutoffRule, MeasureDef, QueryContext
-from agentmemory.provenance import Credited
-from agentmemory.tieaware import TieContext
+from agentmemory.metrics.provenance import Credited
+from agentmemory.metrics.tieaware import TieContext
 
 __all__ = [
     "provenance_reciprocal_rank",

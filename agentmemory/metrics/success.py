@@ -9,8 +9,8 @@ import numpy as np
 from agentmemory.errors import check_positive_int
 from agentmemory.metrics._batch import Ranked
 from agentmemory.metrics.definition import CutoffRule, MeasureDef, QueryContext
-from agentmemory.provenance import Credited
-from agentmemory.tieaware import TieContext
+from agentmemory.metrics.provenance import Credited
+from agentmemory.metrics.tieaware import TieContext
 
 __all__ = ["provenance_success", "DEFINITION", "batch_success", "expected_success", "success"]
 
@@ -36,7 +36,7 @@ def batch_success(r: Ranked, k: int) -> np.ndarray:
 
 
 def expected_success(ties: TieContext) -> float:
-    """Success@k over all orderings of tied scores (``c = min(k, D)``, notation of :mod:`agentmemory.tieaware`).
+    """Success@k over all orderings of tied scores (``c = min(k, D)``, notation of :mod:`agentmemory.metrics.tieaware`).
 
     ``1`` if a group wholly inside the top ``c`` holds a relevant entry
     (groups taken highest first, stopping at the first group with no rank

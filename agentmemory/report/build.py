@@ -27,10 +27,10 @@ and k (default 7 and 5) it
 Running it twice without changes gives byte-identical files.
 
 **Nothing partial.**  Parameters are checked first (``seed`` an integer >= 0,
-``k`` >= 1, by :mod:`agentmemory.numeric`'s rule on the command line; the
+``k`` >= 1, by :mod:`agentmemory.files.numbers`'s rule on the command line; the
 notebooks present; ``--reports`` inside the working folder, since the
 notebooks record it relative to it).  Every output is declared in an
-:class:`agentmemory.outputs.OutputPlan` whose inputs are the notebooks and
+:class:`agentmemory.files.plan.OutputPlan` whose inputs are the notebooks and
 the collections and runs they read, so ``--reports`` equal to
 ``--notebooks`` is refused before anything runs.  The notebooks then run in
 a temporary staging folder that links every entry of the working directory
@@ -62,12 +62,12 @@ from typing import Any, NamedTuple, NoReturn
 
 import nbformat
 
-from ..collection import default_collection_path
-from ..errors import AgentMemoryError, InputError, ParameterError, check_positive_int, check_seed, shorten
-from ..io import atomic_write_text, sha256_file
-from ..numeric import INTEGER_FORM, NumberTextError, parse_integer
-from ..outputs import OutputPlan
-from .results import ARTIFACT_NAME
+from agentmemory.datasets.collection import default_collection_path
+from agentmemory.errors import AgentMemoryError, InputError, ParameterError, check_positive_int, check_seed, shorten
+from agentmemory.files.atomic import atomic_write_text, sha256_file
+from agentmemory.files.numbers import INTEGER_FORM, NumberTextError, parse_integer
+from agentmemory.files.plan import OutputPlan
+from agentmemory.report.results import ARTIFACT_NAME
 
 __all__ = [
     "KERNEL_NAME",
@@ -390,7 +390,7 @@ def _execute_checked(source: Path, parameters: dict[str, Any], cwd: Path) -> nbf
 def _check_against_cli(seed: int, k: int, artifact: Path, extra: list[str]) -> bytes:
     """Run ``agentmemory eval`` with the same parameters (and ``extra`` options); fail unless its artifact
     equals the notebook's byte for byte.  Returns the artifact's bytes."""
-    from ..cli import main as cli_main
+    from agentmemory.cli.app import main as cli_main
 
     with tempfile.TemporaryDirectory() as tmp:
         cli_out = Path(tmp) / ARTIFACT_NAME

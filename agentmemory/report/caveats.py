@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..evaluate import Evaluation, QueryResult
-from ..tables import unjudged_note
-from .display import Markdown, ordinal
+from agentmemory.analysis.text_tables import unjudged_note
+from agentmemory.evaluation.runner import Evaluation, QueryResult
+from agentmemory.report.display import Markdown, ordinal
 
 __all__ = ["SMALL_QUERIES", "caveats", "ties_inside_top_k"]
 

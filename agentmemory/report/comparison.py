@@ -1,6 +1,6 @@
 """The head of every report: the comparison table, and every query with all systems side by side.
 
-:func:`comparison` shows :func:`agentmemory.compare.comparison_table` (the
+:func:`comparison` shows :func:`agentmemory.analysis.comparison_table.comparison_table` (the
 table ``agentmemory eval`` prints first and ``--table-out`` writes) with its
 caption and the line saying what its markers mean.  :func:`per_query`
 replaces one table per system: one row per judged query, each system's
@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..compare import comparison_table
-from ..evaluate import Evaluation, seed_measures
-from ..stats import Statistics
-from .display import Markdown, Table, plural, short
+from agentmemory.analysis.comparison_table import comparison_table
+from agentmemory.analysis.statistics import Statistics
+from agentmemory.evaluation.runner import Evaluation, seed_measures
+from agentmemory.report.display import Markdown, Table, plural, short
 
 __all__ = ["comparison", "per_query"]
 

@@ -5,7 +5,7 @@
 every retriever's ranking is a total order (score descending, then entry id
 descending), the top ``j`` of that deep ranking *is* the top ``j`` a run at
 ``k = j`` returns, so :func:`cutoff_curves` computes ``R@j`` and ``P@j`` for
-every ``j`` from one deep run with :func:`agentmemory.sweep.cutoff_means`,
+every ``j`` from one deep run with :func:`agentmemory.evaluation.sweeps.cutoff_means`,
 as the k sweep does (the tests check this against a separate
 :func:`agentmemory.evaluate` at each ``j``).  :func:`first_relevant_frame`
 (the rank of each query's first relevant hit in that deep ranking) is
@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..evaluate import Evaluation, evaluate
-from ..sweep import cutoff_means
-from ..tables import seed_measures
-from .ranks import first_relevant_frame
+from agentmemory.analysis.text_tables import seed_measures
+from agentmemory.evaluation.runner import Evaluation, evaluate
+from agentmemory.evaluation.sweeps import cutoff_means
+from agentmemory.report.ranks import first_relevant_frame
 
 __all__ = ["cutoff_curves", "deep_evaluation", "first_relevant_frame", "per_query_values"]
 
@@ -65,7 +65,7 @@ def cutoff_curves(deep: Evaluation) -> pd.DataFrame:
     """Mean recall@j and precision@j for j = 1 .. ``deep.k``, one row per retriever and j.
 
     ``deep`` is a :func:`deep_evaluation`; R@j and P@j are
-    :func:`agentmemory.sweep.cutoff_means`: computed on the first j hits of
+    :func:`agentmemory.evaluation.sweeps.cutoff_means`: computed on the first j hits of
     each query (see the module docstring) and averaged over the headline
     queries (groups in the collection's ``headline_excludes`` left out, as
     :func:`agentmemory.evaluate` does).

@@ -31,11 +31,11 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from ..evaluate import Evaluation, QueryResult, RetrieverResult, seed_measures
-from ..records import Hit, Query
-from ..retrievers import capabilities
-from ..store import MemoryStore
-from .display import Markdown, ordinal, short
+from agentmemory.evaluation.runner import Evaluation, QueryResult, RetrieverResult, seed_measures
+from agentmemory.records import Hit, Query
+from agentmemory.report.display import Markdown, ordinal, short
+from agentmemory.retrievers import capabilities
+from agentmemory.store.core import MemoryStore
 
 __all__ = [
     "CASES",

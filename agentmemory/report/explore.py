@@ -14,14 +14,14 @@ from datetime import datetime, timezone
 
 import pandas as pd
 
-from ..collection import Collection
-from ..events import HashIds, SteppingClock
-from ..records import Hit, Query
-from ..retrievers import BM25, TagScorer
-from ..store import MemoryStore
-from ..tokenize import normalize_tag, tokenize
-from .display import Markdown, Table, short
-from .params import ExploreSetup
+from agentmemory.datasets.collection import Collection
+from agentmemory.records import Hit, Query
+from agentmemory.report.display import Markdown, Table, short
+from agentmemory.report.params import ExploreSetup
+from agentmemory.retrievers import BM25, TagScorer
+from agentmemory.store.core import MemoryStore
+from agentmemory.store.events import HashIds, SteppingClock
+from agentmemory.tokenize import normalize_tag, tokenize
 
 __all__ = [
     "Exploration",

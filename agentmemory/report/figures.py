@@ -29,7 +29,7 @@ import matplotlib.style  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
-from .display import Png, Table  # noqa: E402
+from agentmemory.report.display import Png, Table  # noqa: E402
 
 __all__ = [
     "DPI",
@@ -286,7 +286,7 @@ def sweep_figure(rows: list[dict], measures: list[str], names: dict[str, str]) -
 
     ``names`` maps each measure to its panel title (``{"RR": "MRR"}``).
     Whiskers end at the 5% and 95% quantiles (numpy's linear
-    interpolation, the same as :func:`agentmemory.sweep.summarize_sweep`).
+    interpolation, the same as :func:`agentmemory.evaluation.sweeps.summarize_sweep`).
     """
     shapes = list(dict.fromkeys((r["n_entries"], r["queries"]) for r in rows))
     labels = list(dict.fromkeys(r["label"] for r in rows))

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..errors import check_positive_int
-from ..evaluate import Evaluation, QueryResult
-from ..tables import seed_measures
-from .display import Table, short
+from agentmemory.analysis.text_tables import seed_measures
+from agentmemory.errors import check_positive_int
+from agentmemory.evaluation.runner import Evaluation, QueryResult
+from agentmemory.report.display import Table, short
 
 __all__ = ["hardest_queries", "hardest_table"]
 

@@ -1,7 +1,7 @@
 """What a collection report evaluated: the loaded collection, its scopes and groups, and what the loader left out.
 
 Used by ``collection.ipynb`` (section 1).  Everything comes from the
-:class:`~agentmemory.collection.Collection` the loader built: its
+:class:`~agentmemory.datasets.collection.Collection` the loader built: its
 ``skipped`` queries with their reasons and its ``repairs``, listed in full,
 never summarised away.
 """
@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..evaluate import Evaluation
-from .display import Markdown, Table, plural
-from .params import CollectionSetup
-from .results import cli_command
-from .tables import measure_system_lines
+from agentmemory.evaluation.runner import Evaluation
+from agentmemory.report.display import Markdown, Table, plural
+from agentmemory.report.params import CollectionSetup
+from agentmemory.report.results import cli_command
+from agentmemory.report.tables import measure_system_lines
 
 __all__ = [
     "collection_command",

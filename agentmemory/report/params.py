@@ -9,7 +9,7 @@ notebook it shows as that one line, without a traceback, and papermill stops
 at that cell.
 
 Parameter conventions shared by the notebooks: ``collection = ""`` (or
-``None``) means the shipped fixture (:func:`agentmemory.collection.default_collection_path`),
+``None``) means the shipped fixture (:func:`agentmemory.datasets.collection.default_collection_path`),
 found from any working directory; any other value is a collection folder,
 relative to the kernel's working directory.  ``collection.ipynb`` is the
 exception: there ``""`` means the authored LoCoMo sample
@@ -29,10 +29,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ..collection import Collection, default_collection_path, require_judgments
-from ..datasets import FORMATS, detect_format, load
-from ..datasets.synthetic import synthetic_collection
-from ..errors import (
+from agentmemory.datasets import FORMATS, detect_format, load
+from agentmemory.datasets.collection import Collection, default_collection_path, require_judgments
+from agentmemory.datasets.synthetic import synthetic_collection
+from agentmemory.errors import (
     AgentMemoryError,
     MissingFileError,
     ParameterError,
@@ -41,16 +41,16 @@ from ..errors import (
     check_seed,
     quote,
 )
-from ..metrics import Measure, parse_measures
-from ..numeric import NumberTextError, parse_integer
-from ..outputs import OutputPlan, collection_inputs
-from ..retrievers import RetrieverSpec, resolve_retrievers
-from ..runs import RunFile, parse_run_option, read_run_file
-from ..tokenize import tokenize
+from agentmemory.evaluation.runfiles import RunFile, parse_run_option, read_run_file
+from agentmemory.files.numbers import NumberTextError, parse_integer
+from agentmemory.files.plan import OutputPlan, collection_inputs
+from agentmemory.metrics import Measure, parse_measures
+from agentmemory.retrievers import RetrieverSpec, resolve_retrievers
+from agentmemory.tokenize import tokenize
 
 if TYPE_CHECKING:
-    from ..evaluate import Evaluation
-    from ..stats import Statistics
+    from agentmemory.analysis.statistics import Statistics
+    from agentmemory.evaluation.runner import Evaluation
 
 __all__ = [
     "SAMPLE",
@@ -112,7 +112,7 @@ def _evaluate(
     seed: int,
     measures: tuple[Measure, ...],
 ) -> Evaluation:
-    from ..evaluate import evaluate
+    from agentmemory.evaluation.runner import evaluate
 
     chosen = systems or Systems()
     return evaluate(
@@ -156,7 +156,7 @@ def systems_setup(
     ``direct`` or ``provenance``, ``lenient_run`` and ``timings`` bools,
     ``baseline`` a system's name or label (``""``: the first system).
     """
-    from ..evaluate import RELEVANCE_MODES
+    from agentmemory.evaluation.runner import RELEVANCE_MODES
 
     run_pairs = _pairs("runs", runs, "mem0=runs/mem0.trec,zep=runs/zep.trec")
     memory_pairs = dict(_pairs("memories", memories, "mem0=runs/mem0-memories.jsonl"))
@@ -211,7 +211,7 @@ class _Evaluates:
 
     def statistics(self, evaluation: Evaluation) -> Statistics:
         """The run's statistics (seeded by its seed) against the chosen baseline: the artifact's ``statistics``."""
-        from ..stats import evaluation_statistics
+        from agentmemory.analysis.statistics import evaluation_statistics
 
         baseline = self.systems.baseline if self.systems is not None else None
         return evaluation_statistics(evaluation, seed=evaluation.seed, baseline=baseline)
@@ -238,7 +238,7 @@ class EvalSetup(_Evaluates):
 
     def command(self, evaluation: Evaluation) -> str:
         """The ``agentmemory eval`` command that writes this notebook's artifact (see :func:`.results.cli_command`)."""
-        from .results import cli_command
+        from agentmemory.report.results import cli_command
 
         return cli_command(evaluation, self.source, format=self.format, systems=self.systems)
 
@@ -299,7 +299,7 @@ def _output_dir(output_dir: object) -> Path | None:
 def _check_output(output_dir: Path | None, path: str | PathLike[str], loaded: Collection, systems: Systems) -> None:
     """The artifact the notebook will write must not be one of its inputs: the collection's files, the runs' files."""
     if output_dir is not None:
-        from .results import ARTIFACT_NAME
+        from agentmemory.report.results import ARTIFACT_NAME
 
         runs = [_found(p) for r in systems.runs for p in (r.path, r.memories_path) if p is not None]
         OutputPlan([*collection_inputs(path, loaded.files), *runs]).file("output_dir", output_dir / ARTIFACT_NAME)
@@ -627,7 +627,7 @@ def parse_seeds(seeds: object) -> tuple[int, ...]:
 
     An integer ``N >= 1`` (or its text, ``"20"``) means the seeds ``0 .. N-1``;
     the text ``"a-b"`` with ``0 <= a <= b`` means ``a .. b`` inclusive.  Text
-    is ASCII digits only (:mod:`agentmemory.numeric`: no white space, no
+    is ASCII digits only (:mod:`agentmemory.files.numbers`: no white space, no
     underscores, no other scripts' digits).
 
     Raises:
@@ -658,7 +658,7 @@ _SEEDS = re.compile(r"([0-9]+)(?:-([0-9]+))?", re.ASCII)
 
 
 def _int_list(name: str, value: object, example: str) -> list[int]:
-    """Comma-separated integers >= 1 (each by :func:`agentmemory.numeric.parse_integer`; spaces after commas allowed)."""
+    """Comma-separated integers >= 1 (each by :func:`agentmemory.files.numbers.parse_integer`; spaces after commas allowed)."""
     if isinstance(value, bool) or not isinstance(value, (int, str)):
         raise ParameterError(name, value, "is not a comma-separated list of integers", f"pass e.g. {quote(example)}")
     if isinstance(value, int):

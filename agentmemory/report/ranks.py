@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..evaluate import Evaluation, mean
-from .display import Markdown
+from agentmemory.evaluation.runner import Evaluation, mean
+from agentmemory.report.display import Markdown
 
 __all__ = [
     "first_rank_bins",

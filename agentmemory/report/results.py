@@ -1,6 +1,6 @@
 """The evaluation artifact from a notebook: the same ``eval-results.json`` as ``agentmemory eval``.
 
-Both go through :func:`agentmemory.artifact.dumps_artifact`, so for the same
+Both go through :func:`agentmemory.analysis.artifact.dumps_artifact`, so for the same
 collection, retrievers, k and seed the bytes are identical.
 """
 
@@ -12,13 +12,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..artifact import dumps_artifact, write_artifact
-from ..evaluate import Evaluation
-from ..stats import Statistics
+from agentmemory.analysis.artifact import dumps_artifact, write_artifact
+from agentmemory.analysis.statistics import Statistics
+from agentmemory.evaluation.runner import Evaluation
 
 if TYPE_CHECKING:
-    from .params import Systems
-from .display import Markdown
+    from agentmemory.report.params import Systems
+from agentmemory.report.display import Markdown
 
 __all__ = ["ARTIFACT_NAME", "artifact_summary", "cli_command", "write_results"]
 
@@ -44,9 +44,9 @@ def cli_command(
     ``--metrics``; ``systems`` (the report's runs, relevance, baseline) become
     ``--run``/``--memories``, ``--lenient-run``, ``--relevance`` and ``--baseline``.
     """
-    from ..cli import option_flag_arguments
-    from ..scoring import default_measures
-    from .params import SHIPPED
+    from agentmemory.cli.app import option_flag_arguments
+    from agentmemory.metrics.scoring import default_measures
+    from agentmemory.report.params import SHIPPED
 
     parts = ["agentmemory", "eval"]
     if source is not None and source != SHIPPED:

@@ -1,11 +1,11 @@
 """The statistics section: bootstrap intervals of every mean and the paired comparisons, in words.
 
-Everything here reads :func:`agentmemory.stats.evaluation_statistics` of the
+Everything here reads :func:`agentmemory.analysis.statistics.evaluation_statistics` of the
 run, seeded by the run's seed (:func:`run_statistics`), so the numbers are
 the ones ``eval-results.json`` holds under ``statistics``.  The interval
-tables' rows are :func:`agentmemory.tables.interval_rows` and
-:func:`~agentmemory.tables.group_rows`, as ``agentmemory eval`` prints them:
-``mean [low, high]`` to 2 decimals (:func:`~agentmemory.tables.interval_cell`,
+tables' rows are :func:`agentmemory.analysis.text_tables.interval_rows` and
+:func:`~agentmemory.analysis.text_tables.group_rows`, as ``agentmemory eval`` prints them:
+``mean [low, high]`` to 2 decimals (:func:`~agentmemory.analysis.text_tables.interval_cell`,
 re-exported here); a degenerate interval (every query has the same value)
 is marked ``(all equal)``, because it says nothing about uncertainty.
 """
@@ -14,10 +14,16 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..evaluate import Evaluation
-from ..stats import Statistics, comparisons_preface, describe_comparison, evaluation_statistics, format_p
-from ..tables import group_rows, interval_cell, interval_rows
-from .display import Markdown, Table
+from agentmemory.analysis.statistics import (
+    Statistics,
+    comparisons_preface,
+    describe_comparison,
+    evaluation_statistics,
+    format_p,
+)
+from agentmemory.analysis.text_tables import group_rows, interval_cell, interval_rows
+from agentmemory.evaluation.runner import Evaluation
+from agentmemory.report.display import Markdown, Table
 
 __all__ = [
     "comparison_sentences",
@@ -31,7 +37,7 @@ __all__ = [
 
 
 def run_statistics(evaluation: Evaluation) -> Statistics:
-    """:func:`agentmemory.stats.evaluation_statistics` with the run's seed: the artifact's ``statistics``."""
+    """:func:`agentmemory.analysis.statistics.evaluation_statistics` with the run's seed: the artifact's ``statistics``."""
     return evaluation_statistics(evaluation, seed=evaluation.seed)
 
 
@@ -46,7 +52,7 @@ def _head(statistics: Statistics) -> str:
 def interval_table(evaluation: Evaluation, statistics: Statistics) -> Table:
     """One row per retriever: every measure's headline mean with its bootstrap interval.
 
-    The rows are :func:`agentmemory.tables.interval_rows`.
+    The rows are :func:`agentmemory.analysis.text_tables.interval_rows`.
     """
     measures = list(statistics.measures)
     caption = f"{_head(statistics)} over {statistics.queries} queries"
@@ -58,7 +64,7 @@ def interval_table(evaluation: Evaluation, statistics: Statistics) -> Table:
 def group_tables(evaluation: Evaluation, statistics: Statistics) -> list[Table]:
     """Every measure per query group with intervals: one table of the headline groups, one of the excluded groups.
 
-    Rows are group x retriever (groups sorted), :func:`agentmemory.tables.group_rows`;
+    Rows are group x retriever (groups sorted), :func:`agentmemory.analysis.text_tables.group_rows`;
     ``queries`` is the group's number of judged queries.  The excluded
     groups' table (for LoCoMo, ``5 adversarial``) comes second and only when
     there is one; with no query groups at all, one table says so.
@@ -126,8 +132,8 @@ def comparison_table(evaluation: Evaluation, statistics: Statistics) -> Table:
 
 
 def comparison_sentences(evaluation: Evaluation, statistics: Statistics, measures: list[str] | None = None) -> Markdown:
-    """Every comparison in one brief sentence each (:func:`agentmemory.stats.describe_comparison` with ``brief``),
-    after one sentence saying what tests over these queries can show (:func:`agentmemory.stats.comparisons_preface`)."""
+    """Every comparison in one brief sentence each (:func:`agentmemory.analysis.statistics.describe_comparison` with ``brief``),
+    after one sentence saying what tests over these queries can show (:func:`agentmemory.analysis.statistics.comparisons_preface`)."""
     labels = {r.name: r.label for r in evaluation.results}
     chosen = statistics.measures if measures is None else measures
     lines = []

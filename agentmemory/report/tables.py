@@ -4,7 +4,7 @@ Frames (``*_frame``) hold the numbers as computed; the display functions
 return :class:`~agentmemory.report.display.Table` objects whose cells are
 formatted text, so what a reader sees (and what nbval compares) does not
 depend on pandas' display options.  The seed's columns are formatted exactly
-as ``agentmemory eval`` prints them (:func:`agentmemory.tables.seed_rows`,
+as ``agentmemory eval`` prints them (:func:`agentmemory.analysis.text_tables.seed_rows`,
 ``format(value, ".2f")``); the other measures get 4 decimals, as
 ``agentmemory score`` prints them.
 """
@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..evaluate import Evaluation, QueryResult, RetrieverResult
-from ..tables import SEED_COLUMNS, TIMING_COLUMNS, seed_measures, seed_rows, timing_rows
-from .display import Markdown, Table, short
+from agentmemory.analysis.text_tables import SEED_COLUMNS, TIMING_COLUMNS, seed_measures, seed_rows, timing_rows
+from agentmemory.evaluation.runner import Evaluation, QueryResult, RetrieverResult
+from agentmemory.report.display import Markdown, Table, short
 
 __all__ = [
     "appendix",

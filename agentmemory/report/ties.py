@@ -2,9 +2,9 @@
 
 Reads the tie reports :func:`agentmemory.evaluate` stores with ``ties=True``
 (its default): ``QueryResult.ties[measure]`` is a
-:class:`~agentmemory.tieaware.TieReport` (value under the tie rule, its
+:class:`~agentmemory.metrics.tieaware.TieReport` (value under the tie rule, its
 expectation over all orderings of tied scores, the worst and best value),
-and :meth:`~agentmemory.evaluate.RetrieverResult.tie_means` averages them
+and :meth:`~agentmemory.evaluation.runner.RetrieverResult.tie_means` averages them
 over the headline queries.
 
 A measure *can move* for a query when its worst and best values differ
@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..evaluate import Evaluation, QueryResult, RetrieverResult
-from ..tieaware import TieReport
-from .caveats import ties_inside_top_k
-from .display import Markdown, Table, plural
+from agentmemory.evaluation.runner import Evaluation, QueryResult, RetrieverResult
+from agentmemory.metrics.tieaware import TieReport
+from agentmemory.report.caveats import ties_inside_top_k
+from agentmemory.report.display import Markdown, Table, plural
 
 __all__ = [
     "moving_measures",
@@ -75,7 +75,7 @@ def tie_flags(evaluation: Evaluation, *, per_query: bool = True) -> Markdown:
     k, and for every measure that can move its value under the rule, its
     range and its expectation); the queries whose ties inside the top k
     still move an order-sensitive measure; and the headline means that ties
-    could move (:meth:`~agentmemory.evaluate.RetrieverResult.tie_means`).
+    could move (:meth:`~agentmemory.evaluation.runner.RetrieverResult.tie_means`).
     Without tie reports (``evaluate(..., ties=False)``) it says so.
     """
     k = evaluation.k

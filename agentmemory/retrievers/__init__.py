@@ -31,16 +31,23 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
-from ..errors import ParameterError, UnknownNameError, shorten
-from ..registry import Registry
-from .base import CAPABILITIES, Retriever, capabilities, is_retriever, missing_members, select_top_k
-from .bm25 import BM25, TermContribution
-from .dense import Dense
-from .encoders import ENCODERS, Encoder, load_encoder, register_encoder
-from .hybrid import Hybrid
-from .recency import Recency
-from .spec import Spec, format_value, parse_spec, split_specs
-from .tags import TagOverlap, TagScorer
+from agentmemory.errors import ParameterError, UnknownNameError, shorten
+from agentmemory.registry import Registry
+from agentmemory.retrievers.base import (
+    CAPABILITIES,
+    Retriever,
+    capabilities,
+    is_retriever,
+    missing_members,
+    select_top_k,
+)
+from agentmemory.retrievers.bm25 import BM25, TermContribution
+from agentmemory.retrievers.dense import Dense
+from agentmemory.retrievers.encoders import ENCODERS, Encoder, load_encoder, register_encoder
+from agentmemory.retrievers.hybrid import Hybrid
+from agentmemory.retrievers.recency import Recency
+from agentmemory.retrievers.spec import Spec, format_value, parse_spec, split_specs
+from agentmemory.retrievers.tags import TagOverlap, TagScorer
 
 __all__ = [
     "BM25",

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tokenize import tokenize
+from agentmemory.tokenize import tokenize
 
 __all__ = ["ASCII_TABLE", "encode_texts", "query_tokens", "tokenize_ascii"]
 

@@ -104,7 +104,7 @@ def accelerator(n_docs: int, kernels: tuple[str, ...] = BM25_KERNELS):
         if n_docs < ACCEL_MIN_DOCS or (n_docs < ACCEL_COMPILE_DOCS and not kernels_cached(kernels)):
             return None
     try:
-        from . import _accel
+        from agentmemory.retrievers import _accel
     except ImportError:  # numba missing or broken: the pure path is exact too
         return None
     return _accel if _accel.AVAILABLE else None

@@ -19,8 +19,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ..errors import ParameterError, check_positive_int
-from ..records import Hit, MemoryEntry, Query
+from agentmemory.errors import ParameterError, check_positive_int
+from agentmemory.records import Hit, MemoryEntry, Query
 
 __all__ = [
     "CAPABILITIES",
@@ -50,7 +50,7 @@ class Retriever(Protocol):
       and lacks), ``miss_reason()`` and ``hit_reason()`` (sentence parts
       for reports); see :class:`~agentmemory.retrievers.bm25.BM25Explanation`.
     * ``remove(entry_ids)``: forget indexed entries (their ids may be added
-      again after).  A :class:`~agentmemory.store.MemoryStore` calls it on
+      again after).  A :class:`~agentmemory.store.core.MemoryStore` calls it on
       ``update`` and ``forget``; a retriever without it is rebuilt from the
       scope's entries before its next search instead.
 

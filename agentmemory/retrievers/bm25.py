@@ -43,12 +43,12 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ParameterError, check_positive_int
-from ..records import Hit, MemoryEntry, Query
-from ..tokenize import tokenize
-from ._analysis import encode_texts, query_tokens
-from ._index import EMPTY_F64, EMPTY_I64, SegmentList, accelerator, build_segment, concat, dedupe
-from .base import DocTable, as_query, rank_candidates, scores_by_id
+from agentmemory.errors import ParameterError, check_positive_int
+from agentmemory.records import Hit, MemoryEntry, Query
+from agentmemory.retrievers._analysis import encode_texts, query_tokens
+from agentmemory.retrievers._index import EMPTY_F64, EMPTY_I64, SegmentList, accelerator, build_segment, concat, dedupe
+from agentmemory.retrievers.base import DocTable, as_query, rank_candidates, scores_by_id
+from agentmemory.tokenize import tokenize
 
 __all__ = ["BM25", "BM25Explanation", "TermContribution"]
 

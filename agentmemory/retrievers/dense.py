@@ -36,7 +36,7 @@ bit.  Up to ``k`` = 4,096 (a heap per query); beyond that, NumPy.
 
 **Embeddings are computed once.**  Each ``add`` encodes only its new
 entries; a batch of at least :data:`MIN_CACHED_TEXTS` texts is read from,
-or written to, the on-disk cache of :mod:`agentmemory.cache` (keyed by the
+or written to, the on-disk cache of :mod:`agentmemory.files.cache` (keyed by the
 encoder, its model and parameters and the sha256 of the texts), so a second
 evaluation of a collection encodes nothing (an encoder with ``cacheable =
 False``, such as ``PrecomputedEncoder``, is never cached).  Query vectors
@@ -69,12 +69,12 @@ from typing import Any
 
 import numpy as np
 
-from .. import cache
-from ..errors import ParameterError, check_positive_int
-from ..records import Hit, MemoryEntry, Query, _trusted_hits
-from ._index import DENSE_BATCH_KERNELS, DENSE_KERNELS, accelerator
-from .base import DocTable, as_query
-from .encoders import Encoder, all_finite, check_encoder, load_encoder
+from agentmemory.errors import ParameterError, check_positive_int
+from agentmemory.files import cache as cache
+from agentmemory.records import Hit, MemoryEntry, Query, _trusted_hits
+from agentmemory.retrievers._index import DENSE_BATCH_KERNELS, DENSE_KERNELS, accelerator
+from agentmemory.retrievers.base import DocTable, as_query
+from agentmemory.retrievers.encoders import Encoder, all_finite, check_encoder, load_encoder
 
 __all__ = ["MIN_CACHED_TEXTS", "Dense", "normalize_rows"]
 

@@ -66,8 +66,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ..errors import ParameterError, shorten
-from ..registry import Registry
+from agentmemory.errors import ParameterError, shorten
+from agentmemory.registry import Registry
 
 __all__ = [
     "ENCODERS",

@@ -55,9 +55,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ParameterError, UnknownNameError, check_positive_int
-from ..records import Hit, MemoryEntry, Query
-from .base import DocTable, as_query, rank_candidates
+from agentmemory.errors import ParameterError, UnknownNameError, check_positive_int
+from agentmemory.records import Hit, MemoryEntry, Query
+from agentmemory.retrievers.base import DocTable, as_query, rank_candidates
 
 __all__ = ["FUSION_METHODS", "ComponentPart", "Hybrid", "HybridExplanation"]
 
@@ -75,7 +75,7 @@ def _is_number(value: Any) -> bool:
 
 def _components(of: Any) -> list[Any]:
     """The component specs (two or more), resolved; ParameterError otherwise."""
-    from . import resolve_retriever  # the package imports this module first
+    from agentmemory.retrievers import resolve_retriever  # the package imports this module first
 
     items = [of] if isinstance(of, str) or not isinstance(of, (list, tuple)) else list(of)
     if len(items) < 2:
@@ -135,7 +135,7 @@ def _weights(weights: Any, n: int, method: str) -> tuple[float, ...]:
 
 
 def _label(labels: Sequence[str], method: str, extras: dict[str, Any]) -> str:
-    from .spec import format_value
+    from agentmemory.retrievers.spec import format_value
 
     inner = " + ".join(labels)
     if extras:

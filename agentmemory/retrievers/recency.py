@@ -52,10 +52,10 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ParameterError, UnknownNameError, check_positive_int
-from ..records import Hit, MemoryEntry, Query, is_aware
-from .base import DocTable, as_query, capabilities, rank_candidates
-from .hybrid import top_with_ties
+from agentmemory.errors import ParameterError, UnknownNameError, check_positive_int
+from agentmemory.records import Hit, MemoryEntry, Query, is_aware
+from agentmemory.retrievers.base import DocTable, as_query, capabilities, rank_candidates
+from agentmemory.retrievers.hybrid import top_with_ties
 
 __all__ = ["DEFAULT_IMPORTANCE", "Recency", "RecencyExplanation"]
 
@@ -72,7 +72,7 @@ def _is_number(value: Any) -> bool:
 
 
 def _base(base: Any) -> Any:
-    from . import resolve_retriever  # the package imports this module first
+    from agentmemory.retrievers import resolve_retriever  # the package imports this module first
 
     try:
         spec = resolve_retriever(base)
@@ -89,7 +89,7 @@ def _base(base: Any) -> Any:
 
 
 def _label(base_label: str, extras: dict[str, Any]) -> str:
-    from .spec import format_value
+    from agentmemory.retrievers.spec import format_value
 
     inner = base_label
     if extras:

@@ -33,7 +33,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ParameterError, shorten
+from agentmemory.errors import ParameterError, shorten
 
 __all__ = ["Spec", "format_value", "parse_spec", "split_specs"]
 

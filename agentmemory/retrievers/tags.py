@@ -30,11 +30,20 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ParameterError, check_positive_int
-from ..records import Hit, MemoryEntry, Query
-from ..tokenize import normalize_tag, tokenize
-from ._index import EMPTY_F64, EMPTY_I64, TAG_KERNELS, SegmentList, accelerator, build_segment, concat, dedupe
-from .base import DocTable, as_query, rank_candidates, scores_by_id
+from agentmemory.errors import ParameterError, check_positive_int
+from agentmemory.records import Hit, MemoryEntry, Query
+from agentmemory.retrievers._index import (
+    EMPTY_F64,
+    EMPTY_I64,
+    TAG_KERNELS,
+    SegmentList,
+    accelerator,
+    build_segment,
+    concat,
+    dedupe,
+)
+from agentmemory.retrievers.base import DocTable, as_query, rank_candidates, scores_by_id
+from agentmemory.tokenize import normalize_tag, tokenize
 
 __all__ = ["TagOverlap", "TagScorer"]
 

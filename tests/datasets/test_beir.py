@@ -21,9 +21,9 @@ from agentmemory import (
     load,
     load_collection,
 )
-from agentmemory.collection import collection_summary, default_collection_path
 from agentmemory.datasets import beir
 from agentmemory.datasets.beir import parse_timestamp
+from agentmemory.datasets.collection import collection_summary, default_collection_path
 from agentmemory.records import Provenance
 
 BEIR = REPO_ROOT / "fixtures" / "beir-sample"
@@ -497,7 +497,7 @@ def test_writer_checks_the_split(tmp_path):
 def test_bulk_corpus_path_equals_the_line_by_line_path(tmp_path):
     """A corpus of {_id, text} lines (read in bulk) gives the entries the line-by-line reader gives."""
     from agentmemory.datasets.beir import _corpus, _corpus_lines
-    from agentmemory.inputs import json_lines
+    from agentmemory.files.reading import json_lines
 
     lines = [json.dumps({"_id": f"d{i}", "text": f"text {i} \u00e9"}) for i in range(50)]
     text = "\n".join(lines[:20]) + "\n\n" + "\n".join(lines[20:]) + "\n"

@@ -1,6 +1,6 @@
 """The command line's collection options: generated from the format declarations, --format-option, one-line errors.
 
-Everything runs ``agentmemory.cli.main`` in-process.
+Everything runs ``agentmemory.cli.app.main`` in-process.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from pathlib import Path
 import memlist_format
 import pytest
 
-import agentmemory.cli as cli
-from agentmemory.cli import main
+import agentmemory.cli.app as cli
+from agentmemory.cli.app import main
 from agentmemory.datasets import BUILTIN_FORMATS, FORMATS
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
@@ -71,7 +71,7 @@ def test_help_lists_every_collection_option(capsys):
 
 
 def test_module_usage_lists_every_option():
-    """The usage in agentmemory.cli's docstring names every option of every subcommand."""
+    """The usage in agentmemory.cli.app's docstring names every option of every subcommand."""
     usage = cli.__doc__
     missing = {name: [o for o in _options(p) if o not in usage] for name, p in _subparsers().items()}
     assert missing == {name: [] for name in missing}

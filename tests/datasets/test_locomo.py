@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agentmemory.collection import collection_summary
+from agentmemory.datasets.collection import collection_summary
 from agentmemory.datasets.locomo import CATEGORIES, load_locomo, parse_session_datetime
 from agentmemory.errors import InputError, MissingFileError, ParameterError, UnknownNameError
 from agentmemory.records import Provenance

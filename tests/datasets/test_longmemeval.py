@@ -19,8 +19,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from strategies import longmemeval_questions
 
-from agentmemory.collection import collection_summary
 from agentmemory.datasets import load
+from agentmemory.datasets.collection import collection_summary
 from agentmemory.datasets.longmemeval import load_longmemeval, parse_longmemeval_date
 from agentmemory.errors import InputError, MissingFileError, ParameterError, UnknownNameError
 from agentmemory.records import Provenance
@@ -657,7 +657,7 @@ def _mean(ids, column):
 
 def test_bm25_rankings_are_the_goldens(turns):
     """The hand computation rests on these rankings: BM25's top 10 of each question, as written above."""
-    from agentmemory.evaluate import evaluate
+    from agentmemory.evaluation.runner import evaluate
 
     result = evaluate(turns, "bm25", k=10, ties=False).results[0]
     assert {q.query_id: " ".join(h.entry_id.split("/", 1)[1] for h in q.hits) for q in result.per_query} == BM25_TOP10
@@ -684,7 +684,7 @@ def test_cli_prints_per_type_and_overall_numbers_equal_to_the_hand_computation(c
     """`agentmemory eval ... --granularity turn --metrics recall_any@5,recall_all@5,ndcg_any@5,recall_any@10`
     prints overall (3 decimals) and per-question-type (2 decimals) means equal to the hand computation, with the
     settings, skips and notes.  (--k 10: the evaluation ranks the top --k, and recall_any@10 needs 10.)"""
-    from agentmemory.cli import main
+    from agentmemory.cli.app import main
 
     assert main([*COMMAND, "--k", "10", "--retrievers", "bm25"]) == 0
     text = capsys.readouterr().out
@@ -701,7 +701,7 @@ def test_cli_prints_per_type_and_overall_numbers_equal_to_the_hand_computation(c
 
 def test_cli_as_written_in_the_issue(capsys):
     """The command exactly as the issue writes it (default --k 5) gives the same numbers."""
-    from agentmemory.cli import main
+    from agentmemory.cli.app import main
 
     assert main(COMMAND) == 0
     assert _cli_means(capsys.readouterr().out)["all"] == [0.714, 0.571, 0.607, 0.857]
@@ -713,7 +713,7 @@ def test_session_level_of_a_turn_run_by_hand(turns):
     6 too, with gold turns at ranks 1 and 6: (1 + 1/log2 6) / (1 + 1)."""
     import math
 
-    from agentmemory.evaluate import evaluate
+    from agentmemory.evaluation.runner import evaluate
 
     measures = "sess.recall_any@5,sess.recall_all@5,sess.ndcg_any@5"
     result = evaluate(turns, "bm25", k=20, ties=False, measures=measures).results[0]
@@ -727,7 +727,7 @@ def test_session_level_of_a_turn_run_by_hand(turns):
 
 def test_cli_session_granularity_and_options(tmp_path, capsys):
     """Session granularity and the format's flags work from the command line; the artifact records the settings."""
-    from agentmemory.cli import main
+    from agentmemory.cli.app import main
 
     out = tmp_path / "eval.json"
     args = ["eval", "--collection", str(SAMPLE), "--granularity", "session", "--repair", "--retrievers", "bm25"]
@@ -750,7 +750,7 @@ def test_cli_session_granularity_and_options(tmp_path, capsys):
 
 def test_session_measures_see_the_whole_ranking_at_any_k(turns):
     """sess.* widen their own cutoff, so their values do not depend on the evaluation's k (7c3d9e10 needs rank 6)."""
-    from agentmemory.evaluate import evaluate
+    from agentmemory.evaluation.runner import evaluate
 
     measures = "sess.recall_any@5,sess.ndcg_any@5,recall_any@10"
     shallow = evaluate(turns, "bm25", k=5, ties=False, measures=measures).results[0]

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from agentmemory.datasets.beir import load_collection, write_collection
 from agentmemory.datasets.synthetic import synthetic_collection
 from agentmemory.errors import ParameterError, check_seed
-from agentmemory.evaluate import evaluate
+from agentmemory.evaluation.runner import evaluate
 from agentmemory.tokenize import tokenize
 
 

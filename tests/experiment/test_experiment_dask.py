@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURE_DIR, REPO_ROOT
 
-from agentmemory.cli import main
+from agentmemory.cli.app import main
 from agentmemory.experiment import run_experiment
 
 distributed = pytest.importorskip("distributed")

@@ -19,11 +19,11 @@ import pytest
 from conftest import FIXTURE_DIR, PYTHON, REPO_ROOT
 
 from agentmemory import evaluate, load
-from agentmemory.cli import main
-from agentmemory.compare import comparison_table
+from agentmemory.analysis.comparison_table import comparison_table
+from agentmemory.analysis.statistics import evaluation_statistics
+from agentmemory.cli.app import main
+from agentmemory.evaluation.runfiles import read_run_file
 from agentmemory.experiment import run_experiment
-from agentmemory.runs import read_run_file
-from agentmemory.stats import evaluation_statistics
 
 HERE = Path(__file__).resolve().parent
 EXAMPLE = REPO_ROOT / "examples" / "grid.toml"
@@ -429,7 +429,7 @@ def test_run_experiment_takes_a_dask_client_or_refuses_other_objects(tmp_path: P
 def test_import_agentmemory_loads_no_dask():
     """Neither `import agentmemory` nor `import agentmemory.experiment` imports dask or distributed."""
     code = (
-        "import sys, agentmemory, agentmemory.experiment, agentmemory.cli; "
+        "import sys, agentmemory, agentmemory.experiment, agentmemory.cli.app; "
         "print(sorted(m for m in ('dask', 'distributed', 'pandas', 'papermill') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

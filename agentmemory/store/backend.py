@@ -1,6 +1,6 @@
 """Where a memory store keeps what it records, and the records it keeps: entry versions and retrievals.
 
-A :class:`~agentmemory.store.MemoryStore` indexes its entries in memory and
+A :class:`~agentmemory.store.core.MemoryStore` indexes its entries in memory and
 hands every change and retrieval to a backend:
 
 * :class:`MemoryBackend` (no path, the default): the event log in a list,
@@ -8,9 +8,9 @@ hands every change and retrieval to a backend:
   has been updated or forgotten (an entry that never changed has one
   version, found in the log when asked), so a million-entry evaluation
   store costs no more than before.
-* :class:`agentmemory.persist.SQLiteBackend` (``MemoryStore.open(path)``):
+* :class:`agentmemory.store.sqlite.SQLiteBackend` (``MemoryStore.open(path)``):
   every change and every retrieval in a SQLite file (see
-  :mod:`agentmemory.persist`).
+  :mod:`agentmemory.store.sqlite`).
 
 Both answer :meth:`history` and the log identically.  Only the persistent
 backend records each retrieval's query text and scored hits
@@ -31,9 +31,9 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from .errors import AgentMemoryError
-from .events import Clock, EventLog, IdSource
-from .records import Event, Hit, MemoryEntry, Query
+from agentmemory.errors import AgentMemoryError
+from agentmemory.records import Event, Hit, MemoryEntry, Query
+from agentmemory.store.events import Clock, EventLog, IdSource
 
 __all__ = [
     "CHANGES",
@@ -148,7 +148,7 @@ class MemoryBackend:
     """What an in-memory store records: the event log, and the versions of entries that changed.
 
     Also holds the queries and judgments of an imported collection
-    (:func:`agentmemory.storeio.import_collection`), so that a store in
+    (:func:`agentmemory.store.transfer.import_collection`), so that a store in
     memory and one on disk import and export alike.
     """
 

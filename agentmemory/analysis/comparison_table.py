@@ -10,8 +10,8 @@ system other than the baseline also gets a marker and two counts:
 * ``+a/−b``: the number of headline queries on which the system scores
   above / below the baseline (PyTerrier's ``+``/``-`` columns).
 
-Everything here reads a :class:`~agentmemory.stats.Statistics` computed with
-the run's seed (:func:`agentmemory.stats.evaluation_statistics`), so the
+Everything here reads a :class:`~agentmemory.analysis.statistics.Statistics` computed with
+the run's seed (:func:`agentmemory.analysis.statistics.evaluation_statistics`), so the
 table, ``eval-results.json`` and every report agree.  :func:`comparison_table`
 builds the table as data; :meth:`ComparisonTable.render` writes it as text,
 Markdown, CSV or LaTeX (``agentmemory eval --table-out FILE`` picks by the
@@ -27,10 +27,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import ParameterError
-from .evaluate import Evaluation
-from .stats import BaselineComparison, Interval, Statistics, format_p, smallest_p_value
-from .tables import interval_cell, markdown_table
+from agentmemory.analysis.statistics import BaselineComparison, Interval, Statistics, format_p, smallest_p_value
+from agentmemory.analysis.text_tables import interval_cell, markdown_table
+from agentmemory.errors import ParameterError
+from agentmemory.evaluation.runner import Evaluation
 
 __all__ = ["TABLE_FORMATS", "ComparisonTable", "comparison_frame", "comparison_table", "systems_table", "table_format"]
 
@@ -103,7 +103,7 @@ class ComparisonTable:
         one is named "their own definitions").  When every measure is a
         trec_eval one the text is just ``trec_eval's definitions``.
         """
-        from .metrics import parse_measure
+        from agentmemory.metrics import parse_measure
 
         groups: dict[str, list[str]] = {}
         for m in self.measures:
@@ -229,7 +229,7 @@ def systems_table(
     """The comparison table of ``systems`` (``(name, label, kind)`` in order) from their ``statistics``.
 
     What :func:`comparison_table` builds from an evaluation, for callers that
-    hold only per-query values and their :func:`~agentmemory.stats.per_query_statistics`
+    hold only per-query values and their :func:`~agentmemory.analysis.statistics.per_query_statistics`
     (an experiment's merge).  ``k`` and ``relevance`` are the evaluation's,
     for the caption.  The baseline comes first.
     """

@@ -11,13 +11,13 @@ committed before the call returns: an operation that returned survives a
 ``kill -9`` or a power cut, and one interrupted leaves nothing behind (a
 batch ``add`` is all or nothing).  A write SQLite refuses (a full disk, a
 read-only file) is rolled back and raised as
-:class:`~agentmemory.backend.StoreError`; the store stays usable.
+:class:`~agentmemory.store.backend.StoreError`; the store stays usable.
 
 **One writer, many readers.**  A writer holds an exclusive lock on the file
 ``<store>-lock`` beside the store (``flock``; the operating system releases
 it when the process ends, however it ends) for as long as it is open; a
 second writer waits up to ``timeout`` seconds and then gets
-:class:`~agentmemory.backend.StoreLockedError` ("store is locked by another
+:class:`~agentmemory.store.backend.StoreLockedError` ("store is locked by another
 writer").  Read-only handles (``readonly=True``) take no lock, open the file
 with ``mode=ro`` and record nothing; WAL lets them read while the writer
 writes, each read seeing a committed state.
@@ -44,7 +44,7 @@ writes, each read seeing a committed state.
 Lists and metadata are JSON text; timestamps ISO 8601 text as recorded.
 
 **Versions.**  A store written by a newer schema is refused
-(:class:`~agentmemory.backend.StoreVersionError`).  An older one is
+(:class:`~agentmemory.store.backend.StoreVersionError`).  An older one is
 migrated when opened for writing, by the explicit functions in
 :data:`MIGRATIONS` (``MIGRATIONS[n]`` turns version ``n`` into ``n + 1``),
 each in one transaction; a read-only handle refuses it until then.
@@ -66,17 +66,17 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from . import __version__
-from .backend import (
+from agentmemory import __version__
+from agentmemory.errors import MissingFileError, ParameterError
+from agentmemory.records import NO_METADATA, Event, Hit, MemoryEntry, Provenance, Query
+from agentmemory.store.backend import (
     EntryVersion,
     Retrieval,
     StoreError,
     StoreLockedError,
     StoreVersionError,
 )
-from .errors import MissingFileError, ParameterError
-from .events import Clock, EventLog, IdSource
-from .records import NO_METADATA, Event, Hit, MemoryEntry, Provenance, Query
+from agentmemory.store.events import Clock, EventLog, IdSource
 
 __all__ = [
     "APPLICATION_ID",
@@ -523,7 +523,7 @@ _EVENTS = "events e LEFT JOIN retrievals r ON r.event = e.seq"
 class StoredEventLog(EventLog):
     """The event log of a persistent store: read from the file, appended to inside the store's transactions.
 
-    Behaves as :class:`~agentmemory.events.EventLog` (``len``, indexing,
+    Behaves as :class:`~agentmemory.store.events.EventLog` (``len``, indexing,
     iteration oldest first, ``to_dicts``, ``record``, ``now``); a read-only
     handle reads the writer's log and refuses ``record``.
     """
@@ -580,7 +580,7 @@ class SQLiteBackend:
     """A store file, open: its connection, the writer's lock, and every statement the store runs on it.
 
     Open with :meth:`open`; see the module docstring for the guarantees.
-    Usable without a :class:`~agentmemory.store.MemoryStore` (the export
+    Usable without a :class:`~agentmemory.store.core.MemoryStore` (the export
     commands read a store this way, without building any index).
     """
 

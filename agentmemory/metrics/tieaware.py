@@ -53,11 +53,11 @@ from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .errors import ParameterError, check_positive_int
-from .trec import trec_order
+from agentmemory.errors import ParameterError, check_positive_int
+from agentmemory.files.trec import trec_order
 
 if TYPE_CHECKING:
-    from .metrics import Measure
+    from agentmemory.metrics import Measure
 
 # agentmemory.metrics is imported inside the functions that need it, not here:
 # every measure module imports this one (for TieContext and expected_hits).
@@ -143,7 +143,7 @@ class TieReport:
 
     Attributes:
         value_under_rule: the measure on the tie rule's top ``k`` (what
-            :func:`agentmemory.evaluate.evaluate` reports).
+            :func:`agentmemory.evaluation.runner.evaluate` reports).
         expected: the mean over all orderings of tied entries
             (:func:`tie_aware_value` with ``depth=k``).
         minimum, maximum: the worst and best value over all those orderings.
@@ -168,7 +168,7 @@ class TieReport:
 
 
 def _as_measure(measure: Measure | str) -> Measure:
-    from .metrics import Measure, parse_measure
+    from agentmemory.metrics import Measure, parse_measure
 
     if isinstance(measure, Measure):
         return measure
@@ -206,13 +206,13 @@ def expected_hits(ties: TieContext, c: int) -> float:
 
 
 def _scope(scope_ids: Iterable[str] | None) -> Set[str] | None:
-    from .metrics.base import as_scope
+    from agentmemory.metrics.base import as_scope
 
     return as_scope(scope_ids)
 
 
 def _no_formula(m: Measure) -> ParameterError:
-    from .metrics import REGISTRY
+    from agentmemory.metrics import REGISTRY
 
     having = sorted(d.name for d in REGISTRY.registered().values() if d.tie_aware is not None)
     return ParameterError(
@@ -287,7 +287,7 @@ def tie_report(
     ``k`` is the retrieval depth (``evaluate(k=...)``): the run holds the top
     ``k`` of ``scores`` in trec_eval's order, and every value is computed on
     such a run, so ``value_under_rule`` equals what
-    :func:`agentmemory.evaluate.evaluate` reports for the query.
+    :func:`agentmemory.evaluation.runner.evaluate` reports for the query.
 
     * ``expected`` is :func:`tie_aware_value` with ``depth=k``.
     * ``minimum`` / ``maximum`` are the measure on the worst / best ordering
@@ -304,7 +304,7 @@ def tie_report(
       also move when tied entries swap inside the top ``k``.
     * ``straddles_cutoff``, ``group_size``, ``group_in_top_k`` describe the
       tie group holding rank ``k`` (see :class:`TieReport`); ``straddles_cutoff``
-      is the same test as :attr:`agentmemory.evaluate.QueryResult.tie_at_cutoff`.
+      is the same test as :attr:`agentmemory.evaluation.runner.QueryResult.tie_at_cutoff`.
 
     Returns ``None`` (and raises nothing about it) when the measure has no
     tie-aware formula: a report on it is not available.

@@ -6,12 +6,12 @@ retrieved for each question; :func:`read_run_file` reads it and
 formats, told apart by the first non-blank character:
 
 * TREC run (``query_id Q0 entry_id rank score tag``): as trec_eval reads it
-  (see :mod:`agentmemory.trec`: the rank column is ignored);
+  (see :mod:`agentmemory.files.trec`: the rank column is ignored);
 * JSON lines: ``{"query_id": "q1", "hits": [{"entry_id": "m3", "score": 2.5}, ...]}``,
   one query per line.
 
 Either way each query's hits are ranked as trec_eval ranks them: score
-descending, then entry id descending (:func:`agentmemory.trec.trec_order`),
+descending, then entry id descending (:func:`agentmemory.files.trec.trec_order`),
 whatever order or rank numbers the file has.  A run holds no scores below
 its depth: tie analysis stops at its last hit, and "why not retrieved"
 cannot be answered for it.
@@ -33,12 +33,12 @@ from dataclasses import dataclass, field, replace
 from os import PathLike
 from pathlib import Path
 
-from .collection import Collection
-from .errors import InputError, MissingFileError, ParameterError, quote
-from .inputs import decode_utf8, parse_json, read_bytes
-from .numeric import NUMBER_FORM, NumberTextError, parse_number
-from .records import Hit, MemoryEntry, Provenance, id_problem
-from .trec import TREC_ID_RULE, trec_id_problem, trec_order
+from agentmemory.datasets.collection import Collection
+from agentmemory.errors import InputError, MissingFileError, ParameterError, quote
+from agentmemory.files.numbers import NUMBER_FORM, NumberTextError, parse_number
+from agentmemory.files.reading import decode_utf8, parse_json, read_bytes
+from agentmemory.files.trec import TREC_ID_RULE, trec_id_problem, trec_order
+from agentmemory.records import Hit, MemoryEntry, Provenance, id_problem
 
 __all__ = ["BoundRun", "RunFile", "bind_run", "parse_run_option", "read_memories", "read_run_file"]
 

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .evaluate import Evaluation, seed_measures
-from .scoring import default_measures
-from .stats import Interval, Statistics, comparisons_preface, describe_comparison
+from agentmemory.analysis.statistics import Interval, Statistics, comparisons_preface, describe_comparison
+from agentmemory.evaluation.runner import Evaluation, seed_measures
+from agentmemory.metrics.scoring import default_measures
 
 __all__ = [
     "SEED_COLUMNS",
@@ -134,7 +134,7 @@ def group_rows(
 def interval_table(evaluation: Evaluation, statistics: Statistics) -> str:
     """The seed's three measures per retriever with their bootstrap intervals (:func:`interval_rows`).
 
-    ``statistics`` is :func:`agentmemory.stats.evaluation_statistics` of the evaluation.
+    ``statistics`` is :func:`agentmemory.analysis.statistics.evaluation_statistics` of the evaluation.
     """
     names = seed_measures(evaluation.k)
     pct = round(statistics.confidence * 100)

@@ -41,11 +41,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .errors import ParameterError, UnknownNameError, check_positive_int, check_seed
-from .metrics import Measure, parse_measures
+from agentmemory.errors import ParameterError, UnknownNameError, check_positive_int, check_seed
+from agentmemory.metrics import Measure, parse_measures
 
 if TYPE_CHECKING:  # evaluate imports the store and retrievers; statistics only read its result
-    from .evaluate import Evaluation
+    from agentmemory.evaluation.runner import Evaluation
 
 __all__ = [
     "BaselineComparison",
@@ -979,7 +979,7 @@ def evaluation_statistics(
     alpha: float = 0.05,
     baseline: str | None = None,
 ) -> Statistics:
-    """Intervals and pairwise tests for an :class:`~agentmemory.evaluate.Evaluation`, as a :class:`Statistics`.
+    """Intervals and pairwise tests for an :class:`~agentmemory.evaluation.runner.Evaluation`, as a :class:`Statistics`.
 
     * ``intervals[retriever][measure]``: :func:`bootstrap_ci` of the per-query
       values over the headline queries (``collection.headline_queries``: the
@@ -1048,7 +1048,7 @@ def per_query_statistics(
     baseline: str | None = None,
     pairs: bool = True,
 ) -> Statistics:
-    """:func:`evaluation_statistics` from per-query values alone, without an :class:`~agentmemory.evaluate.Evaluation`.
+    """:func:`evaluation_statistics` from per-query values alone, without an :class:`~agentmemory.evaluation.runner.Evaluation`.
 
     ``values[system][query_id][measure]`` is one system's value on one query
     (a system's ``per_query`` metrics); ``labels`` maps each system's name to

@@ -31,7 +31,7 @@ built-in formats' options, and ``--format-option KEY=VALUE`` (repeatable) passes
 any format, a plugin's included, read with the type the format declares.
 
 ``agentmemory store`` works on a persistent store file
-(:mod:`agentmemory.persist`): ``import`` puts a BEIR-style collection folder
+(:mod:`agentmemory.store.sqlite`): ``import`` puts a BEIR-style collection folder
 into it (created when missing) in one transaction, ``export`` writes it back
 as one, ``export-run`` writes the searches it recorded with one retriever
 (key or label) as a TREC run and ``export-queries`` their queries as
@@ -44,10 +44,10 @@ Any input error (a bad parameter, a malformed or missing file, a store that
 is locked, full or not a store, an output path that is an input) prints one
 line ``agentmemory: error: ...`` on stderr and exits with status 2, with no
 traceback and every output file as it was: the commands that write declare
-their outputs in an :class:`agentmemory.outputs.OutputPlan` before reading
+their outputs in an :class:`agentmemory.files.plan.OutputPlan` before reading
 anything, render every output's text (which checks it) after computing, and
 only then write them all, each atomically.  Integers on the command line are
-read by :func:`agentmemory.numeric.parse_integer` (``1_0``, ``" 5"`` and
+read by :func:`agentmemory.files.numbers.parse_integer` (``1_0``, ``" 5"`` and
 ``"１"`` are not integers).  ``agentmemory experiment`` exits
 with status 1 when a task failed (each is listed with its spec; the others
 complete and are written).
@@ -64,12 +64,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from . import __version__
-from .errors import AgentMemoryError, ParameterError, UnknownNameError, check_positive_int, check_seed, quote
-from .numeric import INTEGER_FORM, NumberTextError, parse_integer, parse_number
+from agentmemory import __version__
+from agentmemory.errors import AgentMemoryError, ParameterError, UnknownNameError, check_positive_int, check_seed, quote
+from agentmemory.files.numbers import INTEGER_FORM, NumberTextError, parse_integer, parse_number
 
 if TYPE_CHECKING:
-    from .datasets import FormatOption
+    from agentmemory.datasets import FormatOption
 
 __all__ = ["main", "run_file_names"]
 
@@ -112,7 +112,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _int(name: str, text: str, allowed: str = "an integer") -> int:
-    """``text`` read by :func:`agentmemory.numeric.parse_integer`; a ParameterError naming ``name`` otherwise."""
+    """``text`` read by :func:`agentmemory.files.numbers.parse_integer`; a ParameterError naming ``name`` otherwise."""
     try:
         return parse_integer(text)
     except NumberTextError as err:
@@ -366,17 +366,17 @@ def _add_store_commands(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
-    from .artifact import dumps_artifact
-    from .collection import require_judgments
-    from .compare import comparison_table, table_format
-    from .evaluate import RELEVANCE_MODES, evaluate
-    from .metrics import parse_measures
-    from .outputs import OutputPlan, collection_inputs
-    from .retrievers import resolve_retrievers
-    from .runs import parse_run_option, read_run_file
-    from .stats import evaluation_statistics
-    from .tables import full_report, timings_table
-    from .trec import format_qrels, format_run
+    from agentmemory.analysis.artifact import dumps_artifact
+    from agentmemory.analysis.comparison_table import comparison_table, table_format
+    from agentmemory.analysis.statistics import evaluation_statistics
+    from agentmemory.analysis.text_tables import full_report, timings_table
+    from agentmemory.datasets.collection import require_judgments
+    from agentmemory.evaluation.runfiles import parse_run_option, read_run_file
+    from agentmemory.evaluation.runner import RELEVANCE_MODES, evaluate
+    from agentmemory.files.plan import OutputPlan, collection_inputs
+    from agentmemory.files.trec import format_qrels, format_run
+    from agentmemory.metrics import parse_measures
+    from agentmemory.retrievers import resolve_retrievers
 
     k = check_positive_int("--k", _int("--k", args.k, "an integer >= 1"))
     seed = check_seed(_int("--seed", args.seed, "an integer >= 0"), "--seed")
@@ -422,7 +422,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     statistics = evaluation_statistics(evaluation, seed=seed, baseline=args.baseline)
     table = comparison_table(evaluation, statistics)
     # Render every output (rendering checks ids, scores and text), then write them all: nothing is
-    # written unless everything can be, and each file is replaced whole (agentmemory.outputs).
+    # written unless everything can be, and each file is replaced whole (agentmemory.files.plan).
     if out is not None:
         plan.put(out, dumps_artifact(evaluation, statistics))
     if table_out is not None and table_kind is not None:
@@ -453,7 +453,7 @@ def _check_baseline(baseline: str | None, systems: list[tuple[str, str]]) -> Non
 
 def _option_flags() -> dict[str, list[tuple[str, FormatOption]]]:
     """Each built-in format option's name -> the (format, declaration) pairs that declare it."""
-    from .datasets import BUILTIN_FORMATS, FORMATS
+    from agentmemory.datasets import BUILTIN_FORMATS, FORMATS
 
     flags: dict[str, list[tuple[str, FormatOption]]] = {}
     for name in BUILTIN_FORMATS:
@@ -513,7 +513,7 @@ class _LazyHelp(argparse.Action):
 
 def _add_collection_arguments(parser: argparse.ArgumentParser) -> None:
     """--collection, --format, one flag per built-in format option (from its declaration) and --format-option."""
-    from .datasets import FORMATS
+    from agentmemory.datasets import FORMATS
 
     def format_help() -> str:  # plugins' names come from entry points: read only when help is shown
         rules = "; ".join(f"{n}: {f.rule}" for n, f in FORMATS.registered().items() if f.recognise is not None)
@@ -559,7 +559,7 @@ def _add_collection_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _collection_path(args: argparse.Namespace) -> str | Path:
     """The path ``--collection`` names (default: the shipped fixture)."""
-    from .collection import default_collection_path
+    from agentmemory.datasets.collection import default_collection_path
 
     return args.collection if args.collection else default_collection_path()
 
@@ -571,7 +571,7 @@ def _load_collection(args: argparse.Namespace, progress: bool):
     chosen format's declared types; :func:`agentmemory.datasets.load` then
     checks every option against that declaration.
     """
-    from .datasets import FORMATS, detect_format, load
+    from agentmemory.datasets import FORMATS, detect_format, load
 
     path = _collection_path(args)
     if args.format != "auto" and args.format not in FORMATS:
@@ -598,10 +598,10 @@ def _load_collection(args: argparse.Namespace, progress: bool):
 
 
 def _cmd_retrieve(args: argparse.Namespace) -> int:
-    from .batch import retrieve_all
-    from .outputs import OutputPlan, collection_inputs
-    from .retrievers import resolve_retriever
-    from .trec import format_run
+    from agentmemory.evaluation.batch import retrieve_all
+    from agentmemory.files.plan import OutputPlan, collection_inputs
+    from agentmemory.files.trec import format_run
+    from agentmemory.retrievers import resolve_retriever
 
     k = check_positive_int("--k", _int("--k", args.k, "an integer >= 1"))
     try:
@@ -623,10 +623,10 @@ def _cmd_retrieve(args: argparse.Namespace) -> int:
 
 
 def _cmd_score(args: argparse.Namespace) -> int:
-    from .metrics import parse_measures
-    from .runs import parse_run_option
-    from .scoring import default_measures, format_runs_table, format_table, score_run
-    from .trec import read_qrels, read_run
+    from agentmemory.evaluation.runfiles import parse_run_option
+    from agentmemory.files.trec import read_qrels, read_run
+    from agentmemory.metrics import parse_measures
+    from agentmemory.metrics.scoring import default_measures, format_runs_table, format_table, score_run
 
     if args.format not in _FORMATS:
         raise UnknownNameError("--format", args.format, _FORMATS)
@@ -673,11 +673,11 @@ def _store_files(store: str) -> list[Path]:
 
 
 def _store_import(args: argparse.Namespace) -> int:
-    from .datasets.beir import load_collection
-    from .outputs import OutputPlan, collection_inputs
-    from .persist import LOCK_SUFFIX
-    from .store import MemoryStore
-    from .storeio import UNINDEXED, import_collection
+    from agentmemory.datasets.beir import load_collection
+    from agentmemory.files.plan import OutputPlan, collection_inputs
+    from agentmemory.store.core import MemoryStore
+    from agentmemory.store.sqlite import LOCK_SUFFIX
+    from agentmemory.store.transfer import UNINDEXED, import_collection
 
     try:
         timeout = parse_number(args.timeout)
@@ -705,8 +705,8 @@ def _store_import(args: argparse.Namespace) -> int:
 
 
 def _store_export(args: argparse.Namespace) -> int:
-    from .outputs import OutputPlan
-    from .storeio import export_collection
+    from agentmemory.files.plan import OutputPlan
+    from agentmemory.store.transfer import export_collection
 
     plan = OutputPlan(_store_files(args.store))
     folder = plan.folder("COLLECTION_DIR", args.folder)
@@ -718,7 +718,7 @@ def _store_export(args: argparse.Namespace) -> int:
 
 
 def _times(args: argparse.Namespace) -> dict[str, datetime | None]:
-    from .storeio import parse_time
+    from agentmemory.store.transfer import parse_time
 
     return {
         "since": None if args.since is None else parse_time(args.since, "--since"),
@@ -733,8 +733,8 @@ def _window(args: argparse.Namespace) -> str:
 
 
 def _store_export_run(args: argparse.Namespace) -> int:
-    from .outputs import OutputPlan
-    from .storeio import export_run
+    from agentmemory.files.plan import OutputPlan
+    from agentmemory.store.transfer import export_run
 
     times = _times(args)
     out = OutputPlan(_store_files(args.store)).file("--out", args.out, example="runs/mine.trec")
@@ -745,8 +745,8 @@ def _store_export_run(args: argparse.Namespace) -> int:
 
 
 def _store_export_queries(args: argparse.Namespace) -> int:
-    from .outputs import OutputPlan
-    from .storeio import export_queries
+    from agentmemory.files.plan import OutputPlan
+    from agentmemory.store.transfer import export_queries
 
     times = _times(args)
     out = OutputPlan(_store_files(args.store)).file("--out", args.out, example="queries.jsonl")
@@ -756,7 +756,7 @@ def _store_export_queries(args: argparse.Namespace) -> int:
 
 
 def _store_stats(args: argparse.Namespace) -> int:
-    from .storeio import format_stats, store_stats
+    from agentmemory.store.transfer import format_stats, store_stats
 
     if args.format not in _FORMATS:
         raise UnknownNameError("--format", args.format, _FORMATS)
@@ -766,10 +766,10 @@ def _store_stats(args: argparse.Namespace) -> int:
 
 
 def _cmd_experiment(args: argparse.Namespace) -> int:
-    from .experiment import open_executor, plan_experiment, read_grid, run_experiment
-    from .experiment.executors import EXECUTORS
-    from .experiment.plan import default_out
-    from .outputs import OutputPlan
+    from agentmemory.experiment import open_executor, plan_experiment, read_grid, run_experiment
+    from agentmemory.experiment.executors import EXECUTORS
+    from agentmemory.experiment.plan import default_out
+    from agentmemory.files.plan import OutputPlan
 
     if args.executor not in EXECUTORS:
         raise UnknownNameError("--executor", args.executor, EXECUTORS)

@@ -2,12 +2,12 @@
 
 Every change (``add``, ``derive``, ``update``, ``forget``) and every
 retrieval (``search``) is recorded in :attr:`MemoryStore.log`, an
-append-only :class:`~agentmemory.events.EventLog`.  Retrievers are updated
+append-only :class:`~agentmemory.store.events.EventLog`.  Retrievers are updated
 incrementally on every addition.
 
 **In memory or on disk.**  ``MemoryStore()`` lives in memory;
 ``MemoryStore.open(path)`` (or ``MemoryStore(path=...)``) keeps everything
-in a SQLite file (:mod:`agentmemory.persist`): each change and each search
+in a SQLite file (:mod:`agentmemory.store.sqlite`): each change and each search
 is on disk when the call returns, the store reopens with every entry,
 version and event, and each search's query and scored hits are recorded
 (:meth:`MemoryStore.retrievals`) to be exported as a run.  Both behave
@@ -40,18 +40,18 @@ from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .backend import EntryVersion, MemoryBackend, Retrieval
-from .errors import ParameterError, UnknownNameError, check_positive_int
-from .events import Clock, EventLog, IdSource
-from .records import Hit, MemoryEntry, Provenance, Query
-from .retrievers import DEFAULT_RETRIEVERS, Retriever, RetrieverLike, RetrieverSpec, resolve_retrievers
-from .retrievers.base import as_query
+from agentmemory.errors import ParameterError, UnknownNameError, check_positive_int
+from agentmemory.records import Hit, MemoryEntry, Provenance, Query
+from agentmemory.retrievers import DEFAULT_RETRIEVERS, Retriever, RetrieverLike, RetrieverSpec, resolve_retrievers
+from agentmemory.retrievers.base import as_query
+from agentmemory.store.backend import EntryVersion, MemoryBackend, Retrieval
+from agentmemory.store.events import Clock, EventLog, IdSource
 
 if TYPE_CHECKING:
-    from .persist import SQLiteBackend
+    from agentmemory.store.sqlite import SQLiteBackend
 
 DEFAULT_TIMEOUT = 5.0
-"""Seconds a writer waits for another writer of the same store file (:mod:`agentmemory.persist`)."""
+"""Seconds a writer waits for another writer of the same store file (:mod:`agentmemory.store.sqlite`)."""
 
 __all__ = ["MemoryStore"]
 
@@ -70,8 +70,8 @@ class MemoryStore:
             (default: ``bm25`` and ``tags``, always exactly these two).
             Each is reached by its key (:attr:`retriever_names`).
         clock, ids: where event timestamps and ids come from (default: wall
-            clock and random ids; pass :class:`~agentmemory.events.SteppingClock`
-            and :class:`~agentmemory.events.HashIds` for reproducible logs).
+            clock and random ids; pass :class:`~agentmemory.store.events.SteppingClock`
+            and :class:`~agentmemory.store.events.HashIds` for reproducible logs).
         path: a store file to keep everything in (created when missing);
             ``None`` (the default) keeps the store in memory.  See :meth:`open`.
         readonly: open ``path`` to read only: no lock is taken, nothing
@@ -79,7 +79,7 @@ class MemoryStore:
             writing in another process at the same time (:meth:`refresh`
             catches up with what it wrote).
         timeout: seconds to wait for another process that has ``path`` open
-            for writing, before :class:`~agentmemory.backend.StoreLockedError`.
+            for writing, before :class:`~agentmemory.store.backend.StoreLockedError`.
 
     A retriever *instance* serves one partition only: adding entries of a
     second scope is an error saying a factory is needed.
@@ -112,7 +112,7 @@ class MemoryStore:
                 raise ParameterError("readonly", readonly, "needs a path", "open a store file read-only: path=...")
             self._backend = MemoryBackend(clock, ids)
         else:
-            from .persist import SQLiteBackend
+            from agentmemory.store.sqlite import SQLiteBackend
 
             self._backend = SQLiteBackend.open(path, readonly=readonly, timeout=timeout, clock=clock, ids=ids)
             try:
@@ -626,12 +626,12 @@ class MemoryStore:
         since: datetime | None = None,
         until: datetime | None = None,
     ) -> list[Retrieval]:
-        """The searches this store recorded (on disk only), oldest first; see :class:`~agentmemory.backend.Retrieval`.
+        """The searches this store recorded (on disk only), oldest first; see :class:`~agentmemory.store.backend.Retrieval`.
 
         ``retriever`` keeps one retriever's (its key or label); ``since``
         (inclusive) and ``until`` (exclusive) bound their time.
         """
-        from .storeio import retrievals
+        from agentmemory.store.transfer import retrievals
 
         return retrievals(self, retriever=retriever, since=since, until=until)
 

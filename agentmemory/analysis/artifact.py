@@ -24,9 +24,9 @@ sha256, format and depth), with the run lines a lenient run dropped.
 measure's mean); ``groups`` the means per query group; ``tie_aware`` the
 headline means of each measure under the tie rule, expected over all
 orderings of tied scores, and at worst and best; ``statistics`` the
-bootstrap intervals and paired tests of :func:`agentmemory.stats.evaluation_statistics`,
-seeded by the run's seed (:meth:`agentmemory.stats.Statistics.to_dict`;
-:meth:`~agentmemory.stats.Statistics.from_dict` reads it back): the
+bootstrap intervals and paired tests of :func:`agentmemory.analysis.statistics.evaluation_statistics`,
+seeded by the run's seed (:meth:`agentmemory.analysis.statistics.Statistics.to_dict`;
+:meth:`~agentmemory.analysis.statistics.Statistics.from_dict` reads it back): the
 pairwise comparisons with Holm over the pairs of each measure (``p_holm``),
 and the comparison table's cells against the baseline with Holm over the
 whole table (``versus_baseline[].p_holm_table``).  Under provenance each
@@ -40,10 +40,10 @@ from json.encoder import encode_basestring as _encode_string
 from os import PathLike
 from typing import Any
 
-from .collection import collection_summary
-from .evaluate import Evaluation
-from .io import atomic_write_text
-from .stats import Statistics, evaluation_statistics
+from agentmemory.analysis.statistics import Statistics, evaluation_statistics
+from agentmemory.datasets.collection import collection_summary
+from agentmemory.evaluation.runner import Evaluation
+from agentmemory.files.atomic import atomic_write_text
 
 __all__ = ["SCHEMA_VERSION", "artifact_dict", "dumps_artifact", "write_artifact"]
 
@@ -53,9 +53,9 @@ SCHEMA_VERSION = 2
 def artifact_dict(evaluation: Evaluation, statistics: Statistics | None = None) -> dict[str, Any]:
     """The artifact as plain JSON-ready data.
 
-    ``statistics`` may pass :func:`~agentmemory.stats.evaluation_statistics`
+    ``statistics`` may pass :func:`~agentmemory.analysis.statistics.evaluation_statistics`
     of ``evaluation`` with its own seed when the caller already computed it;
-    the artifact holds its :meth:`~agentmemory.stats.Statistics.to_dict`.
+    the artifact holds its :meth:`~agentmemory.analysis.statistics.Statistics.to_dict`.
     """
     if statistics is None:
         statistics = evaluation_statistics(evaluation, seed=evaluation.seed)

@@ -1,7 +1,7 @@
 """The evaluation runner: systems (retrievers and run files) over a collection's queries, scored per query.
 
 A *system* is a retriever (any spec :mod:`agentmemory.retrievers` resolves)
-or a run file of another memory system (:mod:`agentmemory.runs`).  Both are
+or a run file of another memory system (:mod:`agentmemory.evaluation.runfiles`).  Both are
 scored the same way; a run holds no scores below its depth, so what needs
 them (tie analysis past its last hit, "why not retrieved") is marked not
 available for it.
@@ -9,15 +9,15 @@ available for it.
 **Relevance.**  ``relevance="direct"`` (the default) is trec_eval's: a hit is
 relevant when it is judged so.  ``relevance="provenance"`` credits a hit with
 the judged sources its ``derived_from`` chain reaches, each source once
-(:mod:`agentmemory.provenance`): evidence-level numbers, their own family
+(:mod:`agentmemory.metrics.provenance`): evidence-level numbers, their own family
 (trec_eval has no equivalent); only measures with a provenance definition
 are computed, the others are listed in :attr:`Evaluation.unscored`, and no
 tie analysis is made.
 
-:func:`evaluate` builds one :class:`~agentmemory.store.MemoryStore` whose
+:func:`evaluate` builds one :class:`~agentmemory.store.core.MemoryStore` whose
 event ids and timestamps are derived from the run's inputs and seed
-(:class:`~agentmemory.events.HashIds` namespaced by the collection digest and
-seed; a :class:`~agentmemory.events.SteppingClock` starting at the latest
+(:class:`~agentmemory.store.events.HashIds` namespaced by the collection digest and
+seed; a :class:`~agentmemory.store.events.SteppingClock` starting at the latest
 ``created_at`` of the corpus, one second per event), adds every entry, and
 asks each retriever for the top ``k`` of every judged query.  The same
 inputs and seed therefore give the same result and the same log.
@@ -45,17 +45,17 @@ from functools import partial
 from os import PathLike
 from typing import Any
 
-from .collection import Collection, require_judgments
-from .errors import ParameterError, UnknownNameError, check_positive_int, check_seed
-from .events import HashIds, SteppingClock
-from .metrics import Measure, compute_measures, parse_measures
-from .provenance import Credited, ancestors_of, credit
-from .records import Event, Hit, MemoryEntry, Query
-from .retrievers import DEFAULT_RETRIEVERS, RetrieverLike, RetrieverSpec, capabilities, resolve_retrievers
-from .runs import RunFile, bind_run, parse_run_option, read_run_file
-from .scoring import default_measures
-from .store import MemoryStore
-from .tieaware import TieReport, tie_reports
+from agentmemory.datasets.collection import Collection, require_judgments
+from agentmemory.errors import ParameterError, UnknownNameError, check_positive_int, check_seed
+from agentmemory.evaluation.runfiles import RunFile, bind_run, parse_run_option, read_run_file
+from agentmemory.metrics import Measure, compute_measures, parse_measures
+from agentmemory.metrics.provenance import Credited, ancestors_of, credit
+from agentmemory.metrics.scoring import default_measures
+from agentmemory.metrics.tieaware import TieReport, tie_reports
+from agentmemory.records import Event, Hit, MemoryEntry, Query
+from agentmemory.retrievers import DEFAULT_RETRIEVERS, RetrieverLike, RetrieverSpec, capabilities, resolve_retrievers
+from agentmemory.store.core import MemoryStore
+from agentmemory.store.events import HashIds, SteppingClock
 
 __all__ = [
     "RELEVANCE_MODES",
@@ -88,7 +88,7 @@ class QueryResult:
     ``tie_at_cutoff`` is true when the entry just below the cutoff has the
     same score as the ``k``-th hit (the tie rule, not the scores, decided
     what made the cut).  ``ties`` (when the evaluation ran with ``ties=True``)
-    maps each measure to its :class:`~agentmemory.tieaware.TieReport`: the
+    maps each measure to its :class:`~agentmemory.metrics.tieaware.TieReport`: the
     value under the tie rule, its expectation over all orderings of tied
     scores, and the worst and best it could be.
     """
@@ -270,15 +270,15 @@ class Evaluation:
         return pd.DataFrame(rows, columns=["system", "query", "group", "measure", "value"])
 
     def table(self, baseline: str | None = None, *, confidence: float = 0.95, alpha: float = 0.05) -> Any:
-        """The comparison table as a pandas DataFrame (see :func:`agentmemory.compare.comparison_frame`).
+        """The comparison table as a pandas DataFrame (see :func:`agentmemory.analysis.comparison_table.comparison_frame`).
 
         One row per system (the baseline first named, default the first
         system); per measure its mean, interval, the Holm-adjusted p-value
         against the baseline and the counts of queries above and below it.
         The statistics are seeded by the evaluation's seed.
         """
-        from .compare import comparison_frame
-        from .stats import evaluation_statistics
+        from agentmemory.analysis.comparison_table import comparison_frame
+        from agentmemory.analysis.statistics import evaluation_statistics
 
         statistics = evaluation_statistics(self, seed=self.seed, baseline=baseline, confidence=confidence, alpha=alpha)
         return comparison_frame(self, statistics)
@@ -336,7 +336,7 @@ def _check_relevance(relevance: object) -> str:
 
 
 def _as_run(item: RunFile | tuple[str, str] | str) -> RunFile:
-    """A run given as a :class:`~agentmemory.runs.RunFile`, a ``(name, path)`` pair or ``"NAME=PATH"`` text."""
+    """A run given as a :class:`~agentmemory.evaluation.runfiles.RunFile`, a ``(name, path)`` pair or ``"NAME=PATH"`` text."""
     if isinstance(item, RunFile):
         return item
     if isinstance(item, str):
@@ -345,7 +345,10 @@ def _as_run(item: RunFile | tuple[str, str] | str) -> RunFile:
     if isinstance(item, tuple) and len(item) == 2 and all(isinstance(x, (str, PathLike)) for x in item):
         return read_run_file(item[1], str(item[0]))
     raise ParameterError(
-        "runs", item, "is not a run", 'pass agentmemory.runs.read_run_file(...), ("name", "path") or "name=path"'
+        "runs",
+        item,
+        "is not a run",
+        'pass agentmemory.evaluation.runfiles.read_run_file(...), ("name", "path") or "name=path"',
     )
 
 
@@ -389,15 +392,15 @@ def evaluate(
     (``"bm25[k1=0.9,b=0.4]"``), ``"package.module:attribute"``, factories,
     or a retriever instance (unscoped collections only); ``None`` or ``()``
     for none (then ``runs`` must name one).  ``runs`` are run files
-    (:func:`agentmemory.runs.read_run_file`, ``("name", "path")`` or
+    (:func:`agentmemory.evaluation.runfiles.read_run_file`, ``("name", "path")`` or
     ``"name=path"``), checked against the collection
-    (:func:`agentmemory.runs.bind_run`; ``lenient_run`` drops and lists the
+    (:func:`agentmemory.evaluation.runfiles.bind_run`; ``lenient_run`` drops and lists the
     lines naming unknown queries or entries, or hits out of scope).  A judged
     query a run does not mention retrieved nothing (trec_eval ``-c``).
 
     ``measures`` adds to the defaults (P@k, R@k, RR, RR@k, nDCG@k, AP@k).
     ``relevance`` is ``"direct"`` or ``"provenance"`` (module docstring).
-    ``ties`` computes a :class:`~agentmemory.tieaware.TieReport` per query and
+    ``ties`` computes a :class:`~agentmemory.metrics.tieaware.TieReport` per query and
     measure (measures without a tie-aware formula get none) from the scores
     of every entry that could reach the top ``k`` (those scoring at least the
     ``k``-th hit: the hits themselves unless a tie crosses the cutoff, so the

@@ -51,8 +51,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from .errors import ParameterError, quote
-from .records import MemoryEntry
+from agentmemory.errors import ParameterError, quote
+from agentmemory.records import MemoryEntry
 
 __all__ = ["Credited", "ancestors_of", "credit"]
 

@@ -17,7 +17,7 @@ A command that writes files (``agentmemory eval``, ``agentmemory retrieve``,
    validates: an id a TREC file cannot hold, a NaN score, text UTF-8 cannot
    encode are refused here, while no file has been touched.
 4. **Write** (:meth:`OutputPlan.write`): every file is first written to a
-   temporary file beside its destination (:func:`agentmemory.io.stage`); only
+   temporary file beside its destination (:func:`agentmemory.files.atomic.stage`); only
    when all are written are they renamed into place, in declaration order.
    If any temporary file cannot be written, all are removed (and the folders
    the plan created), and every destination keeps its old bytes.
@@ -36,8 +36,8 @@ from collections.abc import Iterable
 from os import PathLike
 from pathlib import Path
 
-from .errors import ParameterError, quote
-from .io import commit, make_folders, remove_folders, stage
+from agentmemory.errors import ParameterError, quote
+from agentmemory.files.atomic import commit, make_folders, remove_folders, stage
 
 __all__ = ["OutputPlan", "collection_inputs"]
 

@@ -13,10 +13,10 @@ What ``agentmemory store ...`` runs, as functions:
   as ``queries.jsonl``.  Judge those, and ``agentmemory eval --run``
   evaluates what the agent actually retrieved.  Each search's query id in
   both files is the id it was given, else
-  :func:`~agentmemory.backend.anonymous_query_id` of its text and time.
+  :func:`~agentmemory.store.backend.anonymous_query_id` of its text and time.
 * :func:`store_stats`: counts, first and last event, size on disk.
 
-Functions that only read take a :class:`~agentmemory.store.MemoryStore` or
+Functions that only read take a :class:`~agentmemory.store.core.MemoryStore` or
 the path of a store file; a path is opened read-only, without building any
 index, and closed again.
 """
@@ -32,14 +32,14 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Union
 
-from .backend import MemoryBackend, Retrieval, StoreError
-from .collection import Collection
-from .errors import ParameterError, UnknownNameError
-from .records import MemoryEntry, Query
+from agentmemory.datasets.collection import Collection
+from agentmemory.errors import ParameterError, UnknownNameError
+from agentmemory.records import MemoryEntry, Query
+from agentmemory.store.backend import MemoryBackend, Retrieval, StoreError
 
 if TYPE_CHECKING:
-    from .persist import SQLiteBackend
-    from .store import MemoryStore
+    from agentmemory.store.core import MemoryStore
+    from agentmemory.store.sqlite import SQLiteBackend
 
 __all__ = [
     "UNINDEXED",
@@ -103,13 +103,13 @@ def parse_time(text: str, name: str = "time") -> datetime:
 @contextmanager
 def _reading(source: Source) -> Iterator[MemoryBackend | SQLiteBackend]:
     """The backend of ``source``: a store's own, or a store file opened read-only (and closed after)."""
-    from .store import MemoryStore
+    from agentmemory.store.core import MemoryStore
 
     if isinstance(source, MemoryStore):
         source._backend.check_open()
         yield source._backend
         return
-    from .persist import SQLiteBackend
+    from agentmemory.store.sqlite import SQLiteBackend
 
     backend = SQLiteBackend.open(source, readonly=True)
     try:
@@ -209,7 +209,7 @@ def export_run(
         StoreError: one query id searched twice in the window.
         UnknownNameError: no such recorded retriever.
     """
-    from .trec import write_run
+    from agentmemory.files.trec import write_run
 
     if not isinstance(retriever, str) or not retriever:
         raise ParameterError(option, retriever, "is not a retriever name", "name a recorded retriever (key or label)")
@@ -249,8 +249,8 @@ def export_queries(
     query's own time when it had one, else when it was searched.  A query
     id searched with different texts (or tags, scope, group) is an error.
     """
-    from .datasets.beir import query_line
-    from .io import atomic_write_text
+    from agentmemory.datasets.beir import query_line
+    from agentmemory.files.atomic import atomic_write_text
 
     found = retrievals(source, retriever=retriever, since=since, until=until, option=option)
     lines: dict[str, Query] = {}
@@ -337,7 +337,7 @@ def import_collection(store: MemoryStore, collection: Collection, *, split: str 
     Raises:
         ParameterError: an entry or query id the store already has.
     """
-    from .datasets.beir import _check_split
+    from agentmemory.datasets.beir import _check_split
 
     _check_split(split)
     store._check_writable()
@@ -371,7 +371,7 @@ def import_collection(store: MemoryStore, collection: Collection, *, split: str 
 
 def store_collection(source: Source, *, split: str = "test", name: str | None = None) -> Collection:
     """The store's content as a :class:`Collection`: its live entries (newest versions), queries and ``split``'s judgments."""
-    from .store import MemoryStore
+    from agentmemory.store.core import MemoryStore
 
     if isinstance(source, MemoryStore):
         entries = tuple(source)
@@ -401,8 +401,8 @@ def export_collection(source: Source, folder: str | PathLike[str]) -> dict[str, 
     empty but for its header, when it holds none), so the folder loads.
     Returns the written files (relative POSIX path -> sha256), sorted.
     """
-    from .datasets.beir import write_collection
-    from .store import MemoryStore
+    from agentmemory.datasets.beir import write_collection
+    from agentmemory.store.core import MemoryStore
 
     if isinstance(source, MemoryStore):
         splits = list(source._backend.judgments()) or ["test"]
@@ -417,7 +417,7 @@ def export_collection(source: Source, folder: str | PathLike[str]) -> dict[str, 
 
 
 def store_stats(source: Source) -> dict[str, Any]:
-    """A store file's counts (see :meth:`agentmemory.persist.SQLiteBackend.stats`)."""
+    """A store file's counts (see :meth:`agentmemory.store.sqlite.SQLiteBackend.stats`)."""
     with _reading(source) as backend:
         if isinstance(backend, MemoryBackend):
             raise StoreError(backend.where, "has no file to describe", "open a store file with MemoryStore.open(path)")

@@ -12,7 +12,7 @@ blank lines ignored, UTF-8):
 
 Reading is strict where trec_eval is strict or silently wrong: a wrong
 number of fields, a score that is not a number by the rule of
-:mod:`agentmemory.numeric` (NaN included: it cannot be ranked; ``1_0``,
+:mod:`agentmemory.files.numbers` (NaN included: it cannot be ranked; ``1_0``,
 ``１`` and other spellings Python reads but ``atof`` does not), a relevance
 that is not an integer by that module's rule (trec_eval would truncate
 ``1.5`` to 1 without a word), an id holding a control character (C reads
@@ -26,7 +26,7 @@ scored against it.
 :func:`format_run` and :func:`format_qrels` render a file's exact text
 (checking every id, score and grade); :func:`write_run` and
 :func:`write_qrels` write that text through
-:func:`agentmemory.io.atomic_write_text`, so a failed write leaves no
+:func:`agentmemory.files.atomic.atomic_write_text`, so a failed write leaves no
 partial file.  Scores are written as ``repr(float(score))``,
 the shortest text that parses back to the same double, so trec_eval ranks
 the file exactly as the scores in memory: no ties are created or broken by
@@ -43,9 +43,9 @@ from collections.abc import Iterable, Mapping
 from os import PathLike
 
 from agentmemory.errors import InputError, ParameterError, quote
-from agentmemory.inputs import read_bytes
-from agentmemory.io import atomic_write_text
-from agentmemory.numeric import INTEGER_FORM, NUMBER_FORM, NumberTextError, parse_integer, parse_number
+from agentmemory.files.atomic import atomic_write_text
+from agentmemory.files.numbers import INTEGER_FORM, NUMBER_FORM, NumberTextError, parse_integer, parse_number
+from agentmemory.files.reading import read_bytes
 from agentmemory.records import Hit, id_problem
 
 __all__ = [
@@ -143,7 +143,7 @@ def read_qrels(path: str | PathLike[str]) -> dict[str, dict[str, int]]:
         InputError: ``path`` is not a regular file; the file holds no
             judgment; a line has other than 4 fields, an id with a control
             character, or a relevance that is not an integer (an optional
-            sign and ASCII digits, see :mod:`agentmemory.numeric`); or a
+            sign and ASCII digits, see :mod:`agentmemory.files.numbers`); or a
             document is judged twice for one query.
     """
     qrels: dict[str, dict[str, int]] = {}
@@ -170,7 +170,7 @@ def read_run(path: str | PathLike[str]) -> dict[str, dict[str, float]]:
 
     Lines are ``query_id Q0 doc_id rank score run_tag``; the rank column is
     ignored (rank with :func:`trec_order`).  Scores are decimal or exponent
-    notation in ASCII, or ``inf``/``-inf`` (:func:`agentmemory.numeric.parse_number`);
+    notation in ASCII, or ``inf``/``-inf`` (:func:`agentmemory.files.numbers.parse_number`);
     not ``nan``, not digit-group underscores, not other scripts' digits.
 
     Raises:

@@ -19,13 +19,13 @@ from typing import Any
 
 import numpy as np
 
-from .collection import Collection
-from .datasets.synthetic import synthetic_collection
-from .errors import ParameterError, check_positive_int, check_seed
-from .evaluate import Evaluation, evaluate, mean
-from .metrics import Measure, compute_measures
-from .retrievers import RetrieverLike, resolve_retrievers
-from .tables import seed_measures
+from agentmemory.analysis.text_tables import seed_measures
+from agentmemory.datasets.collection import Collection
+from agentmemory.datasets.synthetic import synthetic_collection
+from agentmemory.errors import ParameterError, check_positive_int, check_seed
+from agentmemory.evaluation.runner import Evaluation, evaluate, mean
+from agentmemory.metrics import Measure, compute_measures
+from agentmemory.retrievers import RetrieverLike, resolve_retrievers
 
 __all__ = ["CURVES", "QUANTILES", "SWEEP_KEYS", "cutoff_means", "k_sweep", "seed_sweep", "summarize_sweep"]
 
@@ -68,7 +68,7 @@ def cutoff_means(
     so the top ``k`` of a run at ``k`` is the first ``k`` hits of a deeper
     run; and ``name@k`` looks at the first ``k`` hits only.  So each value is
     what ``evaluate(collection, retrievers, k=k, seed=seed)`` reports as the
-    mean of ``name@k``: :func:`~agentmemory.evaluate.mean` (``math.fsum / n``)
+    mean of ``name@k``: :func:`~agentmemory.evaluation.runner.mean` (``math.fsum / n``)
     over ``RetrieverResult.headline`` of the measure on each query's hits.
     Returns ``{retriever name: {measure name: [mean at each k, ks ascending]}}``.
 
@@ -103,7 +103,7 @@ def k_sweep(
 ) -> dict[str, Any]:
     """Mean R@k, P@k and nDCG@k of every retriever for every ``k`` in ``ks``.
 
-    One :func:`~agentmemory.evaluate.evaluate` run at depth ``max(ks)``
+    One :func:`~agentmemory.evaluation.runner.evaluate` run at depth ``max(ks)``
     computes every cutoff (:func:`cutoff_means`): the top ``k`` under the
     ranking rule is the first ``k`` of the top ``max(ks)``, so each value
     equals what ``evaluate(collection, retrievers, k=k, seed=seed)`` reports.
@@ -154,10 +154,10 @@ def seed_sweep(
         {"seed", "n_entries", "retriever", "label", "digest", "queries",
          "R@k": mean, "P@k": mean, "RR": mean}
 
-    The measures are :func:`agentmemory.tables.seed_measures`, their means
+    The measures are :func:`agentmemory.analysis.text_tables.seed_measures`, their means
     over the headline queries, which ``queries`` counts.  The evaluation
     seed is the generator seed.  ``RR`` is the mean reciprocal rank over
-    the retrieved top ``k`` (as in :func:`~agentmemory.evaluate.evaluate`),
+    the retrieved top ``k`` (as in :func:`~agentmemory.evaluation.runner.evaluate`),
     i.e. RR@k.  ``progress`` shows a tqdm bar over the seed x size pairs.
 
     Raises:

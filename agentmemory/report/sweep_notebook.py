@@ -1,10 +1,10 @@
 """The sweep notebook's helpers: metrics as functions of k, and how much a small evaluation moves across seeds.
 
-* :func:`k_curves`: :func:`agentmemory.sweep.k_sweep` for ``k = 1 .. k_max``
+* :func:`k_curves`: :func:`agentmemory.evaluation.sweeps.k_sweep` for ``k = 1 .. k_max``
   on one collection.
-* :func:`seed_rows`: :func:`agentmemory.sweep.seed_sweep` for every
+* :func:`seed_rows`: :func:`agentmemory.evaluation.sweeps.seed_sweep` for every
   collection shape (entries x queries) of the setup, rows in shape order.
-* :func:`summaries`: :func:`agentmemory.sweep.summarize_sweep` per shape
+* :func:`summaries`: :func:`agentmemory.evaluation.sweeps.summarize_sweep` per shape
   (quantiles with numpy's linear interpolation).
 * :func:`quantile_table` and :func:`spread_statement`: those quantiles as a
   table, and in words: the 5%-95% range of each retriever's mean at the
@@ -19,11 +19,11 @@ from typing import Any
 
 import pandas as pd
 
-from ..errors import ParameterError
-from ..sweep import QUANTILES, k_sweep, seed_sweep, summarize_sweep
-from ..tables import seed_measures
-from .display import Markdown, Table
-from .params import SweepSetup
+from agentmemory.analysis.text_tables import seed_measures
+from agentmemory.errors import ParameterError
+from agentmemory.evaluation.sweeps import QUANTILES, k_sweep, seed_sweep, summarize_sweep
+from agentmemory.report.display import Markdown, Table
+from agentmemory.report.params import SweepSetup
 
 __all__ = [
     "head_to_head",
@@ -41,8 +41,8 @@ __all__ = [
 def sweep_measures(k: int) -> list[str]:
     """The seed sweep's measures: ``R@k``, ``P@k`` and ``RR`` (RR over the top k, whose mean is MRR).
 
-    They are :func:`agentmemory.tables.seed_measures`, the columns of
-    :func:`agentmemory.sweep.seed_sweep`'s rows.
+    They are :func:`agentmemory.analysis.text_tables.seed_measures`, the columns of
+    :func:`agentmemory.evaluation.sweeps.seed_sweep`'s rows.
     """
     return list(seed_measures(k))
 
@@ -73,12 +73,12 @@ def sweep_overview(setup: SweepSetup) -> Markdown:
 
 
 def k_curves(setup: SweepSetup) -> dict[str, Any]:
-    """:func:`agentmemory.sweep.k_sweep` of the setup's collection and retrievers for ``k = 1 .. k_max``."""
+    """:func:`agentmemory.evaluation.sweeps.k_sweep` of the setup's collection and retrievers for ``k = 1 .. k_max``."""
     return k_sweep(setup.collection, setup.retrievers, setup.ks, seed=setup.seed, progress=setup.progress)
 
 
 def seed_rows(setup: SweepSetup) -> list[dict[str, Any]]:
-    """:func:`agentmemory.sweep.seed_sweep` for each shape of the setup, concatenated (shape, then seed, then retriever)."""
+    """:func:`agentmemory.evaluation.sweeps.seed_sweep` for each shape of the setup, concatenated (shape, then seed, then retriever)."""
     rows: list[dict[str, Any]] = []
     for config in setup.configs:
         rows += seed_sweep(
@@ -94,7 +94,7 @@ def seed_rows(setup: SweepSetup) -> list[dict[str, Any]]:
 
 
 def summaries(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """:func:`agentmemory.sweep.summarize_sweep` per shape (entries, queries), shapes in order of appearance.
+    """:func:`agentmemory.evaluation.sweeps.summarize_sweep` per shape (entries, queries), shapes in order of appearance.
 
     Each summary also carries ``queries``, the shape's number of queries.
 

@@ -17,8 +17,8 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError, MissingFileError, ParameterError
-from .records import MemoryEntry, Query
+from agentmemory.errors import InputError, MissingFileError, ParameterError
+from agentmemory.records import MemoryEntry, Query
 
 __all__ = ["Collection", "collection_summary", "default_collection_path", "require_judgments"]
 
@@ -108,7 +108,7 @@ def require_judgments(collection: Collection, path: str | PathLike[str] | None =
     """
     if collection.judged_queries:
         return
-    from .trec import NO_JUDGMENTS
+    from agentmemory.files.trec import NO_JUDGMENTS
 
     if path is not None:
         root = Path(path)
@@ -132,7 +132,7 @@ def default_collection_path() -> Path:
     Installed wheels carry it inside the package (``agentmemory/_fixtures``);
     a source checkout or editable install finds ``fixtures/`` beside the package.
     """
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parent.parent  # the package folder
     for candidate in (here / "_fixtures" / "assistant-notes", here.parent / "fixtures" / "assistant-notes"):
         if (candidate / "corpus.jsonl").is_file():
             return candidate

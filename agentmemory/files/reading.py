@@ -15,7 +15,7 @@ reads through this module, so a bad input gets the same words everywhere:
   :class:`~agentmemory.errors.InputError` naming the file, the line and the
   field (its JSON path): a syntax error; ``NaN``, ``Infinity`` or
   ``-Infinity`` (not JSON, and a number nothing can rank); an integer of more
-  than :data:`~agentmemory.numeric.MAX_DIGITS` digits (Python refuses to
+  than :data:`~agentmemory.files.numbers.MAX_DIGITS` digits (Python refuses to
   convert it); nesting too deep for Python's parser (``RecursionError``); a
   lone UTF-16 surrogate escape such as ``"\\ud800"`` (a string UTF-8 cannot
   encode, so no artifact could hold it).
@@ -40,8 +40,8 @@ from operator import itemgetter
 from os import PathLike
 from typing import Any
 
-from .errors import InputError, MissingFileError, quote
-from .numeric import MAX_DIGITS
+from agentmemory.errors import InputError, MissingFileError, quote
+from agentmemory.files.numbers import MAX_DIGITS
 
 __all__ = ["decode_utf8", "json_lines", "json_values", "parse_json", "path_kind", "read_bytes"]
 

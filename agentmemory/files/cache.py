@@ -11,7 +11,7 @@ embeds the entries of each ``add`` once per encoder and keeps the vectors in
 versions), the sha256 of the texts).  So a second evaluation of the same
 collection with the same encoder reads the vectors instead of computing them,
 and any change of text, model or encoder version misses the cache.  Files are
-written atomically (:func:`agentmemory.io.atomic_write_bytes`): a reader sees
+written atomically (:func:`agentmemory.files.atomic.atomic_write_bytes`): a reader sees
 a whole file or none.
 
 A file that cannot be read, that fails its checks (its recorded key, shape,
@@ -36,8 +36,8 @@ from typing import Any
 
 import numpy as np
 
-from .errors import shorten
-from .io import atomic_write_bytes
+from agentmemory.errors import shorten
+from agentmemory.files.atomic import atomic_write_bytes
 
 __all__ = [
     "CACHE_ENV",

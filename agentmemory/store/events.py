@@ -1,6 +1,6 @@
 """The append-only event log, with injectable clocks and id sources.
 
-A :class:`~agentmemory.store.MemoryStore` records every change and every
+A :class:`~agentmemory.store.core.MemoryStore` records every change and every
 retrieval as an :class:`~agentmemory.records.Event`.  Where the event id and
 timestamp come from is injected:
 
@@ -17,8 +17,8 @@ import secrets
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timedelta, timezone
 
-from .errors import ParameterError
-from .records import Event
+from agentmemory.errors import ParameterError
+from agentmemory.records import Event
 
 __all__ = [
     "LATEST",

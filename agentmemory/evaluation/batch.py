@@ -1,22 +1,22 @@
 """Batch retrieval: every query of a collection against one retriever.
 
 :func:`retrieve_all` adds the collection's entries to a
-:class:`~agentmemory.store.MemoryStore` (partitioned by scope: an entry is
+:class:`~agentmemory.store.core.MemoryStore` (partitioned by scope: an entry is
 only found by queries of its own scope, and statistics such as BM25's IDF
 are per scope), then asks the query's partition for every query in
 collection order through :meth:`MemoryStore.search_all`, the one loop over
 queries that :func:`agentmemory.evaluate` uses too.  Retrievals are not
-logged; the result is what :func:`agentmemory.trec.write_run` needs, once
+logged; the result is what :func:`agentmemory.files.trec.write_run` needs, once
 turned into ``{query_id: [(entry_id, score), ...]}``.
 """
 
 from __future__ import annotations
 
-from .collection import Collection
-from .errors import ParameterError, check_positive_int
-from .records import Hit
-from .retrievers import RetrieverLike, resolve_retrievers
-from .store import MemoryStore
+from agentmemory.datasets.collection import Collection
+from agentmemory.errors import ParameterError, check_positive_int
+from agentmemory.records import Hit
+from agentmemory.retrievers import RetrieverLike, resolve_retrievers
+from agentmemory.store.core import MemoryStore
 
 __all__ = ["retrieve_all"]
 

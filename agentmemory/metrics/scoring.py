@@ -2,7 +2,7 @@
 
 :func:`score_run` is ``trec_eval -m <measures> [-c] qrels run`` in Python:
 
-* each query's documents are ranked with :func:`agentmemory.trec.trec_order`
+* each query's documents are ranked with :func:`agentmemory.files.trec.trec_order`
   (score descending, then document id descending), whatever order or rank
   numbers the run came with;
 * the queries scored are those in both the run and the qrels (trec_eval's
@@ -22,7 +22,7 @@ Means are computed with :func:`math.fsum` (exactly rounded), which can differ
 from trec_eval's running sum in the last bit.
 
 Two paths compute the per-query values, with identical results: small runs
-go query by query (:func:`~agentmemory.trec.trec_order`, then each measure's
+go query by query (:func:`~agentmemory.files.trec.trec_order`, then each measure's
 per-query function); larger ones are ranked once in NumPy by
 :mod:`agentmemory.metrics._batch` and measured by each measure's batch
 kernel.  The batch path declines, and the run is scored per query, when a
@@ -40,9 +40,9 @@ from itertools import repeat
 from typing import Any
 
 from agentmemory.errors import ParameterError, check_positive_int
+from agentmemory.files.trec import trec_order
 from agentmemory.metrics import Measure, compute_measures, parse_measures
 from agentmemory.metrics._batch import score_queries
-from agentmemory.trec import trec_order
 
 __all__ = [
     "DEFAULT_K",
@@ -123,9 +123,9 @@ def score_run(
 
     Args:
         qrels: query id -> (document id -> judged grade), as
-            :func:`agentmemory.trec.read_qrels` returns.
+            :func:`agentmemory.files.trec.read_qrels` returns.
         run: query id -> (document id -> score), as
-            :func:`agentmemory.trec.read_run` returns; the order inside is ignored.
+            :func:`agentmemory.files.trec.read_run` returns; the order inside is ignored.
         measures: measures, or their text (``"P@5,RR"``), see
             :func:`agentmemory.metrics.parse_measures`.
         complete: trec_eval ``-c``: average over every qrels query, scoring

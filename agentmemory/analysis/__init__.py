@@ -1,0 +1,1 @@
+"""Analysis of an evaluation: intervals, paired tests, Holm, comparison tables, the artifact."""
