@@ -15,18 +15,25 @@ if TYPE_CHECKING:  # the names below are imported on first use (PEP 562), so `ag
     from agentmemory.datasets import load, register_format
     from agentmemory.datasets.beir import load_collection
     from agentmemory.datasets.collection import Collection
-    from agentmemory.errors import AgentMemoryError, InputError, MissingFileError, ParameterError, UnknownNameError
+    from agentmemory.errors import (
+        AgentMemoryError,
+        InputError,
+        MissingFileError,
+        ParameterError,
+        StoreError,
+        StoreLockedError,
+        UnknownNameError,
+    )
     from agentmemory.evaluation.runner import Evaluation, evaluate
     from agentmemory.metrics import Measure, MeasureDef, QueryContext, parse_measure, register_measure
     from agentmemory.records import Event, Hit, MemoryEntry, Provenance, Query
     from agentmemory.retrievers import BM25, TagScorer, register_retriever
-    from agentmemory.store.backend import StoreError, StoreLockedError
     from agentmemory.store.core import MemoryStore
     from agentmemory.store.events import EventLog, HashIds, SteppingClock
 
 _WHERE = {
-    "StoreError": "store.backend",
-    "StoreLockedError": "store.backend",
+    "StoreError": "errors",
+    "StoreLockedError": "errors",
     "Collection": "datasets.collection",
     "load": "datasets",
     "register_format": "datasets",

@@ -14,10 +14,19 @@ Messages follow one shape so they can be tested to the letter:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from os import PathLike
+from pathlib import Path
 
 __all__ = [
+    "CacheWarning",
+    "RetrieverContractError",
+    "NotebookFailed",
+    "ReportParameterError",
+    "NumberTextError",
+    "StoreVersionError",
+    "StoreLockedError",
+    "StoreError",
     "AgentMemoryError",
     "InputError",
     "MissingFileError",
@@ -176,3 +185,84 @@ def check_seed(value: object, name: str = "seed") -> int:
     if value < 0:
         raise ParameterError(name, value, "is negative", f"{name} must be an integer >= 0")
     return value
+
+
+_VIOLATIONS_SHOWN = 12  # violations of the retriever contract listed in the message (all are in .violations)
+
+
+class StoreError(AgentMemoryError):
+    """A store cannot do what was asked: ``"<where>: <problem>; <what to do>"``.
+
+    ``where`` is the store's path (or ``in-memory store``).  Raised for a
+    file that is not a store, a closed or read-only handle, a full disk, a
+    write SQLite refused; nothing of the refused change is written.
+    """
+
+    def __init__(self, where: object, problem: str, advice: str) -> None:
+        self.where = str(where)
+        self.problem = problem
+        self.advice = advice
+        super().__init__(f"{self.where}: {problem}; {advice}")
+
+
+class StoreLockedError(StoreError, TimeoutError):
+    """Another process holds the store open for writing, and did not close it within the timeout."""
+
+
+class StoreVersionError(StoreError):
+    """The store's schema version is not the one this agentmemory writes (newer, or older and not migrated)."""
+
+
+class NumberTextError(AgentMemoryError, ValueError):
+    """Text that is not a number under this module's rules; ``problem`` says why (``"is not an integer"``)."""
+
+    def __init__(self, problem: str) -> None:
+        self.problem = problem
+        super().__init__(problem)
+
+
+class ReportParameterError(AgentMemoryError, ValueError):
+    """A notebook parameter was rejected.
+
+    ``str(err)`` is the message of the library error in :attr:`cause`,
+    unchanged.  IPython shows it as one line (``_render_traceback_``), so a
+    reader of the failed notebook sees the message, not a stack of frames.
+    """
+
+    def __init__(self, cause: AgentMemoryError) -> None:
+        self.cause = cause
+        super().__init__(str(cause))
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"{type(self).__name__}: {self}"]
+
+
+class NotebookFailed(AgentMemoryError):
+    """A notebook stopped on an error: ``"<notebook>: cell <n> raised <ename>: <evalue>"`` (one line).
+
+    ``bad_input`` is true when the cell refused a parameter (``ReportParameterError``).
+    """
+
+    def __init__(self, notebook: Path, ename: str, evalue: str, cell: object) -> None:
+        self.bad_input = ename == "ReportParameterError"
+        self.ename = ename
+        where = f"cell {cell}" if cell is not None else "a cell"
+        super().__init__(f"{notebook.as_posix()}: {where} raised {ename}: {shorten(' '.join(evalue.split()))}")
+
+
+class RetrieverContractError(AgentMemoryError, AssertionError):
+    """A retriever broke the contract of :func:`check_retriever`; ``violations`` lists how."""
+
+    def __init__(self, label: str, violations: Sequence[str]) -> None:
+        self.violations = tuple(violations)
+        shown = [f"- {v}" for v in self.violations[:_VIOLATIONS_SHOWN]]
+        if len(self.violations) > _VIOLATIONS_SHOWN:
+            shown.append(f"- ... and {len(self.violations) - _VIOLATIONS_SHOWN} more (all in .violations)")
+        super().__init__(
+            f"check_retriever({label}): {len(self.violations)} violation(s) of the retriever contract:\n"
+            + "\n".join(shown)
+        )
+
+
+class CacheWarning(UserWarning):
+    """A cache file was ignored (corrupt, from another version) or could not be written; the run goes on."""

@@ -46,25 +46,11 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agentmemory.errors import ParameterError
+from agentmemory.errors import ParameterError, RetrieverContractError
 from agentmemory.records import Hit, MemoryEntry, Query
 from agentmemory.retrievers import RetrieverSpec, capabilities, resolve_retriever
 
 __all__ = ["CONTRACT_ENTRIES", "CONTRACT_QUERIES", "RetrieverContractError", "check_retriever"]
-
-
-class RetrieverContractError(AssertionError):
-    """A retriever broke the contract of :func:`check_retriever`; ``violations`` lists how."""
-
-    def __init__(self, label: str, violations: Sequence[str]) -> None:
-        self.violations = tuple(violations)
-        shown = [f"- {v}" for v in self.violations[:_SHOWN]]
-        if len(self.violations) > _SHOWN:
-            shown.append(f"- ... and {len(self.violations) - _SHOWN} more (all in .violations)")
-        super().__init__(
-            f"check_retriever({label}): {len(self.violations)} violation(s) of the retriever contract:\n"
-            + "\n".join(shown)
-        )
 
 
 _SHOWN = 12

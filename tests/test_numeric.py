@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentmemory.files.numbers import MAX_DIGITS, NumberTextError, parse_integer, parse_number
+from agentmemory.errors import NumberTextError
+from agentmemory.files.numbers import MAX_DIGITS, parse_integer, parse_number
 
 # Spellings Python's int() reads that are not "an optional sign and ASCII digits".
 PYTHON_ONLY_INTEGERS = [

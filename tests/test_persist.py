@@ -22,9 +22,9 @@ import pytest
 from conftest import REPO_ROOT
 
 from agentmemory import HashIds, MemoryEntry, MemoryStore, ParameterError, Provenance, Query, SteppingClock
-from agentmemory.errors import MissingFileError
+from agentmemory.errors import MissingFileError, StoreError, StoreLockedError, StoreVersionError
 from agentmemory.store import sqlite as persist
-from agentmemory.store.backend import EntryVersion, StoreError, StoreLockedError, StoreVersionError, anonymous_query_id
+from agentmemory.store.backend import EntryVersion, anonymous_query_id
 from agentmemory.store.sqlite import APPLICATION_ID, SQLiteBackend
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)

@@ -8,9 +8,9 @@ from conftest import REPO_ROOT
 
 from agentmemory import evaluate
 from agentmemory.datasets import load
-from agentmemory.errors import MissingFileError
+from agentmemory.errors import MissingFileError, ReportParameterError
 from agentmemory.report import hardest, inputs, params, ranks, tables
-from agentmemory.report.params import SAMPLE, ReportParameterError, collection_setup, sample_collection_path
+from agentmemory.report.params import SAMPLE, collection_setup, sample_collection_path
 
 SAMPLE_FILE = REPO_ROOT / "fixtures" / "locomo-sample" / "locomo-sample.json"
 LONGMEMEVAL = "fixtures/longmemeval-sample/longmemeval-sample.json"

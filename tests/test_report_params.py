@@ -8,8 +8,8 @@ import pytest
 from conftest import REPO_ROOT
 
 from agentmemory.datasets.collection import default_collection_path
-from agentmemory.errors import AgentMemoryError, ParameterError, check_positive_int
-from agentmemory.report.params import SHIPPED, ReportParameterError, eval_setup, explore_setup
+from agentmemory.errors import AgentMemoryError, ParameterError, ReportParameterError, check_positive_int
+from agentmemory.report.params import SHIPPED, eval_setup, explore_setup
 
 GARDEN = REPO_ROOT / "tests" / "data" / "garden-notes"
 GOOD = {"seed": 7, "k": 5, "collection": "", "retrievers": "bm25,tags", "output_dir": ""}

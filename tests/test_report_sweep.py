@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from agentmemory.errors import ReportParameterError
 from agentmemory.evaluation.sweeps import k_sweep, seed_sweep, summarize_sweep
 from agentmemory.report import figures
 from agentmemory.report import sweep_notebook as sweeps
-from agentmemory.report.params import ReportParameterError, SweepConfig, parse_seeds, sweep_setup
+from agentmemory.report.params import SweepConfig, parse_seeds, sweep_setup
 
 GOOD = {
     "collection": "",

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from agentmemory import evaluate
 from agentmemory.cli.app import main
-from agentmemory.errors import ParameterError, UnknownNameError
+from agentmemory.errors import ParameterError, RetrieverContractError, UnknownNameError
 from agentmemory.records import Hit
 from agentmemory.retrievers import (
     BM25,
@@ -26,7 +26,7 @@ from agentmemory.retrievers import (
     resolve_retrievers,
 )
 from agentmemory.retrievers.spec import Spec, format_value, parse_spec, split_specs
-from agentmemory.testing import RetrieverContractError, check_retriever
+from agentmemory.testing import check_retriever
 
 GRAMMAR = (
     "write NAME, NAME[key=value,...] or package.module:attribute[key=value,...]; a value is a number, true, false, "

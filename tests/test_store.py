@@ -21,8 +21,9 @@ from agentmemory import (
     SteppingClock,
     UnknownNameError,
 )
+from agentmemory.errors import StoreError
 from agentmemory.retrievers import BM25, RETRIEVERS, register_retriever
-from agentmemory.store.backend import EntryVersion, StoreError
+from agentmemory.store.backend import EntryVersion
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
 SECOND = timedelta(seconds=1)

@@ -21,9 +21,10 @@ from agentmemory import (
     evaluate,
     load_collection,
 )
+from agentmemory.errors import StoreError
 from agentmemory.evaluation.runfiles import read_run_file
 from agentmemory.files.trec import read_run
-from agentmemory.store.backend import StoreError, anonymous_query_id
+from agentmemory.store.backend import anonymous_query_id
 from agentmemory.store.transfer import (
     export_collection,
     export_queries,

@@ -65,8 +65,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from agentmemory import __version__
-from agentmemory.errors import AgentMemoryError, ParameterError, UnknownNameError, check_positive_int, check_seed, quote
-from agentmemory.files.numbers import INTEGER_FORM, NumberTextError, parse_integer, parse_number
+from agentmemory.errors import (
+    AgentMemoryError,
+    NumberTextError,
+    ParameterError,
+    UnknownNameError,
+    check_positive_int,
+    check_seed,
+    quote,
+)
+from agentmemory.files.numbers import INTEGER_FORM, parse_integer, parse_number
 
 if TYPE_CHECKING:
     from agentmemory.datasets import FormatOption

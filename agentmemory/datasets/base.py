@@ -36,8 +36,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from agentmemory.datasets.collection import Collection
-from agentmemory.errors import InputError, MissingFileError, ParameterError, UnknownNameError, quote
-from agentmemory.files.numbers import INTEGER_FORM, NUMBER_FORM, NumberTextError, parse_integer, parse_number
+from agentmemory.errors import InputError, MissingFileError, NumberTextError, ParameterError, UnknownNameError, quote
+from agentmemory.files.numbers import INTEGER_FORM, NUMBER_FORM, parse_integer, parse_number
 from agentmemory.files.reading import path_kind
 from agentmemory.registry import Registry
 

@@ -45,8 +45,8 @@ from typing import Any
 
 from agentmemory.datasets.base import Format, FormatOption
 from agentmemory.datasets.collection import Collection
-from agentmemory.errors import InputError, MissingFileError, ParameterError, quote
-from agentmemory.files.numbers import INTEGER_FORM, NumberTextError, parse_integer
+from agentmemory.errors import InputError, MissingFileError, NumberTextError, ParameterError, quote
+from agentmemory.files.numbers import INTEGER_FORM, parse_integer
 from agentmemory.files.plan import OutputPlan
 from agentmemory.files.reading import decode_utf8, json_lines, json_values, path_kind, read_bytes
 from agentmemory.files.trec import TREC_ID_RULE, trec_id_problem

@@ -34,8 +34,8 @@ from os import PathLike
 from pathlib import Path
 
 from agentmemory.datasets.collection import Collection
-from agentmemory.errors import InputError, MissingFileError, ParameterError, quote
-from agentmemory.files.numbers import NUMBER_FORM, NumberTextError, parse_number
+from agentmemory.errors import InputError, MissingFileError, NumberTextError, ParameterError, quote
+from agentmemory.files.numbers import NUMBER_FORM, parse_number
 from agentmemory.files.reading import decode_utf8, parse_json, read_bytes
 from agentmemory.files.trec import TREC_ID_RULE, trec_id_problem, trec_order
 from agentmemory.records import Hit, MemoryEntry, Provenance, id_problem

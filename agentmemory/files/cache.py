@@ -36,13 +36,12 @@ from typing import Any
 
 import numpy as np
 
-from agentmemory.errors import shorten
+from agentmemory.errors import CacheWarning, shorten
 from agentmemory.files.atomic import atomic_write_bytes
 
 __all__ = [
     "CACHE_ENV",
     "FORMAT_VERSION",
-    "CacheWarning",
     "cache_dir",
     "embeddings_path",
     "load_embeddings",
@@ -55,10 +54,6 @@ CACHE_ENV = "AGENTMEMORY_CACHE"
 
 FORMAT_VERSION = 1
 """The version of the embedding cache file; a file of another version is recomputed (with a warning)."""
-
-
-class CacheWarning(UserWarning):
-    """A cache file was ignored (corrupt, from another version) or could not be written; the run goes on."""
 
 
 def cache_dir() -> Path:

@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import re
 
+from agentmemory.errors import NumberTextError
+
 __all__ = ["INTEGER_FORM", "MAX_DIGITS", "NUMBER_FORM", "NumberTextError", "parse_integer", "parse_number"]
 
 MAX_DIGITS = 4300
@@ -41,14 +43,6 @@ NUMBER_FORM = "ASCII digits with an optional sign, decimal point and exponent, o
 
 _INTEGER = re.compile(r"[+-]?([0-9]+)", re.ASCII)
 _NUMBER = re.compile(r"[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|(?i:inf|infinity))", re.ASCII)
-
-
-class NumberTextError(ValueError):
-    """Text that is not a number under this module's rules; ``problem`` says why (``"is not an integer"``)."""
-
-    def __init__(self, problem: str) -> None:
-        self.problem = problem
-        super().__init__(problem)
 
 
 def parse_integer(text: str) -> int:

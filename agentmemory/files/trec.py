@@ -42,9 +42,9 @@ import numbers
 from collections.abc import Iterable, Mapping
 from os import PathLike
 
-from agentmemory.errors import InputError, ParameterError, quote
+from agentmemory.errors import InputError, NumberTextError, ParameterError, quote
 from agentmemory.files.atomic import atomic_write_text
-from agentmemory.files.numbers import INTEGER_FORM, NUMBER_FORM, NumberTextError, parse_integer, parse_number
+from agentmemory.files.numbers import INTEGER_FORM, NUMBER_FORM, parse_integer, parse_number
 from agentmemory.files.reading import read_bytes
 from agentmemory.records import Hit, id_problem
 

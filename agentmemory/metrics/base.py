@@ -34,8 +34,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any
 
-from agentmemory.errors import ParameterError, UnknownNameError
-from agentmemory.files.numbers import NumberTextError, parse_integer
+from agentmemory.errors import NumberTextError, ParameterError, UnknownNameError
+from agentmemory.files.numbers import parse_integer
 from agentmemory.metrics import (
     average_precision,
     longmemeval,

@@ -63,7 +63,14 @@ from typing import Any, NamedTuple, NoReturn
 import nbformat
 
 from agentmemory.datasets.collection import default_collection_path
-from agentmemory.errors import AgentMemoryError, InputError, ParameterError, check_positive_int, check_seed, shorten
+from agentmemory.errors import (
+    AgentMemoryError,
+    InputError,
+    NotebookFailed,
+    ParameterError,
+    check_positive_int,
+    check_seed,
+)
 from agentmemory.files.atomic import atomic_write_text, sha256_file
 from agentmemory.files.numbers import INTEGER_FORM, NumberTextError, parse_integer
 from agentmemory.files.plan import OutputPlan
@@ -260,19 +267,6 @@ def _write_notebook(nb: nbformat.NotebookNode, path: Path) -> None:
 
 def _notebook_text(nb: nbformat.NotebookNode) -> str:
     return nbformat.writes(nb) + "\n"
-
-
-class NotebookFailed(AgentMemoryError):
-    """A notebook stopped on an error: ``"<notebook>: cell <n> raised <ename>: <evalue>"`` (one line).
-
-    ``bad_input`` is true when the cell refused a parameter (``ReportParameterError``).
-    """
-
-    def __init__(self, notebook: Path, ename: str, evalue: str, cell: object) -> None:
-        self.bad_input = ename == "ReportParameterError"
-        self.ename = ename
-        where = f"cell {cell}" if cell is not None else "a cell"
-        super().__init__(f"{notebook.as_posix()}: {where} raised {ename}: {shorten(' '.join(evalue.split()))}")
 
 
 def _reports_folder(reports: Path, cwd: Path) -> Path:

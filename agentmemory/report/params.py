@@ -36,6 +36,7 @@ from agentmemory.errors import (
     AgentMemoryError,
     MissingFileError,
     ParameterError,
+    ReportParameterError,
     UnknownNameError,
     check_positive_int,
     check_seed,
@@ -58,7 +59,6 @@ __all__ = [
     "CollectionSetup",
     "EvalSetup",
     "ExploreSetup",
-    "ReportParameterError",
     "SweepConfig",
     "SweepSetup",
     "collection_setup",
@@ -73,22 +73,6 @@ SHIPPED = "the shipped fixture"
 SAMPLE = "the shipped LoCoMo sample"
 SAMPLE_PATH = "fixtures/locomo-sample/locomo-sample.json"
 """Where the authored LoCoMo sample lives, relative to the repository root (the folder holding ``agentmemory/``)."""
-
-
-class ReportParameterError(AgentMemoryError, ValueError):
-    """A notebook parameter was rejected.
-
-    ``str(err)`` is the message of the library error in :attr:`cause`,
-    unchanged.  IPython shows it as one line (``_render_traceback_``), so a
-    reader of the failed notebook sees the message, not a stack of frames.
-    """
-
-    def __init__(self, cause: AgentMemoryError) -> None:
-        self.cause = cause
-        super().__init__(str(cause))
-
-    def _render_traceback_(self) -> list[str]:
-        return [f"{type(self).__name__}: {self}"]
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from agentmemory.errors import AgentMemoryError
+from agentmemory.errors import StoreError
 from agentmemory.records import Event, Hit, MemoryEntry, Query
 from agentmemory.store.events import Clock, EventLog, IdSource
 
@@ -40,9 +40,6 @@ __all__ = [
     "EntryVersion",
     "MemoryBackend",
     "Retrieval",
-    "StoreError",
-    "StoreLockedError",
-    "StoreVersionError",
     "anonymous_query_id",
 ]
 
@@ -51,29 +48,6 @@ CHANGES = ("add", "derive", "update", "forget")
 
 IN_MEMORY = "in-memory store"
 """How messages name a store that has no path."""
-
-
-class StoreError(AgentMemoryError):
-    """A store cannot do what was asked: ``"<where>: <problem>; <what to do>"``.
-
-    ``where`` is the store's path (or ``in-memory store``).  Raised for a
-    file that is not a store, a closed or read-only handle, a full disk, a
-    write SQLite refused; nothing of the refused change is written.
-    """
-
-    def __init__(self, where: object, problem: str, advice: str) -> None:
-        self.where = str(where)
-        self.problem = problem
-        self.advice = advice
-        super().__init__(f"{self.where}: {problem}; {advice}")
-
-
-class StoreLockedError(StoreError, TimeoutError):
-    """Another process holds the store open for writing, and did not close it within the timeout."""
-
-
-class StoreVersionError(StoreError):
-    """The store's schema version is not the one this agentmemory writes (newer, or older and not migrated)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -67,15 +67,9 @@ from types import MappingProxyType
 from typing import Any
 
 from agentmemory import __version__
-from agentmemory.errors import MissingFileError, ParameterError
+from agentmemory.errors import MissingFileError, ParameterError, StoreError, StoreLockedError, StoreVersionError
 from agentmemory.records import NO_METADATA, Event, Hit, MemoryEntry, Provenance, Query
-from agentmemory.store.backend import (
-    EntryVersion,
-    Retrieval,
-    StoreError,
-    StoreLockedError,
-    StoreVersionError,
-)
+from agentmemory.store.backend import EntryVersion, Retrieval
 from agentmemory.store.events import Clock, EventLog, IdSource
 
 __all__ = [

@@ -33,9 +33,9 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Union
 
 from agentmemory.datasets.collection import Collection
-from agentmemory.errors import ParameterError, UnknownNameError
+from agentmemory.errors import ParameterError, StoreError, UnknownNameError
 from agentmemory.records import MemoryEntry, Query
-from agentmemory.store.backend import MemoryBackend, Retrieval, StoreError
+from agentmemory.store.backend import MemoryBackend, Retrieval
 
 if TYPE_CHECKING:
     from agentmemory.store.core import MemoryStore
