@@ -30,7 +30,8 @@ from agentmemory.metrics import (
     register_measure,
 )
 from agentmemory.metrics import scoring as scoring
-from agentmemory.metrics._batch import Ranked, count_per_query, rank_judged, score_queries
+from agentmemory.metrics.ranked import Ranked, count_per_query, rank_judged
+from agentmemory.metrics.scoring import score_queries
 
 ALL_MEASURES = parse_measures(
     "P@1,P@3,P@10,R@2,R@10,RR,RR@1,RR@3,nDCG@1,nDCG@3,nDCG@20,AP@2,AP@100,Success@1,Success@5,Rprec"

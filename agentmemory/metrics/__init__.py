@@ -1,4 +1,9 @@
-"""Retrieval measures as values (``P@5``, ``RR``, ``nDCG@10`` ...), with trec_eval semantics, in an open registry."""
+"""Retrieval measures as values (``P@5``, ``RR``, ``nDCG@10`` ...), with trec_eval semantics, in an open registry.
+
+What a measure author needs is public here: :class:`MeasureDef` (one record per measure), the per-query
+:class:`QueryContext`, the batch kernel's input :class:`Ranked` with its helpers, and the tie primitives
+:class:`TieContext` / :func:`expected_hits` for a tie-aware expectation.
+"""
 
 from agentmemory.metrics.base import (
     ALIASES,
@@ -10,6 +15,8 @@ from agentmemory.metrics.base import (
     register_measure,
 )
 from agentmemory.metrics.definition import CutoffRule, MeasureDef, QueryContext
+from agentmemory.metrics.ranked import Ranked, count_per_query, divide, log2_table, over_k
+from agentmemory.metrics.ties import TieContext, TieGroup, expected_hits
 
 __all__ = [
     "ALIASES",
@@ -18,7 +25,15 @@ __all__ = [
     "Measure",
     "MeasureDef",
     "QueryContext",
+    "Ranked",
+    "TieContext",
+    "TieGroup",
     "compute_measures",
+    "count_per_query",
+    "divide",
+    "expected_hits",
+    "log2_table",
+    "over_k",
     "parse_measure",
     "parse_measures",
     "register_measure",

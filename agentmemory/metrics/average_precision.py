@@ -7,10 +7,10 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from agentmemory.errors import check_positive_int
-from agentmemory.metrics._batch import Ranked, divide
 from agentmemory.metrics.definition import CutoffRule, MeasureDef, QueryContext
 from agentmemory.metrics.provenance import Credited
-from agentmemory.metrics.tieaware import TieContext
+from agentmemory.metrics.ranked import Ranked, divide
+from agentmemory.metrics.ties import TieContext
 
 __all__ = [
     "provenance_average_precision",

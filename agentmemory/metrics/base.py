@@ -36,17 +36,15 @@ from typing import Any
 
 from agentmemory.errors import NumberTextError, ParameterError, UnknownNameError
 from agentmemory.files.numbers import parse_integer
-from agentmemory.metrics import (
-    average_precision,
-    longmemeval,
-    ndcg,
-    precision,
-    r_precision,
-    recall,
-    reciprocal_rank,
-    success,
-)
+from agentmemory.metrics.average_precision import DEFINITION as AVERAGE_PRECISION
 from agentmemory.metrics.definition import CutoffRule, MeasureDef, QueryContext
+from agentmemory.metrics.longmemeval import DEFINITIONS as LONGMEMEVAL_DEFINITIONS
+from agentmemory.metrics.ndcg import DEFINITION as NDCG
+from agentmemory.metrics.precision import DEFINITION as PRECISION
+from agentmemory.metrics.r_precision import DEFINITION as R_PRECISION
+from agentmemory.metrics.recall import DEFINITION as RECALL
+from agentmemory.metrics.reciprocal_rank import DEFINITION as RECIPROCAL_RANK
+from agentmemory.metrics.success import DEFINITION as SUCCESS
 from agentmemory.registry import Registry
 
 __all__ = [
@@ -429,9 +427,10 @@ def compute_measures(
     return values
 
 
-for _module in (precision, recall, reciprocal_rank, ndcg, average_precision, success, r_precision):
-    register_measure(_module.DEFINITION)  # the built-in trec_eval measures, in the order the tables show them
-del _module
-for _definition in longmemeval.DEFINITIONS:  # LongMemEval's official measures, their own family
+# The built-in trec_eval measures, in the order the tables show them, then LongMemEval's official
+# measures (their own family).
+for _definition in (PRECISION, RECALL, RECIPROCAL_RANK, NDCG, AVERAGE_PRECISION, SUCCESS, R_PRECISION):
+    register_measure(_definition)
+for _definition in LONGMEMEVAL_DEFINITIONS:
     register_measure(_definition)
 del _definition

@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # only for annotations: importing them here would be a cycle 
     import numpy as np
 
     from agentmemory.metrics.provenance import Credited
-    from agentmemory.metrics.tieaware import TieContext
+    from agentmemory.metrics.ties import TieContext
 
 __all__ = ["CutoffRule", "MeasureDef", "QueryContext"]
 
@@ -74,7 +74,7 @@ class MeasureDef:
         description: one line naming the trec_eval equivalent (or the family
             the measure comes from, e.g. LongMemEval).
         batch: optional NumPy kernel, ``batch(ranked, k) -> ndarray`` (one value
-            per query of a :class:`~agentmemory.metrics._batch.Ranked`; ``k``
+            per query of a :class:`~agentmemory.metrics.ranked.Ranked`; ``k``
             is ``None`` without a cutoff); it must equal ``function`` exactly
             (``==``) with ``scope_ids=None``, as :func:`agentmemory.metrics.scoring.score_run`
             uses it only on runs without scopes.  Without it, ``score_run``

@@ -8,10 +8,10 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from agentmemory.errors import check_positive_int
-from agentmemory.metrics._batch import Ranked, divide, log2_table
 from agentmemory.metrics.definition import CutoffRule, MeasureDef, QueryContext
 from agentmemory.metrics.provenance import Credited
-from agentmemory.metrics.tieaware import TieContext
+from agentmemory.metrics.ranked import Ranked, divide, log2_table
+from agentmemory.metrics.ties import TieContext
 
 __all__ = ["provenance_ndcg", "DEFINITION", "batch_ndcg", "expected_ndcg", "ndcg"]
 

@@ -24,25 +24,27 @@ from trec_eval's running sum in the last bit.
 Two paths compute the per-query values, with identical results: small runs
 go query by query (:func:`~agentmemory.files.trec.trec_order`, then each measure's
 per-query function); larger ones are ranked once in NumPy by
-:mod:`agentmemory.metrics._batch` and measured by each measure's batch
+:mod:`agentmemory.metrics.ranked` and measured by each measure's batch
 kernel.  The batch path declines, and the run is scored per query, when a
 measure has no batch kernel (a measure registered without one) or the input
-cannot be scored exactly (see :mod:`agentmemory.metrics._batch`).  A run has
+cannot be scored exactly (see :mod:`agentmemory.metrics.ranked`).  A run has
 no scopes, so every measure sees ``scope_ids=None``.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import repeat
 from typing import Any
 
+import numpy as np
+
 from agentmemory.errors import ParameterError, check_positive_int
 from agentmemory.files.trec import trec_order
-from agentmemory.metrics import Measure, compute_measures, parse_measures
-from agentmemory.metrics._batch import score_queries
+from agentmemory.metrics.base import Measure, compute_measures, parse_measures
+from agentmemory.metrics.ranked import rank_judged
 
 __all__ = [
     "DEFAULT_K",
@@ -51,12 +53,13 @@ __all__ = [
     "default_measures",
     "format_runs_table",
     "format_table",
+    "score_queries",
     "score_run",
 ]
 
 _BATCH_MIN_WORK = 512
 """:func:`score_run` ranks and measures all queries at once in NumPy
-(:mod:`agentmemory.metrics._batch`) when ``documents + 32 * queries`` reaches
+(:mod:`agentmemory.metrics.ranked`) when ``documents + 32 * queries`` reaches
 this; below, per query, where NumPy's fixed cost (about 0.1 ms) would dominate.
 Both paths give the same numbers."""
 _NO_DOCS: dict[str, float] = {}
@@ -188,7 +191,7 @@ def _score_batch(
     """Per measure, the values of the ``scored`` queries from the NumPy batch path, or ``None``.
 
     ``None`` below :data:`_BATCH_MIN_WORK` and whenever
-    :func:`agentmemory.metrics._batch.score_queries` declines (a measure
+    :func:`score_queries` declines (a measure
     without a batch kernel, or an input it cannot score exactly).
     """
     docs = list(map(run.get, scored, repeat(_NO_DOCS)))
@@ -242,3 +245,24 @@ def format_table(result: ScoreResult, *, per_query: bool = False) -> str:
         lines.append("")
         lines.extend(_table(["query", *names], rows))
     return "\n".join(lines)
+
+
+def score_queries(
+    measures: Sequence[Measure], docs: Sequence[Mapping[str, float]], judged: Sequence[Mapping[str, int]]
+) -> list[np.ndarray] | None:
+    """Per measure, its value for every query (``docs[i]`` ranked against ``judged[i]``), or ``None``.
+
+    Each measure is computed by the batch kernel of its definition
+    (:attr:`~agentmemory.metrics.MeasureDef.batch`), called as
+    ``batch(ranked, measure.cutoff)``.  ``None`` means: score these queries
+    per query instead (a measure without a batch kernel, or inputs the batch
+    path does not take; see the module docs).
+    """
+    kernels = [k for k in (measure.definition.batch for measure in measures) if k is not None]
+    if len(kernels) != len(measures):
+        return None
+    ranked = rank_judged(docs, judged)
+    if ranked is None:
+        return None
+    with np.errstate(all="ignore"):  # inf grades give inf / inf = nan, as in the helpers
+        return [kernel(ranked, measure.cutoff) for kernel, measure in zip(kernels, measures)]

@@ -5,7 +5,7 @@ measures; each measure module also holds a batch kernel computing the same
 numbers for a whole run, bit for bit (the tests compare the two with ``==``
 and both with trec_eval).  This module ranks the run once for all of them
 (:func:`rank_judged` builds a :class:`Ranked`) and calls the kernels
-(:func:`score_queries`).
+(:func:`agentmemory.metrics.scoring.score_queries`).
 
 How (``N`` scored documents, ``J`` judgments):
 
@@ -30,7 +30,7 @@ How (``N`` scored documents, ``J`` judgments):
    Python's ``int / int`` (both exact below 2**53).  So every value equals
    the helper's exactly, not just to rounding.
 
-:func:`score_queries` returns ``None`` when it cannot promise that: an
+:func:`~agentmemory.metrics.scoring.score_queries` returns ``None`` when it cannot promise that: an
 input that is not a plain ``dict``, a score that is not a real number
 exactly representable as a double (or is NaN, which the per-query path
 reports with its document), a grade that is neither an integer nor a
@@ -45,14 +45,10 @@ from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import repeat
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-if TYPE_CHECKING:  # the measure modules import this one, and base imports them
-    from agentmemory.metrics.base import Measure
-
-__all__ = ["Ranked", "count_per_query", "divide", "log2_table", "over_k", "rank_judged", "score_queries"]
+__all__ = ["Ranked", "count_per_query", "divide", "log2_table", "over_k", "rank_judged"]
 
 _EXACT_INT = 2.0**53
 """Integers up to this magnitude are doubles exactly (and divide exactly as Python's int / int)."""
@@ -340,24 +336,3 @@ def rank_judged(docs: Sequence[Mapping[str, float]], judged: Sequence[Mapping[st
         ideal_pos=ideal_pos,
         ideal_gain=ideal_gain,
     )
-
-
-def score_queries(
-    measures: Sequence[Measure], docs: Sequence[Mapping[str, float]], judged: Sequence[Mapping[str, int]]
-) -> list[np.ndarray] | None:
-    """Per measure, its value for every query (``docs[i]`` ranked against ``judged[i]``), or ``None``.
-
-    Each measure is computed by the batch kernel of its definition
-    (:attr:`~agentmemory.metrics.MeasureDef.batch`), called as
-    ``batch(ranked, measure.cutoff)``.  ``None`` means: score these queries
-    per query instead (a measure without a batch kernel, or inputs the batch
-    path does not take; see the module docs).
-    """
-    kernels = [k for k in (measure.definition.batch for measure in measures) if k is not None]
-    if len(kernels) != len(measures):
-        return None
-    ranked = rank_judged(docs, judged)
-    if ranked is None:
-        return None
-    with np.errstate(all="ignore"):  # inf grades give inf / inf = nan, as in the helpers
-        return [kernel(ranked, measure.cutoff) for kernel, measure in zip(kernels, measures)]
