@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from agentmemory import evaluate
-from agentmemory.analysis.comparison_table import comparison_table, table_format
+from agentmemory.analysis.comparison_table import comparison_frame, comparison_table, table_format
 from agentmemory.analysis.statistics import evaluation_statistics, holm
 from agentmemory.cli.app import main
 from agentmemory.datasets.synthetic import synthetic_collection
@@ -73,14 +73,14 @@ def test_renderings_hold_the_same_numbers(large) -> None:
 
 
 def test_evaluation_exports_frames(large) -> None:
-    """to_frame is long (system, query, group, measure, value); table() is the comparison table's numbers."""
+    """to_frame is long (system, query, group, measure, value); comparison_frame is the comparison table's numbers."""
     long = large.to_frame()
     assert list(long.columns) == ["system", "query", "group", "measure", "value"]
     assert len(long) == 2 * 60 * 6
     assert long[(long.system == "BM25") & (long.measure == "R@5")].value.mean() == pytest.approx(
         large.result("bm25").means["R@5"]
     )
-    frame = large.table()
+    frame = comparison_frame(large)
     assert list(frame.index) == ["BM25", "Tag scorer"]
     assert frame.loc["Tag scorer", ("R@5", "marker")] == "▼"
     assert pd.isna(frame.loc["BM25", ("R@5", "p_holm_table")])

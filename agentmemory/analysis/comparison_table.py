@@ -27,7 +27,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agentmemory.analysis.statistics import BaselineComparison, Interval, Statistics, format_p, smallest_p_value
+from agentmemory.analysis.statistics import (
+    BaselineComparison,
+    Interval,
+    Statistics,
+    evaluation_statistics,
+    format_p,
+    smallest_p_value,
+)
 from agentmemory.analysis.text_tables import interval_cell, markdown_table
 from agentmemory.errors import ParameterError
 from agentmemory.evaluation.runner import Evaluation
@@ -254,14 +261,37 @@ def systems_table(
     )
 
 
-def comparison_frame(evaluation: Evaluation, statistics: Statistics) -> Any:
+def comparison_frame(
+    evaluation: Evaluation,
+    statistics: Statistics | None = None,
+    *,
+    baseline: str | None = None,
+    confidence: float = 0.95,
+    alpha: float = 0.05,
+) -> Any:
     """The comparison table's numbers as a pandas DataFrame (needs the ``report`` extra).
 
     Index: the systems' labels (baseline first); columns: a MultiIndex of
     (measure, field) with fields ``mean``, ``low``, ``high``, ``p_holm_table``,
     ``marker``, ``above``, ``below`` (``NaN``/empty for the baseline's test fields).
+
+    Without ``statistics`` they are computed here, seeded by the evaluation's
+    seed, against ``baseline`` (default the first system) at ``confidence`` and
+    ``alpha``; with ``statistics`` those three must be left at their defaults.
     """
-    import pandas as pd
+    import pandas as pd  # the report extra; `import agentmemory` never loads pandas
+
+    if statistics is None:
+        statistics = evaluation_statistics(
+            evaluation, seed=evaluation.seed, baseline=baseline, confidence=confidence, alpha=alpha
+        )
+    elif (baseline, confidence, alpha) != (None, 0.95, 0.05):
+        raise ParameterError(
+            "baseline/confidence/alpha",
+            (baseline, confidence, alpha),
+            "were given with statistics",
+            "they choose how statistics are computed: pass them to evaluation_statistics instead",
+        )
 
     table = comparison_table(evaluation, statistics)
     fields = ("mean", "low", "high", "p_holm_table", "marker", "above", "below")

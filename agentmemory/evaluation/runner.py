@@ -269,20 +269,6 @@ class Evaluation:
         ]
         return pd.DataFrame(rows, columns=["system", "query", "group", "measure", "value"])
 
-    def table(self, baseline: str | None = None, *, confidence: float = 0.95, alpha: float = 0.05) -> Any:
-        """The comparison table as a pandas DataFrame (see :func:`agentmemory.analysis.comparison_table.comparison_frame`).
-
-        One row per system (the baseline first named, default the first
-        system); per measure its mean, interval, the Holm-adjusted p-value
-        against the baseline and the counts of queries above and below it.
-        The statistics are seeded by the evaluation's seed.
-        """
-        from agentmemory.analysis.comparison_table import comparison_frame
-        from agentmemory.analysis.statistics import evaluation_statistics
-
-        statistics = evaluation_statistics(self, seed=self.seed, baseline=baseline, confidence=confidence, alpha=alpha)
-        return comparison_frame(self, statistics)
-
 
 def _required_measures(k: int, measures: Sequence[Measure | str] | str | None) -> tuple[Measure, ...]:
     chosen = list(default_measures(k))
