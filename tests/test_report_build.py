@@ -11,7 +11,8 @@ from conftest import EVAL_SECTIONS, REPO_ROOT
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from agentmemory.errors import InputError
-from agentmemory.report.build import build, main, normalize_notebook, render_html
+from agentmemory.report.build import build, main
+from agentmemory.report.render import normalize_notebook, render_html
 
 REPORTS = REPO_ROOT / "reports"
 SECTIONS = EVAL_SECTIONS

@@ -120,7 +120,7 @@ def _render(notebook: Path, parameters: dict[str, Any], folder: Path) -> list[st
     import nbformat
     import papermill
 
-    from agentmemory.report.build import KERNEL_NAME, normalize_notebook, render_html
+    from agentmemory.report.render import KERNEL_NAME, normalize_notebook, render_html
 
     folder.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:

@@ -14,12 +14,12 @@ and k (default 7 and 5) it
    ``collection-longmemeval`` on the authored LongMemEval sample at turn
    granularity with LongMemEval's official measures; and
    ``notebooks/sweep.ipynb`` with its default (small) sweep;
-2. strips what differs between runs (:func:`normalize_notebook`) and writes
+2. strips what differs between runs (:func:`agentmemory.report.render.normalize_notebook`) and writes
    ``reports/<name>.ipynb`` for each: these executed notebooks are the
    references nbval checks;
-3. renders each to HTML (:func:`render_html`: input hidden, images embedded,
+3. renders each to HTML (:func:`agentmemory.report.render.render_html`: input hidden, images embedded,
    no script or style fetched from the network);
-4. runs ``agentmemory eval`` with the same parameters as each report that
+4. runs ``agentmemory eval`` (as its own process, as a user would) with the same parameters as each report that
    writes an artifact (for the seed fixture also writing the TREC runs to
    ``reports/runs/``), the artifact in a temporary file, and fails unless
    each artifact is byte-identical to its notebook's.
@@ -48,12 +48,8 @@ notebook that failed on something else, 130 on Ctrl-C.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import html
-import io
-import logging
 import os
-import re
+import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -71,22 +67,13 @@ from agentmemory.errors import (
     check_positive_int,
     check_seed,
 )
-from agentmemory.files.atomic import atomic_write_text, sha256_file
+from agentmemory.files.atomic import sha256_file
 from agentmemory.files.numbers import INTEGER_FORM, NumberTextError, parse_integer
 from agentmemory.files.plan import OutputPlan
+from agentmemory.report.render import execute, notebook_text, render_html
 from agentmemory.report.results import ARTIFACT_NAME
 
-__all__ = [
-    "KERNEL_NAME",
-    "NOTEBOOKS",
-    "REPORTS",
-    "Report",
-    "build",
-    "execute",
-    "main",
-    "normalize_notebook",
-    "render_html",
-]
+__all__ = ["NOTEBOOKS", "REPORTS", "Report", "build", "main"]
 
 SAMPLE = "fixtures/locomo-sample/locomo-sample.json"
 DERIVED = "fixtures/locomo-derived"
@@ -169,104 +156,6 @@ REPORTS: tuple[Report, ...] = (
 
 NOTEBOOKS = tuple(dict.fromkeys(r.notebook for r in REPORTS))
 """The source notebooks the reports come from."""
-
-KERNEL_NAME = "python3"
-"""The stock kernelspec, which resolves to the interpreter running the build (never a machine's own kernel name)."""
-
-_KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
-_VOLATILE_CELL_KEYS = ("papermill", "execution")  # timings and timestamps of each run
-_NBCONVERT_LOG = logging.getLogger("agentmemory.report.build.nbconvert")
-# nbconvert warns about images without alternative text; render_html adds it right after.
-_NBCONVERT_LOG.addFilter(lambda record: "Alternative text is missing" not in record.getMessage())
-_NO_ALT = re.compile(r'alt="No description has been provided for this image"')  # nbconvert's placeholder
-_EXTERNAL = re.compile(r"""<script[^>]*\bsrc=["']https?://[^"']*["'][^>]*>\s*</script>\s*""", re.IGNORECASE)
-
-
-def normalize_notebook(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """Remove what changes between two runs of the same notebook; keep every output and execution count.
-
-    Removed: the notebook's ``papermill`` metadata (times, duration, input
-    and output paths), each cell's ``papermill`` and ``execution`` metadata
-    (times), empty ``tags`` lists, the Python patch version in
-    ``language_info``.  The kernelspec is set to the stock ``python3``.  The
-    cell papermill injects gets the fixed id ``injected-parameters`` instead
-    of a random one.  Changes ``nb`` in place and returns it.
-    """
-    nb.metadata.pop("papermill", None)
-    nb.metadata["kernelspec"] = dict(_KERNELSPEC)
-    nb.metadata.get("language_info", {}).pop("version", None)
-    for cell in nb.cells:
-        for key in _VOLATILE_CELL_KEYS:
-            cell.metadata.pop(key, None)
-        tags = cell.metadata.get("tags")
-        if tags == []:
-            del cell.metadata["tags"]
-        elif tags and "injected-parameters" in tags:
-            cell.id = "injected-parameters"
-    return nb
-
-
-def execute(source: Path, parameters: dict[str, Any], cwd: Path) -> nbformat.NotebookNode:
-    """Run ``source`` with papermill and the given parameters; return the normalised executed notebook."""
-    import papermill
-
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / source.name
-        papermill.execute_notebook(
-            str(source),
-            str(out),
-            parameters=parameters,
-            kernel_name=KERNEL_NAME,
-            cwd=str(cwd),
-            progress_bar=False,
-            log_output=False,
-        )
-        nb = nbformat.read(out, as_version=4)
-    return normalize_notebook(nb)
-
-
-def render_html(nb: nbformat.NotebookNode) -> str:
-    """The notebook as one self-contained HTML page for reading.
-
-    nbconvert's ``lab`` template with input cells and prompts hidden (the
-    ``--no-input`` of ``jupyter nbconvert``); PNG outputs are embedded as
-    ``data:`` URIs, with their caption as alternative text; the ``<script src="https://...">`` tags the template adds
-    (require.js, MathJax, for interactive widgets and LaTeX, neither used
-    here) are removed so the page needs no network.
-    """
-    from nbconvert import HTMLExporter
-
-    exporter = HTMLExporter(
-        template_name="lab",
-        exclude_input=True,
-        exclude_input_prompt=True,
-        exclude_output_prompt=True,
-        embed_images=True,
-        log=_NBCONVERT_LOG,
-    )
-    body, _ = exporter.from_notebook_node(nb)
-    captions = iter(_image_captions(nb))
-    body = _NO_ALT.sub(lambda _: f'alt="{html.escape(next(captions, "Figure"))}"', body)
-    return _EXTERNAL.sub("", body)
-
-
-def _image_captions(nb: nbformat.NotebookNode) -> list[str]:
-    """The plain-text form of every PNG output, in order: the images' alternative text."""
-    return [
-        output["data"].get("text/plain", "Figure")
-        for cell in nb.cells
-        if cell.cell_type == "code"
-        for output in cell.outputs
-        if "image/png" in output.get("data", {})
-    ]
-
-
-def _write_notebook(nb: nbformat.NotebookNode, path: Path) -> None:
-    atomic_write_text(path, _notebook_text(nb))
-
-
-def _notebook_text(nb: nbformat.NotebookNode) -> str:
-    return nbformat.writes(nb) + "\n"
 
 
 def _reports_folder(reports: Path, cwd: Path) -> Path:
@@ -351,7 +240,7 @@ def build(
             if report.artifact is not None:
                 parameters["output_dir"] = (relative / report.artifact).as_posix()
             nb = _execute_checked(notebooks / report.notebook, parameters, staging)
-            plan.put(notebook_path, _notebook_text(nb))
+            plan.put(notebook_path, notebook_text(nb))
             plan.put(html_path, render_html(nb))
         for report in REPORTS:
             if report.artifact is None:
@@ -382,18 +271,17 @@ def _execute_checked(source: Path, parameters: dict[str, Any], cwd: Path) -> nbf
 
 
 def _check_against_cli(seed: int, k: int, artifact: Path, extra: list[str]) -> bytes:
-    """Run ``agentmemory eval`` with the same parameters (and ``extra`` options); fail unless its artifact
-    equals the notebook's byte for byte.  Returns the artifact's bytes."""
-    from agentmemory.cli.app import main as cli_main
-
+    """Run ``agentmemory eval`` with the same parameters (and ``extra`` options) as its own process, as a
+    user would; fail unless its artifact equals the notebook's byte for byte.  Returns the artifact's bytes."""
     with tempfile.TemporaryDirectory() as tmp:
         cli_out = Path(tmp) / ARTIFACT_NAME
-        with contextlib.redirect_stdout(io.StringIO()):
-            status = cli_main(
-                ["eval", "--seed", str(seed), "--k", str(k), "--out", str(cli_out), *extra, "--no-progress"]
-            )
-        if status != 0:
-            raise RuntimeError(f"agentmemory eval exited with status {status}")
+        command = ["eval", "--seed", str(seed), "--k", str(k), "--out", str(cli_out), *extra, "--no-progress"]
+        done = subprocess.run(
+            [sys.executable, "-m", "agentmemory", *command], capture_output=True, text=True, check=False
+        )
+        if done.returncode != 0:
+            last = (done.stderr.strip().splitlines() or [""])[-1]
+            raise RuntimeError(f"agentmemory eval exited with status {done.returncode}: {last}")
         data = artifact.read_bytes()
         if cli_out.read_bytes() != data:
             raise RuntimeError(
