@@ -11,58 +11,122 @@ if TYPE_CHECKING:
     from importlib.machinery import ModuleSpec
     from types import ModuleType
 
-if TYPE_CHECKING:  # the names below are imported on first use (PEP 562), so `agentmemory` loads in milliseconds
-    from agentmemory.datasets import load, register_format
-    from agentmemory.datasets.beir import load_collection
-    from agentmemory.datasets.collection import Collection
+if TYPE_CHECKING:  # the public names for type checkers (`X as X`: an explicit re-export); at run time _EXPORTS
+    from agentmemory.datasets import load as load
+    from agentmemory.datasets import register_format as register_format
+    from agentmemory.datasets.beir import load_collection as load_collection
+    from agentmemory.datasets.collection import Collection as Collection
     from agentmemory.errors import (
-        AgentMemoryError,
-        InputError,
-        MissingFileError,
-        ParameterError,
-        StoreError,
-        StoreLockedError,
-        UnknownNameError,
+        AgentMemoryError as AgentMemoryError,
     )
-    from agentmemory.evaluation.runner import Evaluation, evaluate
-    from agentmemory.metrics import Measure, MeasureDef, QueryContext, parse_measure, register_measure
-    from agentmemory.records import Event, Hit, MemoryEntry, Provenance, Query
-    from agentmemory.retrievers import BM25, TagScorer, register_retriever
-    from agentmemory.store.core import MemoryStore
-    from agentmemory.store.events import EventLog, HashIds, SteppingClock
+    from agentmemory.errors import (
+        InputError as InputError,
+    )
+    from agentmemory.errors import (
+        MissingFileError as MissingFileError,
+    )
+    from agentmemory.errors import (
+        ParameterError as ParameterError,
+    )
+    from agentmemory.errors import (
+        StoreError as StoreError,
+    )
+    from agentmemory.errors import (
+        StoreLockedError as StoreLockedError,
+    )
+    from agentmemory.errors import (
+        UnknownNameError as UnknownNameError,
+    )
+    from agentmemory.evaluation.runner import Evaluation as Evaluation
+    from agentmemory.evaluation.runner import evaluate as evaluate
+    from agentmemory.metrics import (
+        Measure as Measure,
+    )
+    from agentmemory.metrics import (
+        MeasureDef as MeasureDef,
+    )
+    from agentmemory.metrics import (
+        QueryContext as QueryContext,
+    )
+    from agentmemory.metrics import (
+        parse_measure as parse_measure,
+    )
+    from agentmemory.metrics import (
+        register_measure as register_measure,
+    )
+    from agentmemory.records import (
+        Event as Event,
+    )
+    from agentmemory.records import (
+        Hit as Hit,
+    )
+    from agentmemory.records import (
+        MemoryEntry as MemoryEntry,
+    )
+    from agentmemory.records import (
+        Provenance as Provenance,
+    )
+    from agentmemory.records import (
+        Query as Query,
+    )
+    from agentmemory.retrievers import BM25 as BM25
+    from agentmemory.retrievers import TagScorer as TagScorer
+    from agentmemory.retrievers import register_retriever as register_retriever
+    from agentmemory.store.core import MemoryStore as MemoryStore
+    from agentmemory.store.events import EventLog as EventLog
+    from agentmemory.store.events import HashIds as HashIds
+    from agentmemory.store.events import SteppingClock as SteppingClock
 
-_WHERE = {
-    "StoreError": "errors",
-    "StoreLockedError": "errors",
-    "Collection": "datasets.collection",
-    "load": "datasets",
-    "register_format": "datasets",
-    "load_collection": "datasets.beir",
-    "AgentMemoryError": "errors",
-    "InputError": "errors",
-    "MissingFileError": "errors",
-    "ParameterError": "errors",
-    "UnknownNameError": "errors",
-    "Evaluation": "evaluation.runner",
-    "evaluate": "evaluation.runner",
-    "EventLog": "store.events",
-    "HashIds": "store.events",
-    "SteppingClock": "store.events",
-    "Measure": "metrics",
-    "MeasureDef": "metrics",
-    "QueryContext": "metrics",
-    "parse_measure": "metrics",
-    "register_measure": "metrics",
-    "Event": "records",
-    "Hit": "records",
-    "MemoryEntry": "records",
-    "Provenance": "records",
-    "Query": "records",
-    "BM25": "retrievers",
-    "TagScorer": "retrievers",
-    "register_retriever": "retrievers",
-    "MemoryStore": "store.core",
+# The public names, each listed once with the module it comes from; imported on first use (PEP 562),
+# so `import agentmemory` loads in milliseconds.  The TYPE_CHECKING block above repeats them for type
+# checkers, and a test checks that the two agree.
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "agentmemory.datasets": (
+        "load",
+        "register_format",
+    ),
+    "agentmemory.datasets.beir": ("load_collection",),
+    "agentmemory.datasets.collection": ("Collection",),
+    "agentmemory.errors": (
+        "AgentMemoryError",
+        "InputError",
+        "MissingFileError",
+        "ParameterError",
+        "StoreError",
+        "StoreLockedError",
+        "UnknownNameError",
+    ),
+    "agentmemory.evaluation.runner": (
+        "Evaluation",
+        "evaluate",
+    ),
+    "agentmemory.metrics": (
+        "Measure",
+        "MeasureDef",
+        "QueryContext",
+        "parse_measure",
+        "register_measure",
+    ),
+    "agentmemory.records": (
+        "Event",
+        "Hit",
+        "MemoryEntry",
+        "Provenance",
+        "Query",
+    ),
+    "agentmemory.retrievers": (
+        "BM25",
+        "TagScorer",
+        "register_retriever",
+    ),
+    "agentmemory.store.core": ("MemoryStore",),
+    "agentmemory.store.events": (
+        "EventLog",
+        "HashIds",
+        "SteppingClock",
+    ),
 }
+_WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 
 
 def __getattr__(name: str) -> object:
@@ -72,7 +136,7 @@ def __getattr__(name: str) -> object:
         raise AttributeError(f"module 'agentmemory' has no attribute {name!r}")
     import importlib
 
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
 
@@ -81,39 +145,7 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
 
 
-__all__ = [
-    "BM25",
-    "AgentMemoryError",
-    "Collection",
-    "Evaluation",
-    "Event",
-    "EventLog",
-    "HashIds",
-    "Hit",
-    "InputError",
-    "Measure",
-    "MeasureDef",
-    "MemoryEntry",
-    "MemoryStore",
-    "MissingFileError",
-    "ParameterError",
-    "Provenance",
-    "Query",
-    "QueryContext",
-    "SteppingClock",
-    "StoreError",
-    "StoreLockedError",
-    "TagScorer",
-    "UnknownNameError",
-    "__version__",
-    "evaluate",
-    "load",
-    "load_collection",
-    "parse_measure",
-    "register_format",
-    "register_measure",
-    "register_retriever",
-]
+__all__ = ["__version__", *sorted(_WHERE)]
 
 # Modules that moved when the package was regrouped (0.2.0).  For one release the old paths still
 # import, with a DeprecationWarning naming the new path; each is served by the one finder below
