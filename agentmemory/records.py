@@ -33,13 +33,50 @@ import re
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 from itertools import repeat
 from typing import Any
 
 from agentmemory.errors import ParameterError, quote
 
-__all__ = ["Event", "Hit", "MemoryEntry", "Provenance", "Query", "id_problem", "is_aware"]
+__all__ = [
+    "LATEST",
+    "TIME_RANGE",
+    "usable_time",
+    "Event",
+    "Hit",
+    "MemoryEntry",
+    "Provenance",
+    "Query",
+    "id_problem",
+    "is_aware",
+]
+
+LATEST = datetime(9999, 1, 1, tzinfo=timezone.utc)
+"""The first instant a loaded timestamp may not reach.
+
+An evaluation's clock (:class:`agentmemory.store.events.SteppingClock`) counts on from the newest
+entry's ``created_at``, one second per event, and :class:`datetime` ends
+with the year 9999: stopping loaded times a year short leaves room for
+31,536,000 events.
+"""
+
+TIME_RANGE = "a time from 0001-01-01T00:00:00Z to 9998-12-31T23:59:59Z"
+"""The times loaders accept (see :data:`LATEST`), as messages say it."""
+
+
+def usable_time(value: datetime) -> datetime | None:
+    """``value`` (timezone-aware) in UTC, or ``None`` when it is outside :data:`TIME_RANGE`.
+
+    ``None`` too when UTC cannot hold it at all (``9999-12-31T23:00:00-05:00``
+    is in the year 10000 in UTC; ``0001-01-01T00:00:00+01:00`` in the year 0).
+    """
+    try:
+        utc = value.astimezone(timezone.utc)
+    except OverflowError:
+        return None
+    return utc if utc < LATEST else None
+
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _ID_RULE = "a non-empty string without control characters"

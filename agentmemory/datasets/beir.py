@@ -13,7 +13,7 @@ checked is everything any output of a run needs, so a collection that loads
 can be written anywhere: every ``_id`` is a non-empty string without white
 space or control characters (ids go into TREC files, whose fields white
 space separates); tags are non-empty strings; timestamps are ISO 8601 with a
-timezone, in :data:`agentmemory.store.events.TIME_RANGE`; grades are integers by
+timezone, in :data:`agentmemory.records.TIME_RANGE`; grades are integers by
 :mod:`agentmemory.files.numbers`'s rule; JSON is read strictly
 (:func:`agentmemory.files.reading.parse_json`).  A judgments file with no judgment
 loads (a collection to retrieve from, or to judge later); evaluating it is
@@ -50,8 +50,7 @@ from agentmemory.files.numbers import INTEGER_FORM, parse_integer
 from agentmemory.files.plan import OutputPlan
 from agentmemory.files.reading import decode_utf8, json_lines, json_values, path_kind, read_bytes
 from agentmemory.files.trec import TREC_ID_RULE, trec_id_problem
-from agentmemory.records import NO_METADATA, UNKNOWN_PROVENANCE, MemoryEntry, Provenance, Query
-from agentmemory.store.events import TIME_RANGE, usable_time
+from agentmemory.records import NO_METADATA, TIME_RANGE, UNKNOWN_PROVENANCE, MemoryEntry, Provenance, Query, usable_time
 
 __all__ = ["FORMAT", "load_collection", "parse_timestamp", "recognise", "write_collection"]
 
@@ -72,7 +71,7 @@ def parse_timestamp(value: object, path: str, line: int, field: str = "created_a
 
     Raises:
         InputError: not a string, not ISO 8601 (ASCII digits and separators
-            only), no timezone, or outside :data:`agentmemory.store.events.TIME_RANGE`
+            only), no timezone, or outside :data:`agentmemory.records.TIME_RANGE`
             (``9999-12-31T23:00:00-05:00`` is in the year 10000 in UTC).
     """
     if not isinstance(value, str):

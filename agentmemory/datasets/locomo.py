@@ -95,8 +95,7 @@ from agentmemory.datasets.sniff import first_record_has_keys
 from agentmemory.errors import InputError, ParameterError, UnknownNameError, quote, shorten
 from agentmemory.files.reading import decode_utf8, parse_json, read_bytes
 from agentmemory.files.trec import TREC_ID_RULE, trec_id_problem
-from agentmemory.records import MemoryEntry, Provenance, Query
-from agentmemory.store.events import LATEST, TIME_RANGE
+from agentmemory.records import LATEST, TIME_RANGE, MemoryEntry, Provenance, Query
 from agentmemory.tokenize import normalize_tag
 
 __all__ = ["CATEGORIES", "DATE_TIME_FORM", "FORMAT", "load_locomo", "parse_session_datetime", "recognise"]

@@ -132,8 +132,7 @@ from agentmemory.datasets.sniff import first_record_has_keys
 from agentmemory.errors import InputError, ParameterError, UnknownNameError, quote
 from agentmemory.files.reading import decode_utf8, parse_json, read_bytes
 from agentmemory.files.trec import TREC_ID_RULE, trec_id_problem
-from agentmemory.records import MemoryEntry, Provenance, Query
-from agentmemory.store.events import LATEST, TIME_RANGE
+from agentmemory.records import LATEST, TIME_RANGE, MemoryEntry, Provenance, Query
 
 __all__ = [
     "DATE_FORM",
@@ -207,7 +206,7 @@ def parse_longmemeval_date(value: object) -> datetime:
         )
     except ValueError as err:
         raise ParameterError("date", value, f"is not a real date and time ({err})", f"expected {DATE_FORM}") from None
-    if parsed >= LATEST:  # a run's event clock counts on from the newest date (see agentmemory.store.events.LATEST)
+    if parsed >= LATEST:  # a run's event clock counts on from the newest date (see agentmemory.records.LATEST)
         raise ParameterError("date", value, "is out of range", f"expected {TIME_RANGE}")
     weekday = _WEEKDAYS[parsed.weekday()]
     if match["weekday"] != weekday:

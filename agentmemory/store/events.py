@@ -18,11 +18,9 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timedelta, timezone
 
 from agentmemory.errors import ParameterError
-from agentmemory.records import Event
+from agentmemory.records import LATEST, Event
 
 __all__ = [
-    "LATEST",
-    "TIME_RANGE",
     "Clock",
     "EventLog",
     "HashIds",
@@ -30,34 +28,7 @@ __all__ = [
     "RandomIds",
     "SteppingClock",
     "WallClock",
-    "usable_time",
 ]
-
-LATEST = datetime(9999, 1, 1, tzinfo=timezone.utc)
-"""The first instant a loaded timestamp may not reach.
-
-An evaluation's clock (:class:`SteppingClock`) counts on from the newest
-entry's ``created_at``, one second per event, and :class:`datetime` ends
-with the year 9999: stopping loaded times a year short leaves room for
-31,536,000 events.
-"""
-
-TIME_RANGE = "a time from 0001-01-01T00:00:00Z to 9998-12-31T23:59:59Z"
-"""The times loaders accept (see :data:`LATEST`), as messages say it."""
-
-
-def usable_time(value: datetime) -> datetime | None:
-    """``value`` (timezone-aware) in UTC, or ``None`` when it is outside :data:`TIME_RANGE`.
-
-    ``None`` too when UTC cannot hold it at all (``9999-12-31T23:00:00-05:00``
-    is in the year 10000 in UTC; ``0001-01-01T00:00:00+01:00`` in the year 0).
-    """
-    try:
-        utc = value.astimezone(timezone.utc)
-    except OverflowError:
-        return None
-    return utc if utc < LATEST else None
-
 
 Clock = Callable[[], datetime]
 IdSource = Callable[[], str]
@@ -84,7 +55,7 @@ class SteppingClock:
     A clock asked for a time past the last a :class:`datetime` can hold
     (9999-12-31T23:59:59.999999) raises :class:`~agentmemory.errors.ParameterError`
     instead of Python's ``OverflowError`` (loaders keep times before
-    :data:`LATEST`, so an evaluation has a year of seconds to count through).
+    :data:`agentmemory.records.LATEST`, so an evaluation has a year of seconds to count through).
     """
 
     def __init__(self, start: datetime, step: timedelta = timedelta(seconds=1)) -> None:
