@@ -162,7 +162,7 @@ _MOVED = {
     "agentmemory.inputs": "agentmemory.files.reading",
     "agentmemory.io": "agentmemory.files.atomic",
     "agentmemory.numeric": "agentmemory.files.numbers",
-    "agentmemory.outputs": "agentmemory.files.plan",
+    "agentmemory.outputs": "agentmemory.files.output_plan",
     "agentmemory.persist": "agentmemory.store.sqlite",
     "agentmemory.provenance": "agentmemory.metrics.provenance",
     "agentmemory.report.sweeps": "agentmemory.report.sweep_notebook",

@@ -22,7 +22,7 @@ READERS = [
     "files/trec.py",
     "evaluation/runfiles.py",
     "files/reading.py",
-    "files/plan.py",
+    "files/output_plan.py",
     "files/atomic.py",
     "records.py",
     "metrics/provenance.py",

@@ -20,7 +20,7 @@ from strategies import rankings_of, turn_corpora
 
 from agentmemory.errors import ParameterError
 from agentmemory.metrics import REGISTRY, Measure, compute_measures, parse_measures
-from agentmemory.metrics.longmemeval import (
+from agentmemory.metrics.longmemeval_official import (
     dcg,
     ndcg_any,
     recall_all,

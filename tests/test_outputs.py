@@ -10,7 +10,7 @@ import pytest
 
 from agentmemory.errors import OutputError, ParameterError
 from agentmemory.files import atomic as amio
-from agentmemory.files.plan import OutputPlan, collection_inputs
+from agentmemory.files.output_plan import OutputPlan, collection_inputs
 
 
 def _exact(text: str) -> str:

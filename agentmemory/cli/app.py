@@ -44,7 +44,7 @@ Any input error (a bad parameter, a malformed or missing file, a store that
 is locked, full or not a store, an output path that is an input) prints one
 line ``agentmemory: error: ...`` on stderr and exits with status 2, with no
 traceback and every output file as it was: the commands that write declare
-their outputs in an :class:`agentmemory.files.plan.OutputPlan` before reading
+their outputs in an :class:`agentmemory.files.output_plan.OutputPlan` before reading
 anything, render every output's text (which checks it) after computing, and
 only then write them all, each atomically.  Integers on the command line are
 read by :func:`agentmemory.files.numbers.parse_integer` (``1_0``, ``" 5"`` and
@@ -381,7 +381,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     from agentmemory.datasets.collection import require_judgments
     from agentmemory.evaluation.runfiles import parse_run_option, read_run_file
     from agentmemory.evaluation.runner import RELEVANCE_MODES, evaluate
-    from agentmemory.files.plan import OutputPlan, collection_inputs
+    from agentmemory.files.output_plan import OutputPlan, collection_inputs
     from agentmemory.files.trec import format_qrels, format_run
     from agentmemory.metrics import parse_measures
     from agentmemory.retrievers import resolve_retrievers
@@ -430,7 +430,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     statistics = evaluation_statistics(evaluation, seed=seed, baseline=args.baseline)
     table = comparison_table(evaluation, statistics)
     # Render every output (rendering checks ids, scores and text), then write them all: nothing is
-    # written unless everything can be, and each file is replaced whole (agentmemory.files.plan).
+    # written unless everything can be, and each file is replaced whole (agentmemory.files.output_plan).
     if out is not None:
         plan.put(out, dumps_artifact(evaluation, statistics))
     if table_out is not None and table_kind is not None:
@@ -607,7 +607,7 @@ def _load_collection(args: argparse.Namespace, progress: bool):
 
 def _cmd_retrieve(args: argparse.Namespace) -> int:
     from agentmemory.evaluation.batch import retrieve_all
-    from agentmemory.files.plan import OutputPlan, collection_inputs
+    from agentmemory.files.output_plan import OutputPlan, collection_inputs
     from agentmemory.files.trec import format_run
     from agentmemory.retrievers import resolve_retriever
 
@@ -682,7 +682,7 @@ def _store_files(store: str) -> list[Path]:
 
 def _store_import(args: argparse.Namespace) -> int:
     from agentmemory.datasets.beir import load_collection
-    from agentmemory.files.plan import OutputPlan, collection_inputs
+    from agentmemory.files.output_plan import OutputPlan, collection_inputs
     from agentmemory.store.core import MemoryStore
     from agentmemory.store.sqlite import LOCK_SUFFIX
     from agentmemory.store.transfer import UNINDEXED, import_collection
@@ -713,7 +713,7 @@ def _store_import(args: argparse.Namespace) -> int:
 
 
 def _store_export(args: argparse.Namespace) -> int:
-    from agentmemory.files.plan import OutputPlan
+    from agentmemory.files.output_plan import OutputPlan
     from agentmemory.store.transfer import export_collection
 
     plan = OutputPlan(_store_files(args.store))
@@ -741,7 +741,7 @@ def _window(args: argparse.Namespace) -> str:
 
 
 def _store_export_run(args: argparse.Namespace) -> int:
-    from agentmemory.files.plan import OutputPlan
+    from agentmemory.files.output_plan import OutputPlan
     from agentmemory.store.transfer import export_run
 
     times = _times(args)
@@ -753,7 +753,7 @@ def _store_export_run(args: argparse.Namespace) -> int:
 
 
 def _store_export_queries(args: argparse.Namespace) -> int:
-    from agentmemory.files.plan import OutputPlan
+    from agentmemory.files.output_plan import OutputPlan
     from agentmemory.store.transfer import export_queries
 
     times = _times(args)
@@ -777,7 +777,7 @@ def _cmd_experiment(args: argparse.Namespace) -> int:
     from agentmemory.experiment import open_executor, plan_experiment, read_grid, run_experiment
     from agentmemory.experiment.executors import EXECUTORS
     from agentmemory.experiment.plan import default_out
-    from agentmemory.files.plan import OutputPlan
+    from agentmemory.files.output_plan import OutputPlan
 
     if args.executor not in EXECUTORS:
         raise UnknownNameError("--executor", args.executor, EXECUTORS)

@@ -47,7 +47,7 @@ from agentmemory.datasets.base import Format, FormatOption
 from agentmemory.datasets.collection import Collection
 from agentmemory.errors import InputError, MissingFileError, NumberTextError, ParameterError, quote
 from agentmemory.files.numbers import INTEGER_FORM, parse_integer
-from agentmemory.files.plan import OutputPlan
+from agentmemory.files.output_plan import OutputPlan
 from agentmemory.files.reading import decode_utf8, json_lines, json_values, path_kind, read_bytes
 from agentmemory.files.trec import TREC_ID_RULE, trec_id_problem
 from agentmemory.records import NO_METADATA, TIME_RANGE, UNKNOWN_PROVENANCE, MemoryEntry, Provenance, Query, usable_time
@@ -462,7 +462,7 @@ def write_collection(collection: Collection, folder: str | PathLike[str], *, spl
         qrels/<split>.tsv   "query-id<TAB>corpus-id<TAB>score", then one line per judgment
 
     The three files are written through one
-    :class:`~agentmemory.files.plan.OutputPlan`: all are rendered first, then
+    :class:`~agentmemory.files.output_plan.OutputPlan`: all are rendered first, then
     each is written atomically, and a failure before the last rename
     changes none of them.  Existing files of those names are replaced.  Metadata keys
     are written as top-level fields, which the loader returns as metadata.

@@ -19,11 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from agentmemory.analysis.text_tables import seed_measures
 from agentmemory.datasets.collection import Collection
 from agentmemory.datasets.synthetic import synthetic_collection
 from agentmemory.errors import ParameterError, check_positive_int, check_seed
-from agentmemory.evaluation.runner import Evaluation, evaluate, mean
+from agentmemory.evaluation.runner import Evaluation, evaluate, mean, seed_measures
 from agentmemory.metrics import Measure, compute_measures
 from agentmemory.retrievers import RetrieverLike, resolve_retrievers
 
@@ -154,7 +153,7 @@ def seed_sweep(
         {"seed", "n_entries", "retriever", "label", "digest", "queries",
          "R@k": mean, "P@k": mean, "RR": mean}
 
-    The measures are :func:`agentmemory.analysis.text_tables.seed_measures`, their means
+    The measures are :func:`agentmemory.evaluation.runner.seed_measures`, their means
     over the headline queries, which ``queries`` counts.  The evaluation
     seed is the generator seed.  ``RR`` is the mean reciprocal rank over
     the retrieved top ``k`` (as in :func:`~agentmemory.evaluation.runner.evaluate`),

@@ -1,7 +1,7 @@
 """Atomic file writing: nothing is ever left half-written, and nothing of ours is left lying around.
 
 Every file agentmemory writes goes through this module (usually through an
-:class:`agentmemory.files.plan.OutputPlan`, or :func:`atomic_write_text` /
+:class:`agentmemory.files.output_plan.OutputPlan`, or :func:`atomic_write_text` /
 :func:`atomic_write_bytes` for one file): the content is written to a
 temporary file in the destination folder (:func:`stage`), flushed to disk,
 and renamed over the destination with :func:`os.replace` (:func:`commit`),

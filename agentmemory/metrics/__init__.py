@@ -16,7 +16,7 @@ from agentmemory.metrics.base import (
 )
 from agentmemory.metrics.definition import CutoffRule, MeasureDef, QueryContext
 from agentmemory.metrics.ranked import Ranked, count_per_query, divide, log2_table, over_k
-from agentmemory.metrics.ties import TieContext, TieGroup, expected_hits
+from agentmemory.metrics.tie_context import TieContext, TieGroup, expected_hits
 
 __all__ = [
     "ALIASES",

@@ -38,7 +38,7 @@ from agentmemory.errors import NumberTextError, ParameterError, UnknownNameError
 from agentmemory.files.numbers import parse_integer
 from agentmemory.metrics.average_precision import DEFINITION as AVERAGE_PRECISION
 from agentmemory.metrics.definition import CutoffRule, MeasureDef, QueryContext
-from agentmemory.metrics.longmemeval import DEFINITIONS as LONGMEMEVAL_DEFINITIONS
+from agentmemory.metrics.longmemeval_official import DEFINITIONS as LONGMEMEVAL_DEFINITIONS
 from agentmemory.metrics.ndcg import DEFINITION as NDCG
 from agentmemory.metrics.precision import DEFINITION as PRECISION
 from agentmemory.metrics.r_precision import DEFINITION as R_PRECISION

@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # only for annotations: importing them here would be a cycle 
     import numpy as np
 
     from agentmemory.metrics.provenance import Credited
-    from agentmemory.metrics.ties import TieContext
+    from agentmemory.metrics.tie_context import TieContext
 
 __all__ = ["CutoffRule", "MeasureDef", "QueryContext"]
 
@@ -95,7 +95,7 @@ class MeasureDef:
         family: which family of definitions the measure follows, as reports
             name it beside its numbers: ``"trec_eval"`` for the built-in
             trec_eval measures, ``"LongMemEval"`` for the official LongMemEval
-            ones (:mod:`agentmemory.metrics.longmemeval`); ``None`` when not
+            ones (:mod:`agentmemory.metrics.longmemeval_official`); ``None`` when not
             stated (a plugin's, unless it says).
         aliases: other accepted spellings (``("precision",)`` for ``P``).
             Names and aliases are matched ignoring case; none may be taken by

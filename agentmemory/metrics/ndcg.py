@@ -11,7 +11,7 @@ from agentmemory.errors import check_positive_int
 from agentmemory.metrics.definition import CutoffRule, MeasureDef, QueryContext
 from agentmemory.metrics.provenance import Credited
 from agentmemory.metrics.ranked import Ranked, divide, log2_table
-from agentmemory.metrics.ties import TieContext
+from agentmemory.metrics.tie_context import TieContext
 
 __all__ = ["provenance_ndcg", "DEFINITION", "batch_ndcg", "expected_ndcg", "ndcg"]
 

@@ -9,7 +9,7 @@ import numpy as np
 from agentmemory.metrics.definition import CutoffRule, MeasureDef, QueryContext
 from agentmemory.metrics.provenance import Credited
 from agentmemory.metrics.ranked import Ranked, count_per_query, divide
-from agentmemory.metrics.ties import TieContext, expected_hits
+from agentmemory.metrics.tie_context import TieContext, expected_hits
 
 __all__ = ["provenance_r_precision", "DEFINITION", "batch_r_precision", "expected_r_precision", "r_precision"]
 

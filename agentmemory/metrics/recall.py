@@ -10,7 +10,7 @@ from agentmemory.errors import check_positive_int
 from agentmemory.metrics.definition import CutoffRule, MeasureDef, QueryContext
 from agentmemory.metrics.provenance import Credited
 from agentmemory.metrics.ranked import Ranked, count_per_query, divide
-from agentmemory.metrics.ties import TieContext, expected_hits
+from agentmemory.metrics.tie_context import TieContext, expected_hits
 
 __all__ = ["provenance_recall", "DEFINITION", "batch_recall", "expected_recall", "recall"]
 

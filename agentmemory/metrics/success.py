@@ -10,7 +10,7 @@ from agentmemory.errors import check_positive_int
 from agentmemory.metrics.definition import CutoffRule, MeasureDef, QueryContext
 from agentmemory.metrics.provenance import Credited
 from agentmemory.metrics.ranked import Ranked
-from agentmemory.metrics.ties import TieContext
+from agentmemory.metrics.tie_context import TieContext
 
 __all__ = ["provenance_success", "DEFINITION", "batch_success", "expected_success", "success"]
 

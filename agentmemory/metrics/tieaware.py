@@ -55,7 +55,7 @@ from typing import Any
 
 from agentmemory.errors import ParameterError, check_positive_int
 from agentmemory.metrics.base import REGISTRY, Measure, as_scope, parse_measure
-from agentmemory.metrics.ties import TieContext, TieGroup, expected_hits, tie_groups
+from agentmemory.metrics.tie_context import TieContext, TieGroup, expected_hits, tie_groups
 
 __all__ = [
     "TieContext",

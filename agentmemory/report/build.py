@@ -30,7 +30,7 @@ Running it twice without changes gives byte-identical files.
 ``k`` >= 1, by :mod:`agentmemory.files.numbers`'s rule on the command line; the
 notebooks present; ``--reports`` inside the working folder, since the
 notebooks record it relative to it).  Every output is declared in an
-:class:`agentmemory.files.plan.OutputPlan` whose inputs are the notebooks and
+:class:`agentmemory.files.output_plan.OutputPlan` whose inputs are the notebooks and
 the collections and runs they read, so ``--reports`` equal to
 ``--notebooks`` is refused before anything runs.  The notebooks then run in
 a temporary staging folder that links every entry of the working directory
@@ -69,7 +69,7 @@ from agentmemory.errors import (
 )
 from agentmemory.files.atomic import sha256_file
 from agentmemory.files.numbers import INTEGER_FORM, NumberTextError, parse_integer
-from agentmemory.files.plan import OutputPlan
+from agentmemory.files.output_plan import OutputPlan
 from agentmemory.report.render import execute, notebook_text, render_html
 from agentmemory.report.results import ARTIFACT_NAME
 

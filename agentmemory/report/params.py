@@ -44,7 +44,7 @@ from agentmemory.errors import (
 )
 from agentmemory.evaluation.runfiles import RunFile, parse_run_option, read_run_file
 from agentmemory.files.numbers import NumberTextError, parse_integer
-from agentmemory.files.plan import OutputPlan, collection_inputs
+from agentmemory.files.output_plan import OutputPlan, collection_inputs
 from agentmemory.metrics import Measure, parse_measures
 from agentmemory.retrievers import RetrieverSpec, resolve_retrievers
 from agentmemory.tokenize import tokenize
