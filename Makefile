@@ -22,9 +22,11 @@ $(STAMP): pyproject.toml constraints.txt
 
 setup: $(STAMP)
 
-# Unit tests, then nbval over the committed executed notebooks in reports/ (same pytest run).
+# Unit tests, then nbval over the committed executed notebooks in reports/ (same pytest run), on every
+# core (pytest-xdist; --dist loadfile keeps each test file and each notebook on one worker).
+JOBS ?= auto
 test: $(STAMP)
-	$(PY) -m pytest --nbval --nbval-current-env tests reports/eval.ipynb reports/explore.ipynb \
+	$(PY) -m pytest -n $(JOBS) --dist loadfile --nbval --nbval-current-env tests reports/eval.ipynb reports/explore.ipynb \
 		reports/collection.ipynb reports/collection-provenance.ipynb \
 		reports/collection-longmemeval.ipynb reports/sweep.ipynb
 
