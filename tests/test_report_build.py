@@ -152,3 +152,13 @@ def test_make_test_runs_nbval_over_every_committed_report():
     listed = set(re.findall(r"reports/([\w-]+)\.ipynb", target))
     assert listed == {r.stem for r in BUILT}
     assert listed == {p.stem for p in REPORTS.glob("*.ipynb")}
+
+
+def test_executing_a_notebook_prints_no_kernel_warning(capfd, tmp_path: Path) -> None:
+    """The kernel runs over IPC sockets in a temporary folder and is shut down by us: no TCP or exit warning."""
+    from agentmemory.report.render import execute
+
+    nb = execute(REPO_ROOT / "notebooks" / "explore.ipynb", {}, REPO_ROOT)
+    captured = capfd.readouterr()
+    assert len(nb.cells) > 0 and all(c.execution_count for c in nb.cells if c.cell_type == "code" and c.source)
+    assert "without encryption" not in captured.err and "WARNING" not in captured.err, captured.err

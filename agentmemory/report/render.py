@@ -59,7 +59,12 @@ def normalize_notebook(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
 
 
 def execute(source: Path, parameters: dict[str, Any], cwd: Path) -> nbformat.NotebookNode:
-    """Run ``source`` with papermill and the given parameters; return the normalised executed notebook."""
+    """Run ``source`` with papermill and the given parameters; return the normalised executed notebook.
+
+    The kernel talks to papermill over Unix sockets in a temporary folder (IPC transport) rather than
+    TCP ports on localhost: nothing else on the machine can reach it, and ipykernel has no reason to
+    warn that the connection is unencrypted.
+    """
     import papermill
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -72,9 +77,25 @@ def execute(source: Path, parameters: dict[str, Any], cwd: Path) -> nbformat.Not
             cwd=str(cwd),
             progress_bar=False,
             log_output=False,
+            kernel_manager_class=_ipc_kernel_manager(Path(tmp) / "kernel"),
         )
         nb = nbformat.read(out, as_version=4)
     return normalize_notebook(nb)
+
+
+def _ipc_kernel_manager(sockets: Path) -> type:
+    """A jupyter_client ``KernelManager`` class whose kernels listen on Unix sockets named ``sockets-<n>``."""
+    from jupyter_client.manager import KernelManager
+    from traitlets import CaselessStrEnum, default
+
+    class IPCKernelManager(KernelManager):
+        transport = CaselessStrEnum(["tcp", "ipc"], default_value="ipc", config=True)
+
+        @default("ip")
+        def _ip_default(self) -> str:
+            return str(sockets)
+
+    return IPCKernelManager
 
 
 def render_html(nb: nbformat.NotebookNode) -> str:
