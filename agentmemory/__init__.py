@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # the names below are imported on first use (PEP 562), so `ag
         StoreLockedError,
         UnknownNameError,
     )
+    from agentmemory.evaluation.options import EvalOptions
     from agentmemory.evaluation.runner import Evaluation, evaluate
     from agentmemory.metrics import Measure, MeasureDef, QueryContext, parse_measure, register_measure
     from agentmemory.records import Event, Hit, MemoryEntry, Provenance, Query
@@ -43,6 +44,7 @@ _WHERE = {
     "MissingFileError": "errors",
     "ParameterError": "errors",
     "UnknownNameError": "errors",
+    "EvalOptions": "evaluation.options",
     "Evaluation": "evaluation.runner",
     "evaluate": "evaluation.runner",
     "EventLog": "store.events",
@@ -85,6 +87,7 @@ __all__ = [
     "BM25",
     "AgentMemoryError",
     "Collection",
+    "EvalOptions",
     "Evaluation",
     "Event",
     "EventLog",
