@@ -103,8 +103,8 @@ class EvalOptions:
         def name(field: str) -> str:
             return field if names is None else names.get(field, field)
 
-        check_positive_int(name("k"), self.k)
         check_seed(self.seed, name("seed"))
+        check_positive_int(name("k"), self.k)
         if self.relevance not in RELEVANCE_MODES:
             raise UnknownNameError(name("relevance"), self.relevance, RELEVANCE_MODES)
         object.__setattr__(self, "measures", _measures(self.measures, name("measures")))
