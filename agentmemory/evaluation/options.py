@@ -24,7 +24,7 @@ every message that lists them reads them from here.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import InitVar, dataclass, fields
+from dataclasses import dataclass, fields
 from typing import Any
 
 from agentmemory.errors import ParameterError, UnknownNameError, check_positive_int, check_seed
@@ -35,8 +35,6 @@ __all__ = ["RELEVANCE_MODES", "EvalOptions"]
 
 RELEVANCE_MODES = ("direct", "provenance")
 """What ``relevance`` takes: trec_eval's judgments, or judgments through provenance (see :mod:`agentmemory.evaluation.runner`)."""
-
-_FLAGS = ("ties", "lenient_run", "as_of", "timings", "progress", "clamp")
 
 
 def _measures(value: object, name: str) -> tuple[Measure, ...]:
@@ -54,7 +52,7 @@ def _measures(value: object, name: str) -> tuple[Measure, ...]:
     return tuple(m if isinstance(m, Measure) else parse_measures(m)[0] for m in value)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class EvalOptions:
     """How one evaluation runs; every value checked when the record is made (see the module docstring).
 
@@ -78,7 +76,7 @@ class EvalOptions:
             label or a run's name); ``None`` for the first system.  Which
             systems there are is known only with them: :meth:`check_baseline`.
 
-    ``names`` (not a field) maps a field to the name messages use for it,
+    ``names`` (a keyword, not a field) maps a field to the name messages use for it,
     e.g. ``{"k": "--k"}`` on the command line; by default the field's own name.
 
     Raises:
@@ -97,22 +95,48 @@ class EvalOptions:
     progress: bool = False
     clamp: bool = False
     baseline: str | None = None
-    names: InitVar[Mapping[str, str] | None] = None
 
-    def __post_init__(self, names: Mapping[str, str] | None) -> None:
+    def __init__(
+        self,
+        k: int = 5,
+        seed: int = 7,
+        relevance: str = "direct",
+        measures: str | Sequence[Measure | str] | None = (),
+        ties: bool = True,
+        lenient_run: bool = False,
+        as_of: bool = False,
+        timings: bool = False,
+        progress: bool = False,
+        clamp: bool = False,
+        baseline: str | None = None,
+        *,
+        names: Mapping[str, str] | None = None,
+    ) -> None:
         def name(field: str) -> str:
             return field if names is None else names.get(field, field)
 
-        check_seed(self.seed, name("seed"))
-        check_positive_int(name("k"), self.k)
-        if self.relevance not in RELEVANCE_MODES:
-            raise UnknownNameError(name("relevance"), self.relevance, RELEVANCE_MODES)
-        object.__setattr__(self, "measures", _measures(self.measures, name("measures")))
-        for flag in _FLAGS:
-            if not isinstance(getattr(self, flag), bool):
-                raise ParameterError(name(flag), getattr(self, flag), "is not a bool", "pass True or False")
-        if self.baseline is not None and not isinstance(self.baseline, str):
-            raise ParameterError(name("baseline"), self.baseline, "is not text", "pass a system's name, or None")
+        check_seed(seed, name("seed"))
+        check_positive_int(name("k"), k)
+        if relevance not in RELEVANCE_MODES:
+            raise UnknownNameError(name("relevance"), relevance, RELEVANCE_MODES)
+        chosen = _measures(measures, name("measures"))
+        flags = {"ties": ties, "lenient_run": lenient_run, "as_of": as_of, "timings": timings}
+        flags |= {"progress": progress, "clamp": clamp}
+        for flag, given in flags.items():
+            if not isinstance(given, bool):
+                raise ParameterError(name(flag), given, "is not a bool", "pass True or False")
+        if baseline is not None and not isinstance(baseline, str):
+            raise ParameterError(name("baseline"), baseline, "is not text", "pass a system's name, or None")
+        values: dict[str, object] = {
+            "k": k,
+            "seed": seed,
+            "relevance": relevance,
+            "measures": chosen,
+            **flags,
+            "baseline": baseline,
+        }
+        for key, value in values.items():
+            object.__setattr__(self, key, value)  # frozen: set once, here
 
     @classmethod
     def from_keywords(cls, keywords: Mapping[str, Any], *, where: str = "evaluate") -> EvalOptions:

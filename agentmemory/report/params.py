@@ -151,6 +151,19 @@ def _found(path: str) -> Path:
     return beside if beside.exists() else given
 
 
+@dataclass(frozen=True)
+class Systems:
+    """What a report compares beside its retrievers, and how: its runs and the options that concern them
+    (a view of a setup's ``runs`` and ``options``, see :attr:`EvalSetup.systems`)."""
+
+    runs: tuple[RunFile, ...] = ()
+    relevance: str = "direct"
+    lenient_run: bool = False
+    baseline: str | None = None
+    timings: bool = False
+    as_of: bool = False
+
+
 class _Evaluates:
     """What ``eval.ipynb`` and ``collection.ipynb`` share: run the evaluation their parameters describe."""
 
@@ -173,6 +186,12 @@ class _Evaluates:
     def measures(self) -> tuple[Measure, ...]:
         """The measures beyond the defaults (``options.measures``)."""
         return self.options.measures
+
+    @property
+    def systems(self) -> Systems:
+        """The runs, with the options about systems (relevance, lenient_run, baseline, timings, as_of)."""
+        o = self.options
+        return Systems(self.runs, o.relevance, o.lenient_run, o.baseline, o.timings, o.as_of)
 
     def evaluate(self) -> Evaluation:
         """:func:`agentmemory.evaluate` with these parameters: the retrievers, the runs, the options."""
