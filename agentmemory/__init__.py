@@ -37,6 +37,7 @@ if TYPE_CHECKING:  # the public names for type checkers (`X as X`: an explicit r
     from agentmemory.errors import (
         UnknownNameError as UnknownNameError,
     )
+    from agentmemory.evaluation.options import EvalOptions as EvalOptions
     from agentmemory.evaluation.runner import Evaluation as Evaluation
     from agentmemory.evaluation.runner import evaluate as evaluate
     from agentmemory.metrics import (
@@ -100,6 +101,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "Evaluation",
         "evaluate",
     ),
+    "agentmemory.evaluation.options": ("EvalOptions",),
     "agentmemory.metrics": (
         "Measure",
         "MeasureDef",

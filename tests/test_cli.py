@@ -175,9 +175,9 @@ def test_runs_dir_holds_runs_and_qrels(runs_dir: Path) -> None:
 
 @pytest.mark.parametrize(("run", "row"), [("bm25.trec", 0), ("tags.trec", 1)])
 def test_score_of_exported_runs_equals_the_artifact(runs_dir: Path, artifact: dict, capsys, run: str, row: int) -> None:
-    """`agentmemory score qrels.txt <run> --k 5 --format json` gives exactly the artifact's means,
+    """`agentmemory score qrels.txt <run> --k 5 --output-format json` gives exactly the artifact's means,
     as {"mean", "per_query", "queries"} with each query's values equal to the artifact's."""
-    assert main(["score", str(runs_dir / "qrels.txt"), str(runs_dir / run), "--k", "5", "--format", "json"]) == 0
+    assert main(["score", str(runs_dir / "qrels.txt"), str(runs_dir / run), "--k", "5", "--output-format", "json"]) == 0
     scored = json.loads(capsys.readouterr().out)
     aggregate = artifact["aggregate"][row]
     assert scored["queries"] == 5
@@ -221,7 +221,7 @@ def test_score_through_the_console_script(
 ) -> None:
     """The console script's `score` prints the same JSON means in a real process."""
     proc = python_run(
-        ["score", "qrels.txt", "bm25.trec", "--k", "5", "--format", "json"],
+        ["score", "qrels.txt", "bm25.trec", "--k", "5", "--output-format", "json"],
         cwd=runs_dir,
         executable=str(console_script),
     )
@@ -463,11 +463,23 @@ SCORE_ERRORS = [
     pytest.param(
         None,
         None,
-        ["--format", "xml"],
-        "--format: 'xml' (str) is not a known name; choose from: json, table",
+        ["--output-format", "xml"],
+        "--output-format: 'xml' (str) is not a known name; choose from: json, table",
         id="unknown-format",
     ),
 ]
+
+
+@pytest.mark.parametrize("old", [["--format", "json"], ["--format=table"]])
+def test_score_refuses_format_naming_output_format(score_files: Path, capsys, old: list[str]) -> None:
+    """`--format` is a collection format everywhere; score's old spelling of --output-format is refused in one line."""
+    assert main(["score", str(score_files / "qrels.txt"), str(score_files / "bm25.trec"), *old]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        "agentmemory: error: agentmemory score --format is now --output-format (--format names a collection format, "
+        "in eval and retrieve); write --output-format json or table\n"
+    )
 
 
 @pytest.mark.parametrize(("file", "append", "args", "message"), SCORE_ERRORS)

@@ -154,7 +154,7 @@ def test_make_test_runs_nbval_over_every_committed_report():
     assert listed == {p.stem for p in REPORTS.glob("*.ipynb")}
 
 
-def test_executing_a_notebook_prints_no_kernel_warning(capfd, tmp_path: Path) -> None:
+def test_executing_a_notebook_prints_no_kernel_warning(capfd) -> None:
     """The kernel runs over IPC sockets in a temporary folder and is shut down by us: no TCP or exit warning."""
     from agentmemory.report.render import execute
 

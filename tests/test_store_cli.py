@@ -85,7 +85,7 @@ def test_import_prints_counts(tmp_path, capsys) -> None:
 
 
 def test_stats_as_json(imported, capsys) -> None:
-    code, out, _ = run(capsys, "store", "stats", str(imported), "--format", "json")
+    code, out, _ = run(capsys, "store", "stats", str(imported), "--output-format", "json")
     stats = json.loads(out)
     assert code == 0 and (stats["entries"], stats["events"], stats["judgments"]) == (
         16,
@@ -215,8 +215,15 @@ def _newer(tmp_path: Path) -> Path:
             lambda t: "--since: 'now' (str) is not an ISO 8601 time; write an ISO 8601 time with a timezone",
         ),
         (
-            lambda t: ["store", "stats", "x.db", "--format", "yaml"],
-            lambda t: "--format: 'yaml' (str) is not a known name; choose from: json, table",
+            lambda t: ["store", "stats", "x.db", "--output-format", "yaml"],
+            lambda t: "--output-format: 'yaml' (str) is not a known name; choose from: json, table",
+        ),
+        (
+            lambda t: ["store", "stats", "x.db", "--format", "json"],
+            lambda t: (
+                "agentmemory store stats --format is now --output-format (--format names a collection format, "
+                "in eval and retrieve); write --output-format json or table"
+            ),
         ),
         (
             lambda t: ["store", "import", str(t / "s.db"), str(FIXTURE_DIR), "--timeout", "soon"],
@@ -235,6 +242,7 @@ def _newer(tmp_path: Path) -> Path:
         "missing-run",
         "bad-time",
         "bad-format",
+        "old-format-flag",
         "bad-timeout",
         "no-retriever",
     ],

@@ -41,7 +41,17 @@ from agentmemory.files.numbers import INTEGER_FORM, NUMBER_FORM, parse_integer, 
 from agentmemory.files.reading import path_kind
 from agentmemory.registry import Registry
 
-__all__ = ["FORMATS", "OPTION_TYPES", "Format", "FormatOption", "detect_format", "load", "register_format"]
+__all__ = [
+    "FORMATS",
+    "OPTION_TYPES",
+    "Format",
+    "FormatOption",
+    "detect_format",
+    "load",
+    "option_flag_arguments",
+    "option_flags",
+    "register_format",
+]
 
 OPTION_TYPES: tuple[type, ...] = (bool, int, float, str)
 """The types an option may declare: each has a text form, so the command line can pass any option."""
@@ -82,6 +92,11 @@ class FormatOption(NamedTuple):
         if not ok:
             raise ParameterError(self.name, value, f"is not {_WHAT[kind]}", self.allowed)
         return float(value) if kind is float else value  # type: ignore[arg-type]
+
+    @property
+    def flag(self) -> str:
+        """The command-line flag of this option when it has its own: ``--include-captions`` for ``include_captions``."""
+        return "--" + self.name.replace("_", "-")
 
     @property
     def allowed(self) -> str:
@@ -424,3 +439,40 @@ def load(path: str | PathLike[str], format: str = "auto", *, progress: bool = Fa
             "a format's read must return an agentmemory.Collection",
         )
     return collection
+
+
+def option_flags(format_names: Iterable[str]) -> dict[str, list[tuple[str, FormatOption]]]:
+    """Each option name the formats ``format_names`` declare -> the ``(format, declaration)`` pairs declaring it.
+
+    The command line gives each of these options its own flag
+    (:attr:`FormatOption.flag`) for the built-in formats.
+    """
+    flags: dict[str, list[tuple[str, FormatOption]]] = {}
+    for name in format_names:
+        for option in FORMATS[name].options:
+            flags.setdefault(option.name, []).append((name, option))
+    return flags
+
+
+def option_flag_arguments(options: Mapping[str, object], format_names: Iterable[str]) -> list[str]:
+    """The command-line arguments that set the format ``options`` (name -> value given).
+
+    An option of the formats ``format_names`` (those with their own flags:
+    ``agentmemory.datasets.BUILTIN_FORMATS``) uses its flag (``--repair``,
+    ``--no-x``, ``--split dev``); any other option, or a bool flag set to
+    ``False`` that has no ``--no-`` form (its default is ``False``),
+    ``--format-option NAME=VALUE``.
+    """
+    flags = option_flags(format_names)
+    out: list[str] = []
+    for name, value in options.items():
+        no_negative = value is False and name in flags and flags[name][0][1].default is False
+        if name not in flags or no_negative:
+            text = str(value).lower() if isinstance(value, bool) else str(value)
+            out += ["--format-option", f"{name}={text}"]
+        elif isinstance(value, bool):
+            flag = flags[name][0][1].flag
+            out.append(flag if value else "--no-" + flag[2:])
+        else:
+            out += [flags[name][0][1].flag, str(value)]
+    return out

@@ -46,11 +46,11 @@ from os import PathLike
 from typing import Any
 
 from agentmemory.datasets.collection import Collection, require_judgments
-from agentmemory.errors import ParameterError, UnknownNameError, check_positive_int, check_seed
-from agentmemory.evaluation.runfiles import RunFile, bind_run, parse_run_option, read_run_file
-from agentmemory.metrics import Measure, compute_measures, parse_measures
+from agentmemory.errors import ParameterError
+from agentmemory.evaluation.options import RELEVANCE_MODES, EvalOptions
+from agentmemory.evaluation.runfiles import BoundRun, RunFile, bind_run, parse_run_option, read_run_file
+from agentmemory.metrics import Measure, compute_measures
 from agentmemory.metrics.provenance import Credited, ancestors_of, credit
-from agentmemory.metrics.scoring import default_measures
 from agentmemory.metrics.tieaware import TieReport, tie_reports
 from agentmemory.records import Event, Hit, MemoryEntry, Query
 from agentmemory.retrievers import DEFAULT_RETRIEVERS, RetrieverLike, RetrieverSpec, capabilities, resolve_retrievers
@@ -59,6 +59,7 @@ from agentmemory.store.events import HashIds, SteppingClock
 
 __all__ = [
     "RELEVANCE_MODES",
+    "EvalOptions",
     "Evaluation",
     "QueryResult",
     "RetrieverResult",
@@ -218,7 +219,10 @@ class Evaluation:
     ``specs`` are the evaluated retrievers (one per result, same order), so
     the same retrievers can be run again (deeper, on another collection);
     ``store`` is the store the run searched (its retrievers hold the
-    collection), for reports that ask the retrievers *why*.
+    collection), for reports that ask the retrievers *why*; ``options`` the
+    :class:`~agentmemory.evaluation.options.EvalOptions` it ran with (``k``,
+    ``seed``, ``relevance``, ``lenient_run`` and ``as_of`` are its fields
+    again; ``measures`` every measure computed).
     """
 
     collection: Collection
@@ -235,6 +239,7 @@ class Evaluation:
     runs: tuple[RunFile, ...] = ()
     lenient_run: bool = False
     as_of: bool = False
+    options: EvalOptions = field(default_factory=EvalOptions, compare=False)
 
     def result(self, name: str) -> RetrieverResult:
         """The result of the system ``name`` (its key, e.g. ``"bm25"``, or a run's name; a label works too)."""
@@ -270,18 +275,6 @@ class Evaluation:
         return pd.DataFrame(rows, columns=["system", "query", "group", "measure", "value"])
 
 
-def _required_measures(k: int, measures: Sequence[Measure | str] | str | None) -> tuple[Measure, ...]:
-    chosen = list(default_measures(k))
-    if measures is not None:
-        extra = (
-            parse_measures(measures)
-            if isinstance(measures, str)
-            else [m if isinstance(m, Measure) else parse_measures(m)[0] for m in measures]
-        )
-        chosen += [m for m in extra if m not in chosen]
-    return tuple(chosen)
-
-
 def seed_measures(k: int) -> tuple[str, str, str]:
     """The seed write-up's three measures at cutoff ``k`` as result keys: ``R@k``, ``P@k``, ``RR`` (whose mean is MRR).
 
@@ -309,16 +302,6 @@ def _reachable(retriever: Any, query: Query, hits: list[Hit], k: int) -> dict[st
         if len(deeper) < depth or deeper[-1].score < floor:
             return {h.entry_id: h.score for h in deeper if h.score >= floor}
         depth *= 2
-
-
-RELEVANCE_MODES = ("direct", "provenance")
-"""What :func:`evaluate` takes as ``relevance``: trec_eval's judgments, or judgments through provenance."""
-
-
-def _check_relevance(relevance: object) -> str:
-    if relevance not in RELEVANCE_MODES:
-        raise UnknownNameError("relevance", relevance, RELEVANCE_MODES)
-    return str(relevance)
 
 
 def _as_run(item: RunFile | tuple[str, str] | str) -> RunFile:
@@ -359,75 +342,139 @@ def evaluate(
     retrievers: RetrieverLike | Sequence[RetrieverLike] | None = DEFAULT_RETRIEVERS,
     *,
     runs: Sequence[RunFile | tuple[str, str] | str] = (),
-    k: int = 5,
-    seed: int = 7,
-    measures: Sequence[Measure | str] | str | None = None,
-    ties: bool = True,
-    relevance: str = "direct",
-    lenient_run: bool = False,
-    progress: bool = False,
-    timings: bool = False,
     store: MemoryStore | None = None,
-    clamp: bool = False,
-    as_of: bool = False,
+    options: EvalOptions | None = None,
+    **keywords: Any,
 ) -> Evaluation:
     """Run ``retrievers`` and score them, with the ``runs`` of other systems, over ``collection``.
 
     ``retrievers`` takes what :func:`agentmemory.retrievers.resolve_retrievers`
     takes: registry names (``"bm25,tags"``), specs with parameters
     (``"bm25[k1=0.9,b=0.4]"``), ``"package.module:attribute"``, factories,
-    or a retriever instance (unscoped collections only); ``None`` or ``()``
-    for none (then ``runs`` must name one).  ``runs`` are run files
-    (:func:`agentmemory.evaluation.runfiles.read_run_file`, ``("name", "path")`` or
-    ``"name=path"``), checked against the collection
-    (:func:`agentmemory.evaluation.runfiles.bind_run`; ``lenient_run`` drops and lists the
-    lines naming unknown queries or entries, or hits out of scope).  A judged
-    query a run does not mention retrieved nothing (trec_eval ``-c``).
+    or a retriever instance (unscoped collections only); already resolved
+    :class:`~agentmemory.retrievers.RetrieverSpec` values are taken as they
+    are; ``None`` or ``()`` for none (then ``runs`` must name one).  ``runs``
+    are run files (:func:`agentmemory.evaluation.runfiles.read_run_file`,
+    ``("name", "path")`` or ``"name=path"``), checked against the collection
+    (:func:`agentmemory.evaluation.runfiles.bind_run`; ``lenient_run`` drops
+    and lists the lines naming unknown queries or entries, or hits out of
+    scope).  A judged query a run does not mention retrieved nothing
+    (trec_eval ``-c``).
 
-    ``measures`` adds to the defaults (P@k, R@k, RR, RR@k, nDCG@k, AP@k).
-    ``relevance`` is ``"direct"`` or ``"provenance"`` (module docstring).
-    ``ties`` computes a :class:`~agentmemory.metrics.tieaware.TieReport` per query and
-    measure (measures without a tie-aware formula get none) from the scores
-    of every entry that could reach the top ``k`` (those scoring at least the
+    ``options`` is an :class:`~agentmemory.evaluation.options.EvalOptions`;
+    instead of it, its fields may be given as keywords (``k=10,
+    relevance="provenance"``), which make one; giving both is an error.
+    ``k`` (default 5) is the cutoff and ``seed`` (default 7) names the event
+    ids.  ``measures`` adds to the defaults (P@k, R@k, RR, RR@k, nDCG@k,
+    AP@k).  ``relevance`` is ``"direct"`` or ``"provenance"`` (module
+    docstring).  ``ties`` (default True) computes a
+    :class:`~agentmemory.metrics.tieaware.TieReport` per query and measure
+    (measures without a tie-aware formula get none) from the scores of every
+    entry that could reach the top ``k`` (those scoring at least the
     ``k``-th hit: the hits themselves unless a tie crosses the cutoff, so the
     analysis costs a deeper look only for those queries); for a run, only
     when its scores show where the tie ends.  ``progress`` shows a tqdm bar
     per retriever (off by default); ``timings`` records each retriever's
-    search latencies and index build (:class:`Timings`; never in an artifact).
+    search latencies and index build (:class:`Timings`; never in an
+    artifact); ``as_of`` shows each query only the entries created by its
+    ``asked_at``.  ``baseline`` is carried for the
+    statistics (:meth:`Evaluation.table`), not used here.
 
     ``store`` reuses the store of an earlier evaluation of the same
     collection (``Evaluation.store``) instead of indexing the entries again:
     its retrievers must be ``retrievers`` (by key) and its entries the
     collection's.  The new evaluation's ``events`` are only those it records.
     """
-    k = check_positive_int("k", k)
-    seed = check_seed(seed)
-    relevance = _check_relevance(relevance)
+    options = _options(options, keywords)
     require_judgments(collection)  # means over no query would print as 0.00, as if measured
-    if isinstance(runs, (str, RunFile)) or not isinstance(runs, Sequence):
-        runs = [runs]
-    specs = (
-        ()
-        if retrievers is None or (isinstance(retrievers, (list, tuple)) and not retrievers)
-        else resolve_retrievers(retrievers)
+    specs = _specs(retrievers)
+    run_files = tuple(
+        _as_run(r) for r in ([runs] if isinstance(runs, (str, RunFile)) or not isinstance(runs, Sequence) else runs)
     )
-    run_files = tuple(_as_run(r) for r in runs)
-    bound = [bind_run(r, collection, lenient=lenient_run, as_of=as_of) for r in run_files]
+    bound = [bind_run(r, collection, lenient=options.lenient_run, as_of=options.as_of) for r in run_files]
     if not specs and not bound:
         raise ParameterError(
             "retrievers", retrievers, "names no system", "name a retriever (e.g. 'bm25') or pass a run"
         )
-    _check_systems([(s.key, s.label) for s in specs] + [(b.name, b.name) for b in bound])
-    chosen = _required_measures(k, measures)
-    unscored: tuple[str, ...] = ()
-    if relevance == "provenance":
-        unscored = tuple(str(m) for m in chosen if m.definition.provenance is None)
-        chosen = tuple(m for m in chosen if m.definition.provenance is not None)
-    scorer = _Scorer(collection, k, chosen, ties=ties and relevance == "direct", relevance=relevance)
-
+    systems = [(s.key, s.label) for s in specs] + [(b.name, b.name) for b in bound]
+    _check_systems(systems)
+    chosen, unscored = _scored_measures(options)
+    scorer = _Scorer(
+        collection, options.k, chosen, ties=options.ties and options.relevance == "direct", relevance=options.relevance
+    )
     first_event = 0 if store is None else len(store.log)
     reused = store is not None
-    if store is not None and as_of:
+    store = _prepared_store(collection, specs, store, options)
+    queries = collection.judged_queries
+    slices = _time_slices(collection, queries, options.as_of, added=reused)
+    durations: dict[str, list[float]] | None = {spec.key: [] for spec in specs} if options.timings else None
+    found = _search(collection, specs, store, scorer, slices, options, durations)
+    excluded = tuple(collection.headline_excludes)
+    results = [
+        _retriever_result(
+            spec, store, [found[spec.key][q.id] for q in queries], scorer, excluded, slices, options, durations
+        )
+        for spec in specs
+    ]
+    results += [_run_result(run, queries, scorer, excluded, options.k) for run in bound]
+    return Evaluation(
+        collection=collection,
+        k=options.k,
+        seed=options.seed,
+        measures=chosen,
+        results=tuple(results),
+        unjudged_query_ids=collection.unjudged_query_ids,
+        events=tuple(store.log)[first_event:] if store is not None else (),
+        specs=specs,
+        store=store,
+        relevance=options.relevance,
+        unscored=unscored,
+        runs=run_files,
+        lenient_run=options.lenient_run,
+        as_of=options.as_of,
+        options=options,
+    )
+
+
+def _options(options: EvalOptions | None, keywords: Mapping[str, Any]) -> EvalOptions:
+    """``options``, or the record ``keywords`` make (both given: an error)."""
+    if options is None:
+        return EvalOptions.from_keywords(keywords)
+    if keywords:
+        raise ParameterError(
+            "options",
+            sorted(keywords),
+            "are given beside options",
+            "pass options=EvalOptions(...) or its fields as keywords, not both",
+        )
+    if not isinstance(options, EvalOptions):
+        raise ParameterError("options", options, "is not an EvalOptions", "pass options=EvalOptions(...)")
+    return options
+
+
+def _specs(retrievers: RetrieverLike | Sequence[RetrieverLike] | None) -> tuple[RetrieverSpec, ...]:
+    """The retrievers resolved (specs already resolved are kept as they are: a caller resolves them once)."""
+    if retrievers is None or (isinstance(retrievers, (list, tuple)) and not retrievers):
+        return ()
+    if isinstance(retrievers, tuple) and all(isinstance(r, RetrieverSpec) for r in retrievers):
+        return retrievers  # keys and labels unique: checked with the runs' names by _check_systems
+    return resolve_retrievers(retrievers)
+
+
+def _scored_measures(options: EvalOptions) -> tuple[tuple[Measure, ...], tuple[str, ...]]:
+    """The measures computed and those left unscored (no provenance definition, under ``relevance="provenance"``)."""
+    chosen = options.all_measures
+    if options.relevance != "provenance":
+        return chosen, ()
+    unscored = tuple(str(m) for m in chosen if m.definition.provenance is None)
+    return tuple(m for m in chosen if m.definition.provenance is not None), unscored
+
+
+def _prepared_store(
+    collection: Collection, specs: tuple[RetrieverSpec, ...], store: MemoryStore | None, options: EvalOptions
+) -> MemoryStore | None:
+    """The store to search: a new one (ids and clock from the inputs and seed), or ``store`` once checked."""
+    if store is not None and options.as_of:
         raise ParameterError(
             "store",
             "MemoryStore",
@@ -436,12 +483,12 @@ def evaluate(
         )
     if specs and store is None:
         stamps = [e.created_at for e in collection.entries if e.created_at is not None]
-        store = MemoryStore(
+        return MemoryStore(
             specs,
             clock=SteppingClock(max(stamps) if stamps else _EPOCH),
-            ids=HashIds(f"{collection.digest}:{seed}"),
+            ids=HashIds(f"{collection.digest}:{options.seed}"),
         )
-    elif store is not None and (
+    if store is not None and (
         any(s.key not in store.retriever_names for s in specs)
         or len(store) != len(collection.entries)
         or any(e.id not in store for e in collection.entries)
@@ -452,91 +499,95 @@ def evaluate(
             "does not hold these retrievers and this collection's entries",
             "pass the store of an evaluation of the same collection and retrievers (Evaluation.store)",
         )
-    queries = collection.judged_queries
-    excluded = tuple(collection.headline_excludes)
-    results = []
-    slices = _time_slices(collection, queries, as_of, added=reused)
-    extra, whole = _search_extra(collection, k, chosen)
+    return store
+
+
+def _search(
+    collection: Collection,
+    specs: tuple[RetrieverSpec, ...],
+    store: MemoryStore | None,
+    scorer: _Scorer,
+    slices: _Slices,
+    options: EvalOptions,
+    durations: dict[str, list[float]] | None,
+) -> dict[str, dict[str, QueryResult]]:
+    """Every retriever's scored result per query id: entries added and queries answered slice by slice."""
+    k = options.k
+    extra, whole = _search_extra(collection, k, scorer.measures)
     found: dict[str, dict[str, QueryResult]] = {spec.key: {} for spec in specs}
-    durations: dict[str, list[float]] | None = {spec.key: [] for spec in specs} if timings else None
     for entries, batch in slices:
         if entries and store is not None:
             store.add(entries)
         for spec in specs:
-            assert store is not None  # made above whenever there are retrievers
+            assert store is not None  # made by _prepared_store whenever there are retrievers
             searched = store.search_all(
                 batch,
                 k,
                 spec.key,
                 extra=extra,
-                progress=progress and len(slices) == 1,
+                progress=options.progress and len(slices) == 1,
                 durations=None if durations is None else durations[spec.key],
-                clamp=clamp or whole,
+                clamp=options.clamp or whole,
             )
             for query, deeper in searched:
                 retriever = store.retriever(spec.key, query.scope)
-                result = scorer.score(query, deeper, partial(_reachable, retriever, query, deeper, k))
-                found[spec.key][query.id] = result
-    for spec in specs:
-        assert store is not None
-        per_query = [found[spec.key][q.id] for q in queries]
-        if as_of:
-            per_query = [replace(r, visible=slices.visible[r.query_id]) for r in per_query]
-        retriever = store.retriever(spec.key)
-        timing = None
-        if durations is not None:
-            size = getattr(retriever, "memory_bytes", None)
-            timing = Timings(
-                tuple(durations[spec.key]),
-                store.index_seconds(spec.key),
-                len(store),
-                size() if callable(size) else None,
-            )
-        results.append(
-            RetrieverResult(
-                spec.key,
-                spec.label,
-                retriever.params(),
-                tuple(per_query),
-                scorer.means(per_query),
-                k,
-                excluded,
-                capabilities=capabilities(retriever),
-                timings=timing,
-            )
+                found[spec.key][query.id] = scorer.score(
+                    query, deeper, partial(_reachable, retriever, query, deeper, k)
+                )
+    return found
+
+
+def _retriever_result(
+    spec: RetrieverSpec,
+    store: MemoryStore | None,
+    per_query: list[QueryResult],
+    scorer: _Scorer,
+    excluded: tuple[str, ...],
+    slices: _Slices,
+    options: EvalOptions,
+    durations: dict[str, list[float]] | None,
+) -> RetrieverResult:
+    """One retriever's result: its queries (with what each saw, as of its time), means and timings."""
+    assert store is not None  # made by _prepared_store whenever there are retrievers
+    if options.as_of:
+        per_query = [replace(r, visible=slices.visible[r.query_id]) for r in per_query]
+    retriever = store.retriever(spec.key)
+    timing = None
+    if durations is not None:
+        size = getattr(retriever, "memory_bytes", None)
+        timing = Timings(
+            tuple(durations[spec.key]), store.index_seconds(spec.key), len(store), size() if callable(size) else None
         )
-    for run in bound:
-        scorer_run = scorer.with_entries(run.entries)
-        per_query = [scorer_run.score(q, list(run.rankings[q.id]), None) for q in queries]
-        results.append(
-            RetrieverResult(
-                run.name,
-                run.name,
-                run.run.summary(),
-                tuple(per_query),
-                scorer.means(per_query),
-                k,
-                excluded,
-                kind="run",
-                entries=run.entries,
-                dropped=run.dropped,
-            )
-        )
-    return Evaluation(
-        collection=collection,
-        k=k,
-        seed=seed,
-        measures=chosen,
-        results=tuple(results),
-        unjudged_query_ids=collection.unjudged_query_ids,
-        events=tuple(store.log)[first_event:] if store is not None else (),
-        specs=specs,
-        store=store,
-        relevance=relevance,
-        unscored=unscored,
-        runs=run_files,
-        lenient_run=lenient_run,
-        as_of=as_of,
+    return RetrieverResult(
+        spec.key,
+        spec.label,
+        retriever.params(),
+        tuple(per_query),
+        scorer.means(per_query),
+        options.k,
+        excluded,
+        capabilities=capabilities(retriever),
+        timings=timing,
+    )
+
+
+def _run_result(
+    run: BoundRun, queries: Sequence[Query], scorer: _Scorer, excluded: tuple[str, ...], k: int
+) -> RetrieverResult:
+    """One run file's result, scored over the collection plus the run's own memories."""
+    scorer_run = scorer.with_entries(run.entries)
+    per_query = [scorer_run.score(q, list(run.rankings[q.id]), None) for q in queries]
+    return RetrieverResult(
+        run.name,
+        run.name,
+        run.run.summary(),
+        tuple(per_query),
+        scorer.means(per_query),
+        k,
+        excluded,
+        kind="run",
+        entries=run.entries,
+        dropped=run.dropped,
     )
 
 
@@ -661,9 +712,26 @@ class _Scorer:
         hits = tuple(deeper[:k])
         qrels = self.collection.qrels[query.id]
         tie_at_cutoff = len(deeper) > k and deeper[k].score == deeper[k - 1].score
-        reports = None
+        metrics, credited = self._metrics(query, [h.entry_id for h in deeper], qrels)
+        reports = self._tie_reports(deeper, qrels, tie_at_cutoff, reachable) if self.ties else None
+        return QueryResult(
+            query_id=query.id,
+            text=query.text,
+            group=query.group,
+            relevant=self.collection.relevant(query.id),
+            hits=hits,
+            metrics=metrics,
+            tie_at_cutoff=tie_at_cutoff,
+            ties=reports,
+            credited=credited,
+        )
+
+    def _metrics(
+        self, query: Query, whole: list[str], qrels: Mapping[str, int]
+    ) -> tuple[dict[str, float], Credited | None]:
+        """Every measure's value in the evaluation's order, and (provenance) the credits of the top k."""
+        k = self.k
         credited = None
-        whole = [h.entry_id for h in deeper]
         metrics: dict[str, float] = {}
         for depth, group in self.groups:  # each measure sees the ranking as deep as it needs (see measure_depth)
             ranking = whole if depth is None else whole[:depth]
@@ -676,32 +744,32 @@ class _Scorer:
             else:
                 scope = self.scope_ids.get(query.scope, frozenset())
                 metrics.update(compute_measures(group, ranking, qrels, scope_ids=scope))
-        metrics = {str(m): metrics[str(m)] for m in self.measures}  # the evaluation's order
         if credited is None and self.relevance == "provenance":
-            credited = credit([h.entry_id for h in hits], qrels, self.ancestors)
-        if self.ties and not (tie_at_cutoff and reachable is None and deeper[-1].score >= deeper[k - 1].score):
-            # Only entries scoring at least the k-th hit can reach the top k. Without a tie across
-            # the cutoff those are the hits; with one, the retriever tells (a run cannot past its end).
-            if tie_at_cutoff and reachable is not None:
-                scores = reachable()
-            elif tie_at_cutoff:
-                scores = {h.entry_id: h.score for h in deeper if h.score >= deeper[k - 1].score}
-            else:
-                scores = {h.entry_id: h.score for h in hits}
-            # A measure looking deeper than k has no tie report of the depth-k run.
-            at_k = [m for m in self.measures if measure_depth(m, k) == k]
-            reports = {name: r for name, r in tie_reports(at_k, scores, qrels, k).items() if r is not None}
-        return QueryResult(
-            query_id=query.id,
-            text=query.text,
-            group=query.group,
-            relevant=self.collection.relevant(query.id),
-            hits=hits,
-            metrics=metrics,
-            tie_at_cutoff=tie_at_cutoff,
-            ties=reports,
-            credited=credited,
-        )
+            credited = credit(whole[:k], qrels, self.ancestors)
+        return {str(m): metrics[str(m)] for m in self.measures}, credited
+
+    def _tie_reports(
+        self,
+        deeper: list[Hit],
+        qrels: Mapping[str, int],
+        tie_at_cutoff: bool,
+        reachable: Callable[[], dict[str, float]] | None,
+    ) -> dict[str, TieReport] | None:
+        """The tie report of every measure at depth k, or ``None`` when a run's tie runs past its last line."""
+        k = self.k
+        if tie_at_cutoff and reachable is None and deeper[-1].score >= deeper[k - 1].score:
+            return None
+        # Only entries scoring at least the k-th hit can reach the top k. Without a tie across
+        # the cutoff those are the hits; with one, the retriever tells (a run cannot past its end).
+        if tie_at_cutoff and reachable is not None:
+            scores = reachable()
+        elif tie_at_cutoff:
+            scores = {h.entry_id: h.score for h in deeper if h.score >= deeper[k - 1].score}
+        else:
+            scores = {h.entry_id: h.score for h in deeper[:k]}
+        # A measure looking deeper than k has no tie report of the depth-k run.
+        at_k = [m for m in self.measures if measure_depth(m, k) == k]
+        return {name: r for name, r in tie_reports(at_k, scores, qrels, k).items() if r is not None}
 
     def means(self, per_query: Sequence[QueryResult]) -> dict[str, float]:
         headline = [r for r in per_query if r.query_id in self.headline]

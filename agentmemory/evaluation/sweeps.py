@@ -15,6 +15,7 @@ Every function is pure and returns JSON-ready data (plain ``dict``,
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -22,6 +23,7 @@ import numpy as np
 from agentmemory.datasets.collection import Collection
 from agentmemory.datasets.synthetic import synthetic_collection
 from agentmemory.errors import ParameterError, check_positive_int, check_seed
+from agentmemory.evaluation.options import EvalOptions
 from agentmemory.evaluation.runner import Evaluation, evaluate, mean, seed_measures
 from agentmemory.metrics import Measure, compute_measures
 from agentmemory.retrievers import RetrieverLike, resolve_retrievers
@@ -120,9 +122,9 @@ def k_sweep(
             retriever names.
     """
     ks = _check_ks(ks)
-    seed = check_seed(seed)
+    options = EvalOptions(k=max(ks), seed=seed, ties=False, progress=progress)
     names = resolve_retrievers(retrievers)
-    evaluation = evaluate(collection, names, k=max(ks), seed=seed, ties=False, progress=progress)
+    evaluation = evaluate(collection, names, options=options)
     means = cutoff_means(evaluation, ks, CURVES)
     curves = {result.name: {"label": result.label, **means[result.name]} for result in evaluation.results}
     return {
@@ -166,7 +168,7 @@ def seed_sweep(
     """
     seeds = [check_seed(s, "seeds item") for s in seeds]
     sizes = [check_positive_int("sizes item", n) for n in sizes]
-    k = check_positive_int("k", k)
+    options = EvalOptions(k=k)  # k checked once; each evaluation below takes its seed
     names = resolve_retrievers(retrievers)
     for reserved in ("seed", "n_entries"):
         if reserved in generator_params:
@@ -184,7 +186,7 @@ def seed_sweep(
     rows: list[dict[str, Any]] = []
     for seed, size in pairs:
         collection = synthetic_collection(seed=seed, n_entries=size, **generator_params)
-        evaluation = evaluate(collection, names, k=k, seed=seed)
+        evaluation = evaluate(collection, names, options=replace(options, seed=seed))
         for result in evaluation.results:
             rows.append(
                 {
@@ -194,7 +196,7 @@ def seed_sweep(
                     "label": result.label,
                     "digest": collection.digest,
                     "queries": len(result.headline),
-                    **{m: float(result.means[m]) for m in seed_measures(k)},
+                    **{m: float(result.means[m]) for m in seed_measures(options.k)},
                 }
             )
     return rows

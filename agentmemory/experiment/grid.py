@@ -11,7 +11,7 @@ systems, or the grid's), plus any tasks listed one by one.  Example
     k = [5, 10]                         # an integer or a list (default 5)
     seeds = [7]                         # an integer or a list (default 7)
     measures = ["Success@1"]            # beyond P@k, R@k, RR, RR@k, nDCG@k and AP@k
-    relevance = "direct"                # or "provenance"
+    relevance = "direct"                # or "provenance" (agentmemory.evaluation.options.RELEVANCE_MODES)
     systems = [
         "tags",                                                        # a retriever spec
         { retriever = "bm25", grid = { k1 = [0.9, 1.2], b = [0.4, 0.75] } },   # 4 specs
@@ -66,6 +66,7 @@ from pathlib import Path
 from typing import Any
 
 from agentmemory.errors import AgentMemoryError, InputError, MissingFileError
+from agentmemory.evaluation.options import EvalOptions
 from agentmemory.metrics import parse_measures
 from agentmemory.retrievers import RetrieverSpec, resolve_retriever
 from agentmemory.retrievers.spec import format_value
@@ -334,10 +335,10 @@ class _Reader:
         seeds = self.ints(data.get("seeds", [7]), "seeds", 0, where.top("seeds"))
         measures = self.measures(data.get("measures", []), where.top("measures"))
         relevance = data.get("relevance", "direct")
-        if relevance not in ("direct", "provenance"):
-            raise self.fail(
-                where.top("relevance"), f"relevance: {relevance!r} is not a relevance mode; write direct or provenance"
-            )
+        try:
+            EvalOptions(relevance=relevance)  # the choices are declared once, with the record
+        except AgentMemoryError as err:
+            raise self.fail(where.top("relevance"), str(err)) from None
         systems = self.systems(data.get("systems", []), "systems", where.top("systems"))
         statistics = self.statistics(data.get("statistics", {}))
         raw_collections = data.get("collections", [])

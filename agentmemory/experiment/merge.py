@@ -103,13 +103,11 @@ def _baseline(plan: Plan, systems: Sequence[tuple[str, str, str]], texts: Mappin
 
 def merge(plan: Plan, outputs: Mapping[str, Mapping[str, Any]], failures: Sequence[Failure]) -> Evaluated:
     """Merge task results (``outputs[task key]``, as read back from JSON) into results, rows and tables."""
-    options = plan.grid.statistics
     evaluations = []
     rows: list[tuple[Any, ...]] = []
     tables: dict[str, list[str]] = {c.name: [] for c in plan.collections}
     failed = {f.task.key for f in failures}
     for collection_name, k, seed, tasks in _groups(plan):
-        collection = plan.collection(collection_name)
         done = [t for t in tasks if t.key in outputs and t.key not in failed]
         missing = [t.system for t in tasks if t not in done]
         if not done:
@@ -117,80 +115,116 @@ def merge(plan: Plan, outputs: Mapping[str, Mapping[str, Any]], failures: Sequen
                 {"collection": collection_name, "k": k, "seed": seed, "systems": [], "not_evaluated": missing}
             )
             continue
-        results = [outputs[t.key] for t in done]
-        measures = list(results[0]["measures"])
-        values = {
-            t.system: {row["query_id"]: row["metrics"] for row in out["per_query"]} for t, out in zip(done, results)
-        }
-        systems = [(t.system, t.job.system.label, t.job.system.kind) for t in done]
-        texts = {t.system: t.job.system.spec for t in done}
-        labels = {name: label for name, label, _ in systems}
-        statistics = per_query_statistics(
-            values,
-            labels=labels,
-            queries=collection.queries,
-            excluded_groups=collection.excluded_groups,
-            measures=measures,
-            seed=seed,
-            confidence=options.confidence,
-            n_resamples=options.n_resamples,
-            alpha=options.alpha,
-            baseline=_baseline(plan, systems, texts),
-            pairs=options.comparisons == "all",
-        )
-        headline = [qid for qid, group in collection.queries if group not in collection.excluded_groups]
-        groups = sorted({g for _, g in collection.queries if g is not None})
-        group_means = {}
-        for name in labels:
-            group_means[name] = {
-                g: {m: mean(values[name][qid][m] for qid, qg in collection.queries if qg == g) for m in measures}
-                for g in groups
-            }
-        evaluations.append(
-            {
-                "collection": collection_name,
-                "k": k,
-                "seed": seed,
-                "measures": measures,
-                "unscored": list(results[0]["unscored"]),
-                "systems": [
-                    {
-                        "name": t.system,
-                        "label": t.job.system.label,
-                        "kind": t.job.system.kind,
-                        "params": out["system"]["params"],
-                        "task": t.key,
-                        "dropped": out["dropped"],
-                    }
-                    for t, out in zip(done, results)
-                ],
-                "not_evaluated": missing,
-                "aggregate": [
-                    {"system": name, **{m: mean(values[name][qid][m] for qid in headline) for m in measures}}
-                    for name in labels
-                ],
-                "groups": group_means,
-                "tie_aware": {t.system: out["tie_aware"] for t, out in zip(done, results)},
-                "statistics": statistics.to_dict(),
-            }
-        )
-        for name in labels:
-            for qid, group in collection.queries:
-                metrics = values[name][qid]
-                rows.extend((collection_name, k, seed, name, qid, group or "", m, metrics[m]) for m in measures)
-        table = systems_table(systems, statistics, k=k, relevance=plan.grid.relevance)
-        text = f"## k = {k}, seed = {seed}\n\n{table.render('markdown')}"
+        evaluation, evaluation_rows, table = _evaluation(plan, collection_name, k, seed, done, missing, outputs)
+        evaluations.append(evaluation)
+        rows.extend(evaluation_rows)
+        text = f"## k = {k}, seed = {seed}\n\n{table}"
         if missing:
             text += f"\nNot evaluated (the task failed): {', '.join(missing)}.\n"
         tables[collection_name].append(text)
-    results_json = {
+    texts_by_collection = {
+        name: f"# {name}: comparison tables\n\n" + "\n".join(parts) if parts else f"# {name}\n\nNo task succeeded.\n"
+        for name, parts in tables.items()
+    }
+    return Evaluated(_results_json(plan, outputs, failed, failures, evaluations), tuple(rows), texts_by_collection)
+
+
+def _evaluation(
+    plan: Plan,
+    collection_name: str,
+    k: int,
+    seed: int,
+    done: list[Task],
+    missing: list[str],
+    outputs: Mapping[str, Mapping[str, Any]],
+) -> tuple[dict[str, Any], list[tuple[Any, ...]], str]:
+    """One ``(collection, k, seed)`` evaluation of the tasks that succeeded: its entry, its rows, its table."""
+    options = plan.grid.statistics
+    collection = plan.collection(collection_name)
+    results = [outputs[t.key] for t in done]
+    measures = list(results[0]["measures"])
+    values = {t.system: {row["query_id"]: row["metrics"] for row in out["per_query"]} for t, out in zip(done, results)}
+    systems = [(t.system, t.job.system.label, t.job.system.kind) for t in done]
+    texts = {t.system: t.job.system.spec for t in done}
+    labels = {name: label for name, label, _ in systems}
+    statistics = per_query_statistics(
+        values,
+        labels=labels,
+        queries=collection.queries,
+        excluded_groups=collection.excluded_groups,
+        measures=measures,
+        seed=seed,
+        confidence=options.confidence,
+        n_resamples=options.n_resamples,
+        alpha=options.alpha,
+        baseline=_baseline(plan, systems, texts),
+        pairs=options.comparisons == "all",
+    )
+    headline = [qid for qid, group in collection.queries if group not in collection.excluded_groups]
+    entry = {
+        "collection": collection_name,
+        "k": k,
+        "seed": seed,
+        "measures": measures,
+        "unscored": list(results[0]["unscored"]),
+        "systems": [
+            {
+                "name": t.system,
+                "label": t.job.system.label,
+                "kind": t.job.system.kind,
+                "params": out["system"]["params"],
+                "task": t.key,
+                "dropped": out["dropped"],
+            }
+            for t, out in zip(done, results)
+        ],
+        "not_evaluated": missing,
+        "aggregate": [
+            {"system": name, **{m: mean(values[name][qid][m] for qid in headline) for m in measures}} for name in labels
+        ],
+        "groups": _group_means(values, collection.queries, measures),
+        "tie_aware": {t.system: out["tie_aware"] for t, out in zip(done, results)},
+        "statistics": statistics.to_dict(),
+    }
+    rows = [
+        (collection_name, k, seed, name, qid, group or "", m, values[name][qid][m])
+        for name in labels
+        for qid, group in collection.queries
+        for m in measures
+    ]
+    table = systems_table(systems, statistics, k=k, relevance=plan.grid.relevance).render("markdown")
+    return entry, rows, table
+
+
+def _group_means(
+    values: Mapping[str, Mapping[str, Mapping[str, float]]],
+    queries: Sequence[tuple[str, str | None]],
+    measures: Sequence[str],
+) -> dict[str, dict[str, dict[str, float]]]:
+    """Each system's mean of every measure per query group (groups sorted; queries without a group left out)."""
+    groups = sorted({g for _, g in queries if g is not None})
+    return {
+        name: {g: {m: mean(per_query[qid][m] for qid, qg in queries if qg == g) for m in measures} for g in groups}
+        for name, per_query in values.items()
+    }
+
+
+def _results_json(
+    plan: Plan,
+    outputs: Mapping[str, Mapping[str, Any]],
+    failed: set[str],
+    failures: Sequence[Failure],
+    evaluations: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """``results.json`` as data (see the module docstring)."""
+    return {
         "schema_version": SCHEMA_VERSION,
         "agentmemory": __version__,
         "grid": {
             "name": plan.grid.name,
             "relevance": plan.grid.relevance,
             "measures": list(plan.grid.measures),
-            "statistics": options.to_dict(),
+            "statistics": plan.grid.statistics.to_dict(),
         },
         "collections": [
             {
@@ -211,11 +245,6 @@ def merge(plan: Plan, outputs: Mapping[str, Mapping[str, Any]], failures: Sequen
         "failures": [f.to_dict() for f in failures],
         "evaluations": evaluations,
     }
-    texts_by_collection = {
-        name: f"# {name}: comparison tables\n\n" + "\n".join(parts) if parts else f"# {name}\n\nNo task succeeded.\n"
-        for name, parts in tables.items()
-    }
-    return Evaluated(results_json, tuple(rows), texts_by_collection)
 
 
 def dumps_results(results: Mapping[str, Any]) -> str:

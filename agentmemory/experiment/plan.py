@@ -23,11 +23,10 @@ from typing import Any
 
 from agentmemory.datasets.collection import collection_summary
 from agentmemory.errors import AgentMemoryError, InputError
+from agentmemory.evaluation.options import EvalOptions
 from agentmemory.experiment.grid import CollectionDef, Grid
 from agentmemory.experiment.task import CollectionSource, SystemSource, TaskJob, remember, task_key
 from agentmemory.files.atomic import sha256_file
-from agentmemory.metrics import parse_measures
-from agentmemory.metrics.scoring import default_measures
 from agentmemory.retrievers import resolve_retriever
 
 __all__ = ["Plan", "PlannedCollection", "Task", "plan_experiment"]
@@ -79,13 +78,11 @@ class Plan:
 
 def _measures(k: int, extra: tuple[str, ...]) -> tuple[str, ...]:
     """The measures a task at ``k`` computes: the defaults at ``k``, then the grid's others (as ``evaluate`` does)."""
-    chosen = [str(m) for m in default_measures(k)]
-    chosen += [text for text in (str(m) for m in parse_measures(list(extra))) if text not in chosen] if extra else []
-    return tuple(chosen)
+    return tuple(str(m) for m in EvalOptions(k=k, measures=extra).all_measures)
 
 
 def _load(grid: Grid, definition: CollectionDef) -> tuple[CollectionSource, Any]:
-    from agentmemory.datasets import FORMATS, detect_format, load
+    from agentmemory.datasets import FORMATS, detect_format, load  # as before the regroup: looked up when called
 
     try:
         name = detect_format(definition.path) if definition.format == "auto" else definition.format

@@ -33,6 +33,9 @@ from typing import Any
 from agentmemory import __version__
 from agentmemory.datasets.collection import Collection
 from agentmemory.errors import AgentMemoryError, InputError, shorten
+from agentmemory.evaluation.options import EvalOptions
+from agentmemory.evaluation.runfiles import read_run_file
+from agentmemory.evaluation.runner import evaluate
 
 __all__ = ["CACHE_SIZE", "CollectionSource", "SystemSource", "TaskJob", "execute_task", "remember", "task_key"]
 
@@ -114,6 +117,12 @@ class TaskJob:
             "relevance": self.relevance,
         }
 
+    def options(self) -> EvalOptions:
+        """The evaluation's options: k, seed, every measure, the relevance mode, and the run's ``lenient``."""
+        return EvalOptions(
+            k=self.k, seed=self.seed, measures=self.measures, relevance=self.relevance, lenient_run=self.system.lenient
+        )
+
 
 def canonical_json(data: Any) -> str:
     """Keys sorted, no spaces, UTF-8 kept: the one text a value hashes as."""
@@ -136,7 +145,7 @@ def remember(source: CollectionSource, collection: Collection) -> None:
 
 def _collection(source: CollectionSource) -> Collection:
     """The collection, loaded once per process and checked against the digest the client planned with."""
-    from agentmemory.datasets import load
+    from agentmemory.datasets import load  # as before the regroup: looked up when called
 
     with _LOCK:  # one load at a time: threads of a worker wait for it instead of loading it again
         cached = _CACHE.get(source.cache_key)
@@ -183,9 +192,6 @@ def execute_task(job: TaskJob) -> dict[str, Any]:
 
 
 def _execute(job: TaskJob) -> dict[str, Any]:
-    from agentmemory.evaluation.runfiles import read_run_file
-    from agentmemory.evaluation.runner import evaluate
-
     if job.version != __version__:
         raise InputError(
             "worker", None, f"runs agentmemory {__version__}, the client {job.version}; install the same version"
@@ -193,24 +199,13 @@ def _execute(job: TaskJob) -> dict[str, Any]:
     collection = _collection(job.collection)
     system = job.system
     if system.kind == "retriever":
-        evaluation = evaluate(
-            collection, [system.spec], k=job.k, seed=job.seed, measures=list(job.measures), relevance=job.relevance
-        )
+        evaluation = evaluate(collection, [system.spec], options=job.options())
     else:
         assert system.path is not None  # a run always has its path (see plan)
         run = read_run_file(system.path, system.name, memories=system.memories)
         if run.sha256 != system.sha256 or run.memories_sha256 != system.memories_sha256:
             raise InputError(system.path, None, "has changed since the experiment was planned; run it again")
-        evaluation = evaluate(
-            collection,
-            None,
-            runs=[run],
-            k=job.k,
-            seed=job.seed,
-            measures=list(job.measures),
-            relevance=job.relevance,
-            lenient_run=system.lenient,
-        )
+        evaluation = evaluate(collection, None, runs=[run], options=job.options())
     [result] = evaluation.results
     if (result.name, result.label) != (system.name, system.label):
         raise InputError(

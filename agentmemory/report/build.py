@@ -63,12 +63,13 @@ from agentmemory.errors import (
     AgentMemoryError,
     InputError,
     NotebookFailed,
+    NumberTextError,
     ParameterError,
     check_positive_int,
     check_seed,
 )
 from agentmemory.files.atomic import sha256_file
-from agentmemory.files.numbers import INTEGER_FORM, NumberTextError, parse_integer
+from agentmemory.files.numbers import INTEGER_FORM, parse_integer
 from agentmemory.files.output_plan import OutputPlan
 from agentmemory.report.render import execute, notebook_text, render_html
 from agentmemory.report.results import ARTIFACT_NAME

@@ -35,23 +35,25 @@ from agentmemory.datasets.synthetic import synthetic_collection
 from agentmemory.errors import (
     AgentMemoryError,
     MissingFileError,
+    NumberTextError,
     ParameterError,
     ReportParameterError,
     UnknownNameError,
     check_positive_int,
-    check_seed,
     quote,
 )
+from agentmemory.evaluation.options import EvalOptions
 from agentmemory.evaluation.runfiles import RunFile, parse_run_option, read_run_file
-from agentmemory.files.numbers import NumberTextError, parse_integer
+from agentmemory.evaluation.runner import Evaluation, evaluate
+from agentmemory.files.numbers import parse_integer
 from agentmemory.files.output_plan import OutputPlan, collection_inputs
 from agentmemory.metrics import Measure, parse_measures
+from agentmemory.report.results import ARTIFACT_NAME, SHIPPED, cli_command
 from agentmemory.retrievers import RetrieverSpec, resolve_retrievers
 from agentmemory.tokenize import tokenize
 
 if TYPE_CHECKING:
     from agentmemory.analysis.statistics import Statistics
-    from agentmemory.evaluation.runner import Evaluation
 
 __all__ = [
     "SAMPLE",
@@ -69,48 +71,9 @@ __all__ = [
     "sweep_setup",
 ]
 
-SHIPPED = "the shipped fixture"
 SAMPLE = "the shipped LoCoMo sample"
 SAMPLE_PATH = "fixtures/locomo-sample/locomo-sample.json"
 """Where the authored LoCoMo sample lives, relative to the repository root (the folder holding ``agentmemory/``)."""
-
-
-@dataclass(frozen=True)
-class Systems:
-    """What a report compares beside its retrievers, and how: the ``runs``, ``memories``, ``relevance``,
-    ``lenient_run``, ``baseline`` and ``timings`` parameters, validated (see :func:`systems_setup`)."""
-
-    runs: tuple[RunFile, ...] = ()
-    relevance: str = "direct"
-    lenient_run: bool = False
-    baseline: str | None = None
-    timings: bool = False
-    as_of: bool = False
-
-
-def _evaluate(
-    collection: Collection,
-    retrievers: tuple[RetrieverSpec, ...],
-    systems: Systems | None,
-    k: int,
-    seed: int,
-    measures: tuple[Measure, ...],
-) -> Evaluation:
-    from agentmemory.evaluation.runner import evaluate
-
-    chosen = systems or Systems()
-    return evaluate(
-        collection,
-        retrievers,
-        runs=chosen.runs,
-        k=k,
-        seed=seed,
-        measures=measures,
-        relevance=chosen.relevance,
-        lenient_run=chosen.lenient_run,
-        timings=chosen.timings,
-        as_of=chosen.as_of,
-    )
 
 
 def _pairs(name: str, value: object, example: str) -> list[tuple[str, str]]:
@@ -122,48 +85,58 @@ def _pairs(name: str, value: object, example: str) -> list[tuple[str, str]]:
     return [parse_run_option(item.strip(), name) for item in value.split(",")]
 
 
-def systems_setup(
+def _options(
     *,
-    retrievers: tuple[RetrieverSpec, ...],
-    runs: object = "",
-    memories: object = "",
-    relevance: object = "direct",
-    lenient_run: object = False,
-    baseline: object = "",
-    timings: object = False,
-    as_of: object = False,
-) -> Systems:
-    """Validate the notebooks' system parameters (run files are read here, checked against the collection later).
+    seed: object,
+    k: object,
+    metrics: object,
+    relevance: object,
+    lenient_run: object,
+    baseline: object,
+    timings: object,
+    as_of: object,
+) -> EvalOptions:
+    """The notebooks' evaluation parameters as an :class:`~agentmemory.evaluation.options.EvalOptions`.
+
+    ``metrics`` is text (``""`` for none) and ``baseline`` a system's name or
+    label (``""``: the first system); the record checks everything else.
+    """
+    if not isinstance(baseline, str):
+        raise ParameterError("baseline", baseline, "is not text", 'pass a system\'s name, or "" for the first')
+    return EvalOptions(
+        k=k,  # type: ignore[arg-type]  # checked by the record
+        seed=seed,  # type: ignore[arg-type]
+        relevance=relevance,  # type: ignore[arg-type]
+        measures=_measures(metrics),
+        lenient_run=lenient_run,  # type: ignore[arg-type]
+        timings=timings,  # type: ignore[arg-type]
+        as_of=as_of,  # type: ignore[arg-type]
+        baseline=baseline or None,
+    )
+
+
+def _runs(
+    retrievers: tuple[RetrieverSpec, ...], runs: object, memories: object, options: EvalOptions
+) -> tuple[RunFile, ...]:
+    """The ``runs`` and ``memories`` parameters read (checked against the collection later), and the baseline
+    checked against every system.
 
     ``runs`` is ``"name=path,..."`` (``""`` for none), ``memories``
-    ``"name=path,..."`` naming a run's companion memories file, ``relevance``
-    ``direct`` or ``provenance``, ``lenient_run`` and ``timings`` bools,
-    ``baseline`` a system's name or label (``""``: the first system).
+    ``"name=path,..."`` naming a run's companion memories file.
     """
-    from agentmemory.evaluation.runner import RELEVANCE_MODES
-
     run_pairs = _pairs("runs", runs, "mem0=runs/mem0.trec,zep=runs/zep.trec")
     memory_pairs = dict(_pairs("memories", memories, "mem0=runs/mem0-memories.jsonl"))
     names = [n for n, _ in run_pairs]
     for name in memory_pairs:
         if name not in names:
             raise UnknownNameError("memories", name, names)
-    if relevance not in RELEVANCE_MODES:
-        raise UnknownNameError("relevance", relevance, RELEVANCE_MODES)
-    for flag, value in (("lenient_run", lenient_run), ("timings", timings), ("as_of", as_of)):
-        if not isinstance(value, bool):
-            raise ParameterError(flag, value, "is not a bool", "pass True or False")
-    if not isinstance(baseline, str):
-        raise ParameterError("baseline", baseline, "is not text", 'pass a system\'s name, or "" for the first')
-    systems = [(r.key, r.label) for r in retrievers] + [(n, n) for n in names]
-    if baseline and not any(baseline in pair for pair in systems):
-        raise UnknownNameError("baseline", baseline, [key for key, _ in systems])
+    options.check_baseline([(r.key, r.label) for r in retrievers] + [(n, n) for n in names])
     read = []
     for name, path in run_pairs:
         memories_path = memory_pairs.get(name)
         run = read_run_file(_found(path), name, memories=None if memories_path is None else _found(memories_path))
         read.append(replace(run, path=path, memories_path=memories_path))  # as given: no folder of this machine shown
-    return Systems(tuple(read), str(relevance), bool(lenient_run), baseline or None, bool(timings), bool(as_of))
+    return tuple(read)
 
 
 def _found(path: str) -> Path:
@@ -179,26 +152,57 @@ def _found(path: str) -> Path:
     return beside if beside.exists() else given
 
 
+@dataclass(frozen=True)
+class Systems:
+    """What a report compares beside its retrievers, and how: its runs and the options that concern them
+    (a view of a setup's ``runs`` and ``options``, see :attr:`EvalSetup.systems`)."""
+
+    runs: tuple[RunFile, ...] = ()
+    relevance: str = "direct"
+    lenient_run: bool = False
+    baseline: str | None = None
+    timings: bool = False
+    as_of: bool = False
+
+
 class _Evaluates:
     """What ``eval.ipynb`` and ``collection.ipynb`` share: run the evaluation their parameters describe."""
 
     collection: Collection
     retrievers: tuple[RetrieverSpec, ...]
-    systems: Systems | None
-    k: int
-    seed: int
-    measures: tuple[Measure, ...]
+    runs: tuple[RunFile, ...]
+    options: EvalOptions
+
+    @property
+    def k(self) -> int:
+        """The cutoff (``options.k``)."""
+        return self.options.k
+
+    @property
+    def seed(self) -> int:
+        """The seed (``options.seed``)."""
+        return self.options.seed
+
+    @property
+    def measures(self) -> tuple[Measure, ...]:
+        """The measures beyond the defaults (``options.measures``)."""
+        return self.options.measures
+
+    @property
+    def systems(self) -> Systems:
+        """The runs, with the options about systems (relevance, lenient_run, baseline, timings, as_of)."""
+        o = self.options
+        return Systems(self.runs, o.relevance, o.lenient_run, o.baseline, o.timings, o.as_of)
 
     def evaluate(self) -> Evaluation:
-        """:func:`agentmemory.evaluate` with these parameters: the retrievers, the runs, how they are judged."""
-        return _evaluate(self.collection, self.retrievers, self.systems, self.k, self.seed, self.measures)
+        """:func:`agentmemory.evaluate` with these parameters: the retrievers, the runs, the options."""
+        return evaluate(self.collection, self.retrievers, runs=self.runs, options=self.options)
 
     def statistics(self, evaluation: Evaluation) -> Statistics:
         """The run's statistics (seeded by its seed) against the chosen baseline: the artifact's ``statistics``."""
         from agentmemory.analysis.statistics import evaluation_statistics
 
-        baseline = self.systems.baseline if self.systems is not None else None
-        return evaluation_statistics(evaluation, seed=evaluation.seed, baseline=baseline)
+        return evaluation_statistics(evaluation, seed=evaluation.seed, baseline=self.options.baseline)
 
 
 @dataclass(frozen=True)
@@ -210,21 +214,17 @@ class EvalSetup(_Evaluates):
     machine is ever printed.
     """
 
-    seed: int
-    k: int
+    options: EvalOptions
     retrievers: tuple[RetrieverSpec, ...]
     collection: Collection
     source: str
     output_dir: Path | None
-    measures: tuple[Measure, ...] = ()
     format: str = "auto"
-    systems: Systems | None = None
+    runs: tuple[RunFile, ...] = ()
 
     def command(self, evaluation: Evaluation) -> str:
         """The ``agentmemory eval`` command that writes this notebook's artifact (see :func:`.results.cli_command`)."""
-        from agentmemory.report.results import cli_command
-
-        return cli_command(evaluation, self.source, format=self.format, systems=self.systems)
+        return cli_command(evaluation, self.source, format=self.format)
 
 
 @dataclass(frozen=True)
@@ -280,13 +280,13 @@ def _output_dir(output_dir: object) -> Path | None:
     return path
 
 
-def _check_output(output_dir: Path | None, path: str | PathLike[str], loaded: Collection, systems: Systems) -> None:
+def _check_output(
+    output_dir: Path | None, path: str | PathLike[str], loaded: Collection, runs: tuple[RunFile, ...]
+) -> None:
     """The artifact the notebook will write must not be one of its inputs: the collection's files, the runs' files."""
     if output_dir is not None:
-        from agentmemory.report.results import ARTIFACT_NAME
-
-        runs = [_found(p) for r in systems.runs for p in (r.path, r.memories_path) if p is not None]
-        OutputPlan([*collection_inputs(path, loaded.files), *runs]).file("output_dir", output_dir / ARTIFACT_NAME)
+        inputs = [_found(p) for r in runs for p in (r.path, r.memories_path) if p is not None]
+        OutputPlan([*collection_inputs(path, loaded.files), *inputs]).file("output_dir", output_dir / ARTIFACT_NAME)
 
 
 def eval_setup(
@@ -308,28 +308,29 @@ def eval_setup(
 ) -> EvalSetup:
     """Validate ``eval.ipynb``'s parameters and load the collection.
 
-    Checks, in order: ``seed`` (an int), ``k`` (an int >= 1), ``retrievers``
-    (specs: registry names, names with parameters, ``module:attribute``; see
-    :func:`agentmemory.retrievers.resolve_retrievers`),
-    ``output_dir`` (``""``/``None`` to write nothing, else a folder), ``metrics``
-    (measures beyond the defaults, ``""`` for none; names from the live
-    measure registry, plugins included), the systems (:func:`systems_setup`:
-    ``runs``, ``memories``, ``relevance``, ``lenient_run``, ``baseline``,
-    ``timings``) and the collection (loaded with :func:`agentmemory.datasets.load`
-    in ``format``, ``"auto"`` to detect it).  ``retrievers`` may be ``""`` when
-    ``runs`` names a run.
+    Checks, in order: the evaluation's options (one
+    :class:`~agentmemory.evaluation.options.EvalOptions`: ``seed`` an int >= 0,
+    ``k`` an int >= 1, ``relevance``, ``metrics`` the measures beyond the
+    defaults, ``""`` for none, names from the live measure registry, plugins
+    included; ``lenient_run``, ``timings`` and ``as_of`` bools; ``baseline``
+    text), ``retrievers`` (specs: registry names, names with parameters,
+    ``module:attribute``; see :func:`agentmemory.retrievers.resolve_retrievers`),
+    ``output_dir`` (``""``/``None`` to write nothing, else a folder), the runs
+    (``runs`` and ``memories``, ``"name=path,..."``), that ``baseline`` names a
+    system (``""``: the first), and the collection (loaded with
+    :func:`agentmemory.datasets.load` in ``format``, ``"auto"`` to detect it).
+    ``retrievers`` may be ``""`` when ``runs`` names a run.
 
     Raises:
         ReportParameterError: the first rejected value, with the library's message.
     """
     try:
-        checked_seed = check_seed(seed)
-        checked_k = check_positive_int("k", k)
-        names = _retrievers(retrievers, runs)
-        out = _output_dir(output_dir)
-        measures = _measures(metrics)
-        systems = systems_setup(
-            retrievers=names,
+        options, names, out, read = _evaluation_parameters(
+            seed=seed,
+            k=k,
+            retrievers=retrievers,
+            output_dir=output_dir,
+            metrics=metrics,
             runs=runs,
             memories=memories,
             relevance=relevance,
@@ -339,13 +340,44 @@ def eval_setup(
             as_of=as_of,
         )
         loaded, source = _load(collection, format)
-        _check_output(out, collection or default_collection_path(), loaded, systems)
+        _check_output(out, collection or default_collection_path(), loaded, read)
         require_judgments(loaded, collection or default_collection_path())
     except ReportParameterError:
         raise
     except AgentMemoryError as err:
         raise ReportParameterError(err) from err
-    return EvalSetup(checked_seed, checked_k, names, loaded, source, out, measures, str(format), systems)
+    return EvalSetup(options, names, loaded, source, out, str(format), read)
+
+
+def _evaluation_parameters(
+    *,
+    seed: object,
+    k: object,
+    retrievers: object,
+    output_dir: object,
+    metrics: object,
+    runs: object,
+    memories: object,
+    relevance: object,
+    lenient_run: object,
+    baseline: object,
+    timings: object,
+    as_of: object,
+) -> tuple[EvalOptions, tuple[RetrieverSpec, ...], Path | None, tuple[RunFile, ...]]:
+    """What ``eval.ipynb`` and ``collection.ipynb`` check alike: the options, retrievers, output folder and runs."""
+    options = _options(
+        seed=seed,
+        k=k,
+        metrics=metrics,
+        relevance=relevance,
+        lenient_run=lenient_run,
+        baseline=baseline,
+        timings=timings,
+        as_of=as_of,
+    )
+    names = _retrievers(retrievers, runs)
+    out = _output_dir(output_dir)
+    return options, names, out, _runs(names, runs, memories, options)
 
 
 def _retrievers(retrievers: object, runs: object) -> tuple[RetrieverSpec, ...]:
@@ -443,8 +475,7 @@ class CollectionSetup(_Evaluates):
     ``format`` is the format actually read (``"auto"`` resolved).
     """
 
-    seed: int
-    k: int
+    options: EvalOptions
     retrievers: tuple[RetrieverSpec, ...]
     collection: Collection
     source: str
@@ -453,8 +484,7 @@ class CollectionSetup(_Evaluates):
     format_given: str
     repair: bool
     output_dir: Path | None
-    measures: tuple[Measure, ...] = ()
-    systems: Systems | None = None
+    runs: tuple[RunFile, ...] = ()
     format_options: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
 
@@ -479,8 +509,8 @@ def collection_setup(
 ) -> CollectionSetup:
     """Validate ``collection.ipynb``'s parameters and load the collection with :func:`agentmemory.datasets.load`.
 
-    Checks, in order: ``seed``, ``k``, ``retrievers``, ``output_dir``,
-    ``metrics`` and the systems (as :func:`eval_setup`), then loads the collection: ``""``/``None`` is the
+    Checks, in order: the options, ``retrievers``, ``output_dir`` and the
+    runs (as :func:`eval_setup`), then loads the collection: ``""``/``None`` is the
     LoCoMo sample (:func:`sample_collection_path`), any other value a path
     relative to the working directory; ``format`` (``"auto"`` or a registered
     name) and ``repair`` are checked by ``load``.  ``repair`` is the
@@ -496,13 +526,12 @@ def collection_setup(
         ReportParameterError: the first rejected value, with the library's message.
     """
     try:
-        checked_seed = check_seed(seed)
-        checked_k = check_positive_int("k", k)
-        names = _retrievers(retrievers, runs)
-        out = _output_dir(output_dir)
-        measures = _measures(metrics)
-        systems = systems_setup(
-            retrievers=names,
+        options, names, out, read = _evaluation_parameters(
+            seed=seed,
+            k=k,
+            retrievers=retrievers,
+            output_dir=output_dir,
+            metrics=metrics,
             runs=runs,
             memories=memories,
             relevance=relevance,
@@ -511,32 +540,19 @@ def collection_setup(
             timings=timings,
             as_of=as_of,
         )
-        if collection is None or collection == "":
-            path: Path = sample_collection_path()
-            source, cli_path = SAMPLE, SAMPLE_PATH
-        elif isinstance(collection, (str, PathLike)):
-            path = _found(str(collection))  # a committed report's fixtures/... path works from any folder
-            source = cli_path = str(collection)
-        else:
-            raise ParameterError(
-                "collection",
-                collection,
-                "is not a path",
-                'pass a LoCoMo .json file or a collection folder, or "" for the LoCoMo sample',
-            )
+        path, source, cli_path = _collection_source(collection)
         resolved = detect_format(path) if format == "auto" else format
         given = _format_options(format_options, resolved, repair)
-        options = {**given, **({} if repair is False else {"repair": repair})}
-        loaded = load(path, format=resolved, **options)  # type: ignore[arg-type]
-        _check_output(out, path, loaded, systems)
+        format_args = {**given, **({} if repair is False else {"repair": repair})}
+        loaded = load(path, format=resolved, **format_args)  # type: ignore[arg-type]
+        _check_output(out, path, loaded, read)
         require_judgments(loaded, path)
     except ReportParameterError:
         raise
     except AgentMemoryError as err:
         raise ReportParameterError(err) from err
     return CollectionSetup(
-        checked_seed,
-        checked_k,
+        options,
         names,
         loaded,
         source,
@@ -545,9 +561,22 @@ def collection_setup(
         str(format),
         bool(repair),
         out,
-        measures,
-        systems,
+        read,
         MappingProxyType(given),
+    )
+
+
+def _collection_source(collection: object) -> tuple[Path, str, str]:
+    """``collection.ipynb``'s collection: its path, how it is named in the report, and the path for the command line."""
+    if collection is None or collection == "":
+        return sample_collection_path(), SAMPLE, SAMPLE_PATH
+    if isinstance(collection, (str, PathLike)):
+        return _found(str(collection)), str(collection), str(collection)  # fixtures/... works from any folder
+    raise ParameterError(
+        "collection",
+        collection,
+        "is not a path",
+        'pass a LoCoMo .json file or a collection folder, or "" for the LoCoMo sample',
     )
 
 

@@ -10,19 +10,22 @@ import hashlib
 import shlex
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agentmemory.analysis.artifact import dumps_artifact, write_artifact
 from agentmemory.analysis.statistics import Statistics
+from agentmemory.datasets import BUILTIN_FORMATS
+from agentmemory.datasets.base import option_flag_arguments
 from agentmemory.evaluation.runner import Evaluation
-
-if TYPE_CHECKING:
-    from agentmemory.report.params import Systems
+from agentmemory.metrics.scoring import default_measures
 from agentmemory.report.display import Markdown
 
-__all__ = ["ARTIFACT_NAME", "artifact_summary", "cli_command", "write_results"]
+__all__ = ["ARTIFACT_NAME", "SHIPPED", "artifact_summary", "cli_command", "write_results"]
 
 ARTIFACT_NAME = "eval-results.json"
+
+SHIPPED = "the shipped fixture"
+"""How a report names the collection when none was given (the shipped fixture): no path of this machine shown."""
 
 
 def cli_command(
@@ -32,7 +35,6 @@ def cli_command(
     format: str = "auto",
     options: Mapping[str, Any] | None = None,
     out: str = "reports/eval-results.json",
-    systems: Systems | None = None,
 ) -> str:
     """The ``agentmemory eval`` command that writes the same artifact, quoted for a POSIX shell.
 
@@ -41,34 +43,31 @@ def cli_command(
     ``options`` (the format options given, e.g. ``{"repair": True}``) become
     ``--format``, the built-in option flags (``--repair``, ``--split dev``) or
     ``--format-option KEY=VALUE``; measures beyond the defaults become
-    ``--metrics``; ``systems`` (the report's runs, relevance, baseline) become
-    ``--run``/``--memories``, ``--lenient-run``, ``--relevance`` and ``--baseline``.
+    ``--metrics``; the evaluation's runs and options (its
+    :class:`~agentmemory.evaluation.options.EvalOptions`) become
+    ``--run``/``--memories``, ``--lenient-run``, ``--relevance``, ``--as-of``
+    and ``--baseline``.
     """
-    from agentmemory.cli.app import option_flag_arguments
-    from agentmemory.metrics.scoring import default_measures
-    from agentmemory.report.params import SHIPPED
-
     parts = ["agentmemory", "eval"]
     if source is not None and source != SHIPPED:
         parts += ["--collection", source]
     if format != "auto":
         parts += ["--format", format]
-    parts += option_flag_arguments(options or {})
+    parts += option_flag_arguments(options or {}, BUILTIN_FORMATS)
     parts += ["--seed", str(evaluation.seed), "--k", str(evaluation.k)]
     parts += ["--retrievers", ",".join(r.name for r in evaluation.results if r.kind == "retriever")]
-    if systems is not None:
-        for run in systems.runs:
-            parts += ["--run", f"{run.name}={run.path}"]
-            if run.memories_path is not None:
-                parts += ["--memories", run.memories_path]
-        if systems.lenient_run:
-            parts.append("--lenient-run")
+    for run in evaluation.runs:
+        parts += ["--run", f"{run.name}={run.path}"]
+        if run.memories_path is not None:
+            parts += ["--memories", str(run.memories_path)]
+    if evaluation.lenient_run:
+        parts.append("--lenient-run")
     if evaluation.relevance != "direct":
         parts += ["--relevance", evaluation.relevance]
     if evaluation.as_of:
         parts.append("--as-of")
-    if systems is not None and systems.baseline is not None:
-        parts += ["--baseline", systems.baseline]
+    if evaluation.options.baseline is not None:
+        parts += ["--baseline", evaluation.options.baseline]
     extra = [str(m) for m in evaluation.measures if m not in default_measures(evaluation.k)]
     if extra:
         parts += ["--metrics", ",".join(extra)]

@@ -1,0 +1,164 @@
+"""``agentmemory eval``: retrievers and run files on a collection; the comparison table, the report, the artifact.
+
+The options become one :class:`~agentmemory.evaluation.options.EvalOptions`
+(checked once, its messages naming the flags: ``--k``, ``--seed``,
+``--relevance``); every output is declared in an
+:class:`~agentmemory.files.output_plan.OutputPlan` before anything is read, rendered
+after computing, and only then written, each atomically.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentmemory.analysis.artifact import dumps_artifact
+from agentmemory.analysis.comparison_table import ComparisonTable, comparison_table, table_format
+from agentmemory.analysis.statistics import Statistics, evaluation_statistics
+from agentmemory.analysis.text_tables import full_report, timings_table
+from agentmemory.cli.args import parse_int, progress
+from agentmemory.cli.collection_args import collection_path, load_collection
+from agentmemory.datasets.collection import Collection, require_judgments
+from agentmemory.errors import ParameterError, quote
+from agentmemory.evaluation.options import EvalOptions
+from agentmemory.evaluation.runfiles import parse_run_option, read_run_file
+from agentmemory.evaluation.runner import Evaluation, evaluate
+from agentmemory.files.output_plan import OutputPlan, collection_inputs
+from agentmemory.files.trec import format_qrels, format_run
+from agentmemory.retrievers import RetrieverSpec, resolve_retrievers
+
+__all__ = ["FLAG_NAMES", "run", "run_file_names"]
+
+FLAG_NAMES = {"k": "--k", "seed": "--seed", "relevance": "--relevance", "measures": "--metrics"}
+"""How messages about the evaluation's options name them here: by their flags."""
+
+
+def run_file_names(keys: Sequence[str]) -> dict[str, str]:
+    """Each retriever key's TREC run file name: the key made filename-safe, plus ``.trec``.
+
+    Characters other than letters, digits and ``. _ + = -`` become ``-`` (runs
+    collapsed, none at either end): ``bm25`` -> ``bm25.trec``,
+    ``bm25[k1=0.9,b=0.4]`` -> ``bm25-k1=0.9-b=0.4.trec``.
+
+    Raises:
+        ParameterError: two keys give the same file name (one run would overwrite the other).
+    """
+    names: dict[str, str] = {}
+    taken: dict[str, str] = {}
+    for key in keys:
+        stem = re.sub(r"[^A-Za-z0-9._+=-]+", "-", key).strip("-.") or "retriever"
+        name = f"{stem}.trec"
+        if name in taken:
+            raise ParameterError(
+                "--runs-dir",
+                name,
+                f"would hold the runs of both {quote(taken[name])} and {quote(key)}",
+                "give the retrievers keys that differ in letters or digits",
+            )
+        names[key] = taken[name] = name
+    return names
+
+
+def eval_options(args: argparse.Namespace) -> EvalOptions:
+    """The evaluation's options as the flags give them, checked once (messages name the flags)."""
+    return EvalOptions(
+        k=parse_int("--k", args.k, "an integer >= 1"),
+        seed=parse_int("--seed", args.seed, "an integer >= 0"),
+        relevance=args.relevance,
+        measures=args.metrics,  # refused now, before anything is loaded
+        lenient_run=args.lenient_run,
+        as_of=args.as_of,
+        timings=args.timings,
+        progress=progress(args),
+        baseline=args.baseline,
+        names=FLAG_NAMES,
+    )
+
+
+@dataclass
+class _Outputs:
+    """The files ``--out``, ``--table-out`` and ``--runs-dir`` name, declared before anything is read."""
+
+    plan: OutputPlan
+    out: Path | None = None
+    table_out: Path | None = None
+    table_kind: str | None = None
+    runs_dir: Path | None = None
+    run_paths: dict[str, Path] = field(default_factory=dict)
+    qrels_path: Path | None = None
+
+    @classmethod
+    def declare(cls, args: argparse.Namespace, keys: list[str]) -> _Outputs:
+        plan = OutputPlan()
+        outputs = cls(plan)
+        if args.out:
+            outputs.out = plan.file("--out", args.out)
+        if args.table_out:
+            outputs.table_out = plan.file("--table-out", args.table_out, example="comparison.md")
+            outputs.table_kind = table_format(args.table_out)
+        if args.runs_dir:
+            outputs.runs_dir = plan.folder("--runs-dir", args.runs_dir)
+            outputs.run_paths = {
+                key: plan.file("--runs-dir", outputs.runs_dir / name, example="runs/")
+                for key, name in run_file_names(keys).items()
+            }
+            outputs.qrels_path = plan.file("--runs-dir", outputs.runs_dir / "qrels.txt", example="runs/")
+        return outputs
+
+    def put(
+        self, evaluation: Evaluation, statistics: Statistics, table: ComparisonTable, collection: Collection
+    ) -> None:
+        """Render every output (rendering checks ids, scores and text); :meth:`OutputPlan.write` writes them all."""
+        if self.out is not None:
+            self.plan.put(self.out, dumps_artifact(evaluation, statistics))
+        if self.table_out is not None and self.table_kind is not None:
+            self.plan.put(self.table_out, table.render(self.table_kind))
+        if self.qrels_path is not None:
+            for result in evaluation.results:
+                hits = {q.query_id: [(h.entry_id, h.score) for h in q.hits] for q in result.per_query}
+                self.plan.put(self.run_paths[result.name], format_run(hits, tag=result.name))
+            self.plan.put(self.qrels_path, format_qrels({q: dict(d) for q, d in collection.qrels.items()}))
+
+    def written(self, runs_dir: str | None) -> str:
+        """``Wrote a, b and TREC runs in DIR``, or that nothing was written."""
+        done = [str(p) for p in (self.out, self.table_out) if p is not None]
+        done += [f"TREC runs in {runs_dir}"] if self.runs_dir is not None else []
+        listed = ", ".join(done[:-1]) + " and " + done[-1] if len(done) > 1 else "".join(done)
+        return f"Wrote {listed}" if done else "No file written (--out FILE writes the artifact)."
+
+
+def _retrievers(args: argparse.Namespace) -> tuple[RetrieverSpec, ...]:
+    """``--retrievers`` resolved (once: evaluate takes the specs as they are); none when only runs are given."""
+    return resolve_retrievers(args.retrievers) if args.retrievers.strip() or not args.run else ()
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``agentmemory eval`` (see the module docstring)."""
+    options = eval_options(args)
+    retrievers = _retrievers(args)
+    run_args = [parse_run_option(text) for text in args.run]
+    memories = getattr(args, "memories", None) or {}
+    systems = [(r.key, r.label) for r in retrievers] + [(name, name) for name, _ in run_args]
+    options.check_baseline(systems, "--baseline")
+    outputs = _Outputs.declare(args, [key for key, _ in systems])
+    outputs.plan.add_inputs(Path(path) for _, path in run_args)
+    outputs.plan.add_inputs(Path(path) for path in memories.values())
+    collection = load_collection(args, options.progress)
+    outputs.plan.add_inputs(collection_inputs(collection_path(args), collection.files))
+    require_judgments(collection, collection_path(args))  # as score refuses an empty qrels file
+    run_data = [read_run_file(path, name, memories=memories.get(name)) for name, path in run_args]
+    evaluation = evaluate(collection, retrievers, runs=run_data, options=options)
+    statistics = evaluation_statistics(evaluation, seed=options.seed, baseline=options.baseline)
+    table = comparison_table(evaluation, statistics)
+    # Nothing is written unless everything can be, and each file is replaced whole (agentmemory.files.output_plan).
+    outputs.put(evaluation, statistics, table, collection)
+    outputs.plan.write()
+    print(table.render())
+    if options.timings:
+        print(timings_table(evaluation) + "\n")
+    print(full_report(evaluation, statistics))
+    print("\n" + outputs.written(args.runs_dir))
+    return 0

@@ -1,0 +1,166 @@
+"""An evaluation's options: one frozen record, checked once, where it is made.
+
+:class:`EvalOptions` holds everything that says *how* an evaluation runs, as
+opposed to *what* it runs on (the collection, the retrievers, the run files,
+a store to reuse): the cutoff ``k``, the ``seed`` of its event ids and
+statistics, the extra ``measures``, the ``relevance`` mode, whether ties are
+analysed, ``lenient_run``, ``as_of``, ``timings``, ``progress``, ``clamp``
+and the comparison ``baseline``.  The command line, the notebooks' parameters,
+the experiment grid and Python callers all make one and hand it on; nothing
+downstream checks a value again.
+
+The choices an option takes are declared here once (:data:`RELEVANCE_MODES`);
+every message that lists them reads them from here.
+
+::
+
+    from agentmemory import EvalOptions, evaluate
+
+    options = EvalOptions(k=10, measures="nDCG@10,Success@3", relevance="provenance")
+    evaluation = evaluate(collection, "bm25", options=options)
+    evaluate(collection, "bm25", k=10)  # the same as options=EvalOptions(k=10)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from typing import Any
+
+from agentmemory.errors import ParameterError, UnknownNameError, check_positive_int, check_seed
+from agentmemory.metrics import Measure, parse_measures
+from agentmemory.metrics.scoring import default_measures
+
+__all__ = ["RELEVANCE_MODES", "EvalOptions"]
+
+RELEVANCE_MODES = ("direct", "provenance")
+"""What ``relevance`` takes: trec_eval's judgments, or judgments through provenance (see :mod:`agentmemory.evaluation.runner`)."""
+
+
+def _measures(value: object, name: str) -> tuple[Measure, ...]:
+    """``measures`` as given (text ``"P@5,RR"``, or a sequence of texts and :class:`Measure`) -> measures.
+
+    A sequence's items are read one by one (an item that repeats another is
+    kept here and dropped by :attr:`EvalOptions.all_measures`).
+    """
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return parse_measures(value)
+    if not isinstance(value, Sequence):
+        raise ParameterError(name, value, "is not measures", 'pass text such as "nDCG@10,Success@3" or a list')
+    return tuple(m if isinstance(m, Measure) else parse_measures(m)[0] for m in value)
+
+
+@dataclass(frozen=True, init=False)
+class EvalOptions:
+    """How one evaluation runs; every value checked when the record is made (see the module docstring).
+
+    Attributes:
+        k: the rank cutoff, an int >= 1 (default 5).
+        seed: seeds the event ids and the statistics, an int >= 0 (default 7).
+        measures: the measures beyond the defaults (P@k, R@k, RR, RR@k,
+            nDCG@k, AP@k), as given: text (``"nDCG@10,Success@3"``) or a
+            sequence of texts and :class:`~agentmemory.metrics.Measure`;
+            kept as a tuple of measures.
+        relevance: one of :data:`RELEVANCE_MODES` (default ``"direct"``).
+        ties: compute a tie report per query and measure (default True).
+        lenient_run: drop and list the run lines naming unknown queries or
+            entries, or hits out of scope, instead of refusing them.
+        as_of: each query sees only the memories created at or before its ``asked_at``.
+        timings: record each retriever's latencies and index build (never in an artifact).
+        progress: show progress bars.
+        clamp: a retriever that ranks fewer than ``k`` entries is searched
+            as deep as it goes instead of refused (deep runs for curves).
+        baseline: the system the comparison table compares with (its key,
+            label or a run's name); ``None`` for the first system.  Which
+            systems there are is known only with them: :meth:`check_baseline`.
+
+    ``names`` (a keyword, not a field) maps a field to the name messages use for it,
+    e.g. ``{"k": "--k"}`` on the command line; by default the field's own name.
+
+    Raises:
+        ParameterError: a value of the wrong type or out of range.
+        UnknownNameError: a relevance mode or measure name not declared.
+    """
+
+    k: int = 5
+    seed: int = 7
+    relevance: str = "direct"
+    measures: tuple[Measure, ...] = ()
+    ties: bool = True
+    lenient_run: bool = False
+    as_of: bool = False
+    timings: bool = False
+    progress: bool = False
+    clamp: bool = False
+    baseline: str | None = None
+
+    def __init__(
+        self,
+        k: int = 5,
+        seed: int = 7,
+        relevance: str = "direct",
+        measures: str | Sequence[Measure | str] | None = (),
+        ties: bool = True,
+        lenient_run: bool = False,
+        as_of: bool = False,
+        timings: bool = False,
+        progress: bool = False,
+        clamp: bool = False,
+        baseline: str | None = None,
+        *,
+        names: Mapping[str, str] | None = None,
+    ) -> None:
+        def name(field: str) -> str:
+            return field if names is None else names.get(field, field)
+
+        check_seed(seed, name("seed"))
+        check_positive_int(name("k"), k)
+        if relevance not in RELEVANCE_MODES:
+            raise UnknownNameError(name("relevance"), relevance, RELEVANCE_MODES)
+        chosen = _measures(measures, name("measures"))
+        flags = {"ties": ties, "lenient_run": lenient_run, "as_of": as_of, "timings": timings}
+        flags |= {"progress": progress, "clamp": clamp}
+        for flag, given in flags.items():
+            if not isinstance(given, bool):
+                raise ParameterError(name(flag), given, "is not a bool", "pass True or False")
+        if baseline is not None and not isinstance(baseline, str):
+            raise ParameterError(name("baseline"), baseline, "is not text", "pass a system's name, or None")
+        values: dict[str, object] = {
+            "k": k,
+            "seed": seed,
+            "relevance": relevance,
+            "measures": chosen,
+            **flags,
+            "baseline": baseline,
+        }
+        for key, value in values.items():
+            object.__setattr__(self, key, value)  # frozen: set once, here
+
+    @classmethod
+    def from_keywords(cls, keywords: Mapping[str, Any], *, where: str = "evaluate") -> EvalOptions:
+        """The record ``where``'s keyword arguments describe (``evaluate(k=10, ...)``); unknown keywords refused."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(keywords) - known)
+        if unknown:
+            raise TypeError(f"{where}() got an unexpected keyword argument {unknown[0]!r}")
+        return cls(**keywords)
+
+    @property
+    def all_measures(self) -> tuple[Measure, ...]:
+        """Every measure asked for: the defaults at ``k``, then :attr:`measures` not among them, in order."""
+        chosen = list(default_measures(self.k))
+        for m in self.measures:
+            if m not in chosen:
+                chosen.append(m)
+        return tuple(chosen)
+
+    def check_baseline(self, systems: Sequence[tuple[str, str]], name: str = "baseline") -> None:
+        """:attr:`baseline` must be one of ``systems`` (``(key, label)`` pairs: either names it).
+
+        Raises:
+            UnknownNameError: it names none of them (the keys are listed).
+        """
+        if self.baseline is not None and not any(self.baseline in pair for pair in systems):
+            raise UnknownNameError(name, self.baseline, [key for key, _ in systems])
