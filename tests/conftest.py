@@ -19,8 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from agentmemory import evaluate, load_collection
+
+# Tests never assert timings: Hypothesis's per-example deadline would fail a property on a busy machine
+# (two pytest-xdist workers on two cores) for no fault of the code.
+settings.register_profile("agentmemory", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("agentmemory")
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 FIXTURE_DIR = REPO_ROOT / "fixtures" / "assistant-notes"

@@ -371,6 +371,7 @@ from agentmemory import MemoryEntry, MemoryStore
 store = MemoryStore.open(sys.argv[1], "bm25", timeout=30)
 i = int(sys.argv[2])
 mine = []
+print("ready", flush=True)
 while True:
     if i % 3 == 2:
         batch = [MemoryEntry(f"b{i}-{j}", f"batch {i} entry {j}") for j in range(4)]
@@ -424,6 +425,7 @@ def test_kill_minus_nine_never_loses_an_acknowledged_write(tmp_path) -> None:
             stderr=subprocess.PIPE,
             text=True,
         )
+        assert proc.stdout is not None and proc.stdout.readline() == "ready\n"  # started: imports and open done
         time.sleep(rng.uniform(0.05, 0.6))
         proc.kill()
         out, err = proc.communicate(timeout=60)

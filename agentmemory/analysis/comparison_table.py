@@ -38,6 +38,7 @@ from agentmemory.analysis.statistics import (
 from agentmemory.analysis.text_tables import interval_cell, markdown_table
 from agentmemory.errors import ParameterError
 from agentmemory.evaluation.runner import Evaluation
+from agentmemory.metrics import parse_measure
 
 __all__ = ["TABLE_FORMATS", "ComparisonTable", "comparison_frame", "comparison_table", "systems_table", "table_format"]
 
@@ -110,8 +111,6 @@ class ComparisonTable:
         one is named "their own definitions").  When every measure is a
         trec_eval one the text is just ``trec_eval's definitions``.
         """
-        from agentmemory.metrics import parse_measure
-
         groups: dict[str, list[str]] = {}
         for m in self.measures:
             family = parse_measure(m).definition.family

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from agentmemory.errors import InputError, MissingFileError, ParameterError
+from agentmemory.files.trec import NO_JUDGMENTS
 from agentmemory.records import MemoryEntry, Query
 
 __all__ = ["Collection", "collection_summary", "default_collection_path", "require_judgments"]
@@ -108,8 +109,6 @@ def require_judgments(collection: Collection, path: str | PathLike[str] | None =
     """
     if collection.judged_queries:
         return
-    from agentmemory.files.trec import NO_JUDGMENTS
-
     if path is not None:
         root = Path(path)
         judgments = [name for name in collection.files if name.startswith("qrels/")]

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agentmemory import datasets  # called as datasets.load(...), looked up at call time (tests patch it)
 from agentmemory.datasets.collection import collection_summary
 from agentmemory.errors import AgentMemoryError, InputError
 from agentmemory.evaluation.options import EvalOptions
@@ -82,13 +83,12 @@ def _measures(k: int, extra: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _load(grid: Grid, definition: CollectionDef) -> tuple[CollectionSource, Any]:
-    from agentmemory.datasets import FORMATS, detect_format, load  # as before the regroup: looked up when called
 
     try:
-        name = detect_format(definition.path) if definition.format == "auto" else definition.format
-        fmt = FORMATS.get(name)
+        name = datasets.detect_format(definition.path) if definition.format == "auto" else definition.format
+        fmt = datasets.FORMATS.get(name)
         options = fmt.check_options(dict(definition.options or {}))
-        collection = load(definition.path, format=name, **options)
+        collection = datasets.load(definition.path, format=name, **options)
     except AgentMemoryError as err:
         raise InputError(grid.source, definition.line, f"collection {definition.name!r}: {err}") from None
     source = CollectionSource(str(definition.path.resolve()), name, tuple(options.items()), collection.digest)

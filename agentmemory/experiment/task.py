@@ -30,7 +30,10 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from agentmemory import __version__
+from agentmemory import (
+    __version__,
+    datasets,  # called as datasets.load(...), looked up at call time (tests patch it)
+)
 from agentmemory.datasets.collection import Collection
 from agentmemory.errors import AgentMemoryError, InputError, shorten
 from agentmemory.evaluation.options import EvalOptions
@@ -145,14 +148,13 @@ def remember(source: CollectionSource, collection: Collection) -> None:
 
 def _collection(source: CollectionSource) -> Collection:
     """The collection, loaded once per process and checked against the digest the client planned with."""
-    from agentmemory.datasets import load  # as before the regroup: looked up when called
 
     with _LOCK:  # one load at a time: threads of a worker wait for it instead of loading it again
         cached = _CACHE.get(source.cache_key)
         if cached is not None:
             _CACHE.move_to_end(source.cache_key)
             return cached
-        collection = load(source.path, format=source.format, **dict(source.options))
+        collection = datasets.load(source.path, format=source.format, **dict(source.options))
         if collection.digest != source.digest:
             raise InputError(
                 source.path,

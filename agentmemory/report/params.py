@@ -27,8 +27,9 @@ from dataclasses import dataclass, field, replace
 from os import PathLike
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
+from agentmemory.analysis.statistics import Statistics, evaluation_statistics
 from agentmemory.datasets import FORMATS, detect_format, load
 from agentmemory.datasets.collection import Collection, default_collection_path, require_judgments
 from agentmemory.datasets.synthetic import synthetic_collection
@@ -51,9 +52,6 @@ from agentmemory.metrics import Measure, parse_measures
 from agentmemory.report.results import ARTIFACT_NAME, SHIPPED, cli_command
 from agentmemory.retrievers import RetrieverSpec, resolve_retrievers
 from agentmemory.tokenize import tokenize
-
-if TYPE_CHECKING:
-    from agentmemory.analysis.statistics import Statistics
 
 __all__ = [
     "SAMPLE",
@@ -200,8 +198,6 @@ class _Evaluates:
 
     def statistics(self, evaluation: Evaluation) -> Statistics:
         """The run's statistics (seeded by its seed) against the chosen baseline: the artifact's ``statistics``."""
-        from agentmemory.analysis.statistics import evaluation_statistics
-
         return evaluation_statistics(evaluation, seed=evaluation.seed, baseline=self.options.baseline)
 
 
