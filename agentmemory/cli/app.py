@@ -59,6 +59,7 @@ import argparse
 import json
 import re
 import sys
+import traceback
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -73,6 +74,7 @@ from agentmemory.errors import (
     check_positive_int,
     check_seed,
     quote,
+    traceback_requested,
 )
 from agentmemory.files.numbers import INTEGER_FORM, parse_integer, parse_number
 
@@ -158,6 +160,9 @@ def _build_parser() -> argparse.ArgumentParser:
         prog=PROG, description="Evaluate agent-memory retrievers with exact IR metrics.", allow_abbrev=False
     )
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    parser.add_argument(
+        "--traceback", action="store_true", help="show the full traceback behind an error (or AGENTMEMORY_TRACEBACK=1)"
+    )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     ev = sub.add_parser(
@@ -827,6 +832,7 @@ def _cmd_experiment(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     parser = _build_parser()
+    args = None
     try:
         args = parser.parse_args(argv)
         commands = {
@@ -841,6 +847,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _silence_stdout()
         return 141  # 128 + SIGPIPE, the status a shell shows for a tool stopped by a closed pipe
     except (AgentMemoryError, _UsageError) as err:
+        if getattr(args, "traceback", False) or traceback_requested():
+            traceback.print_exception(err, file=sys.stderr)
         print(f"{PROG}: error: {_one_line(str(err))}", file=sys.stderr)
         return 2
     except OSError as err:  # an input that cannot be read, ...
