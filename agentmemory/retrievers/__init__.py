@@ -205,7 +205,12 @@ class RetrieverSpec:
         if self.instance is not None:
             return self.instance
         assert self.factory is not None  # one of the two is always set (see resolve_retriever)
-        made = self.factory()
+        try:
+            made = self.factory()
+        except PluginError as err:  # the factory's own error, now that its label is known
+            if err.label is not None or err.plugin != self.plugin:
+                raise
+            raise PluginError(err.kind, err.plugin, self.label, err.call, err.problem) from err.__cause__
         _check_made(made, self.key)
         return made if self.plugin is None else GuardedRetriever(made, self.plugin)
 
