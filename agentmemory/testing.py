@@ -17,9 +17,12 @@ what every agentmemory report relies on:
    JSON can hold (no NaN or infinity).
 2. An empty retriever answers every query with no hit (and no error).
 3. The ranking rule: hits are :class:`~agentmemory.records.Hit` records ranked
-   ``1..n``, with distinct ids of added entries, finite scores above 0 (zero
-   scores are dropped), ordered by score descending, then id descending
-   (so the two identical entries, when found, come together, larger id first).
+   ``1..n``, with distinct ids of added entries, scores above 0 (zero scores
+   are dropped; NaN is refused, ``+inf`` ranks first), ordered by score
+   descending, then id descending (so the two identical entries, when found,
+   come together, larger id first).  These are the plugin boundary's checks
+   (:func:`agentmemory.retrievers.guard.hit_violations`, the one validator
+   both use), plus scores above 0.
 4. ``k``: at most ``k`` hits; ``k`` larger than the store returns every
    scoring entry without error; the top ``k`` is the first ``k`` of a deeper
    search; ``k = 0`` raises ``ValueError`` (agentmemory's ``ParameterError`` is one).
@@ -36,7 +39,9 @@ what every agentmemory report relies on:
    one add (ids equal, scores equal to a relative 1e-9).
 
 Every violation is collected; :class:`RetrieverContractError` (an
-``AssertionError``, so pytest shows it as a failure) lists them all.
+``AssertionError``, so pytest shows it as a failure) lists them all.  The
+checks run on the plugin itself, not behind the boundary (which would stop
+at the first violation).
 """
 
 from __future__ import annotations

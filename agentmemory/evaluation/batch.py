@@ -5,21 +5,17 @@
 only found by queries of its own scope, and statistics such as BM25's IDF
 are per scope), then asks the query's partition for every query in
 collection order through :meth:`MemoryStore.search_all`, the one loop over
-queries that :func:`agentmemory.evaluate` uses too (a retriever with
-``search_batch``, such as :class:`~agentmemory.retrievers.Dense`, answers
-each scope's queries at once instead, without a progress bar).  Retrievals are not
+queries that :func:`agentmemory.evaluate` uses too.  Retrievals are not
 logged; the result is what :func:`agentmemory.files.trec.write_run` needs, once
 turned into ``{query_id: [(entry_id, score), ...]}``.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from agentmemory.datasets.collection import Collection
 from agentmemory.errors import ParameterError, check_positive_int
-from agentmemory.records import Hit, Query
-from agentmemory.retrievers import RetrieverLike, has_capability, resolve_retrievers
+from agentmemory.records import Hit
+from agentmemory.retrievers import RetrieverLike, resolve_retrievers
 from agentmemory.store.core import MemoryStore
 
 __all__ = ["retrieve_all"]
@@ -56,14 +52,5 @@ def retrieve_all(
         )
     store = MemoryStore(specs)
     store.add(collection.entries)
-    scopes: dict[str | None, list[Query]] = {}
-    for query in collection.queries:
-        scopes.setdefault(query.scope, []).append(query)
-    searchers: dict[str | None, Any] = {scope: store.retriever(specs[0].key, scope) for scope in scopes}
-    if progress or not all(has_capability(s, "search_batch") for s in searchers.values()):
-        hits = store.search_all(collection.queries, k, specs[0].key, record=False, progress=progress)
-        return {query.id: found for query, found in hits}
-    batched: dict[str, list[Hit]] = {}  # search_batch: each scope's queries at once (dense: matrix products)
-    for scope, group in scopes.items():
-        batched.update(zip([q.id for q in group], searchers[scope].search_batch(group, k)))
-    return {query.id: batched[query.id] for query in collection.queries}
+    hits = store.search_all(collection.queries, k, specs[0].key, record=False, progress=progress)
+    return {query.id: found for query, found in hits}

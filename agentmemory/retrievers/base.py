@@ -129,8 +129,10 @@ CAPABILITY_TABLE: tuple[Capability, ...] = (
         "method",
         "search_batch(queries, k) -> list[list[Hit]]: search for many queries of one scope at once, one "
         "list per query in order, each under the ranking rule (Dense: blocked matrix products, scores equal "
-        "to search's to float32 rounding).",
-        "batch retrieval (agentmemory retrieve, retrieve_all) calls search once per query.",
+        "to search's to float32 rounding), for callers who want throughput (benchmarks/engine_dense.py).",
+        "nothing changes: agentmemory's own commands call search once per query either way, because a run "
+        "that agentmemory retrieve writes must equal the one eval exports byte for byte, and a matrix "
+        "product sums in another order than search's matrix-vector product.",
     ),
     Capability(
         "memory_bytes",

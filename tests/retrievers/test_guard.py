@@ -11,7 +11,6 @@ import pytest
 from conftest import REPO_ROOT
 
 from agentmemory.errors import PluginError, RetrieverContractError, UnknownNameError
-from agentmemory.evaluation.batch import retrieve_all
 from agentmemory.records import Hit, MemoryEntry, Query
 from agentmemory.retrievers import (
     BM25,
@@ -240,36 +239,18 @@ def test_the_guard_hands_back_python_floats() -> None:
     assert hits and all(type(h.score) is float for h in hits)
 
 
-def test_batch_retrieval_uses_search_batch_where_a_retriever_has_it(notes, monkeypatch) -> None:
-    """retrieve_all asks a retriever with search_batch once per scope, never search (and the hits are search's)."""
-    calls: list[int] = []
-    original = Dense.search_batch
-
-    def counted(self, queries, k):
-        calls.append(len(queries))
-        return original(self, queries, k)
-
-    expected = retrieve_all(notes, "dense", 3)  # the batched answer, before search is taken away
-    monkeypatch.setattr(Dense, "search_batch", counted)
-    monkeypatch.setattr(Dense, "search", lambda self, query, k: pytest.fail("search was called"))
-    assert retrieve_all(notes, "dense", 3) == expected
-    assert calls == [len(notes.queries)]
-    monkeypatch.undo()
-    one = resolve_retriever("dense").new()
-    one.add(notes.entries)
-    for query in notes.queries:
-        assert [h.entry_id for h in one.search(query, 3)] == [h.entry_id for h in expected[query.id]]
-
-
-def test_a_plugins_search_batch_is_validated_like_search(notes) -> None:
+def test_a_plugins_search_batch_is_validated_like_search() -> None:
     class Batching(Plain):
         label = "Batching"
 
         def search_batch(self, queries, k: int) -> list[list[Hit]]:
             return [[Hit("ghost", 1.0, 1)] for _ in queries]
 
+    guarded = resolve_retriever(Batching).new()
+    guarded.add(ENTRIES)
+    assert has_capability(guarded, "search_batch")
     with pytest.raises(PluginError, match=r"\(Batching\): search_batch \(query 'q1', k = 2\) returned ids never"):
-        retrieve_all(notes, Batching, 2)
+        guarded.search_batch([Query("q1", "lentil")], 2)
 
 
 def test_check_retriever_and_the_boundary_share_one_validator() -> None:
