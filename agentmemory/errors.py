@@ -14,12 +14,16 @@ Messages follow one shape so they can be tested to the letter:
 
 from __future__ import annotations
 
+import os
+import traceback
 from collections.abc import Iterable, Sequence
 from os import PathLike
 from pathlib import Path
 
 __all__ = [
+    "TRACEBACK_ENV",
     "CacheWarning",
+    "PluginError",
     "RetrieverContractError",
     "NotebookFailed",
     "ReportParameterError",
@@ -37,6 +41,7 @@ __all__ = [
     "check_seed",
     "quote",
     "shorten",
+    "traceback_requested",
 ]
 
 _SHOWN = 160  # characters of a long bad value quoted in a message (a long path still shows whole)
@@ -266,3 +271,57 @@ class RetrieverContractError(AgentMemoryError, AssertionError):
 
 class CacheWarning(UserWarning):
     """A cache file was ignored (corrupt, from another version) or could not be written; the run goes on."""
+
+
+TRACEBACK_ENV = "AGENTMEMORY_TRACEBACK"
+"""The environment variable that, set to ``1``, shows the full traceback behind a one-line error."""
+
+
+def traceback_requested() -> bool:
+    """Whether ``AGENTMEMORY_TRACEBACK=1`` asks for full tracebacks (the CLI's ``--traceback`` asks too)."""
+    return os.environ.get(TRACEBACK_ENV, "").strip() == "1"
+
+
+class PluginError(AgentMemoryError):
+    """A plugin's call raised, or gave back what the plugin boundary refuses.
+
+    A plugin is code agentmemory calls but did not write: a retriever (from
+    ``package.module:attribute``, a user's factory or instance, an entry
+    point), and next a memory system.  Every call to one goes through
+    :mod:`agentmemory.retrievers.guard`, which turns any exception of the
+    call (``SystemExit`` from a module calling ``sys.exit`` on import
+    included; not ``KeyboardInterrupt``) and any result the contract refuses
+    into this one error.  ``str(err)`` is one line::
+
+        <kind> plugin <spec!r> (<label>): <call> raised <Type>: <message>
+        <kind> plugin <spec!r> (<label>): <call> returned <what is wrong>
+
+    Attributes: ``kind`` (``"retriever"``), ``plugin`` (the spec it was given
+    as), ``label`` (its display name; ``None`` before it is known, as on
+    import), ``call`` (``import``, ``factory``, ``add``, ``search``,
+    ``params``, ...), ``problem`` (the part after the call), and the
+    exception behind it as ``__cause__``.  In a notebook it renders as that
+    line (``_render_traceback_``); with ``AGENTMEMORY_TRACEBACK=1``, as the
+    full traceback.
+    """
+
+    def __init__(self, kind: str, plugin: str, label: str | None, call: str, problem: str) -> None:
+        self.kind = kind
+        self.plugin = plugin
+        self.label = label
+        self.call = call
+        self.problem = problem
+        named = f"{kind} plugin {quote(plugin)}" + (f" ({shorten(label, 80)})" if label else "")
+        super().__init__(f"{named}: {call} {problem}")
+
+    @classmethod
+    def raised(cls, kind: str, plugin: str, label: str | None, call: str, err: BaseException) -> PluginError:
+        """The error for a call that raised ``err``: its type and message (on one line, shortened)."""
+        text = " ".join(str(err).split())
+        problem = f"raised {type(err).__name__}" + (f": {shorten(text, 200)}" if text else "")
+        return cls(kind, plugin, label, call, problem)
+
+    def _render_traceback_(self) -> list[str]:
+        if traceback_requested():
+            return [line.rstrip("\n") for line in traceback.format_exception(self)]
+        return [f"{type(self).__name__}: {self}"]

@@ -17,9 +17,12 @@ what every agentmemory report relies on:
    JSON can hold (no NaN or infinity).
 2. An empty retriever answers every query with no hit (and no error).
 3. The ranking rule: hits are :class:`~agentmemory.records.Hit` records ranked
-   ``1..n``, with distinct ids of added entries, finite scores above 0 (zero
-   scores are dropped), ordered by score descending, then id descending
-   (so the two identical entries, when found, come together, larger id first).
+   ``1..n``, with distinct ids of added entries, scores above 0 (zero scores
+   are dropped; NaN is refused, ``+inf`` ranks first), ordered by score
+   descending, then id descending (so the two identical entries, when found,
+   come together, larger id first).  These are the plugin boundary's checks
+   (:func:`agentmemory.retrievers.guard.hit_violations`, the one validator
+   both use), plus scores above 0.
 4. ``k``: at most ``k`` hits; ``k`` larger than the store returns every
    scoring entry without error; the top ``k`` is the first ``k`` of a deeper
    search; ``k = 0`` raises ``ValueError`` (agentmemory's ``ParameterError`` is one).
@@ -36,19 +39,21 @@ what every agentmemory report relies on:
    one add (ids equal, scores equal to a relative 1e-9).
 
 Every violation is collected; :class:`RetrieverContractError` (an
-``AssertionError``, so pytest shows it as a failure) lists them all.
+``AssertionError``, so pytest shows it as a failure) lists them all.  The
+checks run on the plugin itself, not behind the boundary (which would stop
+at the first violation).
 """
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agentmemory.errors import ParameterError, RetrieverContractError
+from agentmemory.errors import ParameterError, RetrieverContractError, quote
 from agentmemory.records import Hit, MemoryEntry, Query
 from agentmemory.retrievers import RetrieverSpec, capabilities, resolve_retriever
+from agentmemory.retrievers.guard import GuardedRetriever, hit_violations, params_violation, scores_violation
 
 __all__ = ["CONTRACT_ENTRIES", "CONTRACT_QUERIES", "RetrieverContractError", "check_retriever"]
 
@@ -85,52 +90,199 @@ CONTRACT_QUERIES: tuple[Query, ...] = (
 
 
 def _hits_problem(hits: Any, k: int, known: set[str], where: str) -> list[str]:
-    """Violations of the ranking rule by one search's result."""
-    if not isinstance(hits, list) or not all(isinstance(h, Hit) for h in hits):
-        return [f"{where}: search returned {type(hits).__name__}, not a list of agentmemory.Hit"]
-    out = []
-    if len(hits) > k:
-        out.append(f"{where}: {len(hits)} hits for k = {k}")
-    if [h.rank for h in hits] != list(range(1, len(hits) + 1)):
-        out.append(f"{where}: ranks {[h.rank for h in hits]} are not 1..{len(hits)}")
-    ids = [h.entry_id for h in hits]
-    if len(set(ids)) != len(ids):
-        out.append(f"{where}: an entry is returned twice ({ids})")
-    strangers = [i for i in ids if i not in known]
-    if strangers:
-        out.append(f"{where}: ids that were never added: {strangers}")
-    odd = [
-        h
-        for h in hits
-        if not isinstance(h.score, (int, float)) or isinstance(h.score, bool) or not math.isfinite(h.score)
-    ]
-    if odd:
-        return out + [
-            f"{where}: {', '.join(f'{h.entry_id} {h.score!r}' for h in odd[:3])}: scores must be finite numbers"
-        ]
-    low = [h.entry_id for h in hits if h.score <= 0]
+    """Violations of the ranking rule by one search's result: the boundary's validator, plus scores above 0."""
+    out = [f"{where}: {problem}" for problem in hit_violations(hits, k, known)]
+    if not _is_hits(hits):
+        return out
+    low = [h.entry_id for h in hits if isinstance(h.score, (int, float)) and h.score <= 0]
     if low:
         out.append(
             f"{where}: {', '.join(low[:3])}{' ...' if len(low) > 3 else ''} score <= 0; such entries must be dropped"
         )
-    for a, b in zip(hits, hits[1:]):
-        if (a.score, a.entry_id) < (b.score, b.entry_id):
-            out.append(
-                f"{where}: {a.entry_id} ({a.score!r}) ranks above {b.entry_id} ({b.score!r}); the rule is score "
-                "descending, then id descending"
-            )
-            break
     return out
 
 
-def _same_hits(a: list[Hit], b: list[Hit]) -> bool:
+def _is_hits(hits: object) -> bool:
+    return isinstance(hits, list) and all(isinstance(h, Hit) for h in hits)
+
+
+def _same_hits(a: object, b: object) -> bool:
+    if not (_is_hits(a) and _is_hits(b)):
+        return False
+    assert isinstance(a, list) and isinstance(b, list)
     return [h.entry_id for h in a] == [h.entry_id for h in b] and all(
-        math.isclose(x.score, y.score, rel_tol=1e-9, abs_tol=0.0) for x, y in zip(a, b)
+        x.score == y.score or math.isclose(x.score, y.score, rel_tol=1e-9, abs_tol=0.0) for x, y in zip(a, b)
     )
 
 
-def _show(hits: list[Hit]) -> str:
+def _show(hits: object) -> str:
+    if not _is_hits(hits):
+        return quote(hits, 80)
+    assert isinstance(hits, list)
     return "[" + ", ".join(f"{h.entry_id} {h.score:.6g}" for h in hits[:6]) + (", ..." if len(hits) > 6 else "") + "]"
+
+
+class _Contract:
+    """One run of :func:`check_retriever`: the factory, the collection, the hits of one add, the violations."""
+
+    def __init__(self, spec: RetrieverSpec, entries: Sequence[MemoryEntry], queries: Sequence[Query]) -> None:
+        self.spec = spec
+        self.entries = list(entries)
+        self.queries = list(queries)
+        self.known = {e.id for e in self.entries}
+        self.deep_k = len(self.entries) + 10
+        self.deep: dict[str, list[Hit]] = {}
+        self.problems: list[str] = []
+
+    def new(self) -> Any:
+        """A new, empty retriever of the factory, the plugin itself (not behind the boundary: violations are listed here)."""
+        made = self.spec.new()
+        return made.plugin if isinstance(made, GuardedRetriever) else made
+
+    def hits_of_one_add(self) -> dict[str, list[Hit]]:
+        """Every query's hits at ``deep_k`` from a new retriever given the entries in one add."""
+        other = self.new()
+        other.add(self.entries)
+        return {q.id: other.search(q, self.deep_k) for q in self.queries}
+
+    def differ(self, got: dict[str, list[Hit]], what: str, reference: str = "one add gives") -> None:
+        for q in self.queries:
+            if not _same_hits(got[q.id], self.deep[q.id]):
+                self.problems.append(f"{q.id}: {what} {_show(got[q.id])}, {reference} {_show(self.deep[q.id])}")
+
+
+def _check_members(run: _Contract, first: Any) -> None:
+    """1. ``name`` and ``label`` are non-empty strings; ``params()`` is a dict JSON holds."""
+    for member in ("name", "label"):
+        value = getattr(first, member, None)
+        if not isinstance(value, str) or not value:
+            run.problems.append(f"{member} is {value!r}, not a non-empty string")
+    problem = params_violation(first.params())
+    if problem is not None:
+        run.problems.append(f"params() returned {problem}")
+
+
+def _check_empty(run: _Contract, first: Any) -> None:
+    """2. An empty retriever answers every query with no hit."""
+    for q in run.queries:
+        hits = first.search(q, 5)
+        if hits != []:
+            run.problems.append(f"empty retriever, {q.id}: expected no hits, got {_show(hits)}")
+
+
+def _check_ranking(run: _Contract, first: Any) -> None:
+    """3 and 4. The ranking rule at every depth, the top k a prefix of a deeper search, tied twins, k = 0."""
+    first.add(run.entries)
+    for q in run.queries:
+        deep = run.deep[q.id] = first.search(q, run.deep_k)
+        run.problems += _hits_problem(
+            deep, run.deep_k, run.known, f"{q.id} at k = {run.deep_k} (larger than the store)"
+        )
+        for k in (1, 3, 5):
+            top = first.search(q, k)
+            run.problems += _hits_problem(top, k, run.known, f"{q.id} at k = {k}")
+            if _is_hits(top) and _is_hits(deep) and not _same_hits(top, deep[:k]):
+                run.problems.append(
+                    f"{q.id}: the top {k} {_show(top)} is not the first {k} of a deeper search {_show(deep)}"
+                )
+        _check_twins(run, q, deep)
+    try:
+        first.search(run.queries[0], 0)
+    except ValueError:
+        pass
+    else:
+        run.problems.append("search(query, 0) did not raise ValueError (k must be an integer >= 1)")
+
+
+def _check_twins(run: _Contract, q: Query, deep: Any) -> None:
+    """Entries with identical text and tags score the same, larger id first."""
+    if not _is_hits(deep):
+        return
+    twins = [h for h in deep if h.entry_id in ("twin-a", "twin-b")]
+    if twins and not (len(twins) == 2 and twins[0].score == twins[1].score and twins[0].entry_id == "twin-b"):
+        run.problems.append(
+            f"{q.id}: entries twin-a and twin-b have identical text and tags, so they must score the same, "
+            f"twin-b first (id descending); got {_show(twins)}"
+        )
+
+
+def _check_incremental(run: _Contract) -> None:
+    """5. Two adds, or one add per entry, give the hits of one add."""
+    half = len(run.entries) // 2
+    for name, batches in (
+        ("two adds", [run.entries[:half], run.entries[half:]]),
+        ("one add per entry", [[e] for e in run.entries]),
+    ):
+        other = run.new()
+        for batch in batches:
+            other.add(batch)
+        run.differ({q.id: other.search(q, run.deep_k) for q in run.queries}, f"{name} give")
+
+
+def _check_determinism(run: _Contract) -> None:
+    """6. A second new retriever gives the same hits."""
+    run.differ(run.hits_of_one_add(), "a second new retriever gives", "the first")
+
+
+def _check_score_all(run: _Contract, first: Any) -> None:
+    """7a. ``score_all``: positive scores whose top 5 under the ranking rule is ``search``'s."""
+    for q in run.queries:
+        scores = first.score_all(q)
+        problem = scores_violation(scores, run.known)
+        if not isinstance(scores, dict):
+            run.problems.append(f"{q.id}: score_all returned {type(scores).__name__}, not a dict")
+            continue
+        bad = [i for i, s in scores.items() if not s > 0]
+        if bad:
+            run.problems.append(f"{q.id}: score_all gives scores <= 0 (or NaN) for {bad[:5]}")
+        elif problem is not None:
+            run.problems.append(f"{q.id}: score_all returned {problem}")
+        ranked = sorted(scores.items(), key=lambda item: (item[1], item[0]), reverse=True)[:5]
+        top = first.search(q, 5)
+        if [(h.entry_id, h.score) for h in top] != ranked:
+            run.problems.append(f"{q.id}: the top 5 of score_all {ranked} is not search's {_show(top)}")
+
+
+def _check_explain(run: _Contract, first: Any) -> None:
+    """7b. ``explain``: ``matched``/``missing`` sequences of str, ``miss_reason()``/``hit_reason()`` str."""
+    for q in run.queries:
+        for h in run.deep[q.id][:2]:
+            why = first.explain(q, h.entry_id)
+            for member in ("matched", "missing"):
+                value = getattr(why, member, None)
+                if not isinstance(value, (tuple, list)) or not all(isinstance(v, str) for v in value):
+                    run.problems.append(
+                        f"{q.id}, {h.entry_id}: explain(...).{member} is {value!r}, not a sequence of str"
+                    )
+            for method in ("miss_reason", "hit_reason"):
+                call = getattr(why, method, None)
+                if not callable(call) or not isinstance(call(), str):
+                    run.problems.append(f"{q.id}, {h.entry_id}: explain(...).{method}() does not return a str")
+
+
+def _check_remove(run: _Contract, first: Any) -> None:
+    """8. ``remove``: a new retriever's hits over the entries left; adding them again restores one add's."""
+    n = len(run.entries)
+    gone = [e.id for e in run.entries[:: max(1, n // 3)]][:3]
+    left = [e for e in run.entries if e.id not in gone]
+    fresh = run.new()
+    fresh.add(left)
+    first.remove(gone)
+    for q in run.queries:
+        got, want = first.search(q, run.deep_k), fresh.search(q, run.deep_k)
+        if not _same_hits(got, want):
+            run.problems.append(
+                f"{q.id}: after remove({gone}) the hits are {_show(got)}, a new retriever over the entries "
+                f"left gives {_show(want)}"
+            )
+    try:
+        first.add([e for e in run.entries if e.id in gone])
+    except Exception as err:  # a retriever that still holds them may refuse the ids: that is the violation
+        run.problems.append(f"adding the removed entries {gone} again raised {type(err).__name__}: {err}")
+    else:
+        run.differ(
+            {q.id: first.search(q, run.deep_k) for q in run.queries}, "removed entries added again give", "one add"
+        )
 
 
 def check_retriever(
@@ -160,126 +312,20 @@ def check_retriever(
             "is a retriever instance",
             "pass its class or a factory: the checks need new, empty retrievers",
         )
-    entries = list(entries)
-    queries = list(queries)
-    known = {e.id for e in entries}
-    n = len(entries)
-    problems: list[str] = []
-
-    first = spec.new()
-    for member in ("name", "label"):
-        if not isinstance(getattr(first, member, None), str) or not getattr(first, member):
-            problems.append(f"{member} is {getattr(first, member, None)!r}, not a non-empty string")
-    try:
-        params = first.params()
-        if not isinstance(params, dict):
-            problems.append(f"params() returned {type(params).__name__}, not a dict")
-        else:
-            json.dumps(params, allow_nan=False)
-    except (TypeError, ValueError) as err:
-        problems.append(f"params() is not JSON-ready: {err}")
-
-    for q in queries:  # 2. empty
-        hits = first.search(q, 5)
-        if hits != []:
-            problems.append(f"empty retriever, {q.id}: expected no hits, got {_show(hits)}")
-
-    first.add(entries)
-    deep: dict[str, list[Hit]] = {}
-    for q in queries:  # 3 and 4
-        deep[q.id] = first.search(q, n + 10)
-        problems += _hits_problem(deep[q.id], n + 10, known, f"{q.id} at k = {n + 10} (larger than the store)")
-        for k in (1, 3, 5):
-            top = first.search(q, k)
-            problems += _hits_problem(top, k, known, f"{q.id} at k = {k}")
-            if isinstance(top, list) and not _same_hits(top, deep[q.id][:k]):
-                problems.append(
-                    f"{q.id}: the top {k} {_show(top)} is not the first {k} of a deeper search {_show(deep[q.id])}"
-                )
-        twins = [h for h in deep[q.id] if h.entry_id in ("twin-a", "twin-b")]
-        if twins and not (len(twins) == 2 and twins[0].score == twins[1].score and twins[0].entry_id == "twin-b"):
-            problems.append(
-                f"{q.id}: entries twin-a and twin-b have identical text and tags, so they must score the same, "
-                f"twin-b first (id descending); got {_show(twins)}"
-            )
-    try:
-        first.search(queries[0], 0)
-    except ValueError:
-        pass
-    else:
-        problems.append("search(query, 0) did not raise ValueError (k must be an integer >= 1)")
-
-    half = len(entries) // 2  # 5. incremental adds
-    for name, batches in (
-        ("two adds", [entries[:half], entries[half:]]),
-        ("one add per entry", [[e] for e in entries]),
-    ):
-        other = spec.new()
-        for batch in batches:
-            other.add(batch)
-        for q in queries:
-            got = other.search(q, n + 10)
-            if not _same_hits(got, deep[q.id]):
-                problems.append(f"{q.id}: {name} give {_show(got)}, one add gives {_show(deep[q.id])}")
-
-    again = spec.new()  # 6. determinism
-    again.add(entries)
-    for q in queries:
-        got = again.search(q, n + 10)
-        if not _same_hits(got, deep[q.id]):
-            problems.append(f"{q.id}: a second new retriever gives {_show(got)}, the first {_show(deep[q.id])}")
-
-    found = capabilities(first)  # 7. optional capabilities
+    run = _Contract(spec, entries, queries)
+    first = run.new()
+    _check_members(run, first)
+    _check_empty(run, first)
+    _check_ranking(run, first)
+    if all(_is_hits(run.deep[q.id]) for q in run.queries):
+        _check_incremental(run)
+        _check_determinism(run)
+    found = capabilities(first)
     if "score_all" in found:
-        for q in queries:
-            scores = first.score_all(q)
-            if not isinstance(scores, dict):
-                problems.append(f"{q.id}: score_all returned {type(scores).__name__}, not a dict")
-                continue
-            bad = [i for i, s in scores.items() if not s > 0]
-            if bad:
-                problems.append(f"{q.id}: score_all gives scores <= 0 (or NaN) for {bad[:5]}")
-            ranked = sorted(scores.items(), key=lambda item: (item[1], item[0]), reverse=True)[:5]
-            top = first.search(q, 5)
-            if [(h.entry_id, h.score) for h in top] != ranked:
-                problems.append(f"{q.id}: the top 5 of score_all {ranked} is not search's {_show(top)}")
+        _check_score_all(run, first)
     if "explain" in found:
-        for q in queries:
-            for h in deep[q.id][:2]:
-                why = first.explain(q, h.entry_id)
-                for member in ("matched", "missing"):
-                    value = getattr(why, member, None)
-                    if not isinstance(value, (tuple, list)) or not all(isinstance(v, str) for v in value):
-                        problems.append(
-                            f"{q.id}, {h.entry_id}: explain(...).{member} is {value!r}, not a sequence of str"
-                        )
-                for method in ("miss_reason", "hit_reason"):
-                    call = getattr(why, method, None)
-                    if not callable(call) or not isinstance(call(), str):
-                        problems.append(f"{q.id}, {h.entry_id}: explain(...).{method}() does not return a str")
-    if callable(getattr(first, "remove", None)):  # 8. remove (last: it changes `first`)
-        gone = [e.id for e in entries[:: max(1, n // 3)]][:3]
-        left = [e for e in entries if e.id not in gone]
-        fresh = spec.new()
-        fresh.add(left)
-        first.remove(gone)
-        for q in queries:
-            got, want = first.search(q, n + 10), fresh.search(q, n + 10)
-            if not _same_hits(got, want):
-                problems.append(
-                    f"{q.id}: after remove({gone}) the hits are {_show(got)}, a new retriever over the entries "
-                    f"left gives {_show(want)}"
-                )
-        try:
-            first.add([e for e in entries if e.id in gone])
-        except Exception as err:  # a retriever that still holds them may refuse the ids: that is the violation
-            problems.append(f"adding the removed entries {gone} again raised {type(err).__name__}: {err}")
-        else:
-            for q in queries:
-                got = first.search(q, n + 10)
-                if not _same_hits(got, deep[q.id]):
-                    problems.append(
-                        f"{q.id}: removed entries added again give {_show(got)}, one add {_show(deep[q.id])}"
-                    )
-    if problems:
-        raise RetrieverContractError(spec.label, problems)
+        _check_explain(run, first)
+    if "remove" in found:  # last: it changes `first`
+        _check_remove(run, first)
+    if run.problems:
+        raise RetrieverContractError(spec.label, run.problems)

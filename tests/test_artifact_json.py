@@ -1,4 +1,4 @@
-"""dumps_indented writes exactly what json.dumps(indent=2, ensure_ascii=False, allow_nan=False) writes."""
+"""dumps_indented writes exactly what json.dumps(indent=2, ensure_ascii=False) writes, NaN refused."""
 
 from __future__ import annotations
 
@@ -61,8 +61,17 @@ def test_edge_cases(data: object) -> None:
     assert dumps_indented(data) == reference(data)
 
 
-@pytest.mark.parametrize("bad", [float("nan"), float("inf"), [1, {"x": -float("inf")}], {"s": {1, 2}}])
+@pytest.mark.parametrize("data", [float("inf"), [1, {"x": -float("inf")}], {"hits": [{"score": float("inf")}]}])
+def test_infinities_are_written_as_json_dumps_writes_them(data: object) -> None:
+    """An infinite score is the token Infinity / -Infinity (Python's JSON extension), which json.loads reads back."""
+    text = dumps_indented(data)
+    assert text == json.dumps(data, indent=2, ensure_ascii=False)
+    assert "Infinity" in text and json.loads(text) == data
+
+
+@pytest.mark.parametrize("bad", [float("nan"), [1, {"x": float("nan")}], {"s": {1, 2}}])
 def test_what_json_refuses_is_refused_alike(bad: object) -> None:
+    """NaN (which no score can be) and what JSON cannot encode raise as json.dumps(allow_nan=False) does."""
     with pytest.raises((ValueError, TypeError)) as expected:
         reference(bad)
     with pytest.raises(type(expected.value), match=str(expected.value)):

@@ -361,11 +361,13 @@ def plugin_module(tmp_path: Path, monkeypatch) -> str:
 
 
 def test_module_attribute_specs_resolve(plugin_module: str) -> None:
-    """'module:attribute' names a factory (with parameters checked against its signature) or an instance."""
+    """'module:attribute' names a factory (with parameters checked against its signature) or an instance;
+    a function factory's retrievers keep the label they declare (BM25 here), not the function's name."""
     spec = resolve_retriever(f"{plugin_module}:Boosted[dim=64]")
     assert (spec.key, spec.label) == (f"{plugin_module}:Boosted[dim=64]", "Boosted BM25 (dim=64)")
     assert spec.new().dim == 64
-    assert resolve_retriever(f"{plugin_module}:make").label == "make"
+    assert resolve_retriever(f"{plugin_module}:make").label == "BM25"
+    assert resolve_retriever(f"{plugin_module}:make[k1=0.9]").label == "BM25 (k1=0.9)"
     assert resolve_retriever(f"{plugin_module}:INSTANCE").shared
 
 

@@ -31,6 +31,18 @@ pairwise comparisons with Holm over the pairs of each measure (``p_holm``),
 and the comparison table's cells against the baseline with Holm over the
 whole table (``versus_baseline[].p_holm_table``).  Under provenance each
 per-query row also lists, per hit, the relevant sources it credited.
+
+**Infinite scores.**  A hit's score may be ``+inf`` or ``-inf`` (a plugin's,
+or a run file's ``inf``: both rank, first and last); JSON has no such number,
+so the artifact writes them as the tokens ``Infinity`` and ``-Infinity``,
+the extension Python's :mod:`json` writes and reads, and that our JSON-lines
+run reader (:mod:`agentmemory.evaluation.runfiles`) and :func:`read_artifact`
+read back.  The field stays a number for pandas and Python; a strict JSON
+parser (``jq``, JavaScript's ``JSON.parse``) refuses the token, and an
+artifact holds it only when a score was infinite.  NaN is never written: the
+plugin boundary and every run reader refuse it, and the writer raises
+``ValueError`` on one.  TREC run files write them ``inf`` and ``-inf``
+(:mod:`agentmemory.files.trec`).
 """
 
 from __future__ import annotations
@@ -42,10 +54,12 @@ from typing import Any
 
 from agentmemory.analysis.statistics import Statistics, evaluation_statistics
 from agentmemory.datasets.collection import collection_summary
+from agentmemory.errors import InputError
 from agentmemory.evaluation.runner import Evaluation
 from agentmemory.files.atomic import atomic_write_text
+from agentmemory.files.reading import read_bytes
 
-__all__ = ["SCHEMA_VERSION", "artifact_dict", "dumps_artifact", "write_artifact"]
+__all__ = ["SCHEMA_VERSION", "artifact_dict", "dumps_artifact", "loads_artifact", "read_artifact", "write_artifact"]
 
 SCHEMA_VERSION = 2
 
@@ -115,14 +129,18 @@ class _Unusual(Exception):
 
 
 def dumps_indented(data: Any) -> str:
-    """``json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False)``, character for character.
+    """``json.dumps(data, indent=2, ensure_ascii=False)``, character for character, NaN refused.
+
+    Infinities are written ``Infinity`` and ``-Infinity`` (module docstring);
+    NaN raises ``ValueError`` as ``json.dumps(..., allow_nan=False)`` does.
 
     With ``indent`` the standard library encodes in Python, one generator per
     container and one ``yield`` per token; this walks the data once, appending
     to a list, with the same functions for the leaves (``encode_basestring``,
     ``int.__repr__``, ``float.__repr__``) and the same layout.  Anything else
-    (a non-string key, NaN or infinity, an unknown type, a cycle) is handed to
-    :func:`json.dumps`, which encodes it or raises as it always did.
+    (a non-string key, NaN, an unknown type, a cycle) is handed to
+    ``json.dumps(..., allow_nan=False)``, which encodes it or raises as it
+    always did (refusing an infinity too in such data, which no artifact holds).
     """
     try:
         parts: list[str] = []
@@ -148,9 +166,9 @@ def _encode(o: Any, indent: str, append: Any) -> None:
     elif isinstance(o, int):
         append(int.__repr__(o))
     elif isinstance(o, float):
-        if o != o or o == _INFINITY or o == -_INFINITY:
+        if o != o:
             raise _Unusual
-        append(float.__repr__(o))
+        append("Infinity" if o == _INFINITY else "-Infinity" if o == -_INFINITY else float.__repr__(o))
     elif isinstance(o, (list, tuple)):
         if not o:
             append("[]")
@@ -186,3 +204,32 @@ def _encode(o: Any, indent: str, append: Any) -> None:
 def write_artifact(evaluation: Evaluation, path: str | PathLike[str], statistics: Statistics | None = None) -> None:
     """Write the artifact to ``path`` atomically (temporary file, then rename)."""
     atomic_write_text(path, dumps_artifact(evaluation, statistics))
+
+
+def _infinity(token: str) -> float:
+    if token == "NaN":
+        raise ValueError("NaN")
+    return float(token)  # "Infinity", "-Infinity"
+
+
+def loads_artifact(text: str, where: str = "<artifact>") -> Any:
+    """An artifact's text as data: ``Infinity``/``-Infinity`` read as floats (module docstring), NaN refused.
+
+    Raises:
+        InputError: not JSON, or a NaN, naming ``where``.
+    """
+    try:
+        return json.loads(text, parse_constant=_infinity)
+    except ValueError as err:
+        problem = "holds NaN, which no score can be" if str(err) == "NaN" else f"is not JSON: {err}"
+        raise InputError(where, None, f"{problem}; an artifact is what agentmemory eval --out writes") from None
+
+
+def read_artifact(path: str | PathLike[str]) -> Any:
+    """Read ``eval-results.json`` (as :func:`write_artifact` wrote it) back as data; see :func:`loads_artifact`."""
+    data = read_bytes(path)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise InputError(path, None, f"is not UTF-8 text ({err.reason} at byte {err.start})") from None
+    return loads_artifact(text, str(path))

@@ -66,6 +66,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+import traceback
 from collections.abc import Sequence
 from typing import NoReturn
 
@@ -78,7 +79,7 @@ from agentmemory.cli.parsers import (
     add_score_parser,
     add_store_parser,
 )
-from agentmemory.errors import AgentMemoryError
+from agentmemory.errors import AgentMemoryError, traceback_requested
 
 __all__ = ["entry_point", "main"]
 
@@ -98,6 +99,9 @@ def _build_parser() -> Parser:
         prog=PROG, description="Evaluate agent-memory retrievers with exact IR metrics.", allow_abbrev=False
     )
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    parser.add_argument(
+        "--traceback", action="store_true", help="show the full traceback behind an error (or AGENTMEMORY_TRACEBACK=1)"
+    )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     add_eval_parser(sub)
     add_retrieve_parser(sub)
@@ -123,12 +127,16 @@ def _run(args: object) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     parser = _build_parser()
+    args = None
     try:
-        return _run(parser.parse_args(argv))
+        args = parser.parse_args(argv)
+        return _run(args)
     except BrokenPipeError:  # `agentmemory ... | head`: the reader left; stop quietly, as Unix tools do
         _silence_stdout()
         return 141  # 128 + SIGPIPE, the status a shell shows for a tool stopped by a closed pipe
     except (AgentMemoryError, UsageError) as err:
+        if getattr(args, "traceback", False) or traceback_requested():
+            traceback.print_exception(err, file=sys.stderr)
         print(f"{PROG}: error: {_one_line(str(err))}", file=sys.stderr)
         return 2
     except OSError as err:  # an input that cannot be read, ...

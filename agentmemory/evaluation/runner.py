@@ -53,7 +53,14 @@ from agentmemory.metrics import Measure, compute_measures
 from agentmemory.metrics.provenance import Credited, ancestors_of, credit
 from agentmemory.metrics.tieaware import TieReport, tie_reports
 from agentmemory.records import Event, Hit, MemoryEntry, Query
-from agentmemory.retrievers import DEFAULT_RETRIEVERS, RetrieverLike, RetrieverSpec, capabilities, resolve_retrievers
+from agentmemory.retrievers import (
+    DEFAULT_RETRIEVERS,
+    RetrieverLike,
+    RetrieverSpec,
+    capabilities,
+    has_capability,
+    resolve_retrievers,
+)
 from agentmemory.store.core import MemoryStore
 from agentmemory.store.events import HashIds, SteppingClock
 
@@ -293,7 +300,7 @@ def _reachable(retriever: Any, query: Query, hits: list[Hit], k: int) -> dict[st
     """
     floor = hits[k - 1].score
     if "score_all" in capabilities(retriever):
-        if hasattr(retriever, "score_at_least"):  # the same, filtered before the dict is built
+        if has_capability(retriever, "score_at_least"):  # the same, filtered before the dict is built
             return retriever.score_at_least(query, floor)
         return {d: s for d, s in retriever.score_all(query).items() if s >= floor}
     depth = 2 * (k + 1)
@@ -554,7 +561,7 @@ def _retriever_result(
     retriever = store.retriever(spec.key)
     timing = None
     if durations is not None:
-        size = getattr(retriever, "memory_bytes", None)
+        size = getattr(retriever, "memory_bytes", None)  # a declared capability (retrievers.base)
         timing = Timings(
             tuple(durations[spec.key]), store.index_seconds(spec.key), len(store), size() if callable(size) else None
         )

@@ -30,7 +30,9 @@ scored against it.
 partial file.  Scores are written as ``repr(float(score))``,
 the shortest text that parses back to the same double, so trec_eval ranks
 the file exactly as the scores in memory: no ties are created or broken by
-rounding.  (Current trec_eval keeps scores as doubles, as we do.  Older
+rounding.  A score of plus or minus infinity (which ranks first or last) is
+written ``inf`` / ``-inf``, which trec_eval's ``atof`` reads and
+:func:`read_run` reads back; NaN, which cannot be ranked, is refused both ways.  (Current trec_eval keeps scores as doubles, as we do.  Older
 releases that stored them as 32-bit floats, and the copy of trec_eval inside
 pytrec_eval-terrier 0.5.x, see scores that differ only beyond float32
 precision as ties and break them by document id.)

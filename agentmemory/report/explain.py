@@ -34,7 +34,7 @@ from typing import Any
 from agentmemory.evaluation.runner import Evaluation, QueryResult, RetrieverResult, seed_measures
 from agentmemory.records import Hit, Query
 from agentmemory.report.display import Markdown, ordinal, short
-from agentmemory.retrievers import capabilities
+from agentmemory.retrievers import capabilities, has_capability
 from agentmemory.store.core import MemoryStore
 
 __all__ = [
@@ -90,9 +90,8 @@ class Index:
             else:
                 query = self.queries[query_id]
                 depth = max(self._scope_sizes[query.scope], 1)
-                cap = getattr(retriever, "max_k", None)  # hybrid, recency: no deeper than their candidates
-                if isinstance(cap, int) and cap >= 1:
-                    depth = min(depth, cap)
+                if has_capability(retriever, "max_k"):  # hybrid, recency: no deeper than their candidates
+                    depth = min(depth, retriever.max_k)
                 self._rankings[key] = retriever.search(query, depth)
         return self._rankings[key]
 

@@ -21,6 +21,23 @@ factory's default, else the spec's canonical text, e.g.
 ``BM25 (k1=0.9, b=0.4)``), and a way to make new retrievers.  An instance
 can serve one store partition only (one scope): collections with scopes
 (LoCoMo, LongMemEval) need a factory.
+
+**Plugins are guarded.**  A retriever that is not agentmemory's own (its
+factory's or instance's module is outside the ``agentmemory`` package) is a
+plugin: its spec's ``plugin`` holds the spec it was given as, and every
+retriever it makes is a :class:`~agentmemory.retrievers.guard.GuardedRetriever`,
+whose calls turn any exception into one
+:class:`~agentmemory.errors.PluginError` and whose results are checked
+(:mod:`agentmemory.retrievers.guard`).  Importing a ``module:attribute``
+spec is guarded too (a module that raises, or calls ``sys.exit``, while it
+is imported); a module that does not exist is a bad spec
+(:class:`~agentmemory.errors.ParameterError`).
+
+**Labels.**  A factory names its retrievers by its ``label`` attribute.  A
+plugin factory without one (a function, or a class that sets ``label`` in
+``__init__``) is asked once, at resolution: one retriever is made and its
+own ``label`` is the spec's (so a function factory's retrievers keep the
+label they declare); declare ``label`` on the factory to spare that call.
 """
 
 from __future__ import annotations
@@ -31,12 +48,16 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
-from agentmemory.errors import ParameterError, UnknownNameError, shorten
+from agentmemory.errors import ParameterError, PluginError, UnknownNameError, shorten
 from agentmemory.registry import Registry
 from agentmemory.retrievers.base import (
     CAPABILITIES,
+    CAPABILITY_TABLE,
+    Capability,
     Retriever,
     capabilities,
+    capability,
+    has_capability,
     is_retriever,
     missing_members,
     select_top_k,
@@ -44,6 +65,7 @@ from agentmemory.retrievers.base import (
 from agentmemory.retrievers.bm25 import BM25, TermContribution
 from agentmemory.retrievers.dense import Dense
 from agentmemory.retrievers.encoders import ENCODERS, Encoder, load_encoder, register_encoder
+from agentmemory.retrievers.guard import GuardedRetriever, PluginBoundary, is_ours
 from agentmemory.retrievers.hybrid import Hybrid
 from agentmemory.retrievers.recency import Recency
 from agentmemory.retrievers.spec import Spec, format_value, parse_spec, split_specs
@@ -51,7 +73,10 @@ from agentmemory.retrievers.tags import TagOverlap, TagScorer
 
 __all__ = [
     "BM25",
+    "Capability",
+    "GuardedRetriever",
     "CAPABILITIES",
+    "CAPABILITY_TABLE",
     "DEFAULT_RETRIEVERS",
     "ENCODERS",
     "RETRIEVERS",
@@ -66,6 +91,8 @@ __all__ = [
     "TagScorer",
     "TermContribution",
     "capabilities",
+    "capability",
+    "has_capability",
     "load_encoder",
     "make_retriever",
     "parse_retrievers",
@@ -151,7 +178,10 @@ class RetrieverSpec:
         label: the name in tables (``BM25``, ``BM25 (k1=0.9, b=0.4)``).
         params: the parameters given that differ from the factory's defaults.
         factory: makes a new, empty retriever (``None`` when an instance was given).
-        instance: the given retriever instance (``None`` when a factory makes them).
+        instance: the given retriever instance (``None`` when a factory makes them);
+            a plugin's behind the boundary (a :class:`GuardedRetriever`).
+        plugin: the spec a plugin was given as (``"mypkg.memory:Mine[dim=64]"``,
+            a registered plugin's name), ``None`` for agentmemory's own retrievers.
     """
 
     key: str
@@ -159,6 +189,7 @@ class RetrieverSpec:
     params: dict[str, Any] = field(default_factory=dict)
     factory: Callable[[], Any] | None = None
     instance: Any = None
+    plugin: str | None = None
 
     def __repr__(self) -> str:  # no factory repr: it would carry a memory address
         kind = "instance" if self.instance is not None else "factory"
@@ -174,9 +205,14 @@ class RetrieverSpec:
         if self.instance is not None:
             return self.instance
         assert self.factory is not None  # one of the two is always set (see resolve_retriever)
-        made = self.factory()
+        try:
+            made = self.factory()
+        except PluginError as err:  # the factory's own error, now that its label is known
+            if err.label is not None or err.plugin != self.plugin:
+                raise
+            raise PluginError(err.kind, err.plugin, self.label, err.call, err.problem) from err.__cause__
         _check_made(made, self.key)
-        return made
+        return made if self.plugin is None else GuardedRetriever(made, self.plugin)
 
 
 RetrieverLike: TypeAlias = "str | RetrieverSpec | Callable[..., Any] | Retriever"
@@ -245,7 +281,7 @@ def _same(default: Any, value: Any) -> bool:
     return (type(default) is type(value) or numbers) and default == value
 
 
-def _label(base: str, params: dict[str, Any], factory: Any = None) -> str:
+def _label(base: str, params: dict[str, Any], factory: Any = None, plugin: str | None = None) -> str:
     """The table label: the factory's ``spec_label(params)`` when it has one, else ``base (k=v, ...)``.
 
     ``spec_label`` is how a factory whose parameters change what it *is*
@@ -253,10 +289,14 @@ def _label(base: str, params: dict[str, Any], factory: Any = None) -> str:
     it gets the parameters that differ from its defaults and must give
     different labels for different parameters.
     """
-    describe = getattr(factory, "spec_label", None)
-    if callable(describe):
-        label = describe(dict(params))
+    if factory is not None and has_capability(factory, "spec_label"):
+        if plugin is None:
+            label = factory.spec_label(dict(params))
+        else:
+            label = PluginBoundary(plugin).call("spec_label", factory.spec_label, dict(params))
         if not isinstance(label, str) or not label.strip():
+            if plugin is not None:
+                PluginBoundary(plugin).refuse("spec_label", f"{label!r}, not a non-empty string (a display name)")
             raise ParameterError(
                 "retriever spec_label",
                 label,
@@ -269,7 +309,11 @@ def _label(base: str, params: dict[str, Any], factory: Any = None) -> str:
     return f"{base} (" + ", ".join(f"{k}={format_value(v)}" for k, v in params.items()) + ")"
 
 
-def _made_by(factory: Callable[..., Any], params: dict[str, Any], where: str) -> Callable[[], Any]:
+def _made_by(
+    factory: Callable[..., Any], params: dict[str, Any], where: str, plugin: str | None = None
+) -> Callable[[], Any]:
+    """``factory(**params)``; a plugin's factory through the boundary (call ``factory``)."""
+
     def make() -> Any:
         try:
             return factory(**params)
@@ -279,15 +323,47 @@ def _made_by(factory: Callable[..., Any], params: dict[str, Any], where: str) ->
             raise ParameterError(
                 "retriever spec", where, f"was refused by its factory: {shorten(str(err), 200)}", "check the parameters"
             ) from None
+        except (KeyboardInterrupt, PluginError):
+            raise
+        except BaseException as err:  # noqa: BLE001 - a plugin's factory may raise anything
+            if plugin is None:
+                raise
+            raise PluginError.raised("retriever", plugin, None, "factory", err) from err
 
     return make
+
+
+def _origin(obj: Any) -> str:
+    """How a plugin given as an object is named in messages: ``module:qualified name`` of it (or of its class)."""
+    home = obj if isinstance(obj, type) or inspect.isroutine(obj) else type(obj)
+    module = getattr(home, "__module__", None) or "?"
+    return f"{module}:{getattr(home, '__qualname__', type(home).__name__)}"
+
+
+def _own_label(factory: Any, fallback: str, make: Callable[[], Any], plugin: str | None) -> str:
+    """The factory's declared ``label``; for a plugin factory without one, the label of a retriever it makes."""
+    label = getattr(factory, "label", None)
+    if isinstance(label, str) and label.strip():
+        return label
+    if plugin is None:
+        return fallback
+    made = make()
+    _check_made(made, plugin)
+    return str(GuardedRetriever(made, plugin).label)
 
 
 def _import(target: str, whole: str) -> Any:
     module_name, _, attribute = target.partition(":")
     try:
         obj: Any = importlib.import_module(module_name)
-    except Exception as err:  # the module's own error, said as one line
+    except KeyboardInterrupt:
+        raise
+    except BaseException as err:  # noqa: BLE001 - a module may raise anything on import, SystemExit included
+        missing = isinstance(err, ModuleNotFoundError) and (
+            err.name == module_name or module_name.startswith(f"{err.name}.")
+        )
+        if not missing:  # the module exists and failed while it ran: a plugin's fault
+            raise PluginError.raised("retriever", whole, None, "import", err) from err
         raise ParameterError(
             "retriever spec",
             whole,
@@ -325,7 +401,9 @@ def resolve_retriever(item: RetrieverLike) -> RetrieverSpec:
     if callable(item):
         name = getattr(item, "name", None)
         key = name if isinstance(name, str) and name else getattr(item, "__name__", type(item).__name__)
-        return RetrieverSpec(key, _factory_label(item, key), {}, _made_by(item, {}, key))
+        plugin = None if is_ours(item) else _origin(item)
+        make = _made_by(item, {}, key, plugin)
+        return RetrieverSpec(key, _own_label(item, key, make, plugin), {}, make, plugin=plugin)
     raise ParameterError(
         "retrievers",
         item,
@@ -344,7 +422,10 @@ def _from_instance(obj: Any, where: str) -> RetrieverSpec:
             f"gives a {type(obj).__name__}, which is not a retriever (it lacks {', '.join(missing)})",
             "a retriever has name, label, add(entries), search(query, k) and params()",
         )
-    return RetrieverSpec(str(obj.name), str(obj.label), {}, None, obj)
+    if is_ours(obj):
+        return RetrieverSpec(str(obj.name), str(obj.label), {}, None, obj)
+    origin = where if ":" in where else _origin(obj)
+    return RetrieverSpec(str(obj.name), str(obj.label), {}, None, GuardedRetriever(obj, origin), plugin=origin)
 
 
 def _resolve_text(text: str) -> RetrieverSpec:
@@ -369,15 +450,20 @@ def _resolve_text(text: str) -> RetrieverSpec:
             )
         given = _check_params(spec.target, obj, spec.params)
         key = spec.text(given)
-        label = _label(_factory_label(obj, spec.target.rpartition(":")[2].rpartition(".")[2]), given, obj)
-        return RetrieverSpec(key, label, given, _made_by(obj, dict(spec.params), text))
+        plugin = None if is_ours(obj) else text
+        make = _made_by(obj, dict(spec.params), text, plugin)
+        fallback = spec.target.rpartition(":")[2].rpartition(".")[2]
+        label = _label(_own_label(obj, fallback, make, plugin), given, obj, plugin)
+        return RetrieverSpec(key, label, given, make, plugin=plugin)
     definition = RETRIEVERS.get(spec.target)
     given = _check_params(spec.target, definition.factory, spec.params)
-    made = _made_by(definition.factory, dict(spec.params), text)
+    plugin = None if is_ours(definition.factory) else text
+    made = _made_by(definition.factory, dict(spec.params), text, plugin)
     # A label given at registration wins over the factory's own naming (spec_label).
     own = definition.label == _factory_label(definition.factory, definition.name)
-    label = _label(definition.label, given, definition.factory if own else None)
-    return RetrieverSpec(spec.text(given), label, given, made)
+    base = _own_label(definition.factory, definition.name, made, plugin) if own else definition.label
+    label = _label(base, given, definition.factory if own else None, plugin)
+    return RetrieverSpec(spec.text(given), label, given, made, plugin=plugin)
 
 
 def resolve_retrievers(items: RetrieverLike | Sequence[RetrieverLike]) -> tuple[RetrieverSpec, ...]:

@@ -15,19 +15,24 @@ so a search may return fewer than ``k`` hits.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from agentmemory.errors import ParameterError, check_positive_int
+from agentmemory.errors import ParameterError, UnknownNameError, check_positive_int
 from agentmemory.records import Hit, MemoryEntry, Query
 
 __all__ = [
     "CAPABILITIES",
+    "CAPABILITY_TABLE",
+    "Capability",
     "DocTable",
     "Retriever",
     "as_query",
     "capabilities",
+    "capability",
+    "has_capability",
     "is_retriever",
     "missing_members",
     "rank_candidates",
@@ -39,22 +44,9 @@ __all__ = [
 class Retriever(Protocol):
     """What every retriever offers (required).
 
-    Optional capabilities, detected with :func:`capabilities`, never assumed:
-
-    * ``score_all(query) -> dict[str, float]``: every entry with a positive
-      score.  Enables "why not retrieved" explanations (the score and rank
-      of a relevant entry below the cutoff).  Without it, tie analysis
-      still works (it searches deeper until the tied scores end).
-    * ``explain(query, entry_id)``: why an entry got its score, as an object
-      with ``matched`` and ``missing`` (the query's features the entry has
-      and lacks), ``miss_reason()`` and ``hit_reason()`` (sentence parts
-      for reports); see :class:`~agentmemory.retrievers.bm25.BM25Explanation`.
-    * ``remove(entry_ids)``: forget indexed entries (their ids may be added
-      again after).  A :class:`~agentmemory.store.core.MemoryStore` calls it on
-      ``update`` and ``forget``; a retriever without it is rebuilt from the
-      scope's entries before its next search instead.
-
-    Reports say "not available for <label>" where a capability is missing.
+    Optional capabilities are declared in :data:`CAPABILITY_TABLE` (what each
+    means, and what a report says or does without it) and detected with
+    :func:`has_capability` / :func:`capabilities`, never assumed.
     """
 
     name: str  # registry key, e.g. "bm25"
@@ -73,8 +65,128 @@ class Retriever(Protocol):
 REQUIRED = ("name", "label", "add", "search", "params")
 """The members every retriever has; :func:`missing_members` checks them."""
 
-CAPABILITIES = ("score_all", "explain")
-"""The optional members, in the order reports mention them."""
+
+@dataclass(frozen=True)
+class Capability:
+    """One optional extension point: a member some retrievers (or their factories) have and the code may use.
+
+    Attributes:
+        name: the member's name.
+        owner: ``"retriever"`` (a member of a retriever) or ``"factory"`` (of the
+            class or function that makes retrievers).
+        kind: ``"method"`` (present when callable) or ``"property"`` (present
+            when it holds an integer >= 1).
+        meaning: what it does, and the rule its results keep.
+        missing: what agentmemory does, and what a report says, without it.
+    """
+
+    name: str
+    owner: str
+    kind: str
+    meaning: str
+    missing: str
+
+
+CAPABILITY_TABLE: tuple[Capability, ...] = (
+    Capability(
+        "score_all",
+        "retriever",
+        "method",
+        "score_all(query) -> dict[str, float]: every entry with a positive score; its top k under the ranking "
+        "rule is search's.",
+        "tie analysis searches deeper and deeper until the tied scores end (same numbers); the 'why not "
+        "retrieved' explanation of a miss says its score and rank are not available for <label>.",
+    ),
+    Capability(
+        "score_at_least",
+        "retriever",
+        "method",
+        "score_at_least(query, floor) -> dict[str, float]: score_all filtered to scores >= floor, in the same "
+        "order, filtered before the dict is built (used only beside score_all).",
+        "score_all's result is filtered instead (same numbers, slower).",
+    ),
+    Capability(
+        "explain",
+        "retriever",
+        "method",
+        "explain(query, entry_id): why an entry got its score, an object with matched and missing (the "
+        "query's features the entry has and lacks) and miss_reason()/hit_reason() (sentence parts for "
+        "reports); see agentmemory.retrievers.bm25.BM25Explanation.",
+        "reports say 'an explanation is not available for <label> (it has no explain())'.",
+    ),
+    Capability(
+        "remove",
+        "retriever",
+        "method",
+        "remove(entry_ids): forget indexed entries (their ids may be added again after); a MemoryStore calls "
+        "it on update and forget.",
+        "the store rebuilds the retriever from the scope's entries before its next search; a retriever "
+        "instance (which cannot be rebuilt) makes update and forget refuse, naming it.",
+    ),
+    Capability(
+        "search_batch",
+        "retriever",
+        "method",
+        "search_batch(queries, k) -> list[list[Hit]]: search for many queries of one scope at once, one "
+        "list per query in order, each under the ranking rule (Dense: blocked matrix products, scores equal "
+        "to search's to float32 rounding), for callers who want throughput (benchmarks/engine_dense.py).",
+        "nothing changes: agentmemory's own commands call search once per query either way, because a run "
+        "that agentmemory retrieve writes must equal the one eval exports byte for byte, and a matrix "
+        "product sums in another order than search's matrix-vector product.",
+    ),
+    Capability(
+        "memory_bytes",
+        "retriever",
+        "method",
+        "memory_bytes() -> int: the bytes its index holds (for the timings table).",
+        "the timings table leaves the index size empty for <label>.",
+    ),
+    Capability(
+        "max_k",
+        "retriever",
+        "property",
+        "max_k: the deepest ranking it can give (hybrid, recency: their candidate depth); search refuses a deeper k.",
+        "it is asked as deep as a report needs (whole-ranking reports, explanations of misses).",
+    ),
+    Capability(
+        "spec_label",
+        "factory",
+        "method",
+        "spec_label(params) -> str: the table label for the parameters that differ from the factory's "
+        "defaults, for factories whose parameters change what a retriever is (hybrid[method=convex]); "
+        "different parameters must give different labels.",
+        "the label is '<label> (k=v, ...)' with the parameters given.",
+    ),
+)
+"""Every optional member the code uses, in the order reports mention them; nothing else is probed."""
+
+_BY_NAME = {c.name: c for c in CAPABILITY_TABLE}
+
+CAPABILITIES = tuple(c.name for c in CAPABILITY_TABLE if c.owner == "retriever")
+"""The optional members of a retriever (``spec_label`` belongs to factories), in :data:`CAPABILITY_TABLE` order."""
+
+
+def capability(name: str) -> Capability:
+    """The declared capability ``name``; UnknownNameError for a name :data:`CAPABILITY_TABLE` does not declare."""
+    found = _BY_NAME.get(name)
+    if found is None:
+        raise UnknownNameError("capability", name, _BY_NAME)
+    return found
+
+
+def has_capability(obj: object, name: str) -> bool:
+    """Whether ``obj`` (a retriever, or a factory for ``spec_label``) has the declared capability ``name``.
+
+    A method is present when the member is callable; a property when it
+    holds an int >= 1 (bools are not).  The one question "does X have
+    capability Y" is answered here; asking for an undeclared name raises
+    :class:`~agentmemory.errors.UnknownNameError`.
+    """
+    declared = capability(name)
+    value = getattr(obj, name, None)
+    if declared.kind == "method":
+        return callable(value)
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
 def missing_members(obj: object) -> list[str]:
@@ -96,8 +208,8 @@ def is_retriever(obj: object) -> bool:
 
 
 def capabilities(retriever: object) -> frozenset[str]:
-    """Which optional members of :data:`CAPABILITIES` ``retriever`` has (callable)."""
-    return frozenset(c for c in CAPABILITIES if callable(getattr(retriever, c, None)))
+    """Which optional members of :data:`CAPABILITIES` ``retriever`` has (see :func:`has_capability`)."""
+    return frozenset(c for c in CAPABILITIES if has_capability(retriever, c))
 
 
 def as_query(query: Query | str) -> Query:

@@ -57,7 +57,7 @@ import numpy as np
 
 from agentmemory.errors import ParameterError, UnknownNameError, check_positive_int
 from agentmemory.records import Hit, MemoryEntry, Query
-from agentmemory.retrievers.base import DocTable, as_query, rank_candidates
+from agentmemory.retrievers.base import DocTable, as_query, has_capability, rank_candidates
 
 __all__ = ["FUSION_METHODS", "ComponentPart", "Hybrid", "HybridExplanation"]
 
@@ -169,8 +169,7 @@ def top_with_ties(retriever: Any, query: Query, depth: int) -> list[Hit]:
     deeper than a retriever's own ``max_k`` (a nested ``hybrid`` or
     ``recency`` ranks at most its depth).
     """
-    cap = getattr(retriever, "max_k", None)
-    cap = cap if isinstance(cap, int) and not isinstance(cap, bool) else None
+    cap = retriever.max_k if has_capability(retriever, "max_k") else None
     ask = depth + 1 if cap is None else min(depth + 1, cap)
     hits = retriever.search(query, ask)
     while (

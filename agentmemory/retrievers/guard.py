@@ -1,0 +1,268 @@
+"""The plugin boundary: every call into code agentmemory did not write goes through here.
+
+A *plugin* is a retriever that is not one of agentmemory's own (a
+``package.module:attribute`` spec, a user's class, function or instance, an
+entry point); next, a memory system.  :func:`agentmemory.retrievers.resolve_retriever`
+wraps each in a :class:`GuardedRetriever`, so the evaluation, the store and
+batch retrieval call it as any retriever and need no change of their own.
+
+**Calls.**  :meth:`PluginBoundary.call` runs one call of the plugin.  Any
+exception it raises (any type, ``SystemExit`` included; ``KeyboardInterrupt``
+goes through untouched, and so does a :class:`~agentmemory.errors.PluginError`
+of a plugin nested inside this one) becomes one
+:class:`~agentmemory.errors.PluginError` naming the plugin (its spec and
+label), the call (``import``, ``factory``, ``add``, ``search``, ``params``,
+...) and the exception's type and message, with the exception as its
+``__cause__`` (the CLI's ``--traceback`` and ``AGENTMEMORY_TRACEBACK=1`` show
+it).
+
+**Results.**  What a call returns is checked before anyone else sees it,
+and refused (a ``PluginError`` naming the first violation) unless:
+
+* ``search(query, k)``: a list of :class:`~agentmemory.records.Hit`, at most
+  ``k`` of them, ranked ``1..n``, each id one the retriever was given by
+  ``add`` (and not removed since), so an entry of the query's scope, no id
+  twice, every score a real number that is not NaN (``+inf`` and ``-inf``
+  rank first and last), in the ranking rule's order: score descending, then
+  id descending (:mod:`agentmemory.retrievers.base`, trec_eval's order,
+  :func:`agentmemory.files.trec.trec_order`).  So the hits an evaluation
+  scores are the ranking its exported run holds, and the artifact's numbers
+  are trec_eval's on that run.  Scores come back as Python floats.
+* ``search_batch(queries, k)``: one such list per query.
+* ``params()``: a dict that JSON holds (``json.dumps(..., allow_nan=False)``).
+* ``score_all(query)`` / ``score_at_least(query, floor)``: a dict of known
+  entry ids to real, non-NaN scores.
+* ``memory_bytes()``: an int >= 0.
+
+:func:`hit_violations` is the one validator of a search's result: the
+boundary raises on its first violation, and :func:`agentmemory.testing.check_retriever`
+lists them all (adding the contract's stricter rules: scores above 0).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import numbers
+from collections.abc import Callable, Container, Iterable, Sequence
+from typing import Any, NoReturn
+
+from agentmemory.errors import PluginError, quote, shorten
+from agentmemory.records import Hit, MemoryEntry, Query
+from agentmemory.retrievers.base import CAPABILITIES, has_capability
+
+__all__ = ["GuardedRetriever", "PluginBoundary", "hit_violations", "is_ours", "params_violation", "scores_violation"]
+
+
+def is_ours(obj: object) -> bool:
+    """Whether ``obj`` (a factory, or an instance) is agentmemory's own code, which is not guarded."""
+    home = obj if isinstance(obj, type) or inspect.isroutine(obj) else type(obj)
+    module = getattr(home, "__module__", None) or ""
+    return module == "agentmemory" or module.startswith("agentmemory.")
+
+
+def _real(score: object) -> bool:
+    return isinstance(score, numbers.Real) and not isinstance(score, bool)
+
+
+def _hit_text(hit: Hit) -> str:
+    return f"{quote(hit.entry_id, 60)} ({hit.score!r})"
+
+
+def hit_violations(hits: object, k: int, known: Container[str], scope: str | None = None) -> list[str]:
+    """Every way one search's result breaks the ranking rule (empty when it keeps it), in the order checked.
+
+    Checked: ``hits`` is a list of :class:`~agentmemory.records.Hit` (when it
+    is not, that is the only violation); at most ``k`` of them; ranks
+    ``1..n``; no id twice; every id in ``known``; every score a real number,
+    not NaN (infinities rank); the order score descending, then id
+    descending.  ``scope`` (the query's) is named beside ids never added.  Scores <= 0 are not a violation here (the boundary passes
+    ``-inf``); :func:`agentmemory.testing.check_retriever` adds that rule.
+    """
+    if not isinstance(hits, list):
+        return [f"a {type(hits).__name__} ({quote(hits, 60)}), not a list of agentmemory.Hit"]
+    strays = [(i, h) for i, h in enumerate(hits, start=1) if not isinstance(h, Hit)]
+    if strays:
+        i, stray = strays[0]
+        return [f"item {i}: {quote(stray, 60)} ({type(stray).__name__}), not an agentmemory.Hit"]
+    out = []
+    if len(hits) > k:
+        out.append(f"{len(hits)} hits for k = {k}")
+    ranks = [h.rank for h in hits]
+    if ranks != list(range(1, len(hits) + 1)):
+        out.append(f"hits ranked {shorten(str(ranks), 80)}, not 1..{len(hits)}")
+    ids = [h.entry_id for h in hits]
+    if len(set(ids)) != len(ids):
+        out.append(f"an entry twice ({quote(_first_repeated(ids), 60)})")
+    strangers = [i for i in ids if i not in known]
+    if strangers:
+        where = "" if scope is None else f" (scope {quote(scope, 60)})"
+        out.append(f"ids never added to it{where}: {shorten(str(strangers[:5]), 120)}")
+    odd = [h for h in hits if not _real(h.score) or h.score != h.score]
+    if odd:
+        return out + [f"{', '.join(_hit_text(h) for h in odd[:3])}: scores must be numbers, not NaN"]
+    for a, b in zip(hits, hits[1:]):
+        if (a.score, a.entry_id) < (b.score, b.entry_id):
+            out.append(
+                f"hits out of order: {_hit_text(a)} above {_hit_text(b)}; the rule is score descending, then id "
+                "descending"
+            )
+            break
+    return out
+
+
+def _first_repeated(ids: list[str]) -> str:
+    seen: set[str] = set()
+    for entry_id in ids:
+        if entry_id in seen:
+            return entry_id
+        seen.add(entry_id)
+    raise ValueError("no id is repeated")  # pragma: no cover - called only when one is
+
+
+def scores_violation(scores: object, known: Container[str]) -> str | None:
+    """What is wrong with a ``score_all``-style result (entry id -> score), or ``None``."""
+    if not isinstance(scores, dict):
+        return f"a {type(scores).__name__}, not a dict of entry id -> score"
+    for entry_id, score in scores.items():
+        if not isinstance(entry_id, str) or entry_id not in known:
+            return f"{quote(entry_id, 60)}, an id that was never added"
+        if not _real(score) or score != score:
+            return f"the score {quote(score, 40)} of {quote(entry_id, 60)}; scores must be numbers, not NaN"
+    return None
+
+
+def params_violation(params: object) -> str | None:
+    """What keeps ``params()``'s result out of an artifact, or ``None``: a dict that JSON holds."""
+    if not isinstance(params, dict):
+        return f"a {type(params).__name__}, not a dict"
+    try:
+        json.dumps(params, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as err:
+        return f"{quote(params, 80)}, which JSON cannot hold ({shorten(str(err), 100)})"
+    return None
+
+
+class PluginBoundary:
+    """One plugin's side of the boundary: its calls, guarded, and its refusals, as :class:`PluginError`.
+
+    ``kind`` names the kind of plugin (``"retriever"``; a memory system's
+    boundary subclasses this with its own), ``origin`` the spec it was given
+    as, ``label`` its display name (``None`` until known).
+    """
+
+    kind = "plugin"
+
+    def __init__(self, origin: str, label: str | None = None) -> None:
+        self.origin = origin
+        self.boundary_label = label
+
+    def refuse(self, call: str, problem: str) -> NoReturn:
+        """Raise the PluginError for a result of ``call`` that the boundary refuses."""
+        raise PluginError(self.kind, self.origin, self.boundary_label, call, f"returned {problem}")
+
+    def call(self, call: str, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(*args)``; any exception it raises becomes one PluginError naming ``call`` (module docstring)."""
+        try:
+            return fn(*args)
+        except (KeyboardInterrupt, PluginError):
+            raise
+        except BaseException as err:  # noqa: BLE001 - the point of the boundary: a plugin may raise anything
+            raise PluginError.raised(self.kind, self.origin, self.boundary_label, call, err) from err
+
+
+class GuardedRetriever(PluginBoundary):
+    """A plugin retriever behind the boundary: the same members, every call guarded, every result checked.
+
+    It has the plugin's ``name`` and ``label``, ``add``, ``search`` and
+    ``params``, and exactly the optional capabilities the plugin has
+    (:data:`~agentmemory.retrievers.base.CAPABILITIES`); ``plugin`` is the
+    plugin itself, and any other attribute is read from it (for the plugin's
+    users: agentmemory itself uses declared members only).  It remembers the ids it was given by ``add`` (less those
+    given to ``remove``): one retriever serves one scope of a store, so
+    these are the entries of that scope.
+    """
+
+    kind = "retriever"
+
+    def __init__(self, plugin: Any, origin: str) -> None:
+        super().__init__(origin)
+        self.plugin = plugin
+        self.name: str = self.call("name", getattr, plugin, "name")
+        self.label: str = self.call("label", getattr, plugin, "label")
+        self.boundary_label = self.label
+        self._known: set[str] = set()
+
+    def __repr__(self) -> str:  # no plugin repr: it may carry a memory address
+        return f"GuardedRetriever({self.origin!r}, label={self.label!r})"
+
+    def add(self, entries: Iterable[MemoryEntry]) -> None:
+        batch = list(entries)
+        self.call("add", self.plugin.add, batch)
+        self._known.update(e.id for e in batch)
+
+    def search(self, query: Query | str, k: int) -> list[Hit]:
+        return self._checked(self.call("search", self.plugin.search, query, k), k, query, "search")
+
+    def params(self) -> dict[str, Any]:
+        params = self.call("params", self.plugin.params)
+        problem = params_violation(params)
+        if problem is not None:
+            self.refuse("params", problem)
+        return params
+
+    def _checked(self, hits: object, k: int, query: Query | str, call: str) -> list[Hit]:
+        problems = hit_violations(hits, k, self._known, query.scope if isinstance(query, Query) else None)
+        if problems:
+            where = f" (query {quote(query.id if isinstance(query, Query) else query, 60)}, k = {k})"
+            self.refuse(call + where, problems[0])
+        assert isinstance(hits, list)
+        if all(type(h.score) is float for h in hits):
+            return hits
+        return [Hit(h.entry_id, float(h.score), h.rank) for h in hits]
+
+    # -- optional capabilities: present exactly when the plugin has them ----------------------------
+    def __getattr__(self, name: str) -> Any:
+        plugin = self.__dict__.get("plugin")
+        if plugin is None or name.startswith("__"):  # being built or copied: nothing to look up yet
+            raise AttributeError(name)
+        if name not in CAPABILITIES:  # the plugin's own attribute (``.dim``), for its users; agentmemory reads none
+            return getattr(plugin, name)
+        if self.call(name, has_capability, plugin, name):
+            if name == "max_k":
+                return self.call("max_k", getattr, plugin, "max_k")
+            return getattr(self, f"_guarded_{name}")
+        raise AttributeError(f"{type(self).__name__} of {self.origin!r} has no {name!r}")
+
+    def _guarded_score_all(self, query: Query | str) -> dict[str, float]:
+        return self._scores(self.call("score_all", self.plugin.score_all, query), "score_all")
+
+    def _guarded_score_at_least(self, query: Query | str, floor: float) -> dict[str, float]:
+        return self._scores(self.call("score_at_least", self.plugin.score_at_least, query, floor), "score_at_least")
+
+    def _scores(self, scores: Any, call: str) -> dict[str, float]:
+        problem = scores_violation(scores, self._known)
+        if problem is not None:
+            self.refuse(call, problem)
+        return {i: float(s) for i, s in scores.items()}
+
+    def _guarded_explain(self, query: Query | str, entry_id: str) -> Any:
+        return self.call("explain", self.plugin.explain, query, entry_id)
+
+    def _guarded_remove(self, entry_ids: Iterable[str]) -> None:
+        ids = list(entry_ids)
+        self.call("remove", self.plugin.remove, ids)
+        self._known.difference_update(ids)
+
+    def _guarded_search_batch(self, queries: Sequence[Query | str], k: int) -> list[list[Hit]]:
+        batches = list(queries)
+        found = self.call("search_batch", self.plugin.search_batch, batches, k)
+        if not isinstance(found, list) or len(found) != len(batches):
+            self.refuse("search_batch", f"{quote(found, 60)}, not a list of {len(batches)} lists of hits")
+        return [self._checked(hits, k, q, "search_batch") for q, hits in zip(batches, found)]
+
+    def _guarded_memory_bytes(self) -> int:
+        size = self.call("memory_bytes", self.plugin.memory_bytes)
+        if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+            self.refuse("memory_bytes", f"{quote(size, 40)}, not an int >= 0")
+        return size
