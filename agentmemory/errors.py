@@ -20,6 +20,7 @@ from pathlib import Path
 
 __all__ = [
     "CacheWarning",
+    "MemorySystemError",
     "RetrieverContractError",
     "NotebookFailed",
     "ReportParameterError",
@@ -266,3 +267,21 @@ class RetrieverContractError(AgentMemoryError, AssertionError):
 
 class CacheWarning(UserWarning):
     """A cache file was ignored (corrupt, from another version) or could not be written; the run goes on."""
+
+
+class MemorySystemError(AgentMemoryError):
+    """A memory system failed or broke its protocol: ``"<system>: <call> in scope <scope>: <problem>"`` (one line).
+
+    ``system`` is the system's key, ``scope`` the scope being replayed
+    (``-`` when the collection has none), ``call`` what was called
+    (``ingest``, ``search 'query id'``, ``factory``, ``close``) and
+    ``problem`` what went wrong, the bad value shortened.
+    """
+
+    def __init__(self, system: str, scope: str | None, call: str, problem: str) -> None:
+        self.system = system
+        self.scope = scope
+        self.call = call
+        self.problem = problem
+        where = "-" if scope is None else scope
+        super().__init__(f"{system}: {call} in scope {where}: {' '.join(problem.split())}")
