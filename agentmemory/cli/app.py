@@ -392,7 +392,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
     k = check_positive_int("--k", _int("--k", args.k, "an integer >= 1"))
     seed = check_seed(_int("--seed", args.seed, "an integer >= 0"), "--seed")
-    retrievers = resolve_retrievers(args.retrievers) if args.retrievers.strip() or not args.run else ()
+    retrievers = resolve_retrievers(args.retrievers) if args.retrievers.strip() or not (args.run or args.system) else ()
     systems_given = _system_options(args)  # memory systems (agentmemory.systems); sets args.relevance's default
     if args.relevance not in RELEVANCE_MODES:
         raise UnknownNameError("--relevance", args.relevance, RELEVANCE_MODES)
