@@ -49,8 +49,10 @@ Figures (:class:`AttributionReport`), over the headline queries:
 * Judged@k: mean over queries of |{i <= k : A(m_i) holds an entry judged
   for the query (any grade)}| / k;
 * the sensitivity table: R@k and nDCG@k (provenance) with the method at
-  three thresholds (:data:`SENSITIVITY`); for ``sources`` and ``exact``,
-  which have none, with ``overlap`` at its three thresholds.
+  three thresholds (:data:`SENSITIVITY`); for ``sources``, ``exact`` and
+  ``auto``, with ``overlap`` alone (the text only, sources ignored) at its
+  three thresholds, so a reader sees what the number would be without the
+  system's own sources.
 """
 
 from __future__ import annotations
@@ -399,16 +401,10 @@ def _sensitivity(
     rows = []
     headline = collection.headline_queries
     for threshold in SENSITIVITY[target]:
-        variant = Spec(target if spec.target != "auto" else "auto", {"threshold": threshold})
+        variant = Spec(target, {"threshold": threshold})
         derived = []
         for (scope, own_id, text, sources), entry in memories.items():
-            memory = Memory(text, id=own_id, sources=sources)
-            if variant.target == "auto":
-                found, used = helper.attribute(Spec("auto"), scope, memory)
-                if used == "overlap":
-                    found = helper.overlap(scope, text, threshold)
-            else:
-                found, _ = helper.attribute(variant, scope, memory)
+            found, _ = helper.attribute(variant, scope, Memory(text, id=own_id, sources=sources))
             derived.append(MemoryEntry(entry.id, text, provenance=Provenance(derived_from=found), scope=scope))
         ancestors = ancestors_of((*collection.entries, *derived))
         r_values, n_values = [], []
@@ -416,7 +412,7 @@ def _sensitivity(
             credited = credit(list(ranked.get(query.id, ())), collection.qrels[query.id], ancestors)
             r_values.append(recall.definition.provenance(credited, recall.cutoff))  # type: ignore[misc]
             n_values.append(ndcg.definition.provenance(credited, ndcg.cutoff))  # type: ignore[misc]
-        label = f"{target}[threshold={threshold:g}]" if spec.target != "auto" else f"auto (overlap {threshold:g})"
+        label = f"{target}[threshold={threshold:g}]"
         rows.append(
             (label, float(np.mean(r_values)) if r_values else 0.0, float(np.mean(n_values)) if n_values else 0.0)
         )

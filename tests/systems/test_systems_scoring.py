@@ -242,3 +242,11 @@ def test_cli_defaults_to_provenance_and_prints_coverage(capsys) -> None:
     assert "judgments through provenance" in out
     assert "| Fact extractor (example) | auto |" in out and "| BM25 as a system | auto |" in out
     assert "Judged@5" in out and "Sensitivity to attribution" in out
+
+
+def test_example_script_runs_from_anywhere(python_run, tmp_path: Path) -> None:
+    """python examples/my_memory_system.py prints the comparison table and the system's coverage, from any folder."""
+    done = python_run([str(REPO_ROOT / "examples" / "my_memory_system.py")], cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "| Fact extractor (example) |" in done.stdout
+    assert "coverage 1.000, Judged@5 " in done.stdout
