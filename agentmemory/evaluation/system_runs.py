@@ -45,21 +45,24 @@ class SystemRun:
 
 
 def memories_text(attributed: Attributed) -> str:
-    """The system's memories file (``--memories`` format plus ``attribution``), one JSON object per line."""
+    """The system's memories file (``--memories`` format plus ``attribution``), one JSON object per line.
+
+    When entries are coarser than turns (LongMemEval at session granularity),
+    ``derived_from`` holds the entries and ``turns`` the turns the memory was
+    attributed to (before the mapping up).
+    """
     lines = []
     for memory in attributed.memories:
-        lines.append(
-            json.dumps(
-                {
-                    "_id": memory.id,
-                    "text": memory.text,
-                    "derived_from": list(memory.provenance.derived_from),
-                    "scope": memory.scope,
-                    "attribution": attributed.how[memory.id],
-                },
-                ensure_ascii=False,
-            )
-        )
+        record = {
+            "_id": memory.id,
+            "text": memory.text,
+            "derived_from": list(memory.provenance.derived_from),
+            "scope": memory.scope,
+            "attribution": attributed.how[memory.id],
+        }
+        if attributed.turns:
+            record["turns"] = list(attributed.turns[memory.id])
+        lines.append(json.dumps(record, ensure_ascii=False))
     return "".join(line + "\n" for line in lines)
 
 

@@ -8,6 +8,13 @@ provenance relevance (:mod:`agentmemory.metrics.provenance`: each judged
 source credited once, to the first memory reaching it).  An unattributed
 memory (``A(m)`` empty) is not relevant; it is counted and listed.
 
+Attribution works on the **turns** a system was given
+(:mod:`agentmemory.systems.turns`): below, "turn" is an entry of the scope
+when each entry is one turn; when entries are coarser (LongMemEval at
+session granularity), the turns found are then mapped up to the entries
+holding them, ``A(m) = dedup(entry_of(t) for t in turns(m))``, so a memory
+attributed to a turn counts for the session entry holding it.
+
 Methods (``--attribution``, a spec in the retrievers' grammar):
 
 * ``sources``: ``A(m)`` is the memory's own ``sources`` (checked during the
@@ -32,7 +39,8 @@ Methods (``--attribution``, a spec in the retrievers' grammar):
   else ``exact`` when that finds a turn, else ``overlap`` at its default.
 
 Under ``direct`` relevance (trec_eval's) a memory counts only when it *is*
-one entry: attributed to exactly one entry by ``sources`` or ``exact``; it
+one entry: attributed to exactly one entry by ``sources`` or ``exact``
+(after the mapping up: turns of one session entry make that entry); it
 then stands in the ranking as that entry (once: a later memory attributed
 to an entry already ranked stands as itself, not relevant).  Every other
 memory stands as itself, not relevant.
@@ -72,6 +80,7 @@ from agentmemory.retrievers.encoders import load_encoder
 from agentmemory.retrievers.spec import Spec, parse_spec
 from agentmemory.systems.base import Memory
 from agentmemory.systems.replay import Replay
+from agentmemory.systems.turns import TurnIndex, turn_index
 from agentmemory.tokenize import tokenize
 
 __all__ = [
@@ -138,9 +147,8 @@ class Attributor:
     """The turns of a collection by scope, with what each method needs computed once (tokens, vectors)."""
 
     def __init__(self, collection: Collection) -> None:
-        self.turns: dict[str | None, list[MemoryEntry]] = {}
-        for entry in collection.entries:
-            self.turns.setdefault(entry.scope, []).append(entry)
+        self.index: TurnIndex = turn_index(collection)
+        self.turns = self.index.by_scope
         self._exact: dict[str | None, dict[tuple[str, ...], tuple[str, ...]]] = {}
         self._postings: dict[str | None, tuple[list[int], dict[str, list[int]]]] = {}
         self._vectors: dict[str | None, np.ndarray] = {}
@@ -186,7 +194,7 @@ class Attributor:
         return shares
 
     def overlap(self, scope: str | None, text: str, threshold: float) -> tuple[str, ...]:
-        turns = self.turns.get(scope, [])
+        turns = self.turns.get(scope, ())
         shares = self.containment(scope, text)
         return tuple(turns[p].id for p in sorted(shares) if shares[p] >= threshold)
 
@@ -208,12 +216,17 @@ class Attributor:
         return values
 
     def dense(self, scope: str | None, text: str, threshold: float) -> tuple[str, ...]:
-        turns = self.turns.get(scope, [])
+        turns = self.turns.get(scope, ())
         values = self.cosine(scope, text)
         return tuple(turns[i].id for i in range(len(turns)) if values[i] >= threshold)
 
     def attribute(self, spec: Spec, scope: str | None, memory: Memory) -> tuple[tuple[str, ...], str]:
         """``(A(m), how)``: the entries ``memory`` is attributed to, and the method that attributed it."""
+        turns, how = self.attribute_turns(spec, scope, memory)
+        return self.index.up(turns), how
+
+    def attribute_turns(self, spec: Spec, scope: str | None, memory: Memory) -> tuple[tuple[str, ...], str]:
+        """``(turns(m), how)``: the turns ``memory`` is attributed to (before mapping up), and the method."""
         method = spec.target
         if method == "sources" or (method == "auto" and memory.sources is not None):
             return tuple(dict.fromkeys(memory.sources or ())), "sources"
@@ -276,7 +289,9 @@ class Attributed:
     ``how`` maps each memory id to the method that attributed it (``"none"``
     when unattributed); ``rankings`` holds, per judged query, the ids to
     score under the given relevance (memory ids under ``provenance``;
-    entry ids where a memory is one entry under ``direct``).
+    entry ids where a memory is one entry under ``direct``); ``turns``, only
+    when entries are coarser than turns, maps each memory id to the turns it
+    was attributed to before the mapping up.
     """
 
     key: str
@@ -287,6 +302,7 @@ class Attributed:
     how: Mapping[str, str]
     rankings: Mapping[str, tuple[str, ...]]
     report: AttributionReport = field(repr=False)
+    turns: Mapping[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
 
 
 def _memory_ids(collection: Collection) -> str:
@@ -324,6 +340,7 @@ def attribute(
     prefix = _memory_ids(collection)
     memories: dict[tuple[Any, ...], MemoryEntry] = {}
     how: dict[str, str] = {}
+    turns_of: dict[str, tuple[str, ...]] = {}
     rankings: dict[str, tuple[str, ...]] = {}
     ranked_memories: dict[str, tuple[str, ...]] = {}
     returned = attributed = 0
@@ -343,7 +360,8 @@ def attribute(
             identity = (scope, memory.id, memory.text, memory.sources)
             entry = memories.get(identity)
             if entry is None:
-                found, used = helper.attribute(spec, scope, memory)
+                turns, used = helper.attribute_turns(spec, scope, memory)
+                found = helper.index.up(turns)
                 entry = MemoryEntry(
                     f"{prefix}{len(memories) + 1}",
                     memory.text,
@@ -352,6 +370,8 @@ def attribute(
                 )
                 memories[identity] = entry
                 how[entry.id] = used if found else "none"
+                if helper.index.coarse:
+                    turns_of[entry.id] = turns
                 if not found:
                     unattributed.append(memory.text)
             found = entry.provenance.derived_from
@@ -384,7 +404,7 @@ def attribute(
         failures=replay.failures,
         sensitivity=_sensitivity(spec, memories, ranked_memories, collection, helper, k),
     )
-    return Attributed(replay.key, replay.label, replay.params, relevance, entries, how, rankings, report)
+    return Attributed(replay.key, replay.label, replay.params, relevance, entries, how, rankings, report, turns_of)
 
 
 def _sensitivity(

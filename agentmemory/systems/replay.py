@@ -6,10 +6,12 @@ order the scopes first appear among the collection's entries:
 
 1. a fresh system: ``spec.make(scope, workdir)`` with ``workdir`` a new
    temporary folder, removed after the scope;
-2. the scope's entries handed to ``ingest`` as :class:`~agentmemory.systems.base.Turn`
-   records **in time order**: entries without ``created_at`` first, then
-   by ``created_at`` ascending; entries with equal (or no) times keep the
-   collection's order (a stable sort).  At most ``batch_size`` turns per
+2. the scope's turns handed to ``ingest`` as :class:`~agentmemory.systems.base.Turn`
+   records **in time order**: turns without ``created_at`` first, then
+   by ``created_at`` ascending; turns with equal (or no) times keep the
+   collection's order (a stable sort).  The turns are the entries, or, when
+   entries are coarser (LongMemEval at session granularity), the turns each
+   entry holds (:mod:`agentmemory.systems.turns`).  At most ``batch_size`` turns per
    call when the system declares it, else everything due at once;
 3. the scope's judged queries asked with ``search(query.text, depth)``:
    without ``as_of``, after every turn was ingested, in the collection's
@@ -50,6 +52,7 @@ from agentmemory.records import MemoryEntry, Query
 from agentmemory.systems.base import Memory, MemorySystem, Turn
 from agentmemory.systems.checks import batch_size_problem, memories_problem, sources_problem
 from agentmemory.systems.registry import SystemSpec
+from agentmemory.systems.turns import turn_index
 
 __all__ = ["Replay", "ReplayTimings", "replay", "scope_turns", "turn_of"]
 
@@ -185,10 +188,9 @@ def replay(
     queries_of: dict[str | None, list[Query]] = {}
     for query in collection.judged_queries:
         queries_of.setdefault(query.scope, []).append(query)
-    entries_of: dict[str | None, list[MemoryEntry]] = {}
-    for entry in collection.entries:
-        entries_of.setdefault(entry.scope, []).append(entry)
-    scope_of = {e.id: e.scope for e in collection.entries}
+    index = turn_index(collection)
+    entries_of = index.by_scope
+    scope_of = index.scope_of
     order = [s for s in entries_of if s in queries_of] + [s for s in queries_of if s not in entries_of]
     answers: dict[str, tuple[Memory, ...]] = {}
     failures: list[tuple[str, str]] = []
