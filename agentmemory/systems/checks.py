@@ -11,13 +11,43 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
+import re
+import sys
+import tempfile
 from collections.abc import Collection as Container
 from collections.abc import Mapping
+from pathlib import Path
 
 from agentmemory.errors import quote
 from agentmemory.systems.base import Memory
 
-__all__ = ["batch_size_problem", "memories_problem", "sources_problem"]
+__all__ = ["batch_size_problem", "memories_problem", "scrub_paths", "sources_problem"]
+
+
+def scrub_paths(text: str, workdir: Path | None = None) -> str:
+    """``text`` with this machine's folders replaced, so a system's message can go into an artifact.
+
+    Replaced, each as given and resolved, the longest first, wherever it
+    ends at a path boundary (not followed by a letter, digit, ``_``, ``.``
+    or ``-``): the scope's ``workdir`` by ``<workdir>``, the temporary
+    folder (:func:`tempfile.gettempdir`) by ``<tmp>``, the Python
+    installation (``sys.prefix``, ``sys.base_prefix``) by ``<python>``, the
+    current folder by ``<cwd>`` and the home folder by ``~``.
+    """
+    folders: dict[str, str] = {}
+    named = [(workdir, "<workdir>"), (tempfile.gettempdir(), "<tmp>")]
+    named += [(sys.prefix, "<python>"), (sys.base_prefix, "<python>"), (os.getcwd(), "<cwd>")]
+    named.append((os.path.expanduser("~"), "~"))
+    for folder, token in named:
+        if folder is None:
+            continue
+        for form in (str(folder), str(Path(folder).resolve())):
+            if len(form) > 1 and form not in folders:  # "/" alone is not a folder worth hiding
+                folders[form] = token
+    for form in sorted(folders, key=len, reverse=True):
+        text = re.sub(re.escape(form) + r"(?![\w.-])", lambda _m, t=folders[form]: t, text)
+    return text
 
 
 def batch_size_problem(value: object) -> str | None:

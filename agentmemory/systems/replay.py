@@ -28,7 +28,10 @@ failure is a :class:`~agentmemory.errors.MemorySystemError` naming the
 system, the scope, the call and the problem; with ``lenient``, a failing
 ``search`` is recorded as an empty answer and listed in
 :attr:`Replay.failures` (a failing ``ingest`` or a timeout lists every
-query of the scope not yet answered), and the replay goes on.
+query of the scope not yet answered), and the replay goes on.  A message
+never carries the scope's workdir or another folder of this machine
+(:func:`~agentmemory.systems.checks.scrub_paths`: ``<workdir>``, ``<tmp>``,
+...), so it can go into an artifact.
 
 Latencies (:class:`ReplayTimings`) are wall-clock seconds: kept for
 ``--timings``, never written to an artifact.
@@ -50,7 +53,7 @@ from agentmemory.datasets.collection import Collection
 from agentmemory.errors import MemorySystemError, shorten
 from agentmemory.records import MemoryEntry, Query
 from agentmemory.systems.base import Memory, MemorySystem, Turn
-from agentmemory.systems.checks import batch_size_problem, memories_problem, sources_problem
+from agentmemory.systems.checks import batch_size_problem, memories_problem, scrub_paths, sources_problem
 from agentmemory.systems.registry import SystemSpec
 from agentmemory.systems.turns import turn_index
 
@@ -122,9 +125,11 @@ class _Call:
         self.scope = scope
         self.timeout = timeout
         self.timed_out = False
+        self.workdir: Path | None = None
 
     def error(self, call: str, problem: str) -> MemorySystemError:
-        return MemorySystemError(self.key, self.scope, call, problem)
+        """The failure as one line, without the scope's workdir or another folder of this machine."""
+        return MemorySystemError(self.key, self.scope, call, scrub_paths(problem, self.workdir))
 
     def __call__(self, call: str, fn: Callable[[], T]) -> T:
         if self.timeout is None:
@@ -133,7 +138,7 @@ class _Call:
             except MemorySystemError:
                 raise
             except Exception as err:  # the system's own failure, said as one line
-                raise self.error(call, _raised(err)) from None
+                raise self.error(call, _raised(err, self.workdir)) from None
         box: dict[str, Any] = {}
 
         def run() -> None:
@@ -152,13 +157,13 @@ class _Call:
             failure: BaseException = box["error"]
             if isinstance(failure, MemorySystemError) or not isinstance(failure, Exception):
                 raise failure
-            raise self.error(call, _raised(failure)) from None
+            raise self.error(call, _raised(failure, self.workdir)) from None
         value: T = box["value"]
         return value
 
 
-def _raised(err: Exception) -> str:
-    text = " ".join(str(err).split())
+def _raised(err: Exception, workdir: Path | None) -> str:
+    text = scrub_paths(" ".join(str(err).split()), workdir)  # before shortening, which could cut a path
     return f"raised {type(err).__name__}: {shorten(text)}" if text else f"raised {type(err).__name__}"
 
 
@@ -201,6 +206,7 @@ def replay(
         entries = sorted(entries_of.get(scope, []), key=_time_key)
         call = _Call(spec.key, scope, timeout)
         with tempfile.TemporaryDirectory(prefix="agentmemory-system-") as folder:
+            call.workdir = Path(folder)
             system = call("start", partial(spec.make, scope, Path(folder)))
             failed = False
             try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 from agentmemory.systems import Memory
 
@@ -18,6 +19,8 @@ FAULTS = (
     "leak",
     "unknown_source",
     "not_str",
+    "workdir_path",
+    "machine_paths",
     "none",
 )
 released = threading.Event()  # set by the tests to let a hung call end
@@ -30,6 +33,7 @@ class Faulty:
 
     def __init__(self, fault: str = "none", scope=None, workdir=None) -> None:
         self.fault = fault
+        self.workdir = workdir
         self.turns: list = []
 
     def ingest(self, turns) -> None:
@@ -58,6 +62,10 @@ class Faulty:
             return [Memory(first.text, sources=("conv-2/D1:1",))]
         if fault == "unknown_source":
             return [Memory(first.text, sources=("nowhere",))]
+        if fault == "workdir_path":  # what a system keeping files says when one is missing
+            (Path(self.workdir) / "index" / "memories.db").read_bytes()
+        if fault == "machine_paths":
+            raise RuntimeError(f"no model in {Path.cwd() / 'models'} nor {Path.home() / '.cache'}")
         if fault == "not_str":
             return [Memory(b"bytes")]  # type: ignore[arg-type]
         return good

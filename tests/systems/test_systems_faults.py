@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import tempfile
 from pathlib import Path
 
 import faulty_systems
@@ -12,6 +14,7 @@ from agentmemory.cli.app import main
 from agentmemory.datasets import load
 from agentmemory.errors import MemorySystemError
 from agentmemory.evaluation.runner import evaluate
+from agentmemory.systems.checks import scrub_paths
 
 SAMPLE = REPO_ROOT / "fixtures" / "locomo-sample" / "locomo-sample.json"
 FIRST = "search 'conv-1/q0' in scope conv-1"
@@ -120,3 +123,39 @@ def test_bad_system_options_are_refused_first(tmp_path: Path, capsys, args: list
     code = main(["eval", "--collection", str(SAMPLE), "--system", "bm25", *args])
     assert code == 2
     assert capsys.readouterr().err == f"agentmemory: error: {message}\n"
+
+
+@pytest.mark.parametrize(
+    "fault,problem",
+    [
+        (
+            "workdir_path",
+            "raised FileNotFoundError: [Errno 2] No such file or directory: '<workdir>/index/memories.db'",
+        ),
+        ("machine_paths", "raised RuntimeError: no model in <cwd>/models nor ~/.cache"),
+    ],
+)
+def test_lenient_artifact_carries_no_path_of_this_machine(tmp_path: Path, capsys, fault: str, problem: str) -> None:
+    """--lenient-system: a system's message naming its workdir, the current or home folder is scrubbed in the artifact."""
+    out = tmp_path / "eval-results.json"
+    spec = f"faulty_systems:Faulty[fault={fault}]"
+    args = ["eval", "--collection", str(SAMPLE), "--system", spec, "--retrievers", "", "--lenient-system"]
+    assert main([*args, "--out", str(out)]) == 0
+    capsys.readouterr()
+    artifact = json.loads(out.read_text(encoding="utf-8"))
+    (system,) = [r for r in artifact["params"]["retrievers"] if r["name"] == spec]
+    failed = system["params"]["failed_queries"]
+    assert failed and failed[0] == {"query_id": "conv-1/q0", "error": f"{spec}: {FIRST}: {problem}"}
+    text = out.read_text(encoding="utf-8")
+    for folder in (tempfile.gettempdir(), str(Path.cwd()), str(Path.home()), str(tmp_path)):
+        assert folder not in text
+
+
+def test_scrub_paths_keeps_lookalike_folders() -> None:
+    """Only whole folder names are replaced: a sibling whose name extends the folder's stays as it is."""
+    work = Path(tempfile.gettempdir()) / "agentmemory-system-abc"
+    text = f"{work}/a and {work}x/b and {work}.old and {tempfile.gettempdir()}/other"
+    assert (
+        scrub_paths(text, work)
+        == "<workdir>/a and <tmp>/agentmemory-system-abcx/b and <tmp>/agentmemory-system-abc.old and <tmp>/other"
+    )
