@@ -46,7 +46,7 @@ def scrub_paths(text: str, workdir: Path | None = None) -> str:
             if len(form) > 1 and form not in folders:  # "/" alone is not a folder worth hiding
                 folders[form] = token
     for form in sorted(folders, key=len, reverse=True):
-        text = re.sub(re.escape(form) + r"(?![\w.-])", lambda _m, t=folders[form]: t, text)
+        text = re.sub(re.escape(form) + r"(?![\w.-])", folders[form], text)  # tokens hold no backslash
     return text
 
 
