@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any
 
@@ -99,13 +100,21 @@ def system_runs(
     timeout: float | None = None,
     lenient: bool = False,
     as_of: bool = False,
+    executor: Executor | None = None,
 ) -> list[SystemRun]:
-    """Replay and attribute each of ``systems``; ``depth`` memories asked per query (at least ``k``)."""
+    """Replay and attribute each of ``systems``; ``depth`` memories asked per query (at least ``k``).
+
+    ``executor`` (a ``concurrent.futures.Executor``) runs each scope's
+    replay as a task (:func:`agentmemory.systems.replay.replay`); the
+    results are the same as without one.
+    """
     specs = resolve_systems(systems)
     helper = Attributor(collection)
     out = []
     for spec in specs:
-        answered = replay(spec, collection, depth=depth, as_of=as_of, timeout=timeout, lenient=lenient)
+        answered = replay(
+            spec, collection, depth=depth, as_of=as_of, timeout=timeout, lenient=lenient, executor=executor
+        )
         attributed = attribute(answered, collection, attribution, k=k, relevance=relevance, attributor=helper)
         out.append(SystemRun(spec, answered, attributed, _run_file(attributed)))
     return out

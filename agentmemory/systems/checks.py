@@ -15,14 +15,12 @@ import os
 import re
 import sys
 import tempfile
-from collections.abc import Collection as Container
-from collections.abc import Mapping
 from pathlib import Path
 
 from agentmemory.errors import quote
 from agentmemory.systems.base import Memory
 
-__all__ = ["batch_size_problem", "memories_problem", "scrub_paths", "sources_problem"]
+__all__ = ["batch_size_problem", "memories_problem", "scrub_paths", "source_problem"]
 
 
 def scrub_paths(text: str, workdir: Path | None = None) -> str:
@@ -100,26 +98,17 @@ def memories_problem(result: object, k: int) -> str | None:
     return None
 
 
-def sources_problem(
-    result: tuple[Memory, ...], scope: str | None, scope_of: Mapping[str, str | None], ingested: Container[str]
-) -> str | None:
-    """Whether every source names an entry of ``scope`` that the system was given, or ``None``.
+def source_problem(position: int, source: str, kind: str, other_scope: str | None = None) -> str:
+    """The words for memory ``position``'s bad ``source`` (already scrubbed of paths).
 
-    ``scope_of`` maps every entry id of the collection to its scope;
-    ``ingested`` holds the ids ingested so far in this scope (under an
-    as-of replay, a turn not yet given cannot be a source).
+    ``kind`` is ``"unknown"`` (not a turn of the collection), ``"leak"`` (a
+    turn of ``other_scope``: a leak between conversations) or
+    ``"not_ingested"`` (a turn of the scope not given yet, as under an
+    as-of replay).
     """
-    for position, memory in enumerate(result, start=1):
-        for source in memory.sources or ():
-            if source not in scope_of:
-                return (
-                    f"memory {position} names the source {quote(source, 60)}, which is not an entry of the collection"
-                )
-            if scope_of[source] != scope:
-                return (
-                    f"memory {position} names the source {quote(source, 60)} of scope {quote(scope_of[source], 60)} "
-                    "(a leak between conversations)"
-                )
-            if source not in ingested:
-                return f"memory {position} names the source {quote(source, 60)}, which was not ingested yet"
-    return None
+    shown = quote(source, 60)
+    if kind == "leak":
+        return f"memory {position} names the source {shown} of scope {quote(other_scope, 60)} (a leak between conversations)"
+    if kind == "not_ingested":
+        return f"memory {position} names the source {shown}, which was not ingested yet"
+    return f"memory {position} names the source {shown}, which is not an entry of the collection"
