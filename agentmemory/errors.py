@@ -24,6 +24,7 @@ __all__ = [
     "TRACEBACK_ENV",
     "CacheWarning",
     "PluginError",
+    "MemorySystemError",
     "RetrieverContractError",
     "NotebookFailed",
     "ReportParameterError",
@@ -325,3 +326,21 @@ class PluginError(AgentMemoryError):
         if traceback_requested():
             return [line.rstrip("\n") for line in traceback.format_exception(self)]
         return [f"{type(self).__name__}: {self}"]
+
+
+class MemorySystemError(AgentMemoryError):
+    """A memory system failed or broke its protocol: ``"<system>: <call> in scope <scope>: <problem>"`` (one line).
+
+    ``system`` is the system's key, ``scope`` the scope being replayed
+    (``-`` when the collection has none), ``call`` what was called
+    (``ingest``, ``search 'query id'``, ``factory``, ``close``) and
+    ``problem`` what went wrong, the bad value shortened.
+    """
+
+    def __init__(self, system: str, scope: str | None, call: str, problem: str) -> None:
+        self.system = system
+        self.scope = scope
+        self.call = call
+        self.problem = problem
+        where = "-" if scope is None else scope
+        super().__init__(f"{system}: {call} in scope {where}: {' '.join(problem.split())}")

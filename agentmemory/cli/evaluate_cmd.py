@@ -22,17 +22,27 @@ from agentmemory.analysis.text_tables import full_report, timings_table
 from agentmemory.cli.args import parse_int, progress
 from agentmemory.cli.collection_args import collection_path, load_collection
 from agentmemory.datasets.collection import Collection, require_judgments
-from agentmemory.errors import ParameterError, quote
+from agentmemory.errors import NumberTextError, ParameterError, quote
 from agentmemory.evaluation.options import EvalOptions
 from agentmemory.evaluation.runfiles import parse_run_option, read_run_file
 from agentmemory.evaluation.runner import Evaluation, evaluate
+from agentmemory.evaluation.system_runs import memories_text, system_table, system_timings
+from agentmemory.files.numbers import parse_number
 from agentmemory.files.output_plan import OutputPlan, collection_inputs
 from agentmemory.files.trec import format_qrels, format_run
 from agentmemory.retrievers import RetrieverSpec, resolve_retrievers
+from agentmemory.systems.registry import resolve_systems
 
 __all__ = ["FLAG_NAMES", "run", "run_file_names"]
 
-FLAG_NAMES = {"k": "--k", "seed": "--seed", "relevance": "--relevance", "measures": "--metrics"}
+FLAG_NAMES = {
+    "k": "--k",
+    "seed": "--seed",
+    "relevance": "--relevance",
+    "measures": "--metrics",
+    "attribution": "--attribution",
+    "system_timeout": "--system-timeout",
+}
 """How messages about the evaluation's options name them here: by their flags."""
 
 
@@ -63,19 +73,35 @@ def run_file_names(keys: Sequence[str]) -> dict[str, str]:
 
 
 def eval_options(args: argparse.Namespace) -> EvalOptions:
-    """The evaluation's options as the flags give them, checked once (messages name the flags)."""
+    """The evaluation's options as the flags give them, checked once (messages name the flags).
+
+    ``--relevance`` defaults to provenance when a memory system is evaluated (its memories count through
+    the entries they are attributed to), else to direct.
+    """
+    relevance = args.relevance if args.relevance is not None else ("provenance" if args.system else "direct")
     return EvalOptions(
         k=parse_int("--k", args.k, "an integer >= 1"),
         seed=parse_int("--seed", args.seed, "an integer >= 0"),
-        relevance=args.relevance,
+        relevance=relevance,
         measures=args.metrics,  # refused now, before anything is loaded
         lenient_run=args.lenient_run,
         as_of=args.as_of,
         timings=args.timings,
         progress=progress(args),
         baseline=args.baseline,
+        attribution=args.attribution,
+        system_timeout=_seconds(args.system_timeout),
+        lenient_system=args.lenient_system,
         names=FLAG_NAMES,
     )
+
+
+def _seconds(text: str) -> float:
+    """``--system-timeout`` as a number (the record checks that it is > 0)."""
+    try:
+        return float(parse_number(text))
+    except NumberTextError as err:
+        raise ParameterError("--system-timeout", text, err.problem, "give seconds > 0, e.g. 300") from None
 
 
 @dataclass
@@ -88,10 +114,11 @@ class _Outputs:
     table_kind: str | None = None
     runs_dir: Path | None = None
     run_paths: dict[str, Path] = field(default_factory=dict)
+    memories_paths: dict[str, Path] = field(default_factory=dict)
     qrels_path: Path | None = None
 
     @classmethod
-    def declare(cls, args: argparse.Namespace, keys: list[str]) -> _Outputs:
+    def declare(cls, args: argparse.Namespace, keys: list[str], system_keys: Sequence[str] = ()) -> _Outputs:
         plan = OutputPlan()
         outputs = cls(plan)
         if args.out:
@@ -101,9 +128,15 @@ class _Outputs:
             outputs.table_kind = table_format(args.table_out)
         if args.runs_dir:
             outputs.runs_dir = plan.folder("--runs-dir", args.runs_dir)
+            names = run_file_names(keys)
             outputs.run_paths = {
-                key: plan.file("--runs-dir", outputs.runs_dir / name, example="runs/")
-                for key, name in run_file_names(keys).items()
+                key: plan.file("--runs-dir", outputs.runs_dir / name, example="runs/") for key, name in names.items()
+            }
+            outputs.memories_paths = {  # each memory system's memories, as a --memories file for its run
+                key: plan.file(
+                    "--runs-dir", outputs.runs_dir / (names[key][: -len(".trec")] + ".memories.jsonl"), example="runs/"
+                )
+                for key in system_keys
             }
             outputs.qrels_path = plan.file("--runs-dir", outputs.runs_dir / "qrels.txt", example="runs/")
         return outputs
@@ -121,6 +154,8 @@ class _Outputs:
                 hits = {q.query_id: [(h.entry_id, h.score) for h in q.hits] for q in result.per_query}
                 self.plan.put(self.run_paths[result.name], format_run(hits, tag=result.name))
             self.plan.put(self.qrels_path, format_qrels({q: dict(d) for q, d in collection.qrels.items()}))
+            for system in evaluation.systems:
+                self.plan.put(self.memories_paths[system.spec.key], memories_text(system.attributed))
 
     def written(self, runs_dir: str | None) -> str:
         """``Wrote a, b and TREC runs in DIR``, or that nothing was written."""
@@ -131,34 +166,40 @@ class _Outputs:
 
 
 def _retrievers(args: argparse.Namespace) -> tuple[RetrieverSpec, ...]:
-    """``--retrievers`` resolved (once: evaluate takes the specs as they are); none when only runs are given."""
-    return resolve_retrievers(args.retrievers) if args.retrievers.strip() or not args.run else ()
+    """``--retrievers`` resolved (once: evaluate takes the specs as they are); none when only runs or systems are given."""
+    return resolve_retrievers(args.retrievers) if args.retrievers.strip() or not (args.run or args.system) else ()
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``agentmemory eval`` (see the module docstring)."""
     options = eval_options(args)
     retrievers = _retrievers(args)
+    memory_systems = resolve_systems(args.system) if args.system else ()  # checked before anything is read
     run_args = [parse_run_option(text) for text in args.run]
     memories = getattr(args, "memories", None) or {}
     systems = [(r.key, r.label) for r in retrievers] + [(name, name) for name, _ in run_args]
+    systems += [(s.key, s.label) for s in memory_systems]
     options.check_baseline(systems, "--baseline")
-    outputs = _Outputs.declare(args, [key for key, _ in systems])
+    outputs = _Outputs.declare(args, [key for key, _ in systems], [s.key for s in memory_systems])
     outputs.plan.add_inputs(Path(path) for _, path in run_args)
     outputs.plan.add_inputs(Path(path) for path in memories.values())
     collection = load_collection(args, options.progress)
     outputs.plan.add_inputs(collection_inputs(collection_path(args), collection.files))
     require_judgments(collection, collection_path(args))  # as score refuses an empty qrels file
     run_data = [read_run_file(path, name, memories=memories.get(name)) for name, path in run_args]
-    evaluation = evaluate(collection, retrievers, runs=run_data, options=options)
+    evaluation = evaluate(collection, retrievers, runs=run_data, systems=memory_systems, options=options)
     statistics = evaluation_statistics(evaluation, seed=options.seed, baseline=options.baseline)
     table = comparison_table(evaluation, statistics)
     # Nothing is written unless everything can be, and each file is replaced whole (agentmemory.files.output_plan).
     outputs.put(evaluation, statistics, table, collection)
     outputs.plan.write()
     print(table.render())
+    if evaluation.systems:
+        print(system_table(evaluation.systems, options.k) + "\n")
     if options.timings:
         print(timings_table(evaluation) + "\n")
+        if evaluation.systems:
+            print(system_timings(evaluation.systems) + "\n")
     print(full_report(evaluation, statistics))
     print("\n" + outputs.written(args.runs_dir))
     return 0

@@ -82,10 +82,10 @@ def add_eval_parser(sub: argparse._SubParsersAction) -> None:
     )
     ev.add_argument(
         "--relevance",
-        default="direct",
+        default=None,
         metavar="MODE",
-        help="direct (default: trec_eval's judgments) or provenance (a derived memory counts through the judged "
-        "sources its derived_from chain reaches, each source once)",
+        help="direct (default without --system: trec_eval's judgments) or provenance (default with --system: a "
+        "derived memory counts through the judged sources its derived_from chain reaches, each source once)",
     )
     ev.add_argument(
         "--as-of",
@@ -122,6 +122,39 @@ def add_eval_parser(sub: argparse._SubParsersAction) -> None:
         action=argparse.BooleanOptionalAction,
         default=None,
         help="progress bars (default: on when stderr is a terminal)",
+    )
+    _add_system_arguments(ev)
+
+
+def _add_system_arguments(ev: argparse.ArgumentParser) -> None:
+    """Memory systems (agentmemory.systems): ``--system SPEC`` (repeatable), ``--attribution``,
+    ``--system-timeout``, ``--lenient-system``."""
+    ev.add_argument(
+        "--system",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="a memory system replayed over each conversation and scored through attribution: a system name "
+        "with parameters (mcp[profile=server-memory], agentrecall), package.module:attribute[params] "
+        "(examples.my_memory_system:System) or a retriever name as a system (bm25); repeatable",
+    )
+    ev.add_argument(
+        "--attribution",
+        default="auto",
+        metavar="METHOD",
+        help="how a system's memories map to entries: sources, exact, overlap[threshold=0.5], "
+        "dense[threshold=0.8] or auto (default: sources, else exact, else overlap)",
+    )
+    ev.add_argument(
+        "--system-timeout",
+        default="300",
+        metavar="SECONDS",
+        help="the longest one system call (ingest, search) may take; longer is an error (default 300)",
+    )
+    ev.add_argument(
+        "--lenient-system",
+        action="store_true",
+        help="record a system's failing search as an empty ranking and list it (default: it is an error)",
     )
 
 

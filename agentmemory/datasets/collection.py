@@ -43,6 +43,12 @@ class Collection:
     how the loader built the entries and judgments when that changes the
     numbers (LongMemEval: ``granularity`` and ``indexed_turns``).  Both are
     reported beside ``skipped`` and ``repairs``.
+    ``turns`` maps an entry id to the conversation turns the entry holds, in
+    order, each as a :class:`~agentmemory.records.MemoryEntry` (its own id,
+    the turn's text, role as ``provenance.actor``, ``created_at``, ``scope``),
+    when entries are coarser than turns (LongMemEval at session granularity);
+    it is empty when every entry is one turn.  Memory systems ingest turns
+    (:mod:`agentmemory.systems`).
     """
 
     name: str
@@ -55,6 +61,7 @@ class Collection:
     headline_excludes: tuple[str, ...] = ()
     notes: tuple[tuple[str, str], ...] = ()
     settings: Mapping[str, Any] = field(default_factory=dict)
+    turns: Mapping[str, tuple[MemoryEntry, ...]] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def digest(self) -> str:

@@ -50,6 +50,15 @@ the turn's role (a session entry: ``"user"``, or ``None`` with
 ``session_position`` (0-based in the haystack), ``session_date`` (raw) and,
 for a turn, ``turn`` (its number) and ``role``.
 
+**Turns of a session entry.**  At session granularity
+:attr:`Collection.turns` maps each session entry's id to the turns its text
+is made of (the user turns; with ``all_turns`` every turn), each exactly the
+entry the turn granularity gives it (same id, renaming included, text,
+role, date, scope and metadata): memory systems ingest turns whatever the
+granularity (:mod:`agentmemory.systems`).  They are built on access from the
+session's text and a few integers per turn kept at load time, so a session
+load holds no second copy of the texts.
+
 **Judgments.**  The gold items are the corpus ids that contain ``answer``
 after the renaming (the official ``correct_docs``): the ``answer`` sessions
 with a user turn marked ``has_answer: true``, or, at turn level, those user
@@ -119,6 +128,7 @@ from __future__ import annotations
 import gc
 import hashlib
 import re
+from array import array
 from collections.abc import Iterator, Mapping
 from datetime import datetime, timezone
 from os import PathLike
@@ -562,8 +572,53 @@ def _renamed(corpus_id: str) -> str:
     return corpus_id.replace("answer", "noans")
 
 
+class _SessionTurns(Mapping[str, tuple[MemoryEntry, ...]]):
+    """Session entry id -> its turns as entries, built on access from the entry's text and the turns' spans.
+
+    ``spans[entry_id]`` holds four integers per indexed turn: its number, the
+    start and end of its content in the session text, and flags
+    (2: an assistant turn, 1: ``has_answer`` true).
+    """
+
+    def __init__(self, entries: Mapping[str, MemoryEntry], spans: Mapping[str, array]) -> None:
+        self._entries = entries
+        self._spans = spans
+
+    def __getitem__(self, entry_id: str) -> tuple[MemoryEntry, ...]:
+        spans = self._spans[entry_id]
+        session = self._entries[entry_id]
+        sid = session.metadata["session_id"]
+        prefix = session.metadata["question_id"] + "/"
+        answer_named = _is_answer_session(sid)
+        turns = []
+        for at in range(0, len(spans), 4):
+            number, start, end, flags = spans[at : at + 4]
+            role = "assistant" if flags & 2 else "user"
+            corpus_id = f"{sid}_{number}"
+            if answer_named and not flags & 1:
+                corpus_id = _renamed(corpus_id)
+            turns.append(
+                MemoryEntry._trusted(  # the fields of the checked session entry and turn
+                    id=prefix + corpus_id,
+                    text=session.text[start:end],
+                    created_at=session.created_at,
+                    provenance=Provenance(source="conversation", ref=sid, actor=role),
+                    scope=session.scope,
+                    metadata=_TurnMetadata(session.metadata, number, role),
+                )
+            )
+        return tuple(turns)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._spans)
+
+    def __len__(self) -> int:
+        return len(self._spans)
+
+
 class _Built(NamedTuple):
     entries: list[MemoryEntry]
+    spans: dict[str, array]  # session granularity: entry id -> its turns' spans (see _SessionTurns)
     gold: list[str]  # entry ids
     judged_sessions: list[str]  # session ids with a gold item, in haystack order
     collisions: list[str]
@@ -586,6 +641,7 @@ def _build(q: _Question, checked: _Checked, *, granularity: str, all_turns: bool
     judged: list[str] = []
     taken: dict[str, str] = {}
     collisions: list[str] = []
+    spans: dict[str, array] = {}
     prefix = q.question_id + "/"
 
     def indexed(turn: _Turn) -> bool:
@@ -604,7 +660,15 @@ def _build(q: _Question, checked: _Checked, *, granularity: str, all_turns: bool
             }
         )
         items: list[_Item] = []
+        parts = array("q")
         if granularity == "session":
+            offset = 0  # where the next turn's line or content starts in the session text
+            for number, turn in enumerate(session.turns, start=1):
+                if indexed(turn):
+                    start = offset + (len(turn.role) + 2 if all_turns else 0)  # all_turns: "<role>: " first
+                    end = start + len(turn.content)
+                    parts.extend((number, start, end, 2 * (turn.role == "assistant") + bool(turn.has_answer)))
+                    offset = end + 1  # the joining space or newline
             evidence = answer_named and any(t.has_answer for t in session.turns if indexed(t))
             renamed = answer_named and not evidence
             if all_turns:
@@ -647,9 +711,11 @@ def _build(q: _Question, checked: _Checked, *, granularity: str, all_turns: bool
             if item.evidence:
                 gold.append(entry_id)
                 any_gold = True
+            if granularity == "session":
+                spans[entry_id] = parts
         if any_gold:
             judged.append(sid)
-    return _Built(entries, gold, judged, collisions)
+    return _Built(entries, spans, gold, judged, collisions)
 
 
 def _has_target(sessions: list[_Session], all_turns: bool) -> bool:
@@ -757,6 +823,7 @@ def _load(source: Path, *, granularity: str, all_turns: bool, repair: bool, prog
     skipped: list[tuple[str, str]] = []
     repairs: list[tuple[str, str]] = []
     notes: list[tuple[str, str]] = []
+    spans: dict[str, array] = {}
     which = "turn" if all_turns else "user turn"
     iterable: Any = questions
     if progress:
@@ -799,6 +866,7 @@ def _load(source: Path, *, granularity: str, all_turns: bool, repair: bool, prog
         repairs.extend((qid, change) for change in checked.changes)
         notes.extend((qid, note) for note in _cross_check(checked, built, all_turns))
         entries.extend(built.entries)
+        spans.update(built.spans)
         queries.append(
             Query._trusted(
                 id=qid,
@@ -829,6 +897,7 @@ def _load(source: Path, *, granularity: str, all_turns: bool, repair: bool, prog
         repairs=tuple(repairs),
         notes=tuple(notes),
         settings=MappingProxyType({"granularity": granularity, "indexed_turns": "all" if all_turns else "user"}),
+        turns=_SessionTurns({e.id: e for e in entries if e.id in spans}, spans) if spans else {},
     )
 
 

@@ -23,6 +23,7 @@ every message that lists them reads them from here.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
@@ -30,6 +31,7 @@ from typing import Any
 from agentmemory.errors import ParameterError, UnknownNameError, check_positive_int, check_seed
 from agentmemory.metrics import Measure, parse_measures
 from agentmemory.metrics.scoring import default_measures
+from agentmemory.systems.attribution import parse_attribution
 
 __all__ = ["RELEVANCE_MODES", "EvalOptions"]
 
@@ -72,6 +74,10 @@ class EvalOptions:
         progress: show progress bars.
         clamp: a retriever that ranks fewer than ``k`` entries is searched
             as deep as it goes instead of refused (deep runs for curves).
+        attribution: how a memory system's memories map to entries (:mod:`agentmemory.systems.attribution`:
+            ``sources``, ``exact``, ``overlap[threshold=...]``, ``dense[threshold=...]``, ``auto``).
+        system_timeout: the longest one memory-system call (ingest, search) may take, in seconds.
+        lenient_system: a memory system's failing search is recorded as an empty ranking and listed.
         baseline: the system the comparison table compares with (its key,
             label or a run's name); ``None`` for the first system.  Which
             systems there are is known only with them: :meth:`check_baseline`.
@@ -95,6 +101,9 @@ class EvalOptions:
     progress: bool = False
     clamp: bool = False
     baseline: str | None = None
+    attribution: str = "auto"
+    system_timeout: float = 300.0
+    lenient_system: bool = False
 
     def __init__(
         self,
@@ -109,6 +118,9 @@ class EvalOptions:
         progress: bool = False,
         clamp: bool = False,
         baseline: str | None = None,
+        attribution: str = "auto",
+        system_timeout: float = 300.0,
+        lenient_system: bool = False,
         *,
         names: Mapping[str, str] | None = None,
     ) -> None:
@@ -121,12 +133,21 @@ class EvalOptions:
             raise UnknownNameError(name("relevance"), relevance, RELEVANCE_MODES)
         chosen = _measures(measures, name("measures"))
         flags = {"ties": ties, "lenient_run": lenient_run, "as_of": as_of, "timings": timings}
-        flags |= {"progress": progress, "clamp": clamp}
+        flags |= {"progress": progress, "clamp": clamp, "lenient_system": lenient_system}
         for flag, given in flags.items():
             if not isinstance(given, bool):
                 raise ParameterError(name(flag), given, "is not a bool", "pass True or False")
         if baseline is not None and not isinstance(baseline, str):
             raise ParameterError(name("baseline"), baseline, "is not text", "pass a system's name, or None")
+        parse_attribution(attribution)
+        if isinstance(system_timeout, bool) or not isinstance(system_timeout, (int, float)):
+            raise ParameterError(
+                name("system_timeout"), system_timeout, "is not a number", "give seconds > 0, e.g. 300"
+            )
+        if not 0 < system_timeout < math.inf:
+            raise ParameterError(
+                name("system_timeout"), system_timeout, "is not a number > 0", "give seconds, e.g. 300"
+            )
         values: dict[str, object] = {
             "k": k,
             "seed": seed,
@@ -134,6 +155,8 @@ class EvalOptions:
             "measures": chosen,
             **flags,
             "baseline": baseline,
+            "attribution": attribution,
+            "system_timeout": float(system_timeout),
         }
         for key, value in values.items():
             object.__setattr__(self, key, value)  # frozen: set once, here

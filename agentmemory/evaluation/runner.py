@@ -49,6 +49,7 @@ from agentmemory.datasets.collection import Collection, require_judgments
 from agentmemory.errors import ParameterError
 from agentmemory.evaluation.options import RELEVANCE_MODES, EvalOptions
 from agentmemory.evaluation.runfiles import BoundRun, RunFile, bind_run, parse_run_option, read_run_file
+from agentmemory.evaluation.system_runs import SystemRun, system_runs
 from agentmemory.metrics import Measure, compute_measures
 from agentmemory.metrics.provenance import Credited, ancestors_of, credit
 from agentmemory.metrics.tieaware import TieReport, tie_reports
@@ -246,6 +247,7 @@ class Evaluation:
     runs: tuple[RunFile, ...] = ()
     lenient_run: bool = False
     as_of: bool = False
+    systems: tuple[SystemRun, ...] = field(default=(), repr=False, compare=False)
     options: EvalOptions = field(default_factory=EvalOptions, compare=False)
 
     def result(self, name: str) -> RetrieverResult:
@@ -350,6 +352,7 @@ def evaluate(
     *,
     runs: Sequence[RunFile | tuple[str, str] | str] = (),
     store: MemoryStore | None = None,
+    systems: Sequence[Any] = (),
     options: EvalOptions | None = None,
     **keywords: Any,
 ) -> Evaluation:
@@ -391,7 +394,19 @@ def evaluate(
     collection (``Evaluation.store``) instead of indexing the entries again:
     its retrievers must be ``retrievers`` (by key) and its entries the
     collection's.  The new evaluation's ``events`` are only those it records.
+
+    ``systems`` are memory systems (:mod:`agentmemory.systems`: specs such as
+    ``"examples.my_memory_system:System"``, ``"bm25"`` for a retriever as a
+    system): each is replayed over the collection, its memories attributed
+    (the options' ``attribution``: ``sources``, ``exact``,
+    ``overlap[threshold=...]``, ``dense[threshold=...]``, ``auto``) and scored
+    as a run with its own memories (:mod:`agentmemory.evaluation.system_runs`);
+    ``system_timeout`` bounds each call in seconds, ``lenient_system`` records
+    a failing search as an empty ranking and lists it.  With systems and no
+    ``relevance`` given, relevance is ``"provenance"``.
     """
+    if systems and options is None and "relevance" not in keywords:
+        keywords = {**keywords, "relevance": "provenance"}  # a system's memories count through attribution
     options = _options(options, keywords)
     require_judgments(collection)  # means over no query would print as 0.00, as if measured
     specs = _specs(retrievers)
@@ -399,12 +414,17 @@ def evaluate(
         _as_run(r) for r in ([runs] if isinstance(runs, (str, RunFile)) or not isinstance(runs, Sequence) else runs)
     )
     bound = [bind_run(r, collection, lenient=options.lenient_run, as_of=options.as_of) for r in run_files]
+    replayed = _replay_systems(collection, systems, options)  # memory systems, scored as runs with their memories
+    bound += [bind_run(s.run, collection, as_of=options.as_of) for s in replayed]
+    by_system = {s.run.name: s for s in replayed}
     if not specs and not bound:
         raise ParameterError(
             "retrievers", retrievers, "names no system", "name a retriever (e.g. 'bm25') or pass a run"
         )
-    systems = [(s.key, s.label) for s in specs] + [(b.name, b.name) for b in bound]
-    _check_systems(systems)
+    _check_systems(
+        [(s.key, s.label) for s in specs]
+        + [(b.name, by_system[b.name].spec.label if b.name in by_system else b.name) for b in bound]
+    )
     chosen, unscored = _scored_measures(options)
     scorer = _Scorer(
         collection, options.k, chosen, ties=options.ties and options.relevance == "direct", relevance=options.relevance
@@ -423,7 +443,7 @@ def evaluate(
         )
         for spec in specs
     ]
-    results += [_run_result(run, queries, scorer, excluded, options.k) for run in bound]
+    results += [_run_result(run, queries, scorer, excluded, options.k, by_system.get(run.name)) for run in bound]
     return Evaluation(
         collection=collection,
         k=options.k,
@@ -440,6 +460,7 @@ def evaluate(
         lenient_run=options.lenient_run,
         as_of=options.as_of,
         options=options,
+        systems=tuple(replayed),
     )
 
 
@@ -579,22 +600,48 @@ def _retriever_result(
 
 
 def _run_result(
-    run: BoundRun, queries: Sequence[Query], scorer: _Scorer, excluded: tuple[str, ...], k: int
+    run: BoundRun,
+    queries: Sequence[Query],
+    scorer: _Scorer,
+    excluded: tuple[str, ...],
+    k: int,
+    system: SystemRun | None = None,
 ) -> RetrieverResult:
-    """One run file's result, scored over the collection plus the run's own memories."""
+    """One run file's (or replayed memory system's) result, scored over the collection plus its own memories."""
     scorer_run = scorer.with_entries(run.entries)
     per_query = [scorer_run.score(q, list(run.rankings[q.id]), None) for q in queries]
     return RetrieverResult(
         run.name,
-        run.name,
-        run.run.summary(),
+        run.name if system is None else system.spec.label,
+        run.run.summary() if system is None else system.params,
         tuple(per_query),
         scorer.means(per_query),
         k,
         excluded,
-        kind="run",
+        kind="run" if system is None else "system",
         entries=run.entries,
         dropped=run.dropped,
+    )
+
+
+def _replay_systems(collection: Collection, systems: Sequence[Any], options: EvalOptions) -> list[SystemRun]:
+    """The memory systems of an evaluation (see :func:`evaluate`), asked as deep as the deepest measure."""
+    if isinstance(systems, str) or not isinstance(systems, Sequence):
+        systems = [systems]
+    if not systems:
+        return []
+    k = options.k
+    depth = max([k] + [measure_depth(m, k) or k for m in options.all_measures])
+    return system_runs(
+        collection,
+        systems,
+        k=k,
+        depth=depth,
+        relevance=options.relevance,
+        attribution=options.attribution,
+        timeout=options.system_timeout,
+        lenient=options.lenient_system,
+        as_of=options.as_of,
     )
 
 

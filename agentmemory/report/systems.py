@@ -1,0 +1,172 @@
+"""Memory systems in a report: attribution coverage, Judged@k, the sensitivity table, unattributed examples.
+
+Reads what :func:`agentmemory.evaluate` keeps of each memory system
+(``Evaluation.systems``: :class:`~agentmemory.evaluation.system_runs.SystemRun`,
+its :class:`~agentmemory.systems.attribution.AttributionReport`), so a notebook
+cell only calls one function here.  The figures are defined in
+:mod:`agentmemory.systems.attribution`:
+
+* coverage = attributed returned memories / returned memories, over the
+  headline queries (each query's memories counted; queries that returned
+  nothing counted apart);
+* Judged@k = mean over the headline queries of the share of the top k
+  memories attributed to an entry judged for the query (any grade);
+* the sensitivity table: R@k and nDCG@k (provenance) re-attributed at three
+  thresholds, so a reader sees how much a number rests on attribution.
+
+A system whose coverage is below :data:`LOW_COVERAGE` is named in
+:func:`systems_note`: most of what it returned counts as not relevant only
+because no entry could be found for it.  Tie analysis beyond the returned
+memories is not available for systems (they return no scores for what they
+did not return); the note says so.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from agentmemory.evaluation.runner import Evaluation
+from agentmemory.report.display import Markdown, Table, plural
+
+__all__ = [
+    "LOW_COVERAGE",
+    "coverage_frame",
+    "coverage_table",
+    "sensitivity_frame",
+    "sensitivity_table",
+    "systems_markdown",
+    "systems_note",
+    "unattributed_frame",
+    "unattributed_table",
+]
+
+LOW_COVERAGE = 0.8
+"""Below this attribution coverage a system is named as resting on attribution in :func:`systems_note`."""
+
+
+def _k_columns(k: int) -> list[str]:
+    return [
+        "system",
+        "attribution",
+        "returned",
+        "attributed",
+        "coverage",
+        f"Judged@{k}",
+        "queries returning nothing",
+        "failed queries",
+        "unattributed (distinct)",
+    ]
+
+
+def coverage_frame(evaluation: Evaluation) -> pd.DataFrame:
+    """One row per memory system: attribution method, memories returned and attributed, coverage, Judged@k (unrounded)."""
+    rows = []
+    for run in evaluation.systems:
+        r = run.attributed.report
+        rows.append(
+            [
+                run.spec.label,
+                r.method,
+                r.returned,
+                r.attributed,
+                r.coverage,
+                r.judged_at_k,
+                len(r.empty_queries),
+                len(r.failures),
+                r.unattributed,
+            ]
+        )
+    return pd.DataFrame(rows, columns=_k_columns(evaluation.k))
+
+
+def sensitivity_frame(evaluation: Evaluation) -> pd.DataFrame:
+    """One row per system and re-attribution: its method with the threshold, R@k and nDCG@k (provenance, unrounded)."""
+    k = evaluation.k
+    rows = [
+        [run.spec.label, label, recall, ndcg]
+        for run in evaluation.systems
+        for label, recall, ndcg in run.attributed.report.sensitivity
+    ]
+    return pd.DataFrame(rows, columns=["system", "attribution", f"R@{k}", f"nDCG@{k}"])
+
+
+def unattributed_frame(evaluation: Evaluation) -> pd.DataFrame:
+    """One row per listed unattributed memory: the system, how many it had in all, the text (shortened)."""
+    rows = [
+        [run.spec.label, run.attributed.report.unattributed, text]
+        for run in evaluation.systems
+        for text in run.attributed.report.unattributed_texts
+    ]
+    return pd.DataFrame(rows, columns=["system", "unattributed (distinct)", "example"])
+
+
+def _rounded(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    shown = frame.copy()
+    for column in columns:
+        shown[column] = [format(float(v), ".3f") for v in frame[column]]
+    return shown
+
+
+def coverage_table(evaluation: Evaluation) -> Table:
+    """:func:`coverage_frame` with 3 decimals and a caption defining coverage and Judged@k."""
+    k = evaluation.k
+    frame = _rounded(coverage_frame(evaluation), ["coverage", f"Judged@{k}"])
+    caption = (
+        f"Memory systems: coverage = attributed / returned memories; Judged@{k} = share of the top {k} attributed "
+        "to a judged entry (headline queries)"
+    )
+    return Table(frame, caption)
+
+
+def sensitivity_table(evaluation: Evaluation) -> Table:
+    """:func:`sensitivity_frame` with 3 decimals: how each system's R@k and nDCG@k move with the attribution."""
+    k = evaluation.k
+    frame = _rounded(sensitivity_frame(evaluation), [f"R@{k}", f"nDCG@{k}"])
+    return Table(frame, f"Sensitivity to attribution: R@{k} and nDCG@{k} (provenance) re-attributed")
+
+
+def unattributed_table(evaluation: Evaluation) -> Table:
+    """:func:`unattributed_frame` with a caption (unattributed memories count as not relevant)."""
+    return Table(unattributed_frame(evaluation), "Unattributed memories (not relevant), the first few of each system")
+
+
+def systems_note(evaluation: Evaluation) -> Markdown:
+    """What a reader must know of the systems' numbers, in words: attribution, low coverage, failures, ties."""
+    if not evaluation.systems:
+        return Markdown("No memory system in this evaluation.")
+    lines = []
+    for run in evaluation.systems:
+        r = run.attributed.report
+        line = (
+            f"- **{run.spec.label}**: attributed by `{r.method}`; {r.attributed} of "
+            f"{plural(r.returned, 'returned memory', 'returned memories')} attributed (coverage {r.coverage:.3f})"
+        )
+        if r.returned and r.coverage < LOW_COVERAGE:
+            line += f", below {LOW_COVERAGE:g}: its numbers rest on attribution (see the sensitivity table)"
+        if r.empty_queries:
+            line += f"; {plural(len(r.empty_queries), 'query', 'queries')} returned nothing"
+        if r.failures:
+            line += f"; {plural(len(r.failures), 'query', 'queries')} recorded as empty after a failure"
+        lines.append(line + ".")
+    lines.append(
+        "- Tie analysis beyond the returned memories is not available for systems; an unattributed memory is not "
+        "relevant."
+    )
+    return Markdown("\n".join(lines))
+
+
+def _markdown_table(frame: pd.DataFrame) -> str:
+    header = "| " + " | ".join(str(c) for c in frame.columns) + " |"
+    rule = "|" + "---|" * len(frame.columns)
+    body = ["| " + " | ".join(str(v).replace("|", "\\|") for v in row) + " |" for row in frame.itertuples(index=False)]
+    return "\n".join([header, rule, *body])
+
+
+def systems_markdown(evaluation: Evaluation) -> Markdown:
+    """Everything above as one Markdown text: the note, the coverage and sensitivity tables, unattributed examples."""
+    parts = [systems_note(evaluation).text]
+    if evaluation.systems:
+        for table in (coverage_table(evaluation), sensitivity_table(evaluation), unattributed_table(evaluation)):
+            if len(table.frame):
+                parts += [f"**{table.caption}**", _markdown_table(table.frame)]
+    return Markdown("\n\n".join(parts))

@@ -1,0 +1,483 @@
+"""The replay: a collection's conversations fed into a memory system, its questions asked, its answers kept.
+
+For each scope that has a judged query (a LoCoMo conversation, a
+LongMemEval haystack; the whole collection when it has no scopes), in the
+order the scopes first appear among the collection's entries:
+
+1. a fresh system: ``spec.make(scope, workdir)`` with ``workdir`` a new
+   temporary folder, removed after the scope;
+2. the scope's turns handed to ``ingest`` as :class:`~agentmemory.systems.base.Turn`
+   records **in time order**: turns without ``created_at`` first, then
+   by ``created_at`` ascending; turns with equal (or no) times keep the
+   collection's order (a stable sort).  The turns are the entries, or, when
+   entries are coarser (LongMemEval at session granularity), the turns each
+   entry holds (:mod:`agentmemory.systems.turns`).  At most ``batch_size`` turns per
+   call when the system declares it, else everything due at once;
+3. the scope's judged queries asked with ``search(query.text, depth)``:
+   without ``as_of``, after every turn was ingested, in the collection's
+   order; with ``as_of``, *during* the replay: queries sorted by
+   ``asked_at`` (stable; queries without ``asked_at`` last), and before each
+   one every turn created at or before its ``asked_at`` is ingested;
+4. ``close()``, also when a call failed.
+
+Every call runs in a worker thread with a deadline when ``timeout`` is
+given; a call that does not return in time is an error (the thread is
+abandoned, the system closed, the scope's remaining queries not asked).
+What a call returns is checked (:mod:`agentmemory.systems.checks`).  A
+failure is a :class:`~agentmemory.errors.MemorySystemError` naming the
+system, the scope, the call and the problem; with ``lenient``, a failing
+``search`` is recorded as an empty answer and listed in
+:attr:`Replay.failures` (a failing ``ingest`` or a timeout lists every
+query of the scope not yet answered), and the replay goes on.  A message
+never carries the scope's workdir or another folder of this machine
+(:func:`~agentmemory.systems.checks.scrub_paths`: ``<workdir>``, ``<tmp>``,
+...), so it can go into an artifact.
+
+Each scope is an independent, picklable task (:func:`scope_tasks` makes a
+:class:`ScopeTask` per scope, :func:`run_scope` replays one and returns a
+:class:`ScopeResult`), so ``replay(..., executor=...)`` can run them on any
+``concurrent.futures.Executor`` (a process pool, a Dask client's
+``get_executor()``) with the same answers, failures and errors as serially.
+The factory must then be importable by the workers (a module-level class or
+function).  Sources are checked against the scope's own turns in the
+worker; one outside them is resolved in the caller, against every turn of
+the collection, into a leak or an unknown id.
+
+Latencies (:class:`ReplayTimings`) are wall-clock seconds: kept for
+``--timings``, never written to an artifact.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import partial
+from pathlib import Path
+from typing import Any, TypeVar
+
+from agentmemory.datasets.collection import Collection
+from agentmemory.errors import MemorySystemError, shorten
+from agentmemory.records import MemoryEntry, Query
+from agentmemory.systems.base import Memory, MemorySystem, Turn
+from agentmemory.systems.checks import batch_size_problem, memories_problem, scrub_paths, source_problem
+from agentmemory.systems.registry import SystemSpec
+from agentmemory.systems.turns import turn_index
+
+__all__ = [
+    "Replay",
+    "ReplayTimings",
+    "ScopeResult",
+    "ScopeTask",
+    "SourceFault",
+    "replay",
+    "run_scope",
+    "scope_tasks",
+    "scope_turns",
+    "turn_of",
+]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ReplayTimings:
+    """Wall-clock seconds: per ingest call, its seconds divided by its turns; per search call, its seconds."""
+
+    ingest_per_turn: tuple[float, ...]
+    search: tuple[float, ...]
+
+    @staticmethod
+    def percentile(values: Sequence[float], q: float) -> float:
+        """The ``q``-th percentile (numpy's linear interpolation); 0.0 when there is none."""
+        import numpy as np  # numpy is a core dependency, but the replay does not need it otherwise
+
+        return float(np.percentile(np.asarray(values), q)) if values else 0.0
+
+
+@dataclass(frozen=True)
+class Replay:
+    """What one system answered: per judged query id, its memories (best first), and the failures let pass.
+
+    ``failures`` lists ``(query_id, message)`` for the queries ``lenient``
+    recorded as empty answers; ``params`` the system's ``params()`` of its
+    first scope (when it has that member), else the spec's parameters.
+    """
+
+    key: str
+    label: str
+    params: dict[str, Any]
+    answers: Mapping[str, tuple[Memory, ...]]
+    scopes: Mapping[str, str | None]
+    failures: tuple[tuple[str, str], ...] = ()
+    timings: ReplayTimings = field(default_factory=lambda: ReplayTimings((), ()), repr=False, compare=False)
+
+
+def turn_of(entry: MemoryEntry) -> Turn:
+    """The turn a system is given for ``entry``: its id, text, speaker (``provenance.actor``), time, session, scope."""
+    session = entry.metadata.get("session_id", entry.metadata.get("session"))
+    return Turn(
+        entry_id=entry.id,
+        text=entry.text,
+        role=entry.provenance.actor,
+        created_at=entry.created_at,
+        session=None if session is None else str(session),
+        scope=entry.scope,
+    )
+
+
+def scope_turns(entries: Sequence[MemoryEntry]) -> list[Turn]:
+    """``entries`` as turns in replay order: undated first, then by ``created_at``; ties keep the given order."""
+    return [turn_of(e) for e in sorted(entries, key=_time_key)]
+
+
+def _time_key(entry: MemoryEntry) -> tuple[int, Any]:
+    return (0, 0) if entry.created_at is None else (1, entry.created_at)
+
+
+class _Call:
+    """Runs one system call, with a deadline when ``timeout`` is set; failures become MemorySystemError."""
+
+    def __init__(self, key: str, scope: str | None, timeout: float | None) -> None:
+        self.key = key
+        self.scope = scope
+        self.timeout = timeout
+        self.timed_out = False
+        self.workdir: Path | None = None
+
+    def error(self, call: str, problem: str) -> MemorySystemError:
+        """The failure as one line, without the scope's workdir or another folder of this machine."""
+        return MemorySystemError(self.key, self.scope, call, scrub_paths(problem, self.workdir))
+
+    def __call__(self, call: str, fn: Callable[[], T]) -> T:
+        if self.timeout is None:
+            try:
+                return fn()
+            except MemorySystemError:
+                raise
+            except Exception as err:  # the system's own failure, said as one line
+                raise self.error(call, _raised(err, self.workdir)) from None
+        box: dict[str, Any] = {}
+
+        def run() -> None:
+            try:
+                box["value"] = fn()
+            except BaseException as err:  # handed to the caller's thread
+                box["error"] = err
+
+        worker = threading.Thread(target=run, name=f"system {self.key} {call}", daemon=True)
+        worker.start()
+        worker.join(self.timeout)
+        if worker.is_alive():
+            self.timed_out = True
+            raise self.error(call, f"did not return within {self.timeout:g} s (--system-timeout)")
+        if "error" in box:
+            failure: BaseException = box["error"]
+            if isinstance(failure, MemorySystemError) or not isinstance(failure, Exception):
+                raise failure
+            raise self.error(call, _raised(failure, self.workdir)) from None
+        value: T = box["value"]
+        return value
+
+
+def _raised(err: Exception, workdir: Path | None) -> str:
+    text = scrub_paths(" ".join(str(err).split()), workdir)  # before shortening, which could cut a path
+    return f"raised {type(err).__name__}: {shorten(text)}" if text else f"raised {type(err).__name__}"
+
+
+def _ask_order(queries: Sequence[Query], as_of: bool) -> list[Query]:
+    if not as_of:
+        return list(queries)
+    return sorted(queries, key=lambda q: (q.asked_at is None, q.asked_at or datetime.min))
+
+
+@dataclass(frozen=True)
+class ScopeTask:
+    """One scope's replay, self-contained and picklable, so scopes can run on any executor.
+
+    ``turns`` are in replay order (see the module docstring); ``queries``
+    are ``(query id, text, asked_at)`` in ask order; ``want_params`` asks
+    the system for its ``params()`` (the first scope only).
+    """
+
+    spec: SystemSpec
+    scope: str | None
+    turns: tuple[Turn, ...]
+    queries: tuple[tuple[str, str, datetime | None], ...]
+    depth: int
+    as_of: bool = False
+    timeout: float | None = None
+    lenient: bool = False
+    want_params: bool = False
+
+
+@dataclass(frozen=True)
+class SourceFault:
+    """A memory's source outside the scope's turns, found in a worker: the parent says whether it is a leak."""
+
+    call: str
+    position: int
+    source: str
+    shown: str  # the source as a message may show it (this machine's folders scrubbed)
+
+
+@dataclass(frozen=True)
+class ScopeResult:
+    """What one scope's replay gave back: answers, failures let pass, the error that ended it, params, timings.
+
+    ``failures`` and ``error`` hold ``(query id or None, call, problem)``;
+    a problem is a message's words or a :class:`SourceFault`.
+    """
+
+    scope: str | None
+    answers: tuple[tuple[str, tuple[Memory, ...]], ...]
+    failures: tuple[tuple[str, str, str | SourceFault], ...]
+    error: tuple[str, str | SourceFault] | None
+    params: dict[str, Any] | None
+    ingest_per_turn: tuple[float, ...]
+    search: tuple[float, ...]
+
+
+class _Stop(Exception):
+    """Ends a scope's replay with its first (not let pass) failure."""
+
+    def __init__(self, call: str, problem: str | SourceFault) -> None:
+        super().__init__(call)
+        self.call = call
+        self.problem = problem
+
+
+def scope_tasks(
+    spec: SystemSpec,
+    collection: Collection,
+    *,
+    depth: int,
+    as_of: bool = False,
+    timeout: float | None = None,
+    lenient: bool = False,
+) -> list[ScopeTask]:
+    """The replay of ``collection`` into ``spec`` as one task per scope with a judged query, in scope order."""
+    queries_of: dict[str | None, list[Query]] = {}
+    for query in collection.judged_queries:
+        queries_of.setdefault(query.scope, []).append(query)
+    index = turn_index(collection)
+    turns_of = index.by_scope
+    order = [s for s in turns_of if s in queries_of] + [s for s in queries_of if s not in turns_of]
+    tasks = []
+    for position, scope in enumerate(order):
+        turns = tuple(turn_of(e) for e in sorted(turns_of.get(scope, ()), key=_time_key))
+        asked = tuple((q.id, q.text, q.asked_at) for q in _ask_order(queries_of[scope], as_of))
+        tasks.append(ScopeTask(spec, scope, turns, asked, depth, as_of, timeout, lenient, position == 0))
+    return tasks
+
+
+def run_scope(task: ScopeTask) -> ScopeResult:
+    """Replay one scope (a fresh system, its turns ingested, its queries asked, closed); never raises for the system.
+
+    A module-level function of a picklable task, for ``executor.submit(run_scope, task)``.
+    """
+    call = _Call(task.spec.key, task.scope, task.timeout)
+    answers: dict[str, tuple[Memory, ...]] = {}
+    failures: list[tuple[str, str, str | SourceFault]] = []
+    ingest_times: list[float] = []
+    search_times: list[float] = []
+    params: dict[str, Any] | None = None
+    error: tuple[str, str | SourceFault] | None = None
+    known = {t.entry_id for t in task.turns}
+    with tempfile.TemporaryDirectory(prefix="agentmemory-system-") as folder:
+        call.workdir = Path(folder)
+        try:
+            system = call("start", partial(task.spec.make, task.scope, Path(folder)))
+        except MemorySystemError as err:
+            return ScopeResult(task.scope, (), (), (err.call, err.problem), None, (), ())
+        try:
+            if task.want_params:
+                params = _params(system, task.spec, call)
+            batch = getattr(system, "batch_size", None)
+            problem = batch_size_problem(batch)
+            if problem is not None:
+                raise call.error("start", problem)
+            state = _ScopeState(system, call, batch, ingest_times)
+            pending = list(task.turns)
+            for qid, text, asked_at in task.queries:
+                if call.timed_out or state.failed is not None:
+                    reason = state.failed or "not asked: an earlier call of this scope timed out"
+                    failures.append((qid, "", reason))
+                    answers[qid] = ()
+                    continue
+                due = (
+                    pending
+                    if not task.as_of or asked_at is None
+                    else [t for t in pending if t.created_at is None or t.created_at <= asked_at]
+                )
+                if due:
+                    pending = pending[len(due) :]
+                    try:
+                        state.ingest(due)
+                    except MemorySystemError as err:
+                        if not task.lenient or call.timed_out:
+                            raise _Stop(err.call, err.problem) from None
+                        state.failed = str(err)
+                        failures.append((qid, "", str(err)))
+                        answers[qid] = ()
+                        continue
+                name = f"search {qid!r}"
+                started = time.perf_counter()
+                try:
+                    result = call(name, partial(system.search, text, task.depth))
+                    search_times.append(time.perf_counter() - started)
+                    found: str | SourceFault | None = memories_problem(result, task.depth)
+                    if found is None:
+                        found = _sources_fault(name, tuple(result), known, state.ingested, call.workdir)
+                    if found is not None:
+                        raise _Stop(name, found)
+                except (MemorySystemError, _Stop) as err:
+                    stop = err if isinstance(err, _Stop) else _Stop(err.call, err.problem)
+                    if not task.lenient or call.timed_out:
+                        raise stop from None
+                    failures.append((qid, stop.call, stop.problem))
+                    answers[qid] = ()
+                    continue
+                answers[qid] = tuple(result)
+        except _Stop as stop:
+            error = (stop.call, stop.problem)
+        except MemorySystemError as err:
+            error = (err.call, err.problem)
+        finally:
+            if not call.timed_out:
+                try:
+                    call("close", system.close)
+                except MemorySystemError as err:
+                    if error is None:  # the first failure is the one reported
+                        error = (err.call, err.problem)
+    return ScopeResult(
+        task.scope,
+        tuple(answers.items()),
+        tuple(failures),
+        error,
+        params,
+        tuple(ingest_times),
+        tuple(search_times),
+    )
+
+
+def _sources_fault(
+    call: str, result: tuple[Memory, ...], known: set[str], ingested: set[str], workdir: Path | None
+) -> str | SourceFault | None:
+    """A source outside the scope's turns (a :class:`SourceFault`), or one not ingested yet (a problem), or None."""
+    for position, memory in enumerate(result, start=1):
+        for source in memory.sources or ():
+            if source not in known:
+                return SourceFault(call, position, source, scrub_paths(source, workdir))
+            if source not in ingested:
+                return source_problem(position, scrub_paths(source, workdir), "not_ingested")
+    return None
+
+
+def replay(
+    spec: SystemSpec,
+    collection: Collection,
+    *,
+    depth: int,
+    as_of: bool = False,
+    timeout: float | None = None,
+    lenient: bool = False,
+    executor: Executor | None = None,
+) -> Replay:
+    """Replay ``collection`` into the system ``spec`` and ask each judged query for ``depth`` memories.
+
+    See the module docstring for the order and the rules.  Each scope is an
+    independent task (:func:`scope_tasks`, :func:`run_scope`): without
+    ``executor`` they run here one after the other, stopping at the first
+    failing scope; with one (a ``concurrent.futures.Executor``: a
+    ``ProcessPoolExecutor``, a Dask client's ``get_executor()``) every scope
+    is submitted at once and the results are read back in scope order, so
+    answers, failures and the error raised are the same either way (the
+    scopes after a failing one may have run; their results are dropped).
+
+    Raises:
+        MemorySystemError: a call failed, timed out or returned something
+            the checks refuse (unless ``lenient`` and the call was ``search``).
+    """
+    tasks = scope_tasks(spec, collection, depth=depth, as_of=as_of, timeout=timeout, lenient=lenient)
+    scope_of = turn_index(collection).scope_of
+    if executor is None:
+        results: Iterator[ScopeResult] = (run_scope(task) for task in tasks)
+    else:
+        futures = [executor.submit(run_scope, task) for task in tasks]
+        results = (future.result() for future in futures)
+    answers: dict[str, tuple[Memory, ...]] = {}
+    failures: list[tuple[str, str]] = []
+    ingest_times: list[float] = []
+    search_times: list[float] = []
+    params: dict[str, Any] | None = None
+    try:
+        for task, done in zip(tasks, results, strict=True):
+            if task.want_params:
+                params = done.params
+            for qid, call_name, problem in done.failures:
+                text = str(_error(spec.key, task.scope, call_name, problem, scope_of)) if call_name else str(problem)
+                failures.append((qid, text))
+            if done.error is not None:
+                raise _error(spec.key, task.scope, done.error[0], done.error[1], scope_of)
+            answers.update(done.answers)
+            ingest_times.extend(done.ingest_per_turn)
+            search_times.extend(done.search)
+    finally:
+        if executor is not None:
+            for future in futures:
+                future.cancel()
+    return Replay(
+        spec.key,
+        spec.label,
+        params if params is not None else dict(spec.params),
+        answers,
+        {q.id: q.scope for q in collection.judged_queries},
+        tuple(failures),
+        ReplayTimings(tuple(ingest_times), tuple(search_times)),
+    )
+
+
+def _error(
+    key: str, scope: str | None, call: str, problem: str | SourceFault, scope_of: Mapping[str, str | None]
+) -> MemorySystemError:
+    """The one-line error; a source outside the scope is a leak when it is a turn of another scope."""
+    if isinstance(problem, SourceFault):
+        kind = "leak" if problem.source in scope_of else "unknown"
+        problem = source_problem(problem.position, problem.shown, kind, scope_of.get(problem.source))
+    return MemorySystemError(key, scope, call, problem)
+
+
+def _params(system: MemorySystem, spec: SystemSpec, call: _Call) -> dict[str, Any]:
+    method = getattr(system, "params", None)
+    if not callable(method):
+        return dict(spec.params)
+    value = call("params", method)
+    if not isinstance(value, dict):
+        raise call.error("params", f"returned a {type(value).__name__}, not a dict")
+    return value
+
+
+class _ScopeState:
+    """The turns given to one scope's system so far, given in batches of at most ``batch``."""
+
+    def __init__(self, system: MemorySystem, call: _Call, batch: int | None, times: list[float]) -> None:
+        self.system = system
+        self.call = call
+        self.batch = batch
+        self.times = times
+        self.ingested: set[str] = set()
+        self.failed: str | None = None
+
+    def ingest(self, turns: Sequence[Turn]) -> None:
+        size = self.batch or len(turns)
+        for start in range(0, len(turns), size):
+            chunk = list(turns[start : start + size])
+            began = time.perf_counter()
+            self.call("ingest", partial(self.system.ingest, chunk))
+            self.times.append((time.perf_counter() - began) / len(chunk))
+            self.ingested.update(t.entry_id for t in chunk)

@@ -1,0 +1,107 @@
+"""The report's memory-system helpers: coverage, Judged@k, sensitivity and unattributed examples as frames and Markdown."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from conftest import REPO_ROOT
+
+from agentmemory.datasets import load
+from agentmemory.datasets.collection import Collection
+from agentmemory.evaluation.runner import evaluate
+from agentmemory.records import MemoryEntry, Query
+from agentmemory.report.systems import (
+    coverage_frame,
+    coverage_table,
+    sensitivity_frame,
+    systems_markdown,
+    systems_note,
+    unattributed_frame,
+)
+from agentmemory.systems import Memory
+
+TURNS = (
+    MemoryEntry("a", "Caroline adopted a grey cat named Pixel.", scope="s"),
+    MemoryEntry("b", "Melanie painted a sunrise over the lake.", scope="s"),
+    MemoryEntry("c", "They talked about the weather.", scope="s"),
+)
+
+
+class Three:
+    """Returns b verbatim, a text of no turn, then a verbatim: for k = 3, two of three attributed, one judged."""
+
+    label = "Three"
+
+    def ingest(self, turns) -> None:
+        self.text = {t.entry_id: t.text for t in turns}
+
+    def search(self, query: str, k: int):
+        return [Memory(self.text["b"]), Memory("zzz qqq nonsense"), Memory(self.text["a"])][:k]
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def hand():
+    collection = Collection("hand", TURNS, (Query("q", "cat", scope="s"),), {"q": {"a": 1}}, {"f": "0"})
+    return evaluate(collection, None, systems=[Three], k=3, relevance="provenance")
+
+
+def test_coverage_and_judged_at_k_by_hand(hand) -> None:
+    """2 of 3 memories attributed (coverage 2/3); only the third is judged (Judged@3 = 1/3)."""
+    frame = coverage_frame(hand)
+    assert list(frame.columns)[:6] == ["system", "attribution", "returned", "attributed", "coverage", "Judged@3"]
+    row = frame.iloc[0]
+    assert (row["system"], row["attribution"], row["returned"], row["attributed"]) == ("Three", "auto", 3, 2)
+    assert row["coverage"] == 2 / 3 and row["Judged@3"] == 1 / 3
+    assert row["unattributed (distinct)"] == 1 and row["queries returning nothing"] == 0
+    assert coverage_table(hand).frame.iloc[0]["coverage"] == "0.667"
+
+
+def test_sensitivity_rows_by_hand(hand) -> None:
+    """auto is re-attributed by overlap at 0.3, 0.5, 0.7: a is reached at rank 3 each time (R 1, nDCG 1/log2 4)."""
+    frame = sensitivity_frame(hand)
+    assert list(frame["attribution"]) == [f"overlap[threshold={t}]" for t in (0.3, 0.5, 0.7)]
+    assert list(frame["R@3"]) == [1.0] * 3
+    assert all(math.isclose(v, 1 / math.log2(4)) for v in frame["nDCG@3"])
+
+
+def test_unattributed_examples_and_the_note(hand) -> None:
+    """The unattributed text is listed; coverage below 0.8 is named; the tie caveat is stated."""
+    assert unattributed_frame(hand).values.tolist() == [["Three", 1, "zzz qqq nonsense"]]
+    note = systems_note(hand).text
+    assert "**Three**: attributed by `auto`; 2 of 3 returned memories attributed (coverage 0.667), below 0.8" in note
+    assert "Tie analysis beyond the returned memories is not available for systems" in note
+    text = systems_markdown(hand).text
+    assert "| Three | auto | 3 | 2 | 0.667 | 0.333 | 0 | 0 | 1 |" in text
+    assert "| Three | overlap[threshold=0.5] | 1.000 | 0.500 |" in text
+    assert "| Three | 1 | zzz qqq nonsense |" in text
+
+
+def test_locomo_sample_frames_agree_with_the_reports() -> None:
+    """On the LoCoMo sample, each system's row is its AttributionReport's figures; retrievers have no row."""
+    sample = load(REPO_ROOT / "fixtures" / "locomo-sample" / "locomo-sample.json")
+    evaluation = evaluate(
+        sample, "bm25", systems=["bm25", "examples.my_memory_system:System"], k=5, relevance="provenance"
+    )
+    frame = coverage_frame(evaluation)
+    assert list(frame["system"]) == ["BM25 as a system", "Fact extractor (example)"]
+    for (_, row), run in zip(frame.iterrows(), evaluation.systems, strict=True):
+        report = run.attributed.report
+        assert (row["coverage"], row["Judged@5"], row["returned"]) == (
+            report.coverage,
+            report.judged_at_k,
+            report.returned,
+        )
+    assert len(sensitivity_frame(evaluation)) == 6
+    assert "below 0.8" not in systems_note(evaluation).text  # both attribute by sources: coverage 1
+
+
+def test_without_systems() -> None:
+    """An evaluation without systems: empty frames with their columns, and one sentence."""
+    sample = load(REPO_ROOT / "fixtures" / "locomo-sample" / "locomo-sample.json")
+    evaluation = evaluate(sample, "bm25", k=5)
+    assert coverage_frame(evaluation).empty and "Judged@5" in coverage_frame(evaluation).columns
+    assert systems_markdown(evaluation).text == "No memory system in this evaluation."
