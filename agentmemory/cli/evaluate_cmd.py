@@ -10,6 +10,7 @@ after computing, and only then written, each atomically.
 from __future__ import annotations
 
 import argparse
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -97,11 +98,14 @@ def eval_options(args: argparse.Namespace) -> EvalOptions:
 
 
 def _seconds(text: str) -> float:
-    """``--system-timeout`` as a number (the record checks that it is > 0)."""
+    """``--system-timeout`` as seconds > 0."""
     try:
-        return float(parse_number(text))
+        seconds = float(parse_number(text))
     except NumberTextError as err:
         raise ParameterError("--system-timeout", text, err.problem, "give seconds > 0, e.g. 300") from None
+    if not 0 < seconds < math.inf:  # said here about the text as typed; the record checks values from Python
+        raise ParameterError("--system-timeout", text, "is not a number > 0", "give seconds, e.g. 300")
+    return seconds
 
 
 @dataclass
