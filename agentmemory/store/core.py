@@ -44,7 +44,7 @@ from agentmemory.errors import ParameterError, UnknownNameError, check_positive_
 from agentmemory.records import Hit, MemoryEntry, Provenance, Query
 from agentmemory.retrievers import DEFAULT_RETRIEVERS, Retriever, RetrieverLike, RetrieverSpec, resolve_retrievers
 from agentmemory.retrievers.base import as_query
-from agentmemory.store.backend import EntryVersion, MemoryBackend, Retrieval
+from agentmemory.store.backend import EntryVersion, MemoryBackend, Retrieval, check_metadata, select_retrievals
 from agentmemory.store.events import Clock, EventLog, IdSource
 
 if TYPE_CHECKING:
@@ -58,6 +58,7 @@ __all__ = ["MemoryStore"]
 _ID = attrgetter("id")
 _SCOPE = attrgetter("scope")
 _DERIVED_FROM = attrgetter("provenance.derived_from")
+_METADATA = attrgetter("metadata")
 
 
 class MemoryStore:
@@ -406,6 +407,9 @@ class MemoryStore:
             for entry in batch:  # the first bad entry raises, named
                 self._check_new(entry, pending)
                 pending.add(entry.id)
+        else:
+            for entry in filter(_METADATA, batch):  # what the bulk check leaves: metadata the export must carry
+                check_metadata(entry)
         self._add(batch)
 
     def _all_new(self, batch: list[Any]) -> bool:
@@ -631,9 +635,8 @@ class MemoryStore:
         ``retriever`` keeps one retriever's (its key or label); ``since``
         (inclusive) and ``until`` (exclusive) bound their time.
         """
-        from agentmemory.store.transfer import retrievals
-
-        return retrievals(self, retriever=retriever, since=since, until=until)
+        self._backend.check_open()
+        return select_retrievals(self._backend, retriever=retriever, since=since, until=until)
 
     def search_all(
         self,

@@ -78,7 +78,7 @@ from agentmemory.errors import (
     shorten,
 )
 from agentmemory.records import NO_METADATA, Event, Hit, MemoryEntry, Provenance, Query
-from agentmemory.store.backend import EntryVersion, Retrieval
+from agentmemory.store.backend import EntryVersion, Retrieval, check_metadata, unencodable
 from agentmemory.store.events import Clock, EventLog, IdSource
 
 __all__ = [
@@ -212,46 +212,13 @@ that (they were checked when added), else by the ordinary constructor."""
 # -- checks on what is about to be written ---------------------------------------------------------
 
 
-def _unencodable(text: str) -> bool:
-    if text.isascii():
-        return False
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
-
-
-def _json_problem(value: Any, where: str) -> str | None:
-    """Why ``value`` would not come back from JSON as it is (``None`` when it would)."""
-    if value is None or isinstance(value, (bool, int, float)):
-        return None
-    if isinstance(value, str):
-        return f"{where} is text that is not valid Unicode (a lone surrogate)" if _unencodable(value) else None
-    if isinstance(value, list):
-        for i, item in enumerate(value):
-            problem = _json_problem(item, f"{where}[{i}]")
-            if problem:
-                return problem
-        return None
-    if isinstance(value, Mapping):
-        for key, item in value.items():
-            if not isinstance(key, str):
-                return f"{where} has the key {key!r} ({type(key).__name__}), and JSON keys are strings"
-            problem = _json_problem(key, f"{where} key") or _json_problem(item, f"{where}[{key!r}]")
-            if problem:
-                return problem
-        return None
-    return f"{where} is a {type(value).__name__}, which JSON does not keep"
-
-
 _UNICODE_ADVICE = (
     "a persistent store keeps text as UTF-8: replace the lone surrogate (e.g. text.encode('utf-8', 'replace').decode())"
 )
 
 
 def _check_text(name: str, value: object) -> None:
-    if isinstance(value, str) and _unencodable(value):
+    if isinstance(value, str) and unencodable(value):
         raise ParameterError(name, value, "is not valid Unicode (it holds a lone surrogate)", _UNICODE_ADVICE)
 
 
@@ -926,15 +893,7 @@ class SQLiteBackend:
         for source in p.derived_from:
             _check_text("provenance.derived_from", source)
         if entry.metadata:
-            problem = _json_problem(entry.metadata, "metadata")
-            if problem:
-                raise ParameterError(
-                    f"entry {entry.id!r} metadata",
-                    dict(entry.metadata),
-                    f"cannot be kept exactly: {problem}",
-                    "a persistent store keeps metadata as JSON: use dicts with string keys, lists, strings, "
-                    "numbers, booleans and None",
-                )
+            check_metadata(entry, "a persistent store keeps metadata as JSON", exact=True)
 
     def check_query(self, query: Query) -> None:
         """Refuse a query whose text the file cannot keep (it is recorded with the search)."""
