@@ -14,7 +14,8 @@ Messages follow one shape so they can be tested to the letter:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import os
+from collections.abc import Callable, Iterable, Sequence
 from os import PathLike
 from pathlib import Path
 
@@ -33,17 +34,48 @@ __all__ = [
     "OutputError",
     "ParameterError",
     "UnknownNameError",
+    "TRACEBACK_ENV",
     "check_positive_int",
     "check_seed",
     "quote",
     "shorten",
+    "traceback_wanted",
 ]
 
 _SHOWN = 160  # characters of a long bad value quoted in a message (a long path still shows whole)
 
 
+TRACEBACK_ENV = "AGENTMEMORY_TRACEBACK"
+"""The environment variable that shows the full traceback of our errors: set it to ``1`` (the command line
+prints it instead of the one line; a notebook cell shows IPython's traceback instead of the one line)."""
+
+
+def traceback_wanted() -> bool:
+    """Whether :data:`TRACEBACK_ENV` asks for full tracebacks (set, and not ``""``, ``0``, ``false`` or ``no``)."""
+    return os.environ.get(TRACEBACK_ENV, "").strip().lower() not in ("", "0", "false", "no")
+
+
 class AgentMemoryError(Exception):
-    """Base class of every error agentmemory raises on bad input."""
+    """Base class of every error agentmemory raises on bad input.
+
+    In IPython and Jupyter, a cell that raises one shows one line, ``<class>: <message>`` (the message
+    names the parameter or file first), instead of the frames inside the library: IPython renders an
+    exception through its ``_render_traceback_``.  With :data:`TRACEBACK_ENV` set (``%env
+    AGENTMEMORY_TRACEBACK=1`` in the notebook, or in the environment of the kernel) the full traceback
+    is shown again.
+    """
+
+    @property
+    def _render_traceback_(self) -> Callable[[], list[str]]:
+        """What IPython calls to render this error: :meth:`one_line`, unless :data:`TRACEBACK_ENV` asks for the
+        traceback; then there is no such attribute (IPython checks with ``hasattr``) and IPython renders its own."""
+        if traceback_wanted():
+            raise AttributeError(f"{TRACEBACK_ENV} is set: IPython renders the full traceback")
+        return self.one_line
+
+    def one_line(self) -> list[str]:
+        """``["<class>: <message>"]``, the message's white space runs (newlines included) made single spaces."""
+        return [f"{type(self).__name__}: {' '.join(str(self).split())}"]
 
 
 class InputError(AgentMemoryError, ValueError):
@@ -226,15 +258,13 @@ class ReportParameterError(AgentMemoryError, ValueError):
 
     ``str(err)`` is the message of the library error in :attr:`cause`,
     unchanged.  IPython shows it as one line (``_render_traceback_``), so a
-    reader of the failed notebook sees the message, not a stack of frames.
+    reader of the failed notebook sees the message, not a stack of frames
+    (:meth:`AgentMemoryError._render_traceback_`, shared by every error of ours).
     """
 
     def __init__(self, cause: AgentMemoryError) -> None:
         self.cause = cause
         super().__init__(str(cause))
-
-    def _render_traceback_(self) -> list[str]:
-        return [f"{type(self).__name__}: {self}"]
 
 
 class NotebookFailed(AgentMemoryError):
