@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 DEFAULT_TIMEOUT = 5.0
 """Seconds a writer waits for another writer of the same store file (:mod:`agentmemory.store.sqlite`)."""
 
-__all__ = ["MemoryStore"]
+__all__ = ["MemoryStore", "dependency_order"]
 
 _ID = attrgetter("id")
 _SCOPE = attrgetter("scope")
@@ -711,3 +711,46 @@ class MemoryStore:
         out = self.get(entry_id).to_dict()
         out["lineage"] = [e.id for e in self.lineage(entry_id)]
         return out
+
+
+def dependency_order(entries: Sequence[MemoryEntry]) -> list[MemoryEntry]:
+    """``entries`` with every entry after the entries of the batch it is derived from; otherwise in order.
+
+    The order :meth:`MemoryStore.add` needs (a source before what is derived from it): how a collection
+    is imported, and how an evaluation ``as_of`` adds each moment's entries.
+
+    Raises:
+        ParameterError: entries derived from each other in a cycle.
+    """
+    if not any(map(_DERIVED_FROM, entries)):  # nothing derived: the order given (no Python code per entry)
+        return list(entries)
+    by_id = {e.id: e for e in entries}
+    placed: set[str] = set()
+    out: list[MemoryEntry] = []
+    for entry in entries:
+        if entry.id in placed:
+            continue
+        stack: list[tuple[MemoryEntry, int]] = [(entry, 0)]
+        on_path = {entry.id}
+        while stack:
+            current, i = stack[-1]
+            sources = [s for s in current.provenance.derived_from if s in by_id and s not in placed]
+            if i < len(sources):
+                stack[-1] = (current, i + 1)
+                source = sources[i]
+                if source in on_path:
+                    raise ParameterError(
+                        "derived_from",
+                        source,
+                        f"is part of a cycle through entry {current.id!r}",
+                        "an entry cannot be derived, directly or not, from itself",
+                    )
+                stack.append((by_id[source], 0))
+                on_path.add(source)
+                continue
+            stack.pop()
+            on_path.discard(current.id)
+            if current.id not in placed:
+                placed.add(current.id)
+                out.append(current)
+    return out

@@ -39,9 +39,9 @@ from agentmemory.errors import ParameterError, StoreError
 from agentmemory.files.atomic import atomic_write_text
 from agentmemory.files.plan import OutputPlan, database_files
 from agentmemory.files.trec import write_run
-from agentmemory.records import MemoryEntry, Query
+from agentmemory.records import Query
 from agentmemory.store.backend import MemoryBackend, Retrieval, recorded_retriever, select_retrievals
-from agentmemory.store.core import MemoryStore
+from agentmemory.store.core import MemoryStore, dependency_order
 from agentmemory.store.sqlite import SQLiteBackend
 
 __all__ = [
@@ -276,44 +276,6 @@ def _json_line(obj: dict[str, Any]) -> str:
     return json.dumps(obj, ensure_ascii=False) + "\n"
 
 
-def _dependency_order(entries: Sequence[MemoryEntry]) -> list[MemoryEntry]:
-    """``entries`` with every entry after the entries of the batch it is derived from; otherwise in order.
-
-    Raises:
-        ParameterError: entries derived from each other in a cycle.
-    """
-    by_id = {e.id: e for e in entries}
-    placed: set[str] = set()
-    out: list[MemoryEntry] = []
-    for entry in entries:
-        if entry.id in placed:
-            continue
-        stack: list[tuple[MemoryEntry, int]] = [(entry, 0)]
-        on_path = {entry.id}
-        while stack:
-            current, i = stack[-1]
-            sources = [s for s in current.provenance.derived_from if s in by_id and s not in placed]
-            if i < len(sources):
-                stack[-1] = (current, i + 1)
-                source = sources[i]
-                if source in on_path:
-                    raise ParameterError(
-                        "derived_from",
-                        source,
-                        f"is part of a cycle through entry {current.id!r}",
-                        "an entry cannot be derived, directly or not, from itself",
-                    )
-                stack.append((by_id[source], 0))
-                on_path.add(source)
-                continue
-            stack.pop()
-            on_path.discard(current.id)
-            if current.id not in placed:
-                placed.add(current.id)
-                out.append(current)
-    return out
-
-
 def import_collection(store: MemoryStore, collection: Collection, *, split: str = "test") -> dict[str, int]:
     """Put ``collection``'s entries, queries and judgments (as ``split``) into ``store``, all or nothing.
 
@@ -334,7 +296,7 @@ def import_collection(store: MemoryStore, collection: Collection, *, split: str 
     for query in collection.queries:
         if query.id in have:
             raise ParameterError("query.id", query.id, "is already in the store", "every query id must be unique")
-    entries = _dependency_order(collection.entries)
+    entries = dependency_order(collection.entries)
     pending: set[str] = set()
     for entry in entries:
         store._check_new(entry, pending)
