@@ -119,7 +119,7 @@ class MemoryStore:
             try:
                 self._load()
             except BaseException:
-                self._backend.close()
+                self._backend.abandon()
                 raise
         self.log: EventLog = self._backend.log
 

@@ -685,6 +685,7 @@ class SQLiteBackend:
         self._last_event: tuple[str, int] | None = None
         self._seen = 0  # the last event seq whose changes the store has applied (see changes_since)
         self._doing: str | None = None  # what is being read, for messages (see reading)
+        self._created_lock = False  # whether opening created the lock file (see abandon)
         self.log = StoredEventLog(self, clock, ids)
 
     @classmethod
@@ -736,11 +737,29 @@ class SQLiteBackend:
                 problem, advice = _sqlite_problem(err)
                 raise StoreError(file, problem, advice) from None
             raise
-        return cls(file, conn, lock, readonly, version, clock, ids)
+        backend = cls(file, conn, lock, readonly, version, clock, ids)
+        backend._created_lock = created
+        return backend
 
     @property
     def where(self) -> str:
         return self.path
+
+    def abandon(self) -> None:
+        """Close a store whose opening failed after this handle was made (its entries would not load): as
+        :meth:`close`, and the lock file is removed when this handle created it, so a refused file keeps
+        nothing of the attempt beside it."""
+        if self.closed:
+            return
+        lock, self._lock = self._lock, None
+        try:
+            self.close()
+        finally:
+            if lock is not None:
+                if self._created_lock:
+                    _unlock_created(lock, self._file)
+                else:
+                    os.close(lock)
 
     def close(self) -> None:
         """Close the connection (SQLite checkpoints the log into the file) and release the writer's lock."""
