@@ -15,8 +15,7 @@ Messages follow one shape so they can be tested to the letter:
 from __future__ import annotations
 
 import os
-import traceback
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from os import PathLike
 from pathlib import Path
 
@@ -42,14 +41,43 @@ __all__ = [
     "check_seed",
     "quote",
     "shorten",
-    "traceback_requested",
+    "traceback_wanted",
 ]
 
 _SHOWN = 160  # characters of a long bad value quoted in a message (a long path still shows whole)
 
 
+TRACEBACK_ENV = "AGENTMEMORY_TRACEBACK"
+"""The environment variable that shows the full traceback of our errors: set it to ``1`` (the command line
+prints it instead of the one line; a notebook cell shows IPython's traceback instead of the one line)."""
+
+
+def traceback_wanted() -> bool:
+    """Whether :data:`TRACEBACK_ENV` asks for full tracebacks (set, and not ``""``, ``0``, ``false`` or ``no``)."""
+    return os.environ.get(TRACEBACK_ENV, "").strip().lower() not in ("", "0", "false", "no")
+
+
 class AgentMemoryError(Exception):
-    """Base class of every error agentmemory raises on bad input."""
+    """Base class of every error agentmemory raises on bad input.
+
+    In IPython and Jupyter, a cell that raises one shows one line, ``<class>: <message>`` (the message
+    names the parameter or file first), instead of the frames inside the library: IPython renders an
+    exception through its ``_render_traceback_``.  With :data:`TRACEBACK_ENV` set (``%env
+    AGENTMEMORY_TRACEBACK=1`` in the notebook, or in the environment of the kernel) the full traceback
+    is shown again.
+    """
+
+    @property
+    def _render_traceback_(self) -> Callable[[], list[str]]:
+        """What IPython calls to render this error: :meth:`one_line`, unless :data:`TRACEBACK_ENV` asks for the
+        traceback; then there is no such attribute (IPython checks with ``hasattr``) and IPython renders its own."""
+        if traceback_wanted():
+            raise AttributeError(f"{TRACEBACK_ENV} is set: IPython renders the full traceback")
+        return self.one_line
+
+    def one_line(self) -> list[str]:
+        """``["<class>: <message>"]``, the message's white space runs (newlines included) made single spaces."""
+        return [f"{type(self).__name__}: {' '.join(str(self).split())}"]
 
 
 class InputError(AgentMemoryError, ValueError):
@@ -232,15 +260,13 @@ class ReportParameterError(AgentMemoryError, ValueError):
 
     ``str(err)`` is the message of the library error in :attr:`cause`,
     unchanged.  IPython shows it as one line (``_render_traceback_``), so a
-    reader of the failed notebook sees the message, not a stack of frames.
+    reader of the failed notebook sees the message, not a stack of frames
+    (:meth:`AgentMemoryError._render_traceback_`, shared by every error of ours).
     """
 
     def __init__(self, cause: AgentMemoryError) -> None:
         self.cause = cause
         super().__init__(str(cause))
-
-    def _render_traceback_(self) -> list[str]:
-        return [f"{type(self).__name__}: {self}"]
 
 
 class NotebookFailed(AgentMemoryError):
@@ -272,15 +298,6 @@ class RetrieverContractError(AgentMemoryError, AssertionError):
 
 class CacheWarning(UserWarning):
     """A cache file was ignored (corrupt, from another version) or could not be written; the run goes on."""
-
-
-TRACEBACK_ENV = "AGENTMEMORY_TRACEBACK"
-"""The environment variable that, set to ``1``, shows the full traceback behind a one-line error."""
-
-
-def traceback_requested() -> bool:
-    """Whether ``AGENTMEMORY_TRACEBACK=1`` asks for full tracebacks (the CLI's ``--traceback`` asks too)."""
-    return os.environ.get(TRACEBACK_ENV, "").strip() == "1"
 
 
 class PluginError(AgentMemoryError):
@@ -321,11 +338,6 @@ class PluginError(AgentMemoryError):
         text = " ".join(str(err).split())
         problem = f"raised {type(err).__name__}" + (f": {shorten(text, 200)}" if text else "")
         return cls(kind, plugin, label, call, problem)
-
-    def _render_traceback_(self) -> list[str]:
-        if traceback_requested():
-            return [line.rstrip("\n") for line in traceback.format_exception(self)]
-        return [f"{type(self).__name__}: {self}"]
 
 
 class MemorySystemError(AgentMemoryError):

@@ -159,3 +159,81 @@ def test_locomo_questions_are_asked_after_the_whole_conversation() -> None:
     assert [q.hits for q in as_of] == [q.hits for q in plain]
     scopes = {q.id: q.scope for q in sample.queries}
     assert all(r.visible == sum(e.scope == scopes[r.query_id] for e in sample.entries) for r in as_of)
+
+
+# -- a derived entry without a date, from a dated source ---------------------------------------------------
+
+DERIVED_CORPUS = [
+    {
+        "_id": "d1",
+        "text": "summary: Maya likes lentil curry",
+        "provenance": {"source": "derived", "derived_from": ["m1"]},
+    },
+    {"_id": "m1", "text": "Maya likes lentil curry", "created_at": "2026-03-05T12:00:00Z"},
+    {"_id": "m0", "text": "an undated lentil note"},
+    {"_id": "d2", "text": "summary of the summary", "provenance": {"source": "derived", "derived_from": ["d1", "m0"]}},
+]
+
+
+def _derived_folder(root, asked: bool):
+    """A valid collection: d1 (no created_at, never hidden) is derived from m1 (dated), listed before it."""
+    import json
+
+    queries = [{"_id": "q1", "text": "what lentil dish"}, {"_id": "q2", "text": "lentil summary"}]
+    if asked:
+        queries[0]["asked_at"] = "2026-03-02T12:00:00Z"  # before m1 exists
+        queries[1]["asked_at"] = "2026-03-09T12:00:00Z"
+    (root / "qrels").mkdir(parents=True)
+    (root / "corpus.jsonl").write_text("".join(json.dumps(o) + "\n" for o in DERIVED_CORPUS), encoding="utf-8")
+    (root / "queries.jsonl").write_text("".join(json.dumps(o) + "\n" for o in queries), encoding="utf-8")
+    (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\tm1\t1\nq2\td1\t1\n", encoding="utf-8")
+    return root
+
+
+@pytest.mark.parametrize("asked", [False, True], ids=["no-asked_at", "asked_at"])
+def test_an_undated_derived_entry_comes_with_its_dated_source(tmp_path, asked) -> None:
+    """--as-of used to fail ("derived_from 'm1' is not in the store") when a derived entry had no created_at and
+    its source had one, even with no asked_at at all: undated entries were added before dated ones.  An entry now
+    exists once it and its sources exist: d1 and d2 come with m1, so a query asked before m1 sees m0 only."""
+    from agentmemory import load
+
+    collection = load(_derived_folder(tmp_path / "c", asked))
+    per_query = evaluate(collection, "bm25", k=5, as_of=True).results[0].per_query
+    visible = {r.query_id: r.visible for r in per_query}
+    assert visible == ({"q1": 1, "q2": 4} if asked else {"q1": 4, "q2": 4})
+    if asked:
+        assert [h.entry_id for h in per_query[0].hits] == ["m0"]
+    else:
+        plain = evaluate(collection, "bm25", k=5).results[0].per_query
+        assert [r.hits for r in per_query] == [r.hits for r in plain]
+
+
+def test_an_undated_derived_entry_evaluates_as_of_from_the_command_line(tmp_path, capsys) -> None:
+    """The same collection through ``agentmemory eval --as-of``: exit 0 and the library's visible counts."""
+    import json
+
+    from agentmemory.cli.app import main
+
+    folder = _derived_folder(tmp_path / "c", asked=True)
+    out = tmp_path / "as-of.json"
+    assert main(["eval", "--collection", str(folder), "--retrievers", "bm25", "--as-of", "--out", str(out)]) == 0
+    written = json.loads(out.read_text(encoding="utf-8"))
+    assert [row["visible_entries"] for row in written["per_query"]] == [1, 4]
+
+
+def test_an_undated_derived_entry_evaluates_as_of_in_the_eval_notebook(tmp_path) -> None:
+    """The eval notebook with as_of=True on the same collection runs to its end (it used to stop in the
+    evaluation cell)."""
+    import papermill
+    from conftest import REPO_ROOT
+
+    folder = _derived_folder(tmp_path / "c", asked=True)
+    papermill.execute_notebook(
+        str(REPO_ROOT / "notebooks" / "eval.ipynb"),
+        str(tmp_path / "out.ipynb"),
+        parameters={"collection": str(folder), "retrievers": "bm25", "as_of": True, "k": 3},
+        kernel_name="python3",
+        cwd=str(REPO_ROOT),
+        progress_bar=False,
+        log_output=False,
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import socket
 import subprocess
@@ -1058,3 +1059,35 @@ def test_the_compiled_selection_is_only_for_large_indexes(monkeypatch) -> None:
         assert [h.entry_id for h in dense.search("q", 1)] == ["a"]
         assert [[h.entry_id for h in hits] for hits in dense.search_batch(["q"], 1)] == [["a"]]
     assert calls == []
+
+
+CORRUPT_CACHE = r"""
+import io, json
+import numpy as np
+from agentmemory.files import cache
+path = cache.embeddings_path("enc", {"texts": "abc"})
+path.parent.mkdir(parents=True)
+buffer = io.BytesIO()
+np.savez(buffer, vectors=np.zeros((2, 2), np.float32), meta=np.frombuffer(json.dumps({"format": 99}).encode(), np.uint8))
+path.write_bytes(buffer.getvalue())
+assert cache.load_embeddings("enc", {"texts": "abc"}, 2, 2) is None
+"""
+
+
+def test_a_corrupt_cache_file_warns_in_exactly_one_stderr_line(tmp_path: Path) -> None:
+    """The warning as a user sees it on stderr, to the letter: one line, without the source line of our code that
+    warned (the warnings module prints one beneath the warning when the file it names exists)."""
+    folder = tmp_path / "cache"
+    env = {**os.environ, "AGENTMEMORY_CACHE": str(folder)}
+    env.pop("PYTHONWARNINGS", None)
+    script = tmp_path / "script.py"  # a file, not -c: the old two-line warning quoted its source line
+    script.write_text(CORRUPT_CACHE)
+    proc = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    (path,) = (folder / "embeddings").iterdir()
+    assert proc.stderr == (
+        f"agentmemory:0: CacheWarning: agentmemory: embedding cache file {path} was written by another version "
+        "(format 99, this version reads 1); recomputing it\n"
+    )

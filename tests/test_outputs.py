@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import os
 import re
+import sqlite3
 from pathlib import Path
 
 import pytest
 
 from agentmemory.errors import OutputError, ParameterError
 from agentmemory.files import atomic as amio
-from agentmemory.files.output_plan import OutputPlan, collection_inputs
+from agentmemory.files.output_plan import DATABASE_COMPANIONS, OutputPlan, collection_inputs
+from agentmemory.store.sqlite import LOCK_SUFFIX
 
 
 def _exact(text: str) -> str:
@@ -144,3 +146,24 @@ def test_write_replaces_each_output_whole(tmp_path: Path) -> None:
     assert plan.write() == [a]
     assert a.read_bytes() == b"bytes\n"
     assert sorted(p.name for p in tmp_path.rglob("*")) == ["a.json", "x"]
+
+
+@pytest.mark.parametrize("suffix", ["-wal", "-shm", "-journal", "-lock"])
+def test_a_sqlite_input_brings_its_companion_files_as_inputs(tmp_path, suffix) -> None:
+    """An input that is a SQLite database makes its -wal, -shm, -journal and the store writer's -lock inputs too
+    (present or not): an output there is refused, naming it."""
+    assert LOCK_SUFFIX in DATABASE_COMPANIONS
+    database = tmp_path / "memory.db"
+    sqlite3.connect(database).execute("CREATE TABLE t (x)").connection.close()
+    plan = OutputPlan([database])
+    companion = tmp_path / f"memory.db{suffix}"
+    message = f"--out: {str(companion)!r} (str) is the input file {str(companion)!r}; write outputs elsewhere"
+    with pytest.raises(ParameterError, match=re.escape(message)):
+        plan.file("--out", str(companion))
+
+
+def test_a_text_input_brings_no_companions(tmp_path) -> None:
+    """Only a SQLite database has companions: beside a text input, a file named like a journal is an output like any."""
+    source = tmp_path / "notes.txt"
+    source.write_text("not a database\n")
+    assert OutputPlan([source]).file("--out", tmp_path / "notes.txt-wal") == tmp_path / "notes.txt-wal"

@@ -14,6 +14,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -830,3 +831,25 @@ def test_the_backend_reads_a_store_without_building_indexes(recorded) -> None:
         assert isinstance(backend.history("m1")[-1], EntryVersion)
     finally:
         backend.close()
+
+
+def test_a_writer_waiting_on_a_lock_file_that_is_removed_opens_the_new_one(tmp_path) -> None:
+    """A writer that created the lock file and failed to open the store removes the file while still holding it;
+    a second writer that was waiting on that file then finds it gone and locks the new one, so a third writer is
+    still kept out (locking the removed file would have let the third one in: two writers)."""
+    path = tmp_path / "s.db"
+    MemoryStore.open(path).close()
+    lock_path = Path(f"{path}{persist.LOCK_SUFFIX}")
+    first = MemoryStore.open(path)
+    opened: list[MemoryStore] = []
+    waiting = threading.Thread(target=lambda: opened.append(MemoryStore.open(path, timeout=10)))
+    waiting.start()
+    time.sleep(0.3)  # the second writer is waiting on the lock file's inode
+    lock_path.unlink()  # what a failed opener that created the file does, still holding the lock
+    first.close()
+    waiting.join(timeout=10)
+    assert len(opened) == 1 and lock_path.exists()
+    with pytest.raises(StoreLockedError, match="store is locked by another writer"):
+        MemoryStore.open(path, timeout=0)
+    opened[0].close()
+    MemoryStore.open(path, timeout=0).close()

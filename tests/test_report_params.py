@@ -4,11 +4,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import nbformat
+import papermill
 import pytest
 from conftest import REPO_ROOT
 
 from agentmemory.datasets.collection import default_collection_path
-from agentmemory.errors import AgentMemoryError, ParameterError, ReportParameterError, check_positive_int
+from agentmemory.errors import (
+    TRACEBACK_ENV,
+    AgentMemoryError,
+    ParameterError,
+    ReportParameterError,
+    check_positive_int,
+    traceback_wanted,
+)
 from agentmemory.report.params import SHIPPED, eval_setup, explore_setup
 
 GARDEN = REPO_ROOT / "tests" / "data" / "garden-notes"
@@ -140,3 +149,69 @@ def test_relative_collection_resolves_against_the_working_directory(monkeypatch)
     monkeypatch.chdir(REPO_ROOT / "tests")
     setup = _eval(collection=str(Path("data") / "garden-notes"))
     assert setup.collection.name == "garden-notes"
+
+
+# -- our errors in a notebook: one line, the parameter first (through papermill) -------------------------
+
+
+def _failing_notebook(tmp_path: Path, source: str) -> tuple[Path, Path]:
+    """A one-cell notebook running ``source``, and where papermill writes the executed copy."""
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell(source)]
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    path = tmp_path / "failing.ipynb"
+    nbformat.write(notebook, path)
+    return path, tmp_path / "out.ipynb"
+
+
+def _papermill_error(notebook: Path, out: Path) -> papermill.PapermillExecutionError:
+    with pytest.raises(papermill.PapermillExecutionError) as info:
+        papermill.execute_notebook(
+            str(notebook),
+            str(out),
+            kernel_name="python3",
+            progress_bar=False,
+            log_output=False,
+            cwd=str(notebook.parent),
+        )
+    return info.value
+
+
+K_ZERO = "k: 0 (int) is less than 1; k must be an integer >= 1"
+
+
+def test_a_library_error_in_a_notebook_cell_is_one_line_naming_the_parameter_first(tmp_path, monkeypatch):
+    """Any of our errors (here a ParameterError from MemoryStore.search, not a notebook parameter) shows in the failing
+    cell as one line, ``ParameterError: k: ...``, not the frames inside the library; papermill's error names the
+    parameter too."""
+    monkeypatch.delenv("AGENTMEMORY_TRACEBACK", raising=False)
+    notebook, out = _failing_notebook(tmp_path, "from agentmemory import MemoryStore\nMemoryStore().search('x', k=0)")
+    err = _papermill_error(notebook, out)
+    assert (err.ename, err.evalue) == ("ParameterError", K_ZERO)
+    assert err.traceback == [f"ParameterError: {K_ZERO}"]
+    assert K_ZERO in str(err)
+    [cell] = [c for c in nbformat.read(out, as_version=4).cells if "search" in c.source]
+    [output] = cell.outputs
+    assert output.traceback == [f"ParameterError: {K_ZERO}"]
+
+
+def test_the_full_traceback_is_one_environment_variable_away(tmp_path, monkeypatch):
+    """With AGENTMEMORY_TRACEBACK=1 the same cell shows IPython's full traceback, frames inside the library included."""
+    monkeypatch.setenv("AGENTMEMORY_TRACEBACK", "1")
+    notebook, out = _failing_notebook(tmp_path, "from agentmemory import MemoryStore\nMemoryStore().search('x', k=0)")
+    err = _papermill_error(notebook, out)
+    text = "\n".join(err.traceback)
+    assert err.ename == "ParameterError" and len(err.traceback) > 3
+    assert "check_positive_int" in text and "core.py" in text
+
+
+@pytest.mark.parametrize(("value", "wanted"), [("1", True), ("yes", True), ("", False), ("0", False), ("false", False)])
+def test_traceback_wanted_reads_the_environment_variable(monkeypatch, value, wanted):
+    """The one setting: AGENTMEMORY_TRACEBACK set to anything but '', 0, false or no; then an error has no
+    _render_traceback_ (IPython checks with hasattr, and renders its own traceback)."""
+    monkeypatch.setenv(TRACEBACK_ENV, value)
+    assert traceback_wanted() is wanted
+    err = ParameterError("k", 0, "is less than 1", "k must be an integer >= 1")
+    assert hasattr(err, "_render_traceback_") is not wanted
+    if not wanted:
+        assert err._render_traceback_() == [f"ParameterError: {K_ZERO}"]

@@ -307,3 +307,26 @@ def test_a_read_only_location_refuses_an_import(imported, capsys, monkeypatch) -
         "write to\n"
     )
     assert imported.read_bytes() == before
+
+
+@pytest.mark.parametrize("suffix", ["-lock", "-wal", "-shm", ""])
+@pytest.mark.parametrize("command", ["export-run", "export-queries"])
+def test_an_export_never_replaces_a_file_of_the_store_while_a_writer_holds_it(
+    imported, capsys, command, suffix
+) -> None:
+    """``--out`` naming the store, its -wal, -shm or the writer's lock file is refused (exit 2, one line), and the
+    lock still keeps a second writer out: replacing the lock file used to let a second writer open the store."""
+    target = Path(str(imported) + suffix)
+    with MemoryStore.open(imported) as writer:
+        writer.search(Query("q3", "Maya dinner"), k=2)
+        before = target.read_bytes() if target.exists() else None
+        extra = ["--retriever", "bm25"] if command == "export-run" else []
+        code, out, err = run(capsys, "store", command, str(imported), *extra, "--out", str(target))
+        assert code == 2 and out == ""
+        assert err == (
+            f"agentmemory: error: --out: {str(target)!r} (str) is the input file {str(target)!r}; "
+            "write outputs elsewhere: a run never replaces what it reads\n"
+        )
+        assert (target.read_bytes() if target.exists() else None) == before
+        with pytest.raises(persist.StoreLockedError, match="store is locked by another writer"):
+            MemoryStore.open(imported, timeout=0)

@@ -79,7 +79,7 @@ from agentmemory.cli.parsers import (
     add_score_parser,
     add_store_parser,
 )
-from agentmemory.errors import AgentMemoryError, traceback_requested
+from agentmemory.errors import AgentMemoryError, traceback_wanted
 
 __all__ = ["entry_point", "main"]
 
@@ -135,7 +135,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _silence_stdout()
         return 141  # 128 + SIGPIPE, the status a shell shows for a tool stopped by a closed pipe
     except (AgentMemoryError, UsageError) as err:
-        if getattr(args, "traceback", False) or traceback_requested():
+        if getattr(args, "traceback", False) or traceback_wanted():
             traceback.print_exception(err, file=sys.stderr)
         print(f"{PROG}: error: {_one_line(str(err))}", file=sys.stderr)
         return 2

@@ -62,7 +62,7 @@ from agentmemory.retrievers import (
     has_capability,
     resolve_retrievers,
 )
-from agentmemory.store.core import MemoryStore
+from agentmemory.store.core import MemoryStore, dependency_order
 from agentmemory.store.events import HashIds, SteppingClock
 
 __all__ = [
@@ -684,18 +684,30 @@ def _time_slices(collection: Collection, queries: Sequence[Query], as_of: bool, 
     """The order an evaluation adds entries and answers queries in.
 
     Without ``as_of``: every entry (unless ``added``: a reused store holds them
-    already), then every query.  With it: entries without ``created_at`` first,
+    already; sources before what is derived from them), then every query.  With it: entries without ``created_at`` first,
     then, for each distinct ``asked_at`` in ascending order, the entries created
     up to it and the queries asked then; the queries without ``asked_at`` last,
     after every entry.
+
+    An entry exists once it was created *and* its sources exist: its time is the
+    latest of its own ``created_at`` and its sources' times (an undated entry
+    derived from a dated one comes with that source, not before it), and each
+    slice adds sources before the entries derived from them.
     """
     slices = _Slices()
     slices.visible = {}
     if not as_of:
-        slices.append(((() if added else tuple(collection.entries)), tuple(queries)))
+        slices.append(((() if added else tuple(dependency_order(collection.entries))), tuple(queries)))
         return slices
-    timed = sorted((e for e in collection.entries if e.created_at is not None), key=lambda e: e.created_at)  # type: ignore[arg-type,return-value]
-    pending = [e for e in collection.entries if e.created_at is None]
+    ordered = dependency_order(collection.entries)
+    exists: dict[str, datetime | None] = {}
+    for entry in ordered:
+        dated = [exists[s] for s in entry.provenance.derived_from if exists.get(s) is not None]
+        if entry.created_at is not None:
+            dated.append(entry.created_at)
+        exists[entry.id] = max(dated) if dated else None  # type: ignore[type-var]
+    timed = sorted((e for e in ordered if exists[e.id] is not None), key=lambda e: exists[e.id])  # type: ignore[arg-type,return-value]
+    pending = [e for e in ordered if exists[e.id] is None]
     by_time: dict[datetime | None, list[Query]] = {}
     for query in queries:
         by_time.setdefault(query.asked_at, []).append(query)
@@ -704,7 +716,7 @@ def _time_slices(collection: Collection, queries: Sequence[Query], as_of: bool, 
     position = 0
     for moment in [*times, None]:
         asked = by_time.get(moment, [])
-        while position < len(timed) and (moment is None or timed[position].created_at <= moment):  # type: ignore[operator]
+        while position < len(timed) and (moment is None or exists[timed[position].id] <= moment):  # type: ignore[operator]
             pending.append(timed[position])
             position += 1
         for entry in pending:

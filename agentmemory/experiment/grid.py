@@ -330,7 +330,14 @@ class _Reader:
     def read(self, data: Mapping[str, Any], default_name: str) -> Grid:
         where = self.where
         self.keys(data, _TOP_KEYS, "the grid", where.top)
-        name = self.string(data.get("name", default_name), "name", where.top("name"))
+        default = re.sub(r"[^A-Za-z0-9._-]+", "-", default_name).strip("-.") or "experiment"
+        name = self.string(data.get("name", default), "name", where.top("name"))
+        if not _NAME.fullmatch(name):  # the output folder is experiments/<name>: one path component, never ..
+            raise self.fail(
+                where.top("name"),
+                f"name: {name!r} is not usable as a folder name (experiments/<name>); "
+                "use letters, digits, '.', '_' and '-', starting with a letter or digit",
+            )
         k = self.ints(data.get("k", [5]), "k", 1, where.top("k"))
         seeds = self.ints(data.get("seeds", [7]), "seeds", 0, where.top("seeds"))
         measures = self.measures(data.get("measures", []), where.top("measures"))

@@ -42,6 +42,7 @@ from agentmemory.files.atomic import atomic_write_bytes
 __all__ = [
     "CACHE_ENV",
     "FORMAT_VERSION",
+    "WARNING_SOURCE",
     "cache_dir",
     "embeddings_path",
     "load_embeddings",
@@ -93,8 +94,16 @@ def embeddings_path(encoder: str, fields: Mapping[str, Any]) -> Path:
     return cache_dir() / "embeddings" / f"{slug}-{_key({'encoder': encoder, **fields})[:40]}.npz"
 
 
+WARNING_SOURCE = "agentmemory"
+"""Where a :class:`CacheWarning` says it comes from: a name with no source file, so the warnings module
+prints one line, ``agentmemory:0: CacheWarning: agentmemory: embedding cache file ...``, and not the
+line of our code that warned beneath it (Python 3.11 has no ``skip_file_prefixes``)."""
+
+
 def _warn(message: str) -> None:
-    warnings.warn(message, CacheWarning, stacklevel=3)
+    """Emit ``message`` as one :class:`CacheWarning` line (``warnings`` filters on the category and on
+    the module ``agentmemory.files.cache`` apply as usual)."""
+    warnings.warn_explicit(message, CacheWarning, WARNING_SOURCE, 0, module=__name__)
 
 
 def _vectors_sha256(vectors: np.ndarray) -> str:

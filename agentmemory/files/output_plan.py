@@ -12,7 +12,10 @@ A command that writes files (``agentmemory eval``, ``agentmemory retrieve``,
    :func:`collection_inputs`).  An output that resolves to an input file
    (the same path, a path through ``..`` or a symbolic link, a hard link:
    anything with the input's device and inode) is refused: writing it would
-   replace what the run reads.
+   replace what the run reads.  An input that is a SQLite database (a store)
+   brings its companions (:data:`DATABASE_COMPANIONS`: ``-wal``, ``-shm``,
+   ``-journal``, and the store writer's ``-lock``) as inputs too: replacing
+   the lock file of a store another process writes would let a second writer in.
 3. **Render** every output's content (:meth:`OutputPlan.put`).  Rendering
    validates: an id a TREC file cannot hold, a NaN score, text UTF-8 cannot
    encode are refused here, while no file has been touched.
@@ -39,7 +42,28 @@ from pathlib import Path
 from agentmemory.errors import ParameterError, quote
 from agentmemory.files.atomic import commit, make_folders, remove_folders, stage
 
-__all__ = ["OutputPlan", "collection_inputs"]
+__all__ = ["DATABASE_COMPANIONS", "OutputPlan", "collection_inputs", "database_files"]
+
+DATABASE_COMPANIONS = ("-wal", "-shm", "-journal", "-lock")
+"""The files beside a SQLite database ``X`` that belong to it: ``X-wal``, ``X-shm`` and ``X-journal``
+(SQLite's), and ``X-lock``, the lock a store's writer holds (:data:`agentmemory.store.sqlite.LOCK_SUFFIX`)."""
+
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def database_files(path: str | PathLike[str]) -> list[Path]:
+    """A SQLite database's files: ``path`` itself, then one per :data:`DATABASE_COMPANIONS` (whether present or not)."""
+    base = Path(path)
+    return [base, *(base.with_name(base.name + suffix) for suffix in DATABASE_COMPANIONS)]
+
+
+def _is_database(path: Path) -> bool:
+    """Whether ``path`` is a file that starts like a SQLite database."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(len(_SQLITE_HEADER)) == _SQLITE_HEADER
+    except (OSError, ValueError):
+        return False
 
 
 def collection_inputs(path: str | PathLike[str], files: Iterable[str]) -> list[Path]:
@@ -152,10 +176,15 @@ class OutputPlan:
     def add_inputs(self, paths: Iterable[str | PathLike[str]]) -> None:
         """Name files the run reads; every output declared so far, or later, is checked against them.
 
+        A SQLite database brings its companions (:func:`database_files`).
+
         Raises:
             ParameterError: a declared output is one of these files.
         """
-        added = [Path(p) for p in paths]
+        added: list[Path] = []
+        for given in paths:
+            path = Path(given)
+            added.extend(database_files(path) if _is_database(path) else [path])
         self._inputs.extend(added)
         for output in self._outputs:
             self._check_input(output, added)

@@ -296,11 +296,25 @@ def _path(root: str, frames: list[list[Any]]) -> str:
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
+_IN_STRING_BREAKS = ("\x85", "\u2028", "\u2029")  # line breaks to str.splitlines that JSON allows inside a string
+_LINE_BREAK = re.compile("\r\n|[\n\r\v\f\x1c\x1d\x1e]")
+
+
+def _lines(text: str) -> list[str]:
+    """``text.splitlines()``, except that U+0085, U+2028 and U+2029 do not end a line: JSON allows them
+    unescaped inside a string (``json.dumps(..., ensure_ascii=False)`` writes them so), which would
+    otherwise cut such a line in two."""
+    if not any(c in text for c in _IN_STRING_BREAKS):
+        return text.splitlines()
+    lines = _LINE_BREAK.split(text)
+    return lines[:-1] if lines and lines[-1] == "" else lines
+
+
 def json_lines(
     path: str | PathLike[str], text: str, *, expected: str = "", constants: bool = False
 ) -> Iterator[tuple[int, Any]]:
     """``(line number, value)`` of every non-blank line of a JSON-lines file (see :func:`parse_json`)."""
-    for number, raw in enumerate(text.splitlines(), start=1):
+    for number, raw in enumerate(_lines(text), start=1):
         if raw.strip():
             yield number, parse_json(raw, path, number, expected=expected, constants=constants)
 
@@ -373,7 +387,7 @@ def json_values(
     long, nesting too deep: the whole file is then read line by line by
     :func:`json_lines`, whose :func:`parse_json` names the line.
     """
-    kept = text.splitlines()
+    kept = _lines(text)
     if all(kept):
         numbers: list[int] = list(range(1, len(kept) + 1))
     else:  # an empty line is skipped; a line of white space is left to the scanner, which refuses it

@@ -25,15 +25,19 @@ version, on a full disk) are :class:`StoreError`, one line
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any, Union
 
-from agentmemory.errors import StoreError
+from agentmemory.errors import ParameterError, StoreError, UnknownNameError
 from agentmemory.records import Event, Hit, MemoryEntry, Query
 from agentmemory.store.events import Clock, EventLog, IdSource
+
+if TYPE_CHECKING:
+    from agentmemory.store.sqlite import SQLiteBackend
 
 __all__ = [
     "CHANGES",
@@ -41,6 +45,11 @@ __all__ = [
     "MemoryBackend",
     "Retrieval",
     "anonymous_query_id",
+    "check_metadata",
+    "json_problem",
+    "recorded_retriever",
+    "select_retrievals",
+    "unencodable",
 ]
 
 CHANGES = ("add", "derive", "update", "forget")
@@ -118,6 +127,71 @@ class Retrieval:
         return self.query.id or anonymous_query_id(self.query.text, self.timestamp)
 
 
+def unencodable(text: str) -> bool:
+    """Whether ``text`` holds a character UTF-8 cannot encode (a lone surrogate)."""
+    if text.isascii():
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def json_problem(value: Any, where: str, *, tuples: bool = False) -> str | None:
+    """Why ``value`` would not come back from JSON as it is (``None`` when it would): a type JSON does not
+    keep, a key that is not a string, text that is not valid Unicode, or a NaN or infinite number (strict
+    JSON, which our exports write and our loaders read, has no such numbers).  With ``tuples``, a tuple
+    passes as a list (it comes back as one)."""
+    if isinstance(value, float):
+        return None if math.isfinite(value) else f"{where} is {value!r}, which JSON cannot carry"
+    if value is None or isinstance(value, (bool, int)):
+        return None
+    if isinstance(value, str):
+        return f"{where} is text that is not valid Unicode (a lone surrogate)" if unencodable(value) else None
+    if isinstance(value, list) or (tuples and isinstance(value, tuple)):
+        for i, item in enumerate(value):
+            problem = json_problem(item, f"{where}[{i}]", tuples=tuples)
+            if problem:
+                return problem
+        return None
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return f"{where} has the key {key!r} ({type(key).__name__}), and JSON keys are strings"
+            problem = json_problem(key, f"{where} key") or json_problem(item, f"{where}[{key!r}]", tuples=tuples)
+            if problem:
+                return problem
+        return None
+    return f"{where} is a {type(value).__name__}, which JSON does not keep"
+
+
+_METADATA_ALLOWED = "use dicts with string keys, lists, strings, finite numbers, booleans and None"
+
+
+def check_metadata(entry: MemoryEntry, keeps: str = "", *, exact: bool = False) -> None:
+    """Refuse ``entry``'s metadata when a store could not export it and read it back: :func:`json_problem`
+    (NaN and infinities included), or a key the collection format reserves for a field (it would come back
+    as that field, not as metadata).  Unless ``exact`` (a store file), a tuple passes: exported as a list.
+
+    Raises:
+        ParameterError: ``entry '<id>' metadata: {...} (dict) cannot be kept exactly: <why>; <keeps>: <allowed>``.
+    """
+    problem = json_problem(entry.metadata, "metadata", tuples=not exact)
+    if problem:
+        raise ParameterError(
+            f"entry {entry.id!r} metadata",
+            dict(entry.metadata),
+            f"cannot be kept exactly: {problem}",
+            f"{keeps or 'a store exports metadata as JSON'}: {_METADATA_ALLOWED}",
+        )
+    # Deferred: loading the collection formats costs `from agentmemory import MemoryStore` about 150 ms
+    # (measured with -X importtime), and only entries with metadata need their writer.
+    from agentmemory.datasets.beir import corpus_line
+
+    corpus_line(entry)  # a key the format reserves is refused here, named
+
+
 class MemoryBackend:
     """What an in-memory store records: the event log, and the versions of entries that changed.
 
@@ -164,7 +238,9 @@ class MemoryBackend:
         return []
 
     def check_entry(self, entry: MemoryEntry) -> None:
-        """Whether ``entry`` can be kept (anything can, in memory)."""
+        """Whether ``entry`` can be kept so that the store exports it: its metadata (:func:`check_metadata`)."""
+        if entry.metadata:
+            check_metadata(entry)
 
     def check_query(self, query: Query) -> None:
         """Whether ``query`` can be recorded (nothing is, in memory)."""
@@ -241,3 +317,55 @@ class MemoryBackend:
             "records no retrievals (only a persistent store keeps query texts and scored hits)",
             "open a store on disk with MemoryStore.open(path) to record them",
         )
+
+
+Backend = Union[MemoryBackend, "SQLiteBackend"]
+"""Either backend a store can have."""
+
+
+def recorded_retriever(backend: Backend, retriever: str, option: str = "retriever") -> str:
+    """The key of the recorded retriever named ``retriever`` (its key or its label, as the store recorded them).
+
+    Raises:
+        StoreError: an in-memory store (it records no searches), or a store that recorded none.
+        UnknownNameError: no recorded retriever has that key or label (the message lists the keys).
+        ParameterError: ``retriever`` is the label of several recorded retrievers.
+    """
+    if isinstance(backend, MemoryBackend):
+        backend.retrievals()  # raises: an in-memory store records none
+    assert not isinstance(backend, MemoryBackend)
+    known = backend.recorded_retrievers()
+    keys = sorted({key for key, label, _ in known if retriever in (key, label)})
+    if len(keys) == 1:
+        return keys[0]
+    if not known:
+        raise StoreError(backend.where, "has recorded no searches", "search it with a store opened for writing first")
+    if not keys:
+        raise UnknownNameError(option, retriever, sorted({key for key, _, _ in known}))
+    raise ParameterError(option, retriever, f"is the label of several retrievers ({', '.join(keys)})", "pass a key")
+
+
+def select_retrievals(
+    backend: Backend,
+    *,
+    retriever: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    option: str = "retriever",
+) -> list[Retrieval]:
+    """The searches ``backend`` recorded, oldest first: of ``retriever`` (key or label) only, at or after
+    ``since``, before ``until`` (what :meth:`MemoryStore.retrievals <agentmemory.store.core.MemoryStore.retrievals>`
+    and :func:`agentmemory.store.transfer.retrievals` return).
+
+    Raises:
+        StoreError: an in-memory store (it records no searches).
+        UnknownNameError: ``retriever`` names no recorded retriever (the message lists those recorded).
+        ParameterError: ``since`` or ``until`` is not a datetime.
+    """
+    for name, moment in (("since", since), ("until", until)):
+        if moment is not None and not isinstance(moment, datetime):
+            raise ParameterError(name, moment, "is not a datetime", "pass a timezone-aware datetime, or None")
+    if isinstance(backend, MemoryBackend):
+        return backend.retrievals()
+    key = None if retriever is None else recorded_retriever(backend, retriever, option)
+    return backend.retrievals(retriever=key, since=since, until=until)

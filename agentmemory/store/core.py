@@ -44,7 +44,7 @@ from agentmemory.errors import ParameterError, UnknownNameError, check_positive_
 from agentmemory.records import Hit, MemoryEntry, Provenance, Query
 from agentmemory.retrievers import DEFAULT_RETRIEVERS, Retriever, RetrieverLike, RetrieverSpec, resolve_retrievers
 from agentmemory.retrievers.base import as_query
-from agentmemory.store.backend import EntryVersion, MemoryBackend, Retrieval
+from agentmemory.store.backend import EntryVersion, MemoryBackend, Retrieval, check_metadata, select_retrievals
 from agentmemory.store.events import Clock, EventLog, IdSource
 
 if TYPE_CHECKING:
@@ -53,11 +53,12 @@ if TYPE_CHECKING:
 DEFAULT_TIMEOUT = 5.0
 """Seconds a writer waits for another writer of the same store file (:mod:`agentmemory.store.sqlite`)."""
 
-__all__ = ["MemoryStore"]
+__all__ = ["MemoryStore", "dependency_order"]
 
 _ID = attrgetter("id")
 _SCOPE = attrgetter("scope")
 _DERIVED_FROM = attrgetter("provenance.derived_from")
+_METADATA = attrgetter("metadata")
 
 
 class MemoryStore:
@@ -118,7 +119,7 @@ class MemoryStore:
             try:
                 self._load()
             except BaseException:
-                self._backend.close()
+                self._backend.abandon()
                 raise
         self.log: EventLog = self._backend.log
 
@@ -406,6 +407,9 @@ class MemoryStore:
             for entry in batch:  # the first bad entry raises, named
                 self._check_new(entry, pending)
                 pending.add(entry.id)
+        else:
+            for entry in filter(_METADATA, batch):  # what the bulk check leaves: metadata the export must carry
+                check_metadata(entry)
         self._add(batch)
 
     def _all_new(self, batch: list[Any]) -> bool:
@@ -631,9 +635,8 @@ class MemoryStore:
         ``retriever`` keeps one retriever's (its key or label); ``since``
         (inclusive) and ``until`` (exclusive) bound their time.
         """
-        from agentmemory.store.transfer import retrievals
-
-        return retrievals(self, retriever=retriever, since=since, until=until)
+        self._backend.check_open()
+        return select_retrievals(self._backend, retriever=retriever, since=since, until=until)
 
     def search_all(
         self,
@@ -708,3 +711,46 @@ class MemoryStore:
         out = self.get(entry_id).to_dict()
         out["lineage"] = [e.id for e in self.lineage(entry_id)]
         return out
+
+
+def dependency_order(entries: Sequence[MemoryEntry]) -> list[MemoryEntry]:
+    """``entries`` with every entry after the entries of the batch it is derived from; otherwise in order.
+
+    The order :meth:`MemoryStore.add` needs (a source before what is derived from it): how a collection
+    is imported, and how an evaluation ``as_of`` adds each moment's entries.
+
+    Raises:
+        ParameterError: entries derived from each other in a cycle.
+    """
+    if not any(map(_DERIVED_FROM, entries)):  # nothing derived: the order given (no Python code per entry)
+        return list(entries)
+    by_id = {e.id: e for e in entries}
+    placed: set[str] = set()
+    out: list[MemoryEntry] = []
+    for entry in entries:
+        if entry.id in placed:
+            continue
+        stack: list[tuple[MemoryEntry, int]] = [(entry, 0)]
+        on_path = {entry.id}
+        while stack:
+            current, i = stack[-1]
+            sources = [s for s in current.provenance.derived_from if s in by_id and s not in placed]
+            if i < len(sources):
+                stack[-1] = (current, i + 1)
+                source = sources[i]
+                if source in on_path:
+                    raise ParameterError(
+                        "derived_from",
+                        source,
+                        f"is part of a cycle through entry {current.id!r}",
+                        "an entry cannot be derived, directly or not, from itself",
+                    )
+                stack.append((by_id[source], 0))
+                on_path.add(source)
+                continue
+            stack.pop()
+            on_path.discard(current.id)
+            if current.id not in placed:
+                placed.add(current.id)
+                out.append(current)
+    return out

@@ -52,6 +52,7 @@ each in one transaction; a read-only handle refuses it until then.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -64,12 +65,20 @@ from datetime import datetime, timezone
 from os import PathLike
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from agentmemory import __version__
-from agentmemory.errors import MissingFileError, ParameterError, StoreError, StoreLockedError, StoreVersionError
+from agentmemory.errors import (
+    AgentMemoryError,
+    MissingFileError,
+    ParameterError,
+    StoreError,
+    StoreLockedError,
+    StoreVersionError,
+    shorten,
+)
 from agentmemory.records import NO_METADATA, Event, Hit, MemoryEntry, Provenance, Query
-from agentmemory.store.backend import EntryVersion, Retrieval
+from agentmemory.store.backend import EntryVersion, Retrieval, check_metadata, unencodable
 from agentmemory.store.events import Clock, EventLog, IdSource
 
 __all__ = [
@@ -203,46 +212,13 @@ that (they were checked when added), else by the ordinary constructor."""
 # -- checks on what is about to be written ---------------------------------------------------------
 
 
-def _unencodable(text: str) -> bool:
-    if text.isascii():
-        return False
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
-
-
-def _json_problem(value: Any, where: str) -> str | None:
-    """Why ``value`` would not come back from JSON as it is (``None`` when it would)."""
-    if value is None or isinstance(value, (bool, int, float)):
-        return None
-    if isinstance(value, str):
-        return f"{where} is text that is not valid Unicode (a lone surrogate)" if _unencodable(value) else None
-    if isinstance(value, list):
-        for i, item in enumerate(value):
-            problem = _json_problem(item, f"{where}[{i}]")
-            if problem:
-                return problem
-        return None
-    if isinstance(value, Mapping):
-        for key, item in value.items():
-            if not isinstance(key, str):
-                return f"{where} has the key {key!r} ({type(key).__name__}), and JSON keys are strings"
-            problem = _json_problem(key, f"{where} key") or _json_problem(item, f"{where}[{key!r}]")
-            if problem:
-                return problem
-        return None
-    return f"{where} is a {type(value).__name__}, which JSON does not keep"
-
-
 _UNICODE_ADVICE = (
     "a persistent store keeps text as UTF-8: replace the lone surrogate (e.g. text.encode('utf-8', 'replace').decode())"
 )
 
 
 def _check_text(name: str, value: object) -> None:
-    if isinstance(value, str) and _unencodable(value):
+    if isinstance(value, str) and unencodable(value):
         raise ParameterError(name, value, "is not valid Unicode (it holds a lone surrogate)", _UNICODE_ADVICE)
 
 
@@ -274,6 +250,46 @@ def _check_file(path: Path) -> None:
             "is not a SQLite file (it does not start with 'SQLite format 3')",
             "pass the path of an agentmemory store, or a new path to create one",
         )
+    if head:
+        _check_foreign(path)
+
+
+_NOT_A_STORE_ADVICE = "pass the path of a store made by MemoryStore.open or agentmemory store import, or a new path"
+
+
+def _not_a_store(path: Path, tables: list[str]) -> StoreError:
+    shown = ", ".join(tables[:5]) + (f" and {len(tables) - 5} more" if len(tables) > 5 else "")
+    return StoreError(
+        path, f"is a SQLite database but not an agentmemory store (tables: {shown or 'none'})", _NOT_A_STORE_ADVICE
+    )
+
+
+def _check_foreign(path: Path) -> None:
+    """Refuse another program's SQLite database before anything is created beside it (no lock, ``-wal``, ``-shm``).
+
+    The header's ``application_id`` (bytes 68-71) is read from the file; when it is not ours, the file's
+    tables are listed through an ``immutable`` read-only connection, which creates no file and takes no lock.
+    A database with tables is refused here; one that shows none (empty, or a store whose creator has not
+    checkpointed yet) is left to the checks made once the store is open (:func:`_prepare`).
+    """
+    try:
+        with open(path, "rb") as handle:
+            header = handle.read(100)
+    except OSError:
+        return  # the open that follows reports it
+    if len(header) < 72 or int.from_bytes(header[68:72], "big") == APPLICATION_ID:
+        return
+    try:
+        conn = sqlite3.connect(path.resolve().as_uri() + "?mode=ro&immutable=1", uri=True, isolation_level=None)
+        try:
+            tables = _tables(conn)
+        finally:
+            conn.close()
+    except sqlite3.Error as err:
+        problem, advice = _sqlite_problem(err)
+        raise StoreError(path, problem, advice) from None
+    if tables:
+        raise _not_a_store(path, tables)
 
 
 def _try_lock(fd: int) -> bool:
@@ -304,8 +320,47 @@ def _holder(fd: int) -> str:
     return f" (process {text})" if text.isdigit() else ""
 
 
-def _lock(path: Path, timeout: float) -> int:
-    """The open, locked ``<path>-lock`` file's descriptor; waits up to ``timeout`` seconds for another writer."""
+def _same_file(fd: int, path: Path) -> bool:
+    """Whether ``path`` still names the file open as ``fd`` (a lock file removed or replaced meanwhile does not)."""
+    try:
+        mine, there = os.fstat(fd), os.stat(path)
+    except OSError:
+        return False
+    return (mine.st_dev, mine.st_ino) == (there.st_dev, there.st_ino)
+
+
+def _lock(path: Path, timeout: float) -> tuple[int, bool]:
+    """The open, locked ``<path>-lock`` file's descriptor, and whether this call created the file.
+
+    Waits up to ``timeout`` seconds for another writer.  A lock taken on a file that is no longer at
+    ``<path>-lock`` (a writer that created it removed it when its open failed, see
+    :func:`_unlock_created`) does not count: the lock file is opened again.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        fd, created = _lock_once(path, deadline, timeout)
+        if _same_file(fd, path.with_name(path.name + LOCK_SUFFIX)):
+            return fd, created
+        os.close(fd)
+
+
+def _unlock_created(fd: int, path: Path) -> None:
+    """Remove the lock file this process created for a store it then failed to open, and release it.
+
+    Removed while still locked, so that a writer waiting for it finds (by :func:`_same_file`) that it is gone
+    and opens a new one, rather than two writers holding two different files.
+    """
+    lock_path = path.with_name(path.name + LOCK_SUFFIX)
+    try:
+        if _same_file(fd, lock_path):
+            lock_path.unlink()
+    except OSError:  # a lock file left behind is harmless
+        pass
+    finally:
+        os.close(fd)
+
+
+def _lock_once(path: Path, deadline: float, timeout: float) -> tuple[int, bool]:
     lock_path = path.with_name(path.name + LOCK_SUFFIX)
     if not path.parent.is_dir():
         raise StoreError(
@@ -313,20 +368,24 @@ def _lock(path: Path, timeout: float) -> int:
             f"cannot be created: its folder {path.parent} does not exist",
             "create the folder first, or pass a path in an existing folder",
         )
+    created = False
     try:
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o666)
+            created = True
+        except FileExistsError:
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o666)
     except OSError as err:
         raise StoreError(
             path,
             f"cannot be opened for writing: its lock file {lock_path.name} cannot be created ({err.strerror or err})",
             "open it read-only (readonly=True), or keep the store in a folder you can write to",
         ) from None
-    deadline = time.monotonic() + timeout
     while not _try_lock(fd):
         left = deadline - time.monotonic()
         if left <= 0:
             holder = _holder(fd)
-            os.close(fd)
+            os.close(fd)  # never removed here: the file is another writer's lock now
             raise StoreLockedError(
                 path,
                 f"store is locked by another writer{holder}; waited {timeout:g} s",
@@ -338,7 +397,14 @@ def _lock(path: Path, timeout: float) -> int:
         os.write(fd, f"{os.getpid()}\n".encode("ascii"))
     except OSError:  # the pid is only a courtesy for the message above
         pass
-    return fd
+    return fd, created
+
+
+DAMAGED_ADVICE = (
+    "run PRAGMA integrity_check on it (sqlite3 FILE 'PRAGMA integrity_check') to see what is wrong, "
+    "and restore the store from a backup"
+)
+"""What a message about a damaged store file tells the user to do."""
 
 
 def _sqlite_problem(err: sqlite3.Error) -> tuple[str, str]:
@@ -357,7 +423,7 @@ def _sqlite_problem(err: sqlite3.Error) -> tuple[str, str]:
     if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
         return f"is busy ({err})", "retry, or raise the timeout"
     if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
-        return f"is damaged ({err})", "restore it from a copy; PRAGMA integrity_check tells what is wrong"
+        return f"is damaged (SQLite: {err})", DAMAGED_ADVICE
     if name.startswith("SQLITE_CANTOPEN"):
         return f"cannot be opened ({err})", "check that the folder exists and that you may read (and write) there"
     if name.startswith("SQLITE_IOERR"):
@@ -444,12 +510,7 @@ def _prepare(conn: sqlite3.Connection, path: Path, readonly: bool) -> int:
                 )
             _create(conn)
             return SCHEMA_VERSION
-        shown = ", ".join(tables[:5]) + (f" and {len(tables) - 5} more" if len(tables) > 5 else "")
-        raise StoreError(
-            path,
-            f"is a SQLite database but not an agentmemory store (tables: {shown or 'none'})",
-            "pass the path of a store made by MemoryStore.open or agentmemory store import, or a new path",
-        )
+        raise _not_a_store(path, tables)
     if "schema_version" not in tables:
         raise StoreError(path, "is marked as a store but has no schema_version table", "restore it from a copy")
     row = conn.execute("SELECT version FROM schema_version").fetchone()
@@ -514,6 +575,29 @@ _EVENT_COLUMNS = "e.event_id, e.type, e.timestamp, e.entry_ids, e.query_id, e.re
 _EVENTS = "events e LEFT JOIN retrievals r ON r.event = e.seq"
 
 
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+_UNDECODABLE = (ValueError, TypeError, KeyError, IndexError, AttributeError)
+"""What decoding a row the file holds raises when the row is not what this module wrote (damaged bytes)."""
+
+
+def _reads(what: str) -> Callable[[Callable[Concatenate[Any, _P], _R]], Callable[Concatenate[Any, _P], _R]]:
+    """A :class:`SQLiteBackend` (or event log) method that reads ``what`` (``"its entries"``): any SQLite error,
+    and any row that does not decode, becomes one :class:`StoreError` naming the file and ``what``."""
+
+    def wrap(method: Callable[Concatenate[Any, _P], _R]) -> Callable[Concatenate[Any, _P], _R]:
+        @functools.wraps(method)
+        def guarded(self: Any, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+            backend: SQLiteBackend = getattr(self, "_backend", self)
+            with backend.reading(what):
+                return method(self, *args, **kwargs)
+
+        return guarded
+
+    return wrap
+
+
 class StoredEventLog(EventLog):
     """The event log of a persistent store: read from the file, appended to inside the store's transactions.
 
@@ -552,6 +636,7 @@ class StoredEventLog(EventLog):
     def __len__(self) -> int:
         return self._backend.event_count()
 
+    @_reads("its event log")
     def __iter__(self) -> Iterator[Event]:
         rows = self._backend.read(f"SELECT {_EVENT_COLUMNS} FROM {_EVENTS} ORDER BY e.seq")
         return iter(tuple(_event(r) for r in rows))
@@ -563,8 +648,9 @@ class StoredEventLog(EventLog):
         position = index + count if index < 0 else index
         if not 0 <= position < count:
             raise IndexError("event log index out of range")
-        rows = self._backend.read(f"SELECT {_EVENT_COLUMNS} FROM {_EVENTS} WHERE e.seq = ?", (position + 1,))
-        return _event(rows[0])
+        with self._backend.reading("its event log"):
+            rows = self._backend.read(f"SELECT {_EVENT_COLUMNS} FROM {_EVENTS} WHERE e.seq = ?", (position + 1,))
+            return _event(rows[0])
 
     def to_dicts(self) -> list[dict]:
         return [event.to_dict() for event in self]
@@ -598,6 +684,8 @@ class SQLiteBackend:
         self._depth = 0
         self._last_event: tuple[str, int] | None = None
         self._seen = 0  # the last event seq whose changes the store has applied (see changes_since)
+        self._doing: str | None = None  # what is being read, for messages (see reading)
+        self._created_lock = False  # whether opening created the lock file (see abandon)
         self.log = StoredEventLog(self, clock, ids)
 
     @classmethod
@@ -630,7 +718,7 @@ class SQLiteBackend:
         _check_file(file)
         if readonly and not file.exists():
             raise MissingFileError(file, "store")
-        lock = None if readonly else _lock(file, float(timeout))
+        lock, created = (None, False) if readonly else _lock(file, float(timeout))
         conn = None
         try:
             if not readonly and file.exists() and not os.access(file, os.W_OK):
@@ -641,16 +729,37 @@ class SQLiteBackend:
             if conn is not None:
                 conn.close()
             if lock is not None:
-                os.close(lock)
+                if created:  # a refused file keeps nothing of this attempt beside it
+                    _unlock_created(lock, file)
+                else:
+                    os.close(lock)
             if isinstance(err, sqlite3.Error):
                 problem, advice = _sqlite_problem(err)
                 raise StoreError(file, problem, advice) from None
             raise
-        return cls(file, conn, lock, readonly, version, clock, ids)
+        backend = cls(file, conn, lock, readonly, version, clock, ids)
+        backend._created_lock = created
+        return backend
 
     @property
     def where(self) -> str:
         return self.path
+
+    def abandon(self) -> None:
+        """Close a store whose opening failed after this handle was made (its entries would not load): as
+        :meth:`close`, and the lock file is removed when this handle created it, so a refused file keeps
+        nothing of the attempt beside it."""
+        if self.closed:
+            return
+        lock, self._lock = self._lock, None
+        try:
+            self.close()
+        finally:
+            if lock is not None:
+                if self._created_lock:
+                    _unlock_created(lock, self._file)
+                else:
+                    os.close(lock)
 
     def close(self) -> None:
         """Close the connection (SQLite checkpoints the log into the file) and release the writer's lock."""
@@ -715,28 +824,71 @@ class SQLiteBackend:
             problem, advice = _sqlite_problem(err)
             raise StoreError(self.path, problem, advice) from None
 
+    def _error(self, err: sqlite3.Error) -> StoreError:
+        """``err`` as one line naming the file, what failed (what was being read, when known) and what to do."""
+        problem, advice = _sqlite_problem(err)
+        if self._doing is not None:
+            problem = f"{problem} while reading {self._doing}"
+        return StoreError(self.path, problem, advice)
+
+    @contextmanager
+    def reading(self, what: str) -> Iterator[None]:
+        """Reads of ``what`` (``"its entries"``): a SQLite error, or a row that does not decode as this module
+        wrote it (the bytes of a damaged file), is raised as one :class:`StoreError` naming the file and ``what``."""
+        outer = self._doing
+        self._doing = outer or what
+        try:
+            yield
+        except sqlite3.Error as err:
+            raise self._error(err) from None
+        except _UNDECODABLE as err:
+            if isinstance(err, AgentMemoryError) and not isinstance(err, ParameterError):
+                raise
+            raise StoreError(
+                self.path,
+                f"is damaged: a row of {self._doing} does not decode ({type(err).__name__}: {shorten(str(err), 80)})",
+                DAMAGED_ADVICE,
+            ) from None
+        finally:
+            self._doing = outer
+
     def read(self, sql: str, parameters: Sequence[Any] = ()) -> list[Any]:
         """Every row of one query (a committed state; inside a transaction, its own writes too)."""
         self.check_open()
         try:
             return self._conn.execute(sql, parameters).fetchall()
         except sqlite3.Error as err:
-            problem, advice = _sqlite_problem(err)
-            raise StoreError(self.path, problem, advice) from None
+            raise self._error(err) from None
 
     @contextmanager
     def snapshot(self) -> Iterator[None]:
-        """Several reads that see one committed state (a read transaction; within a write one, nothing more)."""
+        """Several reads that see one committed state (a read transaction; within a write one, nothing more).
+
+        A SQLite error starting or ending it is a :class:`StoreError`; when a read inside failed, ending the
+        read transaction cannot replace that read's error.
+        """
         self.check_open()
         if self._conn.in_transaction:
             yield
             return
-        self._conn.execute("BEGIN")
+        try:
+            self._conn.execute("BEGIN")
+        except sqlite3.Error as err:
+            raise self._error(err) from None
         try:
             yield
-        finally:
+        except BaseException:
             if self._conn.in_transaction:
+                try:
+                    self._conn.execute("ROLLBACK")
+                except sqlite3.Error:  # a read transaction leaves nothing to undo
+                    pass
+            raise
+        if self._conn.in_transaction:
+            try:
                 self._conn.execute("COMMIT")
+            except sqlite3.Error as err:
+                raise self._error(err) from None
 
     # -- checks ----------------------------------------------------------------------------------
     def check_entry(self, entry: MemoryEntry) -> None:
@@ -760,15 +912,7 @@ class SQLiteBackend:
         for source in p.derived_from:
             _check_text("provenance.derived_from", source)
         if entry.metadata:
-            problem = _json_problem(entry.metadata, "metadata")
-            if problem:
-                raise ParameterError(
-                    f"entry {entry.id!r} metadata",
-                    dict(entry.metadata),
-                    f"cannot be kept exactly: {problem}",
-                    "a persistent store keeps metadata as JSON: use dicts with string keys, lists, strings, "
-                    "numbers, booleans and None",
-                )
+            check_metadata(entry, "a persistent store keeps metadata as JSON", exact=True)
 
     def check_query(self, query: Query) -> None:
         """Refuse a query whose text the file cannot keep (it is recorded with the search)."""
@@ -888,6 +1032,7 @@ class SQLiteBackend:
             )
 
     # -- reading ---------------------------------------------------------------------------------
+    @_reads("its recorded searches")
     def recorded_retrievers(self) -> list[tuple[str, str, int]]:
         """(key, label, searches) of every retriever whose searches were recorded, by key."""
         return [
@@ -898,9 +1043,11 @@ class SQLiteBackend:
             )
         ]
 
+    @_reads("its event log")
     def event_count(self) -> int:
         return int(self.read("SELECT coalesce(max(seq), 0) FROM events")[0][0])
 
+    @_reads("its entries")
     def live_entries(self) -> list[MemoryEntry]:
         """Every entry that is not forgotten, at its newest version, in the order first added.
 
@@ -914,13 +1061,16 @@ class SQLiteBackend:
         self._seen = self.event_count()
         return [_entry(r[0], r[1:]) for r in rows]
 
+    @_reads("its entries")
     def forgotten_ids(self) -> set[str]:
         return {r[0] for r in self.read("SELECT id FROM entries WHERE forgotten = 1")}
 
+    @_reads("its entries")
     def changed_versions(self) -> dict[str, int]:
         """The newest version of every entry that has more than one."""
         return {r[0]: r[1] for r in self.read("SELECT id, version FROM entries WHERE version > 1")}
 
+    @_reads("its entry versions")
     def changes_since(self) -> list[EntryVersion]:
         """Every entry version written after the last read (by another handle: a reader catching up), oldest first."""
         with self.snapshot():
@@ -933,6 +1083,7 @@ class SQLiteBackend:
             self._seen = self.event_count()
         return [_version(r) for r in rows]
 
+    @_reads("its entry versions")
     def history(self, entry_id: str, current: MemoryEntry | None = None) -> list[EntryVersion]:
         rows = self.read(
             f"SELECT v.entry_id, v.version, v.change, v.supersedes, v.reason, ev.event_id, ev.timestamp, "
@@ -942,6 +1093,7 @@ class SQLiteBackend:
         )
         return [_version(r) for r in rows]
 
+    @_reads("its queries")
     def queries(self) -> list[Query]:
         rows = self.read("SELECT id, text, tags, scope, query_group, metadata FROM queries ORDER BY seq")
         return [
@@ -956,6 +1108,7 @@ class SQLiteBackend:
             for r in rows
         ]
 
+    @_reads("its judgments")
     def judgments(self) -> dict[str, dict[str, dict[str, int]]]:
         out: dict[str, dict[str, dict[str, int]]] = {}
         for split, query_id, entry_id, grade in self.read(
@@ -964,6 +1117,7 @@ class SQLiteBackend:
             out.setdefault(split, {}).setdefault(query_id, {})[entry_id] = grade
         return out
 
+    @_reads("its recorded searches")
     def retrievals(
         self,
         *,
@@ -1022,6 +1176,7 @@ class SQLiteBackend:
             )
         return out
 
+    @_reads("its statistics")
     def stats(self) -> dict[str, Any]:
         """What ``agentmemory store stats`` prints: counts, first and last event, size on disk."""
         with self.snapshot():

@@ -23,6 +23,7 @@ index, and closed again.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -30,16 +31,18 @@ from datetime import datetime
 from os import PathLike
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Union
+from typing import Any, Union
 
+from agentmemory.datasets.beir import _check_split, query_line, write_collection
 from agentmemory.datasets.collection import Collection
-from agentmemory.errors import ParameterError, StoreError, UnknownNameError
-from agentmemory.records import MemoryEntry, Query
-from agentmemory.store.backend import MemoryBackend, Retrieval
-
-if TYPE_CHECKING:
-    from agentmemory.store.core import MemoryStore
-    from agentmemory.store.sqlite import SQLiteBackend
+from agentmemory.errors import ParameterError, StoreError
+from agentmemory.files.atomic import atomic_write_text
+from agentmemory.files.output_plan import OutputPlan, database_files
+from agentmemory.files.trec import write_run
+from agentmemory.records import Query
+from agentmemory.store.backend import MemoryBackend, Retrieval, recorded_retriever, select_retrievals
+from agentmemory.store.core import MemoryStore, dependency_order
+from agentmemory.store.sqlite import SQLiteBackend
 
 __all__ = [
     "UNINDEXED",
@@ -103,35 +106,15 @@ def parse_time(text: str, name: str = "time") -> datetime:
 @contextmanager
 def _reading(source: Source) -> Iterator[MemoryBackend | SQLiteBackend]:
     """The backend of ``source``: a store's own, or a store file opened read-only (and closed after)."""
-    from agentmemory.store.core import MemoryStore
-
     if isinstance(source, MemoryStore):
         source._backend.check_open()
         yield source._backend
         return
-    from agentmemory.store.sqlite import SQLiteBackend
-
     backend = SQLiteBackend.open(source, readonly=True)
     try:
         yield backend
     finally:
         backend.close()
-
-
-def _retriever_key(backend: MemoryBackend | SQLiteBackend, retriever: str, option: str) -> str:
-    """The key of the recorded retriever named ``retriever`` (its key or its label)."""
-    if isinstance(backend, MemoryBackend):
-        backend.retrievals()  # raises: an in-memory store records none
-    assert not isinstance(backend, MemoryBackend)
-    known = backend.recorded_retrievers()
-    keys = sorted({key for key, label, _ in known if retriever in (key, label)})
-    if len(keys) == 1:
-        return keys[0]
-    if not known:
-        raise StoreError(backend.where, "has recorded no searches", "search it with a store opened for writing first")
-    if not keys:
-        raise UnknownNameError(option, retriever, sorted({key for key, _, _ in known}))
-    raise ParameterError(option, retriever, f"is the label of several retrievers ({', '.join(keys)})", "pass a key")
 
 
 def retrievals(
@@ -142,7 +125,7 @@ def retrievals(
     until: datetime | None = None,
     option: str = "retriever",
 ) -> list[Retrieval]:
-    """The searches a persistent store recorded, oldest first.
+    """The searches a persistent store recorded, oldest first (:func:`~agentmemory.store.backend.select_retrievals`).
 
     ``retriever`` keeps one retriever's (its key or its label, as the
     store recorded them); ``since`` (inclusive) and ``until`` (exclusive)
@@ -152,14 +135,26 @@ def retrievals(
         StoreError: an in-memory store (it records no searches).
         UnknownNameError: ``retriever`` names no recorded retriever (the message lists those recorded).
     """
-    for name, moment in (("since", since), ("until", until)):
-        if moment is not None and not isinstance(moment, datetime):
-            raise ParameterError(name, moment, "is not a datetime", "pass a timezone-aware datetime, or None")
     with _reading(source) as backend:
-        if isinstance(backend, MemoryBackend):
-            return backend.retrievals()
-        key = None if retriever is None else _retriever_key(backend, retriever, option)
-        return backend.retrievals(retriever=key, since=since, until=until)
+        return select_retrievals(backend, retriever=retriever, since=since, until=until, option=option)
+
+
+def _store_file(source: Source) -> Path | None:
+    """The file ``source`` keeps its store in (``None`` for a store in memory)."""
+    if isinstance(source, MemoryStore):
+        return source.path
+    return Path(source)
+
+
+def _check_outputs(source: Source, outputs: Sequence[tuple[str, str | PathLike[str]]]) -> None:
+    """Refuse an output (``(option, path)``) that is one of the store's files: the database, its ``-wal``,
+    ``-shm`` or ``-journal``, or the writer's ``-lock`` (replacing the lock would let a second writer in)."""
+    store = _store_file(source)
+    if store is None:
+        return
+    plan = OutputPlan(database_files(store))
+    for option, path in outputs:
+        plan.file(option, path)
 
 
 def _tag(key: str) -> str:
@@ -209,15 +204,14 @@ def export_run(
         StoreError: one query id searched twice in the window.
         UnknownNameError: no such recorded retriever.
     """
-    from agentmemory.files.trec import write_run
-
     if not isinstance(retriever, str) or not retriever:
         raise ParameterError(option, retriever, "is not a retriever name", "name a recorded retriever (key or label)")
+    _check_outputs(source, [("out", out)])
     with _reading(source) as backend:
         if isinstance(backend, MemoryBackend):
             backend.retrievals()
         assert not isinstance(backend, MemoryBackend)
-        key = _retriever_key(backend, retriever, option)
+        key = recorded_retriever(backend, retriever, option)
         found = backend.retrievals(retriever=key, since=since, until=until)
         where = backend.where
     ranked = _by_query(found, where, f"the recorded searches of {key}")
@@ -249,9 +243,7 @@ def export_queries(
     query's own time when it had one, else when it was searched.  A query
     id searched with different texts (or tags, scope, group) is an error.
     """
-    from agentmemory.datasets.beir import query_line
-    from agentmemory.files.atomic import atomic_write_text
-
+    _check_outputs(source, [("out", out)])
     found = retrievals(source, retriever=retriever, since=since, until=until, option=option)
     lines: dict[str, Query] = {}
     where = str(source) if isinstance(source, (str, PathLike)) else str(source.path)
@@ -281,47 +273,7 @@ def export_queries(
 
 
 def _json_line(obj: dict[str, Any]) -> str:
-    import json
-
     return json.dumps(obj, ensure_ascii=False) + "\n"
-
-
-def _dependency_order(entries: Sequence[MemoryEntry]) -> list[MemoryEntry]:
-    """``entries`` with every entry after the entries of the batch it is derived from; otherwise in order.
-
-    Raises:
-        ParameterError: entries derived from each other in a cycle.
-    """
-    by_id = {e.id: e for e in entries}
-    placed: set[str] = set()
-    out: list[MemoryEntry] = []
-    for entry in entries:
-        if entry.id in placed:
-            continue
-        stack: list[tuple[MemoryEntry, int]] = [(entry, 0)]
-        on_path = {entry.id}
-        while stack:
-            current, i = stack[-1]
-            sources = [s for s in current.provenance.derived_from if s in by_id and s not in placed]
-            if i < len(sources):
-                stack[-1] = (current, i + 1)
-                source = sources[i]
-                if source in on_path:
-                    raise ParameterError(
-                        "derived_from",
-                        source,
-                        f"is part of a cycle through entry {current.id!r}",
-                        "an entry cannot be derived, directly or not, from itself",
-                    )
-                stack.append((by_id[source], 0))
-                on_path.add(source)
-                continue
-            stack.pop()
-            on_path.discard(current.id)
-            if current.id not in placed:
-                placed.add(current.id)
-                out.append(current)
-    return out
 
 
 def import_collection(store: MemoryStore, collection: Collection, *, split: str = "test") -> dict[str, int]:
@@ -337,8 +289,6 @@ def import_collection(store: MemoryStore, collection: Collection, *, split: str 
     Raises:
         ParameterError: an entry or query id the store already has.
     """
-    from agentmemory.datasets.beir import _check_split
-
     _check_split(split)
     store._check_writable()
     backend = store._backend
@@ -346,7 +296,7 @@ def import_collection(store: MemoryStore, collection: Collection, *, split: str 
     for query in collection.queries:
         if query.id in have:
             raise ParameterError("query.id", query.id, "is already in the store", "every query id must be unique")
-    entries = _dependency_order(collection.entries)
+    entries = dependency_order(collection.entries)
     pending: set[str] = set()
     for entry in entries:
         store._check_new(entry, pending)
@@ -371,8 +321,6 @@ def import_collection(store: MemoryStore, collection: Collection, *, split: str 
 
 def store_collection(source: Source, *, split: str = "test", name: str | None = None) -> Collection:
     """The store's content as a :class:`Collection`: its live entries (newest versions), queries and ``split``'s judgments."""
-    from agentmemory.store.core import MemoryStore
-
     if isinstance(source, MemoryStore):
         entries = tuple(source)
         backend = source._backend
@@ -401,14 +349,14 @@ def export_collection(source: Source, folder: str | PathLike[str]) -> dict[str, 
     empty but for its header, when it holds none), so the folder loads.
     Returns the written files (relative POSIX path -> sha256), sorted.
     """
-    from agentmemory.datasets.beir import write_collection
-    from agentmemory.store.core import MemoryStore
-
     if isinstance(source, MemoryStore):
         splits = list(source._backend.judgments()) or ["test"]
     else:
         with _reading(source) as reader:
             splits = list(reader.judgments()) or ["test"]
+    root = Path(folder)
+    names = ["corpus.jsonl", "queries.jsonl", *(f"qrels/{split}.tsv" for split in splits)]
+    _check_outputs(source, [("folder", root / name) for name in names])
     written: dict[str, str] = {}
     for split in splits:
         collection = store_collection(source, split=split)
