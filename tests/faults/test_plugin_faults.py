@@ -156,7 +156,8 @@ def test_the_full_traceback_is_one_setting_away(tmp_path: Path, capsys, monkeypa
 
 
 def test_the_error_renders_as_one_line_in_a_notebook(monkeypatch: pytest.MonkeyPatch) -> None:
-    """IPython shows _render_traceback_: the one line, or the whole traceback with AGENTMEMORY_TRACEBACK=1."""
+    """IPython shows _render_traceback_: the one line; with AGENTMEMORY_TRACEBACK=1 there is none, so IPython
+    renders its own full traceback (the renderer every error of ours shares, agentmemory.errors)."""
     try:
         try:
             raise KeyError("x")
@@ -166,7 +167,7 @@ def test_the_error_renders_as_one_line_in_a_notebook(monkeypatch: pytest.MonkeyP
         error = caught
     assert error._render_traceback_() == ["PluginError: retriever plugin 'm:X' (X): search raised KeyError: 'x'"]
     monkeypatch.setenv("AGENTMEMORY_TRACEBACK", "1")
-    assert any("KeyError: 'x'" in line for line in error._render_traceback_())
+    assert not hasattr(error, "_render_traceback_")
 
 
 # -- one ranking: the artifact and the exported run agree --------------------------------------------
