@@ -689,7 +689,7 @@ class _Scorer:
                     metrics[str(m)] = m.definition.provenance(credited_here, m.cutoff)  # type: ignore[misc]
             else:
                 scope = self.scope_ids.get(query.scope, frozenset())
-                metrics.update(compute_measures(group, ranking, qrels, scope_ids=scope))
+                metrics.update(compute_measures(group, ranking, qrels, scope_ids=scope, query=query))
         metrics = {str(m): metrics[str(m)] for m in self.measures}  # the evaluation's order
         if credited is None and self.relevance == "provenance":
             credited = credit([h.entry_id for h in hits], qrels, self.ancestors)
@@ -704,7 +704,7 @@ class _Scorer:
                 scores = {h.entry_id: h.score for h in hits}
             # A measure looking deeper than k has no tie report of the depth-k run.
             at_k = [m for m in self.measures if measure_depth(m, k) == k]
-            reports = {name: r for name, r in tie_reports(at_k, scores, qrels, k).items() if r is not None}
+            reports = {name: r for name, r in tie_reports(at_k, scores, qrels, k, query=query).items() if r is not None}
         return QueryResult(
             query_id=query.id,
             text=query.text,

@@ -44,9 +44,11 @@ from agentmemory.metrics import (
     r_precision,
     recall,
     reciprocal_rank,
+    stale,
     success,
 )
 from agentmemory.metrics.definition import CutoffRule, MeasureDef, QueryContext
+from agentmemory.records import Query
 from agentmemory.registry import Registry
 
 __all__ = [
@@ -263,7 +265,11 @@ class Measure:
         return REGISTRY[self.name]
 
     def compute(
-        self, ranking: Sequence[str], qrels: Mapping[str, int], scope_ids: Iterable[str] | None = None
+        self,
+        ranking: Sequence[str],
+        qrels: Mapping[str, int],
+        scope_ids: Iterable[str] | None = None,
+        query: Query | None = None,
     ) -> float:
         """The measure for one query: its definition's function on a :class:`~.definition.QueryContext`.
 
@@ -274,16 +280,19 @@ class Measure:
                 0 or negative; relevant means >= 1).
             scope_ids: the ids of every entry the query could retrieve, or
                 ``None`` when unknown (the trec_eval measures ignore it).
+            query: the query, or ``None`` when unknown (``QueryContext.query``).
 
         Raises:
             ParameterError: a document id appears twice in ``ranking``, or
                 ``scope_ids`` is not a collection of ids.
         """
         _check_distinct(ranking)
-        return self._compute(ranking, qrels, as_scope(scope_ids))
+        return self._compute(ranking, qrels, as_scope(scope_ids), query)
 
-    def _compute(self, ranking: Sequence[str], qrels: Mapping[str, int], scope_ids: Set[str] | None) -> float:
-        return REGISTRY[self.name].function(QueryContext(ranking, qrels, self.cutoff, scope_ids))
+    def _compute(
+        self, ranking: Sequence[str], qrels: Mapping[str, int], scope_ids: Set[str] | None, query: Query | None = None
+    ) -> float:
+        return REGISTRY[self.name].function(QueryContext(ranking, qrels, self.cutoff, scope_ids, query))
 
 
 def as_scope(scope_ids: Iterable[str] | None) -> Set[str] | None:
@@ -403,10 +412,11 @@ def compute_measures(
     qrels: Mapping[str, int],
     *,
     scope_ids: Iterable[str] | None = None,
+    query: Query | None = None,
 ) -> dict[str, float]:
     """Every measure for one query, keyed by ``str(measure)`` in the given order.
 
-    See :meth:`Measure.compute` for ``ranking``, ``qrels`` and ``scope_ids``.
+    See :meth:`Measure.compute` for ``ranking``, ``qrels``, ``scope_ids`` and ``query``.
 
     Raises:
         ParameterError: an item of ``measures`` is not a :class:`Measure`
@@ -425,7 +435,7 @@ def compute_measures(
                 "is not a Measure",
                 f"parse text first, e.g. with parse_measures({measure!r})",
             )
-        values[str(measure)] = measure._compute(ranking, qrels, scope)
+        values[str(measure)] = measure._compute(ranking, qrels, scope, query)
     return values
 
 
@@ -435,3 +445,4 @@ del _module
 for _definition in longmemeval.DEFINITIONS:  # LongMemEval's official measures, their own family
     register_measure(_definition)
 del _definition
+register_measure(stale.DEFINITION)  # BEAM's stale evidence (lower is better)
