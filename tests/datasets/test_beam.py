@@ -530,3 +530,36 @@ def test_chat_folder_name_must_be_a_trec_id(tmp_path):
     folder = _write(tmp_path / "my chat", None, {"information_extraction": [_question()]})
     with pytest.raises(InputError, match=re.escape("the chat folder's name 'my chat'")):
         load_beam(folder)
+
+
+# -- the command line ----------------------------------------------------------------------------------------
+
+
+def test_eval_on_the_sample_prints_per_ability_tables_with_stale(capsys):
+    """agentmemory eval --format beam prints the comparison table (stale@k marked lower is better) and one row per
+    ability and system with intervals."""
+    from agentmemory.cli.app import main
+
+    status = main(
+        ["eval", "--collection", str(SAMPLE), "--format", "beam", "--retrievers", "bm25", "--metrics", "stale@5",
+         "--k", "5", "--no-progress"]
+    )  # fmt: skip
+    out = capsys.readouterr().out
+    assert status == 0
+    assert "| System | P@5 | R@5 | RR | RR@5 | nDCG@5 | AP@5 | stale@5 (lower is better) |" in out
+    assert "| knowledge_update | 3 | BM25 |" in out
+    assert "Loaded with updates = fresh, indexed_turns = all." in out
+    assert "  1/information_extraction/1: source_chat_ids[1]: message id 99 is not in the chat (a dangling id)" in out
+
+
+def test_updates_flag_and_its_errors(capsys):
+    """--updates both is the format's option on the command line; a value it does not take exits 2 in one line."""
+    from agentmemory.cli.app import main
+
+    base = ["eval", "--collection", str(SAMPLE), "--retrievers", "bm25", "--k", "5", "--no-progress"]
+    assert main([*base, "--updates", "both"]) == 0
+    assert "Loaded with updates = both, indexed_turns = all." in capsys.readouterr().out
+    assert main([*base, "--updates", "stale"]) == 2
+    err = capsys.readouterr().err
+    assert "updates: 'stale' (str) is not a known name; choose from: both, fresh" in err
+    assert "Traceback" not in err and err.count("\n") == 1
