@@ -8,6 +8,8 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentmemory.analysis.comparison_table import systems_table
 from agentmemory.analysis.statistics import per_query_statistics
@@ -204,3 +206,19 @@ def test_direction_flips_markers_and_counts():
     assert "stale@10 (lower is better)" in lower.render("markdown")
     assert lower_is_better("stale@5") and not lower_is_better("nDCG@5")
     assert column_name("stale@5") == "stale@5 (lower is better)" and column_name("P@5") == "P@5"
+
+
+_IDS = st.sampled_from(["o1", "o2", "u1", "u2", "x", "y", "z"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.dictionaries(_IDS, st.sampled_from([1.0, 2.0, 3.0]), max_size=7),
+    st.integers(min_value=1, max_value=8),
+)
+def test_tie_aware_stale_equals_enumeration(scores, k):
+    """For any scores (ties of any size) the closed form equals the mean over every ordering, and lies in [0, 1]."""
+    query = Query("q", "x", metadata={"original_info": ("o1", "o2"), "updated_info": ("u1", "u2")})
+    expected = tie_aware_value(f"stale@{k}", scores, {"u1": 1, "u2": 1}, query=query)
+    assert 0.0 <= expected <= 1.0
+    assert expected == pytest.approx(float(_enumerated(scores, k, query)), abs=1e-12)
