@@ -36,9 +36,11 @@ where the first one lands, so
 first marked entry is original, times the chance that some marked entry falls
 within the group's ``m`` ranks in the cut.  The tie report's ``minimum`` and
 ``maximum`` are the values at the orderings that put judged entries last and
-first (:func:`agentmemory.metrics.tieaware.tie_report`); for ``stale@k``,
-whose originals may be unjudged, they bound the value under those two
-orderings only, not over every ordering.
+first (:func:`agentmemory.metrics.tieaware.tie_report`, the reports' "worst"
+and "best"): for ``stale@k`` under ``--updates fresh`` (the updates judged,
+the originals not) they are a worse and a better value, so ``minimum`` can
+exceed ``maximum``; and as the originals are not moved up, they are not the
+extremes over every ordering.
 """
 
 from __future__ import annotations
