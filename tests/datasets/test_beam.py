@@ -563,3 +563,15 @@ def test_updates_flag_and_its_errors(capsys):
     err = capsys.readouterr().err
     assert "updates: 'stale' (str) is not a known name; choose from: both, fresh" in err
     assert "Traceback" not in err and err.count("\n") == 1
+
+
+def test_as_of_sees_the_whole_chat():
+    """Each question is asked after its chat's last message, so --as-of hides nothing and changes no value."""
+    from agentmemory.evaluation.runner import evaluate
+
+    collection = load_beam(SAMPLE)
+    plain = evaluate(collection, ["bm25"], k=5, measures=["stale@5"], seed=7)
+    timed = evaluate(collection, ["bm25"], k=5, measures=["stale@5"], seed=7, as_of=True)
+    sizes = {"1": 18, "2": 8}
+    assert [r.visible for r in timed.results[0].per_query] == [sizes[q.scope or ""] for q in collection.queries]
+    assert [r.metrics for r in timed.results[0].per_query] == [r.metrics for r in plain.results[0].per_query]
