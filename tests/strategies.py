@@ -45,10 +45,17 @@ runs = st.dictionaries(query_ids, doc_scores, max_size=5)
 qrels_sets = st.dictionaries(query_ids, st.dictionaries(doc_ids, grades, min_size=1, max_size=10), max_size=5)
 
 
+#: Measures that read the query (its metadata), which a ranking and qrels alone do not give: they raise without it
+#: (tests/test_metrics_stale.py checks stale@k with queries).
+NEEDS_QUERY = ("stale",)
+
+
 @st.composite
 def measures(draw: st.DrawFn, family: str | None = None) -> Measure:
-    """Any valid :class:`Measure` from the registry (of one ``family`` when given), with a cutoff where it may take one."""
-    name = draw(st.sampled_from(sorted(n for n, d in REGISTRY.registered().items() if family in (None, d.family))))
+    """Any valid :class:`Measure` from the registry (of one ``family`` when given) computable from a ranking and
+    qrels alone (not :data:`NEEDS_QUERY`), with a cutoff where it may take one."""
+    names = (n for n, d in REGISTRY.registered().items() if family in (None, d.family) and n not in NEEDS_QUERY)
+    name = draw(st.sampled_from(sorted(names)))
     rule = REGISTRY[name].cutoff
     if rule is CutoffRule.FORBIDDEN:
         return Measure(name)

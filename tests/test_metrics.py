@@ -113,6 +113,7 @@ NO_RELEVANT = [
 LME_NAMES = "ndcg_any, recall_all, recall_any, sess.ndcg_any, sess.recall_all, sess.recall_any"
 TREC_EVAL = sorted(n for n, d in REGISTRY.registered().items() if d.family == "trec_eval")
 LONGMEMEVAL = ["ndcg_any", "recall_all", "recall_any", "sess.ndcg_any", "sess.recall_all", "sess.recall_any"]
+BEAM = ["stale"]
 
 
 @pytest.mark.parametrize("name", TREC_EVAL)
@@ -173,12 +174,12 @@ def test_helpers_reject_bad_cutoff(helper, k, message):
 def test_registry_entries_are_consistent():
     """Each registry entry is keyed by its own name and has a one-line description naming its family's reference."""
     assert TREC_EVAL == ["AP", "P", "R", "RR", "Rprec", "Success", "nDCG"]
-    assert sorted(REGISTRY) == sorted(TREC_EVAL + LONGMEMEVAL)
+    assert sorted(REGISTRY) == sorted(TREC_EVAL + LONGMEMEVAL + BEAM)
     for key, definition in REGISTRY.registered().items():
         assert definition.name == key
         assert definition.description and "\n" not in definition.description
-        reference = "trec_eval" if definition.family == "trec_eval" else "LongMemEval official"
-        assert definition.family in ("trec_eval", "LongMemEval")
+        references = {"trec_eval": "trec_eval", "LongMemEval": "LongMemEval official", "BEAM": "BEAM knowledge updates"}
+        reference = references[definition.family]
         assert reference in definition.description
         assert callable(definition.function)
 
@@ -276,7 +277,7 @@ def test_measures_are_hashable_values():
 
 ALL_NAMES = (
     "AP, MAP, MRR, P, R, R-precision, RR, Rprec, Success, hit_rate, map_cut, nDCG, ndcg_any, ndcg_cut, precision, "
-    "recall, recall_all, recall_any, recip_rank, sess.ndcg_any, sess.recall_all, sess.recall_any"
+    "recall, recall_all, recall_any, recip_rank, sess.ndcg_any, sess.recall_all, sess.recall_any, stale"
 )
 
 
@@ -366,7 +367,9 @@ def test_measure_constructor_checks_cutoff(args, message):
 def test_measure_constructor_needs_canonical_name():
     """Measure(...) accepts only canonical names; aliases go through parse_measure."""
     message = (
-        "metric: 'recall' (str) is not a known name; choose from: AP, P, R, RR, Rprec, Success, nDCG, " + LME_NAMES
+        "metric: 'recall' (str) is not a known name; choose from: AP, P, R, RR, Rprec, Success, nDCG, "
+        + LME_NAMES
+        + ", stale"
     )
     with pytest.raises(UnknownNameError, match=f"^{re.escape(message)}$"):
         Measure("recall", 5)
@@ -544,7 +547,9 @@ def test_runtime_measure_is_among_the_choices(registry_restored):
     with pytest.raises(UnknownNameError, match=f"^{re.escape(message)}$"):
         parse_measure("nope@3")
     message = (
-        "metric: 'nope' (str) is not a known name; choose from: AP, Hits, P, R, RR, Rprec, Success, nDCG, " + LME_NAMES
+        "metric: 'nope' (str) is not a known name; choose from: AP, Hits, P, R, RR, Rprec, Success, nDCG, "
+        + LME_NAMES
+        + ", stale"
     )
     with pytest.raises(UnknownNameError, match=f"^{re.escape(message)}$"):
         Measure("nope", 3)

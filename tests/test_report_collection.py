@@ -86,11 +86,14 @@ def test_repair_and_a_beir_folder(tmp_path):
     [
         ({"k": 0}, "k: 0 (int) is less than 1; k must be an integer >= 1"),
         ({"repair": "yes"}, "repair: 'yes' (str) is not a bool; pass repair=True or repair=False"),
-        ({"format": "csv"}, "format: 'csv' (str) is not a known name; choose from: auto, beir, locomo, longmemeval"),
+        (
+            {"format": "csv"},
+            "format: 'csv' (str) is not a known name; choose from: auto, beam, beir, locomo, longmemeval",
+        ),
         (
             {"collection": str(GARDEN), "repair": True},
             "repair: True (bool) is not an option of the beir format; the beir format takes: split "
-            "(repair is an option of: locomo, longmemeval)",
+            "(repair is an option of: beam, locomo, longmemeval)",
         ),
         ({"collection": "no/such.json"}, "no/such.json: no such collection file or folder"),
         (

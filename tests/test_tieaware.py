@@ -248,7 +248,7 @@ def test_measure_without_formula_has_no_tie_aware_value(registry_restored):
     register_measure(MeasureDef("Hits", _hits, CutoffRule.REQUIRED, "relevant in the top k (P_k times k)"))
     message = (
         "measure: 'Hits@2' (str) has no tie-aware formula; "
-        "its MeasureDef sets no tie_aware; the measures with one are: AP, P, R, RR, Rprec, Success, nDCG"
+        "its MeasureDef sets no tie_aware; the measures with one are: AP, P, R, RR, Rprec, Success, nDCG, stale"
     )
     with pytest.raises(ParameterError, match=f"^{re.escape(message)}$"):
         tie_aware_value("Hits@2", HAND_SCORES, HAND_QRELS)

@@ -10,6 +10,12 @@ system other than the baseline also gets a marker and two counts:
 * ``+a/−b``: the number of headline queries on which the system scores
   above / below the baseline (PyTerrier's ``+``/``-`` columns).
 
+Both follow the measure's declared direction (``MeasureDef.direction``): for
+a lower-is-better measure (``stale@k``) the column's header says so, ``▲``
+marks a significantly **lower** value and ``+a/−b`` counts the queries on
+which the system scores below / above the baseline, so ``▲`` and ``+`` are
+always the better side; the notation line says it for those columns.
+
 Everything here reads a :class:`~agentmemory.analysis.statistics.Statistics` computed with
 the run's seed (:func:`agentmemory.analysis.statistics.evaluation_statistics`), so the
 table, ``eval-results.json`` and every report agree.  :func:`comparison_table`
@@ -35,7 +41,7 @@ from agentmemory.analysis.statistics import (
     format_p,
     smallest_p_value,
 )
-from agentmemory.analysis.text_tables import interval_cell, markdown_table
+from agentmemory.analysis.text_tables import column_name, interval_cell, lower_is_better, markdown_table
 from agentmemory.errors import ParameterError
 from agentmemory.evaluation.runner import Evaluation
 from agentmemory.metrics import parse_measure
@@ -90,11 +96,42 @@ class ComparisonTable:
         text = interval_cell(cell.interval, _DECIMALS)
         if cell.versus is None:
             return text
-        marker = cell.versus.marker(self.alpha)
-        return f"{text}{' ' + marker if marker else ''} +{cell.versus.above}/−{cell.versus.below}"
+        marker = self.marker(name, measure)
+        better, worse = self.counts(name, measure)
+        return f"{text}{' ' + marker if marker else ''} +{better}/−{worse}"
+
+    def marker(self, name: str, measure: str) -> str:
+        """``"▲"`` when ``name`` is significantly better than the baseline on ``measure`` (higher, or lower for a
+        lower-is-better measure), ``"▼"`` when significantly worse, else ``""`` (also for the baseline)."""
+        versus = self.cells[(name, measure)].versus
+        if versus is None:
+            return ""
+        marker = versus.marker(self.alpha)
+        if marker and lower_is_better(measure):
+            return "▼" if marker == "▲" else "▲"
+        return marker
+
+    def counts(self, name: str, measure: str) -> tuple[int, int]:
+        """``(a, b)`` of ``+a/−b``: the headline queries on which ``name`` does better / worse than the baseline
+        (scores above / below it, or below / above for a lower-is-better measure); ``(0, 0)`` for the baseline."""
+        versus = self.cells[(name, measure)].versus
+        if versus is None:
+            return 0, 0
+        if lower_is_better(measure):
+            return versus.below, versus.above
+        return versus.above, versus.below
+
+    @property
+    def lower_measures(self) -> tuple[str, ...]:
+        """The columns whose measure declares that lower values are better."""
+        return tuple(m for m in self.measures if lower_is_better(m))
+
+    def column(self, measure: str) -> str:
+        """A column's header: the measure, followed by ``(lower is better)`` when it is."""
+        return column_name(measure)
 
     def header(self) -> list[str]:
-        return ["System", *self.measures]
+        return ["System", *(self.column(m) for m in self.measures)]
 
     def rows(self) -> list[list[str]]:
         """One row per system: its label (``(baseline)`` marked), then a cell per measure."""
@@ -117,7 +154,11 @@ class ComparisonTable:
             groups.setdefault(family or "", []).append(m)
         if set(groups) <= {"trec_eval"}:
             return "trec_eval's definitions"
-        names = {"trec_eval": "trec_eval's definitions", "": "their own definitions"}
+        names = {
+            "trec_eval": "trec_eval's definitions",
+            "": "their own definitions",
+            "BEAM": "agentmemory's stale-evidence definition for BEAM",
+        }
         return " and ".join(
             f"{names.get(family, f'{family} official definitions')} ({', '.join(ms)})" for family, ms in groups.items()
         )
@@ -160,6 +201,12 @@ class ComparisonTable:
                     f"{format_p(adjusted)} after Holm's correction over {self.comparisons} comparisons, so no "
                     "marker can appear, whatever the systems do."
                 )
+        lower = self.lower_measures
+        if lower:
+            text += (
+                f" For {', '.join(lower)} lower is better: ▲ marks a significantly lower value and +a/−b count the "
+                "queries on which the system scores below/above the baseline."
+            )
         return text
 
     def render(self, format: str = "text") -> str:
@@ -167,8 +214,11 @@ class ComparisonTable:
 
         CSV has one row per system and, per measure, the columns ``mean``,
         ``low``, ``high``, ``p_holm_table``, ``marker``, ``above``, ``below``
-        (numbers unrounded, empty for the baseline); the others show the
-        formatted cells with the caption and the notation.
+        (numbers unrounded, empty for the baseline; ``marker`` follows the
+        measure's direction, ``above``/``below`` are the raw counts, and a
+        lower-is-better measure's columns are named ``<measure> (lower is
+        better) <field>``); the others show the formatted cells with the
+        caption and the notation.
         """
         if format == "csv":
             return self._csv()
@@ -183,7 +233,7 @@ class ComparisonTable:
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
         fields = ("mean", "low", "high", "p_holm_table", "marker", "above", "below")
-        writer.writerow(["system", "baseline", *(f"{m} {f}" for m in self.measures for f in fields)])
+        writer.writerow(["system", "baseline", *(f"{self.column(m)} {f}" for m in self.measures for f in fields)])
         for name, label, _ in self.systems:
             row: list[Any] = [label, "yes" if name == self.baseline else "no"]
             for m in self.measures:
@@ -191,7 +241,7 @@ class ComparisonTable:
                 iv = cell.interval
                 row += [repr(iv.mean), repr(iv.low), repr(iv.high)] if iv is not None else ["", "", ""]
                 v = cell.versus
-                row += ["", "", "", ""] if v is None else [repr(v.p_holm_table), v.marker(self.alpha), v.above, v.below]
+                row += ["", "", "", ""] if v is None else [repr(v.p_holm_table), self.marker(name, m), v.above, v.below]
             writer.writerow(row)
         return buffer.getvalue()
 
@@ -272,7 +322,8 @@ def comparison_frame(
 
     Index: the systems' labels (baseline first); columns: a MultiIndex of
     (measure, field) with fields ``mean``, ``low``, ``high``, ``p_holm_table``,
-    ``marker``, ``above``, ``below`` (``NaN``/empty for the baseline's test fields).
+    ``marker``, ``above``, ``below`` (``NaN``/empty for the baseline's test fields; ``marker`` follows the
+    measure's direction, ``above``/``below`` are raw counts).
 
     Without ``statistics`` they are computed here, seeded by the evaluation's
     seed, against ``baseline`` (default the first system) at ``confidence`` and
@@ -304,7 +355,7 @@ def comparison_frame(
             row += (
                 [float("nan"), "", pd.NA, pd.NA]
                 if v is None
-                else [v.p_holm_table, v.marker(table.alpha), v.above, v.below]
+                else [v.p_holm_table, table.marker(name, m), v.above, v.below]
             )
         data.append(row)
     columns = pd.MultiIndex.from_tuples([(m, f) for m in table.measures for f in fields], names=["measure", "field"])

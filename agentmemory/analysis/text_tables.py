@@ -17,11 +17,13 @@ from collections.abc import Sequence
 
 from agentmemory.analysis.statistics import Interval, Statistics, comparisons_preface, describe_comparison
 from agentmemory.evaluation.runner import Evaluation, seed_measures
+from agentmemory.metrics import parse_measure
 from agentmemory.metrics.scoring import default_measures
 
 __all__ = [
     "SEED_COLUMNS",
     "collection_notes",
+    "column_name",
     "comparison_lines",
     "full_report",
     "group_rows",
@@ -29,6 +31,7 @@ __all__ = [
     "interval_cell",
     "interval_rows",
     "interval_table",
+    "lower_is_better",
     "markdown_table",
     "seed_measures",
     "seed_rows",
@@ -40,6 +43,17 @@ __all__ = [
 ]
 
 SEED_COLUMNS = ("Retriever", "mean_recall@k", "mean_precision@k", "MRR")
+
+
+def lower_is_better(measure: str) -> bool:
+    """Whether the measure written ``measure`` (``"stale@10"``) declares that lower values are better
+    (``MeasureDef.direction``)."""
+    return parse_measure(measure).definition.direction == "lower"
+
+
+def column_name(measure: str) -> str:
+    """A table column's header for ``measure``: its text, then ``(lower is better)`` when it is."""
+    return f"{measure} (lower is better)" if lower_is_better(measure) else measure
 
 
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -154,7 +168,7 @@ def group_table(evaluation: Evaluation, statistics: Statistics) -> str:
     defaults = {str(m) for m in default_measures(evaluation.k)}
     names += [m for m in statistics.measures if m not in defaults and m not in names]
     rows = group_rows(evaluation, statistics, names)
-    return "By query group:\n\n" + markdown_table(["Group", "Queries", "System", *names], rows)
+    return "By query group:\n\n" + markdown_table(["Group", "Queries", "System", *map(column_name, names)], rows)
 
 
 def comparison_lines(evaluation: Evaluation, statistics: Statistics) -> list[str]:

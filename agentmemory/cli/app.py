@@ -3,14 +3,14 @@
 Subcommands::
 
     agentmemory eval     [--collection PATH] [--format NAME] [--split SPLIT] [--repair] [--include-captions]
-                         [--granularity session|turn] [--all-turns | --user-turns-only]
+                         [--granularity session|turn] [--all-turns | --user-turns-only] [--updates fresh|both]
                          [--format-option KEY=VALUE ...] [--seed INT] [--k INT] [--retrievers SPECS]
                          [--run NAME=PATH [--memories PATH] ...] [--lenient-run] [--relevance direct|provenance]
                          [--as-of] [--baseline NAME] [--metrics LIST] [--out FILE] [--table-out FILE] [--runs-dir DIR]
                          [--timings] [--progress | --no-progress]
     agentmemory retrieve --out FILE [--collection PATH] [--format NAME] [--split SPLIT] [--repair]
                          [--include-captions] [--granularity session|turn] [--all-turns | --user-turns-only]
-                         [--format-option KEY=VALUE ...] [--retriever SPEC] [--k INT] [--progress | --no-progress]
+                         [--updates fresh|both] [--format-option KEY=VALUE ...] [--retriever SPEC] [--k INT] [--progress | --no-progress]
     agentmemory score QRELS [RUN] [--run NAME=PATH ...] [--k INT] [--metrics LIST] [--per-query]
                       [--complete] [--output-format table|json]
     agentmemory store import STORE COLLECTION [--split SPLIT] [--timeout SECONDS]
@@ -32,8 +32,9 @@ what they share and :mod:`~agentmemory.cli.collection_args` the collection optio
 
 The collection options come from the format declarations
 (:data:`agentmemory.datasets.FORMATS`): ``--split`` (beir), ``--repair``
-(locomo and longmemeval), ``--include-captions`` (locomo), ``--granularity``,
-``--all-turns`` and ``--user-turns-only`` (longmemeval) are generated from the
+(locomo, longmemeval and beam), ``--include-captions`` (locomo), ``--granularity``
+(longmemeval), ``--all-turns`` and ``--user-turns-only`` (longmemeval and beam) and
+``--updates`` (beam) are generated from the
 built-in formats' options, and ``--format-option KEY=VALUE`` (repeatable) passes an option of
 any format, a plugin's included, read with the type the format declares.
 

@@ -7,6 +7,9 @@
 * :mod:`~agentmemory.datasets.longmemeval`: a LongMemEval JSON file (format
   ``longmemeval``, options ``granularity``, ``all_turns``,
   ``user_turns_only`` and ``repair``).
+* :mod:`~agentmemory.datasets.beam`: a BEAM chat folder or a folder of them
+  (format ``beam``, options ``updates``, ``all_turns``, ``user_turns_only``
+  and ``repair``).
 * :mod:`~agentmemory.datasets.synthetic`: seeded synthetic collections (a
   generator, not a format: it reads no file).
 * :mod:`~agentmemory.datasets.base`: the registry :data:`FORMATS`,
@@ -28,7 +31,7 @@ or from an installed package, with an entry point in the group
 
 from __future__ import annotations
 
-from agentmemory.datasets import beir, locomo, longmemeval
+from agentmemory.datasets import beam, beir, locomo, longmemeval
 from agentmemory.datasets.base import FORMATS, OPTION_TYPES, Format, FormatOption, detect_format, load, register_format
 
 __all__ = [
@@ -42,8 +45,8 @@ __all__ = [
     "register_format",
 ]
 
-for _builtin in (beir.FORMAT, locomo.FORMAT, longmemeval.FORMAT):
+for _builtin in (beir.FORMAT, locomo.FORMAT, longmemeval.FORMAT, beam.FORMAT):
     FORMATS.register(_builtin.name, _builtin)
 
-BUILTIN_FORMATS: tuple[str, ...] = (beir.FORMAT.name, locomo.FORMAT.name, longmemeval.FORMAT.name)
+BUILTIN_FORMATS: tuple[str, ...] = (beir.FORMAT.name, locomo.FORMAT.name, longmemeval.FORMAT.name, beam.FORMAT.name)
 """The formats this package registers itself, in detection order (the command line makes flags of their options)."""

@@ -20,7 +20,7 @@ a parameter of that name.
 
 **Detection** (``format="auto"``, :func:`detect_format`): the formats
 registered so far are asked in registration order (the built-in ``beir``,
-``locomo`` and ``longmemeval`` first, then formats registered at run time and
+``locomo``, ``longmemeval`` and ``beam`` first, then formats registered at run time and
 entry points already loaded, in the order they arrived), then the installed entry points
 not yet loaded, by name; the first whose ``recognise`` returns true wins.
 A recogniser may look inside a file, but cheaply (see
@@ -412,7 +412,8 @@ def load(path: str | PathLike[str], format: str = "auto", *, progress: bool = Fa
             (``FORMATS[name].options``): ``split`` for ``beir``,
             ``repair`` and ``include_captions`` for ``locomo``,
             ``granularity``, ``all_turns``, ``user_turns_only`` and
-            ``repair`` for ``longmemeval``.
+            ``repair`` for ``longmemeval``; ``updates``, ``all_turns``,
+            ``user_turns_only`` and ``repair`` for ``beam``.
 
     Raises:
         UnknownNameError: ``format`` is not registered (nor ``"auto"``).

@@ -779,7 +779,7 @@ class _Scorer:
         qrels = self.collection.qrels[query.id]
         tie_at_cutoff = len(deeper) > k and deeper[k].score == deeper[k - 1].score
         metrics, credited = self._metrics(query, [h.entry_id for h in deeper], qrels)
-        reports = self._tie_reports(deeper, qrels, tie_at_cutoff, reachable) if self.ties else None
+        reports = self._tie_reports(query, deeper, qrels, tie_at_cutoff, reachable) if self.ties else None
         return QueryResult(
             query_id=query.id,
             text=query.text,
@@ -809,13 +809,14 @@ class _Scorer:
                     metrics[str(m)] = m.definition.provenance(credited_here, m.cutoff)  # type: ignore[misc]
             else:
                 scope = self.scope_ids.get(query.scope, frozenset())
-                metrics.update(compute_measures(group, ranking, qrels, scope_ids=scope))
+                metrics.update(compute_measures(group, ranking, qrels, scope_ids=scope, query=query))
         if credited is None and self.relevance == "provenance":
             credited = credit(whole[:k], qrels, self.ancestors)
         return {str(m): metrics[str(m)] for m in self.measures}, credited
 
     def _tie_reports(
         self,
+        query: Query,
         deeper: list[Hit],
         qrels: Mapping[str, int],
         tie_at_cutoff: bool,
@@ -835,7 +836,7 @@ class _Scorer:
             scores = {h.entry_id: h.score for h in deeper[:k]}
         # A measure looking deeper than k has no tie report of the depth-k run.
         at_k = [m for m in self.measures if measure_depth(m, k) == k]
-        return {name: r for name, r in tie_reports(at_k, scores, qrels, k).items() if r is not None}
+        return {name: r for name, r in tie_reports(at_k, scores, qrels, k, query=query).items() if r is not None}
 
     def means(self, per_query: Sequence[QueryResult]) -> dict[str, float]:
         headline = [r for r in per_query if r.query_id in self.headline]

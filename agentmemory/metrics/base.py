@@ -44,7 +44,9 @@ from agentmemory.metrics.precision import DEFINITION as PRECISION
 from agentmemory.metrics.r_precision import DEFINITION as R_PRECISION
 from agentmemory.metrics.recall import DEFINITION as RECALL
 from agentmemory.metrics.reciprocal_rank import DEFINITION as RECIPROCAL_RANK
+from agentmemory.metrics.stale import DEFINITION as STALE
 from agentmemory.metrics.success import DEFINITION as SUCCESS
+from agentmemory.records import Query
 from agentmemory.registry import Registry
 
 __all__ = [
@@ -261,7 +263,11 @@ class Measure:
         return REGISTRY[self.name]
 
     def compute(
-        self, ranking: Sequence[str], qrels: Mapping[str, int], scope_ids: Iterable[str] | None = None
+        self,
+        ranking: Sequence[str],
+        qrels: Mapping[str, int],
+        scope_ids: Iterable[str] | None = None,
+        query: Query | None = None,
     ) -> float:
         """The measure for one query: its definition's function on a :class:`~.definition.QueryContext`.
 
@@ -272,16 +278,19 @@ class Measure:
                 0 or negative; relevant means >= 1).
             scope_ids: the ids of every entry the query could retrieve, or
                 ``None`` when unknown (the trec_eval measures ignore it).
+            query: the query, or ``None`` when unknown (``QueryContext.query``).
 
         Raises:
             ParameterError: a document id appears twice in ``ranking``, or
                 ``scope_ids`` is not a collection of ids.
         """
         _check_distinct(ranking)
-        return self._compute(ranking, qrels, as_scope(scope_ids))
+        return self._compute(ranking, qrels, as_scope(scope_ids), query)
 
-    def _compute(self, ranking: Sequence[str], qrels: Mapping[str, int], scope_ids: Set[str] | None) -> float:
-        return REGISTRY[self.name].function(QueryContext(ranking, qrels, self.cutoff, scope_ids))
+    def _compute(
+        self, ranking: Sequence[str], qrels: Mapping[str, int], scope_ids: Set[str] | None, query: Query | None = None
+    ) -> float:
+        return REGISTRY[self.name].function(QueryContext(ranking, qrels, self.cutoff, scope_ids, query))
 
 
 def as_scope(scope_ids: Iterable[str] | None) -> Set[str] | None:
@@ -401,10 +410,11 @@ def compute_measures(
     qrels: Mapping[str, int],
     *,
     scope_ids: Iterable[str] | None = None,
+    query: Query | None = None,
 ) -> dict[str, float]:
     """Every measure for one query, keyed by ``str(measure)`` in the given order.
 
-    See :meth:`Measure.compute` for ``ranking``, ``qrels`` and ``scope_ids``.
+    See :meth:`Measure.compute` for ``ranking``, ``qrels``, ``scope_ids`` and ``query``.
 
     Raises:
         ParameterError: an item of ``measures`` is not a :class:`Measure`
@@ -423,7 +433,7 @@ def compute_measures(
                 "is not a Measure",
                 f"parse text first, e.g. with parse_measures({measure!r})",
             )
-        values[str(measure)] = measure._compute(ranking, qrels, scope)
+        values[str(measure)] = measure._compute(ranking, qrels, scope, query)
     return values
 
 
@@ -434,3 +444,4 @@ for _definition in (PRECISION, RECALL, RECIPROCAL_RANK, NDCG, AVERAGE_PRECISION,
 for _definition in LONGMEMEVAL_DEFINITIONS:
     register_measure(_definition)
 del _definition
+register_measure(STALE)  # BEAM's stale evidence (lower is better)

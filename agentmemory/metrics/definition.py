@@ -20,8 +20,12 @@ if TYPE_CHECKING:  # only for annotations: importing them here would be a cycle 
 
     from agentmemory.metrics.provenance import Credited
     from agentmemory.metrics.tie_context import TieContext
+    from agentmemory.records import Query
 
-__all__ = ["CutoffRule", "MeasureDef", "QueryContext"]
+__all__ = ["DIRECTIONS", "CutoffRule", "MeasureDef", "QueryContext"]
+
+DIRECTIONS: tuple[str, ...] = ("higher", "lower")
+"""What :attr:`MeasureDef.direction` takes: which values of the measure are better."""
 
 
 class CutoffRule(enum.Enum):
@@ -47,12 +51,17 @@ class QueryContext(NamedTuple):
             (an ideal ranking of the gold items present in the haystack)
             decides what ``None`` means: fall back, or raise
             :class:`~agentmemory.errors.ParameterError`.
+        query: the query itself (its ``metadata`` carries what a loader knows
+            beyond the judgments, e.g. BEAM's outdated evidence), or ``None``
+            when unknown (``agentmemory score``); a measure that needs it
+            raises :class:`~agentmemory.errors.ParameterError` without it.
     """
 
     ranking: Sequence[str]
     qrels: Mapping[str, int]
     k: int | None
     scope_ids: Set[str] | None = None
+    query: Query | None = None
 
     @property
     def cutoff(self) -> int:
@@ -97,6 +106,9 @@ class MeasureDef:
             trec_eval measures, ``"LongMemEval"`` for the official LongMemEval
             ones (:mod:`agentmemory.metrics.longmemeval_official`); ``None`` when not
             stated (a plugin's, unless it says).
+        direction: ``"higher"`` (the default) when higher values are better,
+            ``"lower"`` when lower ones are (``stale@k``); the comparison
+            table's markers and counts follow it.
         aliases: other accepted spellings (``("precision",)`` for ``P``).
             Names and aliases are matched ignoring case; none may be taken by
             another registered measure.  They belong to the definition so that
@@ -120,9 +132,12 @@ class MeasureDef:
     provenance: Callable[[Credited, int | None], float] | None = None
     family: str | None = None
     whole_ranking: bool = False
+    direction: str = "higher"
 
     def __post_init__(self) -> None:
         _check_name("measure name", self.name)
+        if self.direction not in DIRECTIONS:
+            raise ParameterError("direction", self.direction, "is not a direction", "give 'higher' or 'lower'")
         if not callable(self.function):
             raise ParameterError("function", self.function, "is not callable", "give function(QueryContext) -> float")
         if not isinstance(self.cutoff, CutoffRule):

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from agentmemory.errors import ParameterError
 from agentmemory.files.trec import trec_order
+from agentmemory.records import Query
 
 __all__ = ["TieContext", "TieGroup", "expected_hits", "tie_groups"]
 
@@ -50,6 +51,7 @@ class TieContext:
             first ``depth`` of them when the run keeps only a top ``depth``.
         scope_ids: the ids the query could retrieve, or ``None`` when unknown
             (see :class:`~agentmemory.metrics.QueryContext`).
+        query: the query, or ``None`` when unknown (``QueryContext.query``).
         relevant: ``r_g`` per group: its entries with grade >= 1.
         num_rel: ``R``: entries judged with grade >= 1, retrieved or not.
     """
@@ -59,6 +61,7 @@ class TieContext:
     k: int | None
     depth: int
     scope_ids: Set[str] | None = None
+    query: Query | None = None
     relevant: tuple[int, ...] = field(init=False)
     num_rel: int = field(init=False)
 

@@ -56,6 +56,7 @@ from typing import Any
 from agentmemory.errors import ParameterError, check_positive_int
 from agentmemory.metrics.base import REGISTRY, Measure, as_scope, parse_measure
 from agentmemory.metrics.tie_context import TieContext, TieGroup, expected_hits, tie_groups
+from agentmemory.records import Query
 
 __all__ = [
     "TieContext",
@@ -130,6 +131,7 @@ def tie_aware_value(
     *,
     depth: int | None = None,
     scope_ids: Set[str] | Sequence[str] | None = None,
+    query: Query | None = None,
 ) -> float:
     """The expected value of ``measure`` over all orderings of tied scores (formulas: module docstring).
 
@@ -146,6 +148,7 @@ def tie_aware_value(
             entry.  ``RR`` (no cutoff) then looks at the top ``depth`` only.
         scope_ids: the ids the query could retrieve, or ``None`` when unknown
             (passed on in the :class:`TieContext`; the built-in measures ignore it).
+        query: the query, or ``None`` when unknown (passed on in the :class:`TieContext`).
 
     When no two scores are equal this is the measure's ordinary value.
 
@@ -161,7 +164,7 @@ def tie_aware_value(
     groups = tie_groups(scores)
     n_scored = len(scores)
     d = n_scored if depth is None else min(depth, n_scored)
-    return expectation(TieContext(groups, qrels, m.cutoff, d, _scope(scope_ids)))
+    return expectation(TieContext(groups, qrels, m.cutoff, d, _scope(scope_ids), query))
 
 
 def _extreme_ranking(groups: Sequence[TieGroup], qrels: Mapping[str, int], best: bool) -> list[str]:
@@ -181,6 +184,7 @@ def tie_report(
     k: int,
     *,
     scope_ids: Set[str] | Sequence[str] | None = None,
+    query: Query | None = None,
 ) -> TieReport | None:
     """The value of ``measure`` on a depth-``k`` run under the tie rule, and how far ties could move it.
 
@@ -216,7 +220,7 @@ def tie_report(
     k = check_positive_int("k", k)
     if m.definition.tie_aware is None:
         return None
-    return _TieBasis(scores, qrels, k, _scope(scope_ids)).report(m)
+    return _TieBasis(scores, qrels, k, _scope(scope_ids), query).report(m)
 
 
 def tie_reports(
@@ -226,6 +230,7 @@ def tie_reports(
     k: int,
     *,
     scope_ids: Set[str] | Sequence[str] | None = None,
+    query: Query | None = None,
 ) -> dict[str, TieReport | None]:
     """:func:`tie_report` of each of ``measures`` on one query, keyed by the measure's text.
 
@@ -239,7 +244,7 @@ def tie_reports(
     k = check_positive_int("k", k)
     if all(m.definition.tie_aware is None for m in chosen):
         return {str(m): None for m in chosen}
-    basis = _TieBasis(scores, qrels, k, _scope(scope_ids))
+    basis = _TieBasis(scores, qrels, k, _scope(scope_ids), query)
     return {str(m): None if m.definition.tie_aware is None else basis.report(m) for m in chosen}
 
 
@@ -258,6 +263,7 @@ class _TieBasis:
         "groups",
         "inside",
         "qrels",
+        "query",
         "rule",
         "scope",
         "size",
@@ -265,11 +271,14 @@ class _TieBasis:
         "worst_is_rule",
     )
 
-    def __init__(self, scores: Mapping[str, float], qrels: Mapping[str, int], k: int, scope: Set[str] | None) -> None:
+    def __init__(
+        self, scores: Mapping[str, float], qrels: Mapping[str, int], k: int, scope: Set[str] | None, query: Query | None
+    ) -> None:
         groups = tie_groups(scores)
         self.groups = groups
         self.qrels = qrels
         self.scope = scope
+        self.query = query
         self.depth = min(k, len(scores))  # tie_aware_value's depth for depth=k
         self.rule = [e for g in groups for e in g.entry_ids][:k]
         self.best = _extreme_ranking(groups, qrels, best=True)[:k]
@@ -289,17 +298,17 @@ class _TieBasis:
         """The report on ``m``, whose definition has a tie-aware expectation."""
         expectation = m.definition.tie_aware
         assert expectation is not None
-        qrels, scope = self.qrels, self.scope
+        qrels, scope, query = self.qrels, self.scope, self.query
         # Measure.compute less its checks: the rankings hold the keys of one mapping (each id once) and
         # scope is already a set or None.  A built-in measure is a pure function of the ranking, so a
         # ranking equal to the rule's has the rule's value; a registered one is called for each ranking.
-        under_rule = m._compute(self.rule, qrels, scope)
+        under_rule = m._compute(self.rule, qrels, scope, query)
         pure = _built_in(m)
         return TieReport(
             value_under_rule=under_rule,
-            expected=expectation(TieContext(self.groups, qrels, m.cutoff, self.depth, scope)),
-            minimum=under_rule if pure and self.worst_is_rule else m._compute(self.worst, qrels, scope),
-            maximum=under_rule if pure and self.best_is_rule else m._compute(self.best, qrels, scope),
+            expected=expectation(TieContext(self.groups, qrels, m.cutoff, self.depth, scope, query)),
+            minimum=under_rule if pure and self.worst_is_rule else m._compute(self.worst, qrels, scope, query),
+            maximum=under_rule if pure and self.best_is_rule else m._compute(self.best, qrels, scope, query),
             straddles_cutoff=self.inside < self.size,
             group_size=self.size,
             group_in_top_k=self.inside,

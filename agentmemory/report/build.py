@@ -80,6 +80,7 @@ SAMPLE = "fixtures/locomo-sample/locomo-sample.json"
 DERIVED = "fixtures/locomo-derived"
 LONGMEMEVAL = "fixtures/longmemeval-sample/longmemeval-sample.json"
 LONGMEMEVAL_MEASURES = "recall_any@5,recall_all@5,ndcg_any@5,recall_any@10,sess.recall_any@5,sess.ndcg_any@5"
+BEAM, BEAM_MEASURES = "fixtures/beam-sample", "recall_any@5,recall_all@5,stale@5"  # BEAM: per ability, stale@k
 _ROOT = Path(__file__).resolve().parent.parent.parent  # the source checkout holding fixtures/
 BASELINES = "bm25,tags,dense,hybrid,recency"
 
@@ -150,6 +151,13 @@ REPORTS: tuple[Report, ...] = (
             "--metrics",
             LONGMEMEVAL_MEASURES,
         ),
+    ),
+    Report(
+        "collection-beam",
+        "collection.ipynb",
+        {"collection": BEAM, "retrievers": "bm25,dense,hybrid", "metrics": BEAM_MEASURES},
+        "collection-beam",
+        ("--collection", f"{{root}}/{BEAM}", "--retrievers", "bm25,dense,hybrid", "--metrics", BEAM_MEASURES),
     ),
     Report("sweep", "sweep.ipynb", {}),
 )

@@ -21,9 +21,10 @@ from agentmemory.analysis.statistics import (
     evaluation_statistics,
     format_p,
 )
-from agentmemory.analysis.text_tables import group_rows, interval_cell, interval_rows
+from agentmemory.analysis.text_tables import column_name, group_rows, interval_cell, interval_rows
 from agentmemory.evaluation.runner import Evaluation
 from agentmemory.report.display import Markdown, Table
+from agentmemory.report.knowledge_update import knowledge_update_tables
 
 __all__ = [
     "comparison_sentences",
@@ -67,9 +68,10 @@ def group_tables(evaluation: Evaluation, statistics: Statistics) -> list[Table]:
     Rows are group x retriever (groups sorted), :func:`agentmemory.analysis.text_tables.group_rows`;
     ``queries`` is the group's number of judged queries.  The excluded
     groups' table (for LoCoMo, ``5 adversarial``) comes second and only when
-    there is one; with no query groups at all, one table says so.
+    there is one; with no query groups at all, one table says so.  A collection with knowledge updates
+    (BEAM) gets :func:`agentmemory.report.knowledge_update.knowledge_update_tables` after them.
     """
-    columns = ["group", "queries", "System", *statistics.measures]
+    columns = ["group", "queries", "System", *map(column_name, statistics.measures)]
     if not statistics.groups:
         return [Table(pd.DataFrame(columns=columns), "No query has a group: there is nothing to break down.")]
     tables = [
@@ -86,7 +88,7 @@ def group_tables(evaluation: Evaluation, statistics: Statistics) -> list[Table]:
                 "Shown separately, left out of the headline means: " + ", ".join(sorted(statistics.excluded_groups)),
             )
         )
-    return tables
+    return tables + knowledge_update_tables(evaluation, statistics)  # BEAM's knowledge updates; [] for the others
 
 
 def comparison_table(evaluation: Evaluation, statistics: Statistics) -> Table:

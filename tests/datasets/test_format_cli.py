@@ -42,7 +42,15 @@ def test_flags_come_from_the_builtin_declarations(command):
     for f in BUILTIN_FORMATS:
         for o in FORMATS[f].options:
             declared.setdefault(o.name, []).append((f, o))
-    assert sorted(declared) == ["all_turns", "granularity", "include_captions", "repair", "split", "user_turns_only"]
+    assert sorted(declared) == [
+        "all_turns",
+        "granularity",
+        "include_captions",
+        "repair",
+        "split",
+        "updates",
+        "user_turns_only",
+    ]
     for name, users in declared.items():
         flag = "--" + name.replace("_", "-")
         assert helps[flag].startswith("; ".join(f"{fmt} format: {option.help}" for fmt, option in users))
@@ -65,7 +73,7 @@ def test_help_lists_every_collection_option(capsys):
         "--user-turns-only longmemeval format: index the user's turns only (the default, stated explicitly)",
         "--include-captions locomo format: append each turn's image caption to its text",
         "--format-option KEY=VALUE an option of the chosen format",
-        "--format NAME collection format: auto (default) or one of beir, locomo, longmemeval",
+        "--format NAME collection format: auto (default) or one of beam, beir, locomo, longmemeval",
     ):
         assert piece in text
 
@@ -144,7 +152,7 @@ ERRORS = [
     ),
     pytest.param(
         ["--format-option", "repair=true"],  # the text as given: beir declares no type for it
-        f"repair: 'true' (str) is not an option of the beir format; {SPLIT_TAKEN} (repair is an option of: locomo, longmemeval)",
+        f"repair: 'true' (str) is not an option of the beir format; {SPLIT_TAKEN} (repair is an option of: beam, locomo, longmemeval)",
         id="option-of-another-format",
     ),
     pytest.param(
@@ -159,7 +167,7 @@ ERRORS = [
     ),
     pytest.param(
         ["--repair"],
-        f"repair: True (bool) is not an option of the beir format; {SPLIT_TAKEN} (repair is an option of: locomo, longmemeval)",
+        f"repair: True (bool) is not an option of the beir format; {SPLIT_TAKEN} (repair is an option of: beam, locomo, longmemeval)",
         id="flag-of-another-format",
     ),
     pytest.param(
@@ -175,7 +183,7 @@ ERRORS = [
     ),
     pytest.param(
         ["--format", "csv"],
-        "--format: 'csv' (str) is not a known name; choose from: auto, beir, locomo, longmemeval",
+        "--format: 'csv' (str) is not a known name; choose from: auto, beam, beir, locomo, longmemeval",
         id="unknown-format",
     ),
 ]

@@ -32,6 +32,9 @@ LONGMEMEVAL_RULE = (
     "'haystack_sessions'"
 )
 LONGMEMEVAL = FIXTURES / "longmemeval-sample" / "longmemeval-sample.json"
+BEAM_RULE = (
+    "beam: a folder holding chat.json and probing_questions/probing_questions.json, or one of whose subfolders does"
+)
 
 
 @pytest.fixture
@@ -47,8 +50,8 @@ def memlist(tmp_path: Path):
 def test_builtin_declarations():
     """beir declares split; locomo repair and include_captions; longmemeval granularity, all_turns,
     user_turns_only and repair; all in detection order, with rules."""
-    assert BUILTIN_FORMATS == ("beir", "locomo", "longmemeval")
-    assert FORMATS.names() == ["beir", "locomo", "longmemeval"]
+    assert BUILTIN_FORMATS == ("beir", "locomo", "longmemeval", "beam")
+    assert FORMATS.names() == ["beam", "beir", "locomo", "longmemeval"]
     assert FORMATS["beir"].options == (
         FormatOption("split", str, "test", "the judgments file to read, qrels/<split>.tsv"),
     )
@@ -64,7 +67,7 @@ def test_builtin_declarations():
         FormatOption("user_turns_only", bool, False, "index the user's turns only (the default, stated explicitly)"),
         FormatOption("repair", bool, False, "repair malformed questions where unambiguous, listing every change"),
     )
-    assert [f"{n}: {FORMATS[n].rule}" for n in BUILTIN_FORMATS] == [BEIR_RULE, LOCOMO_RULE, LONGMEMEVAL_RULE]
+    assert [f"{n}: {FORMATS[n].rule}" for n in BUILTIN_FORMATS] == [BEIR_RULE, LOCOMO_RULE, LONGMEMEVAL_RULE, BEAM_RULE]
     assert FORMATS["beir"].takes_progress and not FORMATS["locomo"].takes_progress
     assert FORMATS["longmemeval"].takes_progress
 
@@ -135,7 +138,7 @@ def test_unrecognised_path_lists_every_rule(tmp_path, name):
         path.write_text("hello", encoding="utf-8")
     expected = (
         f"format: 'auto' (str) cannot tell the format of {str(path)!r}; "
-        f"{BEIR_RULE}; {LOCOMO_RULE}; {LONGMEMEVAL_RULE}; pass format= one of: beir, locomo, longmemeval"
+        f"{BEIR_RULE}; {LOCOMO_RULE}; {LONGMEMEVAL_RULE}; {BEAM_RULE}; pass format= one of: beam, beir, locomo, longmemeval"
     )
     with pytest.raises(ParameterError) as info:
         load(path)
@@ -152,9 +155,7 @@ def test_missing_path(tmp_path):
 @pytest.mark.parametrize("value", ["trec", "BEIR", "", None])
 def test_unknown_format(value):
     """An unknown format names the value, its type and every valid choice."""
-    expected = (
-        f"format: {value!r} ({type(value).__name__}) is not a known name; choose from: auto, beir, locomo, longmemeval"
-    )
+    expected = f"format: {value!r} ({type(value).__name__}) is not a known name; choose from: auto, beam, beir, locomo, longmemeval"
     with pytest.raises(UnknownNameError) as info:
         load(BEIR, format=value)
     assert str(info.value) == expected
@@ -187,7 +188,7 @@ def test_load_locomo_dispatch_matches_load_locomo():
             BEIR,
             {"repair": True},
             "repair: True (bool) is not an option of the beir format; "
-            "the beir format takes: split (repair is an option of: locomo, longmemeval)",
+            "the beir format takes: split (repair is an option of: beam, locomo, longmemeval)",
         ),
         (
             BEIR,
@@ -351,15 +352,15 @@ def test_runtime_format_options_and_names(memlist):
     with pytest.raises(UnknownNameError) as info:
         load(memlist, format="mem")
     assert str(info.value) == (
-        "format: 'mem' (str) is not a known name; choose from: auto, beir, locomo, longmemeval, memlist"
+        "format: 'mem' (str) is not a known name; choose from: auto, beam, beir, locomo, longmemeval, memlist"
     )
     path = memlist.with_suffix(".txt")
     path.write_text("x")
     with pytest.raises(ParameterError) as info:
         load(path)
     assert str(info.value).endswith(
-        f"; {BEIR_RULE}; {LOCOMO_RULE}; {LONGMEMEVAL_RULE}; memlist: {memlist_format.RULE}; "
-        "pass format= one of: beir, locomo, longmemeval, memlist"
+        f"; {BEIR_RULE}; {LOCOMO_RULE}; {LONGMEMEVAL_RULE}; {BEAM_RULE}; memlist: {memlist_format.RULE}; "
+        "pass format= one of: beam, beir, locomo, longmemeval, memlist"
     )
 
 
@@ -573,7 +574,7 @@ def test_entry_point_format_is_detected_after_the_registered_ones(monkeypatch, t
 
     monkeypatch.setattr(importlib.metadata, "entry_points", entry_points)
     try:
-        assert FORMATS.names() == ["beir", "locomo", "longmemeval", "memlist-ep"]
+        assert FORMATS.names() == ["beam", "beir", "locomo", "longmemeval", "memlist-ep"]
         assert detect_format(LOCOMO) == "locomo" and point.loads == 0
         path = tmp_path / "notes.json"
         path.write_text(json.dumps(memlist_format.DOCUMENT))
