@@ -7,7 +7,8 @@ Subcommands::
                          [--format-option KEY=VALUE ...] [--seed INT] [--k INT] [--retrievers SPECS]
                          [--run NAME=PATH [--memories PATH] ...] [--lenient-run] [--relevance direct|provenance]
                          [--as-of] [--baseline NAME] [--metrics LIST] [--out FILE] [--table-out FILE] [--runs-dir DIR]
-                         [--timings] [--progress | --no-progress]
+                         [--timings] [--progress | --no-progress] [--system SPEC ...] [--attribution METHOD]
+                         [--system-timeout SECONDS] [--lenient-system]
     agentmemory retrieve --out FILE [--collection PATH] [--format NAME] [--split SPLIT] [--repair]
                          [--include-captions] [--granularity session|turn] [--all-turns | --user-turns-only]
                          [--format-option KEY=VALUE ...] [--retriever SPEC] [--k INT] [--progress | --no-progress]
@@ -78,6 +79,7 @@ from agentmemory.files.numbers import INTEGER_FORM, parse_integer, parse_number
 
 if TYPE_CHECKING:
     from agentmemory.datasets import FormatOption
+    from agentmemory.systems.registry import SystemSpec
 
 __all__ = ["main", "run_file_names"]
 
@@ -197,9 +199,9 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     ev.add_argument(
         "--relevance",
-        default="direct",
+        default=None,
         metavar="MODE",
-        help="direct (default: trec_eval's judgments) or provenance (a derived memory counts through the judged "
+        help="direct (default without --system: trec_eval's judgments) or provenance (default with --system) (a derived memory counts through the judged "
         "sources its derived_from chain reaches, each source once)",
     )
     ev.add_argument(
@@ -238,6 +240,7 @@ def _build_parser() -> argparse.ArgumentParser:
         default=None,
         help="progress bars (default: on when stderr is a terminal)",
     )
+    _add_system_arguments(ev)
 
     rt = sub.add_parser(
         "retrieve", help="retrieve the top k of every query of a collection into a TREC run file", allow_abbrev=False
@@ -381,6 +384,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     from agentmemory.datasets.collection import require_judgments
     from agentmemory.evaluation.runfiles import parse_run_option, read_run_file
     from agentmemory.evaluation.runner import RELEVANCE_MODES, evaluate
+    from agentmemory.evaluation.system_runs import memories_text, system_table, system_timings
     from agentmemory.files.plan import OutputPlan, collection_inputs
     from agentmemory.files.trec import format_qrels, format_run
     from agentmemory.metrics import parse_measures
@@ -388,7 +392,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
     k = check_positive_int("--k", _int("--k", args.k, "an integer >= 1"))
     seed = check_seed(_int("--seed", args.seed, "an integer >= 0"), "--seed")
-    retrievers = resolve_retrievers(args.retrievers) if args.retrievers.strip() or not args.run else ()
+    retrievers = resolve_retrievers(args.retrievers) if args.retrievers.strip() or not (args.run or args.system) else ()
+    systems_given = _system_options(args)  # memory systems (agentmemory.systems); sets args.relevance's default
     if args.relevance not in RELEVANCE_MODES:
         raise UnknownNameError("--relevance", args.relevance, RELEVANCE_MODES)
     if args.metrics is not None:
@@ -396,6 +401,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     run_args = [parse_run_option(text) for text in args.run]
     memories = getattr(args, "memories", None) or {}
     systems = [(r.key, r.label) for r in retrievers] + [(name, name) for name, _ in run_args]
+    systems += [(s.key, s.label) for s in systems_given]
     _check_baseline(args.baseline, systems)
     plan = OutputPlan()
     out = plan.file("--out", args.out) if args.out else None
@@ -406,6 +412,10 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     if runs is not None:
         names = run_file_names([key for key, _ in systems])
         run_paths = {key: plan.file("--runs-dir", runs / name, example="runs/") for key, name in names.items()}
+        memories_paths = {
+            s.key: plan.file("--runs-dir", runs / (names[s.key][: -len(".trec")] + ".memories.jsonl"), example="runs/")
+            for s in systems_given
+        }
         qrels_path = plan.file("--runs-dir", runs / "qrels.txt", example="runs/")
     plan.add_inputs(Path(path) for _, path in run_args)
     plan.add_inputs(Path(path) for path in memories.values())
@@ -426,6 +436,10 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         progress=progress,
         timings=args.timings,
         as_of=args.as_of,
+        systems=systems_given,
+        attribution=args.attribution,
+        system_timeout=args.system_timeout,
+        lenient_system=args.lenient_system,
     )
     statistics = evaluation_statistics(evaluation, seed=seed, baseline=args.baseline)
     table = comparison_table(evaluation, statistics)
@@ -440,15 +454,80 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             hits = {q.query_id: [(h.entry_id, h.score) for h in q.hits] for q in result.per_query}
             plan.put(run_paths[result.name], format_run(hits, tag=result.name))
         plan.put(qrels_path, format_qrels({q: dict(d) for q, d in collection.qrels.items()}))
+        for run in evaluation.systems:
+            plan.put(memories_paths[run.spec.key], memories_text(run.attributed))
     plan.write()
     print(table.render())
+    if evaluation.systems:
+        print(system_table(evaluation.systems, k) + "\n")
     if args.timings:
         print(timings_table(evaluation) + "\n")
+        if evaluation.systems:
+            print(system_timings(evaluation.systems) + "\n")
     print(full_report(evaluation, statistics))
     written = [str(p) for p in (out, table_out) if p is not None] + ([f"TREC runs in {args.runs_dir}"] if runs else [])
     listed = ", ".join(written[:-1]) + " and " + written[-1] if len(written) > 1 else "".join(written)
     print("\n" + (f"Wrote {listed}" if written else "No file written (--out FILE writes the artifact)."))
     return 0
+
+
+# -- memory systems (agentmemory.systems): the eval options and their checks, kept in one block ------------
+
+
+def _add_system_arguments(ev: argparse.ArgumentParser) -> None:
+    """``--system SPEC`` (repeatable), ``--attribution``, ``--system-timeout``, ``--lenient-system``."""
+    ev.add_argument(
+        "--system",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="a memory system replayed over each conversation and scored through attribution: a system name "
+        "with parameters, package.module:attribute[params] (examples.my_memory_system:System) or a retriever "
+        "name as a system (bm25); repeatable",
+    )
+    ev.add_argument(
+        "--attribution",
+        default="auto",
+        metavar="METHOD",
+        help="how a system's memories map to entries: sources, exact, overlap[threshold=0.5], "
+        "dense[threshold=0.8] or auto (default: sources, else exact, else overlap)",
+    )
+    ev.add_argument(
+        "--system-timeout",
+        default="300",
+        metavar="SECONDS",
+        help="the longest one system call (ingest, search) may take; longer is an error (default 300)",
+    )
+    ev.add_argument(
+        "--lenient-system",
+        action="store_true",
+        help="record a system's failing search as an empty ranking and list it (default: it is an error)",
+    )
+
+
+def _system_options(args: argparse.Namespace) -> tuple[SystemSpec, ...]:
+    """The ``--system`` specs resolved, ``--attribution`` and ``--system-timeout`` checked (before anything is read);
+    ``--relevance`` defaults to provenance when a system is evaluated, else direct."""
+    from agentmemory.systems.attribution import parse_attribution
+    from agentmemory.systems.registry import resolve_systems
+
+    specs = resolve_systems(args.system) if args.system else ()
+    if args.relevance is None:
+        args.relevance = "provenance" if specs else "direct"
+    parse_attribution(args.attribution)
+    try:
+        timeout = parse_number(args.system_timeout)
+    except NumberTextError as err:
+        raise ParameterError(
+            "--system-timeout", args.system_timeout, err.problem, "give seconds > 0, e.g. 300"
+        ) from None
+    if not timeout > 0 or timeout == float("inf"):
+        raise ParameterError("--system-timeout", args.system_timeout, "is not a number > 0", "give seconds, e.g. 300")
+    args.system_timeout = float(timeout)
+    return specs
+
+
+# -- end of memory systems -----------------------------------------------------------------------------------
 
 
 def _check_baseline(baseline: str | None, systems: list[tuple[str, str]]) -> None:

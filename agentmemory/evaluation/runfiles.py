@@ -223,7 +223,8 @@ def read_memories(path: str | PathLike[str]) -> tuple[tuple[MemoryEntry, ...], s
 
     One JSON object per line: ``_id`` and ``text`` (strings), optional
     ``derived_from`` (a list of entry ids: of the collection, or of this
-    file), ``scope`` and ``tags``.  A memory without ``scope`` takes the one
+    file), ``scope``, ``tags`` and ``attribution`` (how a memory system's
+    memory was attributed, :mod:`agentmemory.systems.attribution`; not read).  A memory without ``scope`` takes the one
     scope its ``derived_from`` sources share (checked in :func:`bind_run`).
 
     Raises:
@@ -237,7 +238,7 @@ def read_memories(path: str | PathLike[str]) -> tuple[tuple[MemoryEntry, ...], s
     text = decode_utf8(target, data)
     out: list[MemoryEntry] = []
     seen: dict[str, int] = {}
-    allowed = {"_id", "text", "derived_from", "scope", "tags"}
+    allowed = {"_id", "text", "derived_from", "scope", "tags", "attribution"}  # attribution: a system's, not read
     for line, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
             continue

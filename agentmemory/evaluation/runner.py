@@ -48,6 +48,7 @@ from typing import Any
 from agentmemory.datasets.collection import Collection, require_judgments
 from agentmemory.errors import ParameterError, UnknownNameError, check_positive_int, check_seed
 from agentmemory.evaluation.runfiles import RunFile, bind_run, parse_run_option, read_run_file
+from agentmemory.evaluation.system_runs import SystemRun, system_runs
 from agentmemory.metrics import Measure, compute_measures, parse_measures
 from agentmemory.metrics.provenance import Credited, ancestors_of, credit
 from agentmemory.metrics.scoring import default_measures
@@ -235,6 +236,7 @@ class Evaluation:
     runs: tuple[RunFile, ...] = ()
     lenient_run: bool = False
     as_of: bool = False
+    systems: tuple[SystemRun, ...] = field(default=(), repr=False, compare=False)
 
     def result(self, name: str) -> RetrieverResult:
         """The result of the system ``name`` (its key, e.g. ``"bm25"``, or a run's name; a label works too)."""
@@ -384,6 +386,10 @@ def evaluate(
     store: MemoryStore | None = None,
     clamp: bool = False,
     as_of: bool = False,
+    systems: Sequence[Any] = (),
+    attribution: str = "auto",
+    system_timeout: float | None = None,
+    lenient_system: bool = False,
 ) -> Evaluation:
     """Run ``retrievers`` and score them, with the ``runs`` of other systems, over ``collection``.
 
@@ -413,6 +419,15 @@ def evaluate(
     collection (``Evaluation.store``) instead of indexing the entries again:
     its retrievers must be ``retrievers`` (by key) and its entries the
     collection's.  The new evaluation's ``events`` are only those it records.
+
+    ``systems`` are memory systems (:mod:`agentmemory.systems`: specs such as
+    ``"examples.my_memory_system:System"``, ``"bm25"`` for a retriever as a
+    system): each is replayed over the collection, its memories attributed
+    (``attribution``: ``sources``, ``exact``, ``overlap[threshold=...]``,
+    ``dense[threshold=...]``, ``auto``) and scored as a run with its own
+    memories (:mod:`agentmemory.evaluation.system_runs`); ``system_timeout``
+    bounds each call in seconds, ``lenient_system`` records a failing search
+    as an empty ranking and lists it.
     """
     k = check_positive_int("k", k)
     seed = check_seed(seed)
@@ -427,11 +442,21 @@ def evaluate(
     )
     run_files = tuple(_as_run(r) for r in runs)
     bound = [bind_run(r, collection, lenient=lenient_run, as_of=as_of) for r in run_files]
+    # -- memory systems: replayed and attributed (agentmemory.systems), then scored as runs with their memories
+    replayed = _replay_systems(
+        collection, systems, k, measures, relevance, attribution, system_timeout, lenient_system, as_of
+    )
+    bound += [bind_run(s.run, collection, as_of=as_of) for s in replayed]
+    by_system = {s.run.name: s for s in replayed}
+    # -- end of memory systems
     if not specs and not bound:
         raise ParameterError(
             "retrievers", retrievers, "names no system", "name a retriever (e.g. 'bm25') or pass a run"
         )
-    _check_systems([(s.key, s.label) for s in specs] + [(b.name, b.name) for b in bound])
+    _check_systems(
+        [(s.key, s.label) for s in specs]
+        + [(b.name, by_system[b.name].spec.label if b.name in by_system else b.name) for b in bound]
+    )
     chosen = _required_measures(k, measures)
     unscored: tuple[str, ...] = ()
     if relevance == "provenance":
@@ -522,16 +547,17 @@ def evaluate(
     for run in bound:
         scorer_run = scorer.with_entries(run.entries)
         per_query = [scorer_run.score(q, list(run.rankings[q.id]), None) for q in queries]
+        system = by_system.get(run.name)
         results.append(
             RetrieverResult(
                 run.name,
-                run.name,
-                run.run.summary(),
+                run.name if system is None else system.spec.label,
+                run.run.summary() if system is None else system.params,
                 tuple(per_query),
                 scorer.means(per_query),
                 k,
                 excluded,
-                kind="run",
+                kind="run" if system is None else "system",
                 entries=run.entries,
                 dropped=run.dropped,
             )
@@ -550,6 +576,37 @@ def evaluate(
         unscored=unscored,
         runs=run_files,
         lenient_run=lenient_run,
+        as_of=as_of,
+        systems=tuple(replayed),
+    )
+
+
+def _replay_systems(
+    collection: Collection,
+    systems: Sequence[Any],
+    k: int,
+    measures: Sequence[Measure | str] | str | None,
+    relevance: str,
+    attribution: str,
+    timeout: float | None,
+    lenient: bool,
+    as_of: bool,
+) -> list[SystemRun]:
+    """The memory systems of an evaluation (see :func:`evaluate`), asked as deep as the deepest measure."""
+    if isinstance(systems, str) or not isinstance(systems, Sequence):
+        systems = [systems]
+    if not systems:
+        return []
+    depth = max([k] + [measure_depth(m, k) or k for m in _required_measures(k, measures)])
+    return system_runs(
+        collection,
+        systems,
+        k=k,
+        depth=depth,
+        relevance=relevance,
+        attribution=attribution,
+        timeout=timeout,
+        lenient=lenient,
         as_of=as_of,
     )
 

@@ -1,0 +1,160 @@
+"""Memory systems in an evaluation: replay, attribute, and hand the result on as a run with its memories.
+
+:func:`system_runs` replays each system (:mod:`agentmemory.systems.replay`),
+attributes what it returned (:mod:`agentmemory.systems.attribution`) and
+turns it into a :class:`~agentmemory.evaluation.runfiles.RunFile` whose
+``memories`` are the attributed memories: the very record
+``--run NAME=<run> --memories <memories file>`` reads, so a system is scored
+by the same code as a run file, and its files (:func:`memories_text`, and
+the TREC run ``--runs-dir`` writes of every system) re-score it exactly.
+
+The run's scores are ranks turned round, ``n - i + 1`` for the ``i``-th
+of ``n`` memories, so trec_eval's order (score descending) is the system's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agentmemory.datasets.collection import Collection
+from agentmemory.evaluation.runfiles import RunFile
+from agentmemory.systems.attribution import Attributed, Attributor, attribute
+from agentmemory.systems.registry import SystemLike, SystemSpec, resolve_systems
+from agentmemory.systems.replay import Replay, ReplayTimings, replay
+
+__all__ = ["SystemRun", "memories_text", "system_runs", "system_table", "system_timings"]
+
+
+@dataclass(frozen=True)
+class SystemRun:
+    """One system of an evaluation: its spec, what it answered, how that was attributed, and the run to score."""
+
+    spec: SystemSpec
+    replay: Replay
+    attributed: Attributed
+    run: RunFile
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """What the artifact states of the system: its parameters, then the attribution's figures."""
+        return {"system": self.spec.key, "params": self.replay.params, **self.attributed.report.summary()}
+
+
+def memories_text(attributed: Attributed) -> str:
+    """The system's memories file (``--memories`` format plus ``attribution``), one JSON object per line."""
+    lines = []
+    for memory in attributed.memories:
+        lines.append(
+            json.dumps(
+                {
+                    "_id": memory.id,
+                    "text": memory.text,
+                    "derived_from": list(memory.provenance.derived_from),
+                    "scope": memory.scope,
+                    "attribution": attributed.how[memory.id],
+                },
+                ensure_ascii=False,
+            )
+        )
+    return "".join(line + "\n" for line in lines)
+
+
+def _run_file(attributed: Attributed) -> RunFile:
+    hits = {
+        qid: tuple((doc, float(len(ranking) - i), i + 1) for i, doc in enumerate(ranking))
+        for qid, ranking in attributed.rankings.items()
+        if ranking
+    }
+    text = memories_text(attributed)
+    digest = hashlib.sha256(
+        json.dumps({q: [h[0] for h in v] for q, v in sorted(hits.items())}).encode("utf-8")
+    ).hexdigest()
+    return RunFile(
+        name=attributed.key,
+        path=f"{attributed.key}.trec",
+        sha256=digest,
+        format="system",
+        hits=hits,
+        memories=attributed.memories,
+        memories_path=f"{attributed.key}.memories.jsonl",
+        memories_sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+    )
+
+
+def system_runs(
+    collection: Collection,
+    systems: SystemLike | Sequence[SystemLike],
+    *,
+    k: int,
+    depth: int,
+    relevance: str,
+    attribution: str = "auto",
+    timeout: float | None = None,
+    lenient: bool = False,
+    as_of: bool = False,
+) -> list[SystemRun]:
+    """Replay and attribute each of ``systems``; ``depth`` memories asked per query (at least ``k``)."""
+    specs = resolve_systems(systems)
+    helper = Attributor(collection)
+    out = []
+    for spec in specs:
+        answered = replay(spec, collection, depth=depth, as_of=as_of, timeout=timeout, lenient=lenient)
+        attributed = attribute(answered, collection, attribution, k=k, relevance=relevance, attributor=helper)
+        out.append(SystemRun(spec, answered, attributed, _run_file(attributed)))
+    return out
+
+
+def system_table(runs: Sequence[SystemRun], k: int) -> str:
+    """The attribution figures of each system as text: coverage, Judged@k, sensitivity, unattributed examples."""
+    if not runs:
+        return ""
+    lines = [
+        f"Memory systems: attribution (coverage = attributed / returned memories; Judged@{k} = share of the top {k} "
+        "attributed to a judged entry; tie analysis beyond the returned memories is not available for systems)",
+        "",
+        f"| system | attribution | returned | coverage | Judged@{k} | queries returning nothing | failed queries |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for run in runs:
+        r = run.attributed.report
+        lines.append(
+            f"| {run.spec.label} | {r.method} | {r.returned} | {r.coverage:.3f} | {r.judged_at_k:.3f} | "
+            f"{len(r.empty_queries)} | {len(r.failures)} |"
+        )
+    lines += ["", f"Sensitivity to attribution (R@{k}, nDCG@{k}, provenance):", ""]
+    lines += ["| system | attribution | R@k | nDCG@k |", "|---|---|---|---|"]
+    for run in runs:
+        for label, recall, ndcg in run.attributed.report.sensitivity:
+            lines.append(f"| {run.spec.label} | {label} | {recall:.3f} | {ndcg:.3f} |")
+    for run in runs:
+        r = run.attributed.report
+        if r.unattributed:
+            lines.append("")
+            lines.append(f"{run.spec.label}: {r.unattributed} distinct memories unattributed (not relevant), e.g.:")
+            lines += [f"  {text!r}" for text in r.unattributed_texts]
+        if r.failures:
+            lines.append(f"{run.spec.label}: {len(r.failures)} queries recorded as empty (--lenient-system):")
+            lines += [f"  {qid}: {why}" for qid, why in r.failures]
+    return "\n".join(lines)
+
+
+def system_timings(runs: Sequence[SystemRun]) -> str:
+    """p50/p95 of ingest seconds per turn and of search seconds, per system (wall clock; never in an artifact)."""
+    lines = [
+        "Memory systems, wall clock on this machine (not in the artifact):",
+        "",
+        "| system | ingest p50 (ms/turn) | ingest p95 (ms/turn) | search p50 (ms) | search p95 (ms) |",
+        "|---|---|---|---|---|",
+    ]
+    for run in runs:
+        t = run.replay.timings
+        p = ReplayTimings.percentile
+        lines.append(
+            f"| {run.spec.label} | {1000 * p(t.ingest_per_turn, 50):.3f} | {1000 * p(t.ingest_per_turn, 95):.3f} | "
+            f"{1000 * p(t.search, 50):.3f} | {1000 * p(t.search, 95):.3f} |"
+        )
+    return "\n".join(lines)
