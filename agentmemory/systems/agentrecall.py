@@ -17,20 +17,27 @@ importable, which would make the results depend on what else is installed.
   row id as ``id``, the entry id kept in its metadata as ``sources`` (so
   ``sources`` attribution, what ``auto`` picks, applies) and the turn's time
   as ``created_at``.
+
+SQLite connections serve the thread that opened them, and the replay may
+call each method from a different worker thread: every call to the library
+runs on one thread of this system's own (a one-worker executor).
 """
 
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from agentmemory.errors import MemorySystemError
 from agentmemory.systems.base import Memory, Turn
 
 __all__ = ["AgentRecallSystem"]
+
+T = TypeVar("T")
 
 _ENTRY = "agentmemory_entry"
 _CREATED = "agentmemory_created_at"
@@ -66,7 +73,14 @@ class AgentRecallSystem:
                 f"agentrecall-db is not installed ({err}); pip install 'agentmemory-eval[agentrecall]'",
             ) from None
         self._version = str(getattr(agentrecall, "__version__", "unknown"))
-        self._memory: Any = agentrecall.Memory(Path(workdir) / "agentrecall.db", embeddings=False)
+        self._thread: ThreadPoolExecutor | None = ThreadPoolExecutor(1, thread_name_prefix="agentrecall")
+        path = Path(workdir) / "agentrecall.db"
+        self._memory: Any = self._on_thread(lambda: agentrecall.Memory(path, embeddings=False))
+
+    def _on_thread(self, fn: Callable[[], T]) -> T:
+        """``fn()`` run on this system's own thread (the one its SQLite connection belongs to)."""
+        assert self._thread is not None, "the system is closed"
+        return self._thread.submit(fn).result()
 
     def ingest(self, turns: Sequence[Turn]) -> None:
         """Store each turn as one memory (text verbatim; our entry id and time in its metadata)."""
@@ -81,12 +95,12 @@ class AgentRecallSystem:
             for turn in turns
         ]
         if items:
-            self._memory.add_many(items)
+            self._on_thread(lambda: self._memory.add_many(items))
 
     def search(self, query: str, k: int) -> list[Memory]:
         """agentrecall's keyword search, best first, at most ``k``."""
         out = []
-        for hit in self._memory.search(query, k=k):
+        for hit in self._on_thread(lambda: self._memory.search(query, k=k)):
             metadata = hit.metadata or {}
             entry = metadata.get(_ENTRY)
             created = metadata.get(_CREATED)
@@ -108,8 +122,11 @@ class AgentRecallSystem:
     def close(self) -> None:
         """Close the SQLite file (idempotent)."""
         memory, self._memory = getattr(self, "_memory", None), None
-        if memory is not None:
-            memory.close()
+        thread, self._thread = getattr(self, "_thread", None), None
+        if thread is not None:
+            if memory is not None:
+                thread.submit(memory.close).result()
+            thread.shutdown(wait=True)
         self._cleanup()
 
     def _cleanup(self) -> None:

@@ -71,3 +71,17 @@ def test_registry_name():
     """``agentrecall`` is a registered system, labelled by the library's name."""
     spec = resolve_system("agentrecall")
     assert (spec.key, spec.label) == ("agentrecall", "agentrecall-db")
+
+
+def test_calls_from_other_threads(tmp_path):
+    """The replay may call each method from another worker thread; SQLite's one-thread rule never shows."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    system = AgentRecallSystem(scope="c1", workdir=tmp_path)
+    try:
+        with ThreadPoolExecutor(2) as pool:
+            pool.submit(system.ingest, turns(["tea time"])).result()
+            found = pool.submit(system.search, "tea", 5).result()
+        assert [m.sources for m in found] == [("c1/D1:1",)]
+    finally:
+        system.close()
