@@ -103,6 +103,7 @@ import signal
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, asynccontextmanager
 from dataclasses import dataclass
@@ -436,13 +437,21 @@ def _new_session_leaders() -> set[int]:
     return found
 
 
-def _end_session(leader: int) -> None:
-    """SIGKILL every live process still in the session ``leader`` led (what the server started and left)."""
+def _end_session(leader: int, wait: float = 2.0) -> None:
+    """SIGKILL every live process still in the session ``leader`` led (what the server started and left), and
+    wait up to ``wait`` seconds until each has died (SIGKILL is delivered asynchronously)."""
+    killed = []
     for pid in _pids():
         stat = _stat(pid)
         if stat is not None and stat[3] == leader and stat[2] == leader and stat[0] != "Z":
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+    deadline = time.monotonic() + wait
+    while killed and time.monotonic() < deadline:
+        killed = [pid for pid in killed if (stat := _stat(pid)) is not None and stat[0] not in ("Z", "X")]
+        if killed:
+            time.sleep(0.01)
 
 
 # -- the system -------------------------------------------------------------------------------------------------------
