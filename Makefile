@@ -10,7 +10,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 EXTRAS ?= report,test,dev
 
-.PHONY: setup test eval report lint format typecheck bench clean
+.PHONY: setup node-servers test eval report lint format typecheck bench clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -22,10 +22,24 @@ $(STAMP): pyproject.toml constraints.txt
 
 setup: $(STAMP)
 
+# The MCP memory servers the `mcp` system's tests start (agentmemory/systems/node: package.json + lockfile),
+# installed with `npm ci` where npm exists; without it those tests skip and say why.
+NODE_DIR   := agentmemory/systems/node
+NODE_STAMP := $(NODE_DIR)/node_modules/.installed-stamp
+
+$(NODE_STAMP): $(NODE_DIR)/package.json $(NODE_DIR)/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+		npm ci --prefix $(NODE_DIR) --ignore-scripts --no-audit --no-fund --loglevel=error && touch $@; \
+	else \
+		echo "npm not found: the tests that start MCP servers from $(NODE_DIR) will skip"; \
+	fi
+
+node-servers: $(NODE_STAMP)
+
 # Unit tests, then nbval over the committed executed notebooks in reports/ (same pytest run), on every
 # core (pytest-xdist; --dist loadfile keeps each test file and each notebook on one worker).
 JOBS ?= auto
-test: $(STAMP)
+test: $(STAMP) $(NODE_STAMP)
 	$(PY) -m pytest -n $(JOBS) --dist loadfile --nbval --nbval-current-env tests reports/eval.ipynb reports/explore.ipynb \
 		reports/collection.ipynb reports/collection-provenance.ipynb \
 		reports/collection-longmemeval.ipynb reports/collection-beam.ipynb reports/sweep.ipynb

@@ -38,7 +38,9 @@ from agentmemory.errors import ParameterError, UnknownNameError
 from agentmemory.registry import Registry
 from agentmemory.retrievers import RETRIEVERS, _import, resolve_retriever
 from agentmemory.retrievers.spec import Spec, format_value, parse_spec
+from agentmemory.systems.agentrecall import AgentRecallSystem  # imports agentrecall-db only when a scope opens
 from agentmemory.systems.base import MemorySystem
+from agentmemory.systems.mcp import MCPSystem  # imports the MCP SDK only when a server starts
 from agentmemory.systems.wrapper import RetrieverSystem
 
 __all__ = [
@@ -263,3 +265,5 @@ def resolve_systems(items: SystemLike | Sequence[SystemLike]) -> tuple[SystemSpe
 
 
 register_system("retriever", RetrieverSystem)
+register_system("mcp", MCPSystem)
+register_system("agentrecall", AgentRecallSystem)
