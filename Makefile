@@ -2,7 +2,7 @@
 #   make report   regenerate everything under reports/ (executed notebooks, HTML, eval-results.json artifacts)
 #   make test     run the whole test suite, nbval over the committed notebooks included
 # Both create (or reuse) the virtual environment .venv and install what they need.
-# CI (.ci/run) runs `make lint`, `make typecheck` and `make test`, stopping at the first failure.
+# CI (.ci/run) runs `make lint`, `make typecheck`, `make docs` and `make test`, stopping at the first failure.
 
 PYTHON ?= python3
 VENV   ?= .venv
@@ -10,7 +10,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 EXTRAS ?= report,test,dev
 
-.PHONY: setup node-servers test eval report lint format typecheck bench clean
+.PHONY: setup node-servers test eval report lint format typecheck docs bench clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -69,6 +69,17 @@ format: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
+# The documentation site (mkdocs.yml, pages in docs/) built into site/ with --strict: any warning (a broken
+# link, a docstring mkdocstrings cannot read, a generated page that disagrees with the code) fails it.  The
+# `docs` extra is installed on top of the usual ones, once per change of the pins.
+DOCS_STAMP := $(VENV)/.docs-stamp
+$(DOCS_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[docs]'
+	@touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
+
 # Benchmarks are not tests: they install the peers (the `bench` extra) and print ratios.  The whole-process
 # rows build their own plain install (no extras) in benchmarks/.cache/plainvenv.
 bench: $(STAMP)
@@ -77,4 +88,4 @@ bench: $(STAMP)
 	$(PY) benchmarks/run.py --only whole
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis build dist
+	rm -rf $(VENV) .pytest_cache .hypothesis build dist site

@@ -1,4 +1,4 @@
-"""CI's habits: `.ci/run` runs lint, typecheck and test in that order and stops at the first failure,
+"""CI's habits: `.ci/run` runs lint, typecheck, docs and test in that order and stops at the first failure,
 and `make lint` / `make typecheck` fail on a lint, a format and a type error.
 
 The make targets run for real, with this repository's Makefile and pyproject.toml
@@ -168,14 +168,16 @@ def ci_checkout(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
 @pytest.mark.parametrize(
     ("fail", "ran"),
     [
-        ("", ["lint", "typecheck", "test"]),
+        ("", ["lint", "typecheck", "docs", "test"]),
         ("lint", ["lint"]),
         ("typecheck", ["lint", "typecheck"]),
-        ("test", ["lint", "typecheck", "test"]),
+        ("docs", ["lint", "typecheck", "docs"]),
+        ("test", ["lint", "typecheck", "docs", "test"]),
     ],
 )
 def test_ci_runs_lint_typecheck_test_and_stops_at_first_failure(ci_checkout, fail: str, ran: list[str]) -> None:
-    """`.ci/run` runs `make lint`, `make typecheck`, `make test` in that order; a failing one ends the run, failing."""
+    """`.ci/run` runs `make lint`, `make typecheck`, `make docs`, `make test` in that order; a failing one ends
+    the run, failing."""
     root, log, env = ci_checkout
     proc = subprocess.run(
         [str(root / ".ci" / "run")],

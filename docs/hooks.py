@@ -1,0 +1,345 @@
+"""MkDocs hooks: the reference pages generated from the code, so that they cannot drift from it.
+
+A page asks for a generated block with a line of its own, ``<!-- generated: NAME -->``; :func:`on_page_markdown`
+replaces it by ``GENERATORS[NAME]()``.  An unknown name, or a generator that finds the code disagreeing with
+what it documents, fails the build (``mkdocs build --strict`` is what ``make docs`` runs).
+
+Each generator reads one entry of the package, named once here, so that a move in the package is a one-line
+change of this file:
+
+* :func:`top_level_parser`: the ``agentmemory`` command's argparse parser (the CLI reference);
+* ``agentmemory.metrics.REGISTRY``: every measure's definition (the measures page);
+* ``agentmemory.datasets.FORMATS``: every collection format and its declared options;
+* :func:`grid_key_declarations`: the keys the grid reader accepts, table by table.
+
+Docstrings are written with Sphinx roles (``:class:`~agentmemory.records.Hit```); :func:`on_page_content` turns
+what Markdown makes of them into cross-references that mkdocs-autorefs resolves (plain code when the target is
+not documented on the site).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import html
+import inspect
+import os
+import re
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from mkdocs.exceptions import PluginError
+
+from agentmemory import records
+from agentmemory.cli import app as cli_app
+from agentmemory.datasets import FORMATS
+from agentmemory.experiment import grid as grid_module
+from agentmemory.metrics import REGISTRY, CutoffRule, QueryContext
+
+MARKER = re.compile(r"^<!-- generated: ([a-z-]+) -->$", re.MULTILINE)
+USAGE_WIDTH = "100"  # argparse wraps usage lines at $COLUMNS: fixed, so the page is the same on every terminal
+
+
+# -- the entries, one line each to repoint ------------------------------------------------------------------
+def top_level_parser() -> argparse.ArgumentParser:
+    """The parser of the ``agentmemory`` command, from which the CLI reference is generated."""
+    return cli_app._build_parser()
+
+
+def grid_key_declarations() -> dict[str, tuple[str, ...]]:
+    """The keys the grid reader accepts, per table of a grid file: the tuples its ``_Reader.keys`` checks.
+
+    grid.py declares only the names (no type, default or help yet), so the descriptions are in
+    :data:`GRID_KEY_HELP` below, and :func:`grid_reference` fails the build when the two disagree.
+    """
+    return {
+        "the grid (top level)": grid_module._TOP_KEYS,
+        "[statistics]": grid_module._STATISTICS_KEYS,
+        "[[collections]]": grid_module._COLLECTION_KEYS,
+        "runs = [{ ... }] of a collection": grid_module._RUN_KEYS,
+        "a system table { retriever = ... }": grid_module._SYSTEM_KEYS,
+        "[[tasks]]": grid_module._TASK_KEYS,
+    }
+
+
+# -- Markdown helpers -----------------------------------------------------------------------------------------
+def _text(value: object) -> str:
+    """Plain text safe in a Markdown table cell: HTML escaped, Markdown's emphasis and link characters escaped."""
+    escaped = html.escape(" ".join(str(value).split()), quote=False)
+    escaped = escaped.replace("{", "&#123;").replace("}", "&#125;")  # attr_list would read { ... } as attributes
+    return re.sub(r"([\\`*_\[\]|])", r"\\\1", escaped)
+
+
+def _code(value: object) -> str:
+    """``value`` as inline code in a table cell (a ``|`` inside code would still split the cell)."""
+    text = str(value).replace("|", "&#124;")
+    return f"<code>{html.escape(text, quote=False).replace('&amp;#124;', '&#124;')}</code>"
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+# -- the command line -----------------------------------------------------------------------------------------
+def _commands(parser: argparse.ArgumentParser, path: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], str, Any]]:
+    """Every (sub)command below ``parser``, depth first: its words, its one-line help and its parser."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            helps = {choice.dest: choice.help or "" for choice in action._choices_actions}
+            for name, sub in action.choices.items():
+                yield (*path, name), helps.get(name, ""), sub
+                yield from _commands(sub, (*path, name))
+
+
+def _argument(action: argparse.Action) -> str:
+    if action.option_strings:
+        names = ", ".join(action.option_strings)
+        if action.nargs == 0:
+            return _code(names)
+        metavar = action.metavar or action.dest.upper()
+        return _code(f"{names} {metavar}")
+    return _code(action.metavar or action.dest)
+
+
+def _default(action: argparse.Action) -> str:
+    if action.required:
+        return "required"
+    default = action.default
+    if default is None or default is argparse.SUPPRESS or default is False or default == []:
+        return ""
+    return _code(default)
+
+
+def cli_reference() -> str:
+    """Every command and subcommand of :func:`top_level_parser`: usage, then each argument with its help."""
+    before = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = USAGE_WIDTH
+    try:
+        top = top_level_parser()
+        out = []
+        for words, summary, parser in [((top.prog,), "", top), *_commands(top, (top.prog,))]:
+            level = "#" * max(2, len(words))  # the command and its subcommands h2, store's subcommands h3
+            out.append(f"{level} `{' '.join(words)}`")
+            summary = summary or parser.description or ""
+            if summary:
+                out.append(_text(summary[0].upper() + summary[1:]).rstrip(".") + ".")
+            out.append(f"```text\n{parser.format_usage().strip()}\n```")
+            rows = [
+                [_argument(a), _default(a), _text(a.help or "")]
+                for a in parser._actions
+                if not isinstance(a, (argparse._HelpAction, argparse._SubParsersAction))
+            ]
+            if rows:
+                out.append(_table(["argument", "default", "what it does"], rows))
+        return "\n\n".join(out)
+    finally:
+        if before is None:
+            os.environ.pop("COLUMNS", None)
+        else:
+            os.environ["COLUMNS"] = before
+
+
+# -- measures -------------------------------------------------------------------------------------------------
+_CUTOFF = {CutoffRule.REQUIRED: "required", CutoffRule.OPTIONAL: "optional", CutoffRule.FORBIDDEN: "none"}
+
+
+def measure_reference() -> str:
+    """Every registered measure: a summary table, then each defining module's docstring and public functions."""
+    definitions = REGISTRY.registered()
+    rows = []
+    modules: dict[str, list[str]] = {}
+    for name, d in definitions.items():
+        capabilities = [what for what in ("batch", "tie_aware", "provenance") if getattr(d, what) is not None]
+        if d.whole_ranking:
+            capabilities.append("whole ranking")
+        rows.append(
+            [
+                _code(name),
+                ", ".join(_code(a) for a in d.aliases),
+                _CUTOFF[d.cutoff],
+                _text(d.family or "not stated"),
+                _text(d.description),
+                ", ".join(capabilities),
+            ]
+        )
+        module = inspect.getmodule(d.function)
+        if module is None:
+            raise PluginError(f"the measure {name!r}: its function has no module to document")
+        modules.setdefault(module.__name__, []).append(name)
+    out = [
+        _table(["measure", "aliases", "cutoff @k", "family", "definition", "optional parts"], rows),
+        "The optional parts: `batch` (a NumPy kernel for whole runs), `tie_aware` (the expectation over all "
+        "orderings of tied scores), `provenance` (a value under `--relevance provenance`), `whole ranking` "
+        "(the measure may look below its cutoff).",
+    ]
+    for module_name, names in modules.items():
+        out.append(f"## {', '.join(f'`{n}`' for n in names)}")
+        out.append(
+            f"::: {module_name}\n    options:\n      show_root_heading: false\n      heading_level: 3\n"
+            "      show_attribute_values: false"
+        )
+    return "\n\n".join(out)
+
+
+# -- collection formats ---------------------------------------------------------------------------------------
+def format_reference() -> str:
+    """Every registered format: what it is, how ``auto`` detects it, its declared options, its module's docstring."""
+    out = []
+    for name, fmt in FORMATS.registered().items():
+        out.append(f"## `{name}`: {_text(fmt.description)}")
+        out.append(
+            f"**Detected** (`--format auto`): {_text(fmt.rule) if fmt.rule else 'never; name it with --format'}."
+        )
+        if fmt.options:
+            rows = [[_code(o.name), _code(o.type.__name__), _code(o.default), _text(o.help)] for o in fmt.options]
+            out.append(_table(["option", "type", "default", "what it does"], rows))
+        module = inspect.getmodule(fmt.read)
+        if module is None:
+            raise PluginError(f"the format {name!r}: its reader has no module to document")
+        out.append(
+            f"::: {module.__name__}\n    options:\n      show_root_heading: false\n      members: false\n"
+            "      heading_level: 3"
+        )
+    return "\n\n".join(out)
+
+
+# -- records --------------------------------------------------------------------------------------------------
+def _fields(cls: type) -> list[tuple[str, str, str]]:
+    """(name, type as written, default) of a dataclass or a NamedTuple."""
+    if dataclasses.is_dataclass(cls):
+        out = []
+        for f in dataclasses.fields(cls):
+            default = "" if f.default is dataclasses.MISSING else repr(f.default)
+            out.append((f.name, str(f.type), default))
+        return out
+    annotations = inspect.get_annotations(cls)
+    defaults = getattr(cls, "_field_defaults", {})
+    return [(n, str(annotations[n]), repr(defaults[n]) if n in defaults else "") for n in cls._fields]  # type: ignore[attr-defined]
+
+
+RECORDS: dict[str, type] = {
+    "MemoryEntry": records.MemoryEntry,
+    "Provenance": records.Provenance,
+    "Query": records.Query,
+    "Hit": records.Hit,
+    "QueryContext": QueryContext,
+}
+
+
+def _record_table(name: str) -> Callable[[], str]:
+    def generate() -> str:
+        rows = [[_code(f"{name}.{n}"), _code(t), _code(d) if d else "required"] for n, t, d in _fields(RECORDS[name])]
+        return _table(["attribute", "type", "default"], rows)
+
+    return generate
+
+
+# -- grid keys ------------------------------------------------------------------------------------------------
+GRID_KEY_HELP: dict[str, dict[str, str]] = {
+    "the grid (top level)": {
+        "name": "the grid's name (default: the file's name without .toml); the default output is experiments/<name>",
+        "k": "cutoffs: an integer >= 1 or a list of them (default 5)",
+        "seeds": "seeds: an integer >= 0 or a list of them (default 7)",
+        "measures": "measures beyond P@k, R@k, RR, RR@k, nDCG@k and AP@k (names from the measure registry)",
+        "relevance": "direct (default) or provenance, as --relevance",
+        "systems": "the retriever specs of every collection without its own: strings, or system tables",
+        "statistics": "the [statistics] table",
+        "collections": "the [[collections]] tables (at least one)",
+        "tasks": "the [[tasks]] tables: tasks outside the cross product",
+    },
+    "[statistics]": {
+        "baseline": "the comparison tables' baseline: a spec, its label or a run's name (default the first system)",
+        "comparisons": "baseline (default: each system against the baseline) or all (every pair too)",
+        "confidence": "the bootstrap intervals' confidence, strictly between 0 and 1 (default 0.95)",
+        "alpha": "the significance level of the paired tests, strictly between 0 and 1 (default 0.05)",
+        "n_resamples": "bootstrap resamples, an integer >= 1 (default 10000)",
+    },
+    "[[collections]]": {
+        "path": "the collection's folder or file, relative to the grid file's folder (required)",
+        "name": "its name in results and file names (default: the path's last part, made filename-safe)",
+        "format": "its format (default auto)",
+        "options": "the format's declared options, as a table: options = { repair = true }",
+        "systems": "its own retriever specs, instead of the grid's",
+        "runs": "its run files: a list of run tables (below); a run is never crossed with another collection",
+    },
+    "runs = [{ ... }] of a collection": {
+        "name": "the run's system name (no space, comma, bracket or '=')",
+        "path": "the run file, TREC or JSON lines, relative to the grid file's folder (required)",
+        "memories": "the run's own memories (JSON lines: _id, text, derived_from), as --memories",
+        "lenient": "true drops the run's unusable lines and lists each, as --lenient-run (default false)",
+    },
+    "a system table { retriever = ... }": {
+        "retriever": "the retriever's name or package.module:attribute (required)",
+        "params": "fixed parameters of every spec the table makes",
+        "grid": "parameter = [values]: one spec per combination, the cross product in the order written",
+    },
+    "[[tasks]]": {
+        "collection": "a collection's name (required)",
+        "system": "a retriever spec or one of that collection's run names (required)",
+        "k": "the cutoff, an integer >= 1 (required)",
+        "seed": "the seed, an integer >= 0 (required)",
+    },
+}
+
+
+def grid_reference() -> str:
+    """One table per table of a grid file, its keys in the order the reader declares them.
+
+    Fails the build when a declared key has no description here, or a described key is no longer declared.
+    """
+    declared = grid_key_declarations()
+    if set(declared) != set(GRID_KEY_HELP):
+        raise PluginError(f"grid keys: the tables {sorted(declared)} and the described {sorted(GRID_KEY_HELP)} differ")
+    out = []
+    for table, keys in declared.items():
+        described = GRID_KEY_HELP[table]
+        missing = [k for k in keys if k not in described]
+        stale = [k for k in described if k not in keys]
+        if missing or stale:
+            raise PluginError(
+                f"grid keys of {table}: not described here: {missing}; described but not read by the grid "
+                f"reader: {stale}; update GRID_KEY_HELP in docs/hooks.py"
+            )
+        out.append(f"### {_text(table)}")
+        out.append(_table(["key", "what it takes"], [[_code(k), _text(described[k])] for k in keys]))
+    return "\n\n".join(out)
+
+
+# -- the hooks ------------------------------------------------------------------------------------------------
+GENERATORS: dict[str, Callable[[], str]] = {
+    "cli": cli_reference,
+    "measures": measure_reference,
+    "formats": format_reference,
+    "grid-keys": grid_reference,
+    **{f"record-{name.lower()}": _record_table(name) for name in RECORDS},
+}
+
+
+def on_page_markdown(markdown: str, page: Any, **_: Any) -> str:
+    """Each ``<!-- generated: NAME -->`` line replaced by its generator's Markdown."""
+
+    def generate(found: re.Match[str]) -> str:
+        name = found.group(1)
+        if name not in GENERATORS:
+            raise PluginError(f"{page.file.src_path}: no generator {name!r}; known: {', '.join(sorted(GENERATORS))}")
+        return GENERATORS[name]()
+
+    return MARKER.sub(generate, markdown)
+
+
+_ROLE = re.compile(r":(?:py:)?(class|func|meth|mod|data|attr|exc|obj):<code>(~?)([\w.]+)(\(\))?</code>")
+
+
+def on_page_content(content: str, **_: Any) -> str:
+    """``:class:`~a.b.C``` as Markdown renders it becomes a cross-reference to ``a.b.C`` shown as ``C``."""
+
+    def link(found: re.Match[str]) -> str:
+        _, short, target, call = found.groups()
+        shown = (target.rsplit(".", 1)[-1] if short else target) + (call or "")
+        if "." not in target:
+            return f"<code>{shown}</code>"
+        return f'<autoref identifier="{target}" optional><code>{shown}</code></autoref>'
+
+    return _ROLE.sub(link, content)

@@ -1,0 +1,383 @@
+"""The documentation site: it builds with ``mkdocs build --strict``, every internal link resolves, nothing is
+fetched from another host, the generated reference pages hold what the code declares, and a headless browser
+shows the navigation and the search box.
+
+The site is built once per module into a temporary folder (never into ``site/``).  The browser checks use
+Debian's chromium as ``tests/test_browser.py`` does, on the site served from 127.0.0.1, with the resolution
+of every other host name switched off, and read ``performance.getEntriesByType("resource")`` after load:
+every resource the page fetched must come from the site.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import importlib.util
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from urllib.parse import unquote, urlsplit
+
+import pytest
+from bs4 import BeautifulSoup
+from conftest import REPO_ROOT
+
+from agentmemory.datasets import FORMATS, load
+from agentmemory.metrics import REGISTRY
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+BUILD_TIMEOUT = 300
+BROWSER_TIMEOUT = 120
+
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("mkdocs") is None or importlib.util.find_spec("mkdocstrings") is None,
+    reason="mkdocs is not installed (the docs extra: pip install -c constraints.txt -e '.[docs]', or make docs)",
+)
+needs_chromium = pytest.mark.skipif(
+    CHROMIUM is None, reason="chromium is not installed (apt-get install chromium; .ci/run installs it)"
+)
+
+
+@pytest.fixture(scope="module")
+def hooks() -> ModuleType:
+    """docs/hooks.py, whose entries (the parser builder, the grid's key declarations) the checks below read,
+    so that repointing an entry there repoints these tests too."""
+    spec = importlib.util.spec_from_file_location("agentmemory_docs_hooks", REPO_ROOT / "docs" / "hooks.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    """The site built from this checkout's mkdocs.yml, strictly, into a temporary folder."""
+    out = tmp_path_factory.mktemp("site")
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--config-file", "mkdocs.yml", "--site-dir", str(out)],
+        cwd=REPO_ROOT,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        capture_output=True,
+        text=True,
+        timeout=BUILD_TIMEOUT,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "WARNING" not in done.stderr, done.stderr[-3000:]
+    return out
+
+
+def _pages(site: Path) -> list[Path]:
+    return sorted(site.rglob("*.html"))
+
+
+def _soup(page: Path) -> BeautifulSoup:
+    return BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+
+
+def _text(site: Path, name: str) -> str:
+    return " ".join(_soup(site / name).find("article").get_text(" ").split())
+
+
+NAV_PAGES = [
+    "index.html",
+    "getting-started.html",
+    "own-system.html",
+    "protocols/retriever.html",
+    "protocols/measure.html",
+    "protocols/format.html",
+    "collections.html",
+    "fixtures.html",
+    "measures.html",
+    "cli.html",
+    "grids.html",
+    "semantics.html",
+    "statistics.html",
+    "store.html",
+    "scale.html",
+    "api.html",
+    "reports.html",
+    "architecture.html",
+    "development.html",
+    "changelog.html",
+]
+
+
+def test_every_nav_page_is_built(site):
+    """Each page of the navigation is an HTML file of the site, with an article of its own."""
+    for name in NAV_PAGES:
+        page = site / name
+        assert page.is_file(), name
+        assert _soup(page).find("article").get_text(strip=True), name
+
+
+def test_no_internal_link_is_broken(site):
+    """Every relative href and src of every built page names a file of the site, and its #anchor an id there."""
+    ids: dict[Path, set[str]] = {}
+
+    def anchors(page: Path) -> set[str]:
+        if page not in ids:
+            ids[page] = {tag["id"] for tag in _soup(page).find_all(id=True)}
+        return ids[page]
+
+    broken = []
+    checked = 0
+    for page in _pages(site):
+        for tag in _soup(page).find_all(["a", "link", "script", "img", "source"]):
+            target = tag.get("href") or tag.get("src")
+            if not target or re.match(r"^[a-z][a-z0-9+.-]*:", target, re.IGNORECASE):
+                continue  # another scheme (https:, mailto:, data:) is no internal link
+            parts = urlsplit(target)
+            if not parts.path:
+                file = page
+            elif parts.path.startswith("/"):  # 404.html's links are from the site's root, where a server puts it
+                file = site / unquote(parts.path).lstrip("/")
+            else:
+                file = (page.parent / unquote(parts.path)).resolve()
+            if file.is_dir():
+                file = file / "index.html"
+            checked += 1
+            if not file.is_file():
+                broken.append(f"{page.relative_to(site)}: {target} (no such file)")
+            elif parts.fragment and file.suffix == ".html" and unquote(parts.fragment) not in anchors(file):
+                broken.append(f"{page.relative_to(site)}: {target} (no such anchor)")
+    assert checked > 500, f"only {checked} links checked: the walk found too little"
+    assert broken == [], "\n".join(broken)
+
+
+def test_no_asset_comes_from_another_host(site):
+    """No stylesheet, script, font, image or frame of any page, and no url() or @import of any stylesheet,
+    names an http(s) address: the site reads from a folder, offline."""
+    remote = re.compile(r"^\s*(https?:)?//", re.IGNORECASE)
+    found = []
+    for page in _pages(site):
+        for tag in _soup(page).find_all(["link", "script", "img", "iframe", "source", "video", "audio", "embed"]):
+            for attribute in ("href", "src", "srcset"):
+                value = tag.get(attribute)
+                if value and remote.match(value):
+                    found.append(f"{page.relative_to(site)}: <{tag.name} {attribute}={value}>")
+    for sheet in site.rglob("*.css"):
+        text = sheet.read_text(encoding="utf-8")
+        for value in re.findall(r"url\(\s*['\"]?([^'\")]+)", text) + re.findall(r"@import\s+['\"]([^'\"]+)", text):
+            if remote.match(value):
+                found.append(f"{sheet.relative_to(site)}: {value}")
+    assert found == [], "\n".join(found)
+    assert not re.search(r"fonts\.(googleapis|gstatic)", (site / "index.html").read_text(encoding="utf-8"))
+
+
+def test_cli_page_has_every_command_and_option_of_the_parser(site, hooks):
+    """Each (sub)command of the parser has a heading, and each of its option strings appears on the page."""
+    text = _text(site, "cli.html")
+    headings = {
+        h.get_text(" ", strip=True).rstrip("¶").strip() for h in _soup(site / "cli.html").find_all(["h2", "h3"])
+    }
+
+    def walk(parser, words):
+        for action in parser._actions:
+            if type(action).__name__ == "_SubParsersAction":
+                for name, sub in action.choices.items():
+                    yield (*words, name), sub
+                    yield from walk(sub, (*words, name))
+
+    top = hooks.top_level_parser()
+    commands = [(("agentmemory",), top), *walk(top, ("agentmemory",))]
+    assert len(commands) >= 11
+    for words, parser in commands:
+        assert " ".join(words) in headings, words
+        for action in parser._actions:
+            if action.help == "show this help message and exit":
+                continue  # -h, --help: in every usage line, not repeated in the tables
+            for option in action.option_strings:
+                assert option in text, (words, option)
+
+
+def test_measures_page_lists_every_registered_measure(site):
+    """The measures table has one row per registered measure, with its description, and the formula is there."""
+    rows = _soup(site / "measures.html").find("article").find("table").find_all("tr")[1:]
+    names = [row.find("td").get_text(strip=True) for row in rows]
+    assert names == list(REGISTRY.registered())
+    text = _text(site, "measures.html")
+    for definition in REGISTRY.registered().values():
+        assert definition.description in text, definition.name
+    assert "P@k = |{d in ranking[:k] : qrels.get(d, 0) >= 1}| / k" in text
+
+
+def test_grid_page_lists_every_key_the_grid_reader_accepts(site, hooks):
+    """Every key of every table of a grid file, as the grid reader declares it, is a row of its table."""
+    declarations = hooks.grid_key_declarations()
+    assert (
+        "relevance" in declarations["the grid (top level)"]
+        and "lenient" in declarations["runs = [{ ... }] of a collection"]
+    )
+    headings = _soup(site / "grids.html").find_all("h3")
+    assert len(headings) == len(declarations)
+    for heading, (table, keys) in zip(headings, declarations.items()):
+        assert heading.get_text(strip=True).rstrip("¶") == table
+        rows = heading.find_next("table").find_all("tr")[1:]
+        assert [row.find("td").get_text(strip=True) for row in rows] == list(keys), table
+
+
+def test_collections_page_documents_every_format_and_its_options(site):
+    """Each registered format has its section with every declared option, and the loaders' docstrings appear."""
+    text = _text(site, "collections.html")
+    for name, fmt in FORMATS.registered().items():
+        assert f"{name} : {fmt.description}" in text or f"{name}: {fmt.description}" in text, name
+        for option in fmt.options:
+            assert option.help in text, (name, option.name)
+    assert "dia_ids are unique only within one conversation" in text  # the LoCoMo loader's own docstring
+
+
+@pytest.mark.parametrize(
+    ("path", "options", "entry", "query", "scheme"),
+    [
+        (
+            "fixtures/locomo-sample/locomo-sample.json",
+            {},
+            r"(?P<scope>[^/]+)/D\d+:\d+",
+            r"(?P<scope>[^/]+)/q\d+",
+            "<sample_id>/<dia_id>",
+        ),
+        (
+            "fixtures/longmemeval-sample",
+            {"granularity": "session"},
+            r"(?P<scope>[^/]+)/[^/]+",
+            r"(?P<scope>[^/]+)",
+            "<question_id>/<session id>",
+        ),
+        (
+            "fixtures/longmemeval-sample",
+            {"granularity": "turn"},
+            r"(?P<scope>[^/]+)/[^/]+_\d+",
+            r"(?P<scope>[^/]+)",
+            "<question_id>/<session id>_<n>",
+        ),
+    ],
+)
+def test_the_entry_id_schemes_on_the_collections_page_are_the_loaders(site, path, options, entry, query, scheme):
+    """The id scheme the collections page states is the one each loader gives, scope prefix included."""
+    source = REPO_ROOT / path
+    if source.is_dir():
+        source = next(source.glob("*.json"))
+    collection = load(source, **options)
+    assert collection.entries and collection.queries
+    for item in collection.entries:
+        found = re.fullmatch(entry, item.id)
+        assert found and found["scope"] == item.scope, item.id
+    for item in collection.queries:
+        found = re.fullmatch(query, item.id)
+        assert found and found["scope"] == item.scope, item.id
+    assert scheme in _text(site, "collections.html")
+
+
+# -- in a browser -------------------------------------------------------------------------------------------
+PROBE = """
+<script>
+window.addEventListener("load", () => setTimeout(() => {
+  const search = document.querySelector(".md-search");
+  const input = document.querySelector("input.md-search__input[type=text]");
+  const box = input ? input.getBoundingClientRect() : {width: 0, height: 0};
+  const report = {
+    nav: Array.from(document.querySelectorAll("nav.md-nav--primary a.md-nav__link"))
+      .map((a) => ({text: a.innerText.trim(), href: a.getAttribute("href")})),
+    search: Boolean(search && !search.hidden && input && box.width > 0 && box.height > 0),
+    resources: performance.getEntriesByType("resource").map((r) => r.name),
+    assets: Array.from(document.querySelectorAll("link[href], script[src], img[src], iframe[src], source[src]"))
+      .filter((e) => e.tagName !== "LINK" || !["canonical", "next", "prev"].includes(e.rel))
+      .map((e) => e.href || e.src),
+    sheets: document.styleSheets.length,
+    header: getComputedStyle(document.querySelector("header.md-header")).position,
+  };
+  const out = document.createElement("pre");
+  out.id = "agentmemory-probe";
+  out.textContent = JSON.stringify(report);
+  document.body.appendChild(out);
+}, 500));
+</script>
+"""
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def served(site) -> Iterator[str]:
+    """The built site served over HTTP on a free port of 127.0.0.1, as a reader's browser would get it.
+
+    Material's search runs in a web worker, which a browser does not start from a ``file://`` page: over
+    HTTP the search box shows, as it does on any host of the site.
+    """
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=site))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def _render(site: Path, served: str, name: str, tmp_path: Path) -> dict:
+    """What chromium rendered of the page ``name`` (see PROBE), loaded from a probed copy beside it, offline."""
+    page = site / name
+    html = page.read_text(encoding="utf-8")
+    end = html.rindex("</body>")
+    probed = page.with_name(f"probed-{page.name}")
+    probed.write_text(html[:end] + PROBE + html[end:], encoding="utf-8")
+    try:
+        done = subprocess.run(
+            [
+                CHROMIUM,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                f"--user-data-dir={tmp_path / 'profile'}",
+                "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",  # no host but this one resolves
+                "--window-size=1280,1024",
+                "--virtual-time-budget=10000",
+                "--dump-dom",
+                served + probed.relative_to(site).as_posix(),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=BROWSER_TIMEOUT,
+            check=False,
+        )
+    finally:
+        probed.unlink()
+    assert done.returncode == 0, done.stderr[-2000:]
+    probe = BeautifulSoup(done.stdout, "html.parser").find("pre", id="agentmemory-probe")
+    assert probe is not None, "the page's load event never fired: " + done.stderr[-2000:]
+    return json.loads(probe.get_text())
+
+
+@needs_chromium
+@pytest.mark.parametrize("name", ["index.html", "protocols/retriever.html", "cli.html"])
+def test_browser_shows_navigation_and_search_and_fetches_nothing_remote(site, served, tmp_path, name):
+    """In chromium each page has the primary navigation (every nav page reachable), a visible search box and
+    the theme's styles, and every asset in the DOM after load (scripts may add some) and every resource the
+    page fetched came from the site itself."""
+    seen = _render(site, served, name, tmp_path)
+    assert seen["search"], "no visible search box"
+    targets = {(site / name).parent.joinpath(link["href"].split("#")[0]).resolve() for link in seen["nav"]}
+    for page in NAV_PAGES:
+        assert (site / page).resolve() in targets, f"{page} is not in the navigation of {name}"
+    texts = [link["text"] for link in seen["nav"]]
+    assert "Getting started" in texts and "Command line" in texts
+    assert seen["sheets"] >= 2 and seen["header"] == "sticky", "the theme's stylesheets were not applied"
+    assert any(r.endswith(".js") for r in seen["resources"]), seen["resources"]
+    remote = [r for r in seen["resources"] + seen["assets"] if not r.startswith(served)]
+    assert remote == [], remote
