@@ -6,12 +6,10 @@ Every test runs twice: on a store in memory and on a store in a SQLite file
 
 from __future__ import annotations
 
-import ast
 import re
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from conftest import REPO_ROOT
 
 from agentmemory import (
     HashIds,
@@ -676,25 +674,3 @@ def test_readonly_needs_a_path() -> None:
         ParameterError, match=re.escape("readonly: True (bool) needs a path; open a store file read-only: path=...")
     ):
         MemoryStore(readonly=True)
-
-
-def test_the_store_package_imports_point_one_way() -> None:
-    """store.core never imports store.transfer (transfer builds on core: it used to import core while core imported
-    transfer's retrievals inside a function), and no module of the package imports another inside a function
-    except the deferrals listed here, each with its reason."""
-    deferred = {
-        ("core.py", "agentmemory.store.sqlite"),  # sqlite3 and the file format load only for a store on disk
-        ("backend.py", "agentmemory.datasets.beir"),  # ~150 ms of `import agentmemory.store`, for metadata only
-    }
-    found = set()
-    for path in sorted((REPO_ROOT / "agentmemory" / "store").glob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        top = {n.module for n in tree.body if isinstance(n, ast.ImportFrom)}
-        if path.name == "core.py":
-            assert "agentmemory.store.transfer" not in top
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                for inner in ast.walk(node):
-                    if isinstance(inner, ast.ImportFrom) and (inner.module or "").startswith("agentmemory"):
-                        found.add((path.name, inner.module))
-    assert found == deferred

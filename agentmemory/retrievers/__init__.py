@@ -40,16 +40,6 @@ own ``label`` is the spec's (so a function factory's retrievers keep the
 label they declare); declare ``label`` on the factory to spare that call.
 """
 
-from __future__ import annotations
-
-import importlib
-import inspect
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, TypeAlias
-
-from agentmemory.errors import ParameterError, PluginError, UnknownNameError, shorten
-from agentmemory.registry import Registry
 from agentmemory.retrievers.base import (
     CAPABILITIES,
     CAPABILITY_TABLE,
@@ -58,17 +48,26 @@ from agentmemory.retrievers.base import (
     capabilities,
     capability,
     has_capability,
-    is_retriever,
-    missing_members,
     select_top_k,
 )
 from agentmemory.retrievers.bm25 import BM25, TermContribution
 from agentmemory.retrievers.dense import Dense
 from agentmemory.retrievers.encoders import ENCODERS, Encoder, load_encoder, register_encoder
-from agentmemory.retrievers.guard import GuardedRetriever, PluginBoundary, is_ours
+from agentmemory.retrievers.guard import GuardedRetriever
 from agentmemory.retrievers.hybrid import Hybrid
 from agentmemory.retrievers.recency import Recency
-from agentmemory.retrievers.spec import Spec, format_value, parse_spec, split_specs
+from agentmemory.retrievers.registry import (
+    DEFAULT_RETRIEVERS,
+    RETRIEVERS,
+    RetrieverDef,
+    RetrieverLike,
+    RetrieverSpec,
+    make_retriever,
+    parse_retrievers,
+    register_retriever,
+    resolve_retriever,
+    resolve_retrievers,
+)
 from agentmemory.retrievers.tags import TagOverlap, TagScorer
 
 __all__ = [
@@ -86,6 +85,7 @@ __all__ = [
     "Recency",
     "Retriever",
     "RetrieverDef",
+    "RetrieverLike",
     "RetrieverSpec",
     "TagOverlap",
     "TagScorer",
@@ -103,421 +103,8 @@ __all__ = [
     "select_top_k",
 ]
 
-DEFAULT_RETRIEVERS = ("bm25", "tags")
-"""What :class:`agentmemory.MemoryStore` and :func:`agentmemory.evaluate` use when given none: always these
-two, whatever else is registered (plugins and retrievers that need parameters never change the default)."""
-
-
-@dataclass(frozen=True)
-class RetrieverDef:
-    """A registered retriever: ``factory(**params)`` returns a new, empty retriever; ``label`` names it in tables."""
-
-    name: str
-    factory: Callable[..., Any]
-    label: str
-
-
-def _check_def(name: str, obj: Any) -> RetrieverDef:
-    if isinstance(obj, RetrieverDef):
-        return obj
-    if not callable(obj) or (is_retriever(obj) and not isinstance(obj, type)):
-        raise ParameterError(
-            "retriever factory",
-            obj,
-            "is not a retriever factory",
-            "register a class or function that returns a new, empty retriever",
-        )
-    return RetrieverDef(name, obj, _factory_label(obj, name))
-
-
-RETRIEVERS: Registry[RetrieverDef] = Registry("retriever", "agentmemory.retrievers", _check_def)
-"""Every retriever by name; read with ``RETRIEVERS.get(name)``, list with ``RETRIEVERS.names()``."""
-
-
-def register_retriever(
-    name: str, factory: Callable[..., Any], *, label: str | None = None, replace: bool = False
-) -> RetrieverDef:
-    """Register ``factory`` under ``name``: ``factory(**params)`` must return a new, empty retriever.
-
-    ``label`` (default: the factory's ``label`` attribute, else ``name``) names
-    it in tables when run with its default parameters.
-
-    Raises:
-        ParameterError: ``name`` is not a valid name or is taken (unless
-            ``replace``), ``factory`` is not callable, or ``label`` is not a
-            non-empty string.
-    """
-    if label is not None and (not isinstance(label, str) or not label.strip()):
-        raise ParameterError("label", label, "is not a non-empty string", "pass a display name such as 'My retriever'")
-    definition = _check_def(name, factory)
-    if label is not None:
-        definition = RetrieverDef(name, definition.factory, label)
-    return RETRIEVERS.register(name, definition, replace=replace)
-
-
-def _factory_label(factory: Any, fallback: str) -> str:
-    label = getattr(factory, "label", None)
-    return label if isinstance(label, str) and label.strip() else fallback
-
-
 register_retriever("bm25", BM25)
 register_retriever("tags", TagScorer)
 register_retriever("dense", Dense)
 register_retriever("hybrid", Hybrid)
 register_retriever("recency", Recency)
-
-
-@dataclass(frozen=True, eq=False)
-class RetrieverSpec:
-    """One retriever of an evaluation: how to make it and how to call it.
-
-    Attributes:
-        key: unique within an evaluation; the artifact's ``retriever`` field,
-            the TREC run's tag and the run file's name (``bm25``,
-            ``bm25[k1=0.9,b=0.4]``).
-        label: the name in tables (``BM25``, ``BM25 (k1=0.9, b=0.4)``).
-        params: the parameters given that differ from the factory's defaults.
-        factory: makes a new, empty retriever (``None`` when an instance was given).
-        instance: the given retriever instance (``None`` when a factory makes them);
-            a plugin's behind the boundary (a :class:`GuardedRetriever`).
-        plugin: the spec a plugin was given as (``"mypkg.memory:Mine[dim=64]"``,
-            a registered plugin's name), ``None`` for agentmemory's own retrievers.
-    """
-
-    key: str
-    label: str
-    params: dict[str, Any] = field(default_factory=dict)
-    factory: Callable[[], Any] | None = None
-    instance: Any = None
-    plugin: str | None = None
-
-    def __repr__(self) -> str:  # no factory repr: it would carry a memory address
-        kind = "instance" if self.instance is not None else "factory"
-        return f"RetrieverSpec({self.key!r}, label={self.label!r}, {kind})"
-
-    @property
-    def shared(self) -> bool:
-        """True when an instance was given: it can serve one store partition (scope) only."""
-        return self.instance is not None
-
-    def new(self) -> Any:
-        """A retriever for one store partition: a new one from the factory, or the given instance."""
-        if self.instance is not None:
-            return self.instance
-        assert self.factory is not None  # one of the two is always set (see resolve_retriever)
-        try:
-            made = self.factory()
-        except PluginError as err:  # the factory's own error, now that its label is known
-            if err.label is not None or err.plugin != self.plugin:
-                raise
-            raise PluginError(err.kind, err.plugin, self.label, err.call, err.problem) from err.__cause__
-        _check_made(made, self.key)
-        return made if self.plugin is None else GuardedRetriever(made, self.plugin)
-
-
-RetrieverLike: TypeAlias = "str | RetrieverSpec | Callable[..., Any] | Retriever"
-
-
-def _check_made(obj: Any, where: str) -> None:
-    missing = missing_members(obj)
-    if missing:
-        raise ParameterError(
-            "retriever spec",
-            where,
-            f"gives a {type(obj).__name__}, which is not a retriever (it lacks {', '.join(missing)})",
-            "a retriever has name, label, add(entries), search(query, k) and params()",
-        )
-
-
-def _accepted(factory: Callable[..., Any], where: str) -> tuple[dict[str, Any], bool]:
-    """The factory's keyword parameters with their defaults (``inspect.Parameter.empty`` when none), and
-    whether it takes ``**kwargs``."""
-    try:
-        signature = inspect.signature(factory)
-    except (TypeError, ValueError):
-        return {}, True  # a builtin without a signature: let it check its own arguments
-    defaults: dict[str, Any] = {}
-    var_kw = False
-    for p in signature.parameters.values():
-        if p.kind is p.VAR_KEYWORD:
-            var_kw = True
-        elif p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
-            defaults[p.name] = p.default
-    return defaults, var_kw
-
-
-def _check_params(name: str, factory: Callable[..., Any], params: dict[str, Any]) -> dict[str, Any]:
-    """``params`` checked against ``factory``'s signature; returns those differing from its defaults."""
-    defaults, var_kw = _accepted(factory, name)
-    for key in params:
-        if key in defaults or var_kw:
-            continue
-        if not defaults:
-            raise ParameterError(
-                f"{name} parameter", key, "is not accepted", f"the {name} retriever takes no parameters"
-            )
-        raise UnknownNameError(f"{name} parameter", key, defaults)
-    missing = [k for k, d in defaults.items() if d is inspect.Parameter.empty and k not in params]
-    if missing:
-        raise ParameterError(
-            f"{name} parameter",
-            missing[0],
-            "is required",
-            f"give it in brackets, e.g. {name}[{missing[0]}=...]",
-        )
-    return {k: v for k, v in params.items() if k not in defaults or not _same(defaults[k], v)}
-
-
-def _same(default: Any, value: Any) -> bool:
-    """Whether a given parameter value equals the factory's default (a spec's list equals a default tuple)."""
-    if isinstance(default, (list, tuple)) and isinstance(value, (list, tuple)):
-        return len(default) == len(value) and all(_same(d, v) for d, v in zip(default, value))
-    numbers = (
-        isinstance(default, (int, float))
-        and isinstance(value, (int, float))
-        and not isinstance(default, bool)
-        and not isinstance(value, bool)
-    )
-    return (type(default) is type(value) or numbers) and default == value
-
-
-def _label(base: str, params: dict[str, Any], factory: Any = None, plugin: str | None = None) -> str:
-    """The table label: the factory's ``spec_label(params)`` when it has one, else ``base (k=v, ...)``.
-
-    ``spec_label`` is how a factory whose parameters change what it *is*
-    (``hybrid[method=convex]``, ``dense[encoder=model2vec]``) names itself;
-    it gets the parameters that differ from its defaults and must give
-    different labels for different parameters.
-    """
-    if factory is not None and has_capability(factory, "spec_label"):
-        if plugin is None:
-            label = factory.spec_label(dict(params))
-        else:
-            label = PluginBoundary(plugin).call("spec_label", factory.spec_label, dict(params))
-        if not isinstance(label, str) or not label.strip():
-            if plugin is not None:
-                PluginBoundary(plugin).refuse("spec_label", f"{label!r}, not a non-empty string (a display name)")
-            raise ParameterError(
-                "retriever spec_label",
-                label,
-                "is not a non-empty string",
-                "spec_label(params) must return a display name",
-            )
-        return label
-    if not params:
-        return base
-    return f"{base} (" + ", ".join(f"{k}={format_value(v)}" for k, v in params.items()) + ")"
-
-
-def _made_by(
-    factory: Callable[..., Any], params: dict[str, Any], where: str, plugin: str | None = None
-) -> Callable[[], Any]:
-    """``factory(**params)``; a plugin's factory through the boundary (call ``factory``)."""
-
-    def make() -> Any:
-        try:
-            return factory(**params)
-        except ParameterError:
-            raise
-        except TypeError as err:  # a factory's own argument check, said as one line
-            raise ParameterError(
-                "retriever spec", where, f"was refused by its factory: {shorten(str(err), 200)}", "check the parameters"
-            ) from None
-        except (KeyboardInterrupt, PluginError):
-            raise
-        except BaseException as err:  # noqa: BLE001 - a plugin's factory may raise anything
-            if plugin is None:
-                raise
-            raise PluginError.raised("retriever", plugin, None, "factory", err) from err
-
-    return make
-
-
-def _origin(obj: Any) -> str:
-    """How a plugin given as an object is named in messages: ``module:qualified name`` of it (or of its class)."""
-    home = obj if isinstance(obj, type) or inspect.isroutine(obj) else type(obj)
-    module = getattr(home, "__module__", None) or "?"
-    return f"{module}:{getattr(home, '__qualname__', type(home).__name__)}"
-
-
-def _own_label(factory: Any, fallback: str, make: Callable[[], Any], plugin: str | None) -> str:
-    """The factory's declared ``label``; for a plugin factory without one, the label of a retriever it makes."""
-    label = getattr(factory, "label", None)
-    if isinstance(label, str) and label.strip():
-        return label
-    if plugin is None:
-        return fallback
-    made = make()
-    _check_made(made, plugin)
-    return str(GuardedRetriever(made, plugin).label)
-
-
-def _import(target: str, whole: str) -> Any:
-    module_name, _, attribute = target.partition(":")
-    try:
-        obj: Any = importlib.import_module(module_name)
-    except KeyboardInterrupt:
-        raise
-    except BaseException as err:  # noqa: BLE001 - a module may raise anything on import, SystemExit included
-        missing = isinstance(err, ModuleNotFoundError) and (
-            err.name == module_name or module_name.startswith(f"{err.name}.")
-        )
-        if not missing:  # the module exists and failed while it ran: a plugin's fault
-            raise PluginError.raised("retriever", whole, None, "import", err) from err
-        raise ParameterError(
-            "retriever spec",
-            whole,
-            f"cannot be imported: {type(err).__name__}: {shorten(str(err), 200)}",
-            "name an importable package.module:attribute (is the package installed?)",
-        ) from None
-    for part in attribute.split("."):
-        if not hasattr(obj, part):
-            raise ParameterError(
-                "retriever spec",
-                whole,
-                f"names {attribute!r}, which module {module_name!r} does not have",
-                f"check the attribute name after the ':' in {target!r}",
-            )
-        obj = getattr(obj, part)
-    return obj
-
-
-def resolve_retriever(item: RetrieverLike) -> RetrieverSpec:
-    """One retriever (a name, a spec, ``module:attribute``, a factory or an instance) as a :class:`RetrieverSpec`.
-
-    Raises:
-        UnknownNameError: an unknown registry name (the message lists the live registry, entry points included).
-        ParameterError: a malformed spec; parameters the factory does not
-            take (named with the accepted ones); a ``module:attribute`` that
-            does not import, names a missing attribute, or gives something
-            that is not a retriever; parameters given to an instance.
-    """
-    if isinstance(item, RetrieverSpec):
-        return item
-    if isinstance(item, str):
-        return _resolve_text(item)
-    if is_retriever(item) and not isinstance(item, type):
-        return _from_instance(item, str(getattr(item, "name", type(item).__name__)))
-    if callable(item):
-        name = getattr(item, "name", None)
-        key = name if isinstance(name, str) and name else getattr(item, "__name__", type(item).__name__)
-        plugin = None if is_ours(item) else _origin(item)
-        make = _made_by(item, {}, key, plugin)
-        return RetrieverSpec(key, _own_label(item, key, make, plugin), {}, make, plugin=plugin)
-    raise ParameterError(
-        "retrievers",
-        item,
-        "is not a retriever",
-        "pass a registry name such as 'bm25', a spec such as 'bm25[k1=0.9]', 'package.module:attribute', "
-        "a retriever factory or a retriever instance",
-    )
-
-
-def _from_instance(obj: Any, where: str) -> RetrieverSpec:
-    missing = missing_members(obj)
-    if missing:
-        raise ParameterError(
-            "retriever spec",
-            where,
-            f"gives a {type(obj).__name__}, which is not a retriever (it lacks {', '.join(missing)})",
-            "a retriever has name, label, add(entries), search(query, k) and params()",
-        )
-    if is_ours(obj):
-        return RetrieverSpec(str(obj.name), str(obj.label), {}, None, obj)
-    origin = where if ":" in where else _origin(obj)
-    return RetrieverSpec(str(obj.name), str(obj.label), {}, None, GuardedRetriever(obj, origin), plugin=origin)
-
-
-def _resolve_text(text: str) -> RetrieverSpec:
-    spec: Spec = parse_spec(text)
-    if spec.is_import:
-        obj = _import(spec.target, text)
-        if is_retriever(obj) and not isinstance(obj, type):
-            if spec.params:
-                raise ParameterError(
-                    "retriever spec",
-                    text,
-                    "gives parameters to a retriever instance",
-                    f"drop the brackets, or point {spec.target.partition(':')[0]}:... at a factory that takes them",
-                )
-            return _from_instance(obj, text)
-        if not callable(obj):
-            raise ParameterError(
-                "retriever spec",
-                text,
-                f"names a {type(obj).__name__}, which is neither a retriever nor a factory",
-                "point it at a class or function returning a retriever, or at a retriever instance",
-            )
-        given = _check_params(spec.target, obj, spec.params)
-        key = spec.text(given)
-        plugin = None if is_ours(obj) else text
-        make = _made_by(obj, dict(spec.params), text, plugin)
-        fallback = spec.target.rpartition(":")[2].rpartition(".")[2]
-        label = _label(_own_label(obj, fallback, make, plugin), given, obj, plugin)
-        return RetrieverSpec(key, label, given, make, plugin=plugin)
-    definition = RETRIEVERS.get(spec.target)
-    given = _check_params(spec.target, definition.factory, spec.params)
-    plugin = None if is_ours(definition.factory) else text
-    made = _made_by(definition.factory, dict(spec.params), text, plugin)
-    # A label given at registration wins over the factory's own naming (spec_label).
-    own = definition.label == _factory_label(definition.factory, definition.name)
-    base = _own_label(definition.factory, definition.name, made, plugin) if own else definition.label
-    label = _label(base, given, definition.factory if own else None, plugin)
-    return RetrieverSpec(spec.text(given), label, given, made, plugin=plugin)
-
-
-def resolve_retrievers(items: RetrieverLike | Sequence[RetrieverLike]) -> tuple[RetrieverSpec, ...]:
-    """Several retrievers: a comma-separated string of specs or a sequence of anything :func:`resolve_retriever` takes.
-
-    Raises:
-        ParameterError: as :func:`resolve_retriever`; no retriever; two with
-            the same key or the same label.
-    """
-    if isinstance(items, str):
-        pieces: list[Any] = list(split_specs(items))
-    elif isinstance(items, RetrieverSpec) or (not isinstance(items, Iterable)) or is_retriever(items):
-        pieces = [items]
-    else:
-        pieces = list(items)
-        if any(isinstance(p, str) and not p.strip() for p in pieces):
-            raise ParameterError(
-                "retrievers", pieces, "has an empty name", "choose from: " + ", ".join(RETRIEVERS.names())
-            )
-    if not pieces:
-        raise ParameterError("retrievers", items, "names no retriever", "name at least one, e.g. 'bm25'")
-    specs = [resolve_retriever(p.strip() if isinstance(p, str) else p) for p in pieces]
-    seen_keys: dict[str, RetrieverSpec] = {}
-    seen_labels: dict[str, RetrieverSpec] = {}
-    for spec in specs:
-        if spec.key in seen_keys or spec.label in seen_labels:
-            raise ParameterError(
-                "retrievers",
-                items if isinstance(items, str) else [s.key for s in specs],
-                f"names the retriever {spec.label!r} twice",
-                "give each retriever once, or different parameters (labels must be unique)",
-            )
-        seen_keys[spec.key] = seen_labels[spec.label] = spec
-    return tuple(specs)
-
-
-def parse_retrievers(items: RetrieverLike | Sequence[RetrieverLike]) -> tuple[RetrieverSpec, ...]:
-    """Alias of :func:`resolve_retrievers` (the command line's and notebooks' name for it)."""
-    return resolve_retrievers(items)
-
-
-def make_retriever(item: RetrieverLike, **params: Any) -> Any:
-    """A new, empty retriever from a name or spec (``params`` add to the spec's own), a factory or an instance.
-
-    ``make_retriever("bm25", k1=0.9)`` equals ``make_retriever("bm25[k1=0.9]")``.
-    """
-    if params:
-        if not isinstance(item, str):
-            raise ParameterError(
-                "params", params, "are given with a non-text retriever", "put the parameters in the spec text"
-            )
-        spec = parse_spec(item)
-        clash = sorted(set(spec.params) & set(params))
-        if clash:
-            raise ParameterError(f"{spec.target} parameter", clash[0], "is given twice", "give each parameter once")
-        item = spec.text({**spec.params, **params})
-    return resolve_retriever(item).new()

@@ -58,6 +58,8 @@ import numpy as np
 from agentmemory.errors import ParameterError, UnknownNameError, check_positive_int
 from agentmemory.records import Hit, MemoryEntry, Query
 from agentmemory.retrievers.base import DocTable, as_query, has_capability, rank_candidates
+from agentmemory.retrievers.registry import resolve_retriever
+from agentmemory.retrievers.spec import format_value
 
 __all__ = ["FUSION_METHODS", "ComponentPart", "Hybrid", "HybridExplanation"]
 
@@ -75,8 +77,6 @@ def _is_number(value: Any) -> bool:
 
 def _components(of: Any) -> list[Any]:
     """The component specs (two or more), resolved; ParameterError otherwise."""
-    from agentmemory.retrievers import resolve_retriever  # the package imports this module first
-
     items = [of] if isinstance(of, str) or not isinstance(of, (list, tuple)) else list(of)
     if len(items) < 2:
         raise ParameterError(
@@ -135,8 +135,6 @@ def _weights(weights: Any, n: int, method: str) -> tuple[float, ...]:
 
 
 def _label(labels: Sequence[str], method: str, extras: dict[str, Any]) -> str:
-    from agentmemory.retrievers.spec import format_value
-
     inner = " + ".join(labels)
     if extras:
         inner += "; " + ", ".join(f"{k}={format_value(v)}" for k, v in extras.items())

@@ -56,6 +56,8 @@ from agentmemory.errors import ParameterError, UnknownNameError, check_positive_
 from agentmemory.records import Hit, MemoryEntry, Query, is_aware
 from agentmemory.retrievers.base import DocTable, as_query, capabilities, rank_candidates
 from agentmemory.retrievers.hybrid import top_with_ties
+from agentmemory.retrievers.registry import resolve_retriever
+from agentmemory.retrievers.spec import format_value
 
 __all__ = ["DEFAULT_IMPORTANCE", "Recency", "RecencyExplanation"]
 
@@ -72,8 +74,6 @@ def _is_number(value: Any) -> bool:
 
 
 def _base(base: Any) -> Any:
-    from agentmemory.retrievers import resolve_retriever  # the package imports this module first
-
     try:
         spec = resolve_retriever(base)
     except UnknownNameError as err:
@@ -89,8 +89,6 @@ def _base(base: Any) -> Any:
 
 
 def _label(base_label: str, extras: dict[str, Any]) -> str:
-    from agentmemory.retrievers.spec import format_value
-
     inner = base_label
     if extras:
         inner += "; " + ", ".join(f"{k}={format_value(v)}" for k, v in extras.items())

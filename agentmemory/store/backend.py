@@ -185,8 +185,8 @@ def check_metadata(entry: MemoryEntry, keeps: str = "", *, exact: bool = False) 
             f"cannot be kept exactly: {problem}",
             f"{keeps or 'a store exports metadata as JSON'}: {_METADATA_ALLOWED}",
         )
-    # Deferred: loading the collection formats costs `from agentmemory import MemoryStore` about 150 ms
-    # (measured with -X importtime), and only entries with metadata need their writer.
+    # Deferred (ARCHITECTURE.md): the collection formats add ~35 ms to importing the store, and only
+    # entries with metadata need their writer.
     from agentmemory.datasets.beir import corpus_line
 
     corpus_line(entry)  # a key the format reserves is refused here, named

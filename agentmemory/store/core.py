@@ -38,7 +38,7 @@ from datetime import datetime
 from operator import attrgetter
 from os import PathLike
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agentmemory.errors import ParameterError, UnknownNameError, check_positive_int
 from agentmemory.records import Hit, MemoryEntry, Provenance, Query
@@ -46,9 +46,7 @@ from agentmemory.retrievers import DEFAULT_RETRIEVERS, Retriever, RetrieverLike,
 from agentmemory.retrievers.base import as_query
 from agentmemory.store.backend import EntryVersion, MemoryBackend, Retrieval, check_metadata, select_retrievals
 from agentmemory.store.events import Clock, EventLog, IdSource
-
-if TYPE_CHECKING:
-    from agentmemory.store.sqlite import SQLiteBackend
+from agentmemory.store.sqlite import SQLiteBackend
 
 DEFAULT_TIMEOUT = 5.0
 """Seconds a writer waits for another writer of the same store file (:mod:`agentmemory.store.sqlite`)."""
@@ -113,8 +111,6 @@ class MemoryStore:
                 raise ParameterError("readonly", readonly, "needs a path", "open a store file read-only: path=...")
             self._backend = MemoryBackend(clock, ids)
         else:
-            from agentmemory.store.sqlite import SQLiteBackend
-
             self._backend = SQLiteBackend.open(path, readonly=readonly, timeout=timeout, clock=clock, ids=ids)
             try:
                 self._load()

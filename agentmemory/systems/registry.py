@@ -36,7 +36,7 @@ from typing import Any, TypeAlias
 
 from agentmemory.errors import ParameterError, UnknownNameError
 from agentmemory.registry import Registry
-from agentmemory.retrievers import RETRIEVERS, _import, resolve_retriever
+from agentmemory.retrievers.registry import RETRIEVERS, _import, resolve_retriever
 from agentmemory.retrievers.spec import Spec, format_value, parse_spec
 from agentmemory.systems.agentrecall import AgentRecallSystem  # imports agentrecall-db only when a scope opens
 from agentmemory.systems.base import MemorySystem
