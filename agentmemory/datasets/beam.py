@@ -310,6 +310,58 @@ def _anchor(path: Path, where: str, value: object) -> datetime:
         raise InputError(path, None, f"{where}: {quote(value)} {err.problem}; {err.allowed}") from None
 
 
+def _batch_header(path: Path, at: str, batch: object) -> tuple[int, datetime | None, object, list]:
+    """A batch's number, its time anchor (parsed, and as written) and its list of turns, checked."""
+    if not isinstance(batch, dict):
+        raise InputError(path, None, f"{at}: expected a batch object with 'turns'; found {_describe(batch)}")
+    number = _require(path, at, batch, "batch_number")
+    if isinstance(number, bool) or not isinstance(number, int):
+        raise InputError(path, None, f"{at}.batch_number: expected an integer; found {_describe(number)}")
+    batch_anchor = batch.get("time_anchor")
+    batch_time = None if batch_anchor is None else _anchor(path, f"{at}.time_anchor", batch_anchor)
+    turns = _require(path, at, batch, "turns")
+    if not isinstance(turns, list):
+        raise InputError(path, None, f"{at}.turns: expected a list of turns; found {_describe(turns)}")
+    return number, batch_time, batch_anchor, turns
+
+
+def _checked_message(path: Path, where: str, message: object, seen: dict[int, str]) -> tuple[str, int, str]:
+    """A message's role, id and content, checked (an id seen before in the chat is refused)."""
+    if not isinstance(message, dict):
+        raise InputError(
+            path,
+            None,
+            f"{where}: expected a message object with role, id and content; found {_describe(message)}",
+        )
+    for field in ("role", "id", "content"):
+        if field not in message:
+            raise InputError(path, None, f"{where}.{field}: missing; every message needs role, id and content")
+    role = message["role"]
+    if role not in _ROLES:
+        raise InputError(path, None, f"{where}.role: expected 'user' or 'assistant'; found {_describe(role)}")
+    mid = message["id"]
+    if isinstance(mid, bool) or not isinstance(mid, int) or mid < 0:
+        raise InputError(path, None, f"{where}.id: expected an integer >= 0; found {_describe(mid)}")
+    if mid in seen:
+        raise InputError(path, None, f"{where}.id: {mid} repeats the id of {seen[mid]}")
+    seen[mid] = where
+    content = message["content"]
+    if not isinstance(content, str):
+        raise InputError(path, None, f"{where}.content: expected a string; found {_describe(content)}")
+    return role, mid, content
+
+
+def _optional_strings(path: Path, where: str, message: dict, meta: dict[str, Any]) -> None:
+    """A message's ``index`` and ``question_type``, when present, into ``meta`` (strings only)."""
+    for field in ("index", "question_type"):
+        value = message.get(field)
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            raise InputError(path, None, f"{where}.{field}: expected a string; found {_describe(value)}")
+        meta[field] = value
+
+
 def _messages(path: Path, chat: str, document: object) -> list[_Message]:
     """Every message of one chat.json, in file order, with its ``created_at`` (rule: module docstring)."""
     if not isinstance(document, list) or not document:
@@ -322,16 +374,7 @@ def _messages(path: Path, chat: str, document: object) -> list[_Message]:
     since = 0
     for b, batch in enumerate(document):
         at = f"$[{b}]"
-        if not isinstance(batch, dict):
-            raise InputError(path, None, f"{at}: expected a batch object with 'turns'; found {_describe(batch)}")
-        number = _require(path, at, batch, "batch_number")
-        if isinstance(number, bool) or not isinstance(number, int):
-            raise InputError(path, None, f"{at}.batch_number: expected an integer; found {_describe(number)}")
-        batch_anchor = batch.get("time_anchor")
-        batch_time = None if batch_anchor is None else _anchor(path, f"{at}.time_anchor", batch_anchor)
-        turns = _require(path, at, batch, "turns")
-        if not isinstance(turns, list):
-            raise InputError(path, None, f"{at}.turns: expected a list of turns; found {_describe(turns)}")
+        number, batch_time, batch_anchor, turns = _batch_header(path, at, batch)
         first_of_batch = True
         for t, turn in enumerate(turns):
             if not isinstance(turn, list):
@@ -340,38 +383,8 @@ def _messages(path: Path, chat: str, document: object) -> list[_Message]:
                 )
             for m, message in enumerate(turn):
                 where = f"{at}.turns[{t}][{m}]"
-                if not isinstance(message, dict):
-                    raise InputError(
-                        path,
-                        None,
-                        f"{where}: expected a message object with role, id and content; found {_describe(message)}",
-                    )
-                for field in ("role", "id", "content"):
-                    if field not in message:
-                        raise InputError(
-                            path, None, f"{where}.{field}: missing; every message needs role, id and content"
-                        )
-                role = message["role"]
-                if role not in _ROLES:
-                    raise InputError(
-                        path, None, f"{where}.role: expected 'user' or 'assistant'; found {_describe(role)}"
-                    )
-                mid = message["id"]
-                if isinstance(mid, bool) or not isinstance(mid, int) or mid < 0:
-                    raise InputError(path, None, f"{where}.id: expected an integer >= 0; found {_describe(mid)}")
-                if mid in seen:
-                    raise InputError(path, None, f"{where}.id: {mid} repeats the id of {seen[mid]}")
-                seen[mid] = where
-                content = message["content"]
-                if not isinstance(content, str):
-                    raise InputError(path, None, f"{where}.content: expected a string; found {_describe(content)}")
-                meta: dict[str, Any] = {
-                    "chat": chat,
-                    "message_id": mid,
-                    "batch": number,
-                    "turn": t,
-                    "role": role,
-                }
+                role, mid, content = _checked_message(path, where, message, seen)
+                meta: dict[str, Any] = {"chat": chat, "message_id": mid, "batch": number, "turn": t, "role": role}
                 own = message.get("time_anchor")
                 if own is not None:
                     anchor, since = _anchor(path, f"{where}.time_anchor", own), 0
@@ -381,13 +394,7 @@ def _messages(path: Path, chat: str, document: object) -> list[_Message]:
                     meta["time_anchor"] = batch_anchor
                 else:
                     since += 1
-                for field in ("index", "question_type"):
-                    value = message.get(field)
-                    if value is None:
-                        continue
-                    if not isinstance(value, str):
-                        raise InputError(path, None, f"{where}.{field}: expected a string; found {_describe(value)}")
-                    meta[field] = value
+                _optional_strings(path, where, message, meta)
                 text, suffix = strip_index_suffix(content)
                 if suffix is not None:
                     meta["index_suffix"] = suffix
@@ -538,6 +545,57 @@ def _check_chat_id(folder: Path, chat: str) -> None:
         raise InputError(folder, None, f"the chat folder's name {quote(chat)} {problem}; {TREC_ID_RULE}")
 
 
+def _usable_evidence(q: _Question, ids: set[int], repair: bool) -> tuple[_Evidence | None, str | None]:
+    """A question's evidence, or why the question is skipped (no field, problems, nothing left)."""
+    if q.source is _ABSENT or q.source is None:
+        field = "no source_chat_ids field" if q.source is _ABSENT else "source_chat_ids is null"
+        return None, f"no evidence ({field})"
+    ev = _evidence(q, ids, repair)
+    if ev.problems:
+        return None, "; ".join(ev.problems)
+    if not any(ev.sides.values()):
+        reason = "no evidence: source_chat_ids is empty"
+        if ev.changes:
+            reason = "no usable evidence: " + "; ".join(ev.changes)
+        return None, reason
+    return ev, None
+
+
+def _update_relevance(
+    qid: str, chat: str, ev: _Evidence, updates: str, metadata: dict[str, Any], out: _Chat
+) -> list[int] | None:
+    """A knowledge update's relevant ids under ``updates`` (both sides into ``metadata``); ``None``: skipped."""
+    updated = ev.sides["updated_info"]
+    original = [i for i in ev.sides["original_info"] if i not in updated]
+    metadata["original_info"] = _entry_ids(chat, original)
+    metadata["updated_info"] = _entry_ids(chat, updated)
+    if not updated and updates == "fresh":
+        out.skipped.append(
+            (qid, "knowledge update with an empty updated_info: nothing is relevant under --updates fresh")
+        )
+        return None
+    if not updated:
+        out.notes.append((qid, "left out of stale@k: its updated_info is empty"))
+    elif not original:
+        why = "is empty" if not ev.sides["original_info"] else "lists only ids also in updated_info"
+        out.notes.append((qid, f"left out of stale@k: its original_info {why}"))
+    return updated if updates == "fresh" else [*original, *updated]
+
+
+def _indexed_only(qid: str, relevant: list[int], indexed: set[int], out: _Chat) -> list[int] | None:
+    """The relevant ids that are entries (assistant messages are not, with --user-turns-only); ``None``: skipped."""
+    judged = [i for i in relevant if i in indexed]
+    if len(judged) < len(relevant):
+        dropped = ", ".join(str(i) for i in relevant if i not in indexed)
+        if not judged:
+            out.skipped.append(
+                (qid, f"nothing to judge: every evidence message ({dropped}) is an assistant message, not indexed")
+            )
+            return None
+        out.notes.append((qid, f"evidence of assistant messages not judged (not indexed): {dropped}"))
+    return judged
+
+
 def _load_chat(folder: Path, prefix: str, *, updates: str, user_only: bool, repair: bool) -> _Chat:
     chat = folder.name
     _check_chat_id(folder, chat)
@@ -580,19 +638,9 @@ def _load_chat(folder: Path, prefix: str, *, updates: str, user_only: bool, repa
                 (qid, "abstention question: it has no evidence by design (left out, as LongMemEval's are)")
             )
             continue
-        if q.source is _ABSENT or q.source is None:
-            field = "no source_chat_ids field" if q.source is _ABSENT else "source_chat_ids is null"
-            out.skipped.append((qid, f"no evidence ({field})"))
-            continue
-        ev = _evidence(q, ids, repair)
-        if ev.problems:
-            out.skipped.append((qid, "; ".join(ev.problems)))
-            continue
-        if not any(ev.sides.values()):
-            reason = "no evidence: source_chat_ids is empty"
-            if ev.changes:
-                reason = "no usable evidence: " + "; ".join(ev.changes)
-            out.skipped.append((qid, reason))
+        ev, reason = _usable_evidence(q, ids, repair)
+        if ev is None:
+            out.skipped.append((qid, reason or ""))
             continue
         metadata: dict[str, Any] = {
             "chat": chat,
@@ -602,32 +650,12 @@ def _load_chat(folder: Path, prefix: str, *, updates: str, user_only: bool, repa
             "source_chat_ids": q.source,
         }
         if q.ability == "knowledge_update":
-            updated = ev.sides["updated_info"]
-            original = [i for i in ev.sides["original_info"] if i not in updated]
-            metadata["original_info"] = _entry_ids(chat, original)
-            metadata["updated_info"] = _entry_ids(chat, updated)
-            relevant = updated if updates == "fresh" else [*original, *updated]
-            if not updated and updates == "fresh":
-                out.skipped.append(
-                    (qid, "knowledge update with an empty updated_info: nothing is relevant under --updates fresh")
-                )
-                continue
-            if not updated:
-                out.notes.append((qid, "left out of stale@k: its updated_info is empty"))
-            elif not original:
-                why = "is empty" if not ev.sides["original_info"] else "lists only ids also in updated_info"
-                out.notes.append((qid, f"left out of stale@k: its original_info {why}"))
+            relevant = _update_relevance(qid, chat, ev, updates, metadata, out)
         else:
             relevant = [i for side in ev.sides.values() for i in side]
-        judged = [i for i in relevant if i in indexed]
-        if len(judged) < len(relevant):
-            dropped = ", ".join(str(i) for i in relevant if i not in indexed)
-            if not judged:
-                out.skipped.append(
-                    (qid, f"nothing to judge: every evidence message ({dropped}) is an assistant message, not indexed")
-                )
-                continue
-            out.notes.append((qid, f"evidence of assistant messages not judged (not indexed): {dropped}"))
+        judged = None if relevant is None else _indexed_only(qid, relevant, indexed, out)
+        if judged is None:
+            continue
         out.repairs.extend((qid, change) for change in ev.changes)
         out.queries.append(
             Query._trusted(
