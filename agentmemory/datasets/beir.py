@@ -113,20 +113,9 @@ _EXPECTED_LINE = "; expected one JSON object per line"
 
 
 def _jsonl(path: Path, text: str) -> Iterator[tuple[int, dict]]:
-    """Yield (line number, object) for each non-blank line.
-
-    The lines are parsed in bulk (:func:`json_values`); when any is not
-    JSON, they are read again one by one, so that an earlier line's bad
-    field is still the error reported, as the caller meets it first.
-    """
-    pairs: Iterable[tuple[int, Any]]
-    try:
-        numbers, objs = json_values(path, text, expected=_EXPECTED_LINE)
-    except InputError:
-        pairs = json_lines(path, text, expected=_EXPECTED_LINE)
-    else:
-        pairs = zip(numbers, objs)
-    for number, obj in pairs:
+    """Yield (line number, object) for each non-blank line (:func:`json_lines`: an earlier line's bad
+    field is still the error reported before a later line's bad JSON, as the caller meets it first)."""
+    for number, obj in json_lines(path, text, expected=_EXPECTED_LINE):
         if not isinstance(obj, dict):
             raise InputError(path, number, f"expected a JSON object, found {type(obj).__name__}")
         yield number, obj

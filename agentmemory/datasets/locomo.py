@@ -80,7 +80,6 @@ without parsing the file.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta, timezone
@@ -93,7 +92,7 @@ from agentmemory.datasets.base import Format, FormatOption
 from agentmemory.datasets.collection import Collection
 from agentmemory.datasets.sniff import first_record_has_keys
 from agentmemory.errors import InputError, ParameterError, UnknownNameError, quote, shorten
-from agentmemory.files.reading import decode_utf8, parse_json, read_bytes
+from agentmemory.files.reading import read_json
 from agentmemory.files.trec import TREC_ID_RULE, trec_id_problem
 from agentmemory.records import MemoryEntry, Provenance, Query
 from agentmemory.store.events import LATEST, TIME_RANGE
@@ -183,10 +182,8 @@ def _is_sample(value: object) -> bool:
 
 
 def _read_json(path: Path) -> tuple[Any, str]:
-    """The parsed JSON (read strictly: :func:`agentmemory.files.reading.parse_json`) and the file's sha256."""
-    data = read_bytes(path, "LoCoMo JSON file (e.g. locomo10.json)")
-    sha = hashlib.sha256(data).hexdigest()
-    return parse_json(decode_utf8(path, data), path, root="$"), sha
+    """The parsed JSON (read strictly: :func:`agentmemory.files.reading.read_json`) and the file's sha256."""
+    return read_json(path, "LoCoMo JSON file (e.g. locomo10.json)")
 
 
 def _samples(path: Path, document: object) -> list[tuple[str, dict]]:

@@ -19,6 +19,9 @@ reads through this module, so a bad input gets the same words everywhere:
   convert it); nesting too deep for Python's parser (``RecursionError``); a
   lone UTF-16 surrogate escape such as ``"\\ud800"`` (a string UTF-8 cannot
   encode, so no artifact could hold it).
+* :func:`json_lines` is the one JSON-lines reader (every loader of
+  ``.jsonl`` reads through it; :func:`json_values` is its bulk form), and
+  :func:`read_json` reads a whole JSON file with its sha256.
 
 The checks cost nothing on a well-formed file: the slow scan that finds the
 line and field of a problem runs only after the fast parser has failed (or,
@@ -29,6 +32,7 @@ of a pair).
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import json.scanner
 import os
@@ -43,7 +47,7 @@ from typing import Any
 from agentmemory.errors import InputError, MissingFileError, quote
 from agentmemory.files.numbers import MAX_DIGITS
 
-__all__ = ["decode_utf8", "json_lines", "json_values", "parse_json", "path_kind", "read_bytes"]
+__all__ = ["decode_utf8", "json_lines", "json_values", "parse_json", "path_kind", "read_bytes", "read_json"]
 
 _KINDS = (
     (stat.S_ISFIFO, "a named pipe (FIFO)"),
@@ -299,10 +303,43 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 def json_lines(
     path: str | PathLike[str], text: str, *, expected: str = "", constants: bool = False
 ) -> Iterator[tuple[int, Any]]:
-    """``(line number, value)`` of every non-blank line of a JSON-lines file (see :func:`parse_json`)."""
+    """``(line number, value)`` of every non-blank line of a JSON-lines file: the one JSON-lines reader.
+
+    Each value is ``json.loads``'s, each bad line the :class:`InputError` of
+    :func:`parse_json` (``expected`` ends a syntax error's message,
+    ``constants`` admits ``NaN``/``Infinity``).  The lines are parsed in bulk
+    (:func:`json_values`); when any is not JSON they are parsed again one by
+    one as the caller iterates, so a caller that checks each value meets an
+    earlier line's bad field before a later line's bad JSON, as when reading
+    line by line.
+    """
+    try:
+        numbers, values = json_values(path, text, expected=expected, constants=constants)
+    except InputError:
+        yield from _parsed_lines(path, text, expected=expected, constants=constants)
+    else:
+        yield from zip(numbers, values)
+
+
+def _parsed_lines(
+    path: str | PathLike[str], text: str, *, expected: str = "", constants: bool = False
+) -> Iterator[tuple[int, Any]]:
+    """:func:`json_lines` one line at a time (:func:`parse_json` of each non-blank line, as the caller iterates)."""
     for number, raw in enumerate(text.splitlines(), start=1):
         if raw.strip():
             yield number, parse_json(raw, path, number, expected=expected, constants=constants)
+
+
+def read_json(path: str | PathLike[str], what: str = "file") -> tuple[Any, str]:
+    """The JSON document in the file ``path``, read strictly (:func:`parse_json`), and the file's sha256 (hex).
+
+    ``what`` names the file in messages (:func:`read_bytes`).
+    """
+    data = read_bytes(path, what)
+    sha = hashlib.sha256(data).hexdigest()
+    text = decode_utf8(path, data)
+    del data  # a large file: its bytes are not kept beside its text
+    return parse_json(text, path, root="$"), sha
 
 
 def _scanner(constants: bool) -> Any:
@@ -370,8 +407,8 @@ def json_values(
     the scanner refuses (white space
     around it included, which ``json.loads`` would skip), or does not
     consume to its end, a ``NaN`` (unless ``constants``), an integer too
-    long, nesting too deep: the whole file is then read line by line by
-    :func:`json_lines`, whose :func:`parse_json` names the line.
+    long, nesting too deep: the whole file is then read line by line,
+    and :func:`parse_json` names the first bad line.
     """
     kept = text.splitlines()
     if all(kept):
@@ -383,7 +420,7 @@ def json_values(
     if fast is not None:
         return numbers, fast
     if _lone_surrogate_escape(text):
-        values = list(json_lines(path, text, expected=expected, constants=constants))
+        values = list(_parsed_lines(path, text, expected=expected, constants=constants))
         return [n for n, _ in values], [v for _, v in values]
     scan = _SCANNERS[constants]
     if scan is not None:
@@ -393,5 +430,5 @@ def json_values(
             pairs = None
         if pairs is not None and list(map(_second, pairs)) == list(map(len, kept)):
             return numbers, list(map(_first, pairs))
-    values = list(json_lines(path, text, expected=expected, constants=constants))
+    values = list(_parsed_lines(path, text, expected=expected, constants=constants))
     return [n for n, _ in values], [v for _, v in values]
