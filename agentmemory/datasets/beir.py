@@ -300,6 +300,22 @@ def load_collection(path: str | PathLike[str], *, split: str = "test", progress:
             naming the file and the line.
     """
     _check_split(split)
+    root = _collection_folder(path)
+    files: dict[str, str] = {}  # each file read, relative to the folder, with its sha256
+    entries, first_line = _load_corpus(root, files, progress)
+    queries, query_line = _load_queries(root, files)
+    qrels = _load_qrels(root / "qrels" / f"{split}.tsv", root, files, query_line, first_line)
+    return Collection(
+        name=root.resolve().name,
+        entries=tuple(entries),
+        queries=tuple(queries),
+        qrels=MappingProxyType({q: MappingProxyType(d) for q, d in qrels.items()}),
+        files=MappingProxyType(dict(sorted(files.items()))),
+    )
+
+
+def _collection_folder(path: str | PathLike[str]) -> Path:
+    """``path`` as a folder, or the error saying what it is instead."""
     root = Path(path)
     try:
         kind = path_kind(root)
@@ -308,8 +324,11 @@ def load_collection(path: str | PathLike[str], *, split: str = "test", progress:
     if kind is not None or not root.is_dir():
         what = "is not a folder" if kind is None else f"is {kind}, not a folder"
         raise InputError(root, None, f"{what}; a collection is a folder with corpus.jsonl, queries.jsonl, qrels/")
-    files: dict[str, str] = {}
+    return root
 
+
+def _load_corpus(root: Path, files: dict[str, str], progress: bool) -> tuple[list[MemoryEntry], dict[str, int]]:
+    """``corpus.jsonl``'s entries and each entry's line; at least one entry, every ``derived_from`` known."""
     corpus_path = root / "corpus.jsonl"
     with _gc_paused():
         entries, first_line = _corpus(corpus_path, _read(corpus_path, files, root), progress)
@@ -323,7 +342,11 @@ def load_collection(path: str | PathLike[str], *, split: str = "test", progress:
                     first_line[entry.id],
                     f"provenance.derived_from names unknown entry {quote(source)}; derived_from may only name entries of this corpus",
                 )
+    return entries, first_line
 
+
+def _load_queries(root: Path, files: dict[str, str]) -> tuple[list[Query], dict[str, int]]:
+    """``queries.jsonl``'s queries and each query's line (ids unique)."""
     queries_path = root / "queries.jsonl"
     queries: list[Query] = []
     query_line: dict[str, int] = {}
@@ -348,8 +371,13 @@ def load_collection(path: str | PathLike[str], *, split: str = "test", progress:
                 metadata=MappingProxyType({k: v for k, v in obj.items() if k not in _QUERY_KEYS}),
             )
         )
+    return queries, query_line
 
-    qrels_path = root / "qrels" / f"{split}.tsv"
+
+def _load_qrels(
+    qrels_path: Path, root: Path, files: dict[str, str], query_line: dict[str, int], first_line: dict[str, int]
+) -> dict[str, dict[str, int]]:
+    """The judgments file's grades, ``qrels[query_id][entry_id]``: known queries and entries, each pair once."""
     qrels: dict[str, dict[str, int]] = {}
     qrels_line: dict[tuple[str, str], int] = {}
     for number, raw in enumerate(_read(qrels_path, files, root).splitlines(), start=1):
@@ -358,21 +386,7 @@ def load_collection(path: str | PathLike[str], *, split: str = "test", progress:
         fields = raw.split("\t")
         if number == 1 and [f.strip() for f in fields] == ["query-id", "corpus-id", "score"]:
             continue
-        if len(fields) != 3:
-            raise InputError(
-                qrels_path,
-                number,
-                f"expected 3 tab-separated fields query-id, corpus-id, score; found {len(fields)}",
-            )
-        query_id, entry_id, grade_text = (f.strip() for f in fields)
-        try:
-            grade = parse_integer(grade_text)
-        except NumberTextError as err:
-            raise InputError(
-                qrels_path,
-                number,
-                f"score {quote(grade_text)} {err.problem}; expected an integer grade such as 0, 1 or 2 ({INTEGER_FORM})",
-            ) from None
+        query_id, entry_id, grade = _qrels_line(qrels_path, number, fields)
         if query_id not in query_line:
             raise InputError(
                 qrels_path,
@@ -393,14 +407,27 @@ def load_collection(path: str | PathLike[str], *, split: str = "test", progress:
             )
         qrels_line[query_id, entry_id] = number
         qrels.setdefault(query_id, {})[entry_id] = grade
+    return qrels
 
-    return Collection(
-        name=root.resolve().name,
-        entries=tuple(entries),
-        queries=tuple(queries),
-        qrels=MappingProxyType({q: MappingProxyType(d) for q, d in qrels.items()}),
-        files=MappingProxyType(dict(sorted(files.items()))),
-    )
+
+def _qrels_line(qrels_path: Path, number: int, fields: list[str]) -> tuple[str, str, int]:
+    """``(query_id, entry_id, grade)`` of one judgments line's tab-separated fields."""
+    if len(fields) != 3:
+        raise InputError(
+            qrels_path,
+            number,
+            f"expected 3 tab-separated fields query-id, corpus-id, score; found {len(fields)}",
+        )
+    query_id, entry_id, grade_text = (f.strip() for f in fields)
+    try:
+        grade = parse_integer(grade_text)
+    except NumberTextError as err:
+        raise InputError(
+            qrels_path,
+            number,
+            f"score {quote(grade_text)} {err.problem}; expected an integer grade such as 0, 1 or 2 ({INTEGER_FORM})",
+        ) from None
+    return query_id, entry_id, grade
 
 
 def _extra(metadata: Mapping[str, Any], reserved: tuple[str, ...], what: str, item_id: str) -> dict[str, Any]:
