@@ -27,6 +27,13 @@ What the numbers mean (and do not):
   :class:`Statistics` record (``to_dict()`` is the artifact's ``statistics``).
 * :func:`per_query_statistics`: the same from per-query values alone (what
   an experiment's merge has: :mod:`agentmemory.experiment`).
+
+Where each part lives: the records in :mod:`agentmemory.analysis.summaries`,
+the intervals, paired tests and Holm in :mod:`agentmemory.analysis.significance`
+(on the private engine :mod:`agentmemory.analysis._resampling`), the
+sentences in :mod:`agentmemory.analysis.prose`.  This module makes the
+record for an evaluation and exports every public name of those modules, so
+``from agentmemory.analysis.statistics import holm`` keeps working.
 """
 
 from __future__ import annotations
