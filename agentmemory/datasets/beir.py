@@ -28,13 +28,11 @@ folder holding ``corpus.jsonl``; option ``split`` picks the qrels file.
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import json
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
 from datetime import datetime
 from itertools import repeat
 from operator import attrgetter, eq, itemgetter
@@ -48,7 +46,7 @@ from agentmemory.datasets.collection import Collection
 from agentmemory.errors import InputError, MissingFileError, NumberTextError, ParameterError, quote
 from agentmemory.files.numbers import INTEGER_FORM, parse_integer
 from agentmemory.files.plan import OutputPlan
-from agentmemory.files.reading import decode_utf8, json_lines, json_values, path_kind, read_bytes
+from agentmemory.files.reading import decode_utf8, gc_paused, json_lines, json_values, path_kind, read_bytes
 from agentmemory.files.trec import TREC_ID_RULE, trec_id_problem
 from agentmemory.records import NO_METADATA, UNKNOWN_PROVENANCE, MemoryEntry, Provenance, Query
 from agentmemory.store.events import TIME_RANGE, usable_time
@@ -188,18 +186,6 @@ def _provenance(obj: dict, path: Path, line: int) -> Provenance:
     )
 
 
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """The cyclic garbage collector off while a file's objects are built (they are all kept: nothing to collect)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
 _ID_TEXT = frozenset(("_id", "text"))
 _DERIVED_FROM = attrgetter("provenance.derived_from")
 _BAD_ID_CHAR = re.compile(r"[\x00-\x20\x7f-\x9f]")  # ASCII white space and control characters (TREC_ID_RULE)
@@ -330,7 +316,7 @@ def _collection_folder(path: str | PathLike[str]) -> Path:
 def _load_corpus(root: Path, files: dict[str, str], progress: bool) -> tuple[list[MemoryEntry], dict[str, int]]:
     """``corpus.jsonl``'s entries and each entry's line; at least one entry, every ``derived_from`` known."""
     corpus_path = root / "corpus.jsonl"
-    with _gc_paused():
+    with gc_paused():
         entries, first_line = _corpus(corpus_path, _read(corpus_path, files, root), progress)
     if not entries:
         raise InputError(corpus_path, None, "the corpus has no entries; add at least one JSON line")

@@ -32,6 +32,7 @@ of a pair).
 from __future__ import annotations
 
 import errno
+import gc
 import hashlib
 import json
 import json.scanner
@@ -39,6 +40,7 @@ import os
 import re
 import stat
 from collections.abc import Iterator
+from contextlib import contextmanager
 from itertools import chain, repeat
 from operator import itemgetter
 from os import PathLike
@@ -47,7 +49,16 @@ from typing import Any
 from agentmemory.errors import InputError, MissingFileError, quote
 from agentmemory.files.numbers import MAX_DIGITS
 
-__all__ = ["decode_utf8", "json_lines", "json_values", "parse_json", "path_kind", "read_bytes", "read_json"]
+__all__ = [
+    "decode_utf8",
+    "gc_paused",
+    "json_lines",
+    "json_values",
+    "parse_json",
+    "path_kind",
+    "read_bytes",
+    "read_json",
+]
 
 _KINDS = (
     (stat.S_ISFIFO, "a named pipe (FIFO)"),
@@ -393,6 +404,24 @@ def _orjson_values(text: str, kept: list[str]) -> list[Any] | None:
     return values
 
 
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """The cyclic garbage collector off while a file's objects are built.
+
+    They are all kept (nothing to collect), and JSON values hold no cycles;
+    with the collector on, each collection walks every object built so far,
+    which costs a bulk read about half its time (20,000 run-file lines:
+    208 ms with it, 107 ms without).
+    """
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def json_values(
     path: str | PathLike[str], text: str, *, expected: str = "", constants: bool = False
 ) -> tuple[list[int], list[Any]]:
@@ -416,6 +445,14 @@ def json_values(
     else:  # an empty line is skipped; a line of white space is left to the scanner, which refuses it
         numbers = [n for n, line in enumerate(kept, start=1) if line]
         kept = [line for line in kept if line]
+    with gc_paused():
+        return _bulk_values(path, text, kept, numbers, expected=expected, constants=constants)
+
+
+def _bulk_values(
+    path: str | PathLike[str], text: str, kept: list[str], numbers: list[int], *, expected: str, constants: bool
+) -> tuple[list[int], list[Any]]:
+    """:func:`json_values` of the non-empty lines ``kept`` (numbered ``numbers``) of ``text``."""
     fast = _orjson_values(text, kept)  # orjson refuses a lone surrogate escape itself
     if fast is not None:
         return numbers, fast
