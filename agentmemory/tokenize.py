@@ -21,6 +21,12 @@
 
 No stopwords are removed and nothing is stemmed: what a query says is what is
 matched.  Tokens keep their order and duplicates (BM25 counts them).
+
+This function is the definition and the reference.  The retrievers tokenise
+in bulk through one seam, :func:`agentmemory.retrievers._analysis.encode_texts`,
+which computes exactly this with faster paths for ASCII text (on ASCII the
+rule reduces to "lower-case, then maximal runs of ``[a-z0-9]``"); the tests
+check every path against this function.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentmemory import BM25, MemoryEntry, Query, TagScorer
-from agentmemory.retrievers._analysis import encode_texts, query_tokens, tokenize_ascii
+from agentmemory.retrievers._analysis import ASCII_TABLE, LOWER_BYTES, encode_texts, query_tokens, tokenize_ascii
 from agentmemory.retrievers.base import DocTable, select_top_k
 from agentmemory.tokenize import normalize_tag, tokenize
 
@@ -319,6 +319,28 @@ def test_batch_tokenisation_equals_tokenize(docs):
         check_encoding(docs, _accel if mode == "on" else None)
     for text in docs:
         assert query_tokens(text) == tokenize(text)
+
+
+def test_ascii_tables_are_tokenizes_rule_on_every_ascii_character():
+    """The byte tables both bulk paths read say, for each of the 128 ASCII characters, what tokenize() says.
+
+    A character alone is one token (its lower-case form) or none; between two letters it joins them into
+    one token exactly when it is itself a token character.
+    """
+    for code in range(128):
+        char = chr(code)
+        expected = tokenize(char)
+        lowered = LOWER_BYTES[code]
+        assert expected == ([chr(lowered)] if lowered else []), repr(char)
+        assert chr(ASCII_TABLE[code]) == (chr(lowered) if lowered else " "), repr(char)
+        assert len(tokenize(f"a{char}b")) == (1 if lowered else 2), repr(char)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_text_too_long_for_the_kernel_is_tokenised_exactly(mode):
+    """A 70,000-character ASCII text (past the compiled kernel's 16-bit lengths) takes the NumPy path: same tokens."""
+    docs = ["short text", "word " * 14_000, "x" * 70_000]
+    check_encoding(docs, _accel if mode == "on" else None)
 
 
 @SETTINGS

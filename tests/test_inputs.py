@@ -217,7 +217,8 @@ _JSON_LINE = st.one_of(
 @settings(max_examples=300, deadline=None)
 @given(lines=st.lists(_JSON_LINE, max_size=6), sep=st.sampled_from(["\n", "\r\n"]), constants=st.booleans())
 def test_json_values_equals_json_lines(lines, sep, constants):
-    """json_values() gives json_lines()'s values and line numbers, or the same error, whatever the lines."""
+    """json_values() and json_lines() give the values and line numbers of parse_json() line by line (the
+    reference), or the same error, whatever the lines."""
     text = sep.join(lines)
 
     def outcome(fn):
@@ -226,8 +227,25 @@ def test_json_values_equals_json_lines(lines, sep, constants):
         except InputError as err:
             return "error", str(err)
 
+    def reference():
+        return [
+            (n, parse_json(raw, "f.jsonl", n, constants=constants))
+            for n, raw in enumerate(text.splitlines(), start=1)
+            if raw.strip()
+        ]
+
+    expected = outcome(reference)
     bulk = outcome(lambda: json_values("f.jsonl", text, constants=constants))
     lines_ = outcome(lambda: list(json_lines("f.jsonl", text, constants=constants)))
-    if lines_[0] == "ok":
-        lines_ = ("ok", ([n for n, _ in lines_[1]], [v for _, v in lines_[1]]))
-    assert repr(bulk) == repr(lines_)
+    assert repr(lines_) == repr(expected)
+    if expected[0] == "ok":
+        expected = ("ok", ([n for n, _ in expected[1]], [v for _, v in expected[1]]))
+    assert repr(bulk) == repr(expected)
+
+
+def test_json_lines_yields_the_lines_before_a_bad_one() -> None:
+    """A caller checking each value meets line 1 before line 2's bad JSON is raised (as reading line by line)."""
+    lines = json_lines("f.jsonl", '{"a": 1}\n{"a": ')
+    assert next(lines) == (1, {"a": 1})
+    with pytest.raises(InputError, match=_exact("f.jsonl:2: malformed JSON (Expecting value at column 7)")):
+        next(lines)

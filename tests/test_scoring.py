@@ -167,12 +167,12 @@ def test_queries_counted(qrels, run):
     if not both:
         with pytest.raises(ParameterError):
             score_run(qrels, run, "P@3")
-        return
-    default = score_run(qrels, run, "P@3")
-    complete = score_run(qrels, run, "P@3", complete=True)
-    assert list(default.per_query) == both and default.queries == len(both)
-    assert list(complete.per_query) == sorted(qrels) and complete.queries == len(qrels)
-    assert complete.mean["P@3"] * len(qrels) == pytest.approx(default.mean["P@3"] * len(both), abs=1e-12)
+    else:
+        default = score_run(qrels, run, "P@3")
+        complete = score_run(qrels, run, "P@3", complete=True)
+        assert list(default.per_query) == both and default.queries == len(both)
+        assert list(complete.per_query) == sorted(qrels) and complete.queries == len(qrels)
+        assert complete.mean["P@3"] * len(qrels) == pytest.approx(default.mean["P@3"] * len(both), abs=1e-12)
 
 
 def test_to_json_dict():

@@ -28,13 +28,11 @@ folder holding ``corpus.jsonl``; option ``split`` picks the qrels file.
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import json
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
 from datetime import datetime
 from itertools import repeat
 from operator import attrgetter, eq, itemgetter
@@ -48,7 +46,7 @@ from agentmemory.datasets.collection import Collection
 from agentmemory.errors import InputError, MissingFileError, NumberTextError, ParameterError, quote
 from agentmemory.files.numbers import INTEGER_FORM, parse_integer
 from agentmemory.files.output_plan import OutputPlan
-from agentmemory.files.reading import decode_utf8, json_lines, json_values, path_kind, read_bytes
+from agentmemory.files.reading import decode_utf8, gc_paused, json_lines, json_values, path_kind, read_bytes
 from agentmemory.files.trec import TREC_ID_RULE, trec_id_problem
 from agentmemory.records import NO_METADATA, TIME_RANGE, UNKNOWN_PROVENANCE, MemoryEntry, Provenance, Query, usable_time
 
@@ -112,20 +110,9 @@ _EXPECTED_LINE = "; expected one JSON object per line"
 
 
 def _jsonl(path: Path, text: str) -> Iterator[tuple[int, dict]]:
-    """Yield (line number, object) for each non-blank line.
-
-    The lines are parsed in bulk (:func:`json_values`); when any is not
-    JSON, they are read again one by one, so that an earlier line's bad
-    field is still the error reported, as the caller meets it first.
-    """
-    pairs: Iterable[tuple[int, Any]]
-    try:
-        numbers, objs = json_values(path, text, expected=_EXPECTED_LINE)
-    except InputError:
-        pairs = json_lines(path, text, expected=_EXPECTED_LINE)
-    else:
-        pairs = zip(numbers, objs)
-    for number, obj in pairs:
+    """Yield (line number, object) for each non-blank line (:func:`json_lines`: an earlier line's bad
+    field is still the error reported before a later line's bad JSON, as the caller meets it first)."""
+    for number, obj in json_lines(path, text, expected=_EXPECTED_LINE):
         if not isinstance(obj, dict):
             raise InputError(path, number, f"expected a JSON object, found {type(obj).__name__}")
         yield number, obj
@@ -196,18 +183,6 @@ def _provenance(obj: dict, path: Path, line: int) -> Provenance:
         actor=value.get("actor"),
         derived_from=tuple(derived),
     )
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """The cyclic garbage collector off while a file's objects are built (they are all kept: nothing to collect)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 _ID_TEXT = frozenset(("_id", "text"))
@@ -310,6 +285,22 @@ def load_collection(path: str | PathLike[str], *, split: str = "test", progress:
             naming the file and the line.
     """
     _check_split(split)
+    root = _collection_folder(path)
+    files: dict[str, str] = {}  # each file read, relative to the folder, with its sha256
+    entries, first_line = _load_corpus(root, files, progress)
+    queries, query_line = _load_queries(root, files)
+    qrels = _load_qrels(root / "qrels" / f"{split}.tsv", root, files, query_line, first_line)
+    return Collection(
+        name=root.resolve().name,
+        entries=tuple(entries),
+        queries=tuple(queries),
+        qrels=MappingProxyType({q: MappingProxyType(d) for q, d in qrels.items()}),
+        files=MappingProxyType(dict(sorted(files.items()))),
+    )
+
+
+def _collection_folder(path: str | PathLike[str]) -> Path:
+    """``path`` as a folder, or the error saying what it is instead."""
     root = Path(path)
     try:
         kind = path_kind(root)
@@ -318,10 +309,13 @@ def load_collection(path: str | PathLike[str], *, split: str = "test", progress:
     if kind is not None or not root.is_dir():
         what = "is not a folder" if kind is None else f"is {kind}, not a folder"
         raise InputError(root, None, f"{what}; a collection is a folder with corpus.jsonl, queries.jsonl, qrels/")
-    files: dict[str, str] = {}
+    return root
 
+
+def _load_corpus(root: Path, files: dict[str, str], progress: bool) -> tuple[list[MemoryEntry], dict[str, int]]:
+    """``corpus.jsonl``'s entries and each entry's line; at least one entry, every ``derived_from`` known."""
     corpus_path = root / "corpus.jsonl"
-    with _gc_paused():
+    with gc_paused():
         entries, first_line = _corpus(corpus_path, _read(corpus_path, files, root), progress)
     if not entries:
         raise InputError(corpus_path, None, "the corpus has no entries; add at least one JSON line")
@@ -333,7 +327,11 @@ def load_collection(path: str | PathLike[str], *, split: str = "test", progress:
                     first_line[entry.id],
                     f"provenance.derived_from names unknown entry {quote(source)}; derived_from may only name entries of this corpus",
                 )
+    return entries, first_line
 
+
+def _load_queries(root: Path, files: dict[str, str]) -> tuple[list[Query], dict[str, int]]:
+    """``queries.jsonl``'s queries and each query's line (ids unique)."""
     queries_path = root / "queries.jsonl"
     queries: list[Query] = []
     query_line: dict[str, int] = {}
@@ -358,8 +356,13 @@ def load_collection(path: str | PathLike[str], *, split: str = "test", progress:
                 metadata=MappingProxyType({k: v for k, v in obj.items() if k not in _QUERY_KEYS}),
             )
         )
+    return queries, query_line
 
-    qrels_path = root / "qrels" / f"{split}.tsv"
+
+def _load_qrels(
+    qrels_path: Path, root: Path, files: dict[str, str], query_line: dict[str, int], first_line: dict[str, int]
+) -> dict[str, dict[str, int]]:
+    """The judgments file's grades, ``qrels[query_id][entry_id]``: known queries and entries, each pair once."""
     qrels: dict[str, dict[str, int]] = {}
     qrels_line: dict[tuple[str, str], int] = {}
     for number, raw in enumerate(_read(qrels_path, files, root).splitlines(), start=1):
@@ -368,21 +371,7 @@ def load_collection(path: str | PathLike[str], *, split: str = "test", progress:
         fields = raw.split("\t")
         if number == 1 and [f.strip() for f in fields] == ["query-id", "corpus-id", "score"]:
             continue
-        if len(fields) != 3:
-            raise InputError(
-                qrels_path,
-                number,
-                f"expected 3 tab-separated fields query-id, corpus-id, score; found {len(fields)}",
-            )
-        query_id, entry_id, grade_text = (f.strip() for f in fields)
-        try:
-            grade = parse_integer(grade_text)
-        except NumberTextError as err:
-            raise InputError(
-                qrels_path,
-                number,
-                f"score {quote(grade_text)} {err.problem}; expected an integer grade such as 0, 1 or 2 ({INTEGER_FORM})",
-            ) from None
+        query_id, entry_id, grade = _qrels_line(qrels_path, number, fields)
         if query_id not in query_line:
             raise InputError(
                 qrels_path,
@@ -403,14 +392,27 @@ def load_collection(path: str | PathLike[str], *, split: str = "test", progress:
             )
         qrels_line[query_id, entry_id] = number
         qrels.setdefault(query_id, {})[entry_id] = grade
+    return qrels
 
-    return Collection(
-        name=root.resolve().name,
-        entries=tuple(entries),
-        queries=tuple(queries),
-        qrels=MappingProxyType({q: MappingProxyType(d) for q, d in qrels.items()}),
-        files=MappingProxyType(dict(sorted(files.items()))),
-    )
+
+def _qrels_line(qrels_path: Path, number: int, fields: list[str]) -> tuple[str, str, int]:
+    """``(query_id, entry_id, grade)`` of one judgments line's tab-separated fields."""
+    if len(fields) != 3:
+        raise InputError(
+            qrels_path,
+            number,
+            f"expected 3 tab-separated fields query-id, corpus-id, score; found {len(fields)}",
+        )
+    query_id, entry_id, grade_text = (f.strip() for f in fields)
+    try:
+        grade = parse_integer(grade_text)
+    except NumberTextError as err:
+        raise InputError(
+            qrels_path,
+            number,
+            f"score {quote(grade_text)} {err.problem}; expected an integer grade such as 0, 1 or 2 ({INTEGER_FORM})",
+        ) from None
+    return query_id, entry_id, grade
 
 
 def _extra(metadata: Mapping[str, Any], reserved: tuple[str, ...], what: str, item_id: str) -> dict[str, Any]:

@@ -80,7 +80,6 @@ without parsing the file.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta, timezone
@@ -93,7 +92,7 @@ from agentmemory.datasets.base import Format, FormatOption
 from agentmemory.datasets.collection import Collection
 from agentmemory.datasets.sniff import first_record_has_keys
 from agentmemory.errors import InputError, ParameterError, UnknownNameError, quote, shorten
-from agentmemory.files.reading import decode_utf8, parse_json, read_bytes
+from agentmemory.files.reading import read_json
 from agentmemory.files.trec import TREC_ID_RULE, trec_id_problem
 from agentmemory.records import LATEST, TIME_RANGE, MemoryEntry, Provenance, Query
 from agentmemory.tokenize import normalize_tag
@@ -182,10 +181,8 @@ def _is_sample(value: object) -> bool:
 
 
 def _read_json(path: Path) -> tuple[Any, str]:
-    """The parsed JSON (read strictly: :func:`agentmemory.files.reading.parse_json`) and the file's sha256."""
-    data = read_bytes(path, "LoCoMo JSON file (e.g. locomo10.json)")
-    sha = hashlib.sha256(data).hexdigest()
-    return parse_json(decode_utf8(path, data), path, root="$"), sha
+    """The parsed JSON (read strictly: :func:`agentmemory.files.reading.read_json`) and the file's sha256."""
+    return read_json(path, "LoCoMo JSON file (e.g. locomo10.json)")
 
 
 def _samples(path: Path, document: object) -> list[tuple[str, dict]]:
@@ -259,29 +256,13 @@ class _Conversation:
     def _session(
         self, path: Path, where: str, conversation: dict, number: int, key: str, include_captions: bool
     ) -> None:
+        """Add the entries of session ``key`` (number ``number``): one per turn, a second apart from its start."""
         turns = conversation[key]
         if not isinstance(turns, list):
             raise InputError(path, None, f"{where}.{key}: expected a list of turns; found {_describe(turns)}")
         if not turns:
             return
-        date_key = f"{key}_date_time"
-        if date_key not in conversation:
-            raise InputError(
-                path, None, f"{where}.{date_key}: missing; every session with turns needs a date-time, {DATE_TIME_FORM}"
-            )
-        raw_date = conversation[date_key]
-        try:
-            start = parse_session_datetime(raw_date)
-        except ParameterError:
-            raise InputError(
-                path,
-                None,
-                f"{where}.{date_key}: {quote(raw_date)} is not a LoCoMo date-time; expected {DATE_TIME_FORM}",
-            ) from None
-        if start >= LATEST:
-            raise InputError(
-                path, None, f"{where}.{date_key}: {quote(raw_date)} is out of range; expected {TIME_RANGE}"
-            )
+        raw_date, start = _session_start(path, where, conversation, key)
         for position, turn in enumerate(turns):
             at = f"{where}.{key}[{position}]"
             if not isinstance(turn, dict):
@@ -293,18 +274,7 @@ class _Conversation:
                     raise InputError(path, None, f"{at}.{field}: missing; every turn needs speaker, dia_id and text")
             speaker = _string(path, f"{at}.speaker", turn["speaker"], "a non-empty string")
             text = _string(path, f"{at}.text", turn["text"], "a string", empty=True)
-            dia_id = _string(path, f"{at}.dia_id", turn["dia_id"], f"a string like 'D{number}:{position + 1}'")
-            match = _DIA_ID.fullmatch(dia_id)
-            if match is None or _unpadded(match[1]) != match[1] or _unpadded(match[2]) != match[2]:
-                raise InputError(
-                    path,
-                    None,
-                    f"{at}.dia_id: {quote(dia_id)} is not a dialogue id; expected D{number}:<turn> like 'D{number}:{position + 1}'",
-                )
-            if match[1] != str(number):
-                raise InputError(path, None, f"{at}.dia_id: {quote(dia_id)} is not in {key}; expected D{number}:<turn>")
-            if dia_id in self.turns:
-                raise InputError(path, None, f"{at}.dia_id: {quote(dia_id)} repeats the dia_id of {self.turns[dia_id]}")
+            dia_id = self._dia_id(path, at, turn["dia_id"], number, position, key)
             try:
                 created = start + timedelta(seconds=position)
             except OverflowError:
@@ -320,19 +290,7 @@ class _Conversation:
                 "session": number,
                 "session_date_time": raw_date,
             }
-            caption = turn.get("blip_caption")
-            if "blip_caption" in turn:
-                caption = _string(path, f"{at}.blip_caption", caption, "a string", empty=True)
-                metadata["blip_caption"] = caption
-            if "img_url" in turn:
-                urls = turn["img_url"]
-                if not isinstance(urls, list) or not all(isinstance(u, str) for u in urls):
-                    raise InputError(
-                        path, None, f"{at}.img_url: expected a list of URL strings; found {_describe(urls)}"
-                    )
-                metadata["img_url"] = tuple(urls)
-            if "query" in turn:
-                metadata["query"] = _string(path, f"{at}.query", turn["query"], "a string", empty=True)
+            caption = _turn_extras(path, at, turn, metadata)
             if include_captions and caption:
                 text = f"{text} [image: {caption}]"
             entry_id = f"{self.sample_id}/{dia_id}"
@@ -347,6 +305,22 @@ class _Conversation:
                     metadata=MappingProxyType(metadata),
                 )
             )
+
+    def _dia_id(self, path: Path, at: str, value: object, number: int, position: int, key: str) -> str:
+        """The turn's dia_id, checked: ``D<number>:<turn>`` without leading zeros, not seen before in this sample."""
+        dia_id = _string(path, f"{at}.dia_id", value, f"a string like 'D{number}:{position + 1}'")
+        match = _DIA_ID.fullmatch(dia_id)
+        if match is None or _unpadded(match[1]) != match[1] or _unpadded(match[2]) != match[2]:
+            raise InputError(
+                path,
+                None,
+                f"{at}.dia_id: {quote(dia_id)} is not a dialogue id; expected D{number}:<turn> like 'D{number}:{position + 1}'",
+            )
+        if match[1] != str(number):
+            raise InputError(path, None, f"{at}.dia_id: {quote(dia_id)} is not in {key}; expected D{number}:<turn>")
+        if dia_id in self.turns:
+            raise InputError(path, None, f"{at}.dia_id: {quote(dia_id)} repeats the dia_id of {self.turns[dia_id]}")
+        return dia_id
 
     def strict_evidence(self, evidence: list[str]) -> tuple[list[str], list[str]]:
         """``(ids, problems)``: the evidence ids if all are well formed, else what is wrong with each."""
@@ -406,6 +380,43 @@ def _unpadded(digits: str) -> str:
     """ASCII ``digits`` without leading zeros (``"007"`` -> ``"7"``, ``"0"`` -> ``"0"``), as ``str(int(digits))``
     gives for any length (``int`` refuses more than 4,300 digits)."""
     return digits.lstrip("0") or "0"
+
+
+def _session_start(path: Path, where: str, conversation: dict, key: str) -> tuple[str, datetime]:
+    """``(raw, parsed)``: session ``key``'s ``<key>_date_time``, checked (present, LoCoMo's form, in range)."""
+    date_key = f"{key}_date_time"
+    if date_key not in conversation:
+        raise InputError(
+            path, None, f"{where}.{date_key}: missing; every session with turns needs a date-time, {DATE_TIME_FORM}"
+        )
+    raw_date = conversation[date_key]
+    try:
+        start = parse_session_datetime(raw_date)
+    except ParameterError:
+        raise InputError(
+            path,
+            None,
+            f"{where}.{date_key}: {quote(raw_date)} is not a LoCoMo date-time; expected {DATE_TIME_FORM}",
+        ) from None
+    if start >= LATEST:
+        raise InputError(path, None, f"{where}.{date_key}: {quote(raw_date)} is out of range; expected {TIME_RANGE}")
+    return raw_date, start
+
+
+def _turn_extras(path: Path, at: str, turn: dict, metadata: dict[str, Any]) -> str | None:
+    """Check a turn's optional blip_caption, img_url and query into ``metadata``; return the caption (or None)."""
+    caption = turn.get("blip_caption")
+    if "blip_caption" in turn:
+        caption = _string(path, f"{at}.blip_caption", caption, "a string", empty=True)
+        metadata["blip_caption"] = caption
+    if "img_url" in turn:
+        urls = turn["img_url"]
+        if not isinstance(urls, list) or not all(isinstance(u, str) for u in urls):
+            raise InputError(path, None, f"{at}.img_url: expected a list of URL strings; found {_describe(urls)}")
+        metadata["img_url"] = tuple(urls)
+    if "query" in turn:
+        metadata["query"] = _string(path, f"{at}.query", turn["query"], "a string", empty=True)
+    return caption
 
 
 def _session_number(path: Path, where: str, key: str, digits: str) -> int:

@@ -126,7 +126,6 @@ parsing the file.
 from __future__ import annotations
 
 import gc
-import hashlib
 import re
 from array import array
 from collections.abc import Iterator, Mapping
@@ -140,7 +139,7 @@ from agentmemory.datasets.base import Format, FormatOption
 from agentmemory.datasets.collection import Collection
 from agentmemory.datasets.sniff import first_record_has_keys
 from agentmemory.errors import InputError, ParameterError, UnknownNameError, quote
-from agentmemory.files.reading import decode_utf8, parse_json, read_bytes
+from agentmemory.files.reading import read_json
 from agentmemory.files.trec import TREC_ID_RULE, trec_id_problem
 from agentmemory.records import LATEST, TIME_RANGE, MemoryEntry, Provenance, Query
 
@@ -256,12 +255,8 @@ def _describe(value: object) -> str:
 
 
 def _read_json(path: Path) -> tuple[Any, str]:
-    """The parsed JSON (read strictly: :func:`agentmemory.files.reading.parse_json`) and the file's sha256."""
-    data = read_bytes(path, "LongMemEval JSON file (e.g. longmemeval_s_cleaned.json)")
-    sha = hashlib.sha256(data).hexdigest()
-    text = decode_utf8(path, data)
-    del data
-    return parse_json(text, path, root="$"), sha
+    """The parsed JSON (read strictly: :func:`agentmemory.files.reading.read_json`) and the file's sha256."""
+    return read_json(path, "LongMemEval JSON file (e.g. longmemeval_s_cleaned.json)")
 
 
 def _is_question(value: object) -> bool:

@@ -58,6 +58,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from types import MappingProxyType
 from typing import Any
@@ -120,6 +122,76 @@ def synthetic_collection(
             ``2 * (n_tags + 1)``; or ``n_entries`` cannot hold
             ``n_queries * relevant_per_query[1]`` relevant entries.
     """
+    params = _checked(
+        seed=seed,
+        n_entries=n_entries,
+        n_queries=n_queries,
+        n_tags=n_tags,
+        vocabulary=vocabulary,
+        mismatch_rate=mismatch_rate,
+        relevant_per_query=relevant_per_query,
+        tags_per_entry=tags_per_entry,
+        entry_length=entry_length,
+    )
+    model = _Model(params)
+    queries, drafts, owners = model.queries_and_relevant()
+    while len(drafts) < params.n_entries:
+        topics = model.entry_topics(None)
+        drafts.append((topics, model.text_of([], topics, set()), {}))
+        owners.append(None)
+    entries, qrels = _placed(model, params, queries, drafts, owners)
+    frozen_qrels = MappingProxyType({q: MappingProxyType(dict(sorted(d.items()))) for q, d in qrels.items()})
+    return Collection(
+        name=f"synthetic-seed{params.seed}-n{params.n_entries}",
+        entries=tuple(entries),
+        queries=tuple(queries),
+        qrels=frozen_qrels,
+        files=MappingProxyType({"synthetic.json": _fingerprint(params, entries, queries, frozen_qrels)}),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Params:
+    """:func:`synthetic_collection`'s parameters, checked (ranges as ``(low, high)`` integers)."""
+
+    seed: int
+    n_entries: int
+    n_queries: int
+    n_tags: int
+    vocabulary: int
+    mismatch_rate: float
+    relevant_per_query: tuple[int, int]
+    tags_per_entry: tuple[int, int]
+    entry_length: tuple[int, int]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The parameters as the fingerprint records them (ranges as lists)."""
+        return {
+            "seed": self.seed,
+            "n_entries": self.n_entries,
+            "n_queries": self.n_queries,
+            "n_tags": self.n_tags,
+            "vocabulary": self.vocabulary,
+            "mismatch_rate": self.mismatch_rate,
+            "relevant_per_query": list(self.relevant_per_query),
+            "tags_per_entry": list(self.tags_per_entry),
+            "entry_length": list(self.entry_length),
+        }
+
+
+def _checked(
+    *,
+    seed: int,
+    n_entries: int,
+    n_queries: int,
+    n_tags: int,
+    vocabulary: int,
+    mismatch_rate: float,
+    relevant_per_query: tuple[int, int],
+    tags_per_entry: tuple[int, int],
+    entry_length: tuple[int, int],
+) -> _Params:
+    """The parameters of :func:`synthetic_collection`, checked in order (see its Raises)."""
     seed = check_seed(seed)
     n_entries = check_positive_int("n_entries", n_entries)
     n_queries = check_positive_int("n_queries", n_queries)
@@ -127,10 +199,10 @@ def synthetic_collection(
     vocabulary = check_positive_int("vocabulary", vocabulary)
     if isinstance(mismatch_rate, bool) or not isinstance(mismatch_rate, (int, float)) or not 0 <= mismatch_rate <= 1:
         raise ParameterError("mismatch_rate", mismatch_rate, "is not a probability", "use a number in [0, 1]")
-    rel_lo, rel_hi = _check_range("relevant_per_query", relevant_per_query, 1)
-    tag_lo, tag_hi = _check_range("tags_per_entry", tags_per_entry, 1)
-    len_lo, len_hi = _check_range("entry_length", entry_length, 2)
-    if tag_hi > n_tags:
+    relevant = _check_range("relevant_per_query", relevant_per_query, 1)
+    tag_range = _check_range("tags_per_entry", tags_per_entry, 1)
+    length = _check_range("entry_length", entry_length, 2)
+    if tag_range[1] > n_tags:
         raise ParameterError(
             "tags_per_entry", tags_per_entry, f"asks for more tags than n_tags={n_tags}", "keep its high end <= n_tags"
         )
@@ -141,34 +213,52 @@ def synthetic_collection(
             f"is too small for n_tags={n_tags}",
             f"use at least 2 * (n_tags + 1) = {2 * (n_tags + 1)} words",
         )
-    if n_entries < n_queries * rel_hi:
+    if n_entries < n_queries * relevant[1]:
         raise ParameterError(
             "n_entries",
             n_entries,
-            f"cannot hold {n_queries} queries x up to {rel_hi} relevant entries",
-            f"use n_entries >= {n_queries * rel_hi}, or fewer queries or relevant entries",
+            f"cannot hold {n_queries} queries x up to {relevant[1]} relevant entries",
+            f"use n_entries >= {n_queries * relevant[1]}, or fewer queries or relevant entries",
         )
+    return _Params(seed, n_entries, n_queries, n_tags, vocabulary, float(mismatch_rate), relevant, tag_range, length)
 
-    rng = np.random.default_rng(seed)
-    words = _names("w", vocabulary)
-    tags = _names("topic", n_tags)
-    shuffled = rng.permutation(vocabulary)
-    size = vocabulary // (n_tags + 1)
-    lexicons = [shuffled[t * size : (t + 1) * size] for t in range(n_tags)]
-    background = shuffled[n_tags * size :]
 
-    def pool(topics: list[int], exclude: set[int]) -> np.ndarray:
-        candidates = np.concatenate([*(lexicons[t] for t in topics), background])
+_Draft = tuple[list[int], str, dict[str, Any]]  # an entry before it is placed: (topics, text, metadata)
+
+
+class _Model:
+    """The generative model of the module docstring, drawing from ``default_rng(seed)`` in a fixed order."""
+
+    def __init__(self, params: _Params) -> None:
+        self.params = params
+        self.rng = np.random.default_rng(params.seed)
+        self.words = _names("w", params.vocabulary)
+        self.tags = _names("topic", params.n_tags)
+        shuffled = self.rng.permutation(params.vocabulary)
+        size = params.vocabulary // (params.n_tags + 1)
+        self.lexicons = [shuffled[t * size : (t + 1) * size] for t in range(params.n_tags)]
+        self.background = shuffled[params.n_tags * size :]
+
+    def pool(self, topics: list[int], exclude: set[int]) -> np.ndarray:
+        """The words an entry on ``topics`` draws its filler from: their lexicons and the background."""
+        candidates = np.concatenate([*(self.lexicons[t] for t in topics), self.background])
         return np.array([w for w in candidates.tolist() if w not in exclude], dtype=np.int64)
 
-    def text_of(shared: list[int], topics: list[int], exclude: set[int]) -> str:
+    def text_of(self, shared: list[int], topics: list[int], exclude: set[int]) -> str:
+        """An entry's text: ``shared`` words (cut to its length) and filler from :meth:`pool`, shuffled."""
+        len_lo, len_hi = self.params.entry_length
+        rng = self.rng
         length = int(rng.integers(len_lo, len_hi + 1))
         shared = shared[:length]
-        filler = rng.choice(pool(topics, exclude), size=length - len(shared), replace=True).tolist()
+        filler = rng.choice(self.pool(topics, exclude), size=length - len(shared), replace=True).tolist()
         body = [int(w) for w in rng.permutation(np.array(shared + filler, dtype=np.int64))]
-        return " ".join(words[w] for w in body)
+        return " ".join(self.words[w] for w in body)
 
-    def entry_topics(required: int | None) -> list[int]:
+    def entry_topics(self, required: int | None) -> list[int]:
+        """An entry's topics, sorted: ``tags_per_entry`` of them, ``required`` among them when given."""
+        tag_lo, tag_hi = self.params.tags_per_entry
+        n_tags = self.params.n_tags
+        rng = self.rng
         count = int(rng.integers(tag_lo, tag_hi + 1))
         if required is None:
             return sorted(int(t) for t in rng.choice(n_tags, size=count, replace=False))
@@ -178,35 +268,46 @@ def synthetic_collection(
         )
         return sorted([required, *(int(t) for t in extra)])
 
-    queries: list[Query] = []
-    drafts: list[tuple[list[int], str, dict[str, Any]]] = []  # (topics, text, metadata)
-    owners: list[str | None] = []
-    for number in range(1, n_queries + 1):
-        qid = f"q{number}"
-        q_topics = sorted(
-            int(t) for t in rng.choice(n_tags, size=int(rng.integers(1, min(2, n_tags) + 1)), replace=False)
-        )
-        lexicon = np.concatenate([lexicons[t] for t in q_topics])
-        q_words = [int(w) for w in rng.choice(lexicon, size=min(int(rng.integers(2, 5)), len(lexicon)), replace=False)]
-        queries.append(Query(id=qid, text=" ".join(words[w] for w in q_words), tags=tuple(tags[t] for t in q_topics)))
-        for _ in range(int(rng.integers(rel_lo, rel_hi + 1))):
-            topics = entry_topics(int(rng.choice(q_topics)))
-            mismatch = bool(rng.random() < mismatch_rate)
-            if mismatch:
-                text = text_of([], topics, set(q_words))
-            else:
-                n_shared = int(rng.integers(1, min(2, len(q_words)) + 1))
-                shared = [int(w) for w in rng.choice(np.array(q_words), size=n_shared, replace=False)]
-                text = text_of(shared, topics, set())
-            drafts.append((topics, text, {"relevant_to": qid, "mismatch": mismatch}))
-            owners.append(qid)
-    while len(drafts) < n_entries:
-        topics = entry_topics(None)
-        drafts.append((topics, text_of([], topics, set()), {}))
-        owners.append(None)
+    def queries_and_relevant(self) -> tuple[list[Query], list[_Draft], list[str | None]]:
+        """Every query, and the drafts of its relevant entries with the query each is relevant to."""
+        params, rng, words, tags = self.params, self.rng, self.words, self.tags
+        rel_lo, rel_hi = params.relevant_per_query
+        queries: list[Query] = []
+        drafts: list[_Draft] = []
+        owners: list[str | None] = []
+        for number in range(1, params.n_queries + 1):
+            qid = f"q{number}"
+            q_topics = sorted(
+                int(t)
+                for t in rng.choice(params.n_tags, size=int(rng.integers(1, min(2, params.n_tags) + 1)), replace=False)
+            )
+            lexicon = np.concatenate([self.lexicons[t] for t in q_topics])
+            q_words = [
+                int(w) for w in rng.choice(lexicon, size=min(int(rng.integers(2, 5)), len(lexicon)), replace=False)
+            ]
+            queries.append(
+                Query(id=qid, text=" ".join(words[w] for w in q_words), tags=tuple(tags[t] for t in q_topics))
+            )
+            for _ in range(int(rng.integers(rel_lo, rel_hi + 1))):
+                topics = self.entry_topics(int(rng.choice(q_topics)))
+                mismatch = bool(rng.random() < params.mismatch_rate)
+                if mismatch:
+                    text = self.text_of([], topics, set(q_words))
+                else:
+                    n_shared = int(rng.integers(1, min(2, len(q_words)) + 1))
+                    shared = [int(w) for w in rng.choice(np.array(q_words), size=n_shared, replace=False)]
+                    text = self.text_of(shared, topics, set())
+                drafts.append((topics, text, {"relevant_to": qid, "mismatch": mismatch}))
+                owners.append(qid)
+        return queries, drafts, owners
 
-    order = rng.permutation(n_entries).tolist()
-    ids = _names("e", n_entries)
+
+def _placed(
+    model: _Model, params: _Params, queries: list[Query], drafts: list[_Draft], owners: list[str | None]
+) -> tuple[list[MemoryEntry], dict[str, dict[str, int]]]:
+    """The drafts in a random order as entries ``e0 ..``, a minute apart, and the judgments naming them."""
+    order = model.rng.permutation(params.n_entries).tolist()
+    ids = _names("e", params.n_entries)
     entries: list[MemoryEntry] = []
     qrels: dict[str, dict[str, int]] = {q.id: {} for q in queries}
     for position, draft_index in enumerate(order):
@@ -216,44 +317,32 @@ def synthetic_collection(
             MemoryEntry(
                 id=entry_id,
                 text=text,
-                tags=tuple(tags[t] for t in topics),
+                tags=tuple(model.tags[t] for t in topics),
                 created_at=_START + timedelta(minutes=position),
-                provenance=Provenance(source="synthetic", ref=f"seed{seed}", actor="agentmemory.synthetic"),
+                provenance=Provenance(source="synthetic", ref=f"seed{params.seed}", actor="agentmemory.synthetic"),
                 metadata=MappingProxyType(metadata),
             )
         )
         owner = owners[draft_index]
         if owner is not None:
             qrels[owner][entry_id] = 1
+    return entries, qrels
 
-    params = {
-        "seed": seed,
-        "n_entries": n_entries,
-        "n_queries": n_queries,
-        "n_tags": n_tags,
-        "vocabulary": vocabulary,
-        "mismatch_rate": float(mismatch_rate),
-        "relevant_per_query": [rel_lo, rel_hi],
-        "tags_per_entry": [tag_lo, tag_hi],
-        "entry_length": [len_lo, len_hi],
-    }
-    frozen_qrels = MappingProxyType({q: MappingProxyType(dict(sorted(d.items()))) for q, d in qrels.items()})
+
+def _fingerprint(
+    params: _Params, entries: list[MemoryEntry], queries: list[Query], qrels: Mapping[str, Mapping[str, int]]
+) -> str:
+    """The sha256 of the collection's canonical JSON (generator, parameters, corpus, queries, judgments)."""
     canonical = json.dumps(
         {
             "generator": GENERATOR,
-            "params": params,
+            "params": params.to_dict(),
             "corpus": [corpus_line(e) for e in entries],
             "queries": [query_line(q) for q in queries],
-            "qrels": {q: dict(d) for q, d in frozen_qrels.items()},
+            "qrels": {q: dict(d) for q, d in qrels.items()},
         },
         sort_keys=True,
         separators=(",", ":"),
         ensure_ascii=False,
     )
-    return Collection(
-        name=f"synthetic-seed{seed}-n{n_entries}",
-        entries=tuple(entries),
-        queries=tuple(queries),
-        qrels=frozen_qrels,
-        files=MappingProxyType({"synthetic.json": hashlib.sha256(canonical.encode("utf-8")).hexdigest()}),
-    )
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()

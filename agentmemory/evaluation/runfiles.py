@@ -36,7 +36,7 @@ from pathlib import Path
 from agentmemory.datasets.collection import Collection
 from agentmemory.errors import InputError, MissingFileError, NumberTextError, ParameterError, quote
 from agentmemory.files.numbers import NUMBER_FORM, parse_number
-from agentmemory.files.reading import decode_utf8, parse_json, read_bytes
+from agentmemory.files.reading import decode_utf8, json_lines, read_bytes
 from agentmemory.files.trec import TREC_ID_RULE, trec_id_problem, trec_order
 from agentmemory.records import Hit, MemoryEntry, Provenance, id_problem
 
@@ -137,11 +137,8 @@ def _check_id(path: Path, line: int, name: str, value: str) -> None:
 def _read_jsonl(path: Path, text: str) -> dict[str, list[tuple[str, float, int]]]:
     out: dict[str, list[tuple[str, float, int]]] = {}
     first: dict[str, int] = {}
-    for line, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        # NaN and Infinity are read (JSON has neither): _score names a NaN score; an infinite one ranks.
-        obj = parse_json(raw, path, line, constants=True, expected='; expected {"query_id": ..., "hits": [...]}')
+    # NaN and Infinity are read (JSON has neither): _score names a NaN score; an infinite one ranks.
+    for line, obj in json_lines(path, text, constants=True, expected='; expected {"query_id": ..., "hits": [...]}'):
         if not isinstance(obj, dict) or set(obj) != {"query_id", "hits"}:
             raise InputError(
                 path,
@@ -240,10 +237,7 @@ def read_memories(path: str | PathLike[str]) -> tuple[tuple[MemoryEntry, ...], s
     out: list[MemoryEntry] = []
     seen: dict[str, int] = {}
     allowed = {"_id", "text", "derived_from", "scope", "tags", "attribution", "turns"}  # a system's, not read
-    for line, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        obj = parse_json(raw, target, line, expected="; expected one object per line with _id and text")
+    for line, obj in json_lines(target, text, expected="; expected one object per line with _id and text"):
         if not isinstance(obj, dict):
             raise InputError(target, line, "expected a JSON object with _id and text")
         unknown = sorted(set(obj) - allowed)

@@ -14,13 +14,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from agentmemory.analysis.statistics import (
-    Statistics,
-    comparisons_preface,
-    describe_comparison,
-    evaluation_statistics,
-    format_p,
-)
+from agentmemory.analysis.prose import comparisons_preface, describe_comparison, format_p
+from agentmemory.analysis.statistics import evaluation_statistics
+from agentmemory.analysis.summaries import Statistics
 from agentmemory.analysis.text_tables import column_name, group_rows, interval_cell, interval_rows
 from agentmemory.evaluation.runner import Evaluation
 from agentmemory.report.display import Markdown, Table
@@ -134,8 +130,8 @@ def comparison_table(evaluation: Evaluation, statistics: Statistics) -> Table:
 
 
 def comparison_sentences(evaluation: Evaluation, statistics: Statistics, measures: list[str] | None = None) -> Markdown:
-    """Every comparison in one brief sentence each (:func:`agentmemory.analysis.statistics.describe_comparison` with ``brief``),
-    after one sentence saying what tests over these queries can show (:func:`agentmemory.analysis.statistics.comparisons_preface`)."""
+    """Every comparison in one brief sentence each (:func:`agentmemory.analysis.prose.describe_comparison` with ``brief``),
+    after one sentence saying what tests over these queries can show (:func:`agentmemory.analysis.prose.comparisons_preface`)."""
     labels = {r.name: r.label for r in evaluation.results}
     chosen = statistics.measures if measures is None else measures
     lines = []

@@ -81,72 +81,87 @@ def tie_flags(evaluation: Evaluation, *, per_query: bool = True) -> Markdown:
     k = evaluation.k
     lines: list[str] = []
     for result in evaluation.results:
-        label = result.label
-        missing = [q.query_id for q in result.per_query if q.ties is None]
-        if evaluation.relevance == "provenance":
-            lines.append(f"- **{label}:** tie analysis is not made under provenance judgments.")
-            continue
-        if missing and result.kind == "run" and len(missing) < len(result.per_query):
-            lines.append(
-                f"- **{label}:** in {plural(len(missing), 'query', 'queries')} ({', '.join(missing)}) a tie at the "
-                "cutoff reaches the run's last hit, and a run holds no scores below its depth: the analysis is not "
-                "available for them; the other queries follow."
-            )
-        elif missing and result.kind == "run":
-            lines.append(
-                f"- **{label}:** tie analysis is not available: every tie at the cutoff reaches the run's end."
-            )
-            continue
-        elif missing:
-            lines.append(f"- **{label}:** ties were not analysed (the run used `evaluate(..., ties=False)`).")
-            continue
-        straddle = straddling_queries(result)
-        inside = [q for q in result.per_query if not q.tie_at_cutoff and moving_measures(q)]
-        if not straddle and not inside:
-            tied = [q.query_id for q in result.per_query if ties_inside_top_k(q)]
-            text = f"- **{label}:** no tied scores straddle the cutoff k = {k}, and no tie can move any measure"
-            if tied:
-                text += f" (the ties inside the top {k} of {', '.join(tied)} join entries judged alike)"
-            lines.append(text + ": every value is what the scores alone give.")
-            continue
-        n = len(result.per_query)
-        if straddle:
-            ids = ", ".join(q.query_id for q in straddle)
-            lines.append(
-                f"- **{label}: tied scores straddle the cutoff k = {k} in {len(straddle)} of "
-                f"{plural(n, 'query', 'queries')}** ({ids}): the tie rule (higher entry id first), not the "
-                "score, chose which tied entries made the top k."
-            )
-            if per_query:
-                lines += [_query_line(q, k, True) for q in straddle]
-        if inside:
-            lines.append(
-                f"- **{label}: ties inside the top {k}** (not at the cutoff) can move order-sensitive measures in "
-                f"{plural(len(inside), 'query', 'queries')}"
-                + (":" if per_query else f" ({', '.join(q.query_id for q in inside)}).")
-            )
-            if per_query:
-                lines += [_query_line(q, k, False) for q in inside]
-        means = result.tie_means()
-        moved = {m: v for m, v in means.items() if v["minimum"] != v["maximum"]}
-        if moved:
-            lines.append(
-                f"  - Over the {len(result.headline)} headline queries, ties could move {label}'s means: "
-                + "; ".join(
-                    f"{m} {v['value_under_rule']:.2f} (could be {v['minimum']:.2f} to {v['maximum']:.2f}, "
-                    f"expected {v['expected']:.2f})"
-                    for m, v in moved.items()
-                )
-                + "."
-            )
-        elif any(moving_measures(q) for q in result.per_query):
-            lines.append(
-                f"  - None of {label}'s headline means can move: the queries whose values can move are in groups "
-                "left out of the headline."
-            )
-        else:
-            lines.append(f"  - No value of {label} can move, so neither can its means.")
+        note, analysed = _availability(evaluation, result)
+        if note:
+            lines.append(note)
+        if analysed:
+            lines += _retriever_flags(result, k, per_query=per_query)
     return Markdown("\n".join(lines))
+
+
+def _availability(evaluation: Evaluation, result: RetrieverResult) -> tuple[str, bool]:
+    """``(note, analysed)``: the line saying why (part of) ``result`` has no tie analysis ("" when every query
+    has one), and whether any of its queries are analysed (then :func:`_retriever_flags` follows the note)."""
+    label = result.label
+    missing = [q.query_id for q in result.per_query if q.ties is None]
+    if evaluation.relevance == "provenance":
+        return f"- **{label}:** tie analysis is not made under provenance judgments.", False
+    if not missing:
+        return "", True
+    if result.kind == "run" and len(missing) < len(result.per_query):
+        return (
+            f"- **{label}:** in {plural(len(missing), 'query', 'queries')} ({', '.join(missing)}) a tie at the "
+            "cutoff reaches the run's last hit, and a run holds no scores below its depth: the analysis is not "
+            "available for them; the other queries follow."
+        ), True
+    if result.kind == "run":
+        return f"- **{label}:** tie analysis is not available: every tie at the cutoff reaches the run's end.", False
+    return f"- **{label}:** ties were not analysed (the run used `evaluate(..., ties=False)`).", False
+
+
+def _retriever_flags(result: RetrieverResult, k: int, *, per_query: bool) -> list[str]:
+    """:func:`tie_flags`' lines for one retriever whose queries (all or some) have tie reports."""
+    label = result.label
+    straddle = straddling_queries(result)
+    inside = [q for q in result.per_query if not q.tie_at_cutoff and moving_measures(q)]
+    if not straddle and not inside:
+        tied = [q.query_id for q in result.per_query if ties_inside_top_k(q)]
+        text = f"- **{label}:** no tied scores straddle the cutoff k = {k}, and no tie can move any measure"
+        if tied:
+            text += f" (the ties inside the top {k} of {', '.join(tied)} join entries judged alike)"
+        return [text + ": every value is what the scores alone give."]
+    lines: list[str] = []
+    if straddle:
+        ids = ", ".join(q.query_id for q in straddle)
+        lines.append(
+            f"- **{label}: tied scores straddle the cutoff k = {k} in {len(straddle)} of "
+            f"{plural(len(result.per_query), 'query', 'queries')}** ({ids}): the tie rule (higher entry id first), "
+            "not the score, chose which tied entries made the top k."
+        )
+        if per_query:
+            lines += [_query_line(q, k, True) for q in straddle]
+    if inside:
+        lines.append(
+            f"- **{label}: ties inside the top {k}** (not at the cutoff) can move order-sensitive measures in "
+            f"{plural(len(inside), 'query', 'queries')}"
+            + (":" if per_query else f" ({', '.join(q.query_id for q in inside)}).")
+        )
+        if per_query:
+            lines += [_query_line(q, k, False) for q in inside]
+    lines.append(_means_line(result))
+    return lines
+
+
+def _means_line(result: RetrieverResult) -> str:
+    """Whether ties could move ``result``'s headline means, and by how much."""
+    label = result.label
+    moved = {m: v for m, v in result.tie_means().items() if v["minimum"] != v["maximum"]}
+    if moved:
+        return (
+            f"  - Over the {len(result.headline)} headline queries, ties could move {label}'s means: "
+            + "; ".join(
+                f"{m} {v['value_under_rule']:.2f} (could be {v['minimum']:.2f} to {v['maximum']:.2f}, "
+                f"expected {v['expected']:.2f})"
+                for m, v in moved.items()
+            )
+            + "."
+        )
+    if any(moving_measures(q) for q in result.per_query):
+        return (
+            f"  - None of {label}'s headline means can move: the queries whose values can move are in groups "
+            "left out of the headline."
+        )
+    return f"  - No value of {label} can move, so neither can its means."
 
 
 def tie_cell(t: TieReport) -> str:

@@ -40,7 +40,6 @@ __all__ = [
     "dense_top",
     "impacts",
     "segment_top",
-    "tokenize_ascii",
 ]
 
 if AVAILABLE:
@@ -114,23 +113,18 @@ if AVAILABLE:
         return d, n_uniq, n_ids, n_pool
 
     @njit(cache=True, nogil=True)
-    def _tokenize_ascii(buf, offsets):  # pragma: no cover - compiled
+    def _tokenize_ascii(buf, offsets, lower):  # pragma: no cover - compiled
         """Term numbers (local to this call) of the tokens of each document in ``buf``.
 
-        A token is a maximal run of ASCII letters and digits, compared
-        case-insensitively (tokens longer than 65,535 bytes do not occur in
-        the batches given here: the caller sends such texts to the Python
-        tokenizer).  Returns (ids, per-document counts, start and length of
-        each distinct term's lower-case bytes in the pool, the pool).
+        A token is a maximal run of bytes whose ``lower`` is not 0, compared
+        by their ``lower`` bytes (the caller passes
+        :data:`agentmemory.retrievers._analysis.LOWER_BYTES`: the tokeniser's
+        rule on ASCII; tokens longer than 65,535 bytes do not occur in the
+        batches given here: the caller sends such texts to the NumPy path).
+        Returns (ids, per-document counts, start and length of each distinct
+        term's lower-case bytes in the pool, the pool).
         """
         n_docs = len(offsets) - 1
-        lower = np.zeros(256, np.uint8)
-        for c in range(48, 58):
-            lower[c] = c
-        for c in range(97, 123):
-            lower[c] = c
-        for c in range(65, 91):
-            lower[c] = c + 32
         n_slots = 1 << 16
         table = np.full(3 * n_slots, -1, np.int64)
         ids = np.empty(max(1024, len(buf) // 5), np.int32)
@@ -721,25 +715,6 @@ if AVAILABLE:
                 out[j] = c
                 j += 1
         return out
-
-
-def tokenize_ascii(texts: list[str]) -> tuple[np.ndarray, np.ndarray, list[str]] | None:
-    """Tokenise ASCII ``texts``: (term numbers local to this call, token counts, the distinct terms).
-
-    None when a text is too long for the kernel's 16-bit token lengths (the
-    caller then uses the Python tokenizer).
-    """
-    if not texts or max(map(len, texts)) > 65_535:
-        return None if texts else (np.empty(0, np.int32), np.empty(0, np.int64), [])
-    raw = "".join(texts).encode("ascii")
-    buf = np.frombuffer(raw, dtype=np.uint8)
-    offsets = np.zeros(len(texts) + 1, dtype=np.int64)
-    np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)), out=offsets[1:])
-    ids, counts, ustart, ulen, pool = _tokenize_ascii(buf, offsets)
-    del buf, raw
-    chars = pool.tobytes()
-    words = [chars[s : s + n].decode("ascii") for s, n in zip(ustart.tolist(), ulen.tolist())]
-    return ids, counts, words
 
 
 def build_postings(ids: np.ndarray, lengths: np.ndarray, bm25: tuple[float, float, float] | None = None):

@@ -1,19 +1,38 @@
-"""Batch tokenisation into term numbers, exactly :func:`agentmemory.tokenize.tokenize`.
+"""The one seam for tokenising in bulk: :func:`encode_texts`, exactly :func:`agentmemory.tokenize.tokenize`.
 
-For a text made only of ASCII characters, ``tokenize`` reduces to "lower-case,
-then maximal runs of ``[a-z0-9]``": NFKC leaves ASCII unchanged,
-``str.casefold`` on ASCII is ``str.lower``, and ``[^\\W_]`` matches exactly the
-ASCII letters and digits.  Runs of such texts are tokenised in bulk with NumPy
-(:func:`tokenize_ascii`): one ``bytes.translate`` maps every letter and digit
-to a code 1-36 and every other byte to 0, token boundaries are where the code
-turns zero or non-zero, and each token of up to 16 characters is packed,
-exactly, into two 64-bit words (its codes, zero-padded; longer tokens are
-numbered through a dict).  Distinct tokens are found by hashing the pair and
-checking every token against the first one of its hash slot, so no two
-different tokens ever share a number, whatever the hash does.  Every other
-text goes through ``tokenize`` itself.  ``tests/test_fastpath.py`` checks the
-equivalence (tokens, counts and the order new terms are numbered in) on
-generated text.
+:func:`agentmemory.tokenize.tokenize` is the definition; everything here is
+a faster way to compute it, chosen per run of texts by :func:`encode_texts`
+(the function the retrievers call; :func:`query_tokens` is its one-text
+form for queries):
+
+* a text holding any non-ASCII character goes through ``tokenize`` itself;
+* a run of ASCII texts uses the fact that, on ASCII, ``tokenize`` reduces to
+  "lower-case, then maximal runs of ``[a-z0-9]``": NFKC leaves ASCII
+  unchanged, ``str.casefold`` on ASCII is ``str.lower``, and ``[^\\W_]``
+  matches exactly the ASCII letters and digits.  That rule is written once,
+  as the byte tables below (:data:`ASCII_TABLE`, :data:`LOWER_BYTES`), and
+  both bulk paths read it from them:
+
+  - with the compiled kernels (``accel``, :mod:`._accel`, used for large
+    indexes), the numba tokeniser ``_tokenize_ascii`` hashes each run of
+    bytes whose :data:`LOWER_BYTES` is not 0;
+  - otherwise NumPy (:func:`tokenize_ascii`): one ``bytes.translate`` maps
+    every letter and digit to a code 1-36 and every other byte to 0, token
+    boundaries are where the code turns zero or non-zero, and each token of
+    up to 16 characters is packed, exactly, into two 64-bit words (its
+    codes, zero-padded; longer tokens are numbered through a dict).
+    Distinct tokens are found by hashing the pair and checking every token
+    against the first one of its hash slot, so no two different tokens ever
+    share a number, whatever the hash does.
+
+Each path repays itself (measured on 35-word ASCII memories, one core): the
+NumPy path tokenises 1,000 texts in 18 ms where ``tokenize`` takes 95 ms,
+200,000 in 1.2 s against 13.6 s; numba takes 12 ms and 0.96 s; the query
+shortcut takes 0.8 us a query against 5.3 us.
+``tests/test_fastpath.py`` checks every path against ``tokenize`` (tokens,
+counts and the order new terms are numbered in) on generated text, and
+``tests/test_tokenize.py`` checks the tables against ``tokenize`` on every
+ASCII character.
 """
 
 from __future__ import annotations
@@ -22,7 +41,7 @@ import numpy as np
 
 from agentmemory.tokenize import tokenize
 
-__all__ = ["ASCII_TABLE", "encode_texts", "query_tokens", "tokenize_ascii"]
+__all__ = ["ASCII_TABLE", "LOWER_BYTES", "encode_texts", "query_tokens", "tokenize_ascii"]
 
 _KEEP = b"abcdefghijklmnopqrstuvwxyz0123456789"
 _table = bytearray(b" " * 256)
@@ -42,6 +61,9 @@ for _c in b"ABCDEFGHIJKLMNOPQRSTUVWXYZ":
 _CODE_TABLE = bytes(_codes)  # a-z and A-Z to 1-26, 0-9 to 27-36, every other byte to 0
 _LETTER_TABLE = bytes(_letters)  # a code back to its lower-case letter or digit
 del _table, _codes, _letters, _c, _i
+LOWER_BYTES = np.frombuffer(ASCII_TABLE.replace(b" ", b"\x00"), dtype=np.uint8)
+""":data:`ASCII_TABLE` with 0 for every byte that is not part of a token (the compiled tokeniser's table)."""
+_KERNEL_MAX_TEXT = 65_535  # the compiled tokeniser packs a token's length into 16 bits
 
 _RUN_CHARS = 8_000_000  # ASCII characters tokenised at once (bounds peak memory; faster than larger runs)
 _MASKS = np.array([(1 << (8 * n)) - 1 for n in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
@@ -182,14 +204,32 @@ def tokenize_ascii(texts: list[str]) -> tuple[np.ndarray, np.ndarray, list[str]]
     return ids, counts, terms
 
 
+def _compiled_ascii(accel, texts: list[str]) -> tuple[np.ndarray, np.ndarray, list[str]] | None:
+    """:func:`tokenize_ascii` by the compiled kernel of ``accel``; None when a text is too long for it."""
+    if not texts:
+        return np.empty(0, np.int32), np.empty(0, np.int64), []
+    if max(map(len, texts)) > _KERNEL_MAX_TEXT:
+        return None
+    raw = "".join(texts).encode("ascii")
+    buf = np.frombuffer(raw, dtype=np.uint8)
+    offsets = np.zeros(len(texts) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)), out=offsets[1:])
+    ids, counts, ustart, ulen, pool = accel._tokenize_ascii(buf, offsets, LOWER_BYTES)
+    del buf, raw
+    chars = pool.tobytes()
+    words = [chars[s : s + n].decode("ascii") for s, n in zip(ustart.tolist(), ulen.tolist())]
+    return ids, counts, words
+
+
 def encode_texts(texts: list[str], vocab: dict[str, int], accel=None) -> tuple[np.ndarray, np.ndarray]:
     """Tokenise ``texts`` into term numbers, adding new terms to ``vocab``.
 
     Returns ``(ids, lengths)``: ``ids`` (int32) holds every token's term
     number, text after text, and ``lengths`` (int64) each text's token count.
     New terms get the next free numbers in order of first occurrence.
+    The seam: each run of texts takes the path of the module docstring;
     ``accel`` (the numba kernels module, or None) tokenises ASCII runs in
-    compiled code; the result is the same.
+    compiled code.  Whatever the path, the result is ``tokenize``'s.
     """
     id_parts: list[np.ndarray] = []
     len_parts: list[np.ndarray] = []
@@ -206,7 +246,7 @@ def encode_texts(texts: list[str], vocab: dict[str, int], accel=None) -> tuple[n
     for is_ascii, start, stop in _ascii_runs(texts):
         run = texts[start:stop]
         if is_ascii:
-            out = accel.tokenize_ascii(run) if accel is not None else None
+            out = _compiled_ascii(accel, run) if accel is not None else None
             ids, lengths, words = out if out is not None else tokenize_ascii(run)
             id_parts.append(global_numbers(words)[ids] if len(ids) else ids.astype(np.int32))
             len_parts.append(lengths)

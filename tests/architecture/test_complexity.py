@@ -35,7 +35,9 @@ def _functions() -> list[tuple[str, str, int, int]]:
                 name = f"{item.classname}.{item.name}" if getattr(item, "classname", None) else item.name
                 found.append((relative, name, item.complexity, item.endline - item.lineno + 1))
             for method in getattr(block, "methods", []):
-                found.append((relative, f"{block.name}.{method.name}", method.complexity, method.endline - method.lineno + 1))
+                found.append(
+                    (relative, f"{block.name}.{method.name}", method.complexity, method.endline - method.lineno + 1)
+                )
     return sorted(set(found))
 
 

@@ -1,0 +1,105 @@
+"""The statistics in plain English: what a paired test allows one to claim, and no more."""
+
+from __future__ import annotations
+
+from agentmemory.analysis.significance import smallest_p_value
+from agentmemory.analysis.summaries import PairedTest, Statistics
+from agentmemory.errors import ParameterError
+
+__all__ = ["comparisons_preface", "describe_comparison", "format_p"]
+
+
+def format_p(p: float) -> str:
+    """A p-value as text: two decimals from 0.1 up, else three significant digits (``0.25``, ``0.0625``, ``0.0499``)."""
+    return f"{p:.2f}" if p >= 0.1 else f"{p:.3g}"
+
+
+def describe_comparison(
+    test: PairedTest,
+    *,
+    name_a: str,
+    name_b: str,
+    measure: str,
+    alpha: float = 0.05,
+    adjusted_p: float | None = None,
+    brief: bool = False,
+) -> str:
+    """Plain-English sentences saying what ``test`` allows one to claim, and no more.
+
+    ``brief`` drops what every comparison over the same queries would repeat
+    (the smallest attainable p-value, "not evidence that there is none"), for
+    a list of comparisons introduced once by :func:`comparisons_preface`.
+
+    Example (5 queries, two-sided)::
+
+        BM25 vs Tag scorer on R@5: mean difference -0.10 (95% CI -0.30 to 0.00),
+        paired permutation p = 1.00 over 5 queries; the smallest p-value attainable
+        with 5 queries is 0.0625, so no difference can be significant at 0.05.
+
+    Otherwise the sentence ends with either "significant at 0.05: <a> scores
+    higher/lower than <b> on these queries" or "not significant at 0.05:
+    these queries do not show a difference, which is not evidence that there
+    is none".  ``adjusted_p`` (e.g. Holm's, from :func:`holm`) is shown and
+    used for the decision when given.  A degenerate interval (all differences
+    equal) is called so.  When the bootstrap interval excludes 0 but the
+    test is not significant (common with few queries: the percentile
+    interval is too narrow), a sentence says so and points to the test.
+    """
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
+        raise ParameterError("alpha", alpha, "is not strictly between 0 and 1", "use e.g. 0.05")
+    ci = test.effect_ci
+    level = f"{round(ci.confidence * 100, 6):g}%"
+    if ci.degenerate:
+        interval = f"(every paired difference equal; no {level} interval)" if test.n > 1 else "(one query; no interval)"
+    else:
+        interval = f"({level} CI {ci.low:.2f} to {ci.high:.2f})"
+    sides = "" if test.alternative == "two-sided" else f" ({test.alternative})"
+    p_text = f"paired permutation{sides} p = {format_p(test.p_value)}"
+    if adjusted_p is not None:
+        p_text += f" (Holm-adjusted {format_p(adjusted_p)})"
+    queries = f"{test.n} quer{'y' if test.n == 1 else 'ies'}"
+    head = f"{name_a} vs {name_b} on {measure}: mean difference {test.mean_difference:.2f} {interval}, {p_text} over {queries}"
+    decisive = test.p_value if adjusted_p is None else adjusted_p
+    if test.smallest_p_value > alpha:
+        if brief:
+            return f"{head}."
+        text = (
+            f"{head}; the smallest p-value attainable with {queries} is {format_p(test.smallest_p_value)}, "
+            f"so no difference can be significant at {alpha:g}."
+        )
+    elif decisive <= alpha:
+        direction = "higher" if test.mean_difference > 0 else "lower"
+        return f"{head}; significant at {alpha:g}: {name_a} scores {direction} than {name_b} on these queries."
+    elif brief:
+        text = f"{head}; not significant at {alpha:g}."
+    else:
+        text = (
+            f"{head}; not significant at {alpha:g}: these queries do not show a difference, "
+            "which is not evidence that there is none."
+        )
+    if not ci.degenerate and (ci.low > 0 or ci.high < 0) and not brief:
+        text += (
+            f" The interval excludes 0 but the test does not show a difference: with {queries} the "
+            "percentile bootstrap understates the uncertainty; read the test."
+        )
+    return text
+
+
+def comparisons_preface(statistics: Statistics) -> str:
+    """The sentence said once before a list of brief comparisons (:func:`describe_comparison` with ``brief``)."""
+    n = statistics.queries
+    queries = f"{n} {'query' if n == 1 else 'queries'}"
+    if not n:
+        return "There is no headline query to compare on."
+    smallest = smallest_p_value(n, n_resamples=statistics.n_resamples)
+    a = f"{statistics.alpha:g}"
+    if smallest > statistics.alpha:
+        return (
+            f"Paired permutation tests over the {queries}: the smallest attainable two-sided p-value is "
+            f"{format_p(smallest)}, so no difference below can be significant at {a}, whatever the systems do."
+        )
+    return (
+        f"Paired permutation tests over the {queries} (two-sided; Holm-adjusted across the pairs of each measure "
+        f"when there are several). Not significant at {a} means these queries do not show a difference, which is "
+        "not evidence that there is none."
+    )
