@@ -630,6 +630,46 @@ class _Item(NamedTuple):
     renamed: bool
 
 
+def _session_item(session: Any, meta: Mapping[str, Any], answer_named: bool, all_turns: bool) -> tuple[_Item, array]:
+    """A session as one entry (its text per the official join) and its turns' spans in that text.
+
+    The spans are four integers per indexed turn: its number, where its content starts and ends in the
+    session text, and ``2 * (assistant) + has_answer`` (``systems.turns`` cuts the turns out of the text).
+    """
+    parts = array("q")
+    offset = 0  # where the next turn's line or content starts in the session text
+    for number, turn in enumerate(session.turns, start=1):
+        if all_turns or turn.role == "user":
+            start = offset + (len(turn.role) + 2 if all_turns else 0)  # all_turns: "<role>: " first
+            end = start + len(turn.content)
+            parts.extend((number, start, end, 2 * (turn.role == "assistant") + bool(turn.has_answer)))
+            offset = end + 1  # the joining space or newline
+    evidence = answer_named and any(t.has_answer for t in session.turns if all_turns or t.role == "user")
+    renamed = answer_named and not evidence
+    if all_turns:
+        text = "\n".join(f"{t.role}: {t.content}" for t in session.turns)
+    else:
+        text = " ".join(t.content for t in session.turns if t.role == "user")
+    corpus_id = _renamed(session.session_id) if renamed else session.session_id
+    return _Item(corpus_id, text, meta, None if all_turns else "user", evidence, renamed), parts
+
+
+def _turn_items(session: Any, meta: Mapping[str, Any], answer_named: bool, all_turns: bool) -> list[_Item]:
+    """A session's indexed turns as entries ``<session_id>_<n>`` (numbered over all turns), renamed as officially."""
+    items = []
+    sid = session.session_id
+    for number, turn in enumerate(session.turns, start=1):
+        if not (all_turns or turn.role == "user"):
+            continue
+        evidence = answer_named and bool(turn.has_answer)
+        renamed = answer_named and not evidence
+        corpus_id = _renamed(f"{sid}_{number}") if renamed else f"{sid}_{number}"
+        items.append(
+            _Item(corpus_id, turn.content, _TurnMetadata(meta, number, turn.role), turn.role, evidence, renamed)
+        )
+    return items
+
+
 def _build(q: _Question, checked: _Checked, *, granularity: str, all_turns: bool) -> _Built:
     entries: list[MemoryEntry] = []
     gold: list[str] = []
@@ -638,10 +678,6 @@ def _build(q: _Question, checked: _Checked, *, granularity: str, all_turns: bool
     collisions: list[str] = []
     spans: dict[str, array] = {}
     prefix = q.question_id + "/"
-
-    def indexed(turn: _Turn) -> bool:
-        return all_turns or turn.role == "user"
-
     for session in checked.sessions:
         sid = session.session_id
         answer_named = _is_answer_session(sid)
@@ -654,33 +690,12 @@ def _build(q: _Question, checked: _Checked, *, granularity: str, all_turns: bool
                 "session_date": session.date,
             }
         )
-        items: list[_Item] = []
         parts = array("q")
         if granularity == "session":
-            offset = 0  # where the next turn's line or content starts in the session text
-            for number, turn in enumerate(session.turns, start=1):
-                if indexed(turn):
-                    start = offset + (len(turn.role) + 2 if all_turns else 0)  # all_turns: "<role>: " first
-                    end = start + len(turn.content)
-                    parts.extend((number, start, end, 2 * (turn.role == "assistant") + bool(turn.has_answer)))
-                    offset = end + 1  # the joining space or newline
-            evidence = answer_named and any(t.has_answer for t in session.turns if indexed(t))
-            renamed = answer_named and not evidence
-            if all_turns:
-                text = "\n".join(f"{t.role}: {t.content}" for t in session.turns)
-            else:
-                text = " ".join(t.content for t in session.turns if t.role == "user")
-            corpus_id = _renamed(sid) if renamed else sid
-            items.append(_Item(corpus_id, text, meta, None if all_turns else "user", evidence, renamed))
+            item, parts = _session_item(session, meta, answer_named, all_turns)
+            items = [item]
         else:
-            for number, turn in enumerate(session.turns, start=1):
-                if not indexed(turn):
-                    continue
-                evidence = answer_named and bool(turn.has_answer)
-                renamed = answer_named and not evidence
-                corpus_id = _renamed(f"{sid}_{number}") if renamed else f"{sid}_{number}"
-                metadata = _TurnMetadata(meta, number, turn.role)
-                items.append(_Item(corpus_id, turn.content, metadata, turn.role, evidence, renamed))
+            items = _turn_items(session, meta, answer_named, all_turns)
         provenance = {role: Provenance(source="conversation", ref=sid, actor=role) for role in {i.role for i in items}}
         any_gold = False
         for item in items:
