@@ -1,4 +1,4 @@
-"""scipy's own bootstrap and one-pair forms of the engine: the references tests/test_stats_fast.py checks
+"""scipy's own bootstrap and one-pair forms of the engine: the references tests/analysis/test_resampling.py checks
 agentmemory.analysis._resampling against (test-only; the package computes many samples at once)."""
 
 from __future__ import annotations

@@ -46,7 +46,7 @@ qrels_sets = st.dictionaries(query_ids, st.dictionaries(doc_ids, grades, min_siz
 
 
 #: Measures that read the query (its metadata), which a ranking and qrels alone do not give: they raise without it
-#: (tests/test_metrics_stale.py checks stale@k with queries).
+#: (tests/metrics/test_stale.py checks stale@k with queries).
 NEEDS_QUERY = ("stale",)
 
 
@@ -73,7 +73,7 @@ def rankings_with_first_relevant(draw: st.DrawFn) -> tuple[list[str], dict[str, 
     return ranking, qrels
 
 
-# -- hostile input files, for the loaders' fuzz test (tests/test_fuzz_loaders.py) ----------------------------------
+# -- hostile input files, for the loaders' fuzz test (tests/faults/test_fuzz_loaders.py) ----------------------------------
 #
 # Each strategy draws the *bytes* of one input file.  Most examples are near
 # misses of a valid file (a valid record whose field got a random JSON value,

@@ -4,7 +4,7 @@ scipy.stats.bootstrap and permutation_test are generic (any statistic, any numbe
 backends); for the mean of one sample and the paired sign flip their bookkeeping (one fancy index per
 query per batch, moveaxis, stacking) costs far more than the arithmetic, and importing scipy.stats alone
 takes ~0.6 s.  The functions below do the same arithmetic on the same random draws, in the same order and
-memory layout, so they return the same floats bit for bit; tests/test_stats_fast.py checks them against
+memory layout, so they return the same floats bit for bit; tests/analysis/test_resampling.py checks them against
 scipy on random inputs, ties included.
 
 Private: :mod:`agentmemory.analysis.significance` is its only caller.  scipy (a core dependency) is

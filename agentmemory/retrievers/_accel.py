@@ -9,10 +9,10 @@ NumPy path runs instead.
 Exactness: the kernels perform the same IEEE-754 double operations, in the
 same order, as the pure NumPy path (no ``fastmath``; the query weights, which
 need ``log``, are computed by the caller in Python), so scores are equal bit
-for bit; ``tests/test_fastpath.py`` checks it.  The dense kernels
+for bit; ``tests/retrievers/test_index.py`` checks it.  The dense kernels
 (:mod:`agentmemory.retrievers.dense`) select the top k of float32 scores
 that BLAS computed: they only compare and copy them, so the hits equal the
-NumPy path's to the bit; ``tests/test_dense.py`` checks it.
+NumPy path's to the bit; ``tests/retrievers/test_dense.py`` checks it.
 """
 
 from __future__ import annotations

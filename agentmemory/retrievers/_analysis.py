@@ -29,7 +29,7 @@ Each path repays itself (measured on 35-word ASCII memories, one core): the
 NumPy path tokenises 1,000 texts in 18 ms where ``tokenize`` takes 95 ms,
 200,000 in 1.2 s against 13.6 s; numba takes 12 ms and 0.96 s; the query
 shortcut takes 0.8 us a query against 5.3 us.
-``tests/test_fastpath.py`` checks every path against ``tokenize`` (tokens,
+``tests/retrievers/test_index.py`` checks every path against ``tokenize`` (tokens,
 counts and the order new terms are numbered in) on generated text, and
 ``tests/test_tokenize.py`` checks the tables against ``tokenize`` on every
 ASCII character.

@@ -30,14 +30,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Union
+from typing import Any
 
-from agentmemory.errors import ParameterError, StoreError, UnknownNameError
+from agentmemory.errors import ParameterError, StoreError
 from agentmemory.records import Event, Hit, MemoryEntry, Query
 from agentmemory.store.events import Clock, EventLog, IdSource
-
-if TYPE_CHECKING:
-    from agentmemory.store.sqlite import SQLiteBackend
 
 __all__ = [
     "CHANGES",
@@ -47,8 +44,6 @@ __all__ = [
     "anonymous_query_id",
     "check_metadata",
     "json_problem",
-    "recorded_retriever",
-    "select_retrievals",
     "unencodable",
 ]
 
@@ -317,55 +312,3 @@ class MemoryBackend:
             "records no retrievals (only a persistent store keeps query texts and scored hits)",
             "open a store on disk with MemoryStore.open(path) to record them",
         )
-
-
-Backend = Union[MemoryBackend, "SQLiteBackend"]
-"""Either backend a store can have."""
-
-
-def recorded_retriever(backend: Backend, retriever: str, option: str = "retriever") -> str:
-    """The key of the recorded retriever named ``retriever`` (its key or its label, as the store recorded them).
-
-    Raises:
-        StoreError: an in-memory store (it records no searches), or a store that recorded none.
-        UnknownNameError: no recorded retriever has that key or label (the message lists the keys).
-        ParameterError: ``retriever`` is the label of several recorded retrievers.
-    """
-    if isinstance(backend, MemoryBackend):
-        backend.retrievals()  # raises: an in-memory store records none
-    assert not isinstance(backend, MemoryBackend)
-    known = backend.recorded_retrievers()
-    keys = sorted({key for key, label, _ in known if retriever in (key, label)})
-    if len(keys) == 1:
-        return keys[0]
-    if not known:
-        raise StoreError(backend.where, "has recorded no searches", "search it with a store opened for writing first")
-    if not keys:
-        raise UnknownNameError(option, retriever, sorted({key for key, _, _ in known}))
-    raise ParameterError(option, retriever, f"is the label of several retrievers ({', '.join(keys)})", "pass a key")
-
-
-def select_retrievals(
-    backend: Backend,
-    *,
-    retriever: str | None = None,
-    since: datetime | None = None,
-    until: datetime | None = None,
-    option: str = "retriever",
-) -> list[Retrieval]:
-    """The searches ``backend`` recorded, oldest first: of ``retriever`` (key or label) only, at or after
-    ``since``, before ``until`` (what :meth:`MemoryStore.retrievals <agentmemory.store.core.MemoryStore.retrievals>`
-    and :func:`agentmemory.store.transfer.retrievals` return).
-
-    Raises:
-        StoreError: an in-memory store (it records no searches).
-        UnknownNameError: ``retriever`` names no recorded retriever (the message lists those recorded).
-        ParameterError: ``since`` or ``until`` is not a datetime.
-    """
-    for name, moment in (("since", since), ("until", until)):
-        if moment is not None and not isinstance(moment, datetime):
-            raise ParameterError(name, moment, "is not a datetime", "pass a timezone-aware datetime, or None")
-    if isinstance(backend, MemoryBackend):
-        return backend.retrievals()
-    key = None if retriever is None else recorded_retriever(backend, retriever, option)
-    return backend.retrievals(retriever=key, since=since, until=until)

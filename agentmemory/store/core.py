@@ -40,11 +40,11 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from agentmemory.errors import ParameterError, UnknownNameError, check_positive_int
+from agentmemory.errors import ParameterError, StoreError, UnknownNameError, check_positive_int
 from agentmemory.records import Hit, MemoryEntry, Provenance, Query
 from agentmemory.retrievers import DEFAULT_RETRIEVERS, Retriever, RetrieverLike, RetrieverSpec, resolve_retrievers
 from agentmemory.retrievers.base import as_query
-from agentmemory.store.backend import EntryVersion, MemoryBackend, Retrieval, check_metadata, select_retrievals
+from agentmemory.store.backend import EntryVersion, MemoryBackend, Retrieval, check_metadata
 from agentmemory.store.events import Clock, EventLog, IdSource
 from agentmemory.store.sqlite import SQLiteBackend
 
@@ -750,3 +750,55 @@ def dependency_order(entries: Sequence[MemoryEntry]) -> list[MemoryEntry]:
                 placed.add(current.id)
                 out.append(current)
     return out
+
+
+Backend = MemoryBackend | SQLiteBackend
+"""Either backend a store can have."""
+
+
+def recorded_retriever(backend: Backend, retriever: str, option: str = "retriever") -> str:
+    """The key of the recorded retriever named ``retriever`` (its key or its label, as the store recorded them).
+
+    Raises:
+        StoreError: an in-memory store (it records no searches), or a store that recorded none.
+        UnknownNameError: no recorded retriever has that key or label (the message lists the keys).
+        ParameterError: ``retriever`` is the label of several recorded retrievers.
+    """
+    if isinstance(backend, MemoryBackend):
+        backend.retrievals()  # raises: an in-memory store records none
+    assert not isinstance(backend, MemoryBackend)
+    known = backend.recorded_retrievers()
+    keys = sorted({key for key, label, _ in known if retriever in (key, label)})
+    if len(keys) == 1:
+        return keys[0]
+    if not known:
+        raise StoreError(backend.where, "has recorded no searches", "search it with a store opened for writing first")
+    if not keys:
+        raise UnknownNameError(option, retriever, sorted({key for key, _, _ in known}))
+    raise ParameterError(option, retriever, f"is the label of several retrievers ({', '.join(keys)})", "pass a key")
+
+
+def select_retrievals(
+    backend: Backend,
+    *,
+    retriever: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    option: str = "retriever",
+) -> list[Retrieval]:
+    """The searches ``backend`` recorded, oldest first: of ``retriever`` (key or label) only, at or after
+    ``since``, before ``until`` (what :meth:`MemoryStore.retrievals <agentmemory.store.core.MemoryStore.retrievals>`
+    and :func:`agentmemory.store.transfer.retrievals` return).
+
+    Raises:
+        StoreError: an in-memory store (it records no searches).
+        UnknownNameError: ``retriever`` names no recorded retriever (the message lists those recorded).
+        ParameterError: ``since`` or ``until`` is not a datetime.
+    """
+    for name, moment in (("since", since), ("until", until)):
+        if moment is not None and not isinstance(moment, datetime):
+            raise ParameterError(name, moment, "is not a datetime", "pass a timezone-aware datetime, or None")
+    if isinstance(backend, MemoryBackend):
+        return backend.retrievals()
+    key = None if retriever is None else recorded_retriever(backend, retriever, option)
+    return backend.retrievals(retriever=key, since=since, until=until)

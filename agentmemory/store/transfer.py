@@ -40,8 +40,8 @@ from agentmemory.files.atomic import atomic_write_text
 from agentmemory.files.output_plan import OutputPlan, database_files
 from agentmemory.files.trec import write_run
 from agentmemory.records import Query
-from agentmemory.store.backend import MemoryBackend, Retrieval, recorded_retriever, select_retrievals
-from agentmemory.store.core import MemoryStore, dependency_order
+from agentmemory.store.backend import MemoryBackend, Retrieval
+from agentmemory.store.core import MemoryStore, dependency_order, recorded_retriever, select_retrievals
 from agentmemory.store.sqlite import SQLiteBackend
 
 __all__ = [
@@ -125,7 +125,7 @@ def retrievals(
     until: datetime | None = None,
     option: str = "retriever",
 ) -> list[Retrieval]:
-    """The searches a persistent store recorded, oldest first (:func:`~agentmemory.store.backend.select_retrievals`).
+    """The searches a persistent store recorded, oldest first (:func:`~agentmemory.store.core.select_retrievals`).
 
     ``retriever`` keeps one retriever's (its key or its label, as the
     store recorded them); ``since`` (inclusive) and ``until`` (exclusive)

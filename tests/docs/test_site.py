@@ -3,7 +3,7 @@ fetched from another host, the generated reference pages hold what the code decl
 shows the navigation and the search box.
 
 The site is built once per module into a temporary folder (never into ``site/``).  The browser checks use
-Debian's chromium as ``tests/test_browser.py`` does, on the site served from 127.0.0.1, with the resolution
+Debian's chromium as ``tests/notebooks/test_browser.py`` does, on the site served from 127.0.0.1, with the resolution
 of every other host name switched off, and read ``performance.getEntriesByType("resource")`` after load:
 every resource the page fetched must come from the site.
 """

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parent.parent / "agentmemory"
+PACKAGE = Path(__file__).resolve().parents[2] / "agentmemory"
 READERS = [
     "datasets/beir.py",
     "datasets/locomo.py",

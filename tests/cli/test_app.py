@@ -560,7 +560,7 @@ def test_repo_root_is_where_the_fixture_is() -> None:
 def test_retrieve_writes_the_same_run_as_eval(runs_dir: Path, tmp_path: Path, capsys, retriever: str) -> None:
     """`agentmemory retrieve --k 5` writes, byte for byte, the run file `eval --runs-dir` wrote at k = 5.
 
-    (The runs are eval's default retrievers; tests/test_baselines.py checks dense, hybrid and recency the same way.)
+    (The runs are eval's default retrievers; tests/evaluation/test_baselines.py checks dense, hybrid and recency the same way.)
     """
     out = tmp_path / f"{retriever}.trec"
     assert main(["retrieve", "--retriever", retriever, "--k", "5", "--out", str(out)]) == 0

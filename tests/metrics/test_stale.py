@@ -24,7 +24,7 @@ from agentmemory.metrics.stale import expected_stale, stale_sides
 from agentmemory.metrics.tieaware import tie_aware_value, tie_groups, tie_report
 from agentmemory.records import Query
 
-SAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "beam-sample"
+SAMPLE = Path(__file__).resolve().parents[2] / "fixtures" / "beam-sample"
 KU = Query("ku", "what is my budget?", metadata={"original_info": ("o1", "o2"), "updated_info": ("u1",)})
 QRELS = {"u1": 1}
 
