@@ -112,7 +112,7 @@ from typing import Any, NamedTuple
 from agentmemory.datasets.base import Format, FormatOption
 from agentmemory.datasets.collection import Collection
 from agentmemory.errors import InputError, MissingFileError, ParameterError, UnknownNameError, quote
-from agentmemory.files.reading import decode_utf8, parse_json, path_kind, read_bytes
+from agentmemory.files.reading import decode_utf8, describe_json, parse_json, path_kind, read_bytes
 from agentmemory.files.trec import TREC_ID_RULE, trec_id_problem
 from agentmemory.records import LATEST, TIME_RANGE, MemoryEntry, Provenance, Query
 
@@ -219,24 +219,6 @@ def difficulty_group(difficulty: str) -> str:
 # --- reading and shape checks (InputError) ----------------------------------------------------------
 
 
-def _describe(value: object) -> str:
-    """A short description of a JSON value for messages (what was found)."""
-    if isinstance(value, dict):
-        keys = [quote(k, 40) for k in list(value)[:5]] + (["..."] if len(value) > 5 else [])
-        return "an object with keys " + ", ".join(keys) if value else "an empty object"
-    if isinstance(value, list):
-        return f"a list of {len(value)} items" if value else "an empty list"
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return f"{str(value).lower()} (a boolean)"
-    if isinstance(value, (int, float)):
-        return f"{quote(value)} (a number)"
-    if isinstance(value, str):
-        return f"{quote(value)} (a string)"
-    return type(value).__name__
-
-
 def _read_json(path: Path, what: str) -> tuple[Any, str]:
     """The parsed JSON (strict: :func:`agentmemory.files.reading.parse_json`) and the file's sha256."""
     data = read_bytes(path, what)
@@ -313,15 +295,15 @@ def _anchor(path: Path, where: str, value: object) -> datetime:
 def _batch_header(path: Path, at: str, batch: object) -> tuple[int, datetime | None, object, list]:
     """A batch's number, its time anchor (parsed, and as written) and its list of turns, checked."""
     if not isinstance(batch, dict):
-        raise InputError(path, None, f"{at}: expected a batch object with 'turns'; found {_describe(batch)}")
+        raise InputError(path, None, f"{at}: expected a batch object with 'turns'; found {describe_json(batch)}")
     number = _require(path, at, batch, "batch_number")
     if isinstance(number, bool) or not isinstance(number, int):
-        raise InputError(path, None, f"{at}.batch_number: expected an integer; found {_describe(number)}")
+        raise InputError(path, None, f"{at}.batch_number: expected an integer; found {describe_json(number)}")
     batch_anchor = batch.get("time_anchor")
     batch_time = None if batch_anchor is None else _anchor(path, f"{at}.time_anchor", batch_anchor)
     turns = _require(path, at, batch, "turns")
     if not isinstance(turns, list):
-        raise InputError(path, None, f"{at}.turns: expected a list of turns; found {_describe(turns)}")
+        raise InputError(path, None, f"{at}.turns: expected a list of turns; found {describe_json(turns)}")
     return number, batch_time, batch_anchor, turns
 
 
@@ -331,23 +313,23 @@ def _checked_message(path: Path, where: str, message: object, seen: dict[int, st
         raise InputError(
             path,
             None,
-            f"{where}: expected a message object with role, id and content; found {_describe(message)}",
+            f"{where}: expected a message object with role, id and content; found {describe_json(message)}",
         )
     for field in ("role", "id", "content"):
         if field not in message:
             raise InputError(path, None, f"{where}.{field}: missing; every message needs role, id and content")
     role = message["role"]
     if role not in _ROLES:
-        raise InputError(path, None, f"{where}.role: expected 'user' or 'assistant'; found {_describe(role)}")
+        raise InputError(path, None, f"{where}.role: expected 'user' or 'assistant'; found {describe_json(role)}")
     mid = message["id"]
     if isinstance(mid, bool) or not isinstance(mid, int) or mid < 0:
-        raise InputError(path, None, f"{where}.id: expected an integer >= 0; found {_describe(mid)}")
+        raise InputError(path, None, f"{where}.id: expected an integer >= 0; found {describe_json(mid)}")
     if mid in seen:
         raise InputError(path, None, f"{where}.id: {mid} repeats the id of {seen[mid]}")
     seen[mid] = where
     content = message["content"]
     if not isinstance(content, str):
-        raise InputError(path, None, f"{where}.content: expected a string; found {_describe(content)}")
+        raise InputError(path, None, f"{where}.content: expected a string; found {describe_json(content)}")
     return role, mid, content
 
 
@@ -358,7 +340,7 @@ def _optional_strings(path: Path, where: str, message: dict, meta: dict[str, Any
         if value is None:
             continue
         if not isinstance(value, str):
-            raise InputError(path, None, f"{where}.{field}: expected a string; found {_describe(value)}")
+            raise InputError(path, None, f"{where}.{field}: expected a string; found {describe_json(value)}")
         meta[field] = value
 
 
@@ -366,7 +348,9 @@ def _messages(path: Path, chat: str, document: object) -> list[_Message]:
     """Every message of one chat.json, in file order, with its ``created_at`` (rule: module docstring)."""
     if not isinstance(document, list) or not document:
         raise InputError(
-            path, None, f"is not a BEAM chat.json: expected a non-empty list of batches (found {_describe(document)})"
+            path,
+            None,
+            f"is not a BEAM chat.json: expected a non-empty list of batches (found {describe_json(document)})",
         )
     out: list[_Message] = []
     seen: dict[int, str] = {}
@@ -379,7 +363,7 @@ def _messages(path: Path, chat: str, document: object) -> list[_Message]:
         for t, turn in enumerate(turns):
             if not isinstance(turn, list):
                 raise InputError(
-                    path, None, f"{at}.turns[{t}]: expected a turn, a list of messages; found {_describe(turn)}"
+                    path, None, f"{at}.turns[{t}]: expected a turn, a list of messages; found {describe_json(turn)}"
                 )
             for m, message in enumerate(turn):
                 where = f"{at}.turns[{t}][{m}]"
@@ -422,7 +406,7 @@ def _questions(path: Path, document: object) -> list[_Question]:
         raise InputError(
             path,
             None,
-            f"is not a BEAM probing_questions.json: expected an object keyed by ability (found {_describe(document)})",
+            f"is not a BEAM probing_questions.json: expected an object keyed by ability (found {describe_json(document)})",
         )
     out: list[_Question] = []
     for ability, items in document.items():
@@ -432,17 +416,17 @@ def _questions(path: Path, document: object) -> list[_Question]:
                 path, None, f"{where}: {quote(ability)} is not a BEAM ability; expected one of " + ", ".join(ABILITIES)
             )
         if not isinstance(items, list):
-            raise InputError(path, None, f"{where}: expected a list of questions; found {_describe(items)}")
+            raise InputError(path, None, f"{where}: expected a list of questions; found {describe_json(items)}")
         for i, item in enumerate(items):
             at = f"{where}[{i}]"
             if not isinstance(item, dict):
-                raise InputError(path, None, f"{at}: expected a question object; found {_describe(item)}")
+                raise InputError(path, None, f"{at}: expected a question object; found {describe_json(item)}")
             text = item.get("question")
             if not isinstance(text, str) or not text.strip():
-                raise InputError(path, None, f"{at}.question: expected a non-empty string; found {_describe(text)}")
+                raise InputError(path, None, f"{at}.question: expected a non-empty string; found {describe_json(text)}")
             difficulty = item.get("difficulty", "")
             if not isinstance(difficulty, str):
-                raise InputError(path, None, f"{at}.difficulty: expected a string; found {_describe(difficulty)}")
+                raise InputError(path, None, f"{at}.difficulty: expected a string; found {describe_json(difficulty)}")
             answer = next((item[f] for f in _ANSWER_FIELDS if f in item), None)
             out.append(_Question(ability, i, at, text, difficulty, answer, item.get("source_chat_ids", _ABSENT)))
     return out
@@ -474,7 +458,7 @@ def _flatten(value: object, where: str, ids: set[int], repair: bool, ev: _Eviden
             ev.problems.append(f"{where}: {quote(value)} is a string, not a message id (an integer)")
             return
     else:
-        ev.problems.append(f"{where}: {_describe(value)} is not a message id (an integer)")
+        ev.problems.append(f"{where}: {describe_json(value)} is not a message id (an integer)")
         return
     if number not in ids:
         if repair:
@@ -493,13 +477,13 @@ def _evidence(q: _Question, ids: set[int], repair: bool) -> _Evidence:
     if isinstance(source, dict):
         if sides is None:
             ev.problems.append(
-                f"source_chat_ids is {_describe(source)}; the {q.ability} ability takes a list of message ids"
+                f"source_chat_ids is {describe_json(source)}; the {q.ability} ability takes a list of message ids"
             )
             return ev
         keys = set(source)
         if keys != set(sides):
             ev.problems.append(
-                f"source_chat_ids is {_describe(source)}; expected exactly the keys {sides[0]!r} and {sides[1]!r}"
+                f"source_chat_ids is {describe_json(source)}; expected exactly the keys {sides[0]!r} and {sides[1]!r}"
             )
             return ev
         for side in sides:
@@ -510,7 +494,7 @@ def _evidence(q: _Question, ids: set[int], repair: bool) -> _Evidence:
     if isinstance(source, list):
         if q.ability == "knowledge_update":
             ev.problems.append(
-                f"source_chat_ids is {_describe(source)}; a knowledge update needs an object with 'original_info' "
+                f"source_chat_ids is {describe_json(source)}; a knowledge update needs an object with 'original_info' "
                 "and 'updated_info'"
             )
             return ev
@@ -518,7 +502,9 @@ def _evidence(q: _Question, ids: set[int], repair: bool) -> _Evidence:
         _flatten(source, "source_chat_ids", ids, repair, ev, found)
         ev.sides[""] = found
         return ev
-    ev.problems.append(f"source_chat_ids is {_describe(source)}; expected a list of message ids or an object of lists")
+    ev.problems.append(
+        f"source_chat_ids is {describe_json(source)}; expected a list of message ids or an object of lists"
+    )
     return ev
 
 

@@ -92,7 +92,7 @@ from agentmemory.datasets.base import Format, FormatOption
 from agentmemory.datasets.collection import Collection
 from agentmemory.datasets.sniff import first_record_has_keys
 from agentmemory.errors import InputError, ParameterError, UnknownNameError, quote, shorten
-from agentmemory.files.reading import read_json
+from agentmemory.files.reading import describe_json, read_json
 from agentmemory.files.trec import TREC_ID_RULE, trec_id_problem
 from agentmemory.records import LATEST, TIME_RANGE, MemoryEntry, Provenance, Query
 from agentmemory.tokenize import normalize_tag
@@ -148,26 +148,6 @@ def parse_session_datetime(value: object) -> datetime:
         raise ParameterError("date_time", value, f"is not a real date ({err})", f"expected {DATE_TIME_FORM}") from None
 
 
-def _describe(value: object) -> str:
-    """A short description of a JSON value for messages (what was found)."""
-    if isinstance(value, dict):
-        if not value:
-            return "an empty object"
-        keys = [quote(k, 40) for k in list(value)[:5]] + (["..."] if len(value) > 5 else [])
-        return "an object with keys " + ", ".join(keys)
-    if isinstance(value, list):
-        return "an empty list" if not value else f"a list of {len(value)} items"
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return f"{str(value).lower()} (a boolean)"
-    if isinstance(value, (int, float)):
-        return f"{quote(value)} (a number)"
-    if isinstance(value, str):
-        return f"{quote(value)} (a string)"
-    return type(value).__name__
-
-
 def _not_locomo(path: Path, found: str) -> InputError:
     return InputError(
         path,
@@ -189,14 +169,14 @@ def _samples(path: Path, document: object) -> list[tuple[str, dict]]:
     """``(json path, sample)`` for every conversation, checked for the top-level shape."""
     if isinstance(document, dict):
         if not _is_sample(document):
-            raise _not_locomo(path, _describe(document))
+            raise _not_locomo(path, describe_json(document))
         return [("$", document)]
     if not isinstance(document, list):
-        raise _not_locomo(path, _describe(document))
+        raise _not_locomo(path, describe_json(document))
     if not document:
         raise _not_locomo(path, "an empty list")
     if not _is_sample(document[0]):
-        raise _not_locomo(path, f"a list whose first item is {_describe(document[0])}")
+        raise _not_locomo(path, f"a list whose first item is {describe_json(document[0])}")
     out = []
     for index, sample in enumerate(document):
         where = f"$[{index}]"
@@ -204,7 +184,7 @@ def _samples(path: Path, document: object) -> list[tuple[str, dict]]:
             raise InputError(
                 path,
                 None,
-                f"{where}: expected a conversation object with 'sample_id', 'conversation' and 'qa'; found {_describe(sample)}",
+                f"{where}: expected a conversation object with 'sample_id', 'conversation' and 'qa'; found {describe_json(sample)}",
             )
         out.append((where, sample))
     return out
@@ -212,7 +192,7 @@ def _samples(path: Path, document: object) -> list[tuple[str, dict]]:
 
 def _string(path: Path, where: str, value: object, what: str, *, empty: bool = False) -> str:
     if not isinstance(value, str) or (not empty and not value):
-        raise InputError(path, None, f"{where}: expected {what}; found {_describe(value)}")
+        raise InputError(path, None, f"{where}: expected {what}; found {describe_json(value)}")
     return value
 
 
@@ -238,7 +218,7 @@ class _Conversation:
             raise InputError(
                 path,
                 None,
-                f"{where}.conversation: expected an object with session_N lists and session_N_date_time strings; found {_describe(conversation)}",
+                f"{where}.conversation: expected an object with session_N lists and session_N_date_time strings; found {describe_json(conversation)}",
             )
         self.entries: list[MemoryEntry] = []
         self.turns: dict[str, str] = {}  # dia_id -> its JSON path
@@ -251,7 +231,9 @@ class _Conversation:
             self._session(path, f"{where}.conversation", conversation, number, key, include_captions)
         self.qa = sample["qa"]
         if not isinstance(self.qa, list):
-            raise InputError(path, None, f"{where}.qa: expected a list of question objects; found {_describe(self.qa)}")
+            raise InputError(
+                path, None, f"{where}.qa: expected a list of question objects; found {describe_json(self.qa)}"
+            )
 
     def _session(
         self, path: Path, where: str, conversation: dict, number: int, key: str, include_captions: bool
@@ -259,7 +241,7 @@ class _Conversation:
         """Add the entries of session ``key`` (number ``number``): one per turn, a second apart from its start."""
         turns = conversation[key]
         if not isinstance(turns, list):
-            raise InputError(path, None, f"{where}.{key}: expected a list of turns; found {_describe(turns)}")
+            raise InputError(path, None, f"{where}.{key}: expected a list of turns; found {describe_json(turns)}")
         if not turns:
             return
         raw_date, start = _session_start(path, where, conversation, key)
@@ -267,7 +249,7 @@ class _Conversation:
             at = f"{where}.{key}[{position}]"
             if not isinstance(turn, dict):
                 raise InputError(
-                    path, None, f"{at}: expected a turn object with speaker, dia_id, text; found {_describe(turn)}"
+                    path, None, f"{at}: expected a turn object with speaker, dia_id, text; found {describe_json(turn)}"
                 )
             for field in ("speaker", "dia_id", "text"):
                 if field not in turn:
@@ -412,7 +394,7 @@ def _turn_extras(path: Path, at: str, turn: dict, metadata: dict[str, Any]) -> s
     if "img_url" in turn:
         urls = turn["img_url"]
         if not isinstance(urls, list) or not all(isinstance(u, str) for u in urls):
-            raise InputError(path, None, f"{at}.img_url: expected a list of URL strings; found {_describe(urls)}")
+            raise InputError(path, None, f"{at}.img_url: expected a list of URL strings; found {describe_json(urls)}")
         metadata["img_url"] = tuple(urls)
     if "query" in turn:
         metadata["query"] = _string(path, f"{at}.query", turn["query"], "a string", empty=True)
@@ -436,7 +418,7 @@ def _qa_item(path: Path, where: str, item: object) -> tuple[str, int, list[str] 
         raise InputError(
             path,
             None,
-            f"{where}: expected a question object with question, evidence, category; found {_describe(item)}",
+            f"{where}: expected a question object with question, evidence, category; found {describe_json(item)}",
         )
     for field in ("question", "category"):
         if field not in item:
@@ -453,7 +435,7 @@ def _qa_item(path: Path, where: str, item: object) -> tuple[str, int, list[str] 
         return question, category, None, {"category": category, **_answers(item)}
     if not isinstance(evidence, list):
         raise InputError(
-            path, None, f"{where}.evidence: expected a list of dia_id strings; found {_describe(evidence)}"
+            path, None, f"{where}.evidence: expected a list of dia_id strings; found {describe_json(evidence)}"
         )
     for position, raw in enumerate(evidence):
         _string(path, f"{where}.evidence[{position}]", raw, "a dia_id string like 'D3:7'", empty=True)

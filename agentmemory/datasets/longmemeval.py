@@ -139,7 +139,7 @@ from agentmemory.datasets.base import Format, FormatOption
 from agentmemory.datasets.collection import Collection
 from agentmemory.datasets.sniff import first_record_has_keys
 from agentmemory.errors import InputError, ParameterError, UnknownNameError, quote
-from agentmemory.files.reading import read_json
+from agentmemory.files.reading import describe_json, read_json
 from agentmemory.files.trec import TREC_ID_RULE, trec_id_problem
 from agentmemory.records import LATEST, TIME_RANGE, MemoryEntry, Provenance, Query
 
@@ -236,24 +236,6 @@ def is_abstention(question_id: str) -> bool:
 # --- reading and shape checks (InputError) ----------------------------------------------------------
 
 
-def _describe(value: object) -> str:
-    """A short description of a JSON value for messages (what was found)."""
-    if isinstance(value, dict):
-        keys = [quote(k, 40) for k in list(value)[:5]] + (["..."] if len(value) > 5 else [])
-        return "an object with keys " + ", ".join(keys) if value else "an empty object"
-    if isinstance(value, list):
-        return f"a list of {len(value)} items" if value else "an empty list"
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return f"{str(value).lower()} (a boolean)"
-    if isinstance(value, (int, float)):
-        return f"{quote(value)} (a number)"
-    if isinstance(value, str):
-        return f"{quote(value)} (a string)"
-    return type(value).__name__
-
-
 def _read_json(path: Path) -> tuple[Any, str]:
     """The parsed JSON (read strictly: :func:`agentmemory.files.reading.read_json`) and the file's sha256."""
     return read_json(path, "LongMemEval JSON file (e.g. longmemeval_s_cleaned.json)")
@@ -276,18 +258,18 @@ def _items(path: Path, document: object) -> list[tuple[str, dict]]:
     """``(json path, question)`` for every question, checked for the top-level shape."""
     if isinstance(document, dict):
         if not _is_question(document):
-            raise _not_longmemeval(path, _describe(document))
+            raise _not_longmemeval(path, describe_json(document))
         return [("$", document)]
     if not isinstance(document, list):
-        raise _not_longmemeval(path, _describe(document))
+        raise _not_longmemeval(path, describe_json(document))
     if not document:
         raise _not_longmemeval(path, "an empty list")
     if not _is_question(document[0]):
-        raise _not_longmemeval(path, f"a list whose first item is {_describe(document[0])}")
+        raise _not_longmemeval(path, f"a list whose first item is {describe_json(document[0])}")
     out = []
     for index, item in enumerate(document):
         if not isinstance(item, dict):
-            raise InputError(path, None, f"$[{index}]: expected a question object; found {_describe(item)}")
+            raise InputError(path, None, f"$[{index}]: expected a question object; found {describe_json(item)}")
         out.append((f"$[{index}]", item))
     return out
 
@@ -320,7 +302,7 @@ class _Question(NamedTuple):
 
 def _string(path: Path, where: str, value: object, what: str, *, empty: bool = False) -> str:
     if not isinstance(value, str) or (not empty and not value):
-        raise InputError(path, None, f"{where}: expected {what}; found {_describe(value)}")
+        raise InputError(path, None, f"{where}: expected {what}; found {describe_json(value)}")
     return value
 
 
@@ -335,28 +317,30 @@ def _id(path: Path, where: str, value: object) -> str:
 
 def _strings(path: Path, where: str, value: object, what: str) -> list[str]:
     if not isinstance(value, list):
-        raise InputError(path, None, f"{where}: expected a list of {what}; found {_describe(value)}")
+        raise InputError(path, None, f"{where}: expected a list of {what}; found {describe_json(value)}")
     return [_string(path, f"{where}[{i}]", item, f"a non-empty string ({what})") for i, item in enumerate(value)]
 
 
 def _turns(path: Path, where: str, value: object) -> tuple[_Turn, ...]:
     if not isinstance(value, list):
-        raise InputError(path, None, f"{where}: expected a session, a list of turns; found {_describe(value)}")
+        raise InputError(path, None, f"{where}: expected a session, a list of turns; found {describe_json(value)}")
     turns = []
     for index, turn in enumerate(value):
         at = f"{where}[{index}]"
         if not isinstance(turn, dict):
-            raise InputError(path, None, f"{at}: expected a turn object with role and content; found {_describe(turn)}")
+            raise InputError(
+                path, None, f"{at}: expected a turn object with role and content; found {describe_json(turn)}"
+            )
         for field in ("role", "content"):
             if field not in turn:
                 raise InputError(path, None, f"{at}.{field}: missing; every turn needs a role and a content")
         role = turn["role"]
         if role not in _ROLES:
-            raise InputError(path, None, f"{at}.role: expected 'user' or 'assistant'; found {_describe(role)}")
+            raise InputError(path, None, f"{at}.role: expected 'user' or 'assistant'; found {describe_json(role)}")
         content = _string(path, f"{at}.content", turn["content"], "a string", empty=True)
         has_answer = turn.get("has_answer")
         if "has_answer" in turn and not isinstance(has_answer, bool):
-            raise InputError(path, None, f"{at}.has_answer: expected true or false; found {_describe(has_answer)}")
+            raise InputError(path, None, f"{at}.has_answer: expected true or false; found {describe_json(has_answer)}")
         turns.append(_Turn(role, content, has_answer))
     return tuple(turns)
 
@@ -383,7 +367,7 @@ def _question(path: Path, where: str, item: dict) -> _Question:
     dates_value = item["haystack_dates"]
     if not isinstance(dates_value, list):
         raise InputError(
-            path, None, f"{where}.haystack_dates: expected a list of date strings; found {_describe(dates_value)}"
+            path, None, f"{where}.haystack_dates: expected a list of date strings; found {describe_json(dates_value)}"
         )
     dates = [
         _string(path, f"{where}.haystack_dates[{i}]", d, "a date string", empty=True) for i, d in enumerate(dates_value)
@@ -391,7 +375,7 @@ def _question(path: Path, where: str, item: dict) -> _Question:
     sessions_value = item["haystack_sessions"]
     if not isinstance(sessions_value, list):
         raise InputError(
-            path, None, f"{where}.haystack_sessions: expected a list of sessions; found {_describe(sessions_value)}"
+            path, None, f"{where}.haystack_sessions: expected a list of sessions; found {describe_json(sessions_value)}"
         )
     sessions = [_turns(path, f"{where}.haystack_sessions[{i}]", s) for i, s in enumerate(sessions_value)]
     answer_ids = _strings(path, f"{where}.answer_session_ids", item["answer_session_ids"], "session ids")

@@ -54,6 +54,7 @@ __all__ = [
     "gc_paused",
     "json_lines",
     "json_values",
+    "describe_json",
     "parse_json",
     "path_kind",
     "read_bytes",
@@ -150,6 +151,25 @@ def _lone_surrogate_escape(text: str) -> bool:
 _TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\],:]|[^"{}\[\],:\s]+|\s+', re.DOTALL)
 _BIG_INT = re.compile(r"-?([0-9]+)")
 _SHOWN_PATH = 6  # components of a JSON path shown before "..."
+
+
+def describe_json(value: object) -> str:
+    """A short description of a JSON value for messages, saying what was found (``an empty list``,
+    ``'x' (a string)``, ``an object with keys 'a', 'b'``)."""
+    if isinstance(value, dict):
+        keys = [quote(k, 40) for k in list(value)[:5]] + (["..."] if len(value) > 5 else [])
+        return "an object with keys " + ", ".join(keys) if value else "an empty object"
+    if isinstance(value, list):
+        return f"a list of {len(value)} items" if value else "an empty list"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"{str(value).lower()} (a boolean)"
+    if isinstance(value, (int, float)):
+        return f"{quote(value)} (a number)"
+    if isinstance(value, str):
+        return f"{quote(value)} (a string)"
+    return type(value).__name__
 
 
 def parse_json(
