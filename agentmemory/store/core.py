@@ -94,7 +94,10 @@ class MemoryStore:
         readonly: bool = False,
         timeout: float = DEFAULT_TIMEOUT,
     ) -> None:
-        chosen = resolve_retrievers(DEFAULT_RETRIEVERS if retrievers is None else retrievers)
+        if isinstance(retrievers, tuple) and retrievers and all(isinstance(r, RetrieverSpec) for r in retrievers):
+            chosen = retrievers  # resolved by the caller (an evaluation resolves its retrievers once)
+        else:
+            chosen = resolve_retrievers(DEFAULT_RETRIEVERS if retrievers is None else retrievers)
         self._specs: dict[str, RetrieverSpec] = {spec.key: spec for spec in chosen}
         self._entries: dict[str, MemoryEntry] = {}
         self._partitions: dict[str | None, dict[str, Retriever]] = {}

@@ -627,3 +627,28 @@ def test_format_help_lists_plugins_and_a_plain_command_reads_no_entry_points(tmp
     out = tmp_path / "run.trec"
     assert main(["retrieve", "--retriever", "bm25", "--k", "3", "--out", str(out), "--no-progress"]) == 0
     assert out.read_text().count("\n") > 0
+
+
+def test_an_eval_resolves_its_retrievers_once(capsys) -> None:
+    """`agentmemory eval` turns --retrievers into specs once; evaluate and the store keep the resolved specs."""
+    from unittest import mock
+
+    import agentmemory.cli.evaluate_cmd as evaluate_cmd
+    import agentmemory.evaluation.runner as runner
+    import agentmemory.store.core as core
+    from agentmemory.retrievers import resolve_retrievers
+
+    calls = []
+
+    def counting(items):
+        calls.append(items)
+        return resolve_retrievers(items)
+
+    with (
+        mock.patch.object(evaluate_cmd, "resolve_retrievers", counting),
+        mock.patch.object(runner, "resolve_retrievers", counting),
+        mock.patch.object(core, "resolve_retrievers", counting),
+    ):
+        assert main(["eval", "--seed", "7", "--k", "5", "--no-progress"]) == 0
+    assert calls == ["bm25,tags"]
+    assert "| BM25 | 0.90 | 0.28 | 1.00 |" in capsys.readouterr().out
