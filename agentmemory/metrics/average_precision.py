@@ -38,6 +38,11 @@ def average_precision(ranking: Sequence[str], qrels: Mapping[str, int], k: int) 
         k: the cutoff, an integer >= 1.
     """
     check_positive_int("k", k)
+    return _average_precision(ranking, qrels, k)
+
+
+def _average_precision(ranking: Sequence[str], qrels: Mapping[str, int], k: int) -> float:
+    """:func:`average_precision` on a cutoff already checked (a measure's per-query path)."""
     num_rel = sum(1 for grade in qrels.values() if grade >= 1)
     if num_rel == 0:
         return 0.0
@@ -91,7 +96,7 @@ def expected_average_precision(ties: TieContext) -> float:
 
 
 def _per_query(query: QueryContext) -> float:
-    return average_precision(query.ranking, query.qrels, query.cutoff)
+    return _average_precision(query.ranking, query.qrels, query.cutoff)
 
 
 def provenance_average_precision(credited: Credited, k: int | None) -> float:

@@ -41,6 +41,11 @@ def ndcg(ranking: Sequence[str], qrels: Mapping[str, int], k: int) -> float:
         k: the cutoff, an integer >= 1.
     """
     check_positive_int("k", k)
+    return _ndcg(ranking, qrels, k)
+
+
+def _ndcg(ranking: Sequence[str], qrels: Mapping[str, int], k: int) -> float:
+    """:func:`ndcg` on a cutoff already checked (a measure's per-query path)."""
     dcg = 0.0
     for index, doc in enumerate(ranking[:k]):
         gain = qrels.get(doc, 0)
@@ -99,7 +104,7 @@ def expected_ndcg(ties: TieContext) -> float:
 
 
 def _per_query(query: QueryContext) -> float:
-    return ndcg(query.ranking, query.qrels, query.cutoff)
+    return _ndcg(query.ranking, query.qrels, query.cutoff)
 
 
 def provenance_ndcg(credited: Credited, k: int | None) -> float:

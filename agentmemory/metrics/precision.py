@@ -31,6 +31,11 @@ def precision(ranking: Sequence[str], qrels: Mapping[str, int], k: int) -> float
         k: the cutoff, an integer >= 1.
     """
     check_positive_int("k", k)
+    return _precision(ranking, qrels, k)
+
+
+def _precision(ranking: Sequence[str], qrels: Mapping[str, int], k: int) -> float:
+    """:func:`precision` on a cutoff already checked (a measure's per-query path)."""
     hits = sum(1 for doc in ranking[:k] if qrels.get(doc, 0) >= 1)
     return hits / k
 
@@ -46,7 +51,7 @@ def expected_precision(ties: TieContext) -> float:
 
 
 def _per_query(query: QueryContext) -> float:
-    return precision(query.ranking, query.qrels, query.cutoff)
+    return _precision(query.ranking, query.qrels, query.cutoff)
 
 
 def provenance_precision(credited: Credited, k: int | None) -> float:

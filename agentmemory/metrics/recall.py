@@ -29,6 +29,11 @@ def recall(ranking: Sequence[str], qrels: Mapping[str, int], k: int) -> float:
         k: the cutoff, an integer >= 1.
     """
     check_positive_int("k", k)
+    return _recall(ranking, qrels, k)
+
+
+def _recall(ranking: Sequence[str], qrels: Mapping[str, int], k: int) -> float:
+    """:func:`recall` on a cutoff already checked (a measure's per-query path)."""
     num_rel = sum(1 for grade in qrels.values() if grade >= 1)
     if num_rel == 0:
         return 0.0
@@ -47,7 +52,7 @@ def expected_recall(ties: TieContext) -> float:
 
 
 def _per_query(query: QueryContext) -> float:
-    return recall(query.ranking, query.qrels, query.cutoff)
+    return _recall(query.ranking, query.qrels, query.cutoff)
 
 
 def provenance_recall(credited: Credited, k: int | None) -> float:

@@ -38,6 +38,11 @@ def reciprocal_rank(ranking: Sequence[str], qrels: Mapping[str, int], k: int | N
     if k is not None:
         check_positive_int("k", k)
         ranking = ranking[:k]
+    return _reciprocal_rank(ranking, qrels, k)
+
+
+def _reciprocal_rank(ranking: Sequence[str], qrels: Mapping[str, int], k: int | None = None) -> float:
+    """:func:`reciprocal_rank` on a cutoff already checked (a measure's per-query path)."""
     for rank, doc in enumerate(ranking, start=1):
         if qrels.get(doc, 0) >= 1:
             return 1.0 / rank
@@ -82,7 +87,7 @@ def expected_reciprocal_rank(ties: TieContext) -> float:
 
 
 def _per_query(query: QueryContext) -> float:
-    return reciprocal_rank(query.ranking, query.qrels, query.k)
+    return _reciprocal_rank(query.ranking, query.qrels, query.k)
 
 
 def provenance_reciprocal_rank(credited: Credited, k: int | None) -> float:
