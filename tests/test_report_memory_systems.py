@@ -183,3 +183,19 @@ def test_the_issues_done_when_command_prints_one_table_with_all_five():
     ]
     assert "| system | attribution | returned | coverage | Judged@5 |" in done.stdout
     assert "Sensitivity to attribution (R@5, nDCG@5, provenance):" in done.stdout
+
+
+def test_evaluate_replays_on_an_executor_with_the_same_results():
+    """evaluate(executor=...) replays the scopes on a process pool; values and memories as without one."""
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    from agentmemory import evaluate, load
+    from agentmemory.evaluation.system_runs import memories_text
+
+    collection = load(REPO_ROOT / SAMPLE)
+    alone = evaluate(collection, None, systems=[EXAMPLE, "agentrecall"], k=5)
+    with ProcessPoolExecutor(2, mp_context=get_context("spawn")) as pool:
+        pooled = evaluate(collection, None, systems=[EXAMPLE, "agentrecall"], k=5, executor=pool)
+    assert [r.per_query for r in pooled.results] == [r.per_query for r in alone.results]
+    assert [memories_text(s.attributed) for s in pooled.systems] == [memories_text(s.attributed) for s in alone.systems]
