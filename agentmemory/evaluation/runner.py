@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from functools import partial
@@ -354,6 +355,7 @@ def evaluate(
     store: MemoryStore | None = None,
     systems: Sequence[Any] = (),
     options: EvalOptions | None = None,
+    executor: Executor | None = None,
     **keywords: Any,
 ) -> Evaluation:
     """Run ``retrievers`` and score them, with the ``runs`` of other systems, over ``collection``.
@@ -403,7 +405,13 @@ def evaluate(
     as a run with its own memories (:mod:`agentmemory.evaluation.system_runs`);
     ``system_timeout`` bounds each call in seconds, ``lenient_system`` records
     a failing search as an empty ranking and lists it.  With systems and no
-    ``relevance`` given, relevance is ``"provenance"``.
+    ``relevance`` given, relevance is ``"provenance"``.  ``executor`` (a
+    ``concurrent.futures.Executor``) replays each scope of each system as a
+    task on it, with the same results (:func:`agentmemory.systems.replay.replay`).
+    An experiment does not pass one: its tasks are already the unit of work
+    on its executor, and a replay's scopes run serially inside its task (a
+    pool within a pool's worker would oversubscribe the cores, and a Dask
+    task would have to secede from its worker to submit more).
     """
     if systems and options is None and "relevance" not in keywords:
         keywords = {**keywords, "relevance": "provenance"}  # a system's memories count through attribution
@@ -414,7 +422,8 @@ def evaluate(
         _as_run(r) for r in ([runs] if isinstance(runs, (str, RunFile)) or not isinstance(runs, Sequence) else runs)
     )
     bound = [bind_run(r, collection, lenient=options.lenient_run, as_of=options.as_of) for r in run_files]
-    replayed = _replay_systems(collection, systems, options)  # memory systems, scored as runs with their memories
+    # memory systems, scored as runs with their memories
+    replayed = _replay_systems(collection, systems, options, executor)
     bound += [bind_run(s.run, collection, as_of=options.as_of) for s in replayed]
     by_system = {s.run.name: s for s in replayed}
     if not specs and not bound:
@@ -624,7 +633,9 @@ def _run_result(
     )
 
 
-def _replay_systems(collection: Collection, systems: Sequence[Any], options: EvalOptions) -> list[SystemRun]:
+def _replay_systems(
+    collection: Collection, systems: Sequence[Any], options: EvalOptions, executor: Executor | None = None
+) -> list[SystemRun]:
     """The memory systems of an evaluation (see :func:`evaluate`), asked as deep as the deepest measure."""
     if isinstance(systems, str) or not isinstance(systems, Sequence):
         systems = [systems]
@@ -642,6 +653,7 @@ def _replay_systems(collection: Collection, systems: Sequence[Any], options: Eva
         timeout=options.system_timeout,
         lenient=options.lenient_system,
         as_of=options.as_of,
+        executor=executor,
     )
 
 

@@ -23,11 +23,20 @@ from typing import Any
 
 from agentmemory.datasets.collection import Collection
 from agentmemory.evaluation.runfiles import RunFile
-from agentmemory.systems.attribution import Attributed, Attributor, attribute
+from agentmemory.systems.attribution import Attributed, AttributionReport, Attributor, attribute
+from agentmemory.systems.base import Memory
 from agentmemory.systems.registry import SystemLike, SystemSpec, resolve_systems
 from agentmemory.systems.replay import Replay, ReplayTimings, replay
 
-__all__ = ["SystemRun", "memories_text", "system_runs", "system_table", "system_timings"]
+__all__ = [
+    "SystemRun",
+    "is_system_memories",
+    "memories_text",
+    "recorded_attribution",
+    "system_runs",
+    "system_table",
+    "system_timings",
+]
 
 
 @dataclass(frozen=True)
@@ -65,6 +74,49 @@ def memories_text(attributed: Attributed) -> str:
             record["turns"] = list(attributed.turns[memory.id])
         lines.append(json.dumps(record, ensure_ascii=False))
     return "".join(line + "\n" for line in lines)
+
+
+def is_system_memories(text: str) -> bool:
+    """Whether a memories file's text may be a memory system's (:func:`memories_text`): its first record has
+    ``attribution``, or it has none (a system that returned nothing writes an empty file)."""
+    for line in text.splitlines():
+        if line.strip():
+            try:
+                record = json.loads(line)
+            except ValueError:
+                return False  # not ours to judge: read_memories names the line
+            return isinstance(record, dict) and "attribution" in record
+    return True
+
+
+def recorded_attribution(run: RunFile, collection: Collection, method: str, *, k: int) -> AttributionReport:
+    """The attribution figures of a system's recorded output (its ``--runs-dir`` run and memories file).
+
+    Each memory of the run stands as a :class:`~agentmemory.systems.base.Memory`
+    whose ``sources`` are its recorded ``derived_from`` (``A(m)`` as the
+    replay attributed it; an unattributed memory has none), ranked by the
+    run's scores (descending: the system's order, see the module
+    docstring); a hit on a collection entry is that entry's text with itself
+    as source.  They are attributed by ``sources``, so coverage, Judged@k
+    and the unattributed memories are the replay's; the sensitivity table
+    varies ``method`` (the one the files were made with) as the replay did.
+    Failures recorded as empty under ``--lenient-system`` are not in the
+    files: an empty ranking here is a query that returned nothing.
+    """
+    by_id = {m.id: m for m in run.memories}
+    entries = {e.id: e for e in collection.entries}
+    answers: dict[str, tuple[Memory, ...]] = {}
+    for qid, hits in run.hits.items():
+        ranked = sorted(hits, key=lambda h: (-h[1], h[2]))
+        answers[qid] = tuple(
+            Memory(by_id[doc].text, id=doc, sources=by_id[doc].provenance.derived_from)
+            if doc in by_id
+            else Memory(entries[doc].text, id=doc, sources=(doc,))
+            for doc, _, _ in ranked
+            if doc in by_id or doc in entries
+        )
+    recorded = Replay(run.name, run.name, {}, answers, {q.id: q.scope for q in collection.judged_queries})
+    return attribute(recorded, collection, "sources", k=k, sensitivity=method).report
 
 
 def _run_file(attributed: Attributed) -> RunFile:

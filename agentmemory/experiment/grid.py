@@ -43,7 +43,12 @@ systems, or the grid's), plus any tasks listed one by one.  Example
 
 A system table ``{ retriever = NAME, params = {...}, grid = {...} }`` gives
 one spec per combination of the ``grid`` values (the cross product, in the
-order written), each with the fixed ``params`` too.  A run file belongs to
+order written), each with the fixed ``params`` too.  A table
+``{ system = SPEC }`` is a memory system (``agentmemory eval --system``'s
+specs: ``"agentrecall"``, ``"mcp[profile=server-memory]"``,
+``"package.module:attribute"``), replayed over the collection by each of its
+tasks under the grid's ``relevance`` and attribution ``auto``; ``[[tasks]]``
+name retrievers and runs only.  A run file belongs to
 its collection: it is never crossed with another one.
 
 :func:`read_grid` reads and checks a file; :func:`parse_grid` the text.
@@ -70,6 +75,7 @@ from agentmemory.evaluation.options import EvalOptions
 from agentmemory.metrics import parse_measures
 from agentmemory.retrievers import RetrieverSpec, resolve_retriever
 from agentmemory.retrievers.spec import format_value
+from agentmemory.systems.registry import resolve_system
 
 __all__ = [
     "COMPARISONS",
@@ -99,11 +105,16 @@ _END = " (at end of document)"
 
 @dataclass(frozen=True)
 class SystemDef:
-    """A retriever of the grid: the spec as written and as resolved (its ``key`` and ``label``)."""
+    """A system of the grid: the spec as written and as resolved (its ``key`` and ``label``).
+
+    ``kind`` is ``"retriever"``, or ``"system"`` for a memory system (``{ system = SPEC }``,
+    :func:`agentmemory.systems.registry.resolve_system`), replayed over the collection by its task.
+    """
 
     text: str
     key: str
     label: str
+    kind: str = "retriever"
 
 
 @dataclass(frozen=True)
@@ -292,6 +303,8 @@ class _Reader:
         for item in value:
             if isinstance(item, str):
                 out.append(self.spec(item, name, line))
+            elif isinstance(item, dict) and "system" in item:
+                out.append(self.memory_system(item, name, line))
             elif isinstance(item, dict):
                 out.extend(self.spec(text, name, line) for text in self.expand(item, name, line))
             else:
@@ -301,6 +314,16 @@ class _Reader:
                     '"bm25[k1=0.9]" or a table { retriever = "bm25", grid = { k1 = [0.9, 1.2] } }',
                 )
         return tuple(out)
+
+    def memory_system(self, item: Mapping[str, Any], name: str, line: int | None) -> SystemDef:
+        """``{ system = SPEC }``: a memory system (its only key), resolved as ``agentmemory eval --system`` does."""
+        self.keys(item, ("system",), f"a memory-system table of {name}", lambda _: line)
+        text = self.string(item["system"], f"{name} system", line)
+        try:
+            spec = resolve_system(text)
+        except AgentMemoryError as err:
+            raise self.fail(line, f"{name}: {err}") from None
+        return SystemDef(text, spec.key, spec.label, "system")
 
     def expand(self, item: Mapping[str, Any], name: str, line: int | None) -> list[str]:
         """The specs of a system table: the cross product of its ``grid`` values, with its fixed ``params``."""

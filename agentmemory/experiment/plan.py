@@ -131,7 +131,7 @@ def plan_experiment(grid: Grid) -> Plan:
         own = definition.systems if definition.systems is not None else grid.systems
         systems: dict[str, SystemSource] = {}
         for spec in own:
-            systems.setdefault(spec.key, SystemSource("retriever", spec.key, spec.label, spec=spec.text))
+            systems.setdefault(spec.key, SystemSource(spec.kind, spec.key, spec.label, spec=spec.text))
         runs = {run.name: _run_source(grid, definition, i) for i, run in enumerate(definition.runs)}
         systems.update(runs)
         crossed = list(systems.values())

@@ -13,7 +13,7 @@ A task is identified by its **key**, :func:`task_key`: the sha256 of the
 canonical JSON of :meth:`TaskJob.identity`: the collection's digest,
 format and options (every declared option, defaults included: LoCoMo's
 ``repair`` changes the collection, not its file), the system (a
-retriever's canonical key and label; a run's name, the sha256 of its file
+retriever's or memory system's canonical key and label; a run's name, the sha256 of its file
 and of its memories, and ``lenient``), ``k``, ``seed``, the measures,
 the relevance mode and agentmemory's version.  Anything that could change a
 row changes the key, so a cached task file is reused only for the same task.
@@ -68,7 +68,7 @@ class CollectionSource:
 
 @dataclass(frozen=True)
 class SystemSource:
-    """A system as a worker makes it: a retriever spec (``spec``, resolved there) or a run file.
+    """A system as a worker makes it: a retriever spec or a memory system's (``spec``, resolved there), or a run file.
 
     ``name`` is the system's name in results (a retriever's key or the run's
     name) and ``label`` its name in tables.
@@ -85,8 +85,8 @@ class SystemSource:
     lenient: bool = False
 
     def identity(self) -> dict[str, Any]:
-        if self.kind == "retriever":
-            return {"kind": "retriever", "key": self.name, "label": self.label}
+        if self.kind in ("retriever", "system"):
+            return {"kind": self.kind, "key": self.name, "label": self.label}
         return {
             "kind": "run",
             "name": self.name,
@@ -202,6 +202,8 @@ def _execute(job: TaskJob) -> dict[str, Any]:
     system = job.system
     if system.kind == "retriever":
         evaluation = evaluate(collection, [system.spec], options=job.options())
+    elif system.kind == "system":  # a memory system, replayed over the collection here (attribution auto)
+        evaluation = evaluate(collection, None, systems=[system.spec], options=job.options())
     else:
         assert system.path is not None  # a run always has its path (see plan)
         run = read_run_file(system.path, system.name, memories=system.memories)

@@ -12,7 +12,10 @@ and k (default 7 and 5) it
    ``collection-provenance`` with the derived-memory run of
    ``fixtures/locomo-derived`` judged through provenance, and as
    ``collection-longmemeval`` on the authored LongMemEval sample at turn
-   granularity with LongMemEval's official measures; and
+   granularity with LongMemEval's official measures, and as
+   ``collection-systems`` with the recorded output of three memory systems
+   (:data:`SYSTEMS_DIR`: the reference MCP memory server, agentrecall-db and
+   the example system) beside bm25 and hybrid, under provenance; and
    ``notebooks/sweep.ipynb`` with its default (small) sweep;
 2. strips what differs between runs (:func:`agentmemory.report.render.normalize_notebook`) and writes
    ``reports/<name>.ipynb`` for each: these executed notebooks are the
@@ -83,6 +86,25 @@ LONGMEMEVAL_MEASURES = "recall_any@5,recall_all@5,ndcg_any@5,recall_any@10,sess.
 BEAM, BEAM_MEASURES = "fixtures/beam-sample", "recall_any@5,recall_all@5,stale@5"  # BEAM: per ability, stale@k
 _ROOT = Path(__file__).resolve().parent.parent.parent  # the source checkout holding fixtures/
 BASELINES = "bm25,tags,dense,hybrid,recency"
+SYSTEMS_DIR = "fixtures/locomo-systems"
+"""The recorded output (``--runs-dir``) of three memory systems on the LoCoMo sample (its README: how it was made)."""
+SYSTEMS = (
+    ("mcp", "mcp-profile=server-memory"),
+    ("agentrecall", "agentrecall"),
+    ("example", "examples.my_memory_system-System"),
+)
+"""Each recorded memory system of ``collection-systems``: its run's name in the report, its files' stem."""
+_SYSTEM_RUNS = ",".join(f"{name}={SYSTEMS_DIR}/{stem}.trec" for name, stem in SYSTEMS)
+_SYSTEM_MEMORIES = ",".join(f"{name}={SYSTEMS_DIR}/{stem}.memories.jsonl" for name, stem in SYSTEMS)
+
+
+def _recorded_flags(name: str, stem: str) -> tuple[str, ...]:
+    return (
+        "--run",
+        f"{name}={{root}}/{SYSTEMS_DIR}/{stem}.trec",
+        "--memories",
+        f"{{root}}/{SYSTEMS_DIR}/{stem}.memories.jsonl",
+    )
 
 
 class Report(NamedTuple):
@@ -158,6 +180,21 @@ REPORTS: tuple[Report, ...] = (
         {"collection": BEAM, "retrievers": "bm25,dense,hybrid", "metrics": BEAM_MEASURES},
         "collection-beam",
         ("--collection", f"{{root}}/{BEAM}", "--retrievers", "bm25,dense,hybrid", "--metrics", BEAM_MEASURES),
+    ),
+    Report(
+        "collection-systems",
+        "collection.ipynb",
+        {"retrievers": "bm25,hybrid", "runs": _SYSTEM_RUNS, "memories": _SYSTEM_MEMORIES, "relevance": "provenance"},
+        "collection-systems",
+        (
+            "--collection",
+            f"{{root}}/{SAMPLE}",
+            "--retrievers",
+            "bm25,hybrid",
+            *(arg for name, stem in SYSTEMS for arg in _recorded_flags(name, stem)),
+            "--relevance",
+            "provenance",
+        ),
     ),
     Report("sweep", "sweep.ipynb", {}),
 )

@@ -46,11 +46,14 @@ from agentmemory.errors import (
 from agentmemory.evaluation.options import EvalOptions
 from agentmemory.evaluation.runfiles import RunFile, parse_run_option, read_run_file
 from agentmemory.evaluation.runner import Evaluation, evaluate
+from agentmemory.evaluation.system_runs import is_system_memories
 from agentmemory.files.numbers import parse_integer
 from agentmemory.files.output_plan import OutputPlan, collection_inputs
 from agentmemory.metrics import Measure, parse_measures
 from agentmemory.report.results import ARTIFACT_NAME, SHIPPED, cli_command
 from agentmemory.retrievers import RetrieverSpec, resolve_retrievers
+from agentmemory.retrievers.spec import split_specs
+from agentmemory.systems.registry import SystemSpec, resolve_systems
 from agentmemory.tokenize import tokenize
 
 __all__ = [
@@ -93,14 +96,23 @@ def _options(
     baseline: object,
     timings: object,
     as_of: object,
+    attribution: object = "auto",
+    system_timeout: object = 300.0,
+    lenient_system: object = False,
+    with_systems: bool = False,
 ) -> EvalOptions:
     """The notebooks' evaluation parameters as an :class:`~agentmemory.evaluation.options.EvalOptions`.
 
     ``metrics`` is text (``""`` for none) and ``baseline`` a system's name or
-    label (``""``: the first system); the record checks everything else.
+    label (``""``: the first system); ``relevance`` ``""`` is ``"provenance"``
+    when ``with_systems`` (memory systems are evaluated: their memories count
+    through the entries they are attributed to, as ``agentmemory eval
+    --system`` defaults), else ``"direct"``; the record checks everything else.
     """
     if not isinstance(baseline, str):
         raise ParameterError("baseline", baseline, "is not text", 'pass a system\'s name, or "" for the first')
+    if relevance is None or relevance == "":
+        relevance = "provenance" if with_systems else "direct"
     return EvalOptions(
         k=k,  # type: ignore[arg-type]  # checked by the record
         seed=seed,  # type: ignore[arg-type]
@@ -110,11 +122,42 @@ def _options(
         timings=timings,  # type: ignore[arg-type]
         as_of=as_of,  # type: ignore[arg-type]
         baseline=baseline or None,
+        attribution=attribution,  # type: ignore[arg-type]
+        system_timeout=system_timeout,  # type: ignore[arg-type]
+        lenient_system=lenient_system,  # type: ignore[arg-type]
     )
 
 
+def _memory_systems(systems: object) -> tuple[SystemSpec, ...]:
+    """The ``systems`` parameter: comma-separated memory-system specs (commas inside ``[...]`` belong to a spec),
+    ``""`` for none (:func:`agentmemory.systems.registry.resolve_systems`)."""
+    if systems is None or systems == "":
+        return ()
+    if not isinstance(systems, str):
+        raise ParameterError(
+            "systems",
+            systems,
+            "is not text",
+            'pass specs such as "agentrecall,examples.my_memory_system:System", or ""',
+        )
+    return resolve_systems([piece for piece in split_specs(systems) if piece.strip()])
+
+
+def _recorded(runs: tuple[RunFile, ...]) -> tuple[str, ...]:
+    """The runs whose memories file a memory system's replay wrote (``--runs-dir``): their records carry ``attribution``."""
+    found = []
+    for run in runs:
+        if run.memories_path is not None and is_system_memories(_found(run.memories_path).read_text(encoding="utf-8")):
+            found.append(run.name)
+    return tuple(found)
+
+
 def _runs(
-    retrievers: tuple[RetrieverSpec, ...], runs: object, memories: object, options: EvalOptions
+    retrievers: tuple[RetrieverSpec, ...],
+    runs: object,
+    memories: object,
+    options: EvalOptions,
+    memory_systems: tuple[SystemSpec, ...] = (),
 ) -> tuple[RunFile, ...]:
     """The ``runs`` and ``memories`` parameters read (checked against the collection later), and the baseline
     checked against every system.
@@ -128,7 +171,9 @@ def _runs(
     for name in memory_pairs:
         if name not in names:
             raise UnknownNameError("memories", name, names)
-    options.check_baseline([(r.key, r.label) for r in retrievers] + [(n, n) for n in names])
+    options.check_baseline(
+        [(r.key, r.label) for r in retrievers] + [(n, n) for n in names] + [(s.key, s.label) for s in memory_systems]
+    )
     read = []
     for name, path in run_pairs:
         memories_path = memory_pairs.get(name)
@@ -170,6 +215,8 @@ class _Evaluates:
     retrievers: tuple[RetrieverSpec, ...]
     runs: tuple[RunFile, ...]
     options: EvalOptions
+    memory_systems: tuple[SystemSpec, ...]
+    recorded: tuple[str, ...]
 
     @property
     def k(self) -> int:
@@ -193,8 +240,10 @@ class _Evaluates:
         return Systems(self.runs, o.relevance, o.lenient_run, o.baseline, o.timings, o.as_of)
 
     def evaluate(self) -> Evaluation:
-        """:func:`agentmemory.evaluate` with these parameters: the retrievers, the runs, the options."""
-        return evaluate(self.collection, self.retrievers, runs=self.runs, options=self.options)
+        """:func:`agentmemory.evaluate` with these parameters: the retrievers, the runs, the memory systems, the options."""
+        return evaluate(
+            self.collection, self.retrievers, runs=self.runs, systems=self.memory_systems, options=self.options
+        )
 
     def statistics(self, evaluation: Evaluation) -> Statistics:
         """The run's statistics (seeded by its seed) against the chosen baseline: the artifact's ``statistics``."""
@@ -217,6 +266,9 @@ class EvalSetup(_Evaluates):
     output_dir: Path | None
     format: str = "auto"
     runs: tuple[RunFile, ...] = ()
+    memory_systems: tuple[SystemSpec, ...] = ()
+    recorded: tuple[str, ...] = ()
+    """The runs that are a memory system's recorded output (their memories carry ``attribution``)."""
 
     def command(self, evaluation: Evaluation) -> str:
         """The ``agentmemory eval`` command that writes this notebook's artifact (see :func:`.results.cli_command`)."""
@@ -296,11 +348,15 @@ def eval_setup(
     format: object = "auto",
     runs: object = "",
     memories: object = "",
-    relevance: object = "direct",
+    relevance: object = "",
     lenient_run: object = False,
     baseline: object = "",
     timings: object = False,
     as_of: object = False,
+    systems: object = "",
+    attribution: object = "auto",
+    system_timeout: object = 300.0,
+    lenient_system: object = False,
 ) -> EvalSetup:
     """Validate ``eval.ipynb``'s parameters and load the collection.
 
@@ -321,7 +377,7 @@ def eval_setup(
         ReportParameterError: the first rejected value, with the library's message.
     """
     try:
-        options, names, out, read = _evaluation_parameters(
+        options, names, out, read, memory = _evaluation_parameters(
             seed=seed,
             k=k,
             retrievers=retrievers,
@@ -334,6 +390,10 @@ def eval_setup(
             baseline=baseline,
             timings=timings,
             as_of=as_of,
+            systems=systems,
+            attribution=attribution,
+            system_timeout=system_timeout,
+            lenient_system=lenient_system,
         )
         loaded, source = _load(collection, format)
         _check_output(out, collection or default_collection_path(), loaded, read)
@@ -342,7 +402,7 @@ def eval_setup(
         raise
     except AgentMemoryError as err:
         raise ReportParameterError(err) from err
-    return EvalSetup(options, names, loaded, source, out, str(format), read)
+    return EvalSetup(options, names, loaded, source, out, str(format), read, memory, _recorded(read))
 
 
 def _evaluation_parameters(
@@ -359,8 +419,14 @@ def _evaluation_parameters(
     baseline: object,
     timings: object,
     as_of: object,
-) -> tuple[EvalOptions, tuple[RetrieverSpec, ...], Path | None, tuple[RunFile, ...]]:
-    """What ``eval.ipynb`` and ``collection.ipynb`` check alike: the options, retrievers, output folder and runs."""
+    systems: object,
+    attribution: object,
+    system_timeout: object,
+    lenient_system: object,
+) -> tuple[EvalOptions, tuple[RetrieverSpec, ...], Path | None, tuple[RunFile, ...], tuple[SystemSpec, ...]]:
+    """What ``eval.ipynb`` and ``collection.ipynb`` check alike: the options, retrievers, output folder, runs and
+    memory systems."""
+    memory = _memory_systems(systems)
     options = _options(
         seed=seed,
         k=k,
@@ -370,15 +436,19 @@ def _evaluation_parameters(
         baseline=baseline,
         timings=timings,
         as_of=as_of,
+        attribution=attribution,
+        system_timeout=system_timeout,
+        lenient_system=lenient_system,
+        with_systems=bool(memory),
     )
-    names = _retrievers(retrievers, runs)
+    names = _retrievers(retrievers, runs, memory)
     out = _output_dir(output_dir)
-    return options, names, out, _runs(names, runs, memories, options)
+    return options, names, out, _runs(names, runs, memories, options, memory), memory
 
 
-def _retrievers(retrievers: object, runs: object) -> tuple[RetrieverSpec, ...]:
-    """The retriever specs; ``""`` is none when ``runs`` names a run."""
-    if retrievers == "" and runs not in ("", None):
+def _retrievers(retrievers: object, runs: object, memory: tuple[SystemSpec, ...] = ()) -> tuple[RetrieverSpec, ...]:
+    """The retriever specs; ``""`` is none when ``runs`` names a run or ``systems`` a memory system."""
+    if retrievers == "" and (runs not in ("", None) or memory):
         return ()
     return resolve_retrievers(retrievers)  # type: ignore[arg-type]
 
@@ -482,6 +552,9 @@ class CollectionSetup(_Evaluates):
     output_dir: Path | None
     runs: tuple[RunFile, ...] = ()
     format_options: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    memory_systems: tuple[SystemSpec, ...] = ()
+    recorded: tuple[str, ...] = ()
+    """The runs that are a memory system's recorded output (their memories carry ``attribution``)."""
 
 
 def collection_setup(
@@ -496,11 +569,15 @@ def collection_setup(
     metrics: object = "",
     runs: object = "",
     memories: object = "",
-    relevance: object = "direct",
+    relevance: object = "",
     lenient_run: object = False,
     baseline: object = "",
     timings: object = False,
     as_of: object = False,
+    systems: object = "",
+    attribution: object = "auto",
+    system_timeout: object = 300.0,
+    lenient_system: object = False,
     format_options: object = "",
 ) -> CollectionSetup:
     """Validate ``collection.ipynb``'s parameters and load the collection with :func:`agentmemory.datasets.load`.
@@ -522,7 +599,7 @@ def collection_setup(
         ReportParameterError: the first rejected value, with the library's message.
     """
     try:
-        options, names, out, read = _evaluation_parameters(
+        options, names, out, read, memory = _evaluation_parameters(
             seed=seed,
             k=k,
             retrievers=retrievers,
@@ -535,6 +612,10 @@ def collection_setup(
             baseline=baseline,
             timings=timings,
             as_of=as_of,
+            systems=systems,
+            attribution=attribution,
+            system_timeout=system_timeout,
+            lenient_system=lenient_system,
         )
         path, source, cli_path = _collection_source(collection)
         resolved = detect_format(path) if format == "auto" else format
@@ -559,6 +640,8 @@ def collection_setup(
         out,
         read,
         MappingProxyType(given),
+        memory,
+        _recorded(read),
     )
 
 

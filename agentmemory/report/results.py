@@ -16,6 +16,7 @@ from agentmemory.analysis.artifact import dumps_artifact, write_artifact
 from agentmemory.analysis.statistics import Statistics
 from agentmemory.datasets import BUILTIN_FORMATS
 from agentmemory.datasets.base import option_flag_arguments
+from agentmemory.evaluation.options import EvalOptions
 from agentmemory.evaluation.runner import Evaluation
 from agentmemory.metrics.scoring import default_measures
 from agentmemory.report.display import Markdown
@@ -45,8 +46,11 @@ def cli_command(
     ``--format-option KEY=VALUE``; measures beyond the defaults become
     ``--metrics``; the evaluation's runs and options (its
     :class:`~agentmemory.evaluation.options.EvalOptions`) become
-    ``--run``/``--memories``, ``--lenient-run``, ``--relevance``, ``--as-of``
-    and ``--baseline``.
+    ``--run``/``--memories``, ``--lenient-run``, ``--system`` (each memory
+    system's spec, with ``--attribution``, ``--system-timeout`` and
+    ``--lenient-system`` when not their defaults), ``--relevance`` (when not
+    the default: ``provenance`` with memory systems, else ``direct``),
+    ``--as-of`` and ``--baseline``.
     """
     parts = ["agentmemory", "eval"]
     if source is not None and source != SHIPPED:
@@ -62,7 +66,16 @@ def cli_command(
             parts += ["--memories", str(run.memories_path)]
     if evaluation.lenient_run:
         parts.append("--lenient-run")
-    if evaluation.relevance != "direct":
+    chosen = evaluation.options
+    for system in evaluation.systems:
+        parts += ["--system", system.spec.key]
+    if evaluation.systems and chosen.attribution != "auto":
+        parts += ["--attribution", chosen.attribution]
+    if evaluation.systems and chosen.system_timeout != EvalOptions().system_timeout:
+        parts += ["--system-timeout", repr(chosen.system_timeout)]
+    if evaluation.systems and chosen.lenient_system:
+        parts.append("--lenient-system")
+    if evaluation.relevance != ("provenance" if evaluation.systems else "direct"):  # --system's default
         parts += ["--relevance", evaluation.relevance]
     if evaluation.as_of:
         parts.append("--as-of")

@@ -19,26 +19,43 @@ A system whose coverage is below :data:`LOW_COVERAGE` is named in
 because no entry could be found for it.  Tie analysis beyond the returned
 memories is not available for systems (they return no scores for what they
 did not return); the note says so.
+
+A system scored from its recorded output (the run and memories file
+``agentmemory eval --system ... --runs-dir`` writes, read back as
+``runs``/``memories``) has the same figures: pass the names of such runs
+as ``recorded`` to :func:`attribution_reports` (the notebooks' setups
+find them: :attr:`agentmemory.report.params.CollectionSetup.recorded`), and
+the result as ``reports`` to the functions here.  :func:`systems_section`
+is the notebooks' one call.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pandas as pd
 
 from agentmemory.evaluation.runner import Evaluation
+from agentmemory.evaluation.system_runs import recorded_attribution
 from agentmemory.report.display import Markdown, Table, plural
+from agentmemory.systems.attribution import AttributionReport
 
 __all__ = [
     "LOW_COVERAGE",
+    "attribution_reports",
     "coverage_frame",
     "coverage_table",
     "sensitivity_frame",
     "sensitivity_table",
     "systems_markdown",
     "systems_note",
+    "systems_section",
     "unattributed_frame",
     "unattributed_table",
 ]
+
+Reports = Sequence[tuple[str, AttributionReport]]
+"""``(label, report)`` per memory system, in the evaluation's order (:func:`attribution_reports`)."""
 
 LOW_COVERAGE = 0.8
 """Below this attribution coverage a system is named as resting on attribution in :func:`systems_note`."""
@@ -58,14 +75,40 @@ def _k_columns(k: int) -> list[str]:
     ]
 
 
-def coverage_frame(evaluation: Evaluation) -> pd.DataFrame:
-    """One row per memory system: attribution method, memories returned and attributed, coverage, Judged@k (unrounded)."""
+def attribution_reports(
+    evaluation: Evaluation, recorded: Sequence[str] = ()
+) -> tuple[tuple[str, AttributionReport], ...]:
+    """``(label, report)`` of each memory system replayed in ``evaluation``, then of each run named in ``recorded``.
+
+    A recorded run's report is :func:`agentmemory.evaluation.system_runs.recorded_attribution`
+    with the evaluation's ``attribution`` option (the method the files were made with).
+    """
+    out = [(run.spec.label, run.attributed.report) for run in evaluation.systems]
+    runs = {run.name: run for run in evaluation.runs}
+    for name in recorded:
+        out.append(
+            (
+                name,
+                recorded_attribution(runs[name], evaluation.collection, evaluation.options.attribution, k=evaluation.k),
+            )
+        )
+    return tuple(out)
+
+
+def _given(evaluation: Evaluation, reports: Reports | None) -> Reports:
+    return attribution_reports(evaluation) if reports is None else reports
+
+
+def coverage_frame(evaluation: Evaluation, reports: Reports | None = None) -> pd.DataFrame:
+    """One row per memory system: attribution method, memories returned and attributed, coverage, Judged@k (unrounded).
+
+    ``reports`` defaults to :func:`attribution_reports` of the replayed systems (the same for every function here).
+    """
     rows = []
-    for run in evaluation.systems:
-        r = run.attributed.report
+    for label, r in _given(evaluation, reports):
         rows.append(
             [
-                run.spec.label,
+                label,
                 r.method,
                 r.returned,
                 r.attributed,
@@ -79,23 +122,21 @@ def coverage_frame(evaluation: Evaluation) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=_k_columns(evaluation.k))
 
 
-def sensitivity_frame(evaluation: Evaluation) -> pd.DataFrame:
+def sensitivity_frame(evaluation: Evaluation, reports: Reports | None = None) -> pd.DataFrame:
     """One row per system and re-attribution: its method with the threshold, R@k and nDCG@k (provenance, unrounded)."""
     k = evaluation.k
     rows = [
-        [run.spec.label, label, recall, ndcg]
-        for run in evaluation.systems
-        for label, recall, ndcg in run.attributed.report.sensitivity
+        [system, label, recall, ndcg]
+        for system, r in _given(evaluation, reports)
+        for label, recall, ndcg in r.sensitivity
     ]
     return pd.DataFrame(rows, columns=["system", "attribution", f"R@{k}", f"nDCG@{k}"])
 
 
-def unattributed_frame(evaluation: Evaluation) -> pd.DataFrame:
+def unattributed_frame(evaluation: Evaluation, reports: Reports | None = None) -> pd.DataFrame:
     """One row per listed unattributed memory: the system, how many it had in all, the text (shortened)."""
     rows = [
-        [run.spec.label, run.attributed.report.unattributed, text]
-        for run in evaluation.systems
-        for text in run.attributed.report.unattributed_texts
+        [system, r.unattributed, text] for system, r in _given(evaluation, reports) for text in r.unattributed_texts
     ]
     return pd.DataFrame(rows, columns=["system", "unattributed (distinct)", "example"])
 
@@ -107,10 +148,10 @@ def _rounded(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
     return shown
 
 
-def coverage_table(evaluation: Evaluation) -> Table:
+def coverage_table(evaluation: Evaluation, reports: Reports | None = None) -> Table:
     """:func:`coverage_frame` with 3 decimals and a caption defining coverage and Judged@k."""
     k = evaluation.k
-    frame = _rounded(coverage_frame(evaluation), ["coverage", f"Judged@{k}"])
+    frame = _rounded(coverage_frame(evaluation, reports), ["coverage", f"Judged@{k}"])
     caption = (
         f"Memory systems: coverage = attributed / returned memories; Judged@{k} = share of the top {k} attributed "
         "to a judged entry (headline queries)"
@@ -118,27 +159,29 @@ def coverage_table(evaluation: Evaluation) -> Table:
     return Table(frame, caption)
 
 
-def sensitivity_table(evaluation: Evaluation) -> Table:
+def sensitivity_table(evaluation: Evaluation, reports: Reports | None = None) -> Table:
     """:func:`sensitivity_frame` with 3 decimals: how each system's R@k and nDCG@k move with the attribution."""
     k = evaluation.k
-    frame = _rounded(sensitivity_frame(evaluation), [f"R@{k}", f"nDCG@{k}"])
+    frame = _rounded(sensitivity_frame(evaluation, reports), [f"R@{k}", f"nDCG@{k}"])
     return Table(frame, f"Sensitivity to attribution: R@{k} and nDCG@{k} (provenance) re-attributed")
 
 
-def unattributed_table(evaluation: Evaluation) -> Table:
+def unattributed_table(evaluation: Evaluation, reports: Reports | None = None) -> Table:
     """:func:`unattributed_frame` with a caption (unattributed memories count as not relevant)."""
-    return Table(unattributed_frame(evaluation), "Unattributed memories (not relevant), the first few of each system")
+    return Table(
+        unattributed_frame(evaluation, reports), "Unattributed memories (not relevant), the first few of each system"
+    )
 
 
-def systems_note(evaluation: Evaluation) -> Markdown:
+def systems_note(evaluation: Evaluation, reports: Reports | None = None) -> Markdown:
     """What a reader must know of the systems' numbers, in words: attribution, low coverage, failures, ties."""
-    if not evaluation.systems:
+    given = _given(evaluation, reports)
+    if not given:
         return Markdown("No memory system in this evaluation.")
     lines = []
-    for run in evaluation.systems:
-        r = run.attributed.report
+    for label, r in given:
         line = (
-            f"- **{run.spec.label}**: attributed by `{r.method}`; {r.attributed} of "
+            f"- **{label}**: attributed by `{r.method}`; {r.attributed} of "
             f"{plural(r.returned, 'returned memory', 'returned memories')} attributed (coverage {r.coverage:.3f})"
         )
         if r.returned and r.coverage < LOW_COVERAGE:
@@ -162,11 +205,41 @@ def _markdown_table(frame: pd.DataFrame) -> str:
     return "\n".join([header, rule, *body])
 
 
-def systems_markdown(evaluation: Evaluation) -> Markdown:
+def systems_markdown(evaluation: Evaluation, reports: Reports | None = None) -> Markdown:
     """Everything above as one Markdown text: the note, the coverage and sensitivity tables, unattributed examples."""
-    parts = [systems_note(evaluation).text]
-    if evaluation.systems:
-        for table in (coverage_table(evaluation), sensitivity_table(evaluation), unattributed_table(evaluation)):
+    given = _given(evaluation, reports)
+    parts = [systems_note(evaluation, given).text]
+    if given:
+        for table in (
+            coverage_table(evaluation, given),
+            sensitivity_table(evaluation, given),
+            unattributed_table(evaluation, given),
+        ):
             if len(table.frame):
                 parts += [f"**{table.caption}**", _markdown_table(table.frame)]
     return Markdown("\n\n".join(parts))
+
+
+def systems_section(evaluation: Evaluation, recorded: Sequence[str] = ()) -> list[Markdown | Table]:
+    """The notebooks' memory-system section: a heading, :func:`systems_note`, the coverage, sensitivity and
+    unattributed tables (the last only when a memory went unattributed); nothing when there is no memory system
+    (replayed or ``recorded``), so a report without one shows nothing of it."""
+    reports = attribution_reports(evaluation, recorded)
+    if not reports:
+        return []
+    k = evaluation.k
+    shown: list[Markdown | Table] = [
+        Markdown(
+            f"## Memory systems: attribution\n\nWhat each memory system returned, attributed to the collection's "
+            f"entries: the share attributed (coverage), the share of the top {k} attributed to a judged entry "
+            f"(Judged@{k}), and R@{k} and nDCG@{k} re-attributed at three thresholds (how much a number rests on "
+            "attribution)."
+        ),
+        systems_note(evaluation, reports),
+        coverage_table(evaluation, reports),
+        sensitivity_table(evaluation, reports),
+    ]
+    unattributed = unattributed_table(evaluation, reports)
+    if len(unattributed.frame):
+        shown.append(unattributed)
+    return shown

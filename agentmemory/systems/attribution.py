@@ -321,8 +321,13 @@ def attribute(
     k: int,
     relevance: str = "provenance",
     attributor: Attributor | None = None,
+    sensitivity: str | Spec | None = None,
 ) -> Attributed:
     """Attribute every memory ``replay`` holds (see the module docstring) and build the rankings to score.
+
+    ``sensitivity`` is the method whose thresholds the sensitivity table
+    varies (default: ``method``); a recorded system's memories are attributed
+    by their recorded ``sources`` but varied as the method that made them.
 
     Raises:
         ParameterError: a bad method; ``direct`` relevance with ``overlap`` or
@@ -394,7 +399,7 @@ def attribute(
     entries = tuple(memories.values())
     texts = tuple(dict.fromkeys(shorten(" ".join(t.split()), _TEXT_SHOWN) for t in unattributed))
     report = AttributionReport(
-        method=spec.text(),
+        method=spec.text() if sensitivity is None else parse_attribution(sensitivity).text(),
         returned=returned,
         attributed=attributed,
         empty_queries=tuple(empty),
@@ -402,7 +407,14 @@ def attribute(
         unattributed=sum(1 for e in entries if how[e.id] == "none"),
         unattributed_texts=texts[:UNATTRIBUTED_LISTED],
         failures=replay.failures,
-        sensitivity=_sensitivity(spec, memories, ranked_memories, collection, helper, k),
+        sensitivity=_sensitivity(
+            spec if sensitivity is None else parse_attribution(sensitivity),
+            memories,
+            ranked_memories,
+            collection,
+            helper,
+            k,
+        ),
     )
     return Attributed(replay.key, replay.label, replay.params, relevance, entries, how, rankings, report, turns_of)
 

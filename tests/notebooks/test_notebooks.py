@@ -64,6 +64,10 @@ EVAL_PARAMS = {
     "baseline": "str",
     "timings": "bool",
     "as_of": "bool",
+    "systems": "str",
+    "attribution": "str",
+    "system_timeout": "float",
+    "lenient_system": "bool",
 }
 EXPLORE_PARAMS = {"collection": "str", "query": "str", "query_tags": "str", "k": "int", "explain_entry": "str"}
 COLLECTION_PARAMS = {
@@ -83,6 +87,10 @@ COLLECTION_PARAMS = {
     "baseline": "str",
     "timings": "bool",
     "as_of": "bool",
+    "systems": "str",
+    "attribution": "str",
+    "system_timeout": "float",
+    "lenient_system": "bool",
 }
 SWEEP_PARAMS = {
     "collection": "str",
