@@ -37,12 +37,13 @@ def reciprocal_rank(ranking: Sequence[str], qrels: Mapping[str, int], k: int | N
     """
     if k is not None:
         check_positive_int("k", k)
-        ranking = ranking[:k]
     return _reciprocal_rank(ranking, qrels, k)
 
 
 def _reciprocal_rank(ranking: Sequence[str], qrels: Mapping[str, int], k: int | None = None) -> float:
     """:func:`reciprocal_rank` on a cutoff already checked (a measure's per-query path)."""
+    if k is not None:
+        ranking = ranking[:k]
     for rank, doc in enumerate(ranking, start=1):
         if qrels.get(doc, 0) >= 1:
             return 1.0 / rank
