@@ -30,6 +30,7 @@ from bs4 import BeautifulSoup
 from conftest import REPO_ROOT
 
 from agentmemory.datasets import FORMATS, load
+from agentmemory.experiment.grid import GRID_TABLES
 from agentmemory.metrics import REGISTRY
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -210,18 +211,19 @@ def test_measures_page_lists_every_registered_measure(site):
 
 
 def test_grid_page_lists_every_key_the_grid_reader_accepts(site, hooks):
-    """Every key of every table of a grid file, as the grid reader declares it, is a row of its table."""
+    """Every key of every table of a grid file, as GRID_KEYS declares it, is a row of its table, with its help."""
     declarations = hooks.grid_key_declarations()
-    assert (
-        "relevance" in declarations["the grid (top level)"]
-        and "lenient" in declarations["runs = [{ ... }] of a collection"]
-    )
+    names = {title: [key.name for key in keys] for title, keys in declarations.items()}
+    assert "relevance" in names["the grid (top level)"]
+    assert {"memories", "lenient"} <= set(names["runs = [{ ... }] of a collection"])
     headings = _soup(site / "grids.html").find_all("h3")
-    assert len(headings) == len(declarations)
+    assert len(headings) == len(declarations) == len(GRID_TABLES)
     for heading, (table, keys) in zip(headings, declarations.items()):
         assert heading.get_text(strip=True).rstrip("¶") == table
         rows = heading.find_next("table").find_all("tr")[1:]
-        assert [row.find("td").get_text(strip=True) for row in rows] == list(keys), table
+        assert [row.find("td").get_text(strip=True) for row in rows] == [key.name for key in keys], table
+        for row, key in zip(rows, keys):
+            assert " ".join(row.find_all("td")[-1].get_text(" ").split()) == " ".join(key.help.split()), key
 
 
 def test_collections_page_documents_every_format_and_its_options(site):
