@@ -10,6 +10,8 @@ change of this file:
 * :func:`top_level_parser`: the ``agentmemory`` command's argparse parser (the CLI reference);
 * ``agentmemory.metrics.REGISTRY``: every measure's definition (the measures page);
 * ``agentmemory.datasets.FORMATS``: every collection format and its declared options;
+* ``agentmemory.retrievers.CAPABILITY_TABLE`` and ``agentmemory.systems.SYSTEM_CAPABILITIES``: the optional
+  members of a retriever and of a memory system;
 * :func:`grid_key_declarations`: the keys the grid reader accepts, table by table (``GRID_KEYS``).
 
 Docstrings are written with Sphinx roles (``:class:`~agentmemory.records.Hit```); :func:`on_page_content` turns
@@ -35,6 +37,8 @@ from agentmemory.cli import app as cli_app
 from agentmemory.datasets import FORMATS
 from agentmemory.experiment import grid as grid_module
 from agentmemory.metrics import REGISTRY, CutoffRule, QueryContext
+from agentmemory.retrievers import CAPABILITY_TABLE
+from agentmemory.systems import SYSTEM_CAPABILITIES, Memory, Turn
 
 MARKER = re.compile(r"^<!-- generated: ([a-z-]+) -->$", re.MULTILINE)
 USAGE_WIDTH = "100"  # argparse wraps usage lines at $COLUMNS: fixed, so the page is the same on every terminal
@@ -154,6 +158,7 @@ def measure_reference() -> str:
                 _CUTOFF[d.cutoff],
                 _text(d.family or "not stated"),
                 _text(d.description),
+                d.direction,
                 ", ".join(capabilities),
             ]
         )
@@ -162,7 +167,7 @@ def measure_reference() -> str:
             raise PluginError(f"the measure {name!r}: its function has no module to document")
         modules.setdefault(module.__name__, []).append(name)
     out = [
-        _table(["measure", "aliases", "cutoff @k", "family", "definition", "optional parts"], rows),
+        _table(["measure", "aliases", "cutoff @k", "family", "definition", "better", "optional parts"], rows),
         "The optional parts: `batch` (a NumPy kernel for whole runs), `tie_aware` (the expectation over all "
         "orderings of tied scores), `provenance` (a value under `--relevance provenance`), `whole ranking` "
         "(the measure may look below its cutoff).",
@@ -218,6 +223,8 @@ RECORDS: dict[str, type] = {
     "Query": records.Query,
     "Hit": records.Hit,
     "QueryContext": QueryContext,
+    "Turn": Turn,
+    "Memory": Memory,
 }
 
 
@@ -227,6 +234,21 @@ def _record_table(name: str) -> Callable[[], str]:
         return _table(["attribute", "type", "default"], rows)
 
     return generate
+
+
+# -- optional capabilities ----------------------------------------------------------------------------------
+def retriever_capabilities() -> str:
+    """``agentmemory.retrievers.CAPABILITY_TABLE``: each optional member, whose it is, what it means, what
+    happens without it."""
+    rows = [[_code(c.name), _text(c.owner), _text(c.meaning), _text(c.missing)] for c in CAPABILITY_TABLE]
+    return _table(["member", "of the", "what it is", "without it"], rows)
+
+
+def system_capabilities() -> str:
+    """``agentmemory.systems.SYSTEM_CAPABILITIES``: each optional member of a memory system and its meaning."""
+    return _table(
+        ["member", "what it is"], [[_code(name), _text(meaning)] for name, meaning in SYSTEM_CAPABILITIES.items()]
+    )
 
 
 # -- grid keys ------------------------------------------------------------------------------------------------
@@ -261,6 +283,8 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "measures": measure_reference,
     "formats": format_reference,
     "grid-keys": grid_reference,
+    "capabilities": retriever_capabilities,
+    "system-capabilities": system_capabilities,
     **{f"record-{name.lower()}": _record_table(name) for name in RECORDS},
 }
 
