@@ -10,7 +10,9 @@ change of this file:
 * :func:`top_level_parser`: the ``agentmemory`` command's argparse parser (the CLI reference);
 * ``agentmemory.metrics.REGISTRY``: every measure's definition (the measures page);
 * ``agentmemory.datasets.FORMATS``: every collection format and its declared options;
-* :func:`grid_key_declarations`: the keys the grid reader accepts, table by table.
+* ``agentmemory.retrievers.CAPABILITY_TABLE`` and ``agentmemory.systems.SYSTEM_CAPABILITIES``: the optional
+  members of a retriever and of a memory system;
+* :func:`grid_key_declarations`: the keys the grid reader accepts, table by table (``GRID_KEYS``).
 
 Docstrings are written with Sphinx roles (``:class:`~agentmemory.records.Hit```); :func:`on_page_content` turns
 what Markdown makes of them into cross-references that mkdocs-autorefs resolves (plain code when the target is
@@ -35,6 +37,8 @@ from agentmemory.cli import app as cli_app
 from agentmemory.datasets import FORMATS
 from agentmemory.experiment import grid as grid_module
 from agentmemory.metrics import REGISTRY, CutoffRule, QueryContext
+from agentmemory.retrievers import CAPABILITY_TABLE
+from agentmemory.systems import SYSTEM_CAPABILITIES, Memory, Turn
 
 MARKER = re.compile(r"^<!-- generated: ([a-z-]+) -->$", re.MULTILINE)
 USAGE_WIDTH = "100"  # argparse wraps usage lines at $COLUMNS: fixed, so the page is the same on every terminal
@@ -43,22 +47,15 @@ USAGE_WIDTH = "100"  # argparse wraps usage lines at $COLUMNS: fixed, so the pag
 # -- the entries, one line each to repoint ------------------------------------------------------------------
 def top_level_parser() -> argparse.ArgumentParser:
     """The parser of the ``agentmemory`` command, from which the CLI reference is generated."""
-    return cli_app._build_parser()
+    return cli_app.build_parser()
 
 
-def grid_key_declarations() -> dict[str, tuple[str, ...]]:
-    """The keys the grid reader accepts, per table of a grid file: the tuples its ``_Reader.keys`` checks.
-
-    grid.py declares only the names (no type, default or help yet), so the descriptions are in
-    :data:`GRID_KEY_HELP` below, and :func:`grid_reference` fails the build when the two disagree.
-    """
+def grid_key_declarations() -> dict[str, tuple[grid_module.GridKey, ...]]:
+    """The keys the grid reader accepts, per table of a grid file (titled as a grid file writes it), in the
+    order :data:`agentmemory.experiment.grid.GRID_KEYS` declares them: the one declaration the reader checks."""
     return {
-        "the grid (top level)": grid_module._TOP_KEYS,
-        "[statistics]": grid_module._STATISTICS_KEYS,
-        "[[collections]]": grid_module._COLLECTION_KEYS,
-        "runs = [{ ... }] of a collection": grid_module._RUN_KEYS,
-        "a system table { retriever = ... }": grid_module._SYSTEM_KEYS,
-        "[[tasks]]": grid_module._TASK_KEYS,
+        title: tuple(key for key in grid_module.GRID_KEYS if key.table == table)
+        for table, title in grid_module.GRID_TABLES.items()
     }
 
 
@@ -161,6 +158,7 @@ def measure_reference() -> str:
                 _CUTOFF[d.cutoff],
                 _text(d.family or "not stated"),
                 _text(d.description),
+                d.direction,
                 ", ".join(capabilities),
             ]
         )
@@ -169,7 +167,7 @@ def measure_reference() -> str:
             raise PluginError(f"the measure {name!r}: its function has no module to document")
         modules.setdefault(module.__name__, []).append(name)
     out = [
-        _table(["measure", "aliases", "cutoff @k", "family", "definition", "optional parts"], rows),
+        _table(["measure", "aliases", "cutoff @k", "family", "definition", "better", "optional parts"], rows),
         "The optional parts: `batch` (a NumPy kernel for whole runs), `tie_aware` (the expectation over all "
         "orderings of tied scores), `provenance` (a value under `--relevance provenance`), `whole ranking` "
         "(the measure may look below its cutoff).",
@@ -225,6 +223,8 @@ RECORDS: dict[str, type] = {
     "Query": records.Query,
     "Hit": records.Hit,
     "QueryContext": QueryContext,
+    "Turn": Turn,
+    "Memory": Memory,
 }
 
 
@@ -236,74 +236,44 @@ def _record_table(name: str) -> Callable[[], str]:
     return generate
 
 
+# -- optional capabilities ----------------------------------------------------------------------------------
+def retriever_capabilities() -> str:
+    """``agentmemory.retrievers.CAPABILITY_TABLE``: each optional member, whose it is, what it means, what
+    happens without it."""
+    rows = [[_code(c.name), _text(c.owner), _text(c.meaning), _text(c.missing)] for c in CAPABILITY_TABLE]
+    return _table(["member", "of the", "what it is", "without it"], rows)
+
+
+def system_capabilities() -> str:
+    """``agentmemory.systems.SYSTEM_CAPABILITIES``: each optional member of a memory system and its meaning."""
+    return _table(
+        ["member", "what it is"], [[_code(name), _text(meaning)] for name, meaning in SYSTEM_CAPABILITIES.items()]
+    )
+
+
 # -- grid keys ------------------------------------------------------------------------------------------------
-GRID_KEY_HELP: dict[str, dict[str, str]] = {
-    "the grid (top level)": {
-        "name": "the grid's name (default: the file's name without .toml); the default output is experiments/<name>",
-        "k": "cutoffs: an integer >= 1 or a list of them (default 5)",
-        "seeds": "seeds: an integer >= 0 or a list of them (default 7)",
-        "measures": "measures beyond P@k, R@k, RR, RR@k, nDCG@k and AP@k (names from the measure registry)",
-        "relevance": "direct (default) or provenance, as --relevance",
-        "systems": "the retriever specs of every collection without its own: strings, or system tables",
-        "statistics": "the [statistics] table",
-        "collections": "the [[collections]] tables (at least one)",
-        "tasks": "the [[tasks]] tables: tasks outside the cross product",
-    },
-    "[statistics]": {
-        "baseline": "the comparison tables' baseline: a spec, its label or a run's name (default the first system)",
-        "comparisons": "baseline (default: each system against the baseline) or all (every pair too)",
-        "confidence": "the bootstrap intervals' confidence, strictly between 0 and 1 (default 0.95)",
-        "alpha": "the significance level of the paired tests, strictly between 0 and 1 (default 0.05)",
-        "n_resamples": "bootstrap resamples, an integer >= 1 (default 10000)",
-    },
-    "[[collections]]": {
-        "path": "the collection's folder or file, relative to the grid file's folder (required)",
-        "name": "its name in results and file names (default: the path's last part, made filename-safe)",
-        "format": "its format (default auto)",
-        "options": "the format's declared options, as a table: options = { repair = true }",
-        "systems": "its own retriever specs, instead of the grid's",
-        "runs": "its run files: a list of run tables (below); a run is never crossed with another collection",
-    },
-    "runs = [{ ... }] of a collection": {
-        "name": "the run's system name (no space, comma, bracket or '=')",
-        "path": "the run file, TREC or JSON lines, relative to the grid file's folder (required)",
-        "memories": "the run's own memories (JSON lines: _id, text, derived_from), as --memories",
-        "lenient": "true drops the run's unusable lines and lists each, as --lenient-run (default false)",
-    },
-    "a system table { retriever = ... }": {
-        "retriever": "the retriever's name or package.module:attribute (required)",
-        "params": "fixed parameters of every spec the table makes",
-        "grid": "parameter = [values]: one spec per combination, the cross product in the order written",
-    },
-    "[[tasks]]": {
-        "collection": "a collection's name (required)",
-        "system": "a retriever spec or one of that collection's run names (required)",
-        "k": "the cutoff, an integer >= 1 (required)",
-        "seed": "the seed, an integer >= 0 (required)",
-    },
-}
+_TOML_LITERAL = re.compile(r'-?[0-9][0-9_.]*|"[^"]*"|\[\]|\{\}|true|false')
+
+
+def _grid_default(default: str) -> str:
+    """A default written as a TOML value as code (``5``, ``"direct"``), one described in words as text."""
+    return _code(default) if _TOML_LITERAL.fullmatch(default) else _text(default)
 
 
 def grid_reference() -> str:
-    """One table per table of a grid file, its keys in the order the reader declares them.
+    """One table per table of a grid file, each key with what it takes, its default and its meaning.
 
-    Fails the build when a declared key has no description here, or a described key is no longer declared.
+    Fails the build when a table declares no key (a table of :data:`GRID_TABLES` that ``GRID_KEYS`` forgot).
     """
-    declared = grid_key_declarations()
-    if set(declared) != set(GRID_KEY_HELP):
-        raise PluginError(f"grid keys: the tables {sorted(declared)} and the described {sorted(GRID_KEY_HELP)} differ")
     out = []
-    for table, keys in declared.items():
-        described = GRID_KEY_HELP[table]
-        missing = [k for k in keys if k not in described]
-        stale = [k for k in described if k not in keys]
-        if missing or stale:
+    for title, keys in grid_key_declarations().items():
+        if not keys:
             raise PluginError(
-                f"grid keys of {table}: not described here: {missing}; described but not read by the grid "
-                f"reader: {stale}; update GRID_KEY_HELP in docs/hooks.py"
+                f"grid keys: the table {title!r} declares no key in agentmemory.experiment.grid.GRID_KEYS"
             )
-        out.append(f"### {_text(table)}")
-        out.append(_table(["key", "what it takes"], [[_code(k), _text(described[k])] for k in keys]))
+        out.append(f"### {_text(title)}")
+        rows = [[_code(k.name), _text(k.type), _grid_default(k.default), _text(k.help)] for k in keys]
+        out.append(_table(["key", "what it takes", "default", "what it does"], rows))
     return "\n\n".join(out)
 
 
@@ -313,6 +283,8 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "measures": measure_reference,
     "formats": format_reference,
     "grid-keys": grid_reference,
+    "capabilities": retriever_capabilities,
+    "system-capabilities": system_capabilities,
     **{f"record-{name.lower()}": _record_table(name) for name in RECORDS},
 }
 

@@ -83,7 +83,7 @@ from agentmemory.cli.parsers import (
 )
 from agentmemory.errors import AgentMemoryError, traceback_wanted
 
-__all__ = ["entry_point", "main"]
+__all__ = ["build_parser", "entry_point", "main"]
 
 _COMMANDS = {
     "eval": "evaluate_cmd",
@@ -95,8 +95,12 @@ _COMMANDS = {
 """Each subcommand's module in this package (its ``run(args)`` does the work)."""
 
 
-def _build_parser() -> Parser:
-    """The whole command line: one builder per subcommand (:mod:`agentmemory.cli.parsers`)."""
+def build_parser() -> Parser:
+    """The whole command line: one builder per subcommand (:mod:`agentmemory.cli.parsers`).
+
+    A new parser on each call.  The documentation's command-line reference is generated from it
+    (``docs/hooks.py``), so the reference lists exactly what the command accepts.
+    """
     parser = Parser(
         prog=PROG, description="Evaluate agent-memory retrievers with exact IR metrics.", allow_abbrev=False
     )
@@ -111,6 +115,10 @@ def _build_parser() -> Parser:
     add_experiment_parser(sub)
     add_store_parser(sub)
     return parser
+
+
+_build_parser = build_parser
+"""The same function under its former private name (tests call it so)."""
 
 
 def _run(args: object) -> int:
@@ -128,7 +136,7 @@ def _run(args: object) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
-    parser = _build_parser()
+    parser = build_parser()
     args = None
     try:
         args = parser.parse_args(argv)

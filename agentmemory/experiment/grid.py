@@ -51,7 +51,8 @@ tasks under the grid's ``relevance`` and attribution ``auto``; ``[[tasks]]``
 name retrievers and runs only.  A run file belongs to
 its collection: it is never crossed with another one.
 
-:func:`read_grid` reads and checks a file; :func:`parse_grid` the text.
+:data:`GRID_KEYS` declares every key of every table, once; :func:`read_grid` reads and checks a file;
+:func:`parse_grid` the text.
 Every problem is an :class:`~agentmemory.errors.InputError` naming the file
 and, where it can be found, the line: TOML syntax (line and column), an
 unknown key (with the allowed ones), a value of the wrong type, a spec or
@@ -68,10 +69,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from agentmemory.errors import AgentMemoryError, InputError, MissingFileError
-from agentmemory.evaluation.options import EvalOptions
+from agentmemory.evaluation.options import RELEVANCE_MODES, EvalOptions
 from agentmemory.metrics import parse_measures
 from agentmemory.retrievers import RetrieverSpec, resolve_retriever
 from agentmemory.retrievers.spec import format_value
@@ -79,8 +80,11 @@ from agentmemory.systems.registry import resolve_system
 
 __all__ = [
     "COMPARISONS",
+    "GRID_KEYS",
+    "GRID_TABLES",
     "CollectionDef",
     "Grid",
+    "GridKey",
     "GridTask",
     "RunDef",
     "StatisticsOptions",
@@ -92,12 +96,162 @@ __all__ = [
 COMPARISONS = ("baseline", "all")
 """What ``[statistics] comparisons`` takes: the table's tests against the baseline only, or every pair too."""
 
-_TOP_KEYS = ("collections", "k", "measures", "name", "relevance", "seeds", "statistics", "systems", "tasks")
-_COLLECTION_KEYS = ("format", "name", "options", "path", "runs", "systems")
-_RUN_KEYS = ("lenient", "memories", "name", "path")
-_SYSTEM_KEYS = ("grid", "params", "retriever")
-_STATISTICS_KEYS = ("alpha", "baseline", "comparisons", "confidence", "n_resamples")
-_TASK_KEYS = ("collection", "k", "seed", "system")
+
+class GridKey(NamedTuple):
+    """One key a grid file may hold: the table it belongs to, its name, what it takes, its default, its meaning.
+
+    ``table`` is one of :data:`GRID_TABLES`; ``type`` and ``default`` are written as in the TOML file
+    (``default`` is ``"required"`` for a key that must be given, ``""`` for one that is simply left out).
+    """
+
+    table: str
+    name: str
+    type: str
+    default: str
+    help: str
+
+
+GRID_TABLES: dict[str, str] = {
+    "grid": "the grid (top level)",
+    "statistics": "[statistics]",
+    "collections": "[[collections]]",
+    "runs": "runs = [{ ... }] of a collection",
+    "systems": "a system table { retriever = ... }",
+    "tasks": "[[tasks]]",
+}
+"""Each table of a grid file, by the name :attr:`GridKey.table` uses, and how a grid file writes it."""
+
+GRID_KEYS: tuple[GridKey, ...] = (
+    GridKey(
+        "grid",
+        "name",
+        "string",
+        "the file's name without .toml",
+        "the grid's name, one folder name (letters, digits, '.', '_' and '-', starting with a letter or "
+        "digit); the default output is experiments/<name>",
+    ),
+    GridKey("grid", "k", "integer >= 1, or a list of them", "5", "the cutoffs"),
+    GridKey("grid", "seeds", "integer >= 0, or a list of them", "7", "the seeds"),
+    GridKey(
+        "grid",
+        "measures",
+        "list of measure names",
+        "[]",
+        "measures beyond P@k, R@k, RR, RR@k, nDCG@k and AP@k (names and aliases from the measure registry)",
+    ),
+    GridKey(
+        "grid",
+        "relevance",
+        "string",
+        '"direct"',
+        f"how a hit counts, as --relevance: one of {', '.join(RELEVANCE_MODES)} (direct: only the judged entry "
+        "itself; provenance: a memory counts through the judged sources it was derived from)",
+    ),
+    GridKey(
+        "grid",
+        "systems",
+        "list of retriever specs or system tables",
+        "[]",
+        "the systems of every collection without its own",
+    ),
+    GridKey("grid", "statistics", "table", "", "the [statistics] table"),
+    GridKey("grid", "collections", "array of tables", "required", "the [[collections]] tables (at least one)"),
+    GridKey("grid", "tasks", "array of tables", "", "the [[tasks]] tables: tasks outside the cross product"),
+    GridKey(
+        "statistics",
+        "baseline",
+        "string",
+        "the first system",
+        "the comparison tables' baseline: a retriever spec, its label or a run's name",
+    ),
+    GridKey(
+        "statistics",
+        "comparisons",
+        "string",
+        '"baseline"',
+        '"baseline" tests each system against the baseline; "all" every pair of systems too',
+    ),
+    GridKey(
+        "statistics", "confidence", "number strictly between 0 and 1", "0.95", "the bootstrap intervals' confidence"
+    ),
+    GridKey("statistics", "alpha", "number strictly between 0 and 1", "0.05", "the paired tests' significance level"),
+    GridKey("statistics", "n_resamples", "integer >= 1", "10000", "the bootstrap resamples"),
+    GridKey(
+        "collections",
+        "path",
+        "string",
+        "required",
+        "the collection's folder or file, relative to the grid file's folder",
+    ),
+    GridKey(
+        "collections",
+        "name",
+        "string",
+        "the path's last part, made filename-safe",
+        "its name in results and file names (letters, digits, '.', '_' and '-')",
+    ),
+    GridKey("collections", "format", "string", '"auto"', "its format, a name of the format registry"),
+    GridKey("collections", "options", "table", "{}", "the format's declared options: options = { repair = true }"),
+    GridKey(
+        "collections",
+        "systems",
+        "list of retriever specs or system tables",
+        "the grid's systems",
+        "its own systems, instead of the grid's",
+    ),
+    GridKey(
+        "collections",
+        "runs",
+        "list of run tables",
+        "[]",
+        "its run files (the table below); a run is never crossed with another collection",
+    ),
+    GridKey("runs", "name", "string", "required", "the run's system name (no space, comma, bracket or '=')"),
+    GridKey(
+        "runs", "path", "string", "required", "the run file, TREC or JSON lines, relative to the grid file's folder"
+    ),
+    GridKey(
+        "runs",
+        "memories",
+        "string",
+        "",
+        "the run's own memories (JSON lines: _id, text, derived_from), as --memories; relative to the grid "
+        "file's folder",
+    ),
+    GridKey(
+        "runs", "lenient", "boolean", "false", "true drops the run's unusable lines and lists each, as --lenient-run"
+    ),
+    GridKey(
+        "systems", "retriever", "string", "required", "the retriever's registered name or package.module:attribute"
+    ),
+    GridKey("systems", "params", "table", "{}", "fixed parameters of every spec the table makes"),
+    GridKey(
+        "systems",
+        "grid",
+        "table of lists",
+        "{}",
+        "parameter = [values]: one spec per combination, the cross product in the order written",
+    ),
+    GridKey("tasks", "collection", "string", "required", "a collection's name"),
+    GridKey("tasks", "system", "string", "required", "a retriever spec or one of that collection's run names"),
+    GridKey("tasks", "k", "integer >= 1", "required", "the cutoff"),
+    GridKey("tasks", "seed", "integer >= 0", "required", "the seed"),
+)
+"""Every key of a grid file, declared once: the reader accepts exactly these (the allowed keys its errors list
+are built from here) and the documentation's table of grid keys is generated from here."""
+
+
+def _allowed(table: str) -> tuple[str, ...]:
+    """The keys of one table, in the order the reader's errors list them (sorted)."""
+    return tuple(sorted(key.name for key in GRID_KEYS if key.table == table))
+
+
+_TOP_KEYS = _allowed("grid")
+_COLLECTION_KEYS = _allowed("collections")
+_RUN_KEYS = _allowed("runs")
+_SYSTEM_KEYS = _allowed("systems")
+_STATISTICS_KEYS = _allowed("statistics")
+_TASK_KEYS = _allowed("tasks")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _TOML_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
 _END = " (at end of document)"

@@ -20,7 +20,7 @@ Rprec``) follows trec_eval (``-l 1``): a document is relevant when its judged
 grade is >= 1; unjudged documents are not relevant; a query with no relevant
 judged document scores 0.0 on every measure.  The LongMemEval family
 (``recall_any recall_all ndcg_any`` and their ``sess.`` versions,
-:mod:`.longmemeval`) follows LongMemEval's official scripts instead, quirks
+:mod:`.longmemeval_official`) follows LongMemEval's official scripts instead, quirks
 included (``recall_all`` is 1.0 with no gold item); each definition's
 ``family`` says which it is.  The ranking
 is taken as given (rank 1 first): order scored documents with

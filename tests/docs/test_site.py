@@ -10,6 +10,7 @@ every resource the page fetched must come from the site.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import http.server
 import importlib.util
@@ -30,7 +31,11 @@ from bs4 import BeautifulSoup
 from conftest import REPO_ROOT
 
 from agentmemory.datasets import FORMATS, load
+from agentmemory.experiment.grid import GRID_TABLES
 from agentmemory.metrics import REGISTRY
+from agentmemory.retrievers import CAPABILITY_TABLE
+from agentmemory.systems import SYSTEM_CAPABILITIES, Memory, Turn
+from agentmemory.systems.attribution import ATTRIBUTION_METHODS
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 BUILD_TIMEOUT = 300
@@ -91,6 +96,7 @@ NAV_PAGES = [
     "getting-started.html",
     "own-system.html",
     "protocols/retriever.html",
+    "protocols/memory-system.html",
     "protocols/measure.html",
     "protocols/format.html",
     "collections.html",
@@ -210,18 +216,47 @@ def test_measures_page_lists_every_registered_measure(site):
 
 
 def test_grid_page_lists_every_key_the_grid_reader_accepts(site, hooks):
-    """Every key of every table of a grid file, as the grid reader declares it, is a row of its table."""
+    """Every key of every table of a grid file, as GRID_KEYS declares it, is a row of its table, with its help."""
     declarations = hooks.grid_key_declarations()
-    assert (
-        "relevance" in declarations["the grid (top level)"]
-        and "lenient" in declarations["runs = [{ ... }] of a collection"]
-    )
+    names = {title: [key.name for key in keys] for title, keys in declarations.items()}
+    assert "relevance" in names["the grid (top level)"]
+    assert {"memories", "lenient"} <= set(names["runs = [{ ... }] of a collection"])
     headings = _soup(site / "grids.html").find_all("h3")
-    assert len(headings) == len(declarations)
+    assert len(headings) == len(declarations) == len(GRID_TABLES)
     for heading, (table, keys) in zip(headings, declarations.items()):
         assert heading.get_text(strip=True).rstrip("¶") == table
         rows = heading.find_next("table").find_all("tr")[1:]
-        assert [row.find("td").get_text(strip=True) for row in rows] == list(keys), table
+        assert [row.find("td").get_text(strip=True) for row in rows] == [key.name for key in keys], table
+        for row, key in zip(rows, keys):
+            assert " ".join(row.find_all("td")[-1].get_text(" ").split()) == " ".join(key.help.split()), key
+
+
+def test_memory_system_page_documents_the_protocol_from_the_code(site):
+    """The memory-system page lists every field of Turn and Memory, every optional member, every attribution
+    method with its formula, coverage and Judged@k, and the shipped MCP profile as it is in the package."""
+    text = _text(site, "protocols/memory-system.html")
+    for record in (Turn, Memory):
+        for field in dataclasses.fields(record):
+            assert f"{record.__name__}.{field.name}" in text, field.name
+    for name, meaning in SYSTEM_CAPABILITIES.items():
+        assert name in text and " ".join(meaning.split()) in text, name
+    for method in ATTRIBUTION_METHODS:
+        assert method in text, method
+    assert "containment(m, t) = |T(t) ∩ T(m)| / |T(t)|" in text
+    assert "Judged@k = mean over queries of" in text and "coverage = attributed returned memories" in text
+    profile = (REPO_ROOT / "agentmemory" / "systems" / "profiles" / "server-memory.toml").read_text(encoding="utf-8")
+    blocks = [pre.get_text().strip() for pre in _soup(site / "protocols/memory-system.html").find_all("pre")]
+    assert 'tool = "search_nodes"' in profile and profile.strip() in blocks
+    assert "factory(scope=..., workdir=Path, **params)" in text
+
+
+def test_retriever_page_lists_every_declared_capability(site):
+    """Each capability of CAPABILITY_TABLE is a row of the retriever page, with its meaning and its fallback."""
+    text = _text(site, "protocols/retriever.html")
+    for capability in CAPABILITY_TABLE:
+        assert capability.name in text, capability.name
+        assert " ".join(capability.meaning.split()) in text, capability.name
+        assert " ".join(capability.missing.split()) in text, capability.name
 
 
 def test_collections_page_documents_every_format_and_its_options(site):
@@ -245,6 +280,13 @@ def test_collections_page_documents_every_format_and_its_options(site):
             "<sample_id>/<dia_id>",
         ),
         (
+            "fixtures/beam-sample",
+            {},
+            r"(?P<scope>[^/]+)/\d+",
+            r"(?P<scope>[^/]+)/[a-z_]+/\d+",
+            "<chat>/<ability>/<i>",
+        ),
+        (
             "fixtures/longmemeval-sample",
             {"granularity": "session"},
             r"(?P<scope>[^/]+)/[^/]+",
@@ -263,7 +305,7 @@ def test_collections_page_documents_every_format_and_its_options(site):
 def test_the_entry_id_schemes_on_the_collections_page_are_the_loaders(site, path, options, entry, query, scheme):
     """The id scheme the collections page states is the one each loader gives, scope prefix included."""
     source = REPO_ROOT / path
-    if source.is_dir():
+    if source.is_dir() and any(source.glob("*.json")):  # a folder holding the file (a BEAM folder is read whole)
         source = next(source.glob("*.json"))
     collection = load(source, **options)
     assert collection.entries and collection.queries
