@@ -418,13 +418,7 @@ def evaluate(
     options = _options(options, keywords)
     require_judgments(collection)  # means over no query would print as 0.00, as if measured
     specs = _specs(retrievers)
-    run_files = tuple(
-        _as_run(r) for r in ([runs] if isinstance(runs, (str, RunFile)) or not isinstance(runs, Sequence) else runs)
-    )
-    bound = [bind_run(r, collection, lenient=options.lenient_run, as_of=options.as_of) for r in run_files]
-    # memory systems, scored as runs with their memories
-    replayed = _replay_systems(collection, systems, options, executor)
-    bound += [bind_run(s.run, collection, as_of=options.as_of) for s in replayed]
+    run_files, bound, replayed = _bound_runs(collection, runs, systems, options, executor)
     by_system = {s.run.name: s for s in replayed}
     if not specs and not bound:
         raise ParameterError(
@@ -471,6 +465,24 @@ def evaluate(
         options=options,
         systems=tuple(replayed),
     )
+
+
+def _bound_runs(
+    collection: Collection,
+    runs: Sequence[RunFile | tuple[str, str] | str] | RunFile | str,
+    systems: Sequence[Any],
+    options: EvalOptions,
+    executor: Executor | None,
+) -> tuple[tuple[RunFile, ...], list[BoundRun], list[SystemRun]]:
+    """The run files read and bound to the collection, then the memory systems replayed and bound as runs
+    with their memories (:func:`_replay_systems`)."""
+    run_files = tuple(
+        _as_run(r) for r in ([runs] if isinstance(runs, (str, RunFile)) or not isinstance(runs, Sequence) else runs)
+    )
+    bound = [bind_run(r, collection, lenient=options.lenient_run, as_of=options.as_of) for r in run_files]
+    replayed = _replay_systems(collection, systems, options, executor)
+    bound += [bind_run(s.run, collection, as_of=options.as_of) for s in replayed]
+    return run_files, bound, replayed
 
 
 def _options(options: EvalOptions | None, keywords: Mapping[str, Any]) -> EvalOptions:

@@ -313,6 +313,33 @@ def _memory_ids(collection: Collection) -> str:
     return prefix
 
 
+def _new_memory_entry(
+    helper: Attributor,
+    spec: Spec,
+    scope: str | None,
+    memory: Memory,
+    entry_id: str,
+    how: dict[str, str],
+    turns_of: dict[str, tuple[str, ...]],
+    unattributed: list[str],
+) -> MemoryEntry:
+    """A returned memory as an entry ``derived_from`` the entries it is attributed to (how, in ``how``)."""
+    turns, used = helper.attribute_turns(spec, scope, memory)
+    found = helper.index.up(turns)
+    entry = MemoryEntry(
+        entry_id,
+        memory.text,
+        provenance=Provenance(source="derived", ref=memory.id, derived_from=found),
+        scope=scope,
+    )
+    how[entry.id] = used if found else "none"
+    if helper.index.coarse:
+        turns_of[entry.id] = turns
+    if not found:
+        unattributed.append(memory.text)
+    return entry
+
+
 def attribute(
     replay: Replay,
     collection: Collection,
@@ -365,20 +392,9 @@ def attribute(
             identity = (scope, memory.id, memory.text, memory.sources)
             entry = memories.get(identity)
             if entry is None:
-                turns, used = helper.attribute_turns(spec, scope, memory)
-                found = helper.index.up(turns)
-                entry = MemoryEntry(
-                    f"{prefix}{len(memories) + 1}",
-                    memory.text,
-                    provenance=Provenance(source="derived", ref=memory.id, derived_from=found),
-                    scope=scope,
+                entry = memories[identity] = _new_memory_entry(
+                    helper, spec, scope, memory, f"{prefix}{len(memories) + 1}", how, turns_of, unattributed
                 )
-                memories[identity] = entry
-                how[entry.id] = used if found else "none"
-                if helper.index.coarse:
-                    turns_of[entry.id] = turns
-                if not found:
-                    unattributed.append(memory.text)
             found = entry.provenance.derived_from
             ids.append(entry.id)
             one = len(found) == 1 and how[entry.id] in ("sources", "exact") and found[0] not in placed

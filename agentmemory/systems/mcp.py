@@ -220,84 +220,97 @@ def load_profile(profile: str | os.PathLike[str]) -> Profile:
     return _parse_profile(data, path)
 
 
-def _parse_profile(data: Any, path: Path) -> Profile:
-    def bad(key: str, value: Any, allowed: str) -> InputError:
-        return InputError(path, None, f"{key}: {quote(value)} ({type(value).__name__}) is not allowed; {allowed}")
+def _bad(path: Path, key: str, value: Any, allowed: str) -> InputError:
+    """The profile's ``key`` holds a value it may not."""
+    return InputError(path, None, f"{key}: {quote(value)} ({type(value).__name__}) is not allowed; {allowed}")
 
-    def string(table: Mapping[str, Any], key: str, where: str, *, required: bool = True) -> str | None:
-        value = table.get(key)
-        if value is None and not required:
-            return None
-        if not isinstance(value, str):
-            raise bad(f"{where}{key}", value, "expected a string")
-        return value
 
-    if not isinstance(data, dict):
-        raise bad("profile", data, "expected a table (object) with name, ingest and search")
-    known = {"name", "description", "command", "requires", "env", "batch_size", "ingest", "search", "install_hint"}
-    for key in data:
-        if key not in known:
-            raise bad(key, data[key], f"unknown key; a profile has {', '.join(sorted(known))}")
-    name = string(data, "name", "")
-    assert name is not None
+def _string(path: Path, table: Mapping[str, Any], key: str, where: str, *, required: bool = True) -> str | None:
+    """``table[key]`` as a string (``None`` when absent and not required)."""
+    value = table.get(key)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str):
+        raise _bad(path, f"{where}{key}", value, "expected a string")
+    return value
+
+
+def _profile_start(data: Mapping[str, Any], path: Path) -> tuple[list[str] | None, list[str], dict, int | None]:
+    """How the server starts: ``command``, ``requires``, ``env`` (templates checked) and ``batch_size``."""
     command = data.get("command")
     if command is not None and (
         not isinstance(command, list) or not command or not all(isinstance(c, str) and c for c in command)
     ):
-        raise bad("command", command, "expected a non-empty list of strings")
+        raise _bad(path, "command", command, "expected a non-empty list of strings")
     requires = data.get("requires", [])
     if not isinstance(requires, list) or not all(isinstance(r, str) and r for r in requires):
-        raise bad("requires", requires, "expected a list of executable names")
+        raise _bad(path, "requires", requires, "expected a list of executable names")
     env = data.get("env", {})
     if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
-        raise bad("env", env, "expected a table of strings")
+        raise _bad(path, "env", env, "expected a table of strings")
     batch_size = data.get("batch_size")
     if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1):
-        raise bad("batch_size", batch_size, "expected an integer >= 1")
+        raise _bad(path, "batch_size", batch_size, "expected an integer >= 1")
     for where, template in [("command", command or []), *((f"env.{k}", v) for k, v in env.items())]:
         _check_fields(template, _START_FIELDS, path, where, each_turn=False)
+    return command, requires, env, batch_size
 
+
+def _profile_steps(data: Mapping[str, Any], path: Path) -> list[Step]:
+    """The ``[[ingest]]`` steps: a tool, what each call covers, argument templates (checked)."""
     steps_raw = data.get("ingest")
     if not isinstance(steps_raw, list) or not steps_raw:
-        raise bad("ingest", steps_raw, "expected a non-empty list of steps ([[ingest]] tables)")
+        raise _bad(path, "ingest", steps_raw, "expected a non-empty list of steps ([[ingest]] tables)")
     steps = []
     for i, step in enumerate(steps_raw):
         where = f"ingest[{i}]."
         if not isinstance(step, dict):
-            raise bad(f"ingest[{i}]", step, "expected a table with tool, each and arguments")
-        tool = string(step, "tool", where)
+            raise _bad(path, f"ingest[{i}]", step, "expected a table with tool, each and arguments")
+        tool = _string(path, step, "tool", where)
         each = step.get("each", "turn")
         if each not in STEP_KINDS:
-            raise bad(f"{where}each", each, f"expected one of {', '.join(STEP_KINDS)}")
+            raise _bad(path, f"{where}each", each, f"expected one of {', '.join(STEP_KINDS)}")
         arguments = step.get("arguments", {})
         if not isinstance(arguments, dict):
-            raise bad(f"{where}arguments", arguments, "expected a table")
+            raise _bad(path, f"{where}arguments", arguments, "expected a table")
         _check_fields(arguments, _STEP_FIELDS[each], path, f"{where}arguments", each_turn=each != "turn")
         assert tool is not None
         steps.append(Step(tool, each, arguments))
+    return steps
 
+
+def _profile_search(data: Mapping[str, Any], path: Path) -> SearchMapping:
+    """The ``[search]`` table: the tool, its argument template, and the paths from its result to memories."""
     search = data.get("search")
     if not isinstance(search, dict):
-        raise bad("search", search, "expected a table with tool, arguments, records and text")
-    tool = string(search, "tool", "search.")
+        raise _bad(path, "search", search, "expected a table with tool, arguments, records and text")
+    tool = _string(path, search, "tool", "search.")
     arguments = search.get("arguments", {})
     if not isinstance(arguments, dict):
-        raise bad("search.arguments", arguments, "expected a table")
+        raise _bad(path, "search.arguments", arguments, "expected a table")
     _check_fields(arguments, _SEARCH_FIELDS, path, "search.arguments", each_turn=False)
-    records = string(search, "records", "search.")
-    text = string(search, "text", "search.")
+    records = _string(path, search, "records", "search.")
+    text = _string(path, search, "text", "search.")
     assert tool is not None and records is not None and text is not None
-    mapping = SearchMapping(
-        tool=tool,
-        arguments=arguments,
-        records=records,
-        items=string(search, "items", "search.", required=False),
-        text=text,
-        id=string(search, "id", "search.", required=False),
-        score=string(search, "score", "search.", required=False),
-        sources=string(search, "sources", "search.", required=False),
-        created_at=string(search, "created_at", "search.", required=False),
-    )
+    optional = {
+        key: _string(path, search, key, "search.", required=False)
+        for key in ("items", "id", "score", "sources", "created_at")
+    }
+    return SearchMapping(tool=tool, arguments=arguments, records=records, text=text, **optional)
+
+
+def _parse_profile(data: Any, path: Path) -> Profile:
+    if not isinstance(data, dict):
+        raise _bad(path, "profile", data, "expected a table (object) with name, ingest and search")
+    known = {"name", "description", "command", "requires", "env", "batch_size", "ingest", "search", "install_hint"}
+    for key in data:
+        if key not in known:
+            raise _bad(path, key, data[key], f"unknown key; a profile has {', '.join(sorted(known))}")
+    name = _string(path, data, "name", "")
+    assert name is not None
+    command, requires, env, batch_size = _profile_start(data, path)
+    steps = _profile_steps(data, path)
+    mapping = _profile_search(data, path)
     return Profile(
         name=name,
         origin=path.name,
@@ -307,7 +320,7 @@ def _parse_profile(data: Any, path: Path) -> Profile:
         batch_size=batch_size,
         ingest=tuple(steps),
         search=mapping,
-        install_hint=string(data, "install_hint", "", required=False),
+        install_hint=_string(path, data, "install_hint", "", required=False),
     )
 
 

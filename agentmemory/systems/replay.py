@@ -275,6 +275,78 @@ def scope_tasks(
     return tasks
 
 
+def _due(task: ScopeTask, pending: list[Turn], asked_at: datetime | None) -> list[Turn]:
+    """The pending turns to ingest before a question: all of them, or with ``as_of`` those up to its time."""
+    if not task.as_of or asked_at is None:
+        return pending
+    return [t for t in pending if t.created_at is None or t.created_at <= asked_at]
+
+
+def _search_checked(
+    task: ScopeTask,
+    system: Any,
+    call: _Call,
+    qid: str,
+    text: str,
+    known: set[str],
+    state: _ScopeState,
+    times: list[float],
+) -> tuple[Memory, ...]:
+    """One question asked and its memories checked (shape, sources); a fault is :class:`_Stop`."""
+    name = f"search {qid!r}"
+    started = time.perf_counter()
+    try:
+        result = call(name, partial(system.search, text, task.depth))
+    except MemorySystemError as err:
+        raise _Stop(err.call, err.problem) from None
+    times.append(time.perf_counter() - started)
+    found: str | SourceFault | None = memories_problem(result, task.depth)
+    if found is None:
+        found = _sources_fault(name, tuple(result), known, state.ingested, call.workdir)
+    if found is not None:
+        raise _Stop(name, found)
+    return tuple(result)
+
+
+def _ask_all(
+    task: ScopeTask,
+    system: Any,
+    call: _Call,
+    state: _ScopeState,
+    known: set[str],
+    answers: dict[str, tuple[Memory, ...]],
+    failures: list[tuple[str, str, str | SourceFault]],
+    search_times: list[float],
+) -> None:
+    """Every question of the scope in order, the turns due before each ingested first; with ``lenient``
+    a failing ingest or search is recorded (an empty answer) instead of stopping the scope."""
+    pending = list(task.turns)
+    for qid, text, asked_at in task.queries:
+        if call.timed_out or state.failed is not None:
+            failures.append((qid, "", state.failed or "not asked: an earlier call of this scope timed out"))
+            answers[qid] = ()
+            continue
+        due = _due(task, pending, asked_at)
+        if due:
+            pending = pending[len(due) :]
+            try:
+                state.ingest(due)
+            except MemorySystemError as err:
+                if not task.lenient or call.timed_out:
+                    raise _Stop(err.call, err.problem) from None
+                state.failed = str(err)
+                failures.append((qid, "", str(err)))
+                answers[qid] = ()
+                continue
+        try:
+            answers[qid] = _search_checked(task, system, call, qid, text, known, state, search_times)
+        except _Stop as stop:
+            if not task.lenient or call.timed_out:
+                raise stop from None
+            failures.append((qid, stop.call, stop.problem))
+            answers[qid] = ()
+
+
 def run_scope(task: ScopeTask) -> ScopeResult:
     """Replay one scope (a fresh system, its turns ingested, its queries asked, closed); never raises for the system.
 
@@ -302,47 +374,7 @@ def run_scope(task: ScopeTask) -> ScopeResult:
             if problem is not None:
                 raise call.error("start", problem)
             state = _ScopeState(system, call, batch, ingest_times)
-            pending = list(task.turns)
-            for qid, text, asked_at in task.queries:
-                if call.timed_out or state.failed is not None:
-                    reason = state.failed or "not asked: an earlier call of this scope timed out"
-                    failures.append((qid, "", reason))
-                    answers[qid] = ()
-                    continue
-                due = (
-                    pending
-                    if not task.as_of or asked_at is None
-                    else [t for t in pending if t.created_at is None or t.created_at <= asked_at]
-                )
-                if due:
-                    pending = pending[len(due) :]
-                    try:
-                        state.ingest(due)
-                    except MemorySystemError as err:
-                        if not task.lenient or call.timed_out:
-                            raise _Stop(err.call, err.problem) from None
-                        state.failed = str(err)
-                        failures.append((qid, "", str(err)))
-                        answers[qid] = ()
-                        continue
-                name = f"search {qid!r}"
-                started = time.perf_counter()
-                try:
-                    result = call(name, partial(system.search, text, task.depth))
-                    search_times.append(time.perf_counter() - started)
-                    found: str | SourceFault | None = memories_problem(result, task.depth)
-                    if found is None:
-                        found = _sources_fault(name, tuple(result), known, state.ingested, call.workdir)
-                    if found is not None:
-                        raise _Stop(name, found)
-                except (MemorySystemError, _Stop) as err:
-                    stop = err if isinstance(err, _Stop) else _Stop(err.call, err.problem)
-                    if not task.lenient or call.timed_out:
-                        raise stop from None
-                    failures.append((qid, stop.call, stop.problem))
-                    answers[qid] = ()
-                    continue
-                answers[qid] = tuple(result)
+            _ask_all(task, system, call, state, known, answers, failures, search_times)
         except _Stop as stop:
             error = (stop.call, stop.problem)
         except MemorySystemError as err:
