@@ -87,7 +87,10 @@ official harness) a turn of either role counts, so an assistant turn marked
 :attr:`Collection.notes`: an answer session that is not judged (none of its
 user turns has ``has_answer``, so the harness renamed it ``noans``), a judged
 session missing from ``answer_session_ids``, a session with ``has_answer``
-turns whose id lacks ``answer``.
+turns whose id lacks ``answer``.  So is a date (a session's or the
+question's) whose weekday is not its date's, e.g. ``2023/02/04 (Mon)`` (a
+Saturday): it is read as the date it names, not a reason to leave the
+question out, since the official harness never reads dates.
 
 **Malformed questions** are skipped with every problem as the reason
 (strict, the default) or, with ``repair=True``, repaired where a repair is
@@ -101,8 +104,10 @@ when one is not):
   repaired;
 * an ``answer_session_ids`` id not in the haystack: dropped from the
   cross-check (judgments come from the haystack);
-* a date that is not :data:`DATE_FORM`: the session's ``created_at`` (or the
-  question's ``asked_at``) is unknown, ``None``;
+* a date that is not :data:`DATE_FORM`, not a real date and time, or out of
+  range: the session's ``created_at`` (or the question's ``asked_at``) is
+  unknown, ``None``; the reason is the date parser's own
+  (``is not a real date and time (day is out of range for month)``);
 * a user turn of an ``answer`` session without ``has_answer`` (the official
   harness requires it there, and stops): read as ``false``;
 * a corpus id, after the renaming, equal to another one of the haystack:
@@ -195,11 +200,27 @@ def parse_longmemeval_date(value: object) -> datetime:
     Strict: exactly ``YYYY/MM/DD (Ddd) HH:MM`` (the form the benchmark's
     generator writes with ``%Y/%m/%d (%a) %H:%M``): a real date, the English
     weekday abbreviation of that date, a 24-hour time.  LongMemEval gives no
-    time zone; the result is read as UTC.
+    time zone; the result is read as UTC.  (The loader is less strict about
+    the weekday: see :func:`load_longmemeval`.)
 
     Raises:
         ParameterError: anything else, a date that does not exist (30
             February), or a weekday that is not the date's.
+    """
+    parsed, mismatch = _read_date(value)
+    if mismatch is not None:
+        raise ParameterError("date", value, mismatch, f"expected {DATE_FORM}")
+    return parsed
+
+
+def _read_date(value: object) -> tuple[datetime, str | None]:
+    """``(date, mismatch)``: the date as :func:`parse_longmemeval_date` reads it, without refusing a wrong weekday.
+
+    ``mismatch`` is ``None`` when the weekday is the date's, else what is wrong
+    (``"names the weekday Mon, but that date is a Sat"``).
+
+    Raises:
+        ParameterError: not the form, not a real date and time, or out of range.
     """
     match = _DATE.fullmatch(value) if isinstance(value, str) else None
     if match is None:
@@ -219,13 +240,8 @@ def parse_longmemeval_date(value: object) -> datetime:
         raise ParameterError("date", value, "is out of range", f"expected {TIME_RANGE}")
     weekday = _WEEKDAYS[parsed.weekday()]
     if match["weekday"] != weekday:
-        raise ParameterError(
-            "date",
-            value,
-            f"names the weekday {match['weekday']}, but that date is a {weekday}",
-            f"expected {DATE_FORM}",
-        )
-    return parsed
+        return parsed, f"names the weekday {match['weekday']}, but that date is a {weekday}"
+    return parsed, None
 
 
 def is_abstention(question_id: str) -> bool:
@@ -405,6 +421,7 @@ class _Checked(NamedTuple):
     asked_at: datetime | None
     changes: list[str]
     problems: list[str]  # strict: every problem; repair: only those that cannot be repaired
+    notes: list[str]  # what was read as it is but is worth saying (a weekday that is not the date's)
 
 
 def _is_answer_session(session_id: str) -> bool:
@@ -477,25 +494,27 @@ def _check(q: _Question, *, repair: bool, all_turns: bool) -> _Checked:
             "(judgments come from the haystack)",
         )
 
-    # dates
+    # dates: the parser's own reason when unreadable; a wrong weekday is read and noted (the harness never reads dates)
+    notes: list[str] = []
+
+    def read_date(value: str, what: str, unknown: str) -> datetime | None:
+        try:
+            parsed, mismatch = _read_date(value)
+        except ParameterError as err:
+            problem(f"{what} {err.problem}; {err.allowed}", f"{unknown}: {what} {err.problem}")
+            return None
+        if mismatch is not None:
+            notes.append(f"{what} {mismatch}: read as the date it names (the official harness never reads dates)")
+        return parsed
+
     dates: dict[int, datetime | None] = {}
     for session in sessions:
-        try:
-            dates[session.position] = parse_longmemeval_date(session.date)
-        except ParameterError:
-            dates[session.position] = None
-            problem(
-                f"date {quote(session.date)} of session {quote(session.session_id)} is not a LongMemEval date ({DATE_FORM})",
-                f"session {quote(session.session_id)} has no known date: {quote(session.date)} is not a LongMemEval date",
-            )
-    try:
-        asked_at: datetime | None = parse_longmemeval_date(q.question_date)
-    except ParameterError:
-        asked_at = None
-        problem(
-            f"question_date {quote(q.question_date)} is not a LongMemEval date ({DATE_FORM})",
-            f"the question has no known date: question_date {quote(q.question_date)} is not a LongMemEval date",
+        dates[session.position] = read_date(
+            session.date,
+            f"date {quote(session.date)} of session {quote(session.session_id)}",
+            f"session {quote(session.session_id)} has no known date",
         )
+    asked_at = read_date(q.question_date, f"question_date {quote(q.question_date)}", "the question has no known date")
 
     # has_answer on the user turns of answer sessions (the official harness asserts it)
     for session in sessions:
@@ -508,7 +527,7 @@ def _check(q: _Question, *, repair: bool, all_turns: bool) -> _Checked:
                     "(the official harness requires it)",
                     f"user turn {number} of answer session {quote(session.session_id)} has no has_answer: read as false",
                 )
-    return _Checked(sessions, answer_ids, dates, asked_at, changes, problems)
+    return _Checked(sessions, answer_ids, dates, asked_at, changes, problems, notes)
 
 
 # --- entries and judgments -----------------------------------------------------------------------------
@@ -766,7 +785,7 @@ def load_longmemeval(
     name to its sha256, ``settings`` records ``granularity`` and
     ``indexed_turns`` (``"user"`` or ``"all"``), ``skipped`` every question
     left out with its reason, ``repairs`` every change and ``notes`` every
-    disagreement with ``answer_session_ids``.
+    disagreement with ``answer_session_ids`` and every date whose weekday is not its date's.
 
     Raises:
         MissingFileError: ``path`` does not exist.
@@ -858,7 +877,7 @@ def _load(source: Path, *, granularity: str, all_turns: bool, repair: bool, prog
             )
             continue
         repairs.extend((qid, change) for change in checked.changes)
-        notes.extend((qid, note) for note in _cross_check(checked, built, all_turns))
+        notes.extend((qid, note) for note in [*checked.notes, *_cross_check(checked, built, all_turns)])
         entries.extend(built.entries)
         spans.update(built.spans)
         queries.append(

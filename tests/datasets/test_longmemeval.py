@@ -44,7 +44,8 @@ STRICT_SKIPPED = (
     ("2d9f8e7c", "answer session 'answer_7e6d5c4b_2' is not in the haystack"),
     (
         "5e4d3c2b",
-        f"date '2023/02/30 (Thu) 11:00' of session 'ultrachat_559012' is not a LongMemEval date ({FORM})",
+        f"date '2023/02/30 (Thu) 11:00' of session 'ultrachat_559012' is not a real date and time (day is out of "
+        f"range for month); expected {FORM}",
     ),
     (
         "c1d2e3f4",
@@ -66,7 +67,11 @@ REPAIRS = (
         "answer session 'answer_7e6d5c4b_2' dropped from answer_session_ids: not in the haystack "
         "(judgments come from the haystack)",
     ),
-    ("5e4d3c2b", "session 'ultrachat_559012' has no known date: '2023/02/30 (Thu) 11:00' is not a LongMemEval date"),
+    (
+        "5e4d3c2b",
+        "session 'ultrachat_559012' has no known date: date '2023/02/30 (Thu) 11:00' of session 'ultrachat_559012' "
+        "is not a real date and time (day is out of range for month)",
+    ),
     ("c1d2e3f4", "user turn 3 of answer session 'answer_9a8b7c6d' has no has_answer: read as false"),
 )
 NOTES = (
@@ -375,15 +380,29 @@ def test_minimal_question(tmp_path):
         ),
         pytest.param(
             {"question_date": "2023/06/10 12:00"},
-            f"question_date '2023/06/10 12:00' is not a LongMemEval date ({FORM})",
+            f"question_date '2023/06/10 12:00' is not a LongMemEval date; expected {FORM}",
             ["the question has no known date: question_date '2023/06/10 12:00' is not a LongMemEval date"],
             id="question-date",
         ),
         pytest.param(
-            {"haystack_dates": ["2023/06/01 (Fri) 09:00", "2023/06/03 (Sat) 20:30"]},
-            f"date '2023/06/01 (Fri) 09:00' of session 'fill_1' is not a LongMemEval date ({FORM})",
-            ["session 'fill_1' has no known date: '2023/06/01 (Fri) 09:00' is not a LongMemEval date"],
-            id="wrong-weekday",
+            {"haystack_dates": ["2023/06/31 (Sat) 09:00", "2023/06/03 (Sat) 20:30"]},
+            f"date '2023/06/31 (Sat) 09:00' of session 'fill_1' is not a real date and time (day is out of range "
+            f"for month); expected {FORM}",
+            [
+                "session 'fill_1' has no known date: date '2023/06/31 (Sat) 09:00' of session 'fill_1' is not a real "
+                "date and time (day is out of range for month)"
+            ],
+            id="no-such-day",
+        ),
+        pytest.param(
+            {"question_date": "2023/06/10 (Sat) 24:00"},
+            f"question_date '2023/06/10 (Sat) 24:00' is not a real date and time (hour must be in 0..23); "
+            f"expected {FORM}",
+            [
+                "the question has no known date: question_date '2023/06/10 (Sat) 24:00' is not a real date and time "
+                "(hour must be in 0..23)"
+            ],
+            id="no-such-hour",
         ),
         pytest.param(
             {"answer_session_ids": ["answer_k1", "answer_k2"]},
@@ -407,6 +426,32 @@ def test_malformed_question_strict_and_repaired(tmp_path, changes, strict, repai
     else:
         assert [q.id for q in r.queries] == ["q1"]
         assert r.repairs == tuple(("q1", change) for change in repaired)
+
+
+@pytest.mark.parametrize("repair", [False, True])
+def test_a_wrong_weekday_is_read_and_noted(tmp_path, repair):
+    """A date whose weekday is not its date's (2023/02/04 was a Saturday) is read as the date it names and noted,
+    in both modes: the question is kept (the official harness never reads dates), nothing is skipped or repaired."""
+    item = _question(
+        haystack_dates=["2023/02/04 (Mon) 09:00", "2023/06/03 (Sat) 20:30"], question_date="2023/06/10 (Fri) 12:00"
+    )
+    c = _load(tmp_path, [item], granularity="turn", repair=repair)
+    assert [q.id for q in c.queries] == ["q1"]
+    assert (c.skipped, c.repairs) == ((), ())
+    assert c.notes == (
+        (
+            "q1",
+            "date '2023/02/04 (Mon) 09:00' of session 'fill_1' names the weekday Mon, but that date is a Sat: read "
+            "as the date it names (the official harness never reads dates)",
+        ),
+        (
+            "q1",
+            "question_date '2023/06/10 (Fri) 12:00' names the weekday Fri, but that date is a Sat: read as the date "
+            "it names (the official harness never reads dates)",
+        ),
+    )
+    assert c.entry("q1/fill_1_1").created_at == datetime(2023, 2, 4, 9, 0, tzinfo=timezone.utc)
+    assert c.queries[0].asked_at == datetime(2023, 6, 10, 12, 0, tzinfo=timezone.utc)
 
 
 def test_duplicate_sessions(tmp_path):
