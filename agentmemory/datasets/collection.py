@@ -11,13 +11,14 @@ synthetic store, or a format a plugin registers); everything downstream
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from agentmemory.errors import InputError, MissingFileError, ParameterError
+from agentmemory.errors import InputError, MissingFileError, ParameterError, shorten
 from agentmemory.files.trec import NO_JUDGMENTS
 from agentmemory.records import MemoryEntry, Query
 
@@ -107,8 +108,11 @@ def require_judgments(collection: Collection, path: str | PathLike[str] | None =
     Said the way ``agentmemory score`` refuses an empty qrels file: when
     ``path`` (where the collection was read from) holds a BEIR-style
     judgments file ``qrels/<split>.tsv``, the error names it ("holds no
-    judgments"); otherwise it names the collection, and how many questions a
-    loader left out (a LoCoMo file whose every question was skipped).
+    judgments"); otherwise it names the collection and, when a loader left
+    questions out (a LoCoMo file whose every question was skipped), how many
+    for each reason (the five most frequent reasons, each shortened, most
+    frequent first; the rest counted together) and where to see them (the
+    skipped list) or how to keep them (``--repair``).
 
     Raises:
         InputError: the collection's judgments file holds no judgment.
@@ -126,10 +130,35 @@ def require_judgments(collection: Collection, path: str | PathLike[str] | None =
                 None,
                 f"{NO_JUDGMENTS}; expected at least one line query-id<TAB>corpus-id<TAB>score",
             )
-    left_out = f"; all {len(collection.skipped)} questions were left out (see skipped)" if collection.skipped else ""
+    if not collection.skipped:
+        raise ParameterError(
+            "collection", collection.name, "has no judged query", "evaluate a collection with judgments"
+        )
     raise ParameterError(
-        "collection", collection.name, f"has no judged query{left_out}", "evaluate a collection with judgments"
+        "collection",
+        collection.name,
+        f"has no judged query; {_left_out(collection)}",
+        "see why each was left out in the collection's skipped list (Collection.skipped; skipped_queries in the "
+        "artifact), load it with --repair (repair=True) where its format repairs malformed questions, "
+        "or evaluate a collection with judgments",
     )
+
+
+_REASONS_SHOWN = 5  # the most frequent reasons a message names; the rest are counted together
+
+
+def _left_out(collection: Collection) -> str:
+    """How many questions a loader left out, for each reason (the most frequent first, ties in first-seen order)."""
+    skipped = collection.skipped
+    counts = Counter(reason for _, reason in skipped)
+    ranked = sorted(counts.items(), key=lambda item: -item[1])  # stable: ties keep the order first seen
+    shown = [f"{n} for: {shorten(reason)}" for reason, n in ranked[:_REASONS_SHOWN]]
+    rest = ranked[_REASONS_SHOWN:]
+    if rest:
+        shown.append(f"{sum(n for _, n in rest)} for {len(rest)} other reasons")
+    every = "all " if not collection.queries and len(skipped) > 1 else ""
+    were = "question was" if len(skipped) == 1 else "questions were"
+    return f"{every}{len(skipped)} {were} left out ({' | '.join(shown)})"
 
 
 def default_collection_path() -> Path:

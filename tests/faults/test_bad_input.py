@@ -904,7 +904,9 @@ def test_class_9_a_collection_whose_questions_were_all_left_out_is_refused(world
         world,
         capsys,
         EVAL_LOCOMO,
-        f"collection: 'locomo' (str) has no judged query; all {count} questions were left out (see skipped); "
+        f"collection: 'locomo' (str) has no judged query; all {count} questions were left out ({count} for: no "
+        "evidence); see why each was left out in the collection's skipped list (Collection.skipped; skipped_queries "
+        "in the artifact), load it with --repair (repair=True) where its format repairs malformed questions, or "
         "evaluate a collection with judgments",
     )
 
