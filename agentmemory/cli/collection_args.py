@@ -49,7 +49,9 @@ def _add_option_flag(parser: argparse.ArgumentParser, name: str, users: list[tup
             help=f"{said} (default {option.default})",
         )
     else:
-        parser.add_argument(option.flag, dest=dest, metavar=name.upper(), help=f"{said} (default {option.default})")
+        same = len({repr(o.default) for _, o in users}) == 1  # else each format's help states its own default
+        default = f" (default {option.default})" if same else ""
+        parser.add_argument(option.flag, dest=dest, metavar=name.upper(), help=f"{said}{default}")
 
 
 def add_collection_arguments(parser: argparse.ArgumentParser) -> None:

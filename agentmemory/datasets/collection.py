@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
@@ -50,6 +50,12 @@ class Collection:
     when entries are coarser than turns (LongMemEval at session granularity);
     it is empty when every entry is one turn.  Memory systems ingest turns
     (:mod:`agentmemory.systems`).
+    ``session_of`` maps an entry id to the id of the conversation session it
+    belongs to: the format's rule, which the ``sess.`` measures
+    (:mod:`agentmemory.metrics.longmemeval_official`) use to score a turn run
+    at session level (LongMemEval: the id without its last ``_`` part;
+    LoCoMo: ``<sample_id>/D3:7 -> <sample_id>/S3``).  ``None`` when the
+    format declares none; the ``sess.`` measures then use LongMemEval's rule.
     """
 
     name: str
@@ -63,6 +69,7 @@ class Collection:
     notes: tuple[tuple[str, str], ...] = ()
     settings: Mapping[str, Any] = field(default_factory=dict)
     turns: Mapping[str, tuple[MemoryEntry, ...]] = field(default_factory=dict, compare=False, repr=False)
+    session_of: Callable[[str], str] | None = field(default=None, compare=False, repr=False)
 
     @property
     def digest(self) -> str:

@@ -28,6 +28,33 @@ records:
 Entries come in file order of the conversations, then by session number
 (``session_10`` after ``session_9``), then in list order.
 
+**Sessions** (``granularity="session"``; the default is ``"turn"``, the
+entries above).  Every ``session_N`` with turns becomes one entry instead:
+
+* ``id`` ``"<sample_id>/S<N>"``, ``scope`` the ``sample_id``;
+* text the session's turn texts as above (``"<speaker>: <text>"``, with the
+  caption when ``include_captions`` is set) in list order, joined by
+  :data:`SESSION_JOIN` (``"\\n"``): ``"Caroline: Hi!\\nMelanie: Hey."``;
+* ``tags`` the speakers' normalised names in order of first appearance, then
+  ``"session-<N>"``; ``provenance`` ``source="conversation"``, ``ref`` the
+  entry id, ``actor`` the speaker when only one speaks, else ``None``;
+* ``created_at`` the session's date-time (its first turn's); ``metadata``
+  ``sample_id``, ``session``, ``session_date_time`` and ``dia_ids`` (its
+  turns', in order).
+
+A query's gold is every session holding one of its evidence turns (grade 1,
+each session once); the queries kept and skipped, and the repairs, are those
+of the turn granularity (evidence is checked against the turns).
+:attr:`Collection.turns` maps each session entry to its turns' entries
+(memory systems ingest turns), and ``settings`` is ``{"granularity":
+"session"}``.
+
+**Turn runs at session level.**  :attr:`Collection.session_of` is
+:func:`locomo_session_of` at either granularity: ``<sample_id>/D<s>:<t>`` ->
+``<sample_id>/S<s>``, so LongMemEval's ``sess.`` measures
+(:mod:`agentmemory.metrics.longmemeval_official`) score a LoCoMo turn run by
+the sessions its turns come from.
+
 **Queries.**  QA item ``i`` (0-based position in the ``qa`` list, so
 ``conv-26/q3`` is ``$[0].qa[3]``) becomes a :class:`~agentmemory.records.Query`
 with id ``"<sample_id>/q<i>"``, the question as text, no tags, ``scope`` the
@@ -69,7 +96,7 @@ dia_id) raises :class:`~agentmemory.errors.InputError` naming the JSON path,
 e.g. ``$[2].conversation.session_3[4].dia_id``.
 
 **Detection.**  Registered as the format ``locomo`` (:data:`FORMAT`; options
-``repair`` and ``include_captions``).  ``format="auto"`` takes a file whose
+``repair``, ``include_captions`` and ``granularity``).  ``format="auto"`` takes a file whose
 name ends in ``.json`` (any case) and whose first record, the top-level
 object or the first item of a top-level list, has the keys
 ``"conversation"`` and ``"qa"``.  Only that record's keys are read, as a
@@ -97,12 +124,28 @@ from agentmemory.files.trec import TREC_ID_RULE, trec_id_problem
 from agentmemory.records import LATEST, TIME_RANGE, MemoryEntry, Provenance, Query
 from agentmemory.tokenize import normalize_tag
 
-__all__ = ["CATEGORIES", "DATE_TIME_FORM", "FORMAT", "load_locomo", "parse_session_datetime", "recognise"]
+__all__ = [
+    "CATEGORIES",
+    "DATE_TIME_FORM",
+    "FORMAT",
+    "GRANULARITIES",
+    "SESSION_JOIN",
+    "load_locomo",
+    "locomo_session_of",
+    "parse_session_datetime",
+    "recognise",
+]
 
 #: LoCoMo's ``category`` numbers and the group names queries get.
 CATEGORIES: Mapping[int, str] = MappingProxyType(
     {1: "1 multi-hop", 2: "2 temporal", 3: "3 open-domain", 4: "4 single-hop", 5: "5 adversarial"}
 )
+
+#: What ``granularity`` takes: one entry per turn (the default), or per session.
+GRANULARITIES: tuple[str, ...] = ("turn", "session")
+
+#: How a session entry's text joins its turns' texts (each ``"<speaker>: <text>"``), in the session's order.
+SESSION_JOIN = "\n"
 
 #: The one date-time form :func:`parse_session_datetime` accepts, as shown in messages.
 DATE_TIME_FORM = "'h:mm am|pm on D Month, YYYY' like '1:56 pm on 8 May, 2023'"
@@ -121,6 +164,7 @@ _SESSION_KEY = re.compile(r"session_([0-9]+)")
 _DIA_ID = re.compile(r"D([0-9]+):([0-9]+)")
 _LOOSE_DIA_ID = re.compile(r"D(:?)([0-9]+):([0-9]+)")
 _SEPARATORS = re.compile(r"[;,\s]+")
+_TURN_ENTRY = re.compile(r"(.+)/D([0-9]+):[0-9]+")  # <sample_id>/<dia_id>, an entry id of a turn
 _ID_FORM = "a dialogue id like D3:7"
 
 
@@ -222,6 +266,7 @@ class _Conversation:
             )
         self.entries: list[MemoryEntry] = []
         self.turns: dict[str, str] = {}  # dia_id -> its JSON path
+        self.sessions: list[tuple[int, str, list[MemoryEntry]]] = []  # (number, raw date-time, its turns' entries)
         sessions = sorted(
             (_session_number(path, f"{where}.conversation", key, m[1]), key)
             for key in conversation
@@ -245,6 +290,7 @@ class _Conversation:
         if not turns:
             return
         raw_date, start = _session_start(path, where, conversation, key)
+        first = len(self.entries)
         for position, turn in enumerate(turns):
             at = f"{where}.{key}[{position}]"
             if not isinstance(turn, dict):
@@ -287,6 +333,36 @@ class _Conversation:
                     metadata=MappingProxyType(metadata),
                 )
             )
+        self.sessions.append((number, raw_date, self.entries[first:]))
+
+    def session_entries(self) -> list[MemoryEntry]:
+        """One entry per session with turns (see the module docstring), in session order."""
+        out = []
+        for number, raw_date, turns in self.sessions:
+            entry_id = f"{self.sample_id}/S{number}"
+            actors = (t.provenance.actor if t.provenance is not None else None for t in turns)
+            speakers = [a for a in dict.fromkeys(actors) if a is not None]  # every turn has one (set above)
+            out.append(
+                MemoryEntry._trusted(
+                    id=entry_id,
+                    text=SESSION_JOIN.join(t.text for t in turns),
+                    tags=(*(t for t in dict.fromkeys(map(normalize_tag, speakers)) if t), f"session-{number}"),
+                    created_at=turns[0].created_at,
+                    provenance=Provenance._trusted(
+                        source="conversation", ref=entry_id, actor=speakers[0] if len(speakers) == 1 else None
+                    ),
+                    scope=self.sample_id,
+                    metadata=MappingProxyType(
+                        {
+                            "sample_id": self.sample_id,
+                            "session": number,
+                            "session_date_time": raw_date,
+                            "dia_ids": tuple(t.metadata["dia_id"] for t in turns),
+                        }
+                    ),
+                )
+            )
+        return out
 
     def _dia_id(self, path: Path, at: str, value: object, number: int, position: int, key: str) -> str:
         """The turn's dia_id, checked: ``D<number>:<turn>`` without leading zeros, not seen before in this sample."""
@@ -452,6 +528,7 @@ def load_locomo(
     repair: bool = False,
     include_captions: bool = False,
     conversations: str | Iterable[str] | None = None,
+    granularity: str = "turn",
 ) -> Collection:
     """Load LoCoMo (``locomo10.json`` or one conversation object) as a collection.
 
@@ -460,18 +537,27 @@ def load_locomo(
     both are reported in ``skipped`` / ``repairs``); ``include_captions``
     appends image captions to turn texts; ``conversations`` keeps only the
     named ``sample_id`` (a string) or ``sample_id``\\ s (in file order; the
-    whole file is still validated).
+    whole file is still validated); ``granularity`` is ``"turn"`` (the
+    default: one entry per turn) or ``"session"`` (one per session).
 
     The collection's ``name`` is the file's stem and ``files`` maps the
-    file's name to its sha256.
+    file's name to its sha256; ``session_of`` is :func:`locomo_session_of`;
+    at session granularity ``settings`` is ``{"granularity": "session"}``
+    and ``turns`` maps each session entry to its turns' entries (at turn
+    granularity both are empty, as before the option existed, so the
+    artifacts of turn evaluations keep their bytes).
 
     Raises:
         MissingFileError: ``path`` does not exist.
         InputError: the file is not UTF-8 JSON (with the line) or not
             LoCoMo-shaped (with the JSON path of the first wrong field).
-        UnknownNameError: ``conversations`` names a sample_id not in the file.
+        UnknownNameError: ``conversations`` names a sample_id not in the file,
+            or ``granularity`` is not ``turn`` or ``session``.
         ParameterError: ``conversations`` is empty or not strings.
     """
+    if granularity not in GRANULARITIES:
+        raise UnknownNameError("granularity", granularity, GRANULARITIES)
+    by_session = granularity == "session"
     source = Path(path)
     document, sha = _read_json(source)
     parsed: list[_Conversation] = []
@@ -497,10 +583,16 @@ def load_locomo(
     qrels: dict[str, Mapping[str, int]] = {}
     skipped: list[tuple[str, str]] = []
     repairs: list[tuple[str, str]] = []
+    turns: dict[str, tuple[MemoryEntry, ...]] = {}
     for conv in parsed:
         if conv.sample_id not in selected:
             continue
-        entries.extend(conv.entries)
+        if by_session:
+            sessions = conv.session_entries()
+            entries.extend(sessions)
+            turns.update((e.id, tuple(t)) for e, (_, _, t) in zip(sessions, conv.sessions, strict=True))
+        else:
+            entries.extend(conv.entries)
         # LoCoMo's questions carry no date: they are asked after the whole conversation, so at its latest turn
         asked = max((e.created_at for e in conv.entries if e.created_at is not None), default=None)
         for index, (question, category, evidence, metadata) in enumerate(items[conv.sample_id]):
@@ -532,7 +624,10 @@ def load_locomo(
                     metadata=MappingProxyType(metadata),
                 )
             )
-            qrels[query_id] = MappingProxyType({f"{conv.sample_id}/{dia_id}": 1 for dia_id in ids})
+            judged = (
+                locomo_session_of(f"{conv.sample_id}/{d}") if by_session else f"{conv.sample_id}/{d}" for d in ids
+            )
+            qrels[query_id] = MappingProxyType(dict.fromkeys(judged, 1))
 
     return Collection(
         name=source.stem,
@@ -543,7 +638,20 @@ def load_locomo(
         skipped=tuple(skipped),
         repairs=tuple(repairs),
         headline_excludes=(CATEGORIES[5],),
+        settings=MappingProxyType({"granularity": "session"}) if by_session else MappingProxyType({}),
+        turns=MappingProxyType(turns),
+        session_of=locomo_session_of,
     )
+
+
+def locomo_session_of(entry_id: str) -> str:
+    """The session of a LoCoMo entry id: ``<sample_id>/D<s>:<t> -> <sample_id>/S<s>``; any other id is its own.
+
+    So a session entry (``conv-26/S3``) maps to itself, and the ``sess.`` measures of a session run equal the
+    plain ones; an id that is not a LoCoMo turn's (a memory system's own memory) is a session of its own.
+    """
+    match = _TURN_ENTRY.fullmatch(entry_id)
+    return f"{match[1]}/S{match[2]}" if match else entry_id
 
 
 def _select(conversations: str | Iterable[str] | None, sample_ids: list[str]) -> set[str]:
@@ -575,9 +683,9 @@ def recognise(path: Path) -> bool:
     return path.is_file() and path.suffix.lower() == ".json" and first_record_has_keys(path, _KEYS)
 
 
-def read(path: Path, *, repair: bool, include_captions: bool) -> Collection:
+def read(path: Path, *, repair: bool, include_captions: bool, granularity: str) -> Collection:
     """The ``locomo`` format's reader: :func:`load_locomo` (one JSON document, so no progress bar)."""
-    return load_locomo(path, repair=repair, include_captions=include_captions)
+    return load_locomo(path, repair=repair, include_captions=include_captions, granularity=granularity)
 
 
 FORMAT = Format(
@@ -587,6 +695,12 @@ FORMAT = Format(
     options=(
         FormatOption("repair", bool, False, "split and normalise malformed evidence ids, listing every change"),
         FormatOption("include_captions", bool, False, "append each turn's image caption to its text"),
+        FormatOption(
+            "granularity",
+            str,
+            "turn",
+            "one entry per turn (the default) or per session, its turns joined: turn or session",
+        ),
     ),
     description="a LoCoMo JSON file: locomo10.json, or one conversation object",
     rule="a .json file whose top-level object, or first list item, has the keys 'conversation' and 'qa'",

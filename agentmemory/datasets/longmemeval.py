@@ -42,7 +42,8 @@ it: a session whose id contains ``answer`` but none of whose user turns has
 (``answer_ab12_1 -> noans_ab12_1``), and so does each user turn of an
 ``answer`` session whose ``has_answer`` is false.  A turn id therefore maps
 back to its (possibly renamed) session by dropping its last ``_`` part, which
-is what the ``sess.`` measures do.  ``scope`` is the ``question_id``;
+is what the ``sess.`` measures do (:func:`longmemeval_session_of`, the
+collection's :attr:`~agentmemory.datasets.collection.Collection.session_of`).  ``scope`` is the ``question_id``;
 ``created_at`` the session's date (every turn of a session shares it);
 ``provenance`` ``source="conversation"``, ``ref`` the session id, ``actor``
 the turn's role (a session entry: ``"user"``, or ``None`` with
@@ -154,6 +155,7 @@ __all__ = [
     "GRANULARITIES",
     "QUESTION_TYPES",
     "is_abstention",
+    "longmemeval_session_of",
     "load_longmemeval",
     "parse_longmemeval_date",
     "recognise",
@@ -242,6 +244,16 @@ def _read_date(value: object) -> tuple[datetime, str | None]:
     if match["weekday"] != weekday:
         return parsed, f"names the weekday {match['weekday']}, but that date is a {weekday}"
     return parsed, None
+
+
+def longmemeval_session_of(entry_id: str) -> str:
+    """The session of an entry id, LongMemEval's rule (the official ``strip_turn_id``): drop its last ``_`` part.
+
+    ``"q1/answer_ab12_1_3" -> "q1/answer_ab12_1"``; an id without ``_`` gives ``""``.  The collections this
+    format loads carry it as :attr:`Collection.session_of` for the ``sess.`` measures; it is the same rule as
+    :func:`agentmemory.metrics.longmemeval_official.session_of` (kept here so loading needs no NumPy).
+    """
+    return entry_id.rpartition("_")[0]
 
 
 def is_abstention(question_id: str) -> bool:
@@ -911,6 +923,7 @@ def _load(source: Path, *, granularity: str, all_turns: bool, repair: bool, prog
         notes=tuple(notes),
         settings=MappingProxyType({"granularity": granularity, "indexed_turns": "all" if all_turns else "user"}),
         turns=_SessionTurns({e.id: e for e in entries if e.id in spans}, spans) if spans else {},
+        session_of=longmemeval_session_of,
     )
 
 
@@ -941,7 +954,9 @@ FORMAT = Format(
     recognise=recognise,
     read=read,
     options=(
-        FormatOption("granularity", str, "session", "one entry per haystack session or per turn: session or turn"),
+        FormatOption(
+            "granularity", str, "session", "one entry per haystack session (the default) or per turn: session or turn"
+        ),
         FormatOption(
             "all_turns", bool, False, "index the assistant's turns too (the official harness indexes the user's)"
         ),

@@ -833,7 +833,11 @@ class _Scorer:
                     metrics[str(m)] = m.definition.provenance(credited_here, m.cutoff)  # type: ignore[misc]
             else:
                 scope = self.scope_ids.get(query.scope, frozenset())
-                metrics.update(compute_measures(group, ranking, qrels, scope_ids=scope, query=query))
+                metrics.update(
+                    compute_measures(
+                        group, ranking, qrels, scope_ids=scope, query=query, session_of=self.collection.session_of
+                    )
+                )
         if credited is None and self.relevance == "provenance":
             credited = credit(whole[:k], qrels, self.ancestors)
         return {str(m): metrics[str(m)] for m in self.measures}, credited

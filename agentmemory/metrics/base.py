@@ -30,7 +30,7 @@ is taken as given (rank 1 first): order scored documents with
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any
 
@@ -268,6 +268,7 @@ class Measure:
         qrels: Mapping[str, int],
         scope_ids: Iterable[str] | None = None,
         query: Query | None = None,
+        session_of: Callable[[str], str] | None = None,
     ) -> float:
         """The measure for one query: its definition's function on a :class:`~.definition.QueryContext`.
 
@@ -279,18 +280,26 @@ class Measure:
             scope_ids: the ids of every entry the query could retrieve, or
                 ``None`` when unknown (the trec_eval measures ignore it).
             query: the query, or ``None`` when unknown (``QueryContext.query``).
+            session_of: the collection's entry-to-session mapping, or ``None``
+                (``QueryContext.session_of``).
 
         Raises:
             ParameterError: a document id appears twice in ``ranking``, or
                 ``scope_ids`` is not a collection of ids.
         """
         _check_distinct(ranking)
-        return self._compute(ranking, qrels, as_scope(scope_ids), query)
+        return self._compute(ranking, qrels, as_scope(scope_ids), query, session_of)
 
     def _compute(
-        self, ranking: Sequence[str], qrels: Mapping[str, int], scope_ids: Set[str] | None, query: Query | None = None
+        self,
+        ranking: Sequence[str],
+        qrels: Mapping[str, int],
+        scope_ids: Set[str] | None,
+        query: Query | None = None,
+        session_of: Callable[[str], str] | None = None,
     ) -> float:
-        return REGISTRY[self.name].function(QueryContext(ranking, qrels, self.cutoff, scope_ids, query))
+        context = QueryContext(ranking, qrels, self.cutoff, scope_ids, query, session_of)
+        return REGISTRY[self.name].function(context)
 
 
 def as_scope(scope_ids: Iterable[str] | None) -> Set[str] | None:
@@ -411,10 +420,11 @@ def compute_measures(
     *,
     scope_ids: Iterable[str] | None = None,
     query: Query | None = None,
+    session_of: Callable[[str], str] | None = None,
 ) -> dict[str, float]:
     """Every measure for one query, keyed by ``str(measure)`` in the given order.
 
-    See :meth:`Measure.compute` for ``ranking``, ``qrels``, ``scope_ids`` and ``query``.
+    See :meth:`Measure.compute` for ``ranking``, ``qrels``, ``scope_ids``, ``query`` and ``session_of``.
 
     Raises:
         ParameterError: an item of ``measures`` is not a :class:`Measure`
@@ -433,7 +443,7 @@ def compute_measures(
                 "is not a Measure",
                 f"parse text first, e.g. with parse_measures({measure!r})",
             )
-        values[str(measure)] = measure._compute(ranking, qrels, scope, query)
+        values[str(measure)] = measure._compute(ranking, qrels, scope, query, session_of)
     return values
 
 

@@ -55,6 +55,12 @@ class QueryContext(NamedTuple):
             beyond the judgments, e.g. BEAM's outdated evidence), or ``None``
             when unknown (``agentmemory score``); a measure that needs it
             raises :class:`~agentmemory.errors.ParameterError` without it.
+        session_of: the collection's entry-to-session mapping, an entry id to
+            its session's id (:attr:`Collection.session_of
+            <agentmemory.datasets.collection.Collection>`: LoCoMo's
+            ``<sample_id>/D3:7 -> <sample_id>/S3``), or ``None`` when none is
+            known; the ``sess.`` measures then use LongMemEval's rule (the id
+            without its last ``_`` part).
     """
 
     ranking: Sequence[str]
@@ -62,6 +68,7 @@ class QueryContext(NamedTuple):
     k: int | None
     scope_ids: Set[str] | None = None
     query: Query | None = None
+    session_of: Callable[[str], str] | None = None
 
     @property
     def cutoff(self) -> int:

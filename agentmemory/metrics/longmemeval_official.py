@@ -60,10 +60,18 @@ Quirks of the official definitions, reproduced on purpose:
 **Session-level scores of a turn-level run** (``sess.``), in the official
 order of operations:
 
-1. ``session(id)`` is the id without its last ``_`` part
-   (``"answer_ab12_1_3" -> "answer_ab12_1"``; ``""`` for an id without ``_``),
-   applied to the gold ids (giving the gold sessions, a set) and to every
-   corpus and ranked id;
+1. ``session(id)`` is the collection's entry-to-session mapping
+   (:attr:`QueryContext.session_of <agentmemory.metrics.definition.QueryContext>`,
+   which an evaluation takes from
+   :attr:`Collection.session_of <agentmemory.datasets.collection.Collection>`):
+   for LongMemEval, and whenever none is known (``agentmemory score``, a
+   collection whose format declares none), the official ``strip_turn_id``
+   (:func:`session_of`): the id without its last ``_`` part
+   (``"answer_ab12_1_3" -> "answer_ab12_1"``; ``""`` for an id without
+   ``_``); for LoCoMo, ``<sample_id>/D<s>:<t> -> <sample_id>/S<s>``
+   (:func:`agentmemory.datasets.locomo.locomo_session_of`).  It is applied to
+   the gold ids (giving the gold sessions, a set) and to every corpus and
+   ranked id;
 2. the cutoff is widened: ``k' = k``; while ``k' <= |corpus|`` and the
    sessions of ``top(k')`` number fewer than ``k``, ``k' += 1``.  So ``k'`` is
    the first depth whose turns span ``k`` distinct sessions, and
@@ -86,13 +94,15 @@ Quirks of the conversion:
 * **The widening depends on the corpus size** through its stopping rule: a
   ranking that never spans ``k`` sessions widens to ``|corpus| + 1``, where the
   ideal DCG then holds every gold turn of the haystack.
-* ``sess.`` on a session-level run strips the last ``_`` part of session ids
-  (as the official function would); use the plain measures there.
+* ``sess.`` on a LongMemEval session-level run strips the last ``_`` part of
+  session ids (as the official function would); use the plain measures
+  there.  (LoCoMo's mapping leaves a session id as it is, so there ``sess.``
+  equals the plain measure.)
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence, Set
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence, Set
 
 import numpy as np
 
@@ -102,6 +112,7 @@ from agentmemory.metrics.definition import CutoffRule, MeasureDef, QueryContext
 __all__ = [
     "DEFINITIONS",
     "FAMILY",
+    "SessionOf",
     "dcg",
     "gold",
     "ndcg_any",
@@ -113,6 +124,9 @@ __all__ = [
     "sessions_ndcg_any",
     "widened_cutoff",
 ]
+
+SessionOf = Callable[[str], str]
+"""An entry-to-session mapping: an entry id to the id of the session it belongs to."""
 
 FAMILY = "LongMemEval"
 """How reports name the family of these measures (LongMemEval's official retrieval scripts)."""
@@ -186,59 +200,79 @@ def ndcg_any(ranking: Sequence[str], golden: Collection[str], k: int, corpus: Co
     return _ndcg(gains, relevant, len(corpus), k)
 
 
-def widened_cutoff(ranking: Sequence[str], k: int, corpus_size: int) -> int:
+def widened_cutoff(ranking: Sequence[str], k: int, corpus_size: int, sessions: SessionOf = session_of) -> int:
     """The official widened cutoff ``k'`` of a turn ranking: the first depth whose turns span ``k`` sessions.
 
     ``k' = k`` when the first ``k`` turns already span ``k`` sessions, or when
     ``k > corpus_size``; ``corpus_size + 1`` when the ranking never spans ``k``
-    sessions (the official loop stops there).
+    sessions (the official loop stops there).  ``sessions`` maps an id to its
+    session (default :func:`session_of`, LongMemEval's rule).
     """
     check_positive_int("k", k)
     seen: set[str] = set()
     for depth, doc in enumerate(ranking, start=1):
-        seen.add(session_of(doc))
+        seen.add(sessions(doc))
         if len(seen) >= k:
             return max(k, depth)
     return k if k > corpus_size else corpus_size + 1
 
 
 def _sessions(
-    ranking: Sequence[str], golden: Collection[str], k: int, scope_ids: Set[str] | None
+    ranking: Sequence[str], golden: Collection[str], k: int, scope_ids: Set[str] | None, sessions: SessionOf
 ) -> tuple[list[str], set[str], int, Collection[str]]:
     """``(top k' turns, gold sessions, k', corpus)`` of the turn-to-session conversion."""
     corpus = _corpus(ranking, golden, scope_ids)
-    widened = widened_cutoff(ranking, k, len(corpus))
-    return list(ranking[:widened]), {session_of(doc) for doc in golden}, widened, corpus
+    widened = widened_cutoff(ranking, k, len(corpus), sessions)
+    return list(ranking[:widened]), {sessions(doc) for doc in golden}, widened, corpus
 
 
 def sessions_recall_any(
-    ranking: Sequence[str], golden: Collection[str], k: int, scope_ids: Set[str] | None = None
+    ranking: Sequence[str],
+    golden: Collection[str],
+    k: int,
+    scope_ids: Set[str] | None = None,
+    sessions: SessionOf = session_of,
 ) -> float:
-    """``1.0`` if a gold session has a turn among the first ``k'`` ranked turns (``k'`` widened), else ``0.0``."""
-    top, sessions, _, _ = _sessions(ranking, golden, k, scope_ids)
-    found = {session_of(doc) for doc in top}
-    return float(any(s in found for s in sessions))
+    """``1.0`` if a gold session has a turn among the first ``k'`` ranked turns (``k'`` widened), else ``0.0``.
+
+    ``sessions`` maps an id to its session (default :func:`session_of`, LongMemEval's rule).
+    """
+    top, gold_sessions, _, _ = _sessions(ranking, golden, k, scope_ids, sessions)
+    found = {sessions(doc) for doc in top}
+    return float(any(s in found for s in gold_sessions))
 
 
 def sessions_recall_all(
-    ranking: Sequence[str], golden: Collection[str], k: int, scope_ids: Set[str] | None = None
+    ranking: Sequence[str],
+    golden: Collection[str],
+    k: int,
+    scope_ids: Set[str] | None = None,
+    sessions: SessionOf = session_of,
 ) -> float:
-    """``1.0`` if every gold session has a turn among the first ``k'`` ranked turns; ``1.0`` with no gold id."""
-    top, sessions, _, _ = _sessions(ranking, golden, k, scope_ids)
-    found = {session_of(doc) for doc in top}
-    return float(all(s in found for s in sessions))
+    """``1.0`` if every gold session has a turn among the first ``k'`` ranked turns; ``1.0`` with no gold id.
+
+    ``sessions`` maps an id to its session (default :func:`session_of`, LongMemEval's rule).
+    """
+    top, gold_sessions, _, _ = _sessions(ranking, golden, k, scope_ids, sessions)
+    found = {sessions(doc) for doc in top}
+    return float(all(s in found for s in gold_sessions))
 
 
 def sessions_ndcg_any(
-    ranking: Sequence[str], golden: Collection[str], k: int, scope_ids: Set[str] | None = None
+    ranking: Sequence[str],
+    golden: Collection[str],
+    k: int,
+    scope_ids: Set[str] | None = None,
+    sessions: SessionOf = session_of,
 ) -> float:
     """The official session nDCG of a turn run: nDCG@k' over turns, a turn gaining 1 when its session is gold.
 
-    The ideal holds one 1 per corpus turn whose session is gold (cut at ``k'``).
+    The ideal holds one 1 per corpus turn whose session is gold (cut at ``k'``).  ``sessions`` maps an id to
+    its session (default :func:`session_of`, LongMemEval's rule).
     """
-    top, sessions, widened, corpus = _sessions(ranking, golden, k, scope_ids)
-    gains = [1.0 if session_of(doc) in sessions else 0.0 for doc in top]
-    relevant = sum(1 for doc in corpus if session_of(doc) in sessions)
+    top, gold_sessions, widened, corpus = _sessions(ranking, golden, k, scope_ids, sessions)
+    gains = [1.0 if sessions(doc) in gold_sessions else 0.0 for doc in top]
+    relevant = sum(1 for doc in corpus if sessions(doc) in gold_sessions)
     return _ndcg(gains, relevant, len(corpus), widened)
 
 
@@ -255,16 +289,21 @@ def _ndcg_any(query: QueryContext) -> float:
     return ndcg_any(query.ranking, golden, query.cutoff, _corpus(query.ranking, golden, query.scope_ids))
 
 
+def _mapping(query: QueryContext) -> SessionOf:
+    """The collection's entry-to-session mapping, or LongMemEval's rule when none is known."""
+    return query.session_of if query.session_of is not None else session_of
+
+
 def _sess_recall_any(query: QueryContext) -> float:
-    return sessions_recall_any(query.ranking, gold(query.qrels), query.cutoff, query.scope_ids)
+    return sessions_recall_any(query.ranking, gold(query.qrels), query.cutoff, query.scope_ids, _mapping(query))
 
 
 def _sess_recall_all(query: QueryContext) -> float:
-    return sessions_recall_all(query.ranking, gold(query.qrels), query.cutoff, query.scope_ids)
+    return sessions_recall_all(query.ranking, gold(query.qrels), query.cutoff, query.scope_ids, _mapping(query))
 
 
 def _sess_ndcg_any(query: QueryContext) -> float:
-    return sessions_ndcg_any(query.ranking, gold(query.qrels), query.cutoff, query.scope_ids)
+    return sessions_ndcg_any(query.ranking, gold(query.qrels), query.cutoff, query.scope_ids, _mapping(query))
 
 
 _WIDENED = "k widened until k distinct sessions"

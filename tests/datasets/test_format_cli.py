@@ -67,8 +67,9 @@ def test_help_lists_every_collection_option(capsys):
         "--split SPLIT beir format: the judgments file to read, qrels/<split>.tsv (default test)",
         "--repair locomo format: split and normalise malformed evidence ids, listing every change; "
         "longmemeval format: repair malformed questions where unambiguous, listing every change",
-        "--granularity GRANULARITY longmemeval format: one entry per haystack session or per turn: session or turn "
-        "(default session)",
+        "--granularity GRANULARITY locomo format: one entry per turn (the default) or per session, its turns joined: "
+        "turn or session; longmemeval format: one entry per haystack session (the default) or per turn: session or "
+        "turn --all-turns",
         "--all-turns longmemeval format: index the assistant's turns too (the official harness indexes the user's)",
         "--user-turns-only longmemeval format: index the user's turns only (the default, stated explicitly)",
         "--include-captions locomo format: append each turn's image caption to its text",
@@ -137,7 +138,7 @@ ERRORS = [
     pytest.param(
         ["--collection", str(LOCOMO), "--format-option", "repair"],
         "--format-option: 'repair' (str) is not KEY=VALUE; write e.g. --format-option repair=true "
-        "(the locomo format takes: repair, include_captions)",
+        "(the locomo format takes: repair, include_captions, granularity)",
         id="no-equals-locomo",
     ),
     pytest.param(
@@ -173,7 +174,7 @@ ERRORS = [
     pytest.param(
         ["--collection", str(LOCOMO), "--split", "dev"],
         "split: 'dev' (str) is not an option of the locomo format; the locomo format takes: repair, "
-        "include_captions (split is an option of: beir)",
+        "include_captions, granularity (split is an option of: beir)",
         id="split-on-locomo",
     ),
     pytest.param(
@@ -224,3 +225,18 @@ def test_runtime_format_option_errors(tmp_path, capsys, args, message):
         assert main(["eval", "--collection", str(path), "--out", str(out), *args]) == 2
     assert capsys.readouterr().err == f"agentmemory: error: {message}\n"
     assert not out.exists()
+
+
+def test_locomo_session_granularity_from_the_command_line(tmp_path, capsys):
+    """`agentmemory eval --granularity session` on LoCoMo: session entries and gold, recorded in the artifact."""
+    out = tmp_path / "eval.json"
+    argv = ["eval", "--collection", str(LOCOMO), "--granularity", "session", "--retrievers", "bm25"]
+    assert main([*argv, "--metrics", "sess.recall_any@2", "--out", str(out)]) == 0
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert data["collection"]["settings"] == {"granularity": "session"}
+    assert data["collection"]["entries"] == 6 and data["collection"]["judged_queries"] == 8
+    capsys.readouterr()
+    assert main(["eval", "--collection", str(LOCOMO), "--granularity", "sentence"]) == 2
+    assert capsys.readouterr().err == (
+        "agentmemory: error: granularity: 'sentence' (str) is not a known name; choose from: session, turn\n"
+    )

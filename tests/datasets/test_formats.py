@@ -48,7 +48,7 @@ def memlist(tmp_path: Path):
 
 
 def test_builtin_declarations():
-    """beir declares split; locomo repair and include_captions; longmemeval granularity, all_turns,
+    """beir declares split; locomo repair, include_captions and granularity; longmemeval granularity, all_turns,
     user_turns_only and repair; all in detection order, with rules."""
     assert BUILTIN_FORMATS == ("beir", "locomo", "longmemeval", "beam")
     assert FORMATS.names() == ["beam", "beir", "locomo", "longmemeval"]
@@ -58,9 +58,17 @@ def test_builtin_declarations():
     assert FORMATS["locomo"].options == (
         FormatOption("repair", bool, False, "split and normalise malformed evidence ids, listing every change"),
         FormatOption("include_captions", bool, False, "append each turn's image caption to its text"),
+        FormatOption(
+            "granularity",
+            str,
+            "turn",
+            "one entry per turn (the default) or per session, its turns joined: turn or session",
+        ),
     )
     assert FORMATS["longmemeval"].options == (
-        FormatOption("granularity", str, "session", "one entry per haystack session or per turn: session or turn"),
+        FormatOption(
+            "granularity", str, "session", "one entry per haystack session (the default) or per turn: session or turn"
+        ),
         FormatOption(
             "all_turns", bool, False, "index the assistant's turns too (the official harness indexes the user's)"
         ),
@@ -200,12 +208,13 @@ def test_load_locomo_dispatch_matches_load_locomo():
             LOCOMO,
             {"split": "test"},
             "split: 'test' (str) is not an option of the locomo format; "
-            "the locomo format takes: repair, include_captions (split is an option of: beir)",
+            "the locomo format takes: repair, include_captions, granularity (split is an option of: beir)",
         ),
         (
             LOCOMO,
             {"repiar": True},
-            "repiar: True (bool) is not an option of the locomo format; the locomo format takes: repair, include_captions",
+            "repiar: True (bool) is not an option of the locomo format; the locomo format takes: repair, "
+            "include_captions, granularity",
         ),
         (BEIR, {"split": 1}, "split: 1 (int) is not a string; pass a string, e.g. split='test'"),
         (LOCOMO, {"repair": "yes"}, "repair: 'yes' (str) is not a bool; pass repair=True or repair=False"),

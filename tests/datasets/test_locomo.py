@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from agentmemory.datasets import load
 from agentmemory.datasets.collection import collection_summary
-from agentmemory.datasets.locomo import CATEGORIES, load_locomo, parse_session_datetime
+from agentmemory.datasets.locomo import CATEGORIES, load_locomo, locomo_session_of, parse_session_datetime
 from agentmemory.errors import InputError, MissingFileError, ParameterError, UnknownNameError
 from agentmemory.records import Provenance
 
@@ -631,3 +632,99 @@ def test_empty_sessions_and_ignored_keys(tmp_path):
     sample["event_summary"] = {"x": []}
     path = _write(tmp_path, [sample])
     assert len(load_locomo(path).entries) == 4
+
+
+# -- session granularity ---------------------------------------------------------------
+
+
+def test_session_entries_join_the_turns_in_order(tmp_path):
+    """granularity='session': one entry <sample_id>/S<n> per session, its text the turns' "<speaker>: <text>" lines
+    joined by "\\n", tags the speakers then session-<n>, created_at the session's date-time, the dia_ids kept."""
+    sample = _sample()
+    sample["conversation"]["session_2"].append(
+        {"speaker": "Bo", "dia_id": "D2:3", "text": "Lovely.", "blip_caption": "a lake"}
+    )
+    c = load_locomo(_write(tmp_path, sample), granularity="session", include_captions=True)
+    assert [e.id for e in c.entries] == ["s1/S1", "s1/S2"]
+    first, second = c.entries
+    assert first.text == "Ann: I bought a red kayak.\nBo: Nice!"
+    assert second.text == "Bo: Did you paddle yet?\nAnn: Yes, on the lake.\nBo: Lovely. [image: a lake]"
+    assert (first.tags, second.tags) == (("ann", "bo", "session-1"), ("bo", "ann", "session-2"))
+    assert second.created_at == datetime(2023, 6, 3, 20, 30, tzinfo=timezone.utc)
+    assert second.provenance == Provenance(source="conversation", ref="s1/S2", actor=None)
+    assert second.scope == "s1"
+    assert dict(second.metadata) == {
+        "sample_id": "s1",
+        "session": 2,
+        "session_date_time": "8:30 pm on 3 June, 2023",
+        "dia_ids": ("D2:1", "D2:2", "D2:3"),
+    }
+    turns = load_locomo(_write(tmp_path, sample), include_captions=True)
+    assert c.turns["s1/S2"] == tuple(e for e in turns.entries if e.metadata["session"] == 2)
+    assert dict(c.settings) == {"granularity": "session"} and dict(turns.settings) == {}
+    assert dict(turns.turns) == {}
+
+
+def test_a_session_with_one_speaker_names_it(tmp_path):
+    """A session entry's actor is its speaker when only one speaks."""
+    sample = _sample()
+    sample["conversation"]["session_2"][0]["speaker"] = "Ann"
+    c = load_locomo(_write(tmp_path, sample), granularity="session")
+    assert c.entry("s1/S2").provenance.actor == "Ann" and c.entry("s1/S2").tags == ("ann", "session-2")
+    assert c.entry("s1/S1").provenance.actor is None
+
+
+@pytest.mark.parametrize(
+    ("evidence", "gold"),
+    [
+        (["D1:1"], {"s1/S1": 1}),
+        (["D2:2", "D1:2", "D2:1"], {"s1/S2": 1, "s1/S1": 1}),  # each session once, in evidence order
+    ],
+)
+def test_session_gold_is_every_session_holding_evidence(tmp_path, evidence, gold):
+    """The gold of a session collection: the sessions holding any evidence turn, grade 1."""
+    c = load_locomo(_write(tmp_path, _sample(evidence=evidence)), granularity="session")
+    assert dict(c.qrels["s1/q0"]) == gold
+    assert list(c.qrels["s1/q0"]) == list(gold)
+
+
+def test_sample_at_both_granularities_keeps_the_same_questions(strict):
+    """Evidence is checked against the turns, so both granularities keep and skip the same questions; a session
+    question's gold is the sessions of its turn gold."""
+    sessions = load_locomo(SAMPLE, granularity="session")
+    assert [q.id for q in sessions.queries] == [q.id for q in strict.queries]
+    assert sessions.skipped == strict.skipped == STRICT_SKIPPED
+    assert sessions.repairs == strict.repairs
+    for q in strict.queries:
+        assert set(sessions.qrels[q.id]) == {locomo_session_of(d) for d in strict.qrels[q.id]}
+    assert {e.id for e in sessions.entries} == {locomo_session_of(e.id) for e in strict.entries}
+    assert sessions == load(SAMPLE, format="locomo", granularity="session")
+
+
+def test_unknown_granularity_is_refused():
+    """granularity is turn or session."""
+    with pytest.raises(UnknownNameError) as info:
+        load_locomo(SAMPLE, granularity="sentence")
+    assert str(info.value) == "granularity: 'sentence' (str) is not a known name; choose from: session, turn"
+
+
+@pytest.mark.parametrize(
+    ("entry_id", "session"),
+    [
+        ("conv-26/D3:7", "conv-26/S3"),
+        ("conv-26/D10:12", "conv-26/S10"),
+        ("a/b/D1:1", "a/b/S1"),  # the sample_id is everything before the last '/D'
+        ("conv-26/S3", "conv-26/S3"),  # a session entry is its own session
+        ("memory-17", "memory-17"),  # a system's own memory: a session of its own
+        ("conv-26/D3", "conv-26/D3"),
+    ],
+)
+def test_locomo_session_of(entry_id, session):
+    """LoCoMo's entry-to-session mapping: <sample_id>/D<s>:<t> -> <sample_id>/S<s>, any other id unchanged."""
+    assert locomo_session_of(entry_id) == session
+
+
+def test_collections_carry_the_mapping(strict):
+    """Both granularities carry locomo_session_of for the sess. measures."""
+    assert strict.session_of is locomo_session_of
+    assert load_locomo(SAMPLE, granularity="session").session_of is locomo_session_of

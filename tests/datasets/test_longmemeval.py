@@ -805,3 +805,16 @@ def test_session_measures_see_the_whole_ranking_at_any_k(turns):
         [q.metrics[n] for n in names] for q in deep.per_query
     ]
     assert {q.query_id: q.metrics for q in shallow.per_query}["7c3d9e10"]["sess.recall_any@5"] == 1.0
+
+
+def test_the_collection_carries_the_official_session_rule(sessions, turns):
+    """A LongMemEval collection's session_of is the official strip_turn_id, the same rule as the sess. measures'
+    default, on every entry id of the sample at both granularities (so no LongMemEval value moves)."""
+    from agentmemory.datasets.longmemeval import longmemeval_session_of
+    from agentmemory.metrics.longmemeval_official import session_of
+
+    for c in (sessions, turns):
+        assert c.session_of is longmemeval_session_of
+        assert all(longmemeval_session_of(e.id) == session_of(e.id) for e in c.entries)
+    assert longmemeval_session_of("q1/answer_ab12_1_3") == "q1/answer_ab12_1"
+    assert longmemeval_session_of("nounderscore") == ""

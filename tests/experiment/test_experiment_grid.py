@@ -255,7 +255,7 @@ def test_bad_grids(text: str, message: str):
         (
             "options = { split = 'dev' }",
             "grid.toml:1: collection 'locomo-sample': split: 'dev' (str) is not an option of the locomo format; the "
-            "locomo format takes: repair, include_captions (split is an option of: beir)",
+            "locomo format takes: repair, include_captions, granularity (split is an option of: beir)",
         ),
     ],
 )

@@ -10,6 +10,7 @@ them.  Nothing is imported from LongMemEval.
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -18,7 +19,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from strategies import rankings_of, turn_corpora
 
+from agentmemory.datasets.locomo import load_locomo, locomo_session_of
 from agentmemory.errors import ParameterError
+from agentmemory.evaluation.runner import evaluate
 from agentmemory.metrics import REGISTRY, Measure, compute_measures, parse_measures
 from agentmemory.metrics.longmemeval_official import (
     dcg,
@@ -244,3 +247,67 @@ def test_helpers_reject_bad_cutoff(helper):
     """k must be an integer >= 1."""
     with pytest.raises(ParameterError, match=r"^k: 0 \(int\) is less than 1; k must be an integer >= 1$"):
         helper(["a"], {"a"}, 0)
+
+
+# --- LoCoMo: the conversion through the collection's entry-to-session mapping ---------------------------------
+
+LOCOMO_CORPUS = frozenset(f"s/D{s}:{t}" for s in (1, 2, 3) for t in (1, 2))  # three sessions of two turns
+LOCOMO_RANKING = ["s/D1:1", "s/D1:2", "s/D3:1", "s/D2:1", "s/D2:2"]
+LOCOMO_GOLD = {"s/D2:2"}  # the gold session is s/S2
+
+
+@pytest.mark.parametrize(
+    ("k", "widened", "expected"),
+    [
+        # S1, S1, S3: two sessions at depth 3 -> k' = 3; S2 not among them; gains [0, 0, 0]
+        (2, 3, (0.0, 0.0, 0.0)),
+        # S1, S1, S3, S2: three at depth 4 -> k' = 4; gains [0, 0, 0, 1] (D2:1's session is gold), DCG 1/log2 4;
+        # ideal: the corpus turns of S2 (two) cut at 4, [1, 1, 0, 0], DCG 1 + 1/log2 2 = 2 -> 0.5 / 2
+        (3, 4, (1.0, 1.0, 0.25)),
+    ],
+)
+def test_locomo_turn_run_at_session_level_by_hand(k, widened, expected):
+    """A LoCoMo turn run scored by session through locomo_session_of (<sample_id>/D<s>:<t> -> <sample_id>/S<s>)."""
+    assert widened_cutoff(LOCOMO_RANKING, k, len(LOCOMO_CORPUS), locomo_session_of) == widened
+    values = tuple(
+        f(LOCOMO_RANKING, LOCOMO_GOLD, k, LOCOMO_CORPUS, locomo_session_of)
+        for f in (sessions_recall_any, sessions_recall_all, sessions_ndcg_any)
+    )
+    assert values == pytest.approx(expected, rel=1e-15, abs=0)
+    # LongMemEval's rule would put every LoCoMo id in the one session '' (no '_'): k' = |corpus| + 1, recall 1
+    assert widened_cutoff(LOCOMO_RANKING, k, len(LOCOMO_CORPUS)) == len(LOCOMO_CORPUS) + 1
+    assert sessions_recall_any(LOCOMO_RANKING, LOCOMO_GOLD, k, LOCOMO_CORPUS) == 1.0
+
+
+def test_measures_read_the_mapping_from_the_context():
+    """Measure.compute passes session_of on to the sess. measures; without one, LongMemEval's rule applies."""
+    qrels = dict.fromkeys(LOCOMO_GOLD, 1)
+    (measure,) = parse_measures("sess.recall_any@2")
+    assert measure.compute(LOCOMO_RANKING, qrels, LOCOMO_CORPUS, session_of=locomo_session_of) == 0.0
+    assert measure.compute(LOCOMO_RANKING, qrels, LOCOMO_CORPUS) == 1.0
+
+
+def test_an_evaluation_of_a_locomo_turn_run_uses_the_collections_mapping(tmp_path):
+    """evaluate() hands the collection's session_of to the sess. measures: a LoCoMo run file scores as by hand."""
+    turn = [{"speaker": "A", "dia_id": "", "text": "hello"}]
+    conversation: dict[str, object] = {}
+    for s in (1, 2, 3):
+        conversation[f"session_{s}_date_time"] = f"9:00 am on {s} June, 2023"
+        conversation[f"session_{s}"] = [dict(turn[0], dia_id=f"D{s}:{t}", text=f"turn {s} {t}") for t in (1, 2)]
+    sample = {
+        "sample_id": "s",
+        "conversation": conversation,
+        "qa": [{"question": "Which turn?", "answer": "x", "evidence": ["D2:2"], "category": 4}],
+    }
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps(sample), encoding="utf-8")
+    run = tmp_path / "hand.trec"
+    run.write_text(
+        "".join(f"s/q0 Q0 {doc} {rank} {10 - rank} hand\n" for rank, doc in enumerate(LOCOMO_RANKING, start=1)),
+        encoding="utf-8",
+    )
+    measures = "sess.recall_any@2,sess.recall_any@3,sess.ndcg_any@3"
+    result = evaluate(load_locomo(path), None, runs=[("hand", str(run))], k=5, ties=False, measures=measures)
+    values = result.results[0].per_query[0].metrics
+    assert (values["sess.recall_any@2"], values["sess.recall_any@3"]) == (0.0, 1.0)
+    assert values["sess.ndcg_any@3"] == pytest.approx(0.25, rel=1e-15)

@@ -126,7 +126,7 @@ def test_repair_and_a_beir_folder(tmp_path):
         (
             {"collection": str(GARDEN), "format_options": "granularity=turn"},
             "granularity: 'turn' (str) is not an option of the beir format; the beir format takes: split "
-            "(granularity is an option of: longmemeval)",
+            "(granularity is an option of: locomo, longmemeval)",
         ),
         (
             {"format_options": 3},
