@@ -354,3 +354,16 @@ def test_first_rank_numbers_and_figure(sample):
     first, second = figures.first_rank_figure(frame, 5), figures.first_rank_figure(frame, 5)
     assert first.data == second.data and first.data[:8] == b"\x89PNG\r\n\x1a\n"
     assert repr(first) == "Figure: headline queries by rank of the first relevant hit, by system (k = 5)"
+
+
+def test_locomo_session_granularity_from_the_notebook_parameters() -> None:
+    """format_options="granularity=session" loads the LoCoMo sample by session, and the equivalent command says so."""
+    locomo = "fixtures/locomo-sample/locomo-sample.json"
+    setup = _setup(collection=locomo, format_options="granularity=session", retrievers="bm25", output_dir="out")
+    assert dict(setup.collection.settings) == {"granularity": "session"}
+    assert setup.collection == load(REPO_ROOT / locomo, granularity="session")
+    assert {e.id for e in setup.collection.entries} == {
+        f"conv-{c}/S{s}" for c, s in ((1, 1), (1, 2), (1, 3), (2, 1), (2, 2), (2, 3))
+    }
+    command = inputs.collection_command(setup, evaluate(setup.collection, setup.retrievers, k=5, seed=7))
+    assert f"agentmemory eval --collection {locomo} --granularity session " in command
