@@ -34,7 +34,7 @@ what they share and :mod:`~agentmemory.cli.collection_args` the collection optio
 The collection options come from the format declarations
 (:data:`agentmemory.datasets.FORMATS`): ``--split`` (beir), ``--repair``
 (locomo, longmemeval and beam), ``--include-captions`` (locomo), ``--granularity``
-(longmemeval), ``--all-turns`` and ``--user-turns-only`` (longmemeval and beam) and
+(locomo and longmemeval), ``--all-turns`` and ``--user-turns-only`` (longmemeval and beam) and
 ``--updates`` (beam) are generated from the
 built-in formats' options, and ``--format-option KEY=VALUE`` (repeatable) passes an option of
 any format, a plugin's included, read with the type the format declares.
