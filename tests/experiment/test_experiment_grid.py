@@ -279,3 +279,11 @@ def test_toml_errors_name_line_and_column(text: str, message: str):
     with pytest.raises(InputError) as info:
         _grid(text)
     assert str(info.value) == message
+
+
+def test_a_grid_loads_locomo_by_session():
+    """options = { granularity = "session" } plans the LoCoMo sample by session: its summary says so."""
+    grid = _grid(f'[[collections]]\npath = "{LOCOMO}"\noptions = {{ granularity = "session" }}\nsystems = ["bm25"]\n')
+    summary = plan_experiment(grid).collections[0].summary
+    assert summary["settings"] == {"granularity": "session"}
+    assert summary["entries"] == 6 and summary["judged_queries"] == 8
