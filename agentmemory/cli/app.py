@@ -14,7 +14,9 @@ Subcommands::
                          [--updates fresh|both] [--format-option KEY=VALUE ...] [--retriever SPEC] [--k INT] [--progress | --no-progress]
     agentmemory score QRELS [RUN] [--run NAME=PATH ...] [--k INT] [--metrics LIST] [--per-query]
                       [--complete] [--output-format table|json]
-    agentmemory store import STORE COLLECTION [--split SPLIT] [--timeout SECONDS]
+    agentmemory store import STORE COLLECTION [--format NAME] [--split SPLIT] [--repair] [--include-captions]
+                         [--granularity session|turn] [--all-turns | --user-turns-only] [--updates fresh|both]
+                         [--format-option KEY=VALUE ...] [--timeout SECONDS]
     agentmemory store export STORE COLLECTION_DIR
     agentmemory store export-run STORE --retriever LABEL --out FILE [--since ISO] [--until ISO]
     agentmemory store export-queries STORE --out FILE [--retriever LABEL] [--since ISO] [--until ISO]
@@ -40,9 +42,9 @@ built-in formats' options, and ``--format-option KEY=VALUE`` (repeatable) passes
 any format, a plugin's included, read with the type the format declares.
 
 ``agentmemory store`` works on a persistent store file
-(:mod:`agentmemory.store.sqlite`): ``import`` puts a BEIR-style collection folder
-into it (created when missing) in one transaction, ``export`` writes it back
-as one, ``export-run`` writes the searches it recorded with one retriever
+(:mod:`agentmemory.store.sqlite`): ``import`` puts a collection of any format
+(the same ``--format`` and format options as ``eval``) into it (created when
+missing) in one transaction, ``export`` writes it back as a BEIR-style folder, ``export-run`` writes the searches it recorded with one retriever
 (key or label) as a TREC run and ``export-queries`` their queries as
 ``queries.jsonl`` (``--since`` inclusive, ``--until`` exclusive; ISO 8601
 with a timezone, or a date), and ``stats`` counts what it holds.  Only

@@ -54,13 +54,18 @@ def _add_option_flag(parser: argparse.ArgumentParser, name: str, users: list[tup
         parser.add_argument(option.flag, dest=dest, metavar=name.upper(), help=f"{said}{default}")
 
 
-def add_collection_arguments(parser: argparse.ArgumentParser) -> None:
-    """--collection, --format, one flag per built-in format option (from its declaration) and --format-option."""
-    parser.add_argument(
-        "--collection",
-        metavar="PATH",
-        help="collection folder or file, in any registered format (default: the shipped fixture)",
-    )
+def add_collection_arguments(parser: argparse.ArgumentParser, *, collection_flag: bool = True) -> None:
+    """--collection, --format, one flag per built-in format option (from its declaration) and --format-option.
+
+    ``collection_flag=False`` leaves ``--collection`` out, for a command that takes the collection as a
+    positional argument of its own (``store import STORE COLLECTION``, the same ``collection`` destination).
+    """
+    if collection_flag:
+        parser.add_argument(
+            "--collection",
+            metavar="PATH",
+            help="collection folder or file, in any registered format (default: the shipped fixture)",
+        )
     parser.add_argument("--format", default="auto", metavar="NAME", action=LazyHelp, help_text=_format_help)
     for name, users in option_flags(BUILTIN_FORMATS).items():
         _add_option_flag(parser, name, users)

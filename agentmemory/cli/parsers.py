@@ -264,11 +264,13 @@ def add_store_parser(sub: argparse._SubParsersAction) -> None:
     )
     commands = st.add_subparsers(dest="store_command", required=True, parser_class=Parser, metavar="COMMAND")
     im = commands.add_parser(
-        "import", help="put a collection folder's entries, queries and judgments into a store", allow_abbrev=False
+        "import", help="put a collection's entries, queries and judgments into a store", allow_abbrev=False
     )
     im.add_argument("store", metavar="STORE", help="the store file (created when missing)")
-    im.add_argument("collection", metavar="COLLECTION", help="a BEIR-style collection folder")
-    im.add_argument("--split", default="test", help="the judgments to import, qrels/<split>.tsv (default test)")
+    im.add_argument(
+        "collection", metavar="COLLECTION", help="a collection folder or file, in any registered format (--format)"
+    )
+    add_collection_arguments(im, collection_flag=False)
     im.add_argument(
         "--timeout", default="5", metavar="SECONDS", help="how long to wait for another writer of the store (default 5)"
     )

@@ -1,7 +1,7 @@
 """``agentmemory store``: a persistent store file (:mod:`agentmemory.store.sqlite`), in and out.
 
-``import`` puts a BEIR-style collection folder into it (created when
-missing) in one transaction, ``export`` writes it back as one,
+``import`` puts a collection of any registered format into it (created when
+missing) in one transaction, ``export`` writes it back as a BEIR-style folder,
 ``export-run`` writes the searches it recorded with one retriever (key or
 label) as a TREC run and ``export-queries`` their queries as
 ``queries.jsonl`` (``--since`` inclusive, ``--until`` exclusive), and
@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 
 from agentmemory.cli.args import output_format
-from agentmemory.datasets.beir import load_collection
+from agentmemory.cli.collection_args import load_collection
 from agentmemory.errors import NumberTextError, ParameterError
 from agentmemory.files.numbers import parse_number
 from agentmemory.files.output_plan import OutputPlan, collection_inputs
@@ -60,7 +60,8 @@ def _store_import(args: argparse.Namespace) -> int:
         timeout = parse_number(args.timeout)
     except NumberTextError as err:
         raise ParameterError("--timeout", args.timeout, err.problem, "give seconds, e.g. 5 or 0.5") from None
-    collection = load_collection(args.collection, split=args.split)
+    collection = load_collection(args, progress=False)
+    split = args.format_option_split or "test"  # a BEIR folder's qrels/<split>.tsv; the name the judgments keep
     target = Path(args.store)
     # The store is written in place (SQLite), not through a plan; the plan's checks still apply: not a
     # folder, FIFO or device, and not one of the collection's files.
@@ -68,7 +69,7 @@ def _store_import(args: argparse.Namespace) -> int:
     created = not target.exists()
     try:
         with MemoryStore.open(target, UNINDEXED, timeout=timeout) as store:
-            counts = import_collection(store, collection, split=args.split)
+            counts = import_collection(store, collection, split=split)
     except BaseException:
         if created:  # a store this command made holds nothing of the failed import: leave no file behind
             for suffix in ("", "-wal", "-shm", LOCK_SUFFIX):
@@ -76,7 +77,7 @@ def _store_import(args: argparse.Namespace) -> int:
         raise
     print(
         f"Imported {counts['entries']} entries, {counts['queries']} queries and {counts['judgments']} judgments "
-        f"({args.split}) into {args.store}"
+        f"({split}) into {args.store}"
     )
     return 0
 

@@ -357,7 +357,7 @@ class _Conversation:
                             "sample_id": self.sample_id,
                             "session": number,
                             "session_date_time": raw_date,
-                            "dia_ids": tuple(t.metadata["dia_id"] for t in turns),
+                            "dia_ids": [t.metadata["dia_id"] for t in turns],
                         }
                     ),
                 )
@@ -471,7 +471,7 @@ def _turn_extras(path: Path, at: str, turn: dict, metadata: dict[str, Any]) -> s
         urls = turn["img_url"]
         if not isinstance(urls, list) or not all(isinstance(u, str) for u in urls):
             raise InputError(path, None, f"{at}.img_url: expected a list of URL strings; found {describe_json(urls)}")
-        metadata["img_url"] = tuple(urls)
+        metadata["img_url"] = list(urls)
     if "query" in turn:
         metadata["query"] = _string(path, f"{at}.query", turn["query"], "a string", empty=True)
     return caption
@@ -515,7 +515,7 @@ def _qa_item(path: Path, where: str, item: object) -> tuple[str, int, list[str] 
         )
     for position, raw in enumerate(evidence):
         _string(path, f"{where}.evidence[{position}]", raw, "a dia_id string like 'D3:7'", empty=True)
-    return question, category, evidence, {"category": category, "evidence": tuple(evidence), **_answers(item)}
+    return question, category, evidence, {"category": category, "evidence": list(evidence), **_answers(item)}
 
 
 def _answers(item: dict) -> dict[str, Any]:

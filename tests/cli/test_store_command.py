@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURE_DIR
+from conftest import FIXTURE_DIR, REPO_ROOT
 
 import agentmemory.cli.app as cli
 from agentmemory import HashIds, MemoryEntry, MemoryStore, Query, SteppingClock
@@ -55,8 +55,13 @@ def test_module_usage_lists_every_store_option() -> None:
     usage = cli.__doc__ or ""
     parsers = _store_parsers()
     assert sorted(parsers) == sorted(STORE_COMMANDS)
+    lines = usage.splitlines()
     for name, parser in parsers.items():
-        line = next((u for u in usage.splitlines() if f"agentmemory store {name} " in u), "")
+        # the command's usage line and its continuation lines (indented, naming no other command)
+        start = next((i for i, u in enumerate(lines) if f"agentmemory store {name} " in u), len(lines))
+        rest = lines[start + 1 :]
+        more = next((i for i, u in enumerate(rest) if "agentmemory " in u or not u.startswith("        ")), len(rest))
+        line = " ".join(lines[start : start + 1 + more])
         options = [s for a in parser._actions for s in a.option_strings if s not in ("-h", "--help")]
         assert line and all(o in line for o in options), (name, options)
 
@@ -330,3 +335,31 @@ def test_an_export_never_replaces_a_file_of_the_store_while_a_writer_holds_it(
         assert (target.read_bytes() if target.exists() else None) == before
         with pytest.raises(persist.StoreLockedError, match="store is locked by another writer"):
             MemoryStore.open(imported, timeout=0)
+
+
+@pytest.mark.parametrize(
+    ("collection", "options", "counts"),
+    [
+        ("locomo-sample/locomo-sample.json", [], "33 entries, 8 queries and 11 judgments"),
+        ("locomo-sample/locomo-sample.json", ["--granularity", "session"], "6 entries, 8 queries and 10 judgments"),
+        ("longmemeval-sample/longmemeval-sample.json", [], "45 entries, 7 queries and 10 judgments"),
+        ("beam-sample", ["--format", "beam"], "26 entries, 12 queries and 23 judgments"),
+    ],
+)
+def test_import_takes_every_format_and_its_options(tmp_path, capsys, collection, options, counts) -> None:
+    """`store import` reads a collection as `eval` does (format detected or named, the format's options), so a
+    LoCoMo, LongMemEval or BEAM file goes into a store, and the store exports what the loader gave."""
+    path = tmp_path / "s.db"
+    code, out, err = run(capsys, "store", "import", str(path), str(REPO_ROOT / "fixtures" / collection), *options)
+    assert (code, err) == (0, "")
+    assert f"Imported {counts} (test) into {path}" in out
+    code, _, err = run(capsys, "store", "export", str(path), str(tmp_path / "out"))
+    assert (code, err) == (0, "")
+    assert (tmp_path / "out" / "corpus.jsonl").read_text(encoding="utf-8").count("\n") == int(counts.split()[0])
+
+
+def test_import_refuses_an_option_its_format_does_not_take(tmp_path, capsys) -> None:
+    path = tmp_path / "s.db"
+    code, _, err = run(capsys, "store", "import", str(path), str(FIXTURE_DIR), "--granularity", "session")
+    assert code == 2 and err.count("\n") == 1 and "granularity" in err
+    assert not path.exists()

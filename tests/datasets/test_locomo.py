@@ -155,7 +155,7 @@ def test_captions_are_appended_only_with_include_captions():
         "session": 1,
         "session_date_time": "2:15 pm on 4 March, 2023",
         "blip_caption": "a pair of blue running shoes on a wooden floor",
-        "img_url": ("https://example.org/locomo-sample/shoes.jpg",),
+        "img_url": ["https://example.org/locomo-sample/shoes.jpg"],
         "query": "running shoes",
     }
 
@@ -197,10 +197,10 @@ def test_query_fields_scope_group_and_metadata(strict):
     assert query.tags is None
     assert query.scope == "conv-2"
     assert query.group == "2 temporal"
-    assert dict(query.metadata) == {"category": 2, "evidence": ("D1:4", "D3:1"), "answer": "3 February 2024"}
+    assert dict(query.metadata) == {"category": 2, "evidence": ["D1:4", "D3:1"], "answer": "3 February 2024"}
     assert dict(by_id["conv-1/q5"].metadata) == {
         "category": 5,
-        "evidence": ("D2:6",),
+        "evidence": ["D2:6"],
         "adversarial_answer": "A beagle",
     }
     assert sorted({q.group for q in strict.queries}) == ["1 multi-hop", "2 temporal", "4 single-hop", "5 adversarial"]
@@ -657,7 +657,7 @@ def test_session_entries_join_the_turns_in_order(tmp_path):
         "sample_id": "s1",
         "session": 2,
         "session_date_time": "8:30 pm on 3 June, 2023",
-        "dia_ids": ("D2:1", "D2:2", "D2:3"),
+        "dia_ids": ["D2:1", "D2:2", "D2:3"],
     }
     turns = load_locomo(_write(tmp_path, sample), include_captions=True)
     assert c.turns["s1/S2"] == tuple(e for e in turns.entries if e.metadata["session"] == 2)
