@@ -237,3 +237,11 @@ def test_group_table_counts_the_queries_with_a_value(tmp_path, words):
     text = group_table(e, evaluation_statistics(e, seed=1, n_resamples=100))
     assert text.splitlines()[2] == "| Group | Queries | System | R@1 | P@1 | RR | tokens@first (lower is better) |"
     assert text.splitlines()[-1].startswith("| g | 2 | mine | ") and text.endswith(" | 2.00 (1 of 2) |")
+
+
+def test_the_artifact_with_budget_measures_is_byte_identical():
+    """Two evaluations with budget measures write the same artifact bytes (token counts are a function of the texts)."""
+    sample = load(SAMPLE)
+    texts = [dumps_artifact(evaluate(sample, "bm25,dense", k=5, measures="R@128tok,tokens@first")) for _ in range(2)]
+    assert texts[0] == texts[1]
+    assert '"R@128tok": ' in texts[0] and '"file_sha256": ' in texts[0]
