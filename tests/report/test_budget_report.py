@@ -64,3 +64,28 @@ def test_interval_table_counts_the_queries_with_a_value(evaluation):
     cells = dict(zip(frame["System"], frame["tokens@first"]))
     assert cells["Tag scorer"] == "n/a (0 of 7)"
     assert cells["BM25"].endswith(" (7 of 7)")
+
+
+def test_metric_table_shows_a_mean_over_no_query_as_na(evaluation):
+    """The report's metric table shows n/a where no query has a value (the tag scorer's tokens@first)."""
+    from agentmemory.report import tables
+
+    frame = tables.metric_table(evaluation).frame
+    bm25, dense, tags = (r.means["tokens@first"] for r in evaluation.results)
+    assert tags is None and bm25 is not None and dense is not None
+    assert list(frame["tokens@first"]) == [format(bm25, ".4f"), format(dense, ".4f"), "n/a"]
+
+
+def test_the_command_names_a_tokenizer_other_than_the_default():
+    """The report's equivalent command repeats --tokenizer when the run counted tokens with another counter."""
+    from plugins import restored
+
+    from agentmemory.metrics.token_counters import TOKEN_COUNTERS, Llama2Counter
+    from agentmemory.report import results
+
+    with restored(TOKEN_COUNTERS):
+        TOKEN_COUNTERS.register("mine", Llama2Counter)
+        e = evaluate(load(SAMPLE), "bm25", k=5, measures="R@64tok", tokenizer="mine")
+        assert results.cli_command(e, out="x.json").endswith("--metrics R@64tok --tokenizer mine --out x.json")
+        plain = evaluate(load(SAMPLE), "bm25", k=5, measures="R@64tok")
+        assert "--tokenizer" not in results.cli_command(plain, out="x.json")
