@@ -83,13 +83,21 @@ def cli_command(
         parts.append("--as-of")
     if evaluation.options.baseline is not None:
         parts += ["--baseline", evaluation.options.baseline]
-    extra = [str(m) for m in evaluation.measures if m not in default_measures(evaluation.k)]
-    if extra:
-        parts += ["--metrics", ",".join(extra)]
-    if evaluation.tokenizer is not None and evaluation.options.tokenizer != DEFAULT_TOKEN_COUNTER:
-        parts += ["--tokenizer", evaluation.options.tokenizer]
+    parts += _measure_flags(evaluation)
     parts += ["--out", out]
     return shlex.join(parts)
+
+
+def _measure_flags(evaluation: Evaluation) -> list[str]:
+    """``--metrics`` (the measures beyond the defaults) and ``--tokenizer`` (a counter other than the default
+    that measures counted tokens with), as :func:`cli_command` writes them."""
+    flags: list[str] = []
+    extra = [str(m) for m in evaluation.measures if m not in default_measures(evaluation.k)]
+    if extra:
+        flags += ["--metrics", ",".join(extra)]
+    if evaluation.tokenizer is not None and evaluation.options.tokenizer != DEFAULT_TOKEN_COUNTER:
+        flags += ["--tokenizer", evaluation.options.tokenizer]
+    return flags
 
 
 def artifact_summary(
