@@ -36,7 +36,7 @@ from agentmemory import records
 from agentmemory.cli import app as cli_app
 from agentmemory.datasets import FORMATS
 from agentmemory.experiment import grid as grid_module
-from agentmemory.metrics import REGISTRY, CutoffRule, QueryContext
+from agentmemory.metrics import REGISTRY, CutoffRule, MeasureDef, QueryContext
 from agentmemory.retrievers import CAPABILITY_TABLE
 from agentmemory.systems import SYSTEM_CAPABILITIES, Memory, Turn
 
@@ -139,38 +139,55 @@ def cli_reference() -> str:
 
 
 # -- measures -------------------------------------------------------------------------------------------------
-_CUTOFF = {CutoffRule.REQUIRED: "required", CutoffRule.OPTIONAL: "optional", CutoffRule.FORBIDDEN: "none"}
+_CUTOFF = {
+    CutoffRule.REQUIRED: "`@k` required",
+    CutoffRule.OPTIONAL: "`@k` optional",
+    CutoffRule.FORBIDDEN: "none",
+    CutoffRule.BUDGET: "`@<T>tok` required",
+    CutoffRule.FIRST: "`@first`",
+}
+
+
+def _measure_row(written: str, d: MeasureDef, aliases: str) -> list[str]:
+    capabilities = [what for what in ("batch", "tie_aware", "provenance") if getattr(d, what) is not None]
+    if d.whole_ranking:
+        capabilities.append("whole ranking")
+    if d.undefined_when is not None:
+        capabilities.append(f"no value with {d.undefined_when}")
+    return [
+        written,
+        aliases,
+        _CUTOFF[d.cutoff],
+        _text(d.family or "not stated"),
+        _text(d.description),
+        d.direction,
+        ", ".join(capabilities),
+    ]
 
 
 def measure_reference() -> str:
-    """Every registered measure: a summary table, then each defining module's docstring and public functions."""
+    """Every registered measure (and its budget form, a row of its own): a summary table, then each defining
+    module's docstring and public functions."""
     definitions = REGISTRY.registered()
     rows = []
     modules: dict[str, list[str]] = {}
     for name, d in definitions.items():
-        capabilities = [what for what in ("batch", "tie_aware", "provenance") if getattr(d, what) is not None]
-        if d.whole_ranking:
-            capabilities.append("whole ranking")
-        rows.append(
-            [
-                _code(name),
-                ", ".join(_code(a) for a in d.aliases),
-                _CUTOFF[d.cutoff],
-                _text(d.family or "not stated"),
-                _text(d.description),
-                d.direction,
-                ", ".join(capabilities),
-            ]
-        )
+        aliases = ", ".join(_code(a) for a in d.aliases)
+        rows.append(_measure_row(_code(name), d, aliases))
+        if d.budget_form is not None:
+            rows.append(_measure_row(_code(f"{name}@<T>tok"), d.budget_form, aliases))
         module = inspect.getmodule(d.function)
         if module is None:
             raise PluginError(f"the measure {name!r}: its function has no module to document")
         modules.setdefault(module.__name__, []).append(name)
     out = [
-        _table(["measure", "aliases", "cutoff @k", "family", "definition", "better", "optional parts"], rows),
+        _table(["measure", "aliases", "cutoff", "family", "definition", "better", "optional parts"], rows),
         "The optional parts: `batch` (a NumPy kernel for whole runs), `tie_aware` (the expectation over all "
         "orderings of tied scores), `provenance` (a value under `--relevance provenance`), `whole ranking` "
-        "(the measure may look below its cutoff).",
+        "(the measure may look below its cutoff), `no value with ...` (where the measure has none: the query is "
+        "left out of its mean and counted beside it).  A row `X@<T>tok` is the budget form of `X` "
+        "(`MeasureDef.budget_form`), defined in `X`'s module with the reading rule of "
+        "`agentmemory/metrics/budget.py`.",
     ]
     for module_name, names in modules.items():
         out.append(f"## {', '.join(f'`{n}`' for n in names)}")

@@ -18,7 +18,10 @@ Top-level keys (``schema_version`` 2)::
 created before they were asked (``as_of``; then each per-query row says how
 many entries of its scope it could see, ``visible_entries``) and every system (``retrievers``: name,
 label, ``kind`` ``retriever`` or ``run``, parameters; a run's file name,
-sha256, format and depth), with the run lines a lenient run dropped.
+sha256, format and depth), with the run lines a lenient run dropped, and,
+when a measure counts tokens (the budget measures, ``tokens@first``), the
+``tokenizer`` that counted them (name, version, the file it reads and its
+sha256: :mod:`agentmemory.metrics.token_counters`).
 ``aggregate`` holds one row per system (the seed's columns
 ``retriever``, ``mean_recall@k``, ``mean_precision@k``, ``MRR``, then every
 measure's mean); ``groups`` the means per query group; ``tie_aware`` the
@@ -30,7 +33,10 @@ seeded by the run's seed (:meth:`agentmemory.analysis.statistics.Statistics.to_d
 pairwise comparisons with Holm over the pairs of each measure (``p_holm``),
 and the comparison table's cells against the baseline with Holm over the
 whole table (``versus_baseline[].p_holm_table``).  Under provenance each
-per-query row also lists, per hit, the relevant sources it credited.
+per-query row also lists, per hit, the relevant sources it credited.  A
+per-query value is ``null`` where its measure has no value on that query
+(``tokens@first`` without a relevant hit); a mean over no such value is
+``null`` too, and the interval's ``n`` counts the queries with one.
 
 **Infinite scores.**  A hit's score may be ``+inf`` or ``-inf`` (a plugin's,
 or a run file's ``inf``: both rank, first and last); JSON has no such number,
@@ -90,6 +96,7 @@ def artifact_dict(evaluation: Evaluation, statistics: Statistics | None = None) 
                 for r in evaluation.results
                 if r.dropped
             },
+            **({"tokenizer": dict(evaluation.tokenizer)} if evaluation.tokenizer is not None else {}),
         },
         "collection": collection_summary(evaluation.collection),
         "aggregate": [r.aggregate_row() for r in evaluation.results],

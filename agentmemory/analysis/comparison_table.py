@@ -41,10 +41,17 @@ from agentmemory.analysis.statistics import (
     format_p,
     smallest_p_value,
 )
-from agentmemory.analysis.text_tables import column_name, interval_cell, lower_is_better, markdown_table
+from agentmemory.analysis.text_tables import (
+    column_name,
+    interval_cell,
+    lower_is_better,
+    markdown_table,
+    may_be_undefined,
+)
 from agentmemory.errors import ParameterError
 from agentmemory.evaluation.runner import Evaluation
 from agentmemory.metrics import parse_measure
+from agentmemory.metrics.budget import FAMILY as BUDGET_FAMILY
 
 __all__ = ["TABLE_FORMATS", "ComparisonTable", "comparison_frame", "comparison_table", "systems_table", "table_format"]
 
@@ -67,7 +74,9 @@ class ComparisonTable:
     """The comparison table of one evaluation (see the module docstring).
 
     ``systems`` are ``(name, label, kind)`` in the evaluation's order, the
-    baseline first; ``cells[(name, measure)]`` the :class:`TableCell`s.
+    baseline first; ``cells[(name, measure)]`` the :class:`TableCell`s;
+    ``tokenizer`` the name of the token counter the budget measures read
+    with (``None`` when none did).
     """
 
     systems: tuple[tuple[str, str, str], ...]
@@ -80,6 +89,7 @@ class ComparisonTable:
     relevance: str
     k: int
     excluded_groups: tuple[str, ...]
+    tokenizer: str | None = None
 
     @property
     def baseline_label(self) -> str:
@@ -87,15 +97,21 @@ class ComparisonTable:
 
     @property
     def comparisons(self) -> int:
-        """How many comparisons Holm's correction runs over (every other system x every measure)."""
-        return (len(self.systems) - 1) * len(self.measures)
+        """How many comparisons Holm's correction runs over: every other system x every measure, less those
+        without a common query (a measure with no value where the baseline has one)."""
+        return sum(1 for cell in self.cells.values() if cell.versus is not None)
 
     def cell_text(self, name: str, measure: str) -> str:
-        """``"0.812 [0.701, 0.913] ▲ +12/−3"``; the baseline's cells carry no marker and no counts."""
+        """``"0.812 [0.701, 0.913] ▲ +12/−3"``; the baseline's cells carry no marker and no counts.
+
+        A measure that may have no value on a query (``tokens@first``) shows over how many of the
+        queries its mean is (``"41.667 [26.333, 59.000] (5 of 6)"``); a system that has no query with a
+        value where the baseline has one too is not compared (``"(not compared: no common query)"``).
+        """
         cell = self.cells[(name, measure)]
-        text = interval_cell(cell.interval, _DECIMALS)
+        text = interval_cell(cell.interval, _DECIMALS, of=self.queries if may_be_undefined(measure) else None)
         if cell.versus is None:
-            return text
+            return text if name == self.baseline else f"{text} (not compared: no common query)"
         marker = self.marker(name, measure)
         better, worse = self.counts(name, measure)
         return f"{text}{' ' + marker if marker else ''} +{better}/−{worse}"
@@ -158,6 +174,8 @@ class ComparisonTable:
             "trec_eval": "trec_eval's definitions",
             "": "their own definitions",
             "BEAM": "agentmemory's stale-evidence definition for BEAM",
+            BUDGET_FAMILY: "agentmemory's context-budget definitions"
+            + (f" with the {self.tokenizer} token counter" if self.tokenizer else ""),
         }
         return " and ".join(
             f"{names.get(family, f'{family} official definitions')} ({', '.join(ms)})" for family, ms in groups.items()
@@ -201,12 +219,38 @@ class ComparisonTable:
                     f"{format_p(adjusted)} after Holm's correction over {self.comparisons} comparisons, so no "
                     "marker can appear, whatever the systems do."
                 )
+        text += self._budget_notes()
         lower = self.lower_measures
         if lower:
             text += (
                 f" For {', '.join(lower)} lower is better: ▲ marks a significantly lower value and +a/−b count the "
                 "queries on which the system scores below/above the baseline."
             )
+        return text
+
+    def _budget_notes(self) -> str:
+        """What the notation says of budget measures (no tie-aware value) and of measures with no value on some
+        queries (their means, tests and counts); empty without them."""
+        text = ""
+        family = [m for m in self.measures if parse_measure(m).definition.family == BUDGET_FAMILY]
+        budgets = [m for m in family if parse_measure(m).budget is not None]
+        if budgets:
+            text += (
+                f" {', '.join(budgets)}: each ranking read top down while its texts' tokens stay within the budget "
+                "(the hit that would cross it, and all below, left out)."
+            )
+        if family:
+            text += (
+                f" {', '.join(family)} {'has' if len(family) == 1 else 'have'} no tie-aware value (tied hits of unequal length change how many fit, "
+                "and the expectation over their orders has no closed form)."
+            )
+        for m in self.measures:
+            when = parse_measure(m).definition.undefined_when
+            if when is not None:
+                text += (
+                    f" {m} has no value on a query with {when}: its mean and interval are over the queries with "
+                    "one, (n of N) counting them; its test and +a/−b over the queries where both systems have one."
+                )
         return text
 
     def render(self, format: str = "text") -> str:
@@ -276,18 +320,25 @@ def comparison_table(evaluation: Evaluation, statistics: Statistics) -> Comparis
     Systems keep the evaluation's order, except that the baseline comes first.
     """
     systems = [(r.name, r.label, r.kind) for r in evaluation.results]
-    return systems_table(systems, statistics, k=evaluation.k, relevance=evaluation.relevance)
+    tokenizer = None if evaluation.tokenizer is None else str(evaluation.tokenizer.get("name"))
+    return systems_table(systems, statistics, k=evaluation.k, relevance=evaluation.relevance, tokenizer=tokenizer)
 
 
 def systems_table(
-    systems: Sequence[tuple[str, str, str]], statistics: Statistics, *, k: int, relevance: str = "direct"
+    systems: Sequence[tuple[str, str, str]],
+    statistics: Statistics,
+    *,
+    k: int,
+    relevance: str = "direct",
+    tokenizer: str | None = None,
 ) -> ComparisonTable:
     """The comparison table of ``systems`` (``(name, label, kind)`` in order) from their ``statistics``.
 
     What :func:`comparison_table` builds from an evaluation, for callers that
     hold only per-query values and their :func:`~agentmemory.analysis.statistics.per_query_statistics`
-    (an experiment's merge).  ``k`` and ``relevance`` are the evaluation's,
-    for the caption.  The baseline comes first.
+    (an experiment's merge).  ``k``, ``relevance`` and ``tokenizer`` (the
+    token counter's name, when budget measures were computed) are the
+    evaluation's, for the caption.  The baseline comes first.
     """
     base = statistics.baseline
     ordered = sorted(systems, key=lambda s: s[0] != base)
@@ -307,6 +358,7 @@ def systems_table(
         relevance=relevance,
         k=k,
         excluded_groups=statistics.excluded_groups,
+        tokenizer=tokenizer,
     )
 
 

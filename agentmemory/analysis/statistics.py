@@ -132,6 +132,10 @@ def evaluation_statistics(
       above and below the baseline.
 
     An interval over no query is ``None`` (and there are no comparisons).
+    A measure that may have no value on a query (``MeasureDef.undefined_when``:
+    ``tokens@first``) is averaged over the queries with one, its interval's
+    ``n`` counting them; its tests and counts are over the queries where both
+    systems have one (see :func:`per_query_statistics`).
 
     Every call uses ``default_rng(seed)`` afresh, so intervals over the same
     queries resample the same queries (common random numbers) and the
@@ -164,7 +168,7 @@ def evaluation_statistics(
 
 
 def per_query_statistics(
-    values: Mapping[str, Mapping[str, Mapping[str, float]]],
+    values: Mapping[str, Mapping[str, Mapping[str, float | None]]],
     *,
     labels: Mapping[str, str],
     queries: Sequence[tuple[str, str | None]],
@@ -180,7 +184,12 @@ def per_query_statistics(
     """:func:`evaluation_statistics` from per-query values alone, without an :class:`~agentmemory.evaluation.runner.Evaluation`.
 
     ``values[system][query_id][measure]`` is one system's value on one query
-    (a system's ``per_query`` metrics); ``labels`` maps each system's name to
+    (a system's ``per_query`` metrics), ``None`` where the measure has no
+    value on that query (``tokens@first`` without a relevant hit: the
+    interval is over the queries with one, its ``n`` counting them, and the
+    paired tests and the counts above and below the baseline over the queries
+    where both systems have one; a measure with no value anywhere has no
+    interval, and a comparison with no such query no test); ``labels`` maps each system's name to
     its label, in the order the systems are compared (the first is the
     default baseline); ``queries`` are the judged queries as ``(query_id,
     group)`` in collection order; those whose group is in
@@ -240,15 +249,27 @@ class _Resampling:
 
 @dataclass(frozen=True, slots=True)
 class _Values:
-    """``values[system][query_id][measure]`` with the systems (``names``) and ``measures`` compared, in order."""
+    """``values[system][query_id][measure]`` with the systems (``names``) and ``measures`` compared, in order.
 
-    values: Mapping[str, Mapping[str, Mapping[str, float]]]
+    A value is ``None`` where the measure has none on that query (``tokens@first`` without a relevant hit):
+    intervals are over the values present, paired tests over the queries where both systems have one.
+    """
+
+    values: Mapping[str, Mapping[str, Mapping[str, float | None]]]
     names: list[str]
     measures: list[str]
 
     def column(self, name: str, m: str, query_ids: Sequence[str]) -> list[float]:
-        """System ``name``'s values on measure ``m`` over ``query_ids``, in order."""
-        return [float(self.values[name][qid][m]) for qid in query_ids]
+        """System ``name``'s values on measure ``m`` over ``query_ids``, in order, those without a value left out."""
+        found = (self.values[name][qid][m] for qid in query_ids)
+        return [float(v) for v in found if v is not None]
+
+    def pair(self, a: str, b: str, m: str, query_ids: Sequence[str]) -> tuple[list[float], list[float]]:
+        """Systems ``a``'s and ``b``'s values on ``m`` over the ``query_ids`` where both have one, in order."""
+        ours, theirs = self.values[a], self.values[b]
+        both = [(ours[q][m], theirs[q][m]) for q in query_ids]
+        kept = [(float(x), float(y)) for x, y in both if x is not None and y is not None]
+        return [x for x, _ in kept], [y for _, y in kept]
 
     def keys(self) -> list[tuple[str, str]]:
         """Every (system, measure), systems first."""
@@ -260,11 +281,12 @@ def _intervals_over(table: _Values, query_ids: list[str], how: _Resampling) -> d
     ``None`` everywhere over no query."""
     if not query_ids:
         return {name: {m: None for m in table.measures} for name in table.names}
-    keys = table.keys()
-    series = [_values("values", table.column(name, m, query_ids)) for name, m in keys]
+    columns = {(name, m): table.column(name, m, query_ids) for name, m in table.keys()}
+    keys = [key for key, column in columns.items() if column]  # a measure with no value on any query: no interval
+    series = [_values("values", columns[key]) for key in keys]
     computed = _bootstrap_cis(series, seed=how.seed, confidence=how.confidence, n_resamples=how.n_resamples)
     found = dict(zip(keys, computed))
-    return {name: {m: found[name, m] for m in table.measures} for name in table.names}
+    return {name: {m: found.get((name, m)) for m in table.measures} for name in table.names}
 
 
 def _group_statistics(
@@ -287,21 +309,21 @@ def _headline_tests(
     against_base: list[tuple[str, str]],
     base: str,
     how: _Resampling,
-) -> tuple[Iterator[PairedTest], dict[str, dict[str, Interval | None]]]:
+) -> tuple[Iterator[PairedTest | None], dict[str, dict[str, Interval | None]]]:
     """Every paired test over the headline queries and the headline intervals, computed together.
 
     The tests come in order: each pair of ``compared`` on each measure (measures outer), then each
-    ``(system, measure)`` of ``against_base`` against the baseline.  They and the intervals resample
-    the same queries, so they share their random draws.
+    ``(system, measure)`` of ``against_base`` against the baseline; ``None`` for a comparison with no query
+    where both systems have a value.  They and the intervals resample the same queries, so they share their
+    random draws.
     """
-    requests = [
-        (table.column(a, m, headline), table.column(b, m, headline)) for m in table.measures for a, b in compared
-    ]
-    requests += [(table.column(name, m, headline), table.column(base, m, headline)) for name, m in against_base]
-    checked = [(_values("a", ours), _values("b", theirs)) for ours, theirs in requests]
-    keys = table.keys() if headline else []
-    series = [_values("values", table.column(name, m, headline)) for name, m in keys]
-    tests, intervals = _paired_tests(
+    requests = [table.pair(a, b, m, headline) for m in table.measures for a, b in compared]
+    requests += [table.pair(name, base, m, headline) for name, m in against_base]
+    checked = [(_values("a", ours), _values("b", theirs)) for ours, theirs in requests if ours]
+    columns = {key: table.column(*key, headline) for key in table.keys()} if headline else {}
+    keys = [key for key, column in columns.items() if column]
+    series = [_values("values", columns[key]) for key in keys]
+    computed, intervals = _paired_tests(
         checked,
         seed=how.seed,
         n_resamples=how.n_resamples,
@@ -309,13 +331,15 @@ def _headline_tests(
         confidence=how.confidence,
         samples=series,
     )
+    made = iter(computed)
+    tests = [next(made) if ours else None for ours, _ in requests]
     found = dict(zip(keys, intervals))
     return iter(tests), {name: {m: found.get((name, m)) for m in table.measures} for name in table.names}
 
 
 def _pair_comparisons(
     compared: list[tuple[str, str]],
-    tests: Iterator[PairedTest],
+    tests: Iterator[PairedTest | None],
     measures: list[str],
     labels: Mapping[str, str],
     alpha: float,
@@ -323,10 +347,12 @@ def _pair_comparisons(
     several: bool,
 ) -> dict[str, tuple[Comparison, ...]]:
     """Each measure's pairs with their tests (taken from ``tests`` in order), Holm across the pairs of that
-    measure, and :func:`describe_comparison`'s sentence (showing the Holm-adjusted p-value when ``several``)."""
+    measure, and :func:`describe_comparison`'s sentence (showing the Holm-adjusted p-value when ``several``).
+    A pair without a test (no query where both have a value) is left out."""
     comparisons: dict[str, tuple[Comparison, ...]] = {}
     for m in measures:
-        made = {f"{a} vs {b}": next(tests) for a, b in compared}
+        tested = [((a, b), f"{a} vs {b}", next(tests)) for a, b in compared]
+        made = {key: test for _, key, test in tested if test is not None}
         adjusted = holm({key: t.p_value for key, t in made.items()})
         comparisons[m] = tuple(
             Comparison(
@@ -343,20 +369,28 @@ def _pair_comparisons(
                     adjusted_p=adjusted[key] if several else None,
                 ),
             )
-            for (a, b), (key, test) in zip(compared, made.items())
+            for (a, b), key, test in tested
+            if test is not None
         )
     return comparisons
 
 
 def _baseline_comparisons(
-    table: _Values, headline: list[str], against_base: list[tuple[str, str]], base: str, tests: Iterator[PairedTest]
+    table: _Values,
+    headline: list[str],
+    against_base: list[tuple[str, str]],
+    base: str,
+    tests: Iterator[PairedTest | None],
 ) -> tuple[BaselineComparison, ...]:
     """Each ``(system, measure)`` against the baseline with its test (the rest of ``tests``), Holm across all
-    of them together, and the number of headline queries above and below the baseline."""
+    of them together, and the number of headline queries above and below the baseline (over the queries
+    where both have a value; a comparison with none is left out)."""
     rows: list[tuple[str, str, PairedTest, int, int]] = []
     for name, m in against_base:
         test = next(tests)
-        ours, theirs = table.column(name, m, headline), table.column(base, m, headline)
+        if test is None:
+            continue
+        ours, theirs = table.pair(name, base, m, headline)
         above = sum(1 for x, y in zip(ours, theirs) if x > y)
         below = sum(1 for x, y in zip(ours, theirs) if x < y)
         rows.append((name, m, test, above, below))

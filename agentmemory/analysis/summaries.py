@@ -31,7 +31,9 @@ class Interval:
     Attributes:
         low, high: the interval's ends.
         mean: the sample mean (:func:`math.fsum` / n).
-        n: number of values (queries).
+        n: number of values (queries; for a measure that may have no value on
+            a query, ``tokens@first``, the queries with one, which may be
+            fewer than the queries counted).
         confidence: the confidence level, e.g. 0.95.
         degenerate: True when there was nothing to resample (one value, or
             all values equal up to rounding noise of 1e-12): the interval is
@@ -79,7 +81,8 @@ class PairedTest:
         effect_size: the same mean difference (metric units are the effect
             size worth reading; kept as its own field for reports).
         effect_ci: bootstrap interval of the mean paired difference.
-        n: number of pairs (queries).
+        n: number of pairs (queries; for a measure that may have no value on a
+            query, the queries where both systems have one).
         standardized_effect: mean difference / sample standard deviation
             (``ddof=1``) of the differences (Cohen's d_z); ``None`` when the
             differences are all equal (up to rounding noise of 1e-12) or ``n < 2``.

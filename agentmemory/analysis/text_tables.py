@@ -15,7 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agentmemory.analysis.statistics import Interval, Statistics, comparisons_preface, describe_comparison
+from agentmemory.analysis.statistics import (
+    Interval,
+    Statistics,
+    bootstrap_ci,
+    comparisons_preface,
+    describe_comparison,
+)
 from agentmemory.evaluation.runner import Evaluation, seed_measures
 from agentmemory.metrics import parse_measure
 from agentmemory.metrics.scoring import default_measures
@@ -33,6 +39,8 @@ __all__ = [
     "interval_table",
     "lower_is_better",
     "markdown_table",
+    "may_be_undefined",
+    "sample_cell",
     "seed_measures",
     "seed_rows",
     "seed_table",
@@ -49,6 +57,12 @@ def lower_is_better(measure: str) -> bool:
     """Whether the measure written ``measure`` (``"stale@10"``) declares that lower values are better
     (``MeasureDef.direction``)."""
     return parse_measure(measure).definition.direction == "lower"
+
+
+def may_be_undefined(measure: str) -> bool:
+    """Whether the measure written ``measure`` (``"tokens@first"``) may have no value on a query
+    (``MeasureDef.undefined_when``): its cells then say over how many queries the mean is."""
+    return parse_measure(measure).definition.undefined_when is not None
 
 
 def column_name(measure: str) -> str:
@@ -93,21 +107,44 @@ def seed_table(evaluation: Evaluation) -> str:
     return "\n".join([head, "", markdown_table(SEED_COLUMNS, seed_rows(evaluation)), "", unjudged_note(evaluation)])
 
 
-def interval_cell(interval: Interval | None, decimals: int = 2) -> str:
+def interval_cell(interval: Interval | None, decimals: int = 2, *, of: int | None = None) -> str:
     """One mean with its interval, to ``decimals`` (2) decimals, as the command line and the reports show it.
 
     ``"0.81 [0.58, 1.00]"``; ``"1.00 [1.00, 1.00] (all equal)"`` when every
     query has the same value (a degenerate interval says nothing about
     uncertainty); ``"0.50 (one query)"`` (no interval) for a single query;
     ``"n/a"`` for none (``None``: no query to average).
+
+    ``of`` is given for a measure that may have no value on a query
+    (:func:`may_be_undefined`): the number of queries counted, so the cell
+    says over how many of them the mean is, ``"41.7 [26.3, 59.0] (5 of 6)"``,
+    and ``"n/a (0 of 6)"`` when none has a value.
     """
+    share = "" if of is None else f" ({0 if interval is None else interval.n} of {of})"
     if interval is None:
-        return "n/a"
+        return "n/a" + share
     d = decimals
     if interval.n == 1:
-        return f"{interval.mean:.{d}f} (one query)"
+        return f"{interval.mean:.{d}f}" + (share or " (one query)")
     text = f"{interval.mean:.{d}f} [{interval.low:.{d}f}, {interval.high:.{d}f}]"
-    return text + " (all equal)" if interval.degenerate else text
+    return (text + " (all equal)" if interval.degenerate else text) + share
+
+
+def sample_cell(values: Sequence[float | None], statistics: Statistics, measure: str) -> str:
+    """:func:`interval_cell` of the mean of ``values`` (one per query, ``None`` where ``measure`` has no value),
+    with :func:`~agentmemory.analysis.statistics.bootstrap_ci` as ``statistics`` computed its intervals;
+    ``"n/a"`` over no query."""
+    present = [v for v in values if v is not None]
+    interval = (
+        bootstrap_ci(
+            present, seed=statistics.seed, confidence=statistics.confidence, n_resamples=statistics.n_resamples
+        )
+        if present
+        else None
+    )
+    if not values:
+        return "n/a"
+    return interval_cell(interval, of=_of(measure, len(values)))
 
 
 def interval_rows(
@@ -119,8 +156,14 @@ def interval_rows(
     """
     chosen = statistics.measures if measures is None else measures
     return [
-        [r.label, *(interval_cell(statistics.intervals[r.name].get(m)) for m in chosen)] for r in evaluation.results
+        [r.label, *(interval_cell(statistics.intervals[r.name].get(m), of=_of(m, statistics.queries)) for m in chosen)]
+        for r in evaluation.results
     ]
+
+
+def _of(measure: str, queries: int) -> int | None:
+    """``queries`` for a measure that may have no value on a query (its cells count them), else ``None``."""
+    return queries if may_be_undefined(measure) else None
 
 
 def group_rows(
@@ -138,7 +181,12 @@ def group_rows(
     """
     chosen = statistics.measures if measures is None else measures
     return [
-        [group.name, str(group.queries), r.label, *(interval_cell(group.intervals[r.name].get(m)) for m in chosen)]
+        [
+            group.name,
+            str(group.queries),
+            r.label,
+            *(interval_cell(group.intervals[r.name].get(m), of=_of(m, group.queries)) for m in chosen),
+        ]
         for group in statistics.groups.values()
         if in_headline is None or group.in_headline == in_headline
         for r in evaluation.results

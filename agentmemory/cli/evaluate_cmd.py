@@ -31,6 +31,7 @@ from agentmemory.evaluation.system_runs import memories_text, system_table, syst
 from agentmemory.files.numbers import parse_number
 from agentmemory.files.output_plan import OutputPlan, collection_inputs
 from agentmemory.files.trec import format_qrels, format_run
+from agentmemory.metrics.token_counters import DEFAULT_TOKEN_COUNTER
 from agentmemory.retrievers import RetrieverSpec, resolve_retrievers
 from agentmemory.systems.registry import resolve_systems
 
@@ -43,6 +44,7 @@ FLAG_NAMES = {
     "measures": "--metrics",
     "attribution": "--attribution",
     "system_timeout": "--system-timeout",
+    "tokenizer": "--tokenizer",
 }
 """How messages about the evaluation's options name them here: by their flags."""
 
@@ -93,6 +95,7 @@ def eval_options(args: argparse.Namespace) -> EvalOptions:
         attribution=args.attribution,
         system_timeout=_seconds(args.system_timeout),
         lenient_system=args.lenient_system,
+        tokenizer=args.tokenizer or DEFAULT_TOKEN_COUNTER,
         names=FLAG_NAMES,
     )
 

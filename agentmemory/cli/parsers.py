@@ -96,7 +96,20 @@ def add_eval_parser(sub: argparse._SubParsersAction) -> None:
     ev.add_argument(
         "--baseline", metavar="NAME", help="the system the comparison table compares with (default the first)"
     )
-    ev.add_argument("--metrics", default=None, help="extra measures beyond P@k,R@k,RR,RR@k,nDCG@k,AP@k")
+    ev.add_argument(
+        "--metrics",
+        default=None,
+        help="extra measures beyond P@k,R@k,RR,RR@k,nDCG@k,AP@k: a rank cutoff (nDCG@10), a token budget "
+        "(R@512tok, nDCG@2048tok, P@512tok, Success@512tok) or tokens@first",
+    )
+    ev.add_argument(
+        "--tokenizer",
+        default=None,
+        metavar="NAME",
+        help="the token counter of the budget measures and tokens@first, a name of "
+        "agentmemory.metrics.token_counters.TOKEN_COUNTERS (default llama2: the Llama-2 BPE wordllama ships, "
+        "counted without <s>)",
+    )
     ev.add_argument(
         "--out", default=None, metavar="FILE", help="write the eval-results.json artifact here (default: write none)"
     )

@@ -31,6 +31,7 @@ from typing import Any
 from agentmemory.errors import ParameterError, UnknownNameError, check_positive_int, check_seed
 from agentmemory.metrics import Measure, parse_measures
 from agentmemory.metrics.scoring import default_measures
+from agentmemory.metrics.token_counters import DEFAULT_TOKEN_COUNTER, TOKEN_COUNTERS
 from agentmemory.systems.attribution import parse_attribution
 
 __all__ = ["RELEVANCE_MODES", "EvalOptions"]
@@ -78,6 +79,10 @@ class EvalOptions:
             ``sources``, ``exact``, ``overlap[threshold=...]``, ``dense[threshold=...]``, ``auto``).
         system_timeout: the longest one memory-system call (ingest, search) may take, in seconds.
         lenient_system: a memory system's failing search is recorded as an empty ranking and listed.
+        tokenizer: the token counter the budget measures (``R@512tok``,
+            ``tokens@first``) count the hits' texts with, a name of
+            :data:`~agentmemory.metrics.token_counters.TOKEN_COUNTERS`
+            (default ``llama2``, the Llama-2 BPE); unused without them.
         baseline: the system the comparison table compares with (its key,
             label or a run's name); ``None`` for the first system.  Which
             systems there are is known only with them: :meth:`check_baseline`.
@@ -104,6 +109,7 @@ class EvalOptions:
     attribution: str = "auto"
     system_timeout: float = 300.0
     lenient_system: bool = False
+    tokenizer: str = DEFAULT_TOKEN_COUNTER
 
     def __init__(
         self,
@@ -121,6 +127,7 @@ class EvalOptions:
         attribution: str = "auto",
         system_timeout: float = 300.0,
         lenient_system: bool = False,
+        tokenizer: str = DEFAULT_TOKEN_COUNTER,
         *,
         names: Mapping[str, str] | None = None,
     ) -> None:
@@ -148,6 +155,8 @@ class EvalOptions:
             raise ParameterError(
                 name("system_timeout"), system_timeout, "is not a number > 0", "give seconds, e.g. 300"
             )
+        if not isinstance(tokenizer, str) or tokenizer not in TOKEN_COUNTERS:
+            raise UnknownNameError(name("tokenizer"), tokenizer, TOKEN_COUNTERS.names())
         values: dict[str, object] = {
             "k": k,
             "seed": seed,
@@ -157,6 +166,7 @@ class EvalOptions:
             "baseline": baseline,
             "attribution": attribution,
             "system_timeout": float(system_timeout),
+            "tokenizer": tokenizer,
         }
         for key, value in values.items():
             object.__setattr__(self, key, value)  # frozen: set once, here

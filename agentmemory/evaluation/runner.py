@@ -38,7 +38,7 @@ The aggregate row of each retriever carries the seed write-up's columns,
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
@@ -51,9 +51,10 @@ from agentmemory.errors import ParameterError
 from agentmemory.evaluation.options import RELEVANCE_MODES, EvalOptions
 from agentmemory.evaluation.runfiles import BoundRun, RunFile, bind_run, parse_run_option, read_run_file
 from agentmemory.evaluation.system_runs import SystemRun, system_runs
-from agentmemory.metrics import Measure, compute_measures
+from agentmemory.metrics import Measure, compute_measures, defined
 from agentmemory.metrics.provenance import Credited, ancestors_of, credit
 from agentmemory.metrics.tieaware import TieReport, tie_reports
+from agentmemory.metrics.token_counters import CachedCounter, token_counter
 from agentmemory.records import Event, Hit, MemoryEntry, Query
 from agentmemory.retrievers import (
     DEFAULT_RETRIEVERS,
@@ -74,10 +75,12 @@ __all__ = [
     "RetrieverResult",
     "SystemResult",
     "Timings",
+    "defined_mean",
     "evaluate",
     "mean",
     "measure_depth",
     "seed_measures",
+    "system_depth",
 ]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -89,12 +92,25 @@ def mean(values: Iterable[float]) -> float:
     return math.fsum(values) / len(values) if values else 0.0
 
 
+def defined_mean(values: Iterable[float | None]) -> float | None:
+    """:func:`mean` of the values that are not ``None`` (a measure's queries with a value); ``None`` when none is.
+
+    The mean of a measure that may be undefined on a query (``MeasureDef.undefined_when``: ``tokens@first``
+    without a relevant hit) is over the queries with a value; for every other measure no value is ``None``
+    and this is :func:`mean` (``None`` only over no query, where :func:`mean` says 0.0).
+    """
+    present = [v for v in values if v is not None]
+    return math.fsum(present) / len(present) if present else None
+
+
 @dataclass(frozen=True)
 class QueryResult:
     """One query under one retriever.
 
     ``relevant`` are the entry ids judged relevant (sorted); ``hits`` the top
-    ``k``; ``metrics`` maps each measure's text form to its value;
+    ``k``; ``metrics`` maps each measure's text form to its value (``None``
+    where the measure has no value on this query: ``tokens@first`` without a
+    relevant hit, ``MeasureDef.undefined_when``);
     ``tie_at_cutoff`` is true when the entry just below the cutoff has the
     same score as the ``k``-th hit (the tie rule, not the scores, decided
     what made the cut).  ``ties`` (when the evaluation ran with ``ties=True``)
@@ -108,11 +124,20 @@ class QueryResult:
     group: str | None
     relevant: tuple[str, ...]
     hits: tuple[Hit, ...]
-    metrics: dict[str, float]
+    metrics: dict[str, float | None]
     tie_at_cutoff: bool
     ties: Mapping[str, TieReport] | None = None
     credited: Credited | None = None
     visible: int | None = None
+
+    def value(self, measure: str) -> float:
+        """``metrics[measure]`` for a measure with a value on every query (the seed's ``R@k``, ``P@k``, ``RR``).
+
+        Raises:
+            KeyError: the measure was not computed.
+            ParameterError: it has no value on this query (``tokens@first`` without a relevant hit).
+        """
+        return defined(self.metrics[measure], measure)
 
     @property
     def found(self) -> tuple[str, ...]:
@@ -168,14 +193,16 @@ class RetrieverResult:
     ``entries`` the run's own memories (its companion ``memories.jsonl``),
     ``dropped`` the run lines ``lenient_run=True`` left out, ``(line, reason)``;
     ``rankings`` a run's whole ranking per query (as deep as the file goes),
-    which reports read below the top k.
+    which reports read below the top k.  ``means`` are over the headline
+    queries; a measure that may have no value on a query averages those with
+    one (:func:`defined_mean`; ``None`` when none has).
     """
 
     name: str
     label: str
     params: dict[str, Any]
     per_query: tuple[QueryResult, ...]
-    means: dict[str, float]
+    means: dict[str, float | None]
     k: int
     excluded_groups: tuple[str, ...] = ()
     kind: str = "retriever"
@@ -185,13 +212,16 @@ class RetrieverResult:
     timings: Timings | None = field(default=None, repr=False, compare=False)
     rankings: Mapping[str, tuple[Hit, ...]] = field(default_factory=dict, repr=False, compare=False)
 
-    def group_means(self) -> dict[str, dict[str, float]]:
-        """Mean of every measure per query group (groups sorted; queries without a group left out)."""
+    def group_means(self) -> dict[str, dict[str, float | None]]:
+        """Mean of every measure per query group (groups sorted; queries without a group left out; a measure
+        that may have no value on a query averages those with one, ``None`` when none has)."""
         groups: dict[str, list[QueryResult]] = {}
         for q in self.per_query:
             if q.group is not None:
                 groups.setdefault(q.group, []).append(q)
-        return {g: {m: mean(q.metrics[m] for q in rows) for m in self.means} for g, rows in sorted(groups.items())}
+        return {
+            g: {m: defined_mean(q.metrics[m] for q in rows) for m in self.means} for g, rows in sorted(groups.items())
+        }
 
     @property
     def headline(self) -> tuple[QueryResult, ...]:
@@ -231,7 +261,10 @@ class Evaluation:
     collection), for reports that ask the retrievers *why*; ``options`` the
     :class:`~agentmemory.evaluation.options.EvalOptions` it ran with (``k``,
     ``seed``, ``relevance``, ``lenient_run`` and ``as_of`` are its fields
-    again; ``measures`` every measure computed).
+    again; ``measures`` every measure computed).  ``tokenizer`` describes
+    the token counter the budget measures read the hits' texts with
+    (:mod:`agentmemory.metrics.token_counters`: name, version, files), or is
+    ``None`` when no measure counts tokens.
     """
 
     collection: Collection
@@ -250,6 +283,7 @@ class Evaluation:
     as_of: bool = False
     systems: tuple[SystemRun, ...] = field(default=(), repr=False, compare=False)
     options: EvalOptions = field(default_factory=EvalOptions, compare=False)
+    tokenizer: Mapping[str, Any] | None = None
 
     def result(self, name: str) -> RetrieverResult:
         """The result of the system ``name`` (its key, e.g. ``"bm25"``, or a run's name; a label works too)."""
@@ -429,9 +463,7 @@ def evaluate(
         + [(b.name, by_system[b.name].spec.label if b.name in by_system else b.name) for b in bound]
     )
     chosen, unscored = _scored_measures(options)
-    scorer = _Scorer(
-        collection, options.k, chosen, ties=options.ties and options.relevance == "direct", relevance=options.relevance
-    )
+    scorer = _new_scorer(collection, chosen, options)
     first_event = 0 if store is None else len(store.log)
     reused = store is not None
     store = _prepared_store(collection, specs, store, options)
@@ -464,6 +496,21 @@ def evaluate(
         as_of=options.as_of,
         options=options,
         systems=tuple(replayed),
+        tokenizer=None if scorer.counter is None else scorer.counter.describe(),
+    )
+
+
+def _new_scorer(collection: Collection, chosen: tuple[Measure, ...], options: EvalOptions) -> _Scorer:
+    """The scorer of an evaluation: ties analysed under direct relevance only, and a token counter (the options'
+    ``tokenizer``) when a measure reads the hits' token lengths."""
+    counter = token_counter(options.tokenizer) if any(m.definition.reads_lengths for m in chosen) else None
+    return _Scorer(
+        collection,
+        options.k,
+        chosen,
+        ties=options.ties and options.relevance == "direct",
+        relevance=options.relevance,
+        counter=counter,
     )
 
 
@@ -654,7 +701,7 @@ def _replay_systems(
     if not systems:
         return []
     k = options.k
-    depth = max([k] + [measure_depth(m, k) or k for m in options.all_measures])
+    depth = max(system_depth(m, k) for m in options.all_measures)
     return system_runs(
         collection,
         systems,
@@ -681,9 +728,24 @@ def measure_depth(measure: Measure, k: int) -> int | None:
     """
     if measure.definition.whole_ranking:
         return None
-    if measure.cutoff is None or measure.cutoff <= k:
+    cutoff = measure.rank_cutoff
+    if cutoff is None or cutoff <= k:
         return k
-    return measure.cutoff
+    return cutoff
+
+
+def system_depth(measure: Measure, k: int) -> int:
+    """How many memories a memory system is asked for so that ``measure`` can be computed at cutoff ``k``.
+
+    :func:`measure_depth` where it is a number; under a token budget ``T``
+    (``R@512tok``), ``T + 1`` memories (every non-empty text counts at least
+    one token, so they cross the budget); otherwise ``k`` (a measure reading
+    the whole ranking reads what the system returns for ``k``).
+    """
+    budget = measure.budget
+    if budget is not None:
+        return max(k, budget + 1)
+    return measure_depth(measure, k) or k
 
 
 def _search_extra(collection: Collection, k: int, measures: Sequence[Measure]) -> tuple[int, bool]:
@@ -753,6 +815,27 @@ def _time_slices(collection: Collection, queries: Sequence[Query], as_of: bool, 
     return slices
 
 
+class _Lengths(Sequence[int]):
+    """The token length of each hit's text, counted when first read (a budget stops reading early)."""
+
+    def __init__(self, ids: Sequence[str], text_of: Callable[[str], str], counter: CachedCounter) -> None:
+        self._ids = ids
+        self._text_of = text_of
+        self._counter = counter
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self._counter.count_one(self._text_of(i)) for i in self._ids[index]]
+        return self._counter.count_one(self._text_of(self._ids[index]))
+
+    def __iter__(self) -> Iterator[int]:
+        for entry_id in self._ids:
+            yield self._counter.count_one(self._text_of(entry_id))
+
+
 class _Scorer:
     """Scores one query's ranking: measures, tie reports, provenance credits (the part shared by every system)."""
 
@@ -765,6 +848,7 @@ class _Scorer:
         ties: bool,
         relevance: str,
         extra: Mapping[str, MemoryEntry] | None = None,
+        counter: CachedCounter | None = None,
     ) -> None:
         self.collection = collection
         self.k = k
@@ -772,6 +856,7 @@ class _Scorer:
         self.ties = ties
         self.relevance = relevance
         self.extra = dict(extra or {})
+        self.counter = counter
         self.headline = {q.id for q in collection.headline_queries}
         scopes: dict[str | None, set[str]] = {}
         for entry in (*collection.entries, *self.extra.values()):
@@ -784,16 +869,35 @@ class _Scorer:
         self.groups = [(depth, tuple(group)) for depth, group in groups.items()]
 
     def with_entries(self, extra: Mapping[str, MemoryEntry]) -> _Scorer:
-        """The same scorer over the collection plus a run's own memories."""
+        """The same scorer over the collection plus a run's own memories (the same token counts remembered)."""
         if not extra:
             return self
-        return _Scorer(self.collection, self.k, self.measures, ties=self.ties, relevance=self.relevance, extra=extra)
+        return _Scorer(
+            self.collection,
+            self.k,
+            self.measures,
+            ties=self.ties,
+            relevance=self.relevance,
+            extra=extra,
+            counter=self.counter,
+        )
 
     @property
     def ancestors(self) -> dict[str, frozenset[str]]:
         if self._ancestors is None:
             self._ancestors = ancestors_of((*self.collection.entries, *self.extra.values()))
         return self._ancestors
+
+    def text(self, entry_id: str) -> str:
+        """The text the system returned for ``entry_id``: a run's own memory, else the collection's entry."""
+        own = self.extra.get(entry_id)
+        return own.text if own is not None else self.collection.entry(entry_id).text
+
+    def lengths(self, ranking: Sequence[str], group: Sequence[Measure]) -> Sequence[int] | None:
+        """The token lengths of ``ranking``'s texts (counted as read) when a measure of ``group`` reads them."""
+        if self.counter is None or not any(m.definition.reads_lengths for m in group):
+            return None
+        return _Lengths(ranking, self.text, self.counter)
 
     def score(self, query: Query, deeper: list[Hit], reachable: Callable[[], dict[str, float]] | None) -> QueryResult:
         """``deeper`` is the ranking, at least ``k + 1`` deep when there is that much; ``reachable`` gives every
@@ -818,15 +922,16 @@ class _Scorer:
 
     def _metrics(
         self, query: Query, whole: list[str], qrels: Mapping[str, int]
-    ) -> tuple[dict[str, float], Credited | None]:
+    ) -> tuple[dict[str, float | None], Credited | None]:
         """Every measure's value in the evaluation's order, and (provenance) the credits of the top k."""
         k = self.k
         credited = None
-        metrics: dict[str, float] = {}
+        metrics: dict[str, float | None] = {}
         for depth, group in self.groups:  # each measure sees the ranking as deep as it needs (see measure_depth)
             ranking = whole if depth is None else whole[:depth]
+            lengths = self.lengths(ranking, group)
             if self.relevance == "provenance":
-                credited_here = credit(ranking, qrels, self.ancestors)
+                credited_here = credit(ranking, qrels, self.ancestors, lengths)
                 if depth == k:
                     credited = credited_here
                 for m in group:
@@ -835,7 +940,13 @@ class _Scorer:
                 scope = self.scope_ids.get(query.scope, frozenset())
                 metrics.update(
                     compute_measures(
-                        group, ranking, qrels, scope_ids=scope, query=query, session_of=self.collection.session_of
+                        group,
+                        ranking,
+                        qrels,
+                        scope_ids=scope,
+                        query=query,
+                        session_of=self.collection.session_of,
+                        lengths=lengths,
                     )
                 )
         if credited is None and self.relevance == "provenance":
@@ -866,9 +977,14 @@ class _Scorer:
         at_k = [m for m in self.measures if measure_depth(m, k) == k]
         return {name: r for name, r in tie_reports(at_k, scores, qrels, k, query=query).items() if r is not None}
 
-    def means(self, per_query: Sequence[QueryResult]) -> dict[str, float]:
+    def means(self, per_query: Sequence[QueryResult]) -> dict[str, float | None]:
+        """Each measure's mean over the headline queries (:func:`defined_mean`: over those with a value)."""
         headline = [r for r in per_query if r.query_id in self.headline]
-        return {str(m): mean(r.metrics[str(m)] for r in headline) for m in self.measures}
+        means: dict[str, float | None] = {}
+        for m in self.measures:
+            values = [r.metrics[str(m)] for r in headline]
+            means[str(m)] = mean(values) if m.definition.undefined_when is None else defined_mean(values)  # type: ignore[arg-type]
+        return means
 
 
 SystemResult = RetrieverResult

@@ -25,7 +25,7 @@ from agentmemory.datasets.synthetic import synthetic_collection
 from agentmemory.errors import ParameterError, check_positive_int, check_seed
 from agentmemory.evaluation.options import EvalOptions
 from agentmemory.evaluation.runner import Evaluation, evaluate, mean, seed_measures
-from agentmemory.metrics import Measure, compute_measures
+from agentmemory.metrics import Measure, compute_measures, defined
 from agentmemory.retrievers import RetrieverLike, resolve_retrievers
 
 __all__ = ["CURVES", "QUANTILES", "SWEEP_KEYS", "cutoff_means", "k_sweep", "seed_sweep", "summarize_sweep"]
@@ -90,7 +90,9 @@ def cutoff_means(
     out: dict[str, dict[str, list[float]]] = {}
     for result in evaluation.results:
         values = [compute_measures(every, [h.entry_id for h in q.hits], qrels[q.query_id]) for q in result.headline]
-        out[result.name] = {name: [mean(v[str(m)] for v in values) for m in row] for name, row in zip(measures, grid)}
+        out[result.name] = {
+            name: [mean(defined(v[str(m)], m) for v in values) for m in row] for name, row in zip(measures, grid)
+        }
     return out
 
 
@@ -196,7 +198,7 @@ def seed_sweep(
                     "label": result.label,
                     "digest": collection.digest,
                     "queries": len(result.headline),
-                    **{m: float(result.means[m]) for m in seed_measures(options.k)},
+                    **{m: defined(result.means[m], m) for m in seed_measures(options.k)},
                 }
             )
     return rows

@@ -20,10 +20,12 @@ exact bytes written):
   ``failures`` (each failed task's collection, system, k, seed, key and
   error line) and ``evaluations`` (collection, k, seed, measures,
   unscored, systems with their parameters and task key, systems not
-  evaluated, aggregate means, group means, tie-aware means, statistics);
+  evaluated, the token counter when a measure counted tokens, aggregate
+  means, group means, tie-aware means, statistics);
 * ``per_query.csv``: one row per evaluation x system x judged query x
   measure: ``collection,k,seed,system,query_id,group,measure,value``
-  (values in Python's shortest round-trip form);
+  (values in Python's shortest round-trip form; empty where the measure has
+  no value on the query, ``tokens@first`` without a relevant hit);
 * ``tables/<collection>.md``: the comparison table
   (:func:`~agentmemory.analysis.comparison_table.systems_table`) of each of the collection's
   evaluations, under a heading ``k = 5, seed = 7``.
@@ -34,15 +36,16 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from agentmemory import __version__
 from agentmemory.analysis.comparison_table import systems_table
 from agentmemory.analysis.statistics import per_query_statistics
-from agentmemory.evaluation.runner import mean
+from agentmemory.evaluation.runner import defined_mean, mean
 from agentmemory.experiment.plan import Plan, Task
+from agentmemory.metrics import parse_measure
 
 __all__ = ["PER_QUERY_COLUMNS", "SCHEMA_VERSION", "Evaluated", "Failure", "dumps_results", "merge", "per_query_csv"]
 
@@ -179,8 +182,10 @@ def _evaluation(
             for t, out in zip(done, results)
         ],
         "not_evaluated": missing,
+        **({"tokenizer": results[0]["tokenizer"]} if "tokenizer" in results[0] else {}),
         "aggregate": [
-            {"system": name, **{m: mean(values[name][qid][m] for qid in headline) for m in measures}} for name in labels
+            {"system": name, **{m: _mean(m, (values[name][qid][m] for qid in headline)) for m in measures}}
+            for name in labels
         ],
         "groups": _group_means(values, collection.queries, measures),
         "tie_aware": {t.system: out["tie_aware"] for t, out in zip(done, results)},
@@ -192,19 +197,30 @@ def _evaluation(
         for qid, group in collection.queries
         for m in measures
     ]
-    table = systems_table(systems, statistics, k=k, relevance=plan.grid.relevance).render("markdown")
-    return entry, rows, table
+    tokenizer = results[0].get("tokenizer", {}).get("name")
+    table = systems_table(systems, statistics, k=k, relevance=plan.grid.relevance, tokenizer=tokenizer)
+    return entry, rows, table.render("markdown")
+
+
+def _mean(measure: str, values: Iterable[float | None]) -> float | None:
+    """A measure's mean over queries: over those with a value when it may have none on some (``tokens@first``:
+    :func:`~agentmemory.evaluation.runner.defined_mean`), else :func:`~agentmemory.evaluation.runner.mean`."""
+    if parse_measure(measure).definition.undefined_when is not None:
+        return defined_mean(values)
+    return mean(v for v in values if v is not None)
 
 
 def _group_means(
-    values: Mapping[str, Mapping[str, Mapping[str, float]]],
+    values: Mapping[str, Mapping[str, Mapping[str, float | None]]],
     queries: Sequence[tuple[str, str | None]],
     measures: Sequence[str],
-) -> dict[str, dict[str, dict[str, float]]]:
+) -> dict[str, dict[str, dict[str, float | None]]]:
     """Each system's mean of every measure per query group (groups sorted; queries without a group left out)."""
     groups = sorted({g for _, g in queries if g is not None})
     return {
-        name: {g: {m: mean(per_query[qid][m] for qid, qg in queries if qg == g) for m in measures} for g in groups}
+        name: {
+            g: {m: _mean(m, (per_query[qid][m] for qid, qg in queries if qg == g)) for m in measures} for g in groups
+        }
         for name, per_query in values.items()
     }
 
@@ -253,9 +269,10 @@ def dumps_results(results: Mapping[str, Any]) -> str:
 
 
 def per_query_csv(rows: Sequence[tuple[Any, ...]]) -> str:
-    """``per_query.csv``'s exact text: a header, then the rows; values in repr form, ``\\n`` line endings."""
+    """``per_query.csv``'s exact text: a header, then the rows; values in repr form (empty for no value), ``\\n``
+    line endings."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(PER_QUERY_COLUMNS)
-    writer.writerows((*row[:-1], repr(float(row[-1]))) for row in rows)
+    writer.writerows((*row[:-1], "" if row[-1] is None else repr(float(row[-1]))) for row in rows)
     return buffer.getvalue()

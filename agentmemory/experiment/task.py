@@ -225,4 +225,5 @@ def _execute(job: TaskJob) -> dict[str, Any]:
         "per_query": [{"query_id": q.query_id, "metrics": q.metrics} for q in result.per_query],
         "tie_aware": result.tie_means(),
         "dropped": [list(d) for d in result.dropped],
+        **({"tokenizer": dict(evaluation.tokenizer)} if evaluation.tokenizer is not None else {}),
     }

@@ -21,8 +21,13 @@ grade is >= 1; unjudged documents are not relevant; a query with no relevant
 judged document scores 0.0 on every measure.  The LongMemEval family
 (``recall_any recall_all ndcg_any`` and their ``sess.`` versions,
 :mod:`.longmemeval_official`) follows LongMemEval's official scripts instead, quirks
-included (``recall_all`` is 1.0 with no gold item); each definition's
-``family`` says which it is.  The ranking
+included (``recall_all`` is 1.0 with no gold item).  The budget family
+(:mod:`.budget`: ``R@512tok``, ``nDCG@512tok``, ``P@512tok``,
+``Success@512tok``, ``tokens@first``) reads a ranking by the tokens of its
+texts instead of by rank: a cutoff is a rank ``k`` or a token budget
+``<T>tok``, and a budget selects the measure's budget form
+(``MeasureDef.budget_form``), its own definition.  Each definition's
+``family`` says which family it is.  The ranking
 is taken as given (rank 1 first): order scored documents with
 :func:`agentmemory.files.trec.trec_order` first to get trec_eval's tie rule.
 """
@@ -34,10 +39,11 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any
 
-from agentmemory.errors import NumberTextError, ParameterError, UnknownNameError
+from agentmemory.errors import NumberTextError, ParameterError, PluginError, UnknownNameError
 from agentmemory.files.numbers import parse_integer
 from agentmemory.metrics.average_precision import DEFINITION as AVERAGE_PRECISION
-from agentmemory.metrics.definition import CutoffRule, MeasureDef, QueryContext
+from agentmemory.metrics.budget import DEFINITION as TOKENS_TO_FIRST
+from agentmemory.metrics.definition import BUDGET_SUFFIX, FIRST, Budget, CutoffRule, MeasureDef, QueryContext
 from agentmemory.metrics.longmemeval_official import DEFINITIONS as LONGMEMEVAL_DEFINITIONS
 from agentmemory.metrics.ndcg import DEFINITION as NDCG
 from agentmemory.metrics.precision import DEFINITION as PRECISION
@@ -58,6 +64,7 @@ __all__ = [
     "parse_measure",
     "parse_measures",
     "register_measure",
+    "defined",
 ]
 
 
@@ -163,6 +170,8 @@ _CUTOFF_PROBLEMS = {
     "forbidden": "is not allowed",
     "not_int": "is not an integer",
     "below_1": "is less than 1",
+    "no_budget": "is a token budget, which this measure does not take",
+    "other": "is not allowed",
 }
 
 
@@ -206,23 +215,58 @@ def _resolve(name: str) -> str | None:
     return _spellings().get(key)
 
 
-def _cutoff_problem(definition: MeasureDef, cutoff: object) -> tuple[str, str] | None:
-    """``(kind, allowed)`` when ``cutoff`` does not suit ``definition``, else ``None``.
-
-    ``kind`` is one of ``missing``, ``forbidden``, ``not_int``, ``below_1``.
-    """
+def _allowed(definition: MeasureDef) -> tuple[str, str]:
+    """``(for a rank cutoff, for any other)``: what ``definition`` takes after its ``@``, in words."""
     name = definition.name
-    must = f"the cutoff must be an integer >= 1, e.g. {name}@10"
-    if cutoff is None:
-        if definition.cutoff is CutoffRule.REQUIRED:
-            return "missing", f"{name} needs a cutoff k, an integer >= 1: write {name}@k, e.g. {name}@10"
-        return None
+    budget = f"{name} needs a token budget T, an integer >= 1: write {name}@<T>tok, e.g. {name}@512tok"
+    if definition.cutoff is CutoffRule.BUDGET:
+        return budget, budget
+    if definition.cutoff is CutoffRule.FIRST:
+        first = f"{name} reads down to the first relevant hit: write {name}@{FIRST}"
+        return first, first
+    also = f", or a token budget: {name}@<T>tok, e.g. {name}@512tok" if definition.budget_form is not None else ""
     if definition.cutoff is CutoffRule.FORBIDDEN:
-        return "forbidden", f"{name} takes no cutoff: write {name}"
+        return f"{name} takes no cutoff: write {name}{also}", f"{name} takes no cutoff: write {name}{also}"
+    needs = f"{name} needs a cutoff k, an integer >= 1: write {name}@k, e.g. {name}@10{also}"
+    if definition.cutoff is CutoffRule.OPTIONAL:
+        needs = f"{name} takes an optional cutoff k, an integer >= 1: write {name} or {name}@k, e.g. {name}@10{also}"
+    return f"the cutoff must be an integer >= 1, e.g. {name}@10{also}", needs
+
+
+def _budget_names() -> list[str]:
+    """The registered measures that take a token budget (``P@<T>tok, R@<T>tok, ...``), sorted."""
+    return sorted(
+        f"{d.name}@<T>tok"
+        for d in REGISTRY.registered().values()
+        if d.budget_form is not None or d.cutoff is CutoffRule.BUDGET
+    )
+
+
+def _cutoff_problem(definition: MeasureDef, cutoff: object) -> tuple[str, str] | None:
+    """``(kind, allowed)`` when ``cutoff`` does not suit ``definition`` (the registered one), else ``None``.
+
+    ``kind`` is one of ``missing``, ``forbidden``, ``not_int``, ``below_1``,
+    ``no_budget`` (a budget the measure does not take), ``other`` (a rank
+    cutoff for a budget or ``@first`` measure).
+    """
+    for_rank, otherwise = _allowed(definition)
+    rule = definition.cutoff
+    if cutoff is None:
+        missing = rule in (CutoffRule.REQUIRED, CutoffRule.BUDGET, CutoffRule.FIRST)
+        return ("missing", otherwise) if missing else None
+    if isinstance(cutoff, Budget):
+        takes = rule is CutoffRule.BUDGET or definition.budget_form is not None
+        return None if takes else ("no_budget", f"{otherwise} (token budgets: {', '.join(_budget_names())})")
+    if rule is CutoffRule.FIRST:
+        return None if cutoff == FIRST else ("other", otherwise)
+    if rule is CutoffRule.BUDGET:
+        return "other", otherwise
+    if rule is CutoffRule.FORBIDDEN:
+        return "forbidden", otherwise
     if isinstance(cutoff, bool) or not isinstance(cutoff, int):
-        return "not_int", must
+        return "not_int", for_rank
     if cutoff < 1:
-        return "below_1", must
+        return "below_1", for_rank
     return None
 
 
@@ -230,20 +274,28 @@ def _cutoff_problem(definition: MeasureDef, cutoff: object) -> tuple[str, str] |
 class Measure:
     """One measure: a canonical name from :data:`REGISTRY` and a cutoff.
 
-    Construct it directly (``Measure("P", 5)``) or from text with
-    :func:`parse_measure`.  ``str(measure)`` is the canonical text (``P@5``,
-    ``RR``, ``RR@10``, ``Rprec``), which :func:`parse_measure` maps back to an
-    equal measure.
+    Construct it directly (``Measure("P", 5)``, ``Measure("R", Budget(512))``,
+    ``Measure("tokens", "first")``) or from text with :func:`parse_measure`.
+    ``str(measure)`` is the canonical text (``P@5``, ``RR``, ``RR@10``,
+    ``Rprec``, ``R@512tok``, ``tokens@first``), which :func:`parse_measure`
+    maps back to an equal measure.
+
+    The cutoff is a rank ``k`` (an int >= 1), a token budget
+    (:class:`~.definition.Budget`: the measure's budget form,
+    ``MeasureDef.budget_form``), the word ``"first"`` (a measure whose rule is
+    :attr:`~.definition.CutoffRule.FIRST`), or ``None``.
 
     Raises:
         UnknownNameError: ``name`` is not a canonical name (aliases are only
             resolved by :func:`parse_measure`).
         ParameterError: the cutoff is missing where required (P, R, nDCG, AP,
-            Success), given where forbidden (Rprec), or not an integer >= 1.
+            Success), given where forbidden (Rprec), not an integer >= 1, a
+            budget for a measure without a budget form, or not what a budget
+            or ``@first`` measure takes.
     """
 
     name: str
-    cutoff: int | None = None
+    cutoff: int | Budget | str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or self.name not in REGISTRY:
@@ -259,8 +311,21 @@ class Measure:
 
     @property
     def definition(self) -> MeasureDef:
-        """The registry entry of this measure."""
-        return REGISTRY[self.name]
+        """The definition this measure is computed by: the registry entry, or its budget form under a budget."""
+        registered = REGISTRY[self.name]
+        if isinstance(self.cutoff, Budget) and registered.budget_form is not None:
+            return registered.budget_form
+        return registered
+
+    @property
+    def budget(self) -> int | None:
+        """The token budget ``T`` of a budget measure (``R@512tok``: 512), else ``None``."""
+        return self.cutoff.tokens if isinstance(self.cutoff, Budget) else None
+
+    @property
+    def rank_cutoff(self) -> int | None:
+        """The rank cutoff ``k`` (``P@5``: 5), ``None`` for a measure without one (``RR``, ``R@512tok``, ``tokens@first``)."""
+        return self.cutoff if isinstance(self.cutoff, int) else None
 
     def compute(
         self,
@@ -269,7 +334,8 @@ class Measure:
         scope_ids: Iterable[str] | None = None,
         query: Query | None = None,
         session_of: Callable[[str], str] | None = None,
-    ) -> float:
+        lengths: Sequence[int] | None = None,
+    ) -> float | None:
         """The measure for one query: its definition's function on a :class:`~.definition.QueryContext`.
 
         Args:
@@ -282,13 +348,20 @@ class Measure:
             query: the query, or ``None`` when unknown (``QueryContext.query``).
             session_of: the collection's entry-to-session mapping, or ``None``
                 (``QueryContext.session_of``).
+            lengths: the token length of each hit of ``ranking``, or ``None``
+                (``QueryContext.lengths``; the budget measures and
+                ``tokens@first`` need them).
+
+        Returns the value, or ``None`` on a query where the measure has no value
+        (only a measure whose ``undefined_when`` says when: ``tokens@first``).
 
         Raises:
-            ParameterError: a document id appears twice in ``ranking``, or
-                ``scope_ids`` is not a collection of ids.
+            ParameterError: a document id appears twice in ``ranking``,
+                ``scope_ids`` is not a collection of ids, or ``lengths`` is
+                needed and missing.
         """
         _check_distinct(ranking)
-        return self._compute(ranking, qrels, as_scope(scope_ids), query, session_of)
+        return self._compute(ranking, qrels, as_scope(scope_ids), query, session_of, lengths)
 
     def _compute(
         self,
@@ -297,9 +370,37 @@ class Measure:
         scope_ids: Set[str] | None,
         query: Query | None = None,
         session_of: Callable[[str], str] | None = None,
-    ) -> float:
-        context = QueryContext(ranking, qrels, self.cutoff, scope_ids, query, session_of)
-        return REGISTRY[self.name].function(context)
+        lengths: Sequence[int] | None = None,
+    ) -> float | None:
+        context = QueryContext(ranking, qrels, self.rank_cutoff, scope_ids, query, session_of, self.budget, lengths)
+        definition = self.definition
+        value = definition.function(context)
+        if value is None and definition.undefined_when is None:
+            raise PluginError(
+                "measure",
+                str(self),
+                None,
+                "function",
+                "returned None, which only a measure declaring undefined_when may (on a query without a value)",
+            )
+        return value
+
+
+def defined(value: float | None, measure: object) -> float:
+    """``value``, the value of ``measure`` on one query, where only a value will do (a measure with a value on
+    every query: the trec_eval and LongMemEval ones, whose functions never return ``None``).
+
+    Raises:
+        ParameterError: ``value`` is ``None`` (a measure that may have no value, ``tokens@first``).
+    """
+    if value is None:
+        raise ParameterError(
+            "measure",
+            str(measure),
+            "has no value on this query",
+            "read it where a query without one is left out (MeasureDef.undefined_when)",
+        )
+    return value
 
 
 def as_scope(scope_ids: Iterable[str] | None) -> Set[str] | None:
@@ -332,19 +433,46 @@ def _check_distinct(ranking: Sequence[str]) -> None:
         seen.add(doc)
 
 
+def _read_cutoff(text: str) -> object:
+    """The cutoff written after ``@``: an int (``5``), a :class:`Budget` (``512tok``), :data:`FIRST`, or the text itself.
+
+    A budget whose number is below 1 is returned as ``(tokens,)`` for the
+    message; case is ignored in ``tok`` and ``first``.
+    """
+    try:  # the integer rule of agentmemory.files.numbers (ASCII digits; at most 4,300 of them)
+        return parse_integer(text)
+    except NumberTextError:
+        pass
+    if text.casefold() == FIRST:
+        return FIRST
+    if text.casefold().endswith(BUDGET_SUFFIX):
+        try:
+            tokens = parse_integer(text[: -len(BUDGET_SUFFIX)])
+        except NumberTextError:
+            return text
+        return Budget(tokens) if tokens >= 1 else (tokens,)
+    return text
+
+
 def parse_measure(text: str) -> Measure:
-    """Turn ``name`` or ``name@k`` into a :class:`Measure`.
+    """Turn ``name``, ``name@k``, ``name@<T>tok`` or ``name@first`` into a :class:`Measure`.
 
     ``name`` is a name of :data:`REGISTRY` (built in: ``P R RR nDCG AP
-    Success Rprec``) or an alias from :data:`ALIASES`, in any case;
-    surrounding whitespace is ignored.  ``k`` is an integer >= 1 in ASCII digits.  Examples:
+    Success Rprec``, LongMemEval's, ``stale``, ``tokens``) or an alias from
+    :data:`ALIASES`, in any case; surrounding whitespace is ignored.  ``k`` is
+    an integer >= 1 in ASCII digits; ``T`` a token budget, an integer >= 1
+    followed by ``tok`` (the measure's budget form, ``R@512tok``);
+    ``first`` the cutoff of ``tokens@first``.  Examples:
     ``parse_measure("recall@5") == Measure("R", 5)``,
     ``parse_measure("MRR") == Measure("RR")``,
-    ``parse_measure("MRR@5") == Measure("RR", 5)``.
+    ``parse_measure("MRR@5") == Measure("RR", 5)``,
+    ``parse_measure("recall@512tok") == Measure("R", Budget(512))``.
 
     Raises:
         UnknownNameError: the name is not known; lists the names and aliases.
-        ParameterError: the cutoff is missing, forbidden or not an integer >= 1.
+        ParameterError: the cutoff is missing, forbidden, not an integer >= 1,
+            a budget the measure does not take, or not what a budget or
+            ``@first`` measure takes; the message lists what the measure takes.
     """
     if not isinstance(text, str):
         raise ParameterError("metric", text, "is not text", "give a name such as 'P@5' or 'RR'")
@@ -354,13 +482,11 @@ def parse_measure(text: str) -> Measure:
     if canonical is None:
         raise UnknownNameError("metric", text, _name_choices())
     definition = REGISTRY[canonical]
-    cutoff: object = None
-    if at:
-        cutoff_text = cutoff_text.strip()
-        try:  # the integer rule of agentmemory.files.numbers (ASCII digits; at most 4,300 of them)
-            cutoff = parse_integer(cutoff_text)
-        except NumberTextError:
-            cutoff = cutoff_text
+    cutoff = _read_cutoff(cutoff_text.strip()) if at else None
+    if isinstance(cutoff, tuple):
+        raise ParameterError(
+            "metric", text, f"has budget {cutoff_text.strip()!r}, which is less than 1 token", _allowed(definition)[1]
+        )
     problem = _cutoff_problem(definition, cutoff)
     if problem is not None:
         kind, allowed = problem
@@ -369,6 +495,8 @@ def parse_measure(text: str) -> Measure:
             "forbidden": "has a cutoff",
             "not_int": f"has cutoff {cutoff!r}, which is not an integer",
             "below_1": f"has cutoff {cutoff!r}, which is less than 1",
+            "no_budget": "has a token budget",
+            "other": f"has cutoff {cutoff_text.strip()!r}",
         }
         raise ParameterError("metric", text, wording[kind], allowed)
     return Measure(canonical, cutoff)  # type: ignore[arg-type]
@@ -421,10 +549,12 @@ def compute_measures(
     scope_ids: Iterable[str] | None = None,
     query: Query | None = None,
     session_of: Callable[[str], str] | None = None,
-) -> dict[str, float]:
+    lengths: Sequence[int] | None = None,
+) -> dict[str, float | None]:
     """Every measure for one query, keyed by ``str(measure)`` in the given order.
 
-    See :meth:`Measure.compute` for ``ranking``, ``qrels``, ``scope_ids``, ``query`` and ``session_of``.
+    See :meth:`Measure.compute` for ``ranking``, ``qrels``, ``scope_ids``, ``query``, ``session_of`` and
+    ``lengths``; a value is ``None`` where the measure has none (``tokens@first`` without a relevant hit).
 
     Raises:
         ParameterError: an item of ``measures`` is not a :class:`Measure`
@@ -434,7 +564,7 @@ def compute_measures(
     """
     _check_distinct(ranking)
     scope = as_scope(scope_ids)
-    values: dict[str, float] = {}
+    values: dict[str, float | None] = {}
     for measure in measures:
         if not isinstance(measure, Measure):
             raise ParameterError(
@@ -443,7 +573,7 @@ def compute_measures(
                 "is not a Measure",
                 f"parse text first, e.g. with parse_measures({measure!r})",
             )
-        values[str(measure)] = measure._compute(ranking, qrels, scope, query, session_of)
+        values[str(measure)] = measure._compute(ranking, qrels, scope, query, session_of, lengths)
     return values
 
 
@@ -455,3 +585,4 @@ for _definition in LONGMEMEVAL_DEFINITIONS:
     register_measure(_definition)
 del _definition
 register_measure(STALE)  # BEAM's stale evidence (lower is better)
+register_measure(TOKENS_TO_FIRST)  # tokens@first, of the budget family (lower is better)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from agentmemory.errors import ParameterError
 from agentmemory.registry import NAME_PATTERN
@@ -22,18 +22,58 @@ if TYPE_CHECKING:  # only for annotations: importing them here would be a cycle 
     from agentmemory.metrics.tie_context import TieContext
     from agentmemory.records import Query
 
-__all__ = ["DIRECTIONS", "CutoffRule", "MeasureDef", "QueryContext"]
+__all__ = ["DIRECTIONS", "FIRST", "Budget", "CutoffRule", "MeasureDef", "QueryContext"]
 
 DIRECTIONS: tuple[str, ...] = ("higher", "lower")
 """What :attr:`MeasureDef.direction` takes: which values of the measure are better."""
 
 
 class CutoffRule(enum.Enum):
-    """Whether a measure takes a cutoff ``@k``."""
+    """Which cutoff a measure takes after its ``@``.
+
+    ``REQUIRED``, ``OPTIONAL`` and ``FORBIDDEN`` say whether a rank cutoff
+    ``@k`` (an integer >= 1) is required, optional or not allowed.
+    ``BUDGET`` requires a token budget ``@<T>tok`` (an integer >= 1 followed
+    by ``tok``: ``R@512tok``; a :class:`Budget`).  ``FIRST`` requires the word
+    ``@first``: reading stops at the first relevant hit (``tokens@first``).
+    """
 
     REQUIRED = "required"
     OPTIONAL = "optional"
     FORBIDDEN = "forbidden"
+    BUDGET = "budget"
+    FIRST = "first"
+
+
+FIRST = "first"
+"""The cutoff of a :attr:`CutoffRule.FIRST` measure, as written after its ``@`` (``tokens@first``)."""
+
+BUDGET_SUFFIX = "tok"
+"""What follows the number of a token budget: ``512tok``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """A token budget: the cutoff of a budget measure (``R@512tok`` is ``Measure("R", Budget(512))``).
+
+    ``str(Budget(512)) == "512tok"``.  A ranking is read from the top while
+    the cumulative token count of the hits read stays within ``tokens``
+    (:mod:`agentmemory.metrics.budget`).
+
+    Raises:
+        ParameterError: ``tokens`` is not an integer >= 1.
+    """
+
+    tokens: int
+
+    def __post_init__(self) -> None:
+        if isinstance(self.tokens, bool) or not isinstance(self.tokens, int) or self.tokens < 1:
+            raise ParameterError(
+                "budget", self.tokens, "is not an integer >= 1", "give a number of tokens, e.g. Budget(512)"
+            )
+
+    def __str__(self) -> str:
+        return f"{self.tokens}{BUDGET_SUFFIX}"
 
 
 class QueryContext(NamedTuple):
@@ -43,7 +83,8 @@ class QueryContext(NamedTuple):
         ranking: distinct ids in rank order, rank 1 first (ties already
             broken, e.g. by :func:`agentmemory.files.trec.trec_order`).
         qrels: judged grade per id of this query (relevant means >= 1).
-        k: the measure's cutoff, ``None`` when it has none (``RR``, ``Rprec``).
+        k: the measure's rank cutoff, ``None`` when it has none (``RR``,
+            ``Rprec``, and every budget measure).
         scope_ids: the ids of every entry the query could retrieve (its
             scope: the whole store, or its conversation, or its haystack), or
             ``None`` when unknown (``agentmemory score`` has only a run and
@@ -61,6 +102,14 @@ class QueryContext(NamedTuple):
             ``<sample_id>/D3:7 -> <sample_id>/S3``), or ``None`` when none is
             known; the ``sess.`` measures then use LongMemEval's rule (the id
             without its last ``_`` part).
+        budget: the token budget ``T`` of a budget measure (``R@512tok``:
+            512), ``None`` for every other measure.
+        lengths: the token length of each hit of ``ranking`` (same order),
+            counted from the text the system returned (an evaluation's token
+            counter, :mod:`agentmemory.metrics.tokens`), or ``None`` when no
+            text is known (``agentmemory score`` has only a run and qrels).
+            It may be computed as it is read, so a measure reads only as far
+            as it needs.
     """
 
     ranking: Sequence[str]
@@ -69,6 +118,8 @@ class QueryContext(NamedTuple):
     scope_ids: Set[str] | None = None
     query: Query | None = None
     session_of: Callable[[str], str] | None = None
+    budget: int | None = None
+    lengths: Sequence[int] | None = None
 
     @property
     def cutoff(self) -> int:
@@ -76,6 +127,30 @@ class QueryContext(NamedTuple):
         if self.k is None:
             raise ParameterError("k", None, "is missing", "this measure needs a cutoff, an integer >= 1")
         return self.k
+
+    @property
+    def tokens(self) -> int:
+        """The token budget of a budget measure (never ``None`` then)."""
+        if self.budget is None:
+            raise ParameterError("budget", None, "is missing", "this measure needs a token budget, e.g. @512tok")
+        return self.budget
+
+    @property
+    def hit_lengths(self) -> Sequence[int]:
+        """:attr:`lengths`, for a measure that reads them.
+
+        Raises:
+            ParameterError: no lengths are known (no text of the hits).
+        """
+        if self.lengths is None:
+            raise ParameterError(
+                "lengths",
+                None,
+                "are unknown: this measure counts the tokens of the texts the system returned, and a ranking "
+                "scored against qrels alone has none",
+                "evaluate with the collection (agentmemory eval --collection ... --run NAME=PATH)",
+            )
+        return self.lengths
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,8 +160,12 @@ class MeasureDef:
     Attributes:
         name: the canonical name (``"P"``, ``"nDCG"``): letters, digits,
             ``_ . + -`` (no ``@`` or commas, so ``name@k`` and ``"P@5,RR"`` parse).
-        function: the value for one query, ``function(QueryContext) -> float``.
-        cutoff: whether ``@k`` is required, optional or forbidden.
+        function: the value for one query, ``function(QueryContext) -> float``
+            (or ``None`` where the measure is undefined, only when
+            ``undefined_when`` says when).
+        cutoff: which cutoff the measure takes (:class:`CutoffRule`): ``@k``
+            required, optional or forbidden, a token budget ``@<T>tok``, or
+            ``@first``.
         description: one line naming the trec_eval equivalent (or the family
             the measure comes from, e.g. LongMemEval).
         batch: optional NumPy kernel, ``batch(ranked, k) -> ndarray`` (one value
@@ -100,10 +179,12 @@ class MeasureDef:
             Without it, :func:`agentmemory.metrics.tieaware.tie_report` gives ``None``
             for the measure.
         provenance: optional value under judgments through provenance,
-            ``provenance(credited, k) -> float`` over a
+            ``provenance(credited, cutoff) -> float`` over a
             :class:`~agentmemory.metrics.provenance.Credited` ranking (each relevant
             source credited once, to the first hit whose ``derived_from``
-            chain reaches it); ``evaluate(..., relevance="provenance")``
+            chain reaches it), ``cutoff`` being the measure's (``k``, or a
+            :class:`Budget` read against ``credited.lengths``);
+            ``evaluate(..., relevance="provenance")``
             computes only the measures that have one and names the others.
         whole_ranking: the measure may look below its own cutoff (LongMemEval's
             ``sess.*`` widen it until k sessions appear), so an evaluation
@@ -111,11 +192,28 @@ class MeasureDef:
         family: which family of definitions the measure follows, as reports
             name it beside its numbers: ``"trec_eval"`` for the built-in
             trec_eval measures, ``"LongMemEval"`` for the official LongMemEval
-            ones (:mod:`agentmemory.metrics.longmemeval_official`); ``None`` when not
-            stated (a plugin's, unless it says).
+            ones (:mod:`agentmemory.metrics.longmemeval_official`), ``"budget"``
+            for the context-budget measures (:mod:`agentmemory.metrics.budget`);
+            ``None`` when not stated (a plugin's, unless it says).
         direction: ``"higher"`` (the default) when higher values are better,
             ``"lower"`` when lower ones are (``stale@k``); the comparison
             table's markers and counts follow it.
+        budget_form: the measure under a token budget (``R@512tok`` beside
+            ``R@5``), its own definition (family, description, per-query
+            function reading :attr:`QueryContext.budget` and
+            :attr:`QueryContext.lengths`), with the same name, no aliases of
+            its own (this definition's are its spellings) and cutoff
+            :attr:`CutoffRule.BUDGET`; ``None`` when the measure has none.
+            :attr:`agentmemory.metrics.Measure.definition` is this form for a
+            measure written with a budget.
+        reads_lengths: the per-query function reads :attr:`QueryContext.lengths`
+            (every budget measure, ``tokens@first``), so an evaluation counts
+            the tokens of each hit's text for it.
+        undefined_when: when the measure has no value on a query, in one line
+            (``tokens@first``: ``"no relevant hit in the ranking"``); its
+            per-query function returns ``None`` there, and means, intervals
+            and tests leave such queries out, counting them beside the mean.
+            ``None`` (the default): the measure has a value on every query.
         aliases: other accepted spellings (``("precision",)`` for ``P``).
             Names and aliases are matched ignoring case; none may be taken by
             another registered measure.  They belong to the definition so that
@@ -125,21 +223,26 @@ class MeasureDef:
 
     Raises:
         ParameterError: a field has the wrong type, the name or an alias is
-            not a valid name, the description is not one line, or an alias
-            repeats the name or another alias (ignoring case).
+            not a valid name, the description is not one line, an alias
+            repeats the name or another alias (ignoring case), a budget
+            measure does not read lengths, or ``budget_form`` is not a budget
+            form of this measure.
     """
 
     name: str
-    function: Callable[[QueryContext], float]
+    function: Callable[[QueryContext], float | None]
     cutoff: CutoffRule
     description: str
     batch: Callable[..., np.ndarray] | None = None  # (ranked, k), k None when the measure has no cutoff
     tie_aware: Callable[[TieContext], float] | None = None
     aliases: tuple[str, ...] = ()
-    provenance: Callable[[Credited, int | None], float] | None = None
+    provenance: Callable[[Credited, Any], float | None] | None = None  # (credited, the measure's cutoff)
     family: str | None = None
     whole_ranking: bool = False
     direction: str = "higher"
+    budget_form: MeasureDef | None = None
+    reads_lengths: bool = False
+    undefined_when: str | None = None
 
     def __post_init__(self) -> None:
         _check_name("measure name", self.name)
@@ -149,12 +252,17 @@ class MeasureDef:
             raise ParameterError("function", self.function, "is not callable", "give function(QueryContext) -> float")
         if not isinstance(self.cutoff, CutoffRule):
             raise ParameterError(
-                "cutoff", self.cutoff, "is not a CutoffRule", "give CutoffRule.REQUIRED, OPTIONAL or FORBIDDEN"
+                "cutoff",
+                self.cutoff,
+                "is not a CutoffRule",
+                "give CutoffRule.REQUIRED, OPTIONAL, FORBIDDEN, BUDGET or FIRST",
             )
-        if not isinstance(self.description, str) or not self.description.strip() or "\n" in self.description:
-            raise ParameterError(
-                "description", self.description, "is not one line of text", "describe the measure in one line"
-            )
+        for field, text, what in (
+            ("description", self.description, "describe the measure in one line"),
+            ("undefined_when", self.undefined_when, "say in one line when the measure has no value, or None"),
+        ):
+            if (text is not None or field == "description") and not _one_line(text):
+                raise ParameterError(field, text, "is not one line of text", what)
         for field, value, shape in (
             ("batch", self.batch, "batch(ranked, k) -> ndarray"),
             ("tie_aware", self.tie_aware, "tie_aware(TieContext) -> float"),
@@ -162,11 +270,15 @@ class MeasureDef:
         ):
             if value is not None and not callable(value):
                 raise ParameterError(field, value, "is not callable", f"give {shape}, or None")
-        if not isinstance(self.whole_ranking, bool):
-            raise ParameterError("whole_ranking", self.whole_ranking, "is not a bool", "pass True or False")
-        if self.family is not None and (
-            not isinstance(self.family, str) or not self.family.strip() or "\n" in self.family
-        ):
+        for flag, given in (("whole_ranking", self.whole_ranking), ("reads_lengths", self.reads_lengths)):
+            if not isinstance(given, bool):
+                raise ParameterError(flag, given, "is not a bool", "pass True or False")
+        if self.cutoff is CutoffRule.BUDGET and not self.reads_lengths:
+            raise ParameterError(
+                "reads_lengths", False, f"is wrong for the budget measure {self.name}", "pass reads_lengths=True"
+            )
+        _check_budget_form(self)
+        if self.family is not None and not _one_line(self.family):
             raise ParameterError(
                 "family",
                 self.family,
@@ -186,6 +298,29 @@ class MeasureDef:
                     "list each spelling once",
                 )
             seen.add(alias.casefold())
+
+
+def _one_line(text: object) -> bool:
+    return isinstance(text, str) and bool(text.strip()) and "\n" not in text
+
+
+def _check_budget_form(definition: MeasureDef) -> None:
+    """``definition.budget_form`` is ``None`` or a budget measure of the same name, without aliases or a form of its own."""
+    form = definition.budget_form
+    if form is None:
+        return
+    allowed = (
+        f"give a MeasureDef named {definition.name!r} with cutoff CutoffRule.BUDGET, no aliases and no "
+        "budget_form, or None"
+    )
+    if not isinstance(form, MeasureDef):
+        raise ParameterError("budget_form", form, "is not a MeasureDef", allowed)
+    if definition.cutoff is CutoffRule.BUDGET:
+        raise ParameterError(
+            "budget_form", form.name, f"is given to {definition.name}, itself a budget measure", "pass None"
+        )
+    if form.name != definition.name or form.cutoff is not CutoffRule.BUDGET or form.aliases or form.budget_form:
+        raise ParameterError("budget_form", form.name, "is not a budget form of this measure", allowed)
 
 
 def _check_name(what: str, name: object) -> None:

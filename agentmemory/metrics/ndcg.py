@@ -8,12 +8,21 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from agentmemory.errors import check_positive_int
+from agentmemory.metrics.budget import budget_form
 from agentmemory.metrics.definition import CutoffRule, MeasureDef, QueryContext
 from agentmemory.metrics.provenance import Credited
 from agentmemory.metrics.ranked import Ranked, divide, log2_table
 from agentmemory.metrics.tie_context import TieContext
 
-__all__ = ["provenance_ndcg", "DEFINITION", "batch_ndcg", "expected_ndcg", "ndcg"]
+__all__ = [
+    "BUDGET_DEFINITION",
+    "provenance_ndcg",
+    "provenance_ndcg_read",
+    "DEFINITION",
+    "batch_ndcg",
+    "expected_ndcg",
+    "ndcg",
+]
 
 
 def ndcg(ranking: Sequence[str], qrels: Mapping[str, int], k: int) -> float:
@@ -136,6 +145,34 @@ def provenance_ndcg(credited: Credited, k: int | None) -> float:
     return dcg / idcg if idcg > 0.0 else 0.0
 
 
+def _ndcg_read(ranking: Sequence[str], qrels: Mapping[str, int], read: int) -> float:
+    """nDCG of the first ``read`` hits against the whole ideal: trec_eval's ``ndcg`` (no cutoff) of ``ranking[:read]``.
+
+    ``DCG`` sums ``grade / log2(rank + 1)`` over the hits read; ``IDCG`` is
+    the same sum over every positive judged grade, highest first, uncut; 0
+    when there is none.  (The ideal is not cut at ``read``: a system that
+    returned fewer texts than the budget holds would otherwise be compared
+    with a shorter ideal and gain by returning less.)
+    """
+    return _ndcg(ranking[:read], qrels, max(read, len(qrels)))
+
+
+def provenance_ndcg_read(credited: Credited, read: int | None) -> float:
+    """:func:`_ndcg_read` through provenance: :func:`provenance_ndcg` of the first ``read`` hits, places and ideal
+    uncut (every place of the hits read, every relevant source in the ideal)."""
+    cut = check_positive_int("read", read)
+    head = Credited(credited.sources, credited.reach[:cut], credited.new[:cut])
+    return provenance_ndcg(head, cut + len(credited.sources))
+
+
+BUDGET_DEFINITION = budget_form(
+    _ndcg_read,
+    provenance_ndcg_read,
+    name="nDCG",
+    description="nDCG of the hits that fit in T tokens read top down, against the whole ideal (context budget: trec_eval ndcg of the hits read)",
+)
+"""``nDCG@<T>tok``: the budget form of ``nDCG@k`` (:mod:`agentmemory.metrics.budget`)."""
+
 DEFINITION = MeasureDef(
     "nDCG",
     _per_query,
@@ -146,5 +183,6 @@ DEFINITION = MeasureDef(
     aliases=("ndcg_cut",),
     provenance=provenance_ndcg,
     family="trec_eval",
+    budget_form=BUDGET_DEFINITION,
 )
 """``nDCG@k``, alias ``ndcg_cut@k``."""

@@ -7,12 +7,20 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from agentmemory.errors import check_positive_int
+from agentmemory.metrics.budget import budget_form
 from agentmemory.metrics.definition import CutoffRule, MeasureDef, QueryContext
 from agentmemory.metrics.provenance import Credited
 from agentmemory.metrics.ranked import Ranked, count_per_query, over_k
 from agentmemory.metrics.tie_context import TieContext, expected_hits
 
-__all__ = ["provenance_precision", "DEFINITION", "batch_precision", "expected_precision", "precision"]
+__all__ = [
+    "BUDGET_DEFINITION",
+    "provenance_precision",
+    "DEFINITION",
+    "batch_precision",
+    "expected_precision",
+    "precision",
+]
 
 
 def precision(ranking: Sequence[str], qrels: Mapping[str, int], k: int) -> float:
@@ -60,6 +68,14 @@ def provenance_precision(credited: Credited, k: int | None) -> float:
     return credited.useful(cut) / cut
 
 
+BUDGET_DEFINITION = budget_form(
+    _precision,
+    provenance_precision,
+    name="P",
+    description="relevant / hits read, over the hits that fit in T tokens read top down; 0 when none fits (context budget: P_k at k = hits read)",
+)
+"""``P@<T>tok``: the budget form of ``P@k`` (:mod:`agentmemory.metrics.budget`)."""
+
 DEFINITION = MeasureDef(
     "P",
     _per_query,
@@ -70,5 +86,6 @@ DEFINITION = MeasureDef(
     aliases=("precision",),
     provenance=provenance_precision,
     family="trec_eval",
+    budget_form=BUDGET_DEFINITION,
 )
 """``P@k``, alias ``precision@k``."""

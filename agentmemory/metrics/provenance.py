@@ -120,11 +120,15 @@ class Credited:
         sources: the relevant sources ``S`` with their grades.
         reach: per rank, the relevant sources the hit reaches.
         new: per rank, the sources first credited there, highest grade first, ties by id descending.
+        lengths: per rank, the token length of the hit's own text (what the
+            budget measures read, :mod:`agentmemory.metrics.budget`), or
+            ``None`` when not counted.
     """
 
     sources: Mapping[str, int]
     reach: tuple[frozenset[str], ...]
     new: tuple[tuple[str, ...], ...]
+    lengths: Sequence[int] | None = None
 
     def useful(self, k: int) -> int:
         """Hits in the top ``k`` that reach at least one relevant source."""
@@ -140,11 +144,17 @@ class Credited:
         return next((i for i, r in enumerate(depth, start=1) if r), None)
 
 
-def credit(ranking: Sequence[str], qrels: Mapping[str, int], ancestors: Mapping[str, frozenset[str]]) -> Credited:
+def credit(
+    ranking: Sequence[str],
+    qrels: Mapping[str, int],
+    ancestors: Mapping[str, frozenset[str]],
+    lengths: Sequence[int] | None = None,
+) -> Credited:
     """Credit the relevant sources of ``qrels`` to the hits of ``ranking`` (rank order), each source once.
 
     ``ancestors`` maps an entry id to its ancestors (:func:`ancestors_of`);
-    an id missing there has none.
+    an id missing there has none.  ``lengths`` (the token length of each
+    hit's text) is kept as :attr:`Credited.lengths`.
     """
     sources = {d: g for d, g in qrels.items() if g >= 1}
     reach: list[frozenset[str]] = []
@@ -158,4 +168,4 @@ def credit(ranking: Sequence[str], qrels: Mapping[str, int], ancestors: Mapping[
         seen.update(fresh)
         reach.append(frozenset(reached))
         new.append(tuple(fresh))
-    return Credited(sources, tuple(reach), tuple(new))
+    return Credited(sources, tuple(reach), tuple(new), lengths)

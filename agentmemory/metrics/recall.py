@@ -7,12 +7,13 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from agentmemory.errors import check_positive_int
+from agentmemory.metrics.budget import budget_form
 from agentmemory.metrics.definition import CutoffRule, MeasureDef, QueryContext
 from agentmemory.metrics.provenance import Credited
 from agentmemory.metrics.ranked import Ranked, count_per_query, divide
 from agentmemory.metrics.tie_context import TieContext, expected_hits
 
-__all__ = ["provenance_recall", "DEFINITION", "batch_recall", "expected_recall", "recall"]
+__all__ = ["BUDGET_DEFINITION", "provenance_recall", "DEFINITION", "batch_recall", "expected_recall", "recall"]
 
 
 def recall(ranking: Sequence[str], qrels: Mapping[str, int], k: int) -> float:
@@ -61,6 +62,14 @@ def provenance_recall(credited: Credited, k: int | None) -> float:
     return credited.credited(cut) / len(credited.sources) if credited.sources else 0.0
 
 
+BUDGET_DEFINITION = budget_form(
+    _recall,
+    provenance_recall,
+    name="R",
+    description="recall of the hits that fit in T tokens read top down, the crossing hit excluded (context budget: recall_k at k = hits read)",
+)
+"""``R@<T>tok``: the budget form of ``R@k`` (:mod:`agentmemory.metrics.budget`)."""
+
 DEFINITION = MeasureDef(
     "R",
     _per_query,
@@ -71,5 +80,6 @@ DEFINITION = MeasureDef(
     aliases=("recall",),
     provenance=provenance_recall,
     family="trec_eval",
+    budget_form=BUDGET_DEFINITION,
 )
 """``R@k``, alias ``recall@k``."""

@@ -96,8 +96,8 @@ class ScoreResult:
         queries: how many queries the means are over (``len(per_query)``).
     """
 
-    mean: dict[str, float]
-    per_query: dict[str, dict[str, float]]
+    mean: dict[str, float | None]
+    per_query: dict[str, dict[str, float | None]]
     queries: int
 
     def to_json_dict(self) -> dict[str, Any]:
@@ -135,10 +135,20 @@ def score_run(
             those missing from the run as 0.
 
     Raises:
-        ParameterError: bad measures; a NaN score; no query judged in
-            ``qrels``; or no query id in both ``run`` and ``qrels``.
+        ParameterError: bad measures, or one that reads the hits' texts (the
+            budget measures, ``tokens@first``: a run holds no text); a NaN
+            score; no query judged in ``qrels``; or no query id in both
+            ``run`` and ``qrels``.
     """
     chosen = parse_measures(measures)
+    for m in chosen:
+        if m.definition.reads_lengths:
+            raise ParameterError(
+                "metrics",
+                str(m),
+                "counts the tokens of the texts the system returned, which a run and qrels do not hold",
+                "score it with the collection: agentmemory eval --collection PATH --run NAME=RUN",
+            )
     judged = {qid: docs for qid, docs in qrels.items() if docs}
     if not judged:
         raise ParameterError("qrels", dict(qrels), "has no judged query", "give qrels with at least one judgment")
@@ -153,14 +163,16 @@ def score_run(
         )
     scored = sorted(judged) if complete else sorted(both)
     names = [str(m) for m in chosen]
-    columns = _score_batch(chosen, scored, run, judged)
-    if columns is None:
+    batch = _score_batch(chosen, scored, run, judged)
+    columns: Sequence[Sequence[float | None]]
+    if batch is None:
         per_query = _score_each(chosen, names, scored, run, judged)
         columns = [[values[name] for values in per_query.values()] for name in names]
     else:
+        columns = batch
         per_query = dict(zip(scored, map(dict, map(zip, repeat(names), zip(*columns)))))
     n = len(scored)
-    mean = {name: math.fsum(column) / n for name, column in zip(names, columns)}
+    mean = {name: _mean(column) for name, column in zip(names, columns)}
     return ScoreResult(mean=mean, per_query=per_query, queries=n)
 
 
@@ -170,16 +182,25 @@ def _score_each(
     scored: list[str],
     run: Mapping[str, Mapping[str, float]],
     judged: Mapping[str, Mapping[str, int]],
-) -> dict[str, dict[str, float]]:
-    """The per-query path: rank each query with trec_order, then each measure's per-query function."""
-    zeros = dict.fromkeys(names, 0.0)
-    per_query: dict[str, dict[str, float]] = {}
+) -> dict[str, dict[str, float | None]]:
+    """The per-query path: rank each query with trec_order, then each measure's per-query function (a qrels
+    query missing from the run is scored on an empty ranking: 0 on every built-in measure)."""
+    per_query: dict[str, dict[str, float | None]] = {}
     for qid in scored:
-        if qid in run:
-            per_query[qid] = compute_measures(chosen, trec_order(run[qid]), judged[qid])
-        else:
-            per_query[qid] = dict(zeros)
+        per_query[qid] = compute_measures(chosen, trec_order(run[qid]) if qid in run else [], judged[qid])
     return per_query
+
+
+def _mean(column: Sequence[float | None]) -> float | None:
+    """The mean of a measure's column (:func:`math.fsum`), over the queries with a value when a plugin's measure
+    has none on some (``MeasureDef.undefined_when``); ``None`` when no query has one."""
+    present = [v for v in column if v is not None]
+    return math.fsum(present) / len(present) if present else None
+
+
+def _shown(value: float | None) -> str:
+    """A value in a table: 4 decimals, ``-`` for none."""
+    return "-" if value is None else f"{value:.4f}"
 
 
 def _score_batch(
@@ -217,14 +238,14 @@ def format_runs_table(results: Mapping[str, ScoreResult], *, per_query: bool = F
     """
     names = list(results)
     measures = list(next(iter(results.values())).mean) if results else []
-    lines = _table(["measure", *names], [[m, *(f"{results[n].mean[m]:.4f}" for n in names)] for m in measures])
+    lines = _table(["measure", *names], [[m, *(_shown(results[n].mean[m]) for n in names)] for m in measures])
     lines.append("queries: " + ", ".join(f"{n} {results[n].queries}" for n in names))
     if per_query:
         queries = sorted({q for r in results.values() for q in r.per_query})
         for m in measures:
             lines.append("")
             rows = [
-                [q, *(f"{results[n].per_query[q][m]:.4f}" if q in results[n].per_query else "-" for n in names)]
+                [q, *(_shown(results[n].per_query[q][m]) if q in results[n].per_query else "-" for n in names)]
                 for q in queries
             ]
             lines.extend(_table([m, *names], rows))
@@ -237,11 +258,11 @@ def format_table(result: ScoreResult, *, per_query: bool = False) -> str:
     With ``per_query``, a second table follows: one row per query, one
     column per measure.  No trailing newline.
     """
-    lines = _table(["measure", "mean"], [[name, f"{value:.4f}"] for name, value in result.mean.items()])
+    lines = _table(["measure", "mean"], [[name, _shown(value)] for name, value in result.mean.items()])
     lines.append(f"queries: {result.queries}")
     if per_query:
         names = list(result.mean)
-        rows = [[qid] + [f"{values[name]:.4f}" for name in names] for qid, values in result.per_query.items()]
+        rows = [[qid] + [_shown(values[name]) for name in names] for qid, values in result.per_query.items()]
         lines.append("")
         lines.extend(_table(["query", *names], rows))
     return "\n".join(lines)

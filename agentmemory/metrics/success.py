@@ -7,12 +7,13 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from agentmemory.errors import check_positive_int
+from agentmemory.metrics.budget import budget_form
 from agentmemory.metrics.definition import CutoffRule, MeasureDef, QueryContext
 from agentmemory.metrics.provenance import Credited
 from agentmemory.metrics.ranked import Ranked
 from agentmemory.metrics.tie_context import TieContext
 
-__all__ = ["provenance_success", "DEFINITION", "batch_success", "expected_success", "success"]
+__all__ = ["BUDGET_DEFINITION", "provenance_success", "DEFINITION", "batch_success", "expected_success", "success"]
 
 
 def success(ranking: Sequence[str], qrels: Mapping[str, int], k: int) -> float:
@@ -74,6 +75,14 @@ def provenance_success(credited: Credited, k: int | None) -> float:
     return 0.0 if credited.first_rank(check_positive_int("k", k)) is None else 1.0
 
 
+BUDGET_DEFINITION = budget_form(
+    success,
+    provenance_success,
+    name="Success",
+    description="1 if a relevant hit is among those that fit in T tokens read top down, else 0 (context budget: success_k at k = hits read)",
+)
+"""``Success@<T>tok``: the budget form of ``Success@k`` (:mod:`agentmemory.metrics.budget`)."""
+
 DEFINITION = MeasureDef(
     "Success",
     _per_query,
@@ -84,5 +93,6 @@ DEFINITION = MeasureDef(
     aliases=("hit_rate",),
     provenance=provenance_success,
     family="trec_eval",
+    budget_form=BUDGET_DEFINITION,
 )
 """``Success@k``, alias ``hit_rate@k``."""

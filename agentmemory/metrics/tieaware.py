@@ -54,7 +54,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from agentmemory.errors import ParameterError, check_positive_int
-from agentmemory.metrics.base import REGISTRY, Measure, as_scope, parse_measure
+from agentmemory.metrics.base import REGISTRY, Measure, as_scope, defined, parse_measure
 from agentmemory.metrics.tie_context import TieContext, TieGroup, expected_hits, tie_groups
 from agentmemory.records import Query
 
@@ -164,7 +164,7 @@ def tie_aware_value(
     groups = tie_groups(scores)
     n_scored = len(scores)
     d = n_scored if depth is None else min(depth, n_scored)
-    return expectation(TieContext(groups, qrels, m.cutoff, d, _scope(scope_ids), query))
+    return expectation(TieContext(groups, qrels, m.rank_cutoff, d, _scope(scope_ids), query))
 
 
 def _extreme_ranking(groups: Sequence[TieGroup], qrels: Mapping[str, int], best: bool) -> list[str]:
@@ -294,6 +294,10 @@ class _TieBasis:
         self.size = size
         self.inside = inside
 
+    def _value(self, m: Measure, ranking: list[str]) -> float:
+        """``m`` on ``ranking`` (a measure with a tie-aware value has a value on every query)."""
+        return defined(m._compute(ranking, self.qrels, self.scope, self.query), m)
+
     def report(self, m: Measure) -> TieReport:
         """The report on ``m``, whose definition has a tie-aware expectation."""
         expectation = m.definition.tie_aware
@@ -302,13 +306,13 @@ class _TieBasis:
         # Measure.compute less its checks: the rankings hold the keys of one mapping (each id once) and
         # scope is already a set or None.  A built-in measure is a pure function of the ranking, so a
         # ranking equal to the rule's has the rule's value; a registered one is called for each ranking.
-        under_rule = m._compute(self.rule, qrels, scope, query)
+        under_rule = self._value(m, self.rule)
         pure = _built_in(m)
         return TieReport(
             value_under_rule=under_rule,
-            expected=expectation(TieContext(self.groups, qrels, m.cutoff, self.depth, scope, query)),
-            minimum=under_rule if pure and self.worst_is_rule else m._compute(self.worst, qrels, scope, query),
-            maximum=under_rule if pure and self.best_is_rule else m._compute(self.best, qrels, scope, query),
+            expected=expectation(TieContext(self.groups, qrels, m.rank_cutoff, self.depth, scope, query)),
+            minimum=under_rule if pure and self.worst_is_rule else self._value(m, self.worst),
+            maximum=under_rule if pure and self.best_is_rule else self._value(m, self.best),
             straddles_cutoff=self.inside < self.size,
             group_size=self.size,
             group_in_top_k=self.inside,

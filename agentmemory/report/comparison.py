@@ -53,14 +53,14 @@ def per_query(evaluation: Evaluation, statistics: Statistics, *, width: int = 40
             row["group"] = f"{group} (not in headline)" if q.group in excluded else group
         row["text"] = short(q.text, width)
         row["relevant"] = str(len(q.relevant))
-        row[f"{base.label} {recall}"] = format(q.metrics[recall], ".2f")
-        row[f"{base.label} {rr}"] = format(q.metrics[rr], ".2f")
+        row[f"{base.label} {recall}"] = format(q.value(recall), ".2f")
+        row[f"{base.label} {rr}"] = format(q.value(rr), ".2f")
         for other in others:
             theirs = other.per_query[index]
-            row[f"{other.label} {recall}"] = format(theirs.metrics[recall], ".2f")
-            row[f"Δ {recall} {other.label}"] = _delta(theirs.metrics[recall] - q.metrics[recall])
-            row[f"{other.label} {rr}"] = format(theirs.metrics[rr], ".2f")
-            row[f"Δ {rr} {other.label}"] = _delta(theirs.metrics[rr] - q.metrics[rr])
+            row[f"{other.label} {recall}"] = format(theirs.value(recall), ".2f")
+            row[f"Δ {recall} {other.label}"] = _delta(theirs.value(recall) - q.value(recall))
+            row[f"{other.label} {rr}"] = format(theirs.value(rr), ".2f")
+            row[f"Δ {rr} {other.label}"] = _delta(theirs.value(rr) - q.value(rr))
         rows.append(row)
     n = len(base.per_query)
     caption = (

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentmemory.evaluation.runner import Evaluation, QueryResult, RetrieverResult, seed_measures
+from agentmemory.metrics import defined
 from agentmemory.records import Hit, Query
 from agentmemory.report.display import Markdown, ordinal, short
 from agentmemory.retrievers import capabilities, has_capability
@@ -304,7 +305,7 @@ def _miss(index: Index, result: RetrieverResult, q: QueryResult, entry_id: str, 
 
 
 def _first_hit(index: Index, result: RetrieverResult, q: QueryResult, k: int) -> FirstHit:
-    rr = q.metrics["RR"]
+    rr = q.value("RR")
     rank = q.first_relevant_rank
     if not q.hits:
         return FirstHit(
@@ -356,8 +357,8 @@ def _explain_retriever(index: Index, evaluation: Evaluation, result: RetrieverRe
         misses.extend(_miss(index, result, q, entry_id, k) for entry_id in q.missed)
         firsts.append(_first_hit(index, result, q, k))
     recall_key, _, rr_key = seed_measures(k)
-    mrr = result.means[rr_key]
-    recall = result.means[recall_key]
+    mrr = defined(result.means[rr_key], rr_key)
+    recall = defined(result.means[recall_key], recall_key)
     if any(f.rr < 1.0 for f in firsts):
         case = "mrr_below_one"
     elif misses or no_relevant:

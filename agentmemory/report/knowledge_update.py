@@ -25,8 +25,8 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from agentmemory.analysis.statistics import Statistics, bootstrap_ci
-from agentmemory.analysis.text_tables import column_name, interval_cell, lower_is_better
+from agentmemory.analysis.statistics import Statistics
+from agentmemory.analysis.text_tables import column_name, lower_is_better, sample_cell
 from agentmemory.datasets.beam import difficulty_group
 from agentmemory.evaluation.runner import Evaluation
 from agentmemory.metrics import parse_measure
@@ -71,19 +71,7 @@ def stale_table(evaluation: Evaluation, statistics: Statistics) -> Table:
         values = {q.query_id: q.metrics for q in result.per_query}
         row = {"System": result.label}
         for m in shown:
-            sample = [values[qid][m] for qid in counted]
-            row[column_name(m)] = (
-                interval_cell(
-                    bootstrap_ci(
-                        sample,
-                        seed=statistics.seed,
-                        confidence=statistics.confidence,
-                        n_resamples=statistics.n_resamples,
-                    )
-                )
-                if sample
-                else "n/a"
-            )
+            row[column_name(m)] = sample_cell([values[qid][m] for qid in counted], statistics, m)
         rows.append(row)
     pct = round(statistics.confidence * 100)
     caption = (
@@ -127,14 +115,7 @@ def difficulty_table(evaluation: Evaluation, statistics: Statistics, measures: S
             values = {q.query_id: q.metrics for q in result.per_query}
             row = {"difficulty": name, "queries": str(len(ids)), "System": result.label}
             for m in chosen:
-                row[column_name(m)] = interval_cell(
-                    bootstrap_ci(
-                        [values[qid][m] for qid in ids],
-                        seed=statistics.seed,
-                        confidence=statistics.confidence,
-                        n_resamples=statistics.n_resamples,
-                    )
-                )
+                row[column_name(m)] = sample_cell([values[qid][m] for qid in ids], statistics, m)
             rows.append(row)
     lower = [m for m in chosen if lower_is_better(m)]
     caption = "By difficulty (as the benchmark labels its questions): every measure over the headline queries"

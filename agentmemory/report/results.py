@@ -19,6 +19,7 @@ from agentmemory.datasets.base import option_flag_arguments
 from agentmemory.evaluation.options import EvalOptions
 from agentmemory.evaluation.runner import Evaluation
 from agentmemory.metrics.scoring import default_measures
+from agentmemory.metrics.token_counters import DEFAULT_TOKEN_COUNTER
 from agentmemory.report.display import Markdown
 
 __all__ = ["ARTIFACT_NAME", "SHIPPED", "artifact_summary", "cli_command", "write_results"]
@@ -50,7 +51,8 @@ def cli_command(
     system's spec, with ``--attribution``, ``--system-timeout`` and
     ``--lenient-system`` when not their defaults), ``--relevance`` (when not
     the default: ``provenance`` with memory systems, else ``direct``),
-    ``--as-of`` and ``--baseline``.
+    ``--as-of``, ``--baseline`` and ``--tokenizer`` (when measures counted
+    tokens with another counter than the default).
     """
     parts = ["agentmemory", "eval"]
     if source is not None and source != SHIPPED:
@@ -81,11 +83,21 @@ def cli_command(
         parts.append("--as-of")
     if evaluation.options.baseline is not None:
         parts += ["--baseline", evaluation.options.baseline]
-    extra = [str(m) for m in evaluation.measures if m not in default_measures(evaluation.k)]
-    if extra:
-        parts += ["--metrics", ",".join(extra)]
+    parts += _measure_flags(evaluation)
     parts += ["--out", out]
     return shlex.join(parts)
+
+
+def _measure_flags(evaluation: Evaluation) -> list[str]:
+    """``--metrics`` (the measures beyond the defaults) and ``--tokenizer`` (a counter other than the default
+    that measures counted tokens with), as :func:`cli_command` writes them."""
+    flags: list[str] = []
+    extra = [str(m) for m in evaluation.measures if m not in default_measures(evaluation.k)]
+    if extra:
+        flags += ["--metrics", ",".join(extra)]
+    if evaluation.tokenizer is not None and evaluation.options.tokenizer != DEFAULT_TOKEN_COUNTER:
+        flags += ["--tokenizer", evaluation.options.tokenizer]
+    return flags
 
 
 def artifact_summary(

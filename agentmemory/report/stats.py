@@ -93,7 +93,9 @@ def comparison_table(evaluation: Evaluation, statistics: Statistics) -> Table:
     The verdict reads the
     Holm-adjusted p-value when several pairs are compared (the plain one
     otherwise) against ``alpha``; when the smallest attainable p-value
-    exceeds ``alpha`` it says so instead.
+    exceeds ``alpha`` it says so instead.  A test over fewer queries than the
+    headline (a measure with no value on some, ``tokens@first``: the queries
+    where both systems have one) says over how many.
     """
     alpha = statistics.alpha
     labels = {r.name: r.label for r in evaluation.results}
@@ -111,10 +113,11 @@ def comparison_table(evaluation: Evaluation, statistics: Statistics) -> Table:
                 verdict = f"significant at {alpha:g}"
             else:
                 verdict = f"not significant at {alpha:g}"
+            over = f" (over {test.n} queries with both values)" if test.n != statistics.queries else ""
             rows.append(
                 [
                     measure,
-                    f"{labels[c.a]} - {labels[c.b]}",
+                    f"{labels[c.a]} - {labels[c.b]}{over}",
                     f"{test.mean_difference:.2f}",
                     interval,
                     format_p(test.p_value),

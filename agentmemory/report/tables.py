@@ -148,7 +148,7 @@ def metric_table(evaluation: Evaluation) -> Table:
     others = other_measures(evaluation)
     text_rows = seed_rows(evaluation)
     for row, result in zip(text_rows, evaluation.results):
-        row.extend(format(result.means[m], ".4f") for m in others)
+        row.extend("n/a" if result.means[m] is None else format(result.means[m], ".4f") for m in others)
     frame = pd.DataFrame(text_rows, columns=[*SEED_COLUMNS, *others])
     c = evaluation.collection
     (first, measure), *rest = zip(SEED_COLUMNS[1:], seed_measures(evaluation.k))

@@ -20,6 +20,7 @@ from __future__ import annotations
 import pandas as pd
 
 from agentmemory.evaluation.runner import Evaluation, QueryResult, RetrieverResult
+from agentmemory.metrics.budget import FAMILY as BUDGET_FAMILY
 from agentmemory.metrics.tieaware import TieReport
 from agentmemory.report.caveats import ties_inside_top_k
 from agentmemory.report.display import Markdown, Table, plural
@@ -214,8 +215,14 @@ def tie_means_table(evaluation: Evaluation) -> Table:
             )
     columns = ["System", "measure", "under the rule", "expected", "worst", "best", "expected - rule"]
     n = len(evaluation.results[0].headline) if evaluation.results else 0
-    return Table(
-        pd.DataFrame(rows, columns=columns),
+    caption = (
         f"Headline means over {n} queries: under the tie rule (what the tables report), expected over all "
-        "orders of tied scores (McSherry & Najork 2008), and the worst and best orders",
+        "orders of tied scores (McSherry & Najork 2008), and the worst and best orders"
     )
+    budget = [str(m) for m in evaluation.measures if m.definition.family == BUDGET_FAMILY]
+    if budget:
+        caption += (
+            f"; {', '.join(budget)} {'has' if len(budget) == 1 else 'have'} no tie-aware value (tied hits of unequal length change how many fit in "
+            "the budget, and the expectation over their orders has no closed form)"
+        )
+    return Table(pd.DataFrame(rows, columns=columns), caption)

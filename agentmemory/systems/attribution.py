@@ -73,7 +73,7 @@ import numpy as np
 
 from agentmemory.datasets.collection import Collection
 from agentmemory.errors import ParameterError, UnknownNameError, shorten
-from agentmemory.metrics import Measure
+from agentmemory.metrics import Measure, defined
 from agentmemory.metrics.provenance import ancestors_of, credit
 from agentmemory.records import MemoryEntry, Provenance
 from agentmemory.retrievers.encoders import load_encoder
@@ -458,8 +458,8 @@ def _sensitivity(
         r_values, n_values = [], []
         for query in headline:
             credited = credit(list(ranked.get(query.id, ())), collection.qrels[query.id], ancestors)
-            r_values.append(recall.definition.provenance(credited, recall.cutoff))  # type: ignore[misc]
-            n_values.append(ndcg.definition.provenance(credited, ndcg.cutoff))  # type: ignore[misc]
+            r_values.append(defined(recall.definition.provenance(credited, recall.cutoff), recall))  # type: ignore[misc]
+            n_values.append(defined(ndcg.definition.provenance(credited, ndcg.cutoff), ndcg))  # type: ignore[misc]
         label = f"{target}[threshold={threshold:g}]"
         rows.append(
             (label, float(np.mean(r_values)) if r_values else 0.0, float(np.mean(n_values)) if n_values else 0.0)

@@ -354,7 +354,8 @@ PARAMETER_ERRORS = [
     ),
     pytest.param(
         ["--metrics", "P"],
-        "metric: 'P' (str) has no cutoff; P needs a cutoff k, an integer >= 1: write P@k, e.g. P@10",
+        "metric: 'P' (str) has no cutoff; P needs a cutoff k, an integer >= 1: write P@k, e.g. P@10, "
+        "or a token budget: P@<T>tok, e.g. P@512tok",
         id="metric-without-cutoff",
     ),
     pytest.param(["--bogus"], "unrecognized arguments: --bogus (see 'agentmemory --help')", id="unknown-option"),

@@ -205,14 +205,21 @@ def test_cli_page_has_every_command_and_option_of_the_parser(site, hooks):
 
 
 def test_measures_page_lists_every_registered_measure(site):
-    """The measures table has one row per registered measure, with its description, and the formula is there."""
+    """The measures table has one row per registered measure and one per budget form (``R@<T>tok`` after ``R``), with
+    its description, and the formulas are there."""
     rows = _soup(site / "measures.html").find("article").find("table").find_all("tr")[1:]
     names = [row.find("td").get_text(strip=True) for row in rows]
-    assert names == list(REGISTRY.registered())
+    definitions = REGISTRY.registered()
+    forms = [(n, d.budget_form) for n, d in definitions.items()]
+    assert names == [written for n, form in forms for written in ([n, f"{n}@<T>tok"] if form else [n])]
+    assert {"R@<T>tok", "nDCG@<T>tok", "P@<T>tok", "Success@<T>tok", "tokens"} <= set(names)
     text = _text(site, "measures.html")
-    for definition in REGISTRY.registered().values():
-        assert definition.description in text, definition.name
+    for definition in definitions.values():
+        for d in (definition, definition.budget_form):
+            if d is not None:
+                assert d.description in text, d.name
     assert "P@k = |{d in ranking[:k] : qrels.get(d, 0) >= 1}| / k" in text
+    assert "n_T = max{n >= 0 : l_1 + ... + l_n <= T}" in text
 
 
 def test_grid_page_lists_every_key_the_grid_reader_accepts(site, hooks):

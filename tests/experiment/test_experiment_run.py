@@ -459,3 +459,28 @@ def test_threads_of_one_worker_load_a_collection_once(tmp_path: Path, monkeypatc
         results = list(pool.map(task_module.execute_task, [t.job for t in plan.tasks]))
     assert all("error" not in r for r in results)
     assert len(loads) == 1
+
+
+def test_budget_measures_in_a_grid(tmp_path: Path):
+    """A grid with budget measures: the tokenizer in results.json, tokens@first's missing values as empty CSV cells
+    and left out of the means, and the merged statistics equal to `agentmemory eval`'s."""
+    sample = (REPO_ROOT / "fixtures" / "longmemeval-sample" / "longmemeval-sample.json").as_posix()
+    grid = write_grid(
+        tmp_path,
+        f'name = "budget"\nk = [5]\nseeds = [7]\nmeasures = ["R@64tok", "tokens@first"]\n'
+        f'[[collections]]\nname = "lme"\npath = "{sample}"\n[[systems]]\nretriever = "bm25"\n[[systems]]\nretriever = "tags"\n',
+    )
+    result = run_experiment(grid, out=tmp_path / "out")
+    assert result.ok
+    results = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    [entry] = results["evaluations"]
+    assert entry["tokenizer"]["name"] == "llama2"
+    aggregate = {row["system"]: row for row in entry["aggregate"]}
+    assert aggregate["tags"]["tokens@first"] is None  # the tag scorer finds nothing on this sample
+    rows = (tmp_path / "out" / "per_query.csv").read_text(encoding="utf-8").splitlines()
+    tags = [line for line in rows if line.startswith("lme,5,7,tags,") and ",tokens@first," in line]
+    assert tags and all(line.endswith(",tokens@first,") for line in tags)
+    direct = evaluate(load(sample), "bm25,tags", k=5, seed=7, measures="R@64tok,tokens@first")
+    expected = evaluation_statistics(direct, seed=7).to_dict()
+    assert entry["statistics"]["intervals"] == expected["intervals"]
+    assert entry["statistics"]["versus_baseline"] == expected["versus_baseline"]

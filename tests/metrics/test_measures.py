@@ -114,6 +114,7 @@ LME_NAMES = "ndcg_any, recall_all, recall_any, sess.ndcg_any, sess.recall_all, s
 TREC_EVAL = sorted(n for n, d in REGISTRY.registered().items() if d.family == "trec_eval")
 LONGMEMEVAL = ["ndcg_any", "recall_all", "recall_any", "sess.ndcg_any", "sess.recall_all", "sess.recall_any"]
 BEAM = ["stale"]
+BUDGET = ["tokens"]
 
 
 @pytest.mark.parametrize("name", TREC_EVAL)
@@ -174,14 +175,21 @@ def test_helpers_reject_bad_cutoff(helper, k, message):
 def test_registry_entries_are_consistent():
     """Each registry entry is keyed by its own name and has a one-line description naming its family's reference."""
     assert TREC_EVAL == ["AP", "P", "R", "RR", "Rprec", "Success", "nDCG"]
-    assert sorted(REGISTRY) == sorted(TREC_EVAL + LONGMEMEVAL + BEAM)
+    assert sorted(REGISTRY) == sorted(TREC_EVAL + LONGMEMEVAL + BEAM + BUDGET)
+    references = {
+        "trec_eval": "trec_eval",
+        "LongMemEval": "LongMemEval official",
+        "BEAM": "BEAM knowledge updates",
+        "budget": "context budget",
+    }
     for key, definition in REGISTRY.registered().items():
-        assert definition.name == key
-        assert definition.description and "\n" not in definition.description
-        references = {"trec_eval": "trec_eval", "LongMemEval": "LongMemEval official", "BEAM": "BEAM knowledge updates"}
-        reference = references[definition.family]
-        assert reference in definition.description
-        assert callable(definition.function)
+        for d in (definition, definition.budget_form):
+            if d is None:
+                continue
+            assert d.name == key
+            assert d.description and "\n" not in d.description
+            assert references[d.family] in d.description
+            assert callable(d.function)
 
 
 def test_cutoff_rules():
@@ -277,7 +285,7 @@ def test_measures_are_hashable_values():
 
 ALL_NAMES = (
     "AP, MAP, MRR, P, R, R-precision, RR, Rprec, Success, hit_rate, map_cut, nDCG, ndcg_any, ndcg_cut, precision, "
-    "recall, recall_all, recall_any, recip_rank, sess.ndcg_any, sess.recall_all, sess.recall_any, stale"
+    "recall, recall_all, recall_any, recip_rank, sess.ndcg_any, sess.recall_all, sess.recall_any, stale, tokens"
 )
 
 
@@ -290,7 +298,7 @@ ALL_NAMES = (
         (
             "P",
             ParameterError,
-            "metric: 'P' (str) has no cutoff; P needs a cutoff k, an integer >= 1: write P@k, e.g. P@10",
+            "metric: 'P' (str) has no cutoff; P needs a cutoff k, an integer >= 1: write P@k, e.g. P@10, or a token budget: P@<T>tok, e.g. P@512tok",
         ),
         (
             "MAP",
@@ -300,30 +308,31 @@ ALL_NAMES = (
         (
             "P@0",
             ParameterError,
-            "metric: 'P@0' (str) has cutoff 0, which is less than 1; the cutoff must be an integer >= 1, e.g. P@10",
+            "metric: 'P@0' (str) has cutoff 0, which is less than 1; the cutoff must be an integer >= 1, e.g. P@10, or a token budget: P@<T>tok, e.g. P@512tok",
         ),
         (
             "nDCG@-3",
             ParameterError,
             "metric: 'nDCG@-3' (str) has cutoff -3, which is less than 1; "
-            "the cutoff must be an integer >= 1, e.g. nDCG@10",
+            "the cutoff must be an integer >= 1, e.g. nDCG@10, or a token budget: nDCG@<T>tok, e.g. nDCG@512tok",
         ),
         (
             "P@x",
             ParameterError,
             "metric: 'P@x' (str) has cutoff 'x', which is not an integer; "
-            "the cutoff must be an integer >= 1, e.g. P@10",
+            "the cutoff must be an integer >= 1, e.g. P@10, or a token budget: P@<T>tok, e.g. P@512tok",
         ),
         (
             "P@2.5",
             ParameterError,
             "metric: 'P@2.5' (str) has cutoff '2.5', which is not an integer; "
-            "the cutoff must be an integer >= 1, e.g. P@10",
+            "the cutoff must be an integer >= 1, e.g. P@10, or a token budget: P@<T>tok, e.g. P@512tok",
         ),
         (
             "P@",
             ParameterError,
-            "metric: 'P@' (str) has cutoff '', which is not an integer; the cutoff must be an integer >= 1, e.g. P@10",
+            "metric: 'P@' (str) has cutoff '', which is not an integer; the cutoff must be an integer >= 1, e.g. P@10, "
+            "or a token budget: P@<T>tok, e.g. P@512tok",
         ),
         (
             "RR@5@3",
@@ -351,10 +360,22 @@ def test_unknown_name_choices_come_from_registry():
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("P",), "cutoff: None (NoneType) is missing; P needs a cutoff k, an integer >= 1: write P@k, e.g. P@10"),
-        (("P", 0), "cutoff: 0 (int) is less than 1; the cutoff must be an integer >= 1, e.g. P@10"),
-        (("P", True), "cutoff: True (bool) is not an integer; the cutoff must be an integer >= 1, e.g. P@10"),
-        (("P", "5"), "cutoff: '5' (str) is not an integer; the cutoff must be an integer >= 1, e.g. P@10"),
+        (
+            ("P",),
+            "cutoff: None (NoneType) is missing; P needs a cutoff k, an integer >= 1: write P@k, e.g. P@10, or a token budget: P@<T>tok, e.g. P@512tok",
+        ),
+        (
+            ("P", 0),
+            "cutoff: 0 (int) is less than 1; the cutoff must be an integer >= 1, e.g. P@10, or a token budget: P@<T>tok, e.g. P@512tok",
+        ),
+        (
+            ("P", True),
+            "cutoff: True (bool) is not an integer; the cutoff must be an integer >= 1, e.g. P@10, or a token budget: P@<T>tok, e.g. P@512tok",
+        ),
+        (
+            ("P", "5"),
+            "cutoff: '5' (str) is not an integer; the cutoff must be an integer >= 1, e.g. P@10, or a token budget: P@<T>tok, e.g. P@512tok",
+        ),
         (("Rprec", 3), "cutoff: 3 (int) is not allowed; Rprec takes no cutoff: write Rprec"),
     ],
 )
@@ -369,7 +390,7 @@ def test_measure_constructor_needs_canonical_name():
     message = (
         "metric: 'recall' (str) is not a known name; choose from: AP, P, R, RR, Rprec, Success, nDCG, "
         + LME_NAMES
-        + ", stale"
+        + ", stale, tokens"
     )
     with pytest.raises(UnknownNameError, match=f"^{re.escape(message)}$"):
         Measure("recall", 5)
@@ -549,7 +570,7 @@ def test_runtime_measure_is_among_the_choices(registry_restored):
     message = (
         "metric: 'nope' (str) is not a known name; choose from: AP, Hits, P, R, RR, Rprec, Success, nDCG, "
         + LME_NAMES
-        + ", stale"
+        + ", stale, tokens"
     )
     with pytest.raises(UnknownNameError, match=f"^{re.escape(message)}$"):
         Measure("nope", 3)
@@ -711,7 +732,7 @@ NAME_RULE = (
         ({"function": 3}, "function: 3 (int) is not callable; give function(QueryContext) -> float"),
         (
             {"cutoff": "required"},
-            "cutoff: 'required' (str) is not a CutoffRule; give CutoffRule.REQUIRED, OPTIONAL or FORBIDDEN",
+            "cutoff: 'required' (str) is not a CutoffRule; give CutoffRule.REQUIRED, OPTIONAL, FORBIDDEN, BUDGET or FIRST",
         ),
         (
             {"description": "two\nlines"},
