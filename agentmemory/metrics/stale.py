@@ -14,10 +14,12 @@ top ``k``, the first entry that is original or updated is an original one.
 
 A query with no original id or no updated id in its metadata (every question
 that is not a knowledge update, and a knowledge update with an empty side,
-which the loader lists) scores ``0.0``: its mean is the share of stale
-questions only over the knowledge updates with both sides, which is what the
-collection report's knowledge-update section shows
-(:func:`agentmemory.report.knowledge_update.stale_section`).  The value does
+which the loader lists) has **no value** (``MeasureDef.undefined_when``): the
+mean is the share of stale questions over the knowledge updates with both
+sides, and the tables count those queries beside it (``(39 of 354)``), so a
+headline over every ability is not diluted by questions that cannot be
+stale.  The collection report's knowledge-update section shows the same
+share (:func:`agentmemory.report.knowledge_update.stale_table`).  The value does
 not read the judgments, so ``--updates fresh`` and ``both`` give the same
 ``stale@k``.  Without the query (``agentmemory score`` has only a run and
 qrels) the measure cannot be computed and says so.
@@ -82,14 +84,15 @@ def stale_sides(query: Query | None) -> tuple[frozenset[str], frozenset[str]]:
     return original - updated, updated
 
 
-def stale(ranking: Sequence[str], original: Collection[str], updated: Collection[str], k: int) -> float:
+def stale(ranking: Sequence[str], original: Collection[str], updated: Collection[str], k: int) -> float | None:
     """``1.0`` when the first entry of ``ranking[:k]`` that is original or updated is original, else ``0.0``.
 
-    ``0.0`` when either side is empty (the question is left out of the share).
+    ``None`` when either side is empty: the question is not a knowledge update with both sides, and is
+    left out of the share.
     """
     check_positive_int("k", k)
     if not original or not updated:
-        return 0.0
+        return None
     for doc in ranking[:k]:
         if doc in original:
             return 1.0
@@ -98,16 +101,19 @@ def stale(ranking: Sequence[str], original: Collection[str], updated: Collection
     return 0.0
 
 
-def _per_query(query: QueryContext) -> float:
+def _per_query(query: QueryContext) -> float | None:
     original, updated = stale_sides(query.query)
     return stale(query.ranking, original, updated, query.cutoff)
 
 
-def expected_stale(ties: TieContext) -> float:
-    """``stale@k`` over all orderings of tied scores: ``o / (o + u) * (1 - C(t - o - u, m) / C(t, m))`` (module docstring)."""
+def expected_stale(ties: TieContext) -> float | None:
+    """``stale@k`` over all orderings of tied scores: ``o / (o + u) * (1 - C(t - o - u, m) / C(t, m))`` (module docstring).
+
+    ``None`` where the measure has no value (a side is empty), as :func:`stale`.
+    """
     original, updated = stale_sides(ties.query)
     if not original or not updated:
-        return 0.0
+        return None
     c = ties.cut
     for group in ties.groups:
         o = sum(1 for e in group.entry_ids if e in original)
@@ -130,5 +136,6 @@ DEFINITION = MeasureDef(
     tie_aware=expected_stale,
     family="BEAM",
     direction="lower",
+    undefined_when="not a knowledge update with both sides (original_info and updated_info)",
 )
 """``stale@k``: lower is better."""

@@ -298,14 +298,17 @@ class _TieBasis:
         """``m`` on ``ranking`` (a measure with a tie-aware value has a value on every query)."""
         return defined(m._compute(ranking, self.qrels, self.scope, self.query), m)
 
-    def report(self, m: Measure) -> TieReport:
-        """The report on ``m``, whose definition has a tie-aware expectation."""
+    def report(self, m: Measure) -> TieReport | None:
+        """The report on ``m``, whose definition has a tie-aware expectation; ``None`` where ``m`` has no value
+        on this query (``stale@k`` on a question that is not a knowledge update: no ordering gives it one)."""
         expectation = m.definition.tie_aware
         assert expectation is not None
         qrels, scope, query = self.qrels, self.scope, self.query
         # Measure.compute less its checks: the rankings hold the keys of one mapping (each id once) and
         # scope is already a set or None.  A built-in measure is a pure function of the ranking, so a
         # ranking equal to the rule's has the rule's value; a registered one is called for each ranking.
+        if m.definition.undefined_when is not None and m._compute(self.rule, qrels, scope, query) is None:
+            return None
         under_rule = self._value(m, self.rule)
         pure = _built_in(m)
         return TieReport(

@@ -51,15 +51,17 @@ def test_stale_by_hand(ranking, k, expected):
     assert _stale(ranking, k) == expected
 
 
-def test_stale_without_both_sides_is_zero():
-    """A query that is not a knowledge update, or one with an empty side, scores 0 (left out of the share)."""
+def test_stale_without_both_sides_has_no_value():
+    """A query that is not a knowledge update, or one with an empty side, has no value: it is left out of the
+    share rather than counted as a 0 that would dilute it."""
     plain = Query("q", "x")
-    assert _stale(["o1"], 5, plain) == 0.0
+    assert _stale(["o1"], 5, plain) is None
     no_update = Query("q", "x", metadata={"original_info": ("o1",), "updated_info": ()})
-    assert _stale(["o1"], 5, no_update) == 0.0
+    assert _stale(["o1"], 5, no_update) is None
     overlap = Query("q", "x", metadata={"original_info": ("u1",), "updated_info": ("u1",)})
     assert stale_sides(overlap) == (frozenset(), frozenset({"u1"}))
-    assert _stale(["u1"], 5, overlap) == 0.0
+    assert _stale(["u1"], 5, overlap) is None
+    assert parse_measure("stale@5").definition.undefined_when
 
 
 def test_stale_ignores_judgments():
@@ -148,7 +150,7 @@ def test_stale_through_an_evaluation():
     run = {
         "1/knowledge_update/0": ["1/0", "1/12"],  # the old budget first: stale
         "2/knowledge_update/0": ["2/4", "2/0"],  # the update first: fresh
-        "2/knowledge_update/1": ["2/6"],  # no original left: out of the share, 0
+        "2/knowledge_update/1": ["2/6"],  # no original left: out of the share, no value
         "1/information_extraction/0": ["1/0"],
     }
     lines = [f"{q} Q0 {e} {r} {10 - r} mine" for q, es in run.items() for r, e in enumerate(es, start=1)]
@@ -161,8 +163,10 @@ def test_stale_through_an_evaluation():
     values = {q.query_id: q.metrics["stale@5"] for q in evaluation.results[0].per_query}
     assert values["1/knowledge_update/0"] == 1.0
     assert values["2/knowledge_update/0"] == 0.0
-    assert values["2/knowledge_update/1"] == 0.0
-    assert sum(values.values()) == 1.0
+    assert values["2/knowledge_update/1"] is None
+    assert values["1/information_extraction/0"] is None  # not a knowledge update: no value either
+    # the mean is the share over the two knowledge updates with both sides, not diluted by the others
+    assert evaluation.results[0].means["stale@5"] == 0.5
 
 
 # -- the declared direction in the comparison table --------------------------------------------------------
