@@ -641,6 +641,10 @@ def load_locomo(
         settings=MappingProxyType({"granularity": "session"}) if by_session else MappingProxyType({}),
         turns=MappingProxyType(turns),
         session_of=locomo_session_of,
+        format="locomo",
+        format_options=MappingProxyType(
+            {"repair": repair, "include_captions": include_captions, "granularity": granularity}
+        ),
     )
 
 

@@ -116,6 +116,11 @@ class MeasureDef:
         direction: ``"higher"`` (the default) when higher values are better,
             ``"lower"`` when lower ones are (``stale@k``); the comparison
             table's markers and counts follow it.
+        granularity: the unit the measure scores when its definition fixes one
+            whatever the collection's entries are: ``"session"`` for
+            LongMemEval's ``sess.`` measures (a turn run's ids mapped to
+            sessions); ``None`` (the default) when it scores the collection's
+            own entries.  The definitions card and the claims check read it.
         aliases: other accepted spellings (``("precision",)`` for ``P``).
             Names and aliases are matched ignoring case; none may be taken by
             another registered measure.  They belong to the definition so that
@@ -140,6 +145,7 @@ class MeasureDef:
     family: str | None = None
     whole_ranking: bool = False
     direction: str = "higher"
+    granularity: str | None = None
 
     def __post_init__(self) -> None:
         _check_name("measure name", self.name)
@@ -172,6 +178,15 @@ class MeasureDef:
                 self.family,
                 "is not one line of text",
                 "name the family in one line (e.g. 'trec_eval'), or None",
+            )
+        if self.granularity is not None and (
+            not isinstance(self.granularity, str) or not self.granularity.strip() or "\n" in self.granularity
+        ):
+            raise ParameterError(
+                "granularity",
+                self.granularity,
+                "is not one line of text",
+                "name the unit the measure scores (e.g. 'session'), or None",
             )
         if isinstance(self.aliases, str) or not isinstance(self.aliases, tuple):
             raise ParameterError("aliases", self.aliases, "is not a tuple", "give a tuple of names, e.g. ('hits',)")
