@@ -231,7 +231,9 @@ class Evaluation:
     collection), for reports that ask the retrievers *why*; ``options`` the
     :class:`~agentmemory.evaluation.options.EvalOptions` it ran with (``k``,
     ``seed``, ``relevance``, ``lenient_run`` and ``as_of`` are its fields
-    again; ``measures`` every measure computed).
+    again; ``measures`` every measure computed).  ``original`` is, when the
+    collection's judgments were patched (``collection.judgment_patch``), the
+    same systems scored under the collection's own judgments, else ``None``.
     """
 
     collection: Collection
@@ -250,6 +252,7 @@ class Evaluation:
     as_of: bool = False
     systems: tuple[SystemRun, ...] = field(default=(), repr=False, compare=False)
     options: EvalOptions = field(default_factory=EvalOptions, compare=False)
+    original: Evaluation | None = field(default=None, repr=False, compare=False)
 
     def result(self, name: str) -> RetrieverResult:
         """The result of the system ``name`` (its key, e.g. ``"bm25"``, or a run's name; a label works too)."""
@@ -424,11 +427,10 @@ def evaluate(
         raise ParameterError(
             "retrievers", retrievers, "names no system", "name a retriever (e.g. 'bm25') or pass a run"
         )
-    _check_systems(
-        [(s.key, s.label) for s in specs]
-        + [(b.name, by_system[b.name].spec.label if b.name in by_system else b.name) for b in bound]
-    )
-    chosen, unscored = _scored_measures(options)
+    names = [(s.key, s.label) for s in specs]
+    names += [(b.name, by_system[b.name].spec.label if b.name in by_system else b.name) for b in bound]
+    _check_systems(names)
+    chosen, unscored = _scored_measures(options, names)
     scorer = _Scorer(
         collection, options.k, chosen, ties=options.ties and options.relevance == "direct", relevance=options.relevance
     )
@@ -447,7 +449,7 @@ def evaluate(
         for spec in specs
     ]
     results += [_run_result(run, queries, scorer, excluded, options.k, by_system.get(run.name)) for run in bound]
-    return Evaluation(
+    evaluation = Evaluation(
         collection=collection,
         k=options.k,
         seed=options.seed,
@@ -465,6 +467,29 @@ def evaluate(
         options=options,
         systems=tuple(replayed),
     )
+    return _with_original(evaluation)
+
+
+def _with_original(evaluation: Evaluation) -> Evaluation:
+    """``evaluation`` of a patched collection, with its :attr:`Evaluation.original`: the same systems scored
+    under the collection's own judgments.
+
+    The retrievers' store is reused (not under ``as_of``, which adds entries
+    in time order) and the memory systems' replays too: neither depends on
+    the judgments.
+    """
+    patch = evaluation.collection.judgment_patch
+    if patch is None:
+        return evaluation
+    original = evaluate(
+        patch.revert(evaluation.collection),
+        evaluation.specs,
+        runs=evaluation.runs,
+        systems=evaluation.systems,
+        store=None if evaluation.as_of else evaluation.store,
+        options=evaluation.options,
+    )
+    return replace(evaluation, original=original)
 
 
 def _bound_runs(
@@ -510,7 +535,9 @@ def _specs(retrievers: RetrieverLike | Sequence[RetrieverLike] | None) -> tuple[
     return resolve_retrievers(retrievers)
 
 
-def _scored_measures(options: EvalOptions) -> tuple[tuple[Measure, ...], tuple[str, ...]]:
+def _scored_measures(
+    options: EvalOptions, systems: Sequence[tuple[str, str]] = ()
+) -> tuple[tuple[Measure, ...], tuple[str, ...]]:
     """The measures computed and those left unscored (no provenance definition, under ``relevance="provenance"``)."""
     chosen = options.all_measures
     if options.relevance != "provenance":
@@ -653,6 +680,8 @@ def _replay_systems(
         systems = [systems]
     if not systems:
         return []
+    if all(isinstance(s, SystemRun) for s in systems):  # replayed already (the original judgments of a patch)
+        return list(systems)
     k = options.k
     depth = max([k] + [measure_depth(m, k) or k for m in options.all_measures])
     return system_runs(
