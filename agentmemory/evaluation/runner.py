@@ -538,8 +538,15 @@ def _specs(retrievers: RetrieverLike | Sequence[RetrieverLike] | None) -> tuple[
 def _scored_measures(
     options: EvalOptions, systems: Sequence[tuple[str, str]] = ()
 ) -> tuple[tuple[Measure, ...], tuple[str, ...]]:
-    """The measures computed and those left unscored (no provenance definition, under ``relevance="provenance"``)."""
+    """The measures computed and those left unscored (no provenance definition, under ``relevance="provenance"``).
+
+    The measures are the options' (:attr:`EvalOptions.all_measures`), then
+    those of the options' claims about ``systems`` (``(key, label)`` pairs)
+    not among them, so each such claim has our value under its definition.
+    """
     chosen = options.all_measures
+    if options.claims is not None:
+        chosen += tuple(m for m in options.claims.measures_for(systems) if m not in chosen)
     if options.relevance != "provenance":
         return chosen, ()
     unscored = tuple(str(m) for m in chosen if m.definition.provenance is None)
