@@ -30,9 +30,10 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from agentmemory.analysis.card import evaluation_card
 from agentmemory.analysis.statistics import (
     BaselineComparison,
     Interval,
@@ -67,7 +68,9 @@ class ComparisonTable:
     """The comparison table of one evaluation (see the module docstring).
 
     ``systems`` are ``(name, label, kind)`` in the evaluation's order, the
-    baseline first; ``cells[(name, measure)]`` the :class:`TableCell`s.
+    baseline first; ``cells[(name, measure)]`` the :class:`TableCell`s;
+    ``short_form`` the definitions card's one line
+    (:func:`agentmemory.analysis.card.short_form`), which the caption starts with.
     """
 
     systems: tuple[tuple[str, str, str], ...]
@@ -80,6 +83,7 @@ class ComparisonTable:
     relevance: str
     k: int
     excluded_groups: tuple[str, ...]
+    short_form: str = ""
 
     @property
     def baseline_label(self) -> str:
@@ -164,7 +168,7 @@ class ComparisonTable:
         )
 
     def caption(self) -> str:
-        """What the numbers are: the measure families, cutoff, queries, interval and test."""
+        """What the numbers are: the card's short form, the measure families, cutoff, queries, interval and test."""
         family = (
             "judgments through provenance (evidence-level; no trec_eval equivalent)"
             if self.relevance == "provenance"
@@ -172,8 +176,9 @@ class ComparisonTable:
         )
         left_out = f" (groups left out: {', '.join(self.excluded_groups)})" if self.excluded_groups else ""
         pct = f"{round(self.confidence * 100, 6):g}%"
+        lead = f"{self.short_form}. " if self.short_form else ""
         return (
-            f"Systems against the baseline {self.baseline_label}, {family}: headline means over {self.queries} "
+            f"{lead}Systems against the baseline {self.baseline_label}, {family}: headline means over {self.queries} "
             f"{'query' if self.queries == 1 else 'queries'}{left_out} at k = {self.k}, each with its "
             f"{pct} percentile-bootstrap interval"
         )
@@ -273,10 +278,12 @@ class ComparisonTable:
 def comparison_table(evaluation: Evaluation, statistics: Statistics) -> ComparisonTable:
     """The comparison table of ``evaluation`` from its ``statistics`` (computed with a baseline).
 
-    Systems keep the evaluation's order, except that the baseline comes first.
+    Systems keep the evaluation's order, except that the baseline comes first;
+    the caption starts with the definitions card's short form.
     """
     systems = [(r.name, r.label, r.kind) for r in evaluation.results]
-    return systems_table(systems, statistics, k=evaluation.k, relevance=evaluation.relevance)
+    table = systems_table(systems, statistics, k=evaluation.k, relevance=evaluation.relevance)
+    return replace(table, short_form=evaluation_card(evaluation)["short_form"])
 
 
 def systems_table(
