@@ -18,6 +18,7 @@ from agentmemory.datasets import BUILTIN_FORMATS
 from agentmemory.datasets.base import option_flag_arguments
 from agentmemory.evaluation.options import EvalOptions
 from agentmemory.evaluation.runner import Evaluation
+from agentmemory.metrics import Measure
 from agentmemory.metrics.scoring import default_measures
 from agentmemory.report.display import Markdown
 
@@ -36,6 +37,7 @@ def cli_command(
     format: str = "auto",
     options: Mapping[str, Any] | None = None,
     out: str = "reports/eval-results.json",
+    inputs: Mapping[str, str] | None = None,
 ) -> str:
     """The ``agentmemory eval`` command that writes the same artifact, quoted for a POSIX shell.
 
@@ -50,7 +52,9 @@ def cli_command(
     system's spec, with ``--attribution``, ``--system-timeout`` and
     ``--lenient-system`` when not their defaults), ``--relevance`` (when not
     the default: ``provenance`` with memory systems, else ``direct``),
-    ``--as-of`` and ``--baseline``.
+    ``--as-of`` and ``--baseline``; ``inputs`` (the judgment patch and the
+    claims file as given: ``{"qrels_patch": ..., "claims": ...}``) become
+    ``--qrels-patch`` and ``--claims``.
     """
     parts = ["agentmemory", "eval"]
     if source is not None and source != SHIPPED:
@@ -81,11 +85,23 @@ def cli_command(
         parts.append("--as-of")
     if evaluation.options.baseline is not None:
         parts += ["--baseline", evaluation.options.baseline]
-    extra = [str(m) for m in evaluation.measures if m not in default_measures(evaluation.k)]
+    claimed = _claims_only(evaluation)
+    extra = [str(m) for m in evaluation.measures if m not in default_measures(evaluation.k) and m not in claimed]
     if extra:
         parts += ["--metrics", ",".join(extra)]
+    for name, path in (inputs or {}).items():
+        parts += ["--" + name.replace("_", "-"), path]
     parts += ["--out", out]
     return shlex.join(parts)
+
+
+def _claims_only(evaluation: Evaluation) -> set[Measure]:
+    """The measures computed only because a claim names them (``--claims`` adds them again: not in ``--metrics``)."""
+    claims = evaluation.options.claims
+    if claims is None:
+        return set()
+    systems = [(r.name, r.label) for r in evaluation.results]
+    return set(claims.measures_for(systems)) - set(evaluation.options.measures)
 
 
 def artifact_summary(
