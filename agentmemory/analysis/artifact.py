@@ -18,7 +18,7 @@ the judgments, each measure's family and definition, the denominator and
 the cutoffs, and its one-line ``short_form``.  ``judgment_patch`` (only when
 the collection's judgments were patched: :mod:`agentmemory.analysis.judgments`)
 holds the patch and the original judgments' headline means; ``claims``
-(only with claims: :mod:`agentmemory.analysis.claims`) each claim beside our
+(only with claims: :mod:`agentmemory.analysis.claim_checks`) each claim beside our
 value under its definition.  Version 3 added these three keys; version 2's
 keys are unchanged.
 ``params`` names the seed, k, the measures, how hits were judged
@@ -62,7 +62,7 @@ from os import PathLike
 from typing import Any
 
 from agentmemory.analysis.card import evaluation_card
-from agentmemory.analysis.claims import check_claims, claims_dict
+from agentmemory.analysis.claim_checks import check_claims, claims_dict
 from agentmemory.analysis.judgments import original_statistics, patch_dict
 from agentmemory.analysis.statistics import Statistics, evaluation_statistics
 from agentmemory.datasets.collection import collection_summary

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from agentmemory.analysis.artifact import dumps_artifact
 from agentmemory.analysis.card import card_text, evaluation_card
-from agentmemory.analysis.claims import check_claims, claims_text
+from agentmemory.analysis.claim_checks import check_claims, claims_text
 from agentmemory.analysis.comparison_table import ComparisonTable, comparison_table, table_format
 from agentmemory.analysis.judgments import original_statistics, patch_text
 from agentmemory.analysis.statistics import Statistics, evaluation_statistics

@@ -28,7 +28,7 @@ line of its ``[[claim]]`` header: a missing or unknown field, a value of the
 wrong type, a measure we do not have (the registry's message, with the
 names it knows), both ``k`` and ``budget``, neither ``source`` nor
 ``citation``.  What each claim is compared with, and how, is
-:mod:`agentmemory.analysis.claims`.
+:mod:`agentmemory.analysis.claim_checks`.
 """
 
 from __future__ import annotations

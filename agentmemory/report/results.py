@@ -70,15 +70,7 @@ def cli_command(
             parts += ["--memories", str(run.memories_path)]
     if evaluation.lenient_run:
         parts.append("--lenient-run")
-    chosen = evaluation.options
-    for system in evaluation.systems:
-        parts += ["--system", system.spec.key]
-    if evaluation.systems and chosen.attribution != "auto":
-        parts += ["--attribution", chosen.attribution]
-    if evaluation.systems and chosen.system_timeout != EvalOptions().system_timeout:
-        parts += ["--system-timeout", repr(chosen.system_timeout)]
-    if evaluation.systems and chosen.lenient_system:
-        parts.append("--lenient-system")
+    parts += _system_arguments(evaluation)
     if evaluation.relevance != ("provenance" if evaluation.systems else "direct"):  # --system's default
         parts += ["--relevance", evaluation.relevance]
     if evaluation.as_of:
@@ -93,6 +85,22 @@ def cli_command(
         parts += ["--" + name.replace("_", "-"), path]
     parts += ["--out", out]
     return shlex.join(parts)
+
+
+def _system_arguments(evaluation: Evaluation) -> list[str]:
+    """``--system`` for each memory system, with ``--attribution``, ``--system-timeout`` and ``--lenient-system``
+    when not their defaults (none without a memory system)."""
+    chosen = evaluation.options
+    parts: list[str] = []
+    for system in evaluation.systems:
+        parts += ["--system", system.spec.key]
+    if evaluation.systems and chosen.attribution != "auto":
+        parts += ["--attribution", chosen.attribution]
+    if evaluation.systems and chosen.system_timeout != EvalOptions().system_timeout:
+        parts += ["--system-timeout", repr(chosen.system_timeout)]
+    if evaluation.systems and chosen.lenient_system:
+        parts.append("--lenient-system")
+    return parts
 
 
 def _claims_only(evaluation: Evaluation) -> set[Measure]:

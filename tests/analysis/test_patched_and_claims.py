@@ -10,7 +10,7 @@ from conftest import REPO_ROOT
 from agentmemory import evaluate
 from agentmemory.analysis.artifact import artifact_dict
 from agentmemory.analysis.card import evaluation_card
-from agentmemory.analysis.claims import check_claims, claims_text
+from agentmemory.analysis.claim_checks import check_claims, claims_text
 from agentmemory.analysis.judgments import original_statistics, patch_rows, patch_text
 from agentmemory.analysis.statistics import evaluation_statistics
 from agentmemory.datasets import load
@@ -106,7 +106,11 @@ def test_each_claim_beside_our_value_under_its_definition(patched) -> None:
         (21, None, "not evaluated in this run"),
         (33, "BM25", "comparable as far as we can tell"),
         (44, "Hybrid RRF (BM25 + Dense (wordllama))", "comparable as far as we can tell"),
-        (55, "Dense (wordllama)", "cannot reproduce: the claim's granularity is session; our recall_any@5 scores turns"),
+        (
+            55,
+            "Dense (wordllama)",
+            "cannot reproduce: the claim's granularity is session; our recall_any@5 scores turns",
+        ),
         (65, "BM25", "cannot reproduce: the claim states the LongMemEval family; our Success@5 follows trec_eval"),
     ]
     reproduced = checks[2]

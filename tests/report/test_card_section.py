@@ -14,7 +14,7 @@ from conftest import REPO_ROOT
 from agentmemory.analysis.artifact import dumps_artifact
 from agentmemory.cli.app import main as cli_main
 from agentmemory.errors import ReportParameterError
-from agentmemory.report import card, inputs, params
+from agentmemory.report import comparable, inputs, params
 from agentmemory.report.display import Markdown, Table
 
 PATCH = "fixtures/locomo-sample/qrels-patch.jsonl"
@@ -54,25 +54,25 @@ def test_the_notebook_and_its_command_write_the_same_bytes(patched_setup, tmp_pa
 
 
 def test_the_card_and_what_stands_beside_the_comparison(patched_setup) -> None:
-    """definitions() is the card; beside() is the original → patched table, the corrections, the claims."""
+    """card() is the definitions card; beside() is the original → patched table, the corrections, the claims."""
     evaluation = patched_setup.evaluate()
     statistics = patched_setup.statistics(evaluation)
-    shown = card.definitions(evaluation)
+    shown = comparable.card(evaluation)
     assert isinstance(shown, Markdown) and shown.text.startswith("**agentmemory LoCoMo sample, turns, ")
-    table, corrections, claims = card.beside(evaluation, statistics)
+    table, corrections, claims = comparable.beside(evaluation, statistics)
     assert isinstance(table, Table) and table.caption.startswith("Headline means under the original judgments")
     assert list(table.frame.columns)[:3] == ["System", "P@5", "R@5"] and len(table.frame) == 3
     assert corrections.text.startswith("Corrections in `qrels-patch.jsonl` (sha256 `")
     assert claims.text.startswith("Claims from `claims.toml`")
     plain = _setup()
     evaluation = plain.evaluate()
-    assert card.beside(evaluation, plain.statistics(evaluation)) == ()
+    assert comparable.beside(evaluation, plain.statistics(evaluation)) == ()
 
 
 @pytest.mark.parametrize(
     ("changes", "message"),
     [
-        ({"qrels_patch": 5}, "qrels_patch: 5 (int) is not a path; pass a file such as \"fixes.jsonl\", or \"\""),
+        ({"qrels_patch": 5}, 'qrels_patch: 5 (int) is not a path; pass a file such as "fixes.jsonl", or ""'),
         ({"claims": ["a.toml"]}, "claims: ['a.toml'] (list) is not a path; pass a file such as \"claims.toml\""),
         ({"qrels_patch": "fixtures/claims/nope.jsonl"}, "fixtures/claims/nope.jsonl: no such file"),
         ({"claims": PATCH}, "qrels-patch.jsonl:1: is not TOML: "),
@@ -89,8 +89,11 @@ def test_a_patch_line_the_collection_refuses(tmp_path: Path) -> None:
     """The patch is checked against the loaded collection: its first bad line is the notebook's error."""
     bad = tmp_path / "fix.jsonl"
     bad.write_text('{"query_id": "conv-1/q0", "entry_id": "conv-1/D1:1", "grade": 1, "reason": "x"}\n', "utf-8")
-    with pytest.raises(ReportParameterError, match=r"fix\.jsonl:1: sets query 'conv-1/q0' and entry 'conv-1/D1:1' to "
-                       r"grade 1, which the collection already gives it; drop the line$"):
+    with pytest.raises(
+        ReportParameterError,
+        match=r"fix\.jsonl:1: sets query 'conv-1/q0' and entry 'conv-1/D1:1' to "
+        r"grade 1, which the collection already gives it; drop the line$",
+    ):
         _setup(qrels_patch=str(bad))
 
 
@@ -107,21 +110,33 @@ def test_eval_setup_takes_them_too(tmp_path: Path) -> None:
     )
     evaluation = setup.evaluate()
     assert evaluation.original is not None
-    assert setup.command(evaluation).endswith(f"--qrels-patch {PATCH} --claims {CLAIMS} --out reports/eval-results.json")
+    assert setup.command(evaluation).endswith(
+        f"--qrels-patch {PATCH} --claims {CLAIMS} --out reports/eval-results.json"
+    )
 
 
 def test_the_explore_and_sweep_cards() -> None:
     """The explore report's card states the data and no measure; the sweep's, its measures and synthetic data."""
     explore = params.explore_setup(collection="", query="vegetarian food", query_tags="", k=5, explain_entry="")
-    text = card.collection_definitions(explore.collection).text
+    text = comparable.explore_card(explore.collection).text
     assert text.startswith("**agentmemory assistant-notes fixture, entries, 5 of 5 questions**")
     assert text.endswith("- **Measures**: none: this report ranks one query of your own")
     sweep = params.sweep_setup(
-        collection="", k_max=8, k=5, seeds="3", sizes="16", queries="5", mismatch_rate=0.2, retrievers="bm25",
+        collection="",
+        k_max=8,
+        k=5,
+        seeds="3",
+        sizes="16",
+        queries="5",
+        mismatch_rate=0.2,
+        retrievers="bm25",
         progress=False,
     )
-    text = card.sweep_definitions(sweep).text
+    text = comparable.sweep_card(sweep).text
     assert text.startswith("**agentmemory assistant-notes fixture, entries, trec_eval R/P/nDCG/RR, 5 of 5 questions**")
     assert "- **k sweep**: R, P, nDCG at every k from 1 to 8" in text
-    assert "- **Seed sweep**: synthetic collections (agentmemory.datasets.synthetic, no file: no release), seeds 0..2" in text
+    assert (
+        "- **Seed sweep**: synthetic collections (agentmemory.datasets.synthetic, no file: no release), seeds 0..2"
+        in text
+    )
     assert "| R@8 | trec_eval | higher |" in text and "| RR | trec_eval | higher |" in text
