@@ -57,6 +57,7 @@ __all__ = [
     "collection_card",
     "evaluation_card",
     "granularity_of",
+    "measured",
     "release_name",
     "short_form",
 ]
@@ -191,21 +192,40 @@ def collection_card(
     definition); ``attribution`` says how memories map to entries (``None``:
     nothing to attribute).  Keys in a fixed order (JSON-ready).
     """
-    card = {
+    card: dict[str, Any] = {
         "short_form": "",
         "data": _data(collection),
         "granularity": granularity_of(collection),
-        "relevance": relevance,
-        "relevance_rule": None if relevance is None else RELEVANCE_RULES.get(relevance, relevance),
+        "relevance": None,
+        "relevance_rule": None,
         "attribution": attribution,
         "judgments": _judgments(collection),
-        "measures": _measure_rows(measures),
-        "unscored": list(unscored),
+        "measures": [],
+        "unscored": [],
         "denominator": _denominator(collection),
-        "cutoffs": _cutoffs(k, measures),
+        "cutoffs": _cutoffs(k, ()),
     }
-    card["short_form"] = short_form(card)
-    return card
+    return measured(card, measures, k=k, relevance=relevance, unscored=unscored)
+
+
+def measured(
+    card: Mapping[str, Any],
+    measures: Sequence[Measure],
+    *,
+    k: int | None,
+    relevance: str | None,
+    unscored: Sequence[str] = (),
+) -> dict[str, Any]:
+    """``card`` (a collection's) stating ``measures`` at ``k`` under ``relevance``, its short form made again:
+    what an experiment's merge states for each evaluation of a collection it loaded once."""
+    out = dict(card)
+    out["relevance"] = relevance
+    out["relevance_rule"] = None if relevance is None else RELEVANCE_RULES.get(relevance, relevance)
+    out["measures"] = _measure_rows(measures)
+    out["unscored"] = list(unscored)
+    out["cutoffs"] = _cutoffs(k, measures)
+    out["short_form"] = short_form(out)
+    return out
 
 
 def evaluation_card(evaluation: Evaluation) -> dict[str, Any]:

@@ -26,7 +26,9 @@ exact bytes written):
   (values in Python's shortest round-trip form);
 * ``tables/<collection>.md``: the comparison table
   (:func:`~agentmemory.analysis.comparison_table.systems_table`) of each of the collection's
-  evaluations, under a heading ``k = 5, seed = 7``.
+  evaluations, under a heading ``k = 5, seed = 7``, its caption starting with the definitions
+  card's short form (:func:`agentmemory.analysis.card.measured` of the card made when the
+  collection was loaded).
 """
 
 from __future__ import annotations
@@ -35,14 +37,16 @@ import csv
 import io
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from agentmemory import __version__
+from agentmemory.analysis.card import measured
 from agentmemory.analysis.comparison_table import systems_table
 from agentmemory.analysis.statistics import per_query_statistics
 from agentmemory.evaluation.runner import mean
 from agentmemory.experiment.plan import Plan, Task
+from agentmemory.metrics import parse_measure
 
 __all__ = ["PER_QUERY_COLUMNS", "SCHEMA_VERSION", "Evaluated", "Failure", "dumps_results", "merge", "per_query_csv"]
 
@@ -192,8 +196,15 @@ def _evaluation(
         for qid, group in collection.queries
         for m in measures
     ]
-    table = systems_table(systems, statistics, k=k, relevance=plan.grid.relevance).render("markdown")
-    return entry, rows, table
+    card = measured(
+        collection.card,
+        [parse_measure(m) for m in measures],
+        k=k,
+        relevance=plan.grid.relevance,
+        unscored=list(results[0]["unscored"]),
+    )
+    table = systems_table(systems, statistics, k=k, relevance=plan.grid.relevance)
+    return entry, rows, replace(table, short_form=card["short_form"]).render("markdown")
 
 
 def _group_means(

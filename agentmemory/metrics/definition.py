@@ -170,12 +170,12 @@ class MeasureDef:
                 raise ParameterError(field, value, "is not callable", f"give {shape}, or None")
         if not isinstance(self.whole_ranking, bool):
             raise ParameterError("whole_ranking", self.whole_ranking, "is not a bool", "pass True or False")
-        for field, value, allowed in (
+        for label, text, allowed in (
             ("family", self.family, "name the family in one line (e.g. 'trec_eval'), or None"),
             ("granularity", self.granularity, "name the unit the measure scores (e.g. 'session'), or None"),
         ):
-            if value is not None and (not isinstance(value, str) or not value.strip() or "\n" in value):
-                raise ParameterError(field, value, "is not one line of text", allowed)
+            if text is not None and (not isinstance(text, str) or not text.strip() or "\n" in text):
+                raise ParameterError(label, text, "is not one line of text", allowed)
         if isinstance(self.aliases, str) or not isinstance(self.aliases, tuple):
             raise ParameterError("aliases", self.aliases, "is not a tuple", "give a tuple of names, e.g. ('hits',)")
         seen = {self.name.casefold()}
