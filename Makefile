@@ -43,7 +43,7 @@ test: $(STAMP) $(NODE_STAMP)
 	$(PY) -m pytest -n $(JOBS) --dist loadfile --nbval --nbval-current-env tests reports/eval.ipynb reports/explore.ipynb \
 		reports/collection.ipynb reports/collection-provenance.ipynb \
 		reports/collection-longmemeval.ipynb reports/collection-beam.ipynb reports/collection-systems.ipynb \
-		reports/sweep.ipynb
+		reports/collection-patched.ipynb reports/sweep.ipynb
 
 eval: $(STAMP)
 	$(PY) -m agentmemory eval --seed 7 --k 5

@@ -107,9 +107,10 @@ def agentmemory(*args: str, cwd: Path) -> str:
 
 
 def first_table(text: str) -> str:
-    """The first Markdown table of ``text`` (eval's comparison table)."""
+    """eval's comparison table in ``text``: the first Markdown table with a System column (the definitions card's
+    table of measures comes before it)."""
     lines = text.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("|"))
+    start = next(i for i, line in enumerate(lines) if line.startswith("| System |"))
     end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")), len(lines))
     return "\n".join(lines[start:end])
 

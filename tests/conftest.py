@@ -180,6 +180,7 @@ def eval_runs(tmp_path_factory) -> list[tuple[subprocess.CompletedProcess[str], 
 
 # The eval report's section headings, in order (read by the build and browser tests).
 EVAL_SECTIONS = [
+    "Definitions",
     "The comparison",
     "1. What was evaluated",
     "2. Metrics",

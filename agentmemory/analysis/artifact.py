@@ -7,11 +7,20 @@ seed (see :mod:`agentmemory.evaluate`), input files named relative to the
 collection folder with their sha256, no wall-clock time, no environment
 detail, no absolute path.  Written atomically.
 
-Top-level keys (``schema_version`` 2)::
+Top-level keys (``schema_version`` 3)::
 
-    schema_version, params, collection, aggregate, groups, tie_aware,
-    statistics, unjudged_queries, per_query, events
+    schema_version, card, params, collection, [judgment_patch], [claims],
+    aggregate, groups, tie_aware, statistics, unjudged_queries, per_query, events
 
+``card`` is the definitions card (:func:`agentmemory.analysis.card.evaluation_card`):
+the data files and their release, granularity, relevance and attribution,
+the judgments, each measure's family and definition, the denominator and
+the cutoffs, and its one-line ``short_form``.  ``judgment_patch`` (only when
+the collection's judgments were patched: :mod:`agentmemory.analysis.judgments`)
+holds the patch and the original judgments' headline means; ``claims``
+(only with claims: :mod:`agentmemory.analysis.claim_checks`) each claim beside our
+value under its definition.  Version 3 added these three keys; version 2's
+keys are unchanged.
 ``params`` names the seed, k, the measures, how hits were judged
 (``relevance``: ``direct`` or ``provenance``, and the measures left
 ``unscored`` under provenance), whether queries saw only the memories
@@ -58,6 +67,9 @@ from json.encoder import encode_basestring as _encode_string
 from os import PathLike
 from typing import Any
 
+from agentmemory.analysis.card import evaluation_card
+from agentmemory.analysis.claim_checks import check_claims, claims_dict
+from agentmemory.analysis.judgments import original_statistics, patch_dict
 from agentmemory.analysis.statistics import Statistics, evaluation_statistics
 from agentmemory.datasets.collection import collection_summary
 from agentmemory.errors import InputError
@@ -67,7 +79,7 @@ from agentmemory.files.reading import read_bytes
 
 __all__ = ["SCHEMA_VERSION", "artifact_dict", "dumps_artifact", "loads_artifact", "read_artifact", "write_artifact"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 def artifact_dict(evaluation: Evaluation, statistics: Statistics | None = None) -> dict[str, Any]:
@@ -79,8 +91,10 @@ def artifact_dict(evaluation: Evaluation, statistics: Statistics | None = None) 
     """
     if statistics is None:
         statistics = evaluation_statistics(evaluation, seed=evaluation.seed)
+    card = evaluation_card(evaluation)
     return {
         "schema_version": SCHEMA_VERSION,
+        "card": card,
         "params": {
             "seed": evaluation.seed,
             "k": evaluation.k,
@@ -99,6 +113,7 @@ def artifact_dict(evaluation: Evaluation, statistics: Statistics | None = None) 
             **({"tokenizer": dict(evaluation.tokenizer)} if evaluation.tokenizer is not None else {}),
         },
         "collection": collection_summary(evaluation.collection),
+        **_optional_sections(evaluation, statistics, card),
         "aggregate": [r.aggregate_row() for r in evaluation.results],
         "groups": {r.name: r.group_means() for r in evaluation.results},
         "tie_aware": {r.name: r.tie_means() for r in evaluation.results},
@@ -123,6 +138,18 @@ def artifact_dict(evaluation: Evaluation, statistics: Statistics | None = None) 
         ],
         "events": [e.to_dict() for e in evaluation.events],
     }
+
+
+def _optional_sections(evaluation: Evaluation, statistics: Statistics, card: dict[str, Any]) -> dict[str, Any]:
+    """``judgment_patch`` when the judgments were patched, ``claims`` when claims were given (else nothing)."""
+    out: dict[str, Any] = {}
+    original = original_statistics(evaluation, statistics)
+    if original is not None:
+        out["judgment_patch"] = patch_dict(evaluation, original)
+    claims = evaluation.options.claims
+    if claims is not None:
+        out["claims"] = claims_dict(claims, check_claims(evaluation, statistics, card, original=original))
+    return out
 
 
 def dumps_artifact(evaluation: Evaluation, statistics: Statistics | None = None) -> str:

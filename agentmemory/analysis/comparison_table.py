@@ -30,9 +30,10 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from agentmemory.analysis.card import evaluation_card
 from agentmemory.analysis.statistics import (
     BaselineComparison,
     Interval,
@@ -77,6 +78,8 @@ class ComparisonTable:
     baseline first; ``cells[(name, measure)]`` the :class:`TableCell`s;
     ``tokenizer`` the name of the token counter the budget measures read
     with (``None`` when none did).
+    ``short_form`` the definitions card's one line
+    (:func:`agentmemory.analysis.card.short_form`), which the caption starts with.
     """
 
     systems: tuple[tuple[str, str, str], ...]
@@ -90,6 +93,7 @@ class ComparisonTable:
     k: int
     excluded_groups: tuple[str, ...]
     tokenizer: str | None = None
+    short_form: str = ""
 
     @property
     def baseline_label(self) -> str:
@@ -182,7 +186,7 @@ class ComparisonTable:
         )
 
     def caption(self) -> str:
-        """What the numbers are: the measure families, cutoff, queries, interval and test."""
+        """What the numbers are: the card's short form, the measure families, cutoff, queries, interval and test."""
         family = (
             "judgments through provenance (evidence-level; no trec_eval equivalent)"
             if self.relevance == "provenance"
@@ -190,8 +194,9 @@ class ComparisonTable:
         )
         left_out = f" (groups left out: {', '.join(self.excluded_groups)})" if self.excluded_groups else ""
         pct = f"{round(self.confidence * 100, 6):g}%"
+        lead = f"{self.short_form}. " if self.short_form else ""
         return (
-            f"Systems against the baseline {self.baseline_label}, {family}: headline means over {self.queries} "
+            f"{lead}Systems against the baseline {self.baseline_label}, {family}: headline means over {self.queries} "
             f"{'query' if self.queries == 1 else 'queries'}{left_out} at k = {self.k}, each with its "
             f"{pct} percentile-bootstrap interval"
         )
@@ -317,11 +322,13 @@ class ComparisonTable:
 def comparison_table(evaluation: Evaluation, statistics: Statistics) -> ComparisonTable:
     """The comparison table of ``evaluation`` from its ``statistics`` (computed with a baseline).
 
-    Systems keep the evaluation's order, except that the baseline comes first.
+    Systems keep the evaluation's order, except that the baseline comes first;
+    the caption starts with the definitions card's short form.
     """
     systems = [(r.name, r.label, r.kind) for r in evaluation.results]
     tokenizer = None if evaluation.tokenizer is None else str(evaluation.tokenizer.get("name"))
-    return systems_table(systems, statistics, k=evaluation.k, relevance=evaluation.relevance, tokenizer=tokenizer)
+    table = systems_table(systems, statistics, k=evaluation.k, relevance=evaluation.relevance, tokenizer=tokenizer)
+    return replace(table, short_form=evaluation_card(evaluation)["short_form"])
 
 
 def systems_table(

@@ -17,12 +17,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentmemory.analysis.artifact import dumps_artifact
+from agentmemory.analysis.card import card_text, evaluation_card
+from agentmemory.analysis.claim_checks import check_claims, claims_text
 from agentmemory.analysis.comparison_table import ComparisonTable, comparison_table, table_format
+from agentmemory.analysis.judgments import original_statistics, patch_text
 from agentmemory.analysis.statistics import Statistics, evaluation_statistics
 from agentmemory.analysis.text_tables import full_report, timings_table
 from agentmemory.cli.args import parse_int, progress
 from agentmemory.cli.collection_args import collection_path, load_collection
 from agentmemory.datasets.collection import Collection, require_judgments
+from agentmemory.datasets.judgment_patch import read_judgment_patch
 from agentmemory.errors import NumberTextError, ParameterError, quote
 from agentmemory.evaluation.options import EvalOptions
 from agentmemory.evaluation.runfiles import parse_run_option, read_run_file
@@ -45,6 +49,7 @@ FLAG_NAMES = {
     "attribution": "--attribution",
     "system_timeout": "--system-timeout",
     "tokenizer": "--tokenizer",
+    "claims": "--claims",
 }
 """How messages about the evaluation's options name them here: by their flags."""
 
@@ -96,6 +101,7 @@ def eval_options(args: argparse.Namespace) -> EvalOptions:
         system_timeout=_seconds(args.system_timeout),
         lenient_system=args.lenient_system,
         tokenizer=args.tokenizer or DEFAULT_TOKEN_COUNTER,
+        claims=args.claims,  # read and checked now, before anything is loaded
         names=FLAG_NAMES,
     )
 
@@ -177,6 +183,20 @@ def _retrievers(args: argparse.Namespace) -> tuple[RetrieverSpec, ...]:
     return resolve_retrievers(args.retrievers) if args.retrievers.strip() or not (args.run or args.system) else ()
 
 
+def _print_head(evaluation: Evaluation, statistics: Statistics, table: ComparisonTable) -> None:
+    """The definitions card, the comparison table, and beside them the original judgments' table (a
+    ``--qrels-patch``) and the claims (``--claims``)."""
+    card = evaluation_card(evaluation)
+    print("Definitions (what every number below is):\n\n" + card_text(card, plain=True) + "\n")
+    print(table.render())
+    original = original_statistics(evaluation, statistics)
+    if original is not None:
+        print(patch_text(evaluation, statistics, original) + "\n")
+    claims = evaluation.options.claims
+    if claims is not None:
+        print(claims_text(claims, check_claims(evaluation, statistics, card, original=original), plain=True) + "\n")
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``agentmemory eval`` (see the module docstring)."""
     options = eval_options(args)
@@ -190,9 +210,12 @@ def run(args: argparse.Namespace) -> int:
     outputs = _Outputs.declare(args, [key for key, _ in systems], [s.key for s in memory_systems])
     outputs.plan.add_inputs(Path(path) for _, path in run_args)
     outputs.plan.add_inputs(Path(path) for path in memories.values())
+    outputs.plan.add_inputs(Path(path) for path in (args.qrels_patch, args.claims) if path)
     collection = load_collection(args, options.progress)
     outputs.plan.add_inputs(collection_inputs(collection_path(args), collection.files))
     require_judgments(collection, collection_path(args))  # as score refuses an empty qrels file
+    if args.qrels_patch:  # checked line by line against the collection before anything is evaluated
+        collection = read_judgment_patch(args.qrels_patch, collection).apply(collection)
     run_data = [read_run_file(path, name, memories=memories.get(name)) for name, path in run_args]
     evaluation = evaluate(collection, retrievers, runs=run_data, systems=memory_systems, options=options)
     statistics = evaluation_statistics(evaluation, seed=options.seed, baseline=options.baseline)
@@ -200,7 +223,7 @@ def run(args: argparse.Namespace) -> int:
     # Nothing is written unless everything can be, and each file is replaced whole (agentmemory.files.output_plan).
     outputs.put(evaluation, statistics, table, collection)
     outputs.plan.write()
-    print(table.render())
+    _print_head(evaluation, statistics, table)
     if evaluation.systems:
         print(system_table(evaluation.systems, options.k) + "\n")
     if options.timings:

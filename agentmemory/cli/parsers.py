@@ -111,6 +111,20 @@ def add_eval_parser(sub: argparse._SubParsersAction) -> None:
         "counted without <s>)",
     )
     ev.add_argument(
+        "--qrels-patch",
+        metavar="FILE",
+        help="corrections to the collection's judgments, JSON lines {query_id, entry_id, grade (an integer, or "
+        '"remove"), reason}: every number is computed under the patched judgments, and the headline table under '
+        "the original ones is printed beside",
+    )
+    ev.add_argument(
+        "--claims",
+        metavar="FILE",
+        help="published numbers to set beside ours, TOML [[claim]] tables (system, collection, measure, k or "
+        "budget, granularity, value, source or citation): each claim about an evaluated system is printed with "
+        "our value under its definition and the differences we can detect",
+    )
+    ev.add_argument(
         "--out", default=None, metavar="FILE", help="write the eval-results.json artifact here (default: write none)"
     )
     ev.add_argument(

@@ -29,10 +29,12 @@ A recogniser may look inside a file, but cheaply (see
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from collections.abc import Callable, Iterable, Mapping
 from os import PathLike
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from agentmemory.datasets.collection import Collection
@@ -415,6 +417,9 @@ def load(path: str | PathLike[str], format: str = "auto", *, progress: bool = Fa
             ``repair`` for ``longmemeval``; ``updates``, ``all_turns``,
             ``user_turns_only`` and ``repair`` for ``beam``.
 
+    The collection records the format's name and every option it was read
+    with, defaults included (``Collection.format``, ``Collection.format_options``).
+
     Raises:
         UnknownNameError: ``format`` is not registered (nor ``"auto"``).
         ParameterError: ``path`` is recognised by no format; an option the
@@ -439,7 +444,10 @@ def load(path: str | PathLike[str], format: str = "auto", *, progress: bool = Fa
             f"has a read function that returned {type(collection).__name__}, not a Collection",
             "a format's read must return an agentmemory.Collection",
         )
-    return collection
+    if collection.format is not None:  # the built-in readers record their own (so does any path to them)
+        return collection
+    declared = {o.name: values[o.name] for o in fmt.options}  # what the card states: every option, defaults too
+    return dataclasses.replace(collection, format=name, format_options=MappingProxyType(declared))
 
 
 def option_flags(format_names: Iterable[str]) -> dict[str, list[tuple[str, FormatOption]]]:

@@ -730,6 +730,10 @@ def load_beam(
         repairs=tuple(repairs),
         notes=tuple(notes),
         settings=MappingProxyType({"updates": updates, "indexed_turns": "user" if user_turns_only else "all"}),
+        format="beam",
+        format_options=MappingProxyType(
+            {"updates": updates, "all_turns": all_turns, "user_turns_only": user_turns_only, "repair": repair}
+        ),
     )
 
 

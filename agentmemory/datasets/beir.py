@@ -296,6 +296,8 @@ def load_collection(path: str | PathLike[str], *, split: str = "test", progress:
         queries=tuple(queries),
         qrels=MappingProxyType({q: MappingProxyType(d) for q, d in qrels.items()}),
         files=MappingProxyType(dict(sorted(files.items()))),
+        format="beir",
+        format_options=MappingProxyType({"split": split}),
     )
 
 

@@ -16,11 +16,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentmemory.errors import InputError, MissingFileError, ParameterError, shorten
 from agentmemory.files.trec import NO_JUDGMENTS
 from agentmemory.records import MemoryEntry, Query
+
+if TYPE_CHECKING:  # annotations only: the patch module imports this one
+    from agentmemory.datasets.judgment_patch import JudgmentPatch
 
 __all__ = ["Collection", "collection_summary", "default_collection_path", "require_judgments"]
 
@@ -56,6 +59,12 @@ class Collection:
     at session level (LongMemEval: the id without its last ``_`` part;
     LoCoMo: ``<sample_id>/D3:7 -> <sample_id>/S3``).  ``None`` when the
     format declares none; the ``sess.`` measures then use LongMemEval's rule.
+    ``format`` names the format that read the collection and ``format_options``
+    every option it read it with, defaults included (both set by the
+    format's reader, or by :func:`agentmemory.datasets.load` for a reader
+    that does not; ``None`` and empty for a collection made otherwise): the definitions card states them (:mod:`agentmemory.analysis.card`).
+    ``judgment_patch`` is the patch applied to the judgments, when one was
+    (:meth:`agentmemory.datasets.judgment_patch.JudgmentPatch.apply`).
     """
 
     name: str
@@ -70,6 +79,9 @@ class Collection:
     settings: Mapping[str, Any] = field(default_factory=dict)
     turns: Mapping[str, tuple[MemoryEntry, ...]] = field(default_factory=dict, compare=False, repr=False)
     session_of: Callable[[str], str] | None = field(default=None, compare=False, repr=False)
+    format: str | None = field(default=None, compare=False)
+    format_options: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    judgment_patch: JudgmentPatch | None = field(default=None, compare=False, repr=False)
 
     @property
     def digest(self) -> str:

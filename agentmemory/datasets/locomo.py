@@ -540,12 +540,11 @@ def load_locomo(
     whole file is still validated); ``granularity`` is ``"turn"`` (the
     default: one entry per turn) or ``"session"`` (one per session).
 
-    The collection's ``name`` is the file's stem and ``files`` maps the
-    file's name to its sha256; ``session_of`` is :func:`locomo_session_of`;
-    at session granularity ``settings`` is ``{"granularity": "session"}``
-    and ``turns`` maps each session entry to its turns' entries (at turn
-    granularity both are empty, as before the option existed, so the
-    artifacts of turn evaluations keep their bytes).
+    The collection's ``name`` is the file's stem, ``files`` maps the file's
+    name to its sha256, ``format_options`` holds the three options; ``session_of``
+    is :func:`locomo_session_of`; at session granularity ``settings`` is
+    ``{"granularity": "session"}`` and ``turns`` maps each session entry to its
+    turns' entries (both empty at turn granularity, as before the option existed).
 
     Raises:
         MissingFileError: ``path`` does not exist.
@@ -641,7 +640,14 @@ def load_locomo(
         settings=MappingProxyType({"granularity": "session"}) if by_session else MappingProxyType({}),
         turns=MappingProxyType(turns),
         session_of=locomo_session_of,
+        format="locomo",
+        format_options=_read_with(repair, include_captions, granularity),
     )
+
+
+def _read_with(repair: bool, include_captions: bool, granularity: str) -> Mapping[str, object]:
+    """The options a collection was read with, in the format's declared order (``Collection.format_options``)."""
+    return MappingProxyType({"repair": repair, "include_captions": include_captions, "granularity": granularity})
 
 
 def locomo_session_of(entry_id: str) -> str:

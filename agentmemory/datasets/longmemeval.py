@@ -131,6 +131,7 @@ parsing the file.
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import re
 from array import array
@@ -819,10 +820,17 @@ def load_longmemeval(
     collecting = gc.isenabled()
     gc.disable()  # millions of acyclic objects: the cyclic collector would only rescan them (half the load time)
     try:
-        return _load(source, granularity=granularity, all_turns=all_turns, repair=repair, progress=progress)
+        collection = _load(source, granularity=granularity, all_turns=all_turns, repair=repair, progress=progress)
     finally:
         if collecting:
             gc.enable()
+    read_with = {
+        "granularity": granularity,
+        "all_turns": all_turns,
+        "user_turns_only": user_turns_only,
+        "repair": repair,
+    }
+    return dataclasses.replace(collection, format="longmemeval", format_options=MappingProxyType(read_with))
 
 
 def _load(source: Path, *, granularity: str, all_turns: bool, repair: bool, progress: bool) -> Collection:

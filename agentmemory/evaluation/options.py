@@ -5,7 +5,7 @@ opposed to *what* it runs on (the collection, the retrievers, the run files,
 a store to reuse): the cutoff ``k``, the ``seed`` of its event ids and
 statistics, the extra ``measures``, the ``relevance`` mode, whether ties are
 analysed, ``lenient_run``, ``as_of``, ``timings``, ``progress``, ``clamp``
-and the comparison ``baseline``.  The command line, the notebooks' parameters,
+the comparison ``baseline`` and the ``claims`` set beside the measurements.  The command line, the notebooks' parameters,
 the experiment grid and Python callers all make one and hand it on; nothing
 downstream checks a value again.
 
@@ -26,9 +26,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
+from os import PathLike
 from typing import Any
 
 from agentmemory.errors import ParameterError, UnknownNameError, check_positive_int, check_seed
+from agentmemory.evaluation.claims import Claims, read_claims
 from agentmemory.metrics import Measure, parse_measures
 from agentmemory.metrics.scoring import default_measures
 from agentmemory.metrics.token_counters import DEFAULT_TOKEN_COUNTER, TOKEN_COUNTERS
@@ -53,6 +55,15 @@ def _measures(value: object, name: str) -> tuple[Measure, ...]:
     if not isinstance(value, Sequence):
         raise ParameterError(name, value, "is not measures", 'pass text such as "nDCG@10,Success@3" or a list')
     return tuple(m if isinstance(m, Measure) else parse_measures(m)[0] for m in value)
+
+
+def _claims(value: object, name: str) -> Claims | None:
+    """``claims`` as given: a record, a path (read now), or ``None``."""
+    if value is None or isinstance(value, Claims):
+        return value
+    if isinstance(value, (str, PathLike)) and str(value):
+        return read_claims(value)
+    raise ParameterError(name, value, "is not a claims file", "pass the path of a claims TOML file, or None")
 
 
 @dataclass(frozen=True, init=False)
@@ -86,6 +97,11 @@ class EvalOptions:
         baseline: the system the comparison table compares with (its key,
             label or a run's name); ``None`` for the first system.  Which
             systems there are is known only with them: :meth:`check_baseline`.
+        claims: published numbers to set beside ours (:mod:`agentmemory.evaluation.claims`):
+            a :class:`~agentmemory.evaluation.claims.Claims`, or the path of a
+            claims file (read and checked here); ``None`` for none.  The
+            measures of the claims about the evaluated systems are computed
+            too (after :attr:`all_measures`).
 
     ``names`` (a keyword, not a field) maps a field to the name messages use for it,
     e.g. ``{"k": "--k"}`` on the command line; by default the field's own name.
@@ -110,6 +126,7 @@ class EvalOptions:
     system_timeout: float = 300.0
     lenient_system: bool = False
     tokenizer: str = DEFAULT_TOKEN_COUNTER
+    claims: Claims | None = None
 
     def __init__(
         self,
@@ -128,6 +145,7 @@ class EvalOptions:
         system_timeout: float = 300.0,
         lenient_system: bool = False,
         tokenizer: str = DEFAULT_TOKEN_COUNTER,
+        claims: Claims | str | PathLike[str] | None = None,
         *,
         names: Mapping[str, str] | None = None,
     ) -> None:
@@ -167,6 +185,7 @@ class EvalOptions:
             "attribution": attribution,
             "system_timeout": float(system_timeout),
             "tokenizer": tokenizer,
+            "claims": _claims(claims, name("claims")),
         }
         for key, value in values.items():
             object.__setattr__(self, key, value)  # frozen: set once, here

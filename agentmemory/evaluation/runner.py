@@ -264,7 +264,9 @@ class Evaluation:
     again; ``measures`` every measure computed).  ``tokenizer`` describes
     the token counter the budget measures read the hits' texts with
     (:mod:`agentmemory.metrics.token_counters`: name, version, files), or is
-    ``None`` when no measure counts tokens.
+    ``None`` when no measure counts tokens.  ``original`` is, when the
+    collection's judgments were patched (``collection.judgment_patch``), the
+    same systems scored under the collection's own judgments, else ``None``.
     """
 
     collection: Collection
@@ -284,6 +286,7 @@ class Evaluation:
     systems: tuple[SystemRun, ...] = field(default=(), repr=False, compare=False)
     options: EvalOptions = field(default_factory=EvalOptions, compare=False)
     tokenizer: Mapping[str, Any] | None = None
+    original: Evaluation | None = field(default=None, repr=False, compare=False)
 
     def result(self, name: str) -> RetrieverResult:
         """The result of the system ``name`` (its key, e.g. ``"bm25"``, or a run's name; a label works too)."""
@@ -458,11 +461,10 @@ def evaluate(
         raise ParameterError(
             "retrievers", retrievers, "names no system", "name a retriever (e.g. 'bm25') or pass a run"
         )
-    _check_systems(
-        [(s.key, s.label) for s in specs]
-        + [(b.name, by_system[b.name].spec.label if b.name in by_system else b.name) for b in bound]
-    )
-    chosen, unscored = _scored_measures(options)
+    names = [(s.key, s.label) for s in specs]
+    names += [(b.name, by_system[b.name].spec.label if b.name in by_system else b.name) for b in bound]
+    _check_systems(names)
+    chosen, unscored = _scored_measures(options, names)
     scorer = _new_scorer(collection, chosen, options)
     first_event = 0 if store is None else len(store.log)
     reused = store is not None
@@ -479,7 +481,7 @@ def evaluate(
         for spec in specs
     ]
     results += [_run_result(run, queries, scorer, excluded, options.k, by_system.get(run.name)) for run in bound]
-    return Evaluation(
+    evaluation = Evaluation(
         collection=collection,
         k=options.k,
         seed=options.seed,
@@ -498,6 +500,7 @@ def evaluate(
         systems=tuple(replayed),
         tokenizer=None if scorer.counter is None else scorer.counter.describe(),
     )
+    return _with_original(evaluation)
 
 
 def _new_scorer(collection: Collection, chosen: tuple[Measure, ...], options: EvalOptions) -> _Scorer:
@@ -512,6 +515,28 @@ def _new_scorer(collection: Collection, chosen: tuple[Measure, ...], options: Ev
         relevance=options.relevance,
         counter=counter,
     )
+
+
+def _with_original(evaluation: Evaluation) -> Evaluation:
+    """``evaluation`` of a patched collection, with its :attr:`Evaluation.original`: the same systems scored
+    under the collection's own judgments.
+
+    The retrievers' store is reused (not under ``as_of``, which adds entries
+    in time order) and the memory systems' replays too: neither depends on
+    the judgments.
+    """
+    patch = evaluation.collection.judgment_patch
+    if patch is None:
+        return evaluation
+    original = evaluate(
+        patch.revert(evaluation.collection),
+        evaluation.specs,
+        runs=evaluation.runs,
+        systems=evaluation.systems,
+        store=None if evaluation.as_of else evaluation.store,
+        options=evaluation.options,
+    )
+    return replace(evaluation, original=original)
 
 
 def _bound_runs(
@@ -557,9 +582,18 @@ def _specs(retrievers: RetrieverLike | Sequence[RetrieverLike] | None) -> tuple[
     return resolve_retrievers(retrievers)
 
 
-def _scored_measures(options: EvalOptions) -> tuple[tuple[Measure, ...], tuple[str, ...]]:
-    """The measures computed and those left unscored (no provenance definition, under ``relevance="provenance"``)."""
+def _scored_measures(
+    options: EvalOptions, systems: Sequence[tuple[str, str]] = ()
+) -> tuple[tuple[Measure, ...], tuple[str, ...]]:
+    """The measures computed and those left unscored (no provenance definition, under ``relevance="provenance"``).
+
+    The measures are the options' (:attr:`EvalOptions.all_measures`), then
+    those of the options' claims about ``systems`` (``(key, label)`` pairs)
+    not among them, so each such claim has our value under its definition.
+    """
     chosen = options.all_measures
+    if options.claims is not None:
+        chosen += tuple(m for m in options.claims.measures_for(systems) if m not in chosen)
     if options.relevance != "provenance":
         return chosen, ()
     unscored = tuple(str(m) for m in chosen if m.definition.provenance is None)
@@ -700,6 +734,8 @@ def _replay_systems(
         systems = [systems]
     if not systems:
         return []
+    if all(isinstance(s, SystemRun) for s in systems):  # replayed already (the original judgments of a patch)
+        return list(systems)
     k = options.k
     depth = max(system_depth(m, k) for m in options.all_measures)
     return system_runs(

@@ -28,7 +28,9 @@ exact bytes written):
   no value on the query, ``tokens@first`` without a relevant hit);
 * ``tables/<collection>.md``: the comparison table
   (:func:`~agentmemory.analysis.comparison_table.systems_table`) of each of the collection's
-  evaluations, under a heading ``k = 5, seed = 7``.
+  evaluations, under a heading ``k = 5, seed = 7``, its caption starting with the definitions
+  card's short form (:func:`agentmemory.analysis.card.measured` of the card made when the
+  collection was loaded).
 """
 
 from __future__ import annotations
@@ -37,10 +39,11 @@ import csv
 import io
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from agentmemory import __version__
+from agentmemory.analysis.card import measured
 from agentmemory.analysis.comparison_table import systems_table
 from agentmemory.analysis.statistics import per_query_statistics
 from agentmemory.evaluation.runner import defined_mean, mean
@@ -197,9 +200,16 @@ def _evaluation(
         for qid, group in collection.queries
         for m in measures
     ]
+    card = measured(
+        collection.card,
+        [parse_measure(m) for m in measures],
+        k=k,
+        relevance=plan.grid.relevance,
+        unscored=list(results[0]["unscored"]),
+    )
     tokenizer = results[0].get("tokenizer", {}).get("name")
     table = systems_table(systems, statistics, k=k, relevance=plan.grid.relevance, tokenizer=tokenizer)
-    return entry, rows, table.render("markdown")
+    return entry, rows, replace(table, short_form=card["short_form"]).render("markdown")
 
 
 def _mean(measure: str, values: Iterable[float | None]) -> float | None:

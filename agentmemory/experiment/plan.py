@@ -17,11 +17,12 @@ systems (the collection's retrievers, then its runs); the tasks listed under
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agentmemory import datasets  # called as datasets.load(...), looked up at call time (tests patch it)
+from agentmemory.analysis.card import collection_card
 from agentmemory.datasets.collection import collection_summary
 from agentmemory.errors import AgentMemoryError, InputError
 from agentmemory.evaluation.options import EvalOptions
@@ -59,6 +60,8 @@ class PlannedCollection:
     queries: tuple[tuple[str, str | None], ...]
     excluded_groups: tuple[str, ...]
     systems: tuple[SystemSource, ...]
+    card: Mapping[str, Any] = field(default_factory=dict)
+    """The collection's definitions card without measures (:func:`agentmemory.analysis.card.collection_card`)."""
 
     @property
     def name(self) -> str:
@@ -150,6 +153,7 @@ def plan_experiment(grid: Grid) -> Plan:
             judged,
             tuple(loaded.headline_excludes),
             tuple(systems.values()),
+            collection_card(loaded),
         )
         collections.append(planned)
         pairs = [(k, seed) for k in grid.k for seed in grid.seeds]

@@ -175,7 +175,8 @@ class MeasureDef:
             uses it only on runs without scopes.  Without it, ``score_run``
             scores per query (same numbers, slower).
         tie_aware: optional expectation over all orderings of tied scores,
-            ``tie_aware(TieContext) -> float`` (see :mod:`agentmemory.metrics.tieaware`).
+            ``tie_aware(TieContext) -> float`` (see :mod:`agentmemory.metrics.tieaware`),
+            ``None`` only where the measure has no value (``undefined_when``).
             Without it, :func:`agentmemory.metrics.tieaware.tie_report` gives ``None``
             for the measure.
         provenance: optional value under judgments through provenance,
@@ -214,6 +215,11 @@ class MeasureDef:
             per-query function returns ``None`` there, and means, intervals
             and tests leave such queries out, counting them beside the mean.
             ``None`` (the default): the measure has a value on every query.
+        granularity: the unit the measure scores when its definition fixes one
+            whatever the collection's entries are: ``"session"`` for
+            LongMemEval's ``sess.`` measures (a turn run's ids mapped to
+            sessions); ``None`` (the default) when it scores the collection's
+            own entries.  The definitions card and the claims check read it.
         aliases: other accepted spellings (``("precision",)`` for ``P``).
             Names and aliases are matched ignoring case; none may be taken by
             another registered measure.  They belong to the definition so that
@@ -234,7 +240,7 @@ class MeasureDef:
     cutoff: CutoffRule
     description: str
     batch: Callable[..., np.ndarray] | None = None  # (ranked, k), k None when the measure has no cutoff
-    tie_aware: Callable[[TieContext], float] | None = None
+    tie_aware: Callable[[TieContext], float | None] | None = None
     aliases: tuple[str, ...] = ()
     provenance: Callable[[Credited, Any], float | None] | None = None  # (credited, the measure's cutoff)
     family: str | None = None
@@ -243,6 +249,7 @@ class MeasureDef:
     budget_form: MeasureDef | None = None
     reads_lengths: bool = False
     undefined_when: str | None = None
+    granularity: str | None = None
 
     def __post_init__(self) -> None:
         _check_name("measure name", self.name)
@@ -278,13 +285,12 @@ class MeasureDef:
                 "reads_lengths", False, f"is wrong for the budget measure {self.name}", "pass reads_lengths=True"
             )
         _check_budget_form(self)
-        if self.family is not None and not _one_line(self.family):
-            raise ParameterError(
-                "family",
-                self.family,
-                "is not one line of text",
-                "name the family in one line (e.g. 'trec_eval'), or None",
-            )
+        for label, text, allowed in (
+            ("family", self.family, "name the family in one line (e.g. 'trec_eval'), or None"),
+            ("granularity", self.granularity, "name the unit the measure scores (e.g. 'session'), or None"),
+        ):
+            if text is not None and not _one_line(text):
+                raise ParameterError(label, text, "is not one line of text", allowed)
         if isinstance(self.aliases, str) or not isinstance(self.aliases, tuple):
             raise ParameterError("aliases", self.aliases, "is not a tuple", "give a tuple of names, e.g. ('hits',)")
         seen = {self.name.casefold()}

@@ -336,6 +336,7 @@ DEFINITIONS: tuple[MeasureDef, ...] = (
         f"recall_any of a turn run's sessions, {_WIDENED} (LongMemEval official, evaluate_retrieval_turn2session)",
         family=FAMILY,
         whole_ranking=True,
+        granularity="session",
     ),
     MeasureDef(
         "sess.recall_all",
@@ -344,6 +345,7 @@ DEFINITIONS: tuple[MeasureDef, ...] = (
         f"recall_all of a turn run's sessions, {_WIDENED} (LongMemEval official, evaluate_retrieval_turn2session)",
         family=FAMILY,
         whole_ranking=True,
+        granularity="session",
     ),
     MeasureDef(
         "sess.ndcg_any",
@@ -352,6 +354,7 @@ DEFINITIONS: tuple[MeasureDef, ...] = (
         f"ndcg_any over turns scored by session, {_WIDENED} (LongMemEval official, evaluate_retrieval_turn2session)",
         family=FAMILY,
         whole_ranking=True,
+        granularity="session",
     ),
 )
 """The six LongMemEval measures, in the order tables show them (registered by :mod:`agentmemory.metrics.base`)."""

@@ -132,8 +132,11 @@ def tie_aware_value(
     depth: int | None = None,
     scope_ids: Set[str] | Sequence[str] | None = None,
     query: Query | None = None,
-) -> float:
+) -> float | None:
     """The expected value of ``measure`` over all orderings of tied scores (formulas: module docstring).
+
+    ``None`` where the measure has no value on the query (``MeasureDef.undefined_when``: ``stale@k`` on a
+    question that is not a knowledge update), whatever the order.
 
     Args:
         measure: a :class:`~agentmemory.metrics.Measure` or its text (``"nDCG@5"``)
@@ -310,10 +313,11 @@ class _TieBasis:
         if m.definition.undefined_when is not None and m._compute(self.rule, qrels, scope, query) is None:
             return None
         under_rule = self._value(m, self.rule)
+        expected = expectation(TieContext(self.groups, qrels, m.rank_cutoff, self.depth, scope, query))
         pure = _built_in(m)
         return TieReport(
             value_under_rule=under_rule,
-            expected=expectation(TieContext(self.groups, qrels, m.rank_cutoff, self.depth, scope, query)),
+            expected=defined(expected, m),
             minimum=under_rule if pure and self.worst_is_rule else self._value(m, self.worst),
             maximum=under_rule if pure and self.best_is_rule else self._value(m, self.best),
             straddles_cutoff=self.inside < self.size,

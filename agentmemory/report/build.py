@@ -15,8 +15,10 @@ and k (default 7 and 5) it
    granularity with LongMemEval's official measures, and as
    ``collection-systems`` with the recorded output of three memory systems
    (:data:`SYSTEMS_DIR`: the reference MCP memory server, agentrecall-db and
-   the example system) beside bm25 and hybrid, under provenance; and
-   ``notebooks/sweep.ipynb`` with its default (small) sweep;
+   the example system) beside bm25 and hybrid, under provenance, and as
+   ``collection-patched`` with the sample's judgment patch
+   (:data:`QRELS_PATCH`) and the example claims (:data:`CLAIMS`) beside bm25,
+   dense and hybrid; and ``notebooks/sweep.ipynb`` with its default (small) sweep;
 2. strips what differs between runs (:func:`agentmemory.report.render.normalize_notebook`) and writes
    ``reports/<name>.ipynb`` for each: these executed notebooks are the
    references nbval checks;
@@ -84,6 +86,11 @@ DERIVED = "fixtures/locomo-derived"
 LONGMEMEVAL = "fixtures/longmemeval-sample/longmemeval-sample.json"
 LONGMEMEVAL_MEASURES = "recall_any@5,recall_all@5,ndcg_any@5,recall_any@10,sess.recall_any@5,sess.ndcg_any@5"
 BEAM, BEAM_MEASURES = "fixtures/beam-sample", "recall_any@5,recall_all@5,stale@5"  # BEAM: per ability, stale@k
+QRELS_PATCH = "fixtures/locomo-sample/qrels-patch.jsonl"
+"""The authored judgment patch of the LoCoMo sample (``collection-patched``)."""
+CLAIMS = "fixtures/claims/claims.toml"
+"""The example claims file: two published numbers and illustrative ones, marked (``collection-patched``)."""
+PATCHED_RETRIEVERS = "bm25,dense,hybrid"
 _ROOT = Path(__file__).resolve().parent.parent.parent  # the source checkout holding fixtures/
 BASELINES = "bm25,tags,dense,hybrid,recency"
 SYSTEMS_DIR = "fixtures/locomo-systems"
@@ -194,6 +201,22 @@ REPORTS: tuple[Report, ...] = (
             *(arg for name, stem in SYSTEMS for arg in _recorded_flags(name, stem)),
             "--relevance",
             "provenance",
+        ),
+    ),
+    Report(
+        "collection-patched",
+        "collection.ipynb",
+        {"retrievers": PATCHED_RETRIEVERS, "qrels_patch": QRELS_PATCH, "claims": CLAIMS},
+        "collection-patched",
+        (
+            "--collection",
+            f"{{root}}/{SAMPLE}",
+            "--retrievers",
+            PATCHED_RETRIEVERS,
+            "--qrels-patch",
+            f"{{root}}/{QRELS_PATCH}",
+            "--claims",
+            f"{{root}}/{CLAIMS}",
         ),
     ),
     Report("sweep", "sweep.ipynb", {}),

@@ -32,6 +32,7 @@ from typing import Any, NamedTuple
 from agentmemory.analysis.statistics import Statistics, evaluation_statistics
 from agentmemory.datasets import FORMATS, detect_format, load
 from agentmemory.datasets.collection import Collection, default_collection_path, require_judgments
+from agentmemory.datasets.judgment_patch import read_judgment_patch
 from agentmemory.datasets.synthetic import synthetic_collection
 from agentmemory.errors import (
     AgentMemoryError,
@@ -99,6 +100,7 @@ def _options(
     attribution: object = "auto",
     system_timeout: object = 300.0,
     lenient_system: object = False,
+    claims: object = "",
     with_systems: bool = False,
 ) -> EvalOptions:
     """The notebooks' evaluation parameters as an :class:`~agentmemory.evaluation.options.EvalOptions`.
@@ -107,7 +109,9 @@ def _options(
     label (``""``: the first system); ``relevance`` ``""`` is ``"provenance"``
     when ``with_systems`` (memory systems are evaluated: their memories count
     through the entries they are attributed to, as ``agentmemory eval
-    --system`` defaults), else ``"direct"``; the record checks everything else.
+    --system`` defaults), else ``"direct"``; ``claims`` is the path of a
+    claims file (``""`` for none), found as the runs are (:func:`_found`); the
+    record checks everything else (and reads the claims).
     """
     if not isinstance(baseline, str):
         raise ParameterError("baseline", baseline, "is not text", 'pass a system\'s name, or "" for the first')
@@ -125,7 +129,26 @@ def _options(
         attribution=attribution,  # type: ignore[arg-type]
         system_timeout=system_timeout,  # type: ignore[arg-type]
         lenient_system=lenient_system,  # type: ignore[arg-type]
+        claims=_input_path("claims", claims),
     )
+
+
+_INPUT_EXAMPLES = {"qrels_patch": "fixes.jsonl", "claims": "claims.toml"}
+
+
+def _input_path(name: str, value: object) -> Path | None:
+    """An input file parameter (``qrels_patch``, ``claims``): ``""`` for none, else a path found as the runs are."""
+    if value is None or value == "":
+        return None
+    if not isinstance(value, (str, PathLike)):
+        raise ParameterError(name, value, "is not a path", f'pass a file such as "{_INPUT_EXAMPLES[name]}", or ""')
+    return _found(str(value))
+
+
+def _patched(collection: Collection, qrels_patch: object) -> Collection:
+    """``collection`` with the judgment patch ``qrels_patch`` names applied (``""``: as it is)."""
+    path = _input_path("qrels_patch", qrels_patch)
+    return collection if path is None else read_judgment_patch(path, collection).apply(collection)
 
 
 def _memory_systems(systems: object) -> tuple[SystemSpec, ...]:
@@ -217,6 +240,7 @@ class _Evaluates:
     options: EvalOptions
     memory_systems: tuple[SystemSpec, ...]
     recorded: tuple[str, ...]
+    inputs: Mapping[str, str]
 
     @property
     def k(self) -> int:
@@ -269,10 +293,12 @@ class EvalSetup(_Evaluates):
     memory_systems: tuple[SystemSpec, ...] = ()
     recorded: tuple[str, ...] = ()
     """The runs that are a memory system's recorded output (their memories carry ``attribution``)."""
+    inputs: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    """The input files given beside the collection, as given: ``qrels_patch`` and ``claims`` when set."""
 
     def command(self, evaluation: Evaluation) -> str:
         """The ``agentmemory eval`` command that writes this notebook's artifact (see :func:`.results.cli_command`)."""
-        return cli_command(evaluation, self.source, format=self.format)
+        return cli_command(evaluation, self.source, format=self.format, inputs=self.inputs)
 
 
 @dataclass(frozen=True)
@@ -329,12 +355,23 @@ def _output_dir(output_dir: object) -> Path | None:
 
 
 def _check_output(
-    output_dir: Path | None, path: str | PathLike[str], loaded: Collection, runs: tuple[RunFile, ...]
+    output_dir: Path | None,
+    path: str | PathLike[str],
+    loaded: Collection,
+    runs: tuple[RunFile, ...],
+    given: Mapping[str, str] | None = None,
 ) -> None:
-    """The artifact the notebook will write must not be one of its inputs: the collection's files, the runs' files."""
+    """The artifact the notebook will write must not be one of its inputs: the collection's files, the runs'
+    files, the judgment patch and the claims file (``given``)."""
     if output_dir is not None:
         inputs = [_found(p) for r in runs for p in (r.path, r.memories_path) if p is not None]
+        inputs += [_found(p) for p in (given or {}).values()]
         OutputPlan([*collection_inputs(path, loaded.files), *inputs]).file("output_dir", output_dir / ARTIFACT_NAME)
+
+
+def _given_inputs(**paths: object) -> dict[str, str]:
+    """The input-file parameters set (not ``""``), as given, by name (checked as paths by :func:`_input_path`)."""
+    return {name: str(value) for name, value in paths.items() if _input_path(name, value) is not None}
 
 
 def eval_setup(
@@ -357,6 +394,8 @@ def eval_setup(
     attribution: object = "auto",
     system_timeout: object = 300.0,
     lenient_system: object = False,
+    qrels_patch: object = "",
+    claims: object = "",
 ) -> EvalSetup:
     """Validate ``eval.ipynb``'s parameters and load the collection.
 
@@ -371,7 +410,11 @@ def eval_setup(
     (``runs`` and ``memories``, ``"name=path,..."``), that ``baseline`` names a
     system (``""``: the first), and the collection (loaded with
     :func:`agentmemory.datasets.load` in ``format``, ``"auto"`` to detect it).
-    ``retrievers`` may be ``""`` when ``runs`` names a run.
+    ``retrievers`` may be ``""`` when ``runs`` names a run.  ``claims``
+    (checked with the options) and ``qrels_patch`` (checked against the
+    loaded collection, then applied) are the paths of a claims file and a
+    judgment patch, ``""`` for none (``agentmemory eval --claims`` and
+    ``--qrels-patch``).
 
     Raises:
         ReportParameterError: the first rejected value, with the library's message.
@@ -394,15 +437,20 @@ def eval_setup(
             attribution=attribution,
             system_timeout=system_timeout,
             lenient_system=lenient_system,
+            claims=claims,
         )
         loaded, source = _load(collection, format)
-        _check_output(out, collection or default_collection_path(), loaded, read)
+        given = _given_inputs(qrels_patch=qrels_patch, claims=claims)
+        _check_output(out, collection or default_collection_path(), loaded, read, given)
         require_judgments(loaded, collection or default_collection_path())
+        loaded = _patched(loaded, qrels_patch)
     except ReportParameterError:
         raise
     except AgentMemoryError as err:
         raise ReportParameterError(err) from err
-    return EvalSetup(options, names, loaded, source, out, str(format), read, memory, _recorded(read))
+    return EvalSetup(
+        options, names, loaded, source, out, str(format), read, memory, _recorded(read), MappingProxyType(given)
+    )
 
 
 def _evaluation_parameters(
@@ -423,6 +471,7 @@ def _evaluation_parameters(
     attribution: object,
     system_timeout: object,
     lenient_system: object,
+    claims: object = "",
 ) -> tuple[EvalOptions, tuple[RetrieverSpec, ...], Path | None, tuple[RunFile, ...], tuple[SystemSpec, ...]]:
     """What ``eval.ipynb`` and ``collection.ipynb`` check alike: the options, retrievers, output folder, runs and
     memory systems."""
@@ -439,6 +488,7 @@ def _evaluation_parameters(
         attribution=attribution,
         system_timeout=system_timeout,
         lenient_system=lenient_system,
+        claims=claims,
         with_systems=bool(memory),
     )
     names = _retrievers(retrievers, runs, memory)
@@ -555,6 +605,8 @@ class CollectionSetup(_Evaluates):
     memory_systems: tuple[SystemSpec, ...] = ()
     recorded: tuple[str, ...] = ()
     """The runs that are a memory system's recorded output (their memories carry ``attribution``)."""
+    inputs: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    """The input files given beside the collection, as given: ``qrels_patch`` and ``claims`` when set."""
 
 
 def collection_setup(
@@ -579,6 +631,8 @@ def collection_setup(
     system_timeout: object = 300.0,
     lenient_system: object = False,
     format_options: object = "",
+    qrels_patch: object = "",
+    claims: object = "",
 ) -> CollectionSetup:
     """Validate ``collection.ipynb``'s parameters and load the collection with :func:`agentmemory.datasets.load`.
 
@@ -593,7 +647,7 @@ def collection_setup(
     comma-separated ``KEY=VALUE`` pairs read with their declared types, as
     ``--format-option`` reads them (``"granularity=turn,all_turns=true"`` for
     LongMemEval); an option the format does not take is refused by ``load``,
-    naming those it does.
+    naming those it does.  ``qrels_patch`` and ``claims`` as in :func:`eval_setup`.
 
     Raises:
         ReportParameterError: the first rejected value, with the library's message.
@@ -616,14 +670,17 @@ def collection_setup(
             attribution=attribution,
             system_timeout=system_timeout,
             lenient_system=lenient_system,
+            claims=claims,
         )
         path, source, cli_path = _collection_source(collection)
         resolved = detect_format(path) if format == "auto" else format
         given = _format_options(format_options, resolved, repair)
         format_args = {**given, **({} if repair is False else {"repair": repair})}
         loaded = load(path, format=resolved, **format_args)  # type: ignore[arg-type]
-        _check_output(out, path, loaded, read)
+        inputs = _given_inputs(qrels_patch=qrels_patch, claims=claims)
+        _check_output(out, path, loaded, read, inputs)
         require_judgments(loaded, path)
+        loaded = _patched(loaded, qrels_patch)
     except ReportParameterError:
         raise
     except AgentMemoryError as err:
@@ -642,6 +699,7 @@ def collection_setup(
         MappingProxyType(given),
         memory,
         _recorded(read),
+        MappingProxyType(inputs),
     )
 
 

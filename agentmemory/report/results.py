@@ -18,6 +18,7 @@ from agentmemory.datasets import BUILTIN_FORMATS
 from agentmemory.datasets.base import option_flag_arguments
 from agentmemory.evaluation.options import EvalOptions
 from agentmemory.evaluation.runner import Evaluation
+from agentmemory.metrics import Measure
 from agentmemory.metrics.scoring import default_measures
 from agentmemory.metrics.token_counters import DEFAULT_TOKEN_COUNTER
 from agentmemory.report.display import Markdown
@@ -37,6 +38,7 @@ def cli_command(
     format: str = "auto",
     options: Mapping[str, Any] | None = None,
     out: str = "reports/eval-results.json",
+    inputs: Mapping[str, str] | None = None,
 ) -> str:
     """The ``agentmemory eval`` command that writes the same artifact, quoted for a POSIX shell.
 
@@ -52,7 +54,9 @@ def cli_command(
     ``--lenient-system`` when not their defaults), ``--relevance`` (when not
     the default: ``provenance`` with memory systems, else ``direct``),
     ``--as-of``, ``--baseline`` and ``--tokenizer`` (when measures counted
-    tokens with another counter than the default).
+    tokens with another counter than the default); ``inputs`` (the judgment
+    patch and the claims file as given: ``{"qrels_patch": ..., "claims":
+    ...}``) become ``--qrels-patch`` and ``--claims``.
     """
     parts = ["agentmemory", "eval"]
     if source is not None and source != SHIPPED:
@@ -68,7 +72,25 @@ def cli_command(
             parts += ["--memories", str(run.memories_path)]
     if evaluation.lenient_run:
         parts.append("--lenient-run")
+    parts += _system_arguments(evaluation)
+    if evaluation.relevance != ("provenance" if evaluation.systems else "direct"):  # --system's default
+        parts += ["--relevance", evaluation.relevance]
+    if evaluation.as_of:
+        parts.append("--as-of")
+    if evaluation.options.baseline is not None:
+        parts += ["--baseline", evaluation.options.baseline]
+    parts += _measure_flags(evaluation)
+    for name, path in (inputs or {}).items():
+        parts += ["--" + name.replace("_", "-"), path]
+    parts += ["--out", out]
+    return shlex.join(parts)
+
+
+def _system_arguments(evaluation: Evaluation) -> list[str]:
+    """``--system`` for each memory system, with ``--attribution``, ``--system-timeout`` and ``--lenient-system``
+    when not their defaults (none without a memory system)."""
     chosen = evaluation.options
+    parts: list[str] = []
     for system in evaluation.systems:
         parts += ["--system", system.spec.key]
     if evaluation.systems and chosen.attribution != "auto":
@@ -77,27 +99,29 @@ def cli_command(
         parts += ["--system-timeout", repr(chosen.system_timeout)]
     if evaluation.systems and chosen.lenient_system:
         parts.append("--lenient-system")
-    if evaluation.relevance != ("provenance" if evaluation.systems else "direct"):  # --system's default
-        parts += ["--relevance", evaluation.relevance]
-    if evaluation.as_of:
-        parts.append("--as-of")
-    if evaluation.options.baseline is not None:
-        parts += ["--baseline", evaluation.options.baseline]
-    parts += _measure_flags(evaluation)
-    parts += ["--out", out]
-    return shlex.join(parts)
+    return parts
 
 
 def _measure_flags(evaluation: Evaluation) -> list[str]:
-    """``--metrics`` (the measures beyond the defaults) and ``--tokenizer`` (a counter other than the default
-    that measures counted tokens with), as :func:`cli_command` writes them."""
+    """``--metrics`` (the measures beyond the defaults, less those only a claim asked for) and ``--tokenizer``
+    (a counter other than the default that measures counted tokens with), as :func:`cli_command` writes them."""
     flags: list[str] = []
-    extra = [str(m) for m in evaluation.measures if m not in default_measures(evaluation.k)]
+    claimed = _claims_only(evaluation)
+    extra = [str(m) for m in evaluation.measures if m not in default_measures(evaluation.k) and m not in claimed]
     if extra:
         flags += ["--metrics", ",".join(extra)]
     if evaluation.tokenizer is not None and evaluation.options.tokenizer != DEFAULT_TOKEN_COUNTER:
         flags += ["--tokenizer", evaluation.options.tokenizer]
     return flags
+
+
+def _claims_only(evaluation: Evaluation) -> set[Measure]:
+    """The measures computed only because a claim names them (``--claims`` adds them again: not in ``--metrics``)."""
+    claims = evaluation.options.claims
+    if claims is None:
+        return set()
+    systems = [(r.name, r.label) for r in evaluation.results]
+    return set(claims.measures_for(systems)) - set(evaluation.options.measures)
 
 
 def artifact_summary(

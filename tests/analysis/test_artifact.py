@@ -48,7 +48,7 @@ def test_text_form(artifact_bytes: bytes) -> None:
     text = artifact_bytes.decode("utf-8")
     assert text.endswith("}\n") and not text.endswith("\n\n")
     assert "\r" not in text
-    assert text.startswith('{\n  "schema_version": 2,\n')
+    assert text.startswith('{\n  "schema_version": 3,\n  "card": {\n')
     assert not re.search(r"\b(NaN|Infinity)\b", text)
 
 
@@ -58,10 +58,11 @@ def test_top_level_keys(artifact: dict) -> None:
     (Other modules add sections such as groups or statistics; only the core is pinned here.)
     """
     keys = list(artifact)
-    core = ["schema_version", "params", "collection", "aggregate", "unjudged_queries", "per_query", "events"]
+    core = ["schema_version", "card", "params", "collection", "aggregate", "unjudged_queries", "per_query", "events"]
     assert [k for k in keys if k in core] == core
     assert keys[0] == "schema_version"
-    assert artifact["schema_version"] == SCHEMA_VERSION == 2
+    assert artifact["schema_version"] == SCHEMA_VERSION == 3
+    assert "judgment_patch" not in keys and "claims" not in keys  # only with a patch, with claims
     assert artifact["unjudged_queries"] == []
 
 

@@ -113,7 +113,8 @@ def test_cli_writes_the_table_and_refuses_a_bad_baseline(tmp_path: Path, capsys)
     assert main(["eval", "--baseline", "tags", "--table-out", str(out), "--out", str(tmp_path / "e.json")]) == 0
     printed = capsys.readouterr().out
     written = out.read_text(encoding="utf-8")
-    assert printed.startswith(written)
+    assert printed.startswith("Definitions (what every number below is):\n")  # the card, then the table
+    assert "\n\n" + written in printed
     assert "| Tag scorer (baseline) |" in written
     assert json.loads((tmp_path / "e.json").read_text())["statistics"]["baseline"] == "tags"
     assert main(["eval", "--baseline", "dense", "--table-out", str(tmp_path / "x.md")]) == 2

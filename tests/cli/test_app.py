@@ -42,7 +42,13 @@ RETRIEVER_CHOICES = ", ".join(sorted(RETRIEVERS))
 # -- eval: the seed's table -----------------------------------------------------------
 
 
+CARD_HEAD = """\
+Definitions (what every number below is):
+
+agentmemory assistant-notes fixture, entries, trec_eval P/R/RR/nDCG/AP, 5 of 5 questions
+"""
 COMPARISON_STDOUT = """\
+agentmemory assistant-notes fixture, entries, trec_eval P/R/RR/nDCG/AP, 5 of 5 questions. \
 Systems against the baseline BM25, trec_eval's definitions: headline means over 5 queries at k = 5, each with its \
 95% percentile-bootstrap interval:
 
@@ -61,11 +67,15 @@ queries the smallest attainable p-value is 0.0625, so no marker can appear, what
 
 
 def _assert_seed_stdout(stdout: str, last_line: str) -> None:
-    """The output opens with the comparison table, then exactly the seed's block, and ends with `last_line`.
+    """The output opens with the definitions card, then the comparison table, then exactly the seed's block, and
+    ends with `last_line`.
 
-    What is printed in between (groups, comparisons) belongs to other modules' tests.
+    What is printed in between (the card's body, groups, comparisons) belongs to other modules' tests.
     """
-    assert stdout.startswith(COMPARISON_STDOUT + "\n" + SEED_STDOUT + "\n")
+    assert stdout.startswith(CARD_HEAD)
+    card, _, rest = stdout.partition("\n\n" + COMPARISON_STDOUT)
+    assert "| Measure | Family | Better | Definition |" in card
+    assert rest.startswith("\n" + SEED_STDOUT + "\n")
     assert stdout.endswith("\n" + last_line + "\n")
     assert stdout.count(last_line) == 1
 

@@ -740,6 +740,15 @@ NAME_RULE = (
         ),
         ({"description": " "}, "description: ' ' (str) is not one line of text; describe the measure in one line"),
         ({"batch": "fast"}, "batch: 'fast' (str) is not callable; give batch(ranked, k) -> ndarray, or None"),
+        (
+            {"granularity": "a\nb"},
+            "granularity: 'a\\nb' (str) is not one line of text; name the unit the measure scores (e.g. 'session'), "
+            "or None",
+        ),
+        (
+            {"granularity": 3},
+            "granularity: 3 (int) is not one line of text; name the unit the measure scores (e.g. 'session'), or None",
+        ),
         ({"tie_aware": 1.0}, "tie_aware: 1.0 (float) is not callable; give tie_aware(TieContext) -> float, or None"),
         ({"aliases": ["found"]}, "aliases: ['found'] (list) is not a tuple; give a tuple of names, e.g. ('hits',)"),
         ({"aliases": "found"}, "aliases: 'found' (str) is not a tuple; give a tuple of names, e.g. ('hits',)"),
@@ -758,6 +767,13 @@ def test_measure_def_checks_its_fields(changes, message):
     """A MeasureDef with a bad field cannot be made; the message names the field and what to give."""
     with pytest.raises(ParameterError, match=f"^{re.escape(message)}$"):
         dataclasses.replace(HITS, **changes)
+
+
+def test_only_the_session_measures_fix_a_granularity():
+    """LongMemEval's sess. measures score sessions whatever the entries are; every other built-in scores the
+    collection's own entries (granularity None), which the definitions card and the claims check read."""
+    fixed = {name: REGISTRY[name].granularity for name in REGISTRY.names() if REGISTRY[name].granularity}
+    assert fixed == {"sess.ndcg_any": "session", "sess.recall_all": "session", "sess.recall_any": "session"}
 
 
 def test_built_in_definitions_live_in_their_modules():

@@ -261,7 +261,9 @@ def test_the_fixture_both_ways(repo_root: Path, monkeypatch, capsys, relevance: 
         if relevance == "provenance"
         else "trec_eval's definitions"
     )
-    assert out.startswith(f"Systems against the baseline BM25, {family}: ")
+    assert out.startswith("Definitions (what every number below is):\n")  # the card first
+    assert f"- Relevance: {relevance}: " in out
+    assert f" questions. Systems against the baseline BM25, {family}: " in out
 
 
 def test_memories_must_follow_a_run(capsys) -> None:

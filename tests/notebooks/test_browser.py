@@ -110,10 +110,16 @@ def test_eval_report_shows_the_table_and_every_image(tmp_path):
     assert seen["title"] == "agentmemory evaluation report"
     assert seen["headings"] == SECTIONS
 
+    card = next(t for t in seen["tables"] if t["text"].startswith("Measure\tFamily\tBetter\tDefinition"))
+    assert card["visible"] and card["top"] < 1024, "the definitions card should open the report"
+    assert "agentmemory assistant-notes fixture, entries, trec_eval P/R/RR/nDCG/AP, 5 of 5 questions" in seen["text"]
     compared = next(t for t in seen["tables"] if "(baseline)" in t["text"])
-    assert compared["visible"] and compared["top"] < 1024, "the comparison table should be in the first screen"
+    assert compared["visible"] and card["top"] < compared["top"], "the comparison table follows the card"
     rows = compared["text"].splitlines()
-    assert rows[0].startswith("Systems against the baseline BM25, trec_eval's definitions: headline means over 5")
+    assert rows[0].startswith(
+        "agentmemory assistant-notes fixture, entries, trec_eval P/R/RR/nDCG/AP, 5 of 5 questions. Systems against "
+        "the baseline BM25, trec_eval's definitions: headline means over 5"
+    )
     header = rows.index("System\tP@5\tR@5\tRR\tRR@5\tnDCG@5\tAP@5")
     assert rows[header + 1].startswith("BM25 (baseline)\t0.280 [0.200, 0.360]\t0.900 [0.700, 1.000]\t")
     assert rows[header + 2].startswith("Tag scorer\t0.320 [0.240, 0.400] +1/−0\t")
@@ -158,11 +164,18 @@ def test_collection_report_shows_its_tables_and_image(tmp_path):
     """The LoCoMo sample's report: headline table with intervals, skipped queries, group tables, the rank figure."""
     seen = _render(REPORTS / "collection.html", tmp_path)
     assert seen["title"] == "agentmemory collection report"
-    assert seen["headings"][:3] == ["The comparison", "1. What was evaluated", "2. Headline metrics with 95% intervals"]
+    assert seen["headings"][:4] == [
+        "Definitions",
+        "The comparison",
+        "1. What was evaluated",
+        "2. Headline metrics with 95% intervals",
+    ]
     visible = [t for t in seen["tables"] if t["visible"] and t["width"] > 0 and t["height"] > 0]
     texts = [t["text"] for t in visible]
-    assert "System\tP@5\tR@5\tRR\tRR@5\tnDCG@5\tAP@5\nBM25 (baseline)\t0.200 [0.200, 0.200] (all equal)" in texts[0]
-    assert "Dense (wordllama)" in texts[0] and "▲/▼: significantly higher/lower than BM25" in seen["text"]
+    assert texts[0].startswith("Measure\tFamily\tBetter\tDefinition\nP@5\ttrec_eval\thigher\t")  # the card
+    compared = next(t for t in texts if "(baseline)" in t)
+    assert "System\tP@5\tR@5\tRR\tRR@5\tnDCG@5\tAP@5\nBM25 (baseline)\t0.200 [0.200, 0.200] (all equal)" in compared
+    assert "Dense (wordllama)" in compared and "▲/▼: significantly higher/lower than BM25" in seen["text"]
     headline = next(t for t in texts if "System\tP@5" in t and "0.81 [0.58, 1.00]" in t)
     rows = headline.splitlines()
     assert "System\tP@5\tR@5\tRR\tRR@5\tnDCG@5\tAP@5" in rows
@@ -184,10 +197,12 @@ def test_longmemeval_report_shows_both_families_and_the_loaders_notes(tmp_path):
     """The LongMemEval sample's report: the caption names both families, the official measures are columns, the
     overview names the granularity, and the skipped questions and the loader's notes are visible tables."""
     seen = _render(REPORTS / "collection-longmemeval.html", tmp_path)
-    assert seen["headings"][:2] == ["The comparison", "1. What was evaluated"]
+    assert seen["headings"][:3] == ["Definitions", "The comparison", "1. What was evaluated"]
     visible = [t["text"] for t in seen["tables"] if t["visible"] and t["width"] > 0 and t["height"] > 0]
-    caption, first_row = visible[0].splitlines()[:2]
-    assert caption.startswith("Systems against the baseline BM25")
+    compared = next(t for t in visible if "(baseline)" in t)
+    caption, first_row = compared.splitlines()[:2]
+    assert caption.startswith("agentmemory LongMemEval sample, turns, trec_eval P/R/RR/nDCG/AP + LongMemEval ")
+    assert ". Systems against the baseline BM25" in caption
     header = first_row.split("\t")
     assert header[:2] == ["System", "P@5"] and "recall_any@5" in header and "sess.ndcg_any@5" in header
     assert (

@@ -68,6 +68,8 @@ EVAL_PARAMS = {
     "attribution": "str",
     "system_timeout": "float",
     "lenient_system": "bool",
+    "qrels_patch": "str",
+    "claims": "str",
 }
 EXPLORE_PARAMS = {"collection": "str", "query": "str", "query_tags": "str", "k": "int", "explain_entry": "str"}
 COLLECTION_PARAMS = {
@@ -91,6 +93,8 @@ COLLECTION_PARAMS = {
     "attribution": "str",
     "system_timeout": "float",
     "lenient_system": "bool",
+    "qrels_patch": "str",
+    "claims": "str",
 }
 SWEEP_PARAMS = {
     "collection": "str",

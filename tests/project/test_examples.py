@@ -145,7 +145,12 @@ def test_provenance_trace_reaches_the_original_sources(outputs) -> None:
     ("script", "first", "rows"),
     [
         ("custom_retriever.py", "RecentBM25 keeps the retriever contract.", CUSTOM_ROWS),
-        ("run_file.py", "Systems against the baseline BM25, trec_eval's definitions", RUN_FILE_ROWS),
+        (
+            "run_file.py",
+            "agentmemory assistant-notes fixture, entries, trec_eval P/R/RR/nDCG/AP, 5 of 5 questions. "
+            "Systems against the baseline BM25, trec_eval's definitions",
+            RUN_FILE_ROWS,
+        ),
     ],
 )
 def test_your_own_system_beside_the_built_ins(outputs, script: str, first: str, rows: tuple[str, ...]) -> None:

@@ -17,6 +17,7 @@ from agentmemory.report.render import normalize_notebook, render_html
 REPORTS = REPO_ROOT / "reports"
 SECTIONS = EVAL_SECTIONS
 COLLECTION_SECTIONS = [
+    "Definitions",
     "The comparison",
     "1. What was evaluated",
     "2. Headline metrics with 95% intervals",
@@ -30,6 +31,7 @@ COLLECTION_SECTIONS = [
     "Appendix: inputs, the event log and the artifact",
 ]
 SWEEP_SECTIONS = [
+    "Definitions",
     "1. What is swept",
     "2. Metrics as functions of k",
     "3. Across seeds",

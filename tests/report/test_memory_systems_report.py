@@ -171,7 +171,7 @@ def test_the_issues_done_when_command_prints_one_table_with_all_five():
         [sys.executable, "-m", "agentmemory", *command.split()], cwd=REPO_ROOT, capture_output=True, text=True
     )
     assert done.returncode == 0, done.stderr
-    table = done.stdout.split("\n\n")[1]
+    table = next(block for block in done.stdout.split("\n\n") if block.startswith("| System |"))  # after the card
     rows = [line for line in table.splitlines() if line.startswith("| ") and not line.startswith("| System")]
     labels = [row.split(" | ")[0][2:] for row in rows]
     assert labels == [

@@ -1,0 +1,347 @@
+"""The definitions card: what every number of a report or an artifact is, stated before any number.
+
+Published agent-memory numbers are rarely comparable: the same "R@5" is
+computed on another copy of the data, over whole sessions or single turns,
+as trec_eval's share of the evidence found or as "any evidence in the top
+5", over all questions or without the adversarial ones.  The card states
+each of these for one evaluation, from the evaluation itself:
+
+* **data**: each input file's name (never a folder) and sha256, and the
+  release they are when the hashes are a known release
+  (:data:`agentmemory.datasets.releases.RELEASES`), else ``unknown release``;
+  the format that read them and every option it read them with;
+* **granularity**: what one entry is (``turn``, ``session``), as the format
+  was told or records it (``None`` when the format declares none);
+* **relevance** and **attribution**: how a hit is judged, and how the
+  memories of a memory system or a recorded run are mapped to entries;
+* **judgments**: the collection's own, or the patch applied to them
+  (:mod:`agentmemory.datasets.judgment_patch`);
+* **measures**: each measure's family and one-line definition, read from its
+  :class:`~agentmemory.metrics.MeasureDef` (``family``, ``description``,
+  ``direction``, ``granularity``), so a plugin's measure or a token-budget
+  one is described as it describes itself;
+* **denominator**: how many questions the headline means average over, of
+  how many the file holds, and every exclusion with its reason and count
+  (``kind`` ``skipped``: questions the loader left out, grouped by reason;
+  ``unjudged``: questions without a judgment; ``group``: the judged questions
+  of a group left out of the headline means);
+* **cutoffs**: ``k``, the ranks and the token budgets the measures cut at
+  (a cutoff written ``<n>tok`` is a budget, by the measure grammar).
+
+:func:`evaluation_card` is the artifact's ``card`` (JSON-ready, keys in a
+fixed order, byte-identical across runs); :func:`collection_card` is the card
+of a report that evaluates nothing (the explore report) or several things
+(the sweep); :func:`card_text` renders either as Markdown, which reads as
+plain text on the command line; :func:`short_form` is the one line the
+comparison table's caption repeats:
+``LoCoMo (original = mem0 copy), turns, trec_eval P/R/RR/nDCG/AP, 1,526 of 1,986 questions``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from agentmemory.analysis.text_tables import markdown_table
+from agentmemory.datasets.collection import Collection
+from agentmemory.datasets.releases import release_of
+from agentmemory.evaluation.runner import Evaluation
+from agentmemory.metrics import Measure
+
+__all__ = [
+    "RELEVANCE_RULES",
+    "UNKNOWN_RELEASE",
+    "card_text",
+    "collection_card",
+    "evaluation_card",
+    "granularity_of",
+    "measured",
+    "release_name",
+    "short_form",
+]
+
+UNKNOWN_RELEASE = "unknown release"
+"""What the card says of files whose hashes are no known release."""
+
+RELEVANCE_RULES: Mapping[str, str] = {
+    "direct": "a hit counts when it is judged relevant (grade >= 1), trec_eval's rule",
+    "provenance": (
+        "a hit counts through the judged sources its derived_from chain reaches, each source once "
+        "(evidence-level; no trec_eval equivalent)"
+    ),
+}
+"""Each relevance mode's rule, in one line."""
+
+_PLURAL = {"turn": "turns", "session": "sessions"}
+_BUDGET = re.compile(r"([0-9]+)tok")
+
+
+def granularity_of(collection: Collection) -> str | None:
+    """What one entry is: the ``granularity`` the loader records (``settings``) or was read with
+    (``format_options``); ``None`` when the format declares none."""
+    for source in (collection.settings, collection.format_options):
+        value = source.get("granularity")
+        if value is not None:
+            return str(value)
+    return None
+
+
+def release_name(collection: Collection) -> str | None:
+    """The known release the collection's files are (:func:`agentmemory.datasets.releases.release_of`), or ``None``."""
+    release = release_of(collection.files)
+    return None if release is None else release.name
+
+
+def _data(collection: Collection) -> dict[str, Any]:
+    release = release_of(collection.files)
+    return {
+        "collection": collection.name,
+        "format": collection.format,
+        "options": dict(collection.format_options),
+        "files": [{"name": name, "sha256": sha} for name, sha in sorted(collection.files.items())],
+        "release": None if release is None else release.name,
+        "release_source": None if release is None else release.source,
+    }
+
+
+def _measure_rows(measures: Iterable[Measure]) -> list[dict[str, Any]]:
+    rows = []
+    for m in measures:
+        d = m.definition
+        rows.append(
+            {
+                "measure": str(m),
+                "name": d.name,
+                "family": d.family,
+                "direction": d.direction,
+                "granularity": d.granularity,
+                "definition": d.description,
+            }
+        )
+    return rows
+
+
+def _denominator(collection: Collection) -> dict[str, Any]:
+    """Questions in the file, those behind the headline means, and every exclusion (reason, count)."""
+    exclusions: list[dict[str, Any]] = []
+    skipped = Counter(reason for _, reason in collection.skipped)  # most frequent first, ties in first-seen order
+    for reason, n in sorted(skipped.items(), key=lambda item: -item[1]):
+        exclusions.append({"kind": "skipped", "reason": reason, "count": n})
+    unjudged = len(collection.unjudged_query_ids)
+    if unjudged:
+        exclusions.append({"kind": "unjudged", "reason": "no judgment", "count": unjudged})
+    for group in collection.headline_excludes:
+        n = sum(1 for q in collection.judged_queries if q.group == group)
+        exclusions.append({"kind": "group", "reason": group, "count": n})
+    return {
+        "questions": len(collection.queries) + len(collection.skipped),
+        "counted": len(collection.headline_queries),
+        "exclusions": exclusions,
+    }
+
+
+def _cutoffs(k: int | None, measures: Iterable[Measure]) -> dict[str, Any]:
+    """``k``, and the ranks and token budgets the measures cut at (the text after ``@``; ``<n>tok`` a budget)."""
+    ranks: set[int] = set()
+    budgets: set[int] = set()
+    for m in measures:
+        cut = str(m).partition("@")[2]
+        budget = _BUDGET.fullmatch(cut)
+        if budget is not None:
+            budgets.add(int(budget[1]))
+        elif cut.isdigit():
+            ranks.add(int(cut))
+    return {"k": k, "ranks": sorted(ranks), "budgets": sorted(budgets)}
+
+
+def _attribution(evaluation: Evaluation) -> str:
+    if evaluation.systems:
+        return (
+            f"{evaluation.options.attribution}: each memory system's memories are mapped to the entries they came "
+            "from, and count through them"
+        )
+    recorded = [r.name for r in evaluation.runs if r.memories_path is not None]
+    if recorded:
+        return (
+            f"as recorded in the memories files of {', '.join(recorded)}: each memory counts through its derived_from"
+        )
+    return "none: every hit is an entry of the collection"
+
+
+def _judgments(collection: Collection) -> str:
+    patch = collection.judgment_patch
+    if patch is None:
+        return "the collection's own"
+    return f"patched: {patch.summary()} (sha256 {patch.sha256}); the original judgments' numbers are shown beside"
+
+
+def collection_card(
+    collection: Collection,
+    *,
+    measures: Sequence[Measure] = (),
+    unscored: Sequence[str] = (),
+    k: int | None = None,
+    relevance: str | None = None,
+    attribution: str | None = None,
+) -> dict[str, Any]:
+    """The card of ``collection`` evaluated with ``measures`` at ``k`` under ``relevance`` (``None``: no measure).
+
+    ``unscored`` are measures asked for but not computed (no provenance
+    definition); ``attribution`` says how memories map to entries (``None``:
+    nothing to attribute).  Keys in a fixed order (JSON-ready).
+    """
+    card: dict[str, Any] = {
+        "short_form": "",
+        "data": _data(collection),
+        "granularity": granularity_of(collection),
+        "relevance": None,
+        "relevance_rule": None,
+        "attribution": attribution,
+        "judgments": _judgments(collection),
+        "measures": [],
+        "unscored": [],
+        "denominator": _denominator(collection),
+        "cutoffs": _cutoffs(k, ()),
+    }
+    return measured(card, measures, k=k, relevance=relevance, unscored=unscored)
+
+
+def measured(
+    card: Mapping[str, Any],
+    measures: Sequence[Measure],
+    *,
+    k: int | None,
+    relevance: str | None,
+    unscored: Sequence[str] = (),
+) -> dict[str, Any]:
+    """``card`` (a collection's) stating ``measures`` at ``k`` under ``relevance``, its short form made again:
+    what an experiment's merge states for each evaluation of a collection it loaded once."""
+    out = dict(card)
+    out["relevance"] = relevance
+    out["relevance_rule"] = None if relevance is None else RELEVANCE_RULES.get(relevance, relevance)
+    out["measures"] = _measure_rows(measures)
+    out["unscored"] = list(unscored)
+    out["cutoffs"] = _cutoffs(k, measures)
+    out["short_form"] = short_form(out)
+    return out
+
+
+def evaluation_card(evaluation: Evaluation) -> dict[str, Any]:
+    """The artifact's ``card`` of ``evaluation`` (module docstring)."""
+    return collection_card(
+        evaluation.collection,
+        measures=evaluation.measures,
+        unscored=evaluation.unscored,
+        k=evaluation.k,
+        relevance=evaluation.relevance,
+        attribution=_attribution(evaluation),
+    )
+
+
+def _families(rows: Sequence[Mapping[str, Any]]) -> str:
+    """``trec_eval P/R/RR/nDCG/AP + LongMemEval recall_any/sess.recall_any``: each family and its measures' names."""
+    groups: dict[str, list[str]] = {}
+    for row in rows:
+        names = groups.setdefault(row["family"] or "unstated family", [])
+        if row["name"] not in names:
+            names.append(row["name"])
+    return " + ".join(f"{family} {'/'.join(names)}" for family, names in groups.items())
+
+
+def short_form(card: Mapping[str, Any]) -> str:
+    """The card in one line: release, granularity, measure families, relevance and judgments when not the usual,
+    and how many questions of how many (the comparison table's caption starts with it)."""
+    data = card["data"]
+    parts = [data["release"] or f"{data['collection']} ({UNKNOWN_RELEASE})"]
+    granularity = card["granularity"]
+    parts.append("entries" if granularity is None else _PLURAL.get(granularity, f"{granularity} entries"))
+    if card["measures"]:
+        parts.append(_families(card["measures"]))
+    if card["relevance"] not in (None, "direct"):
+        parts.append(f"judged through {card['relevance']}")
+    if not card["judgments"].startswith("the collection's own"):
+        parts.append("patched judgments")
+    denominator = card["denominator"]
+    parts.append(f"{denominator['counted']:,} of {denominator['questions']:,} questions")
+    return ", ".join(parts)
+
+
+def _data_lines(data: Mapping[str, Any]) -> list[str]:
+    files = ", ".join(f"`{f['name']}` (sha256 `{f['sha256']}`)" for f in data["files"]) or "none (generated)"
+    release = data["release"] or UNKNOWN_RELEASE
+    lines = [f"- **Data**: {files}; release: **{release}**"]
+    if data["release_source"]:
+        lines.append(f"- **Release known from**: {data['release_source']}")
+    if data["format"] is not None:
+        options = ", ".join(f"{k}={_text(v)}" for k, v in data["options"].items())
+        lines.append(f"- **Read as**: the {data['format']} format" + (f" ({options})" if options else ""))
+    return lines
+
+
+def _text(value: object) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+_KINDS = {
+    "skipped": "skipped by the loader",
+    "unjudged": "without a judgment (left out of every mean)",
+    "group": "in groups shown by group only, not in the headline means",
+}
+
+
+def _denominator_line(denominator: Mapping[str, Any]) -> str:
+    """``1,526 of 1,986 questions; left out: 14 skipped by the loader (4: no evidence; 1: ...); 446 in groups ...``."""
+    text = f"- **Denominator**: {denominator['counted']:,} of {denominator['questions']:,} questions"
+    parts = []
+    for kind, said in _KINDS.items():
+        rows = [e for e in denominator["exclusions"] if e["kind"] == kind]
+        if rows:
+            reasons = "; ".join(f"{e['count']:,}: {e['reason']}" for e in rows)
+            parts.append(f"{sum(e['count'] for e in rows):,} {said} ({reasons})")
+    if parts:
+        text += "; left out: " + "; ".join(parts)
+    return text
+
+
+def _cutoff_line(cutoffs: Mapping[str, Any]) -> str:
+    k = "none" if cutoffs["k"] is None else str(cutoffs["k"])
+    ranks = ", ".join(map(str, cutoffs["ranks"])) or "none"
+    budgets = ", ".join(f"{b:,} tokens" for b in cutoffs["budgets"]) or "none"
+    return f"- **Cutoffs**: k = {k}; ranks cut at: {ranks}; token budgets: {budgets}"
+
+
+def card_text(card: Mapping[str, Any], extra: Sequence[str] = (), *, plain: bool = False) -> str:
+    """The card as Markdown (a list, then the measures' table): what a report opens with and
+    ``agentmemory eval`` prints first.  ``extra`` are more list lines (a sweep's synthetic collections);
+    ``plain`` leaves out the bold marks (for a terminal)."""
+    lines = [f"**{card['short_form']}**", ""]
+    lines += _data_lines(card["data"])
+    granularity = card["granularity"] or "not declared by the format (one entry per record it reads)"
+    lines.append(f"- **Granularity**: {granularity}")
+    if card["relevance"] is not None:
+        lines.append(f"- **Relevance**: {card['relevance']}: {card['relevance_rule']}")
+    if card["attribution"] is not None:
+        lines.append(f"- **Attribution**: {card['attribution']}")
+    lines.append(f"- **Judgments**: {card['judgments']}")
+    lines.append(_denominator_line(card["denominator"]))
+    lines.append(_cutoff_line(card["cutoffs"]))
+    if card["unscored"]:
+        lines.append(f"- **Not computed** (no definition under this relevance): {', '.join(card['unscored'])}")
+    lines += list(extra)
+    if plain:
+        lines = [line.replace("**", "") for line in lines]
+    if not card["measures"]:
+        return "\n".join(lines)
+    rows = [
+        [
+            m["measure"],
+            m["family"] or "unstated",
+            m["direction"],
+            m["definition"] + (f" (scores {m['granularity']}s)" if m["granularity"] else ""),
+        ]
+        for m in card["measures"]
+    ]
+    table = markdown_table(["Measure", "Family", "Better", "Definition"], rows)
+    return "\n".join(lines) + "\n\n" + table
