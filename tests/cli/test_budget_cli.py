@@ -39,7 +39,9 @@ def test_budget_columns_with_intervals_and_markers(capsys, tmp_path, sample):
     its marker and +a/−b counts; tokens@first is lower-is-better and counts its queries; the notation says what
     budget measures are and that they have no tie-aware value; the artifact names the tokenizer."""
     out = _eval(capsys, sample, tmp_path / "a.json", "--metrics", METRICS)
-    table = [line for line in out.splitlines() if line.startswith("| ")][:3]
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("| System |"))  # after the definitions card
+    table = [lines[start], *lines[start + 2 : start + 4]]
     header, baseline, other = (line.strip("|").split(" | ") for line in table)
     columns = ["R@512tok", "nDCG@512tok", "tokens@first (lower is better)", "sess.recall_any@5"]
     assert [c.strip() for c in header[-4:]] == columns
