@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from agentmemory.analysis.latex_table import latex_table
 from agentmemory.analysis.statistics import (
     BaselineComparison,
     Interval,
@@ -80,6 +81,7 @@ class ComparisonTable:
     relevance: str
     k: int
     excluded_groups: tuple[str, ...]
+    merged: tuple[str, ...] = ()  # uncut measures shown as their cut form at k (RR as RR@k)
 
     @property
     def baseline_label(self) -> str:
@@ -201,6 +203,12 @@ class ComparisonTable:
                     f"{format_p(adjusted)} after Holm's correction over {self.comparisons} comparisons, so no "
                     "marker can appear, whatever the systems do."
                 )
+        if self.merged:
+            same = ", ".join(f"{m} is {m}@{self.k}" for m in self.merged)
+            text += (
+                f" {same} here (each ranking is cut at k = {self.k}), the same measure under two names: shown once "
+                "and counted once."
+            )
         lower = self.lower_measures
         if lower:
             text += (
@@ -246,28 +254,7 @@ class ComparisonTable:
         return buffer.getvalue()
 
     def _latex(self) -> str:
-        def esc(text: str) -> str:
-            for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("_", r"\_"), ("#", r"\#")):
-                text = text.replace(a, b)
-            return text.replace("▲", r"$\blacktriangle$").replace("▼", r"$\blacktriangledown$").replace("−", "--")
-
-        lines = [
-            "% needs \\usepackage{amssymb} for the markers",
-            "\\begin{table}",
-            "\\centering",
-            "\\begin{tabular}{l" + "l" * len(self.measures) + "}",
-            "\\hline",
-            " & ".join(esc(h) for h in self.header()) + " \\\\",
-            "\\hline",
-        ]
-        lines += [" & ".join(esc(c) for c in row) + " \\\\" for row in self.rows()]
-        lines += [
-            "\\hline",
-            "\\end{tabular}",
-            f"\\caption{{{esc(self.caption())}. {esc(self.notation())}}}",
-            "\\end{table}",
-        ]
-        return "\n".join(lines) + "\n"
+        return latex_table(self)
 
 
 def comparison_table(evaluation: Evaluation, statistics: Statistics) -> ComparisonTable:
@@ -291,14 +278,16 @@ def systems_table(
     """
     base = statistics.baseline
     ordered = sorted(systems, key=lambda s: s[0] != base)
+    shown = statistics.shown_measures
+    merged = tuple(m for m in statistics.measures if m not in shown and f"{m}@{k}" in shown)
     cells = {
         (name, m): TableCell(statistics.intervals[name].get(m), statistics.against_baseline(name, m))
         for name, _, _ in ordered
-        for m in statistics.measures
+        for m in statistics.shown_measures
     }
     return ComparisonTable(
         systems=tuple(ordered),
-        measures=tuple(statistics.measures),
+        measures=statistics.shown_measures,
         cells=cells,
         baseline=base,
         alpha=statistics.alpha,
@@ -307,6 +296,7 @@ def systems_table(
         relevance=relevance,
         k=k,
         excluded_groups=statistics.excluded_groups,
+        merged=merged,
     )
 
 

@@ -106,6 +106,14 @@ def add_eval_parser(sub: argparse._SubParsersAction) -> None:
         help="also write the comparison table, as CSV, Markdown, LaTeX or text by the suffix (.csv, .md, .tex, .txt)",
     )
     ev.add_argument(
+        "--table-metrics",
+        metavar="LIST",
+        help="the comparison table's columns, comma-separated measures (P@5,R@5,nDCG@5), computed if they are not "
+        "already; Holm's correction runs over the table's comparisons (default: every measure, RR and RR@k once); "
+        "the printed table, --table-out and the artifact's versus_baseline follow it, everything else keeps every "
+        "measure",
+    )
+    ev.add_argument(
         "--timings",
         action="store_true",
         help="also print each retriever's search latency (p50, p95) and index size and build time "

@@ -43,6 +43,7 @@ from agentmemory.analysis.comparison_table import systems_table
 from agentmemory.analysis.statistics import per_query_statistics
 from agentmemory.evaluation.runner import mean
 from agentmemory.experiment.plan import Plan, Task
+from agentmemory.metrics import distinct_measures
 
 __all__ = ["PER_QUERY_COLUMNS", "SCHEMA_VERSION", "Evaluated", "Failure", "dumps_results", "merge", "per_query_csv"]
 
@@ -159,6 +160,7 @@ def _evaluation(
         alpha=options.alpha,
         baseline=_baseline(plan, systems, texts),
         pairs=options.comparisons == "all",
+        table_measures=distinct_measures(measures, k),  # RR and RR@k are one measure at k: one column
     )
     headline = [qid for qid, group in collection.queries if group not in collection.excluded_groups]
     entry = {

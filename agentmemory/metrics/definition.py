@@ -29,7 +29,15 @@ DIRECTIONS: tuple[str, ...] = ("higher", "lower")
 
 
 class CutoffRule(enum.Enum):
-    """Whether a measure takes a cutoff ``@k``."""
+    """Whether a measure takes a cutoff ``@k``.
+
+    ``OPTIONAL`` promises that the cutoff only limits what is looked at: the
+    measure at ``@k`` on a ranking equals the uncut measure on the ranking's
+    top ``k`` (``RR@k``; not nDCG, whose cutoff also cuts the ideal ranking).
+    An evaluation shows an uncut measure the top ``k``, so it counts ``RR``
+    and ``RR@k`` as one measure
+    (:func:`agentmemory.metrics.distinct_measures`).
+    """
 
     REQUIRED = "required"
     OPTIONAL = "optional"
