@@ -15,7 +15,7 @@ exact bytes written):
 
 * ``results.json``: ``schema_version``, ``agentmemory``, ``grid`` (name,
   relevance, extra measures, statistics options), ``collections`` (name,
-  path as written, format, options, digest and
+  path as written, format, options, relevance (its own, else the grid's), digest and
   :func:`~agentmemory.datasets.collection.collection_summary`), ``tasks`` (counts),
   ``failures`` (each failed task's collection, system, k, seed, key and
   error line) and ``evaluations`` (collection, k, seed, measures,
@@ -194,7 +194,8 @@ def _evaluation(
         for qid, group in collection.queries
         for m in measures
     ]
-    table = systems_table(systems, statistics, k=k, relevance=plan.grid.relevance).render("markdown")
+    relevance = plan.grid.relevance_of(collection_name)
+    table = systems_table(systems, statistics, k=k, relevance=relevance).render("markdown")
     return entry, rows, table
 
 
@@ -234,6 +235,7 @@ def _results_json(
                 "path": c.definition.given,
                 "format": c.source.format,
                 "options": dict(c.source.options),
+                "relevance": plan.grid.relevance_of(c.name),
                 "digest": c.source.digest,
                 "summary": dict(c.summary),
             }

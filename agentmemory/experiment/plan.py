@@ -160,7 +160,7 @@ def plan_experiment(grid: Grid) -> Plan:
                 system = systems[resolve_retriever(listed.system).key]
             wanted.append((listed.k, listed.seed, system))
         for k, seed, system in wanted:
-            job = TaskJob(source, system, k, seed, _measures(k, grid.measures), grid.relevance)
+            job = TaskJob(source, system, k, seed, _measures(k, grid.measures), grid.relevance_of(definition.name))
             tasks.setdefault(
                 (definition.name, system.name, k, seed), Task(definition.name, system.name, k, seed, task_key(job), job)
             )

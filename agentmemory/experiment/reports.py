@@ -76,6 +76,7 @@ def report_parameters(
     retrievers: list[str],
     metrics: list[str],
     runs: Sequence[RunDef] = (),
+    relevance: str = "direct",
 ) -> dict[str, Any]:
     """The notebook's parameters for one collection (``output_dir`` is added by :func:`render_report`).
 
@@ -83,7 +84,7 @@ def report_parameters(
     goes in ``format_options`` (``KEY=VALUE``, as the notebook reads it back
     with the format's declared types).  The collection's run files become
     ``runs`` and ``memories``; ``lenient_run`` is on when any of them is lenient
-    (the notebook has one switch for all).
+    (the notebook has one switch for all); ``relevance`` is the collection's mode.
     """
 
     def text(value: Any) -> str:
@@ -98,6 +99,7 @@ def report_parameters(
         "seed": seed,
         "retrievers": ",".join(retrievers),
         "metrics": ",".join(metrics),
+        "relevance": relevance,
     }
     if runs:
         parameters["runs"] = ",".join(f"{r.name}={r.path}" for r in runs)
