@@ -67,6 +67,7 @@ complete and are written).
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 import traceback
 from collections.abc import Sequence
@@ -160,8 +161,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _silence_stdout() -> None:
     """Point stdout at /dev/null, so that flushing it at exit raises nothing more."""
-    import os
-
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
@@ -175,5 +174,14 @@ def _one_line(message: str) -> str:
 
 
 def entry_point() -> NoReturn:
-    """Console-script entry point."""
+    """Console-script entry point: the working folder is importable first, as under ``python -m agentmemory``.
+
+    ``python -m`` puts the working folder at the head of ``sys.path``; a
+    console script puts its own folder there instead, so a ``module:attr``
+    spec naming a module beside the user (``my_retriever:Mine``) would not
+    import.  Adding the folder makes both launchers resolve the same specs.
+    """
+    cwd = os.getcwd()
+    if cwd not in sys.path:
+        sys.path.insert(0, cwd)
     sys.exit(main())

@@ -653,3 +653,29 @@ def test_an_eval_resolves_its_retrievers_once(capsys) -> None:
         assert main(["eval", "--seed", "7", "--k", "5", "--no-progress"]) == 0
     assert calls == ["bm25,tags"]
     assert "| BM25 | 0.90 | 0.28 | 1.00 |" in capsys.readouterr().out
+
+
+PLUGIN = """
+from agentmemory import BM25
+
+
+class Mine(BM25):
+    name = "mine"
+    label = "Mine"
+"""
+
+
+@pytest.mark.parametrize("launcher", ["console script", "python -m"])
+def test_a_module_in_the_working_folder_is_a_plugin_for_both_launchers(
+    tmp_path: Path, python_run, console_script: Path, launcher: str
+) -> None:
+    """`agentmemory eval --retrievers bm25,my_plugin:Mine` run in the folder holding my_plugin.py works from the
+    console script as from `python -m agentmemory` (the working folder is importable in both)."""
+    (tmp_path / "my_plugin.py").write_text(PLUGIN, encoding="utf-8")
+    args = ["eval", "--retrievers", "bm25,my_plugin:Mine", "--no-progress"]
+    if launcher == "console script":
+        proc = python_run(args, cwd=tmp_path, executable=str(console_script))
+    else:
+        proc = python_run(["-m", "agentmemory", *args], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "| Mine | " in proc.stdout
