@@ -26,7 +26,7 @@ from agentmemory.cli.collection_args import collection_path, load_collection
 from agentmemory.datasets.collection import Collection, require_judgments
 from agentmemory.errors import NumberTextError, ParameterError, quote
 from agentmemory.evaluation.options import EvalOptions
-from agentmemory.evaluation.runfiles import parse_run_option, read_run_file
+from agentmemory.evaluation.runfiles import check_run_queries, parse_run_option, read_run_file
 from agentmemory.evaluation.runner import Evaluation, evaluate
 from agentmemory.evaluation.system_runs import memories_text, system_table, system_timings
 from agentmemory.files.numbers import parse_number
@@ -204,6 +204,13 @@ def run(args: argparse.Namespace) -> int:
     outputs.plan.add_inputs(collection_inputs(collection_path(args), collection.files))
     require_judgments(collection, collection_path(args))  # as score refuses an empty qrels file
     run_data = [read_run_file(path, name, memories=memories.get(name)) for name, path in run_args]
+    described = (
+        f"the collection {quote(str(args.collection))}"
+        if args.collection
+        else f"the shipped fixture {quote(collection.name)}, since --collection was not given"
+    )
+    for run_file in run_data:  # a run made for another collection: refused naming this one, --lenient-run or not
+        check_run_queries(run_file, collection, described)
     evaluation = evaluate(collection, retrievers, runs=run_data, systems=memory_systems, options=options)
     statistics = evaluation_statistics(
         evaluation,
