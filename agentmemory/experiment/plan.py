@@ -85,7 +85,10 @@ def _measures(k: int, extra: tuple[str, ...]) -> tuple[str, ...]:
 def _load(grid: Grid, definition: CollectionDef) -> tuple[CollectionSource, Any]:
 
     try:
-        name = datasets.detect_format(definition.path) if definition.format == "auto" else definition.format
+        names = {"path": "path = ", "format": "format ="}  # as the grid file writes them
+        name = (
+            datasets.detect_format(definition.path, names=names) if definition.format == "auto" else definition.format
+        )
         fmt = datasets.FORMATS.get(name)
         options = fmt.check_options(dict(definition.options or {}))
         collection = datasets.load(definition.path, format=name, **options)
