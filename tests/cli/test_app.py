@@ -358,7 +358,12 @@ PARAMETER_ERRORS = [
         "metric: 'P' (str) has no cutoff; P needs a cutoff k, an integer >= 1: write P@k, e.g. P@10",
         id="metric-without-cutoff",
     ),
-    pytest.param(["--bogus"], "unrecognized arguments: --bogus (see 'agentmemory --help')", id="unknown-option"),
+    pytest.param(["--bogus"], "unrecognized arguments: --bogus (see 'agentmemory eval --help')", id="unknown-option"),
+    pytest.param(
+        ["--runs", "x=y"],
+        "unrecognized arguments: --runs x=y; did you mean --run? (see 'agentmemory eval --help')",
+        id="did-you-mean",
+    ),
 ]
 
 
@@ -679,3 +684,31 @@ def test_a_module_in_the_working_folder_is_a_plugin_for_both_launchers(
         proc = python_run(["-m", "agentmemory", *args], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "| Mine | " in proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (
+            ["eval", "--retriever", "bm25"],
+            "unrecognized arguments: --retriever bm25; did you mean --retrievers? (see 'agentmemory eval --help')",
+        ),
+        (
+            ["retrieve", "--out", "x", "--retrievers", "bm25"],
+            "unrecognized arguments: --retrievers bm25; did you mean --retriever? (see 'agentmemory retrieve --help')",
+        ),
+        (
+            ["score", "q", "--per-querry"],
+            "unrecognized arguments: --per-querry; did you mean --per-query? (see 'agentmemory score --help')",
+        ),
+        (
+            ["store", "stats", "s.db", "--output-formt", "json"],
+            "unrecognized arguments: --output-formt json; did you mean --output-format? (see 'agentmemory store stats --help')",
+        ),
+        (["eval", "--zzz"], "unrecognized arguments: --zzz (see 'agentmemory eval --help')"),
+    ],
+)
+def test_unknown_options_get_the_nearest_option_of_their_command(tmp_path: Path, capsys, argv, line) -> None:
+    """An unknown option names the closest option of the command it was given to (none when nothing is close)."""
+    assert main(argv) == 2
+    assert capsys.readouterr().err == f"agentmemory: error: {line}\n"
