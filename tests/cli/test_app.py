@@ -344,6 +344,16 @@ PARAMETER_ERRORS = [
         id="unknown-retriever",
     ),
     pytest.param(
+        ["--retrievers", "BM25"],
+        "retriever: 'BM25' (str) is the label tables show for bm25, not its name; write bm25",
+        id="retriever-by-label",
+    ),
+    pytest.param(
+        ["--retrievers", "bm25,Hybrid[of=bm25+tags]"],
+        "retriever: 'Hybrid' (str) is hybrid in other letters (names are case-sensitive); write hybrid",
+        id="retriever-in-other-letters",
+    ),
+    pytest.param(
         ["--retrievers", "bm25,,tags"],
         "retrievers: 'bm25,,tags' (str) has an empty item; separate specs by single commas, e.g. 'bm25,bm25[k1=0.9]'",
         id="empty-retriever-name",
