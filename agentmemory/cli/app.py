@@ -23,6 +23,7 @@ Subcommands::
     agentmemory experiment GRID.toml [--executor serial|processes|dask] [--scheduler ADDRESS] [--workers N]
                       [--connect-timeout SECONDS] [--out DIR] [--resume | --no-resume] [--reports]
                       [--parquet] [--progress | --no-progress]
+    agentmemory report NOTEBOOK [--out DIR] [-p NAME VALUE ...] [--help-notebook]
     agentmemory --version
 
 The modules: this one assembles the parser from one builder per command
@@ -79,6 +80,7 @@ from agentmemory.cli.args import PROG, Parser, UsageError
 from agentmemory.cli.parsers import (
     add_eval_parser,
     add_experiment_parser,
+    add_report_parser,
     add_retrieve_parser,
     add_score_parser,
     add_store_parser,
@@ -93,6 +95,7 @@ _COMMANDS = {
     "score": "score_cmd",
     "store": "store_cmd",
     "experiment": "experiment_cmd",
+    "report": "report_cmd",
 }
 """Each subcommand's module in this package (its ``run(args)`` does the work)."""
 
@@ -116,6 +119,7 @@ def build_parser() -> Parser:
     add_score_parser(sub)
     add_experiment_parser(sub)
     add_store_parser(sub)
+    add_report_parser(sub)
     return parser
 
 

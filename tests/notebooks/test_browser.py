@@ -180,6 +180,25 @@ def test_collection_report_shows_its_tables_and_image(tmp_path):
     _screenshot_is_not_blank(tmp_path / "collection.png")
 
 
+def test_a_report_of_ones_own_opens_in_the_browser(user_report, tmp_path):
+    """What `agentmemory report notebooks/collection.ipynb --out out/report -p collection <LoCoMo sample>` writes
+    opens offline: the comparison table in the first screen, every figure loaded with its caption, no code."""
+    done, out = user_report
+    assert done.returncode == 0, done.stderr
+    seen = _render(out / "collection.html", tmp_path)
+    assert seen["title"] == "agentmemory collection report"
+    assert seen["headings"][:2] == ["The comparison", "1. What was evaluated"]
+    compared = next(t for t in seen["tables"] if "(baseline)" in t["text"])
+    assert compared["visible"] and compared["top"] < 1024
+    assert compared["text"].splitlines()[0].startswith("Systems against the baseline BM25")
+    assert seen["images"], "the report has figures"
+    for image in seen["images"]:
+        assert image["complete"] and image["naturalWidth"] > 0 and image["visible"], image
+        assert image["alt"].startswith("Figure ") and image["alt"] in seen["text"]
+    assert "collection_setup" not in seen["text"], "code cells must be hidden"
+    _screenshot_is_not_blank(tmp_path / "collection.png")
+
+
 def test_longmemeval_report_shows_both_families_and_the_loaders_notes(tmp_path):
     """The LongMemEval sample's report: the caption names both families, the official measures are columns, the
     overview names the granularity, and the skipped questions and the loader's notes are visible tables."""
