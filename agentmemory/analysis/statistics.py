@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agentmemory.analysis.prose import comparisons_preface, describe_comparison, format_p
 from agentmemory.analysis.significance import (
@@ -109,6 +109,7 @@ def evaluation_statistics(
     baseline: str | None = None,
     table: Iterable[Measure | str] | str | None = None,
     table_name: str = "table",
+    progress: bool = False,
 ) -> Statistics:
     """Intervals and pairwise tests for an :class:`~agentmemory.evaluation.runner.Evaluation`, as a :class:`Statistics`.
 
@@ -141,6 +142,7 @@ def evaluation_statistics(
       ``RR@k``).  Every other field keeps every measure.
 
     An interval over no query is ``None`` (and there are no comparisons).
+    ``progress`` shows a tqdm bar (on stderr) over the query groups and the headline, one step each.
 
     Every call uses ``default_rng(seed)`` afresh, so intervals over the same
     queries resample the same queries (common random numbers) and the
@@ -175,6 +177,7 @@ def evaluation_statistics(
         alpha=alpha,
         baseline=baseline,
         table_measures=distinct_measures(shown, evaluation.k),
+        progress=progress,
     )
 
 
@@ -192,6 +195,7 @@ def per_query_statistics(
     baseline: str | None = None,
     pairs: bool = True,
     table_measures: Sequence[str] | None = None,
+    progress: bool = False,
 ) -> Statistics:
     """:func:`evaluation_statistics` from per-query values alone, without an :class:`~agentmemory.evaluation.runner.Evaluation`.
 
@@ -224,13 +228,17 @@ def per_query_statistics(
     base = _baseline_of(labels, baseline)
     headline = [qid for qid, group in queries if group not in excluded_groups]
     excluded = tuple(excluded_groups)
-    groups = _group_statistics(table, queries, excluded, how)
+    bar = _Steps(progress, len({g for _, g in queries if g is not None}) + 1)
+    groups = _group_statistics(table, queries, excluded, how, bar)
+    bar.next("headline intervals and paired tests")
     names = table.names
     all_pairs = [(names[i], names[j]) for i in range(len(names)) for j in range(i + 1, len(names))]
     compared = all_pairs if pairs and headline else []
     shown = tuple(table.measures) if table_measures is None else _table_measures(table_measures, table.measures)
     against_base = [(name, m) for name in names if name != base and headline for m in shown]
     tests, headline_intervals = _headline_tests(table, headline, compared, against_base, base, how)
+    bar.step()
+    bar.close()
     # the pairs' tests come first in ``tests``, then those against the baseline
     comparisons = _pair_comparisons(compared, tests, table.measures, labels, alpha, several=len(all_pairs) > 1)
     versus_baseline = _baseline_comparisons(table, headline, against_base, base, tests)
@@ -302,16 +310,48 @@ def _intervals_over(table: _Values, query_ids: list[str], how: _Resampling) -> d
 
 
 def _group_statistics(
-    table: _Values, queries: Sequence[tuple[str, str | None]], excluded: tuple[str, ...], how: _Resampling
+    table: _Values,
+    queries: Sequence[tuple[str, str | None]],
+    excluded: tuple[str, ...],
+    how: _Resampling,
+    bar: _Steps,
 ) -> dict[str, GroupStatistics]:
-    """Each query group's intervals, groups sorted (queries without a group left out, excluded groups kept)."""
+    """Each query group's intervals, groups sorted (queries without a group left out, excluded groups kept);
+    ``bar`` steps after each."""
     groups: dict[str, GroupStatistics] = {}
     for group in sorted({g for _, g in queries if g is not None}):
+        bar.next(f"group {group}")
         members = [qid for qid, g in queries if g == group]
         groups[group] = GroupStatistics(
             group, len(members), group not in excluded, _intervals_over(table, members, how)
         )
+        bar.step()
     return groups
+
+
+class _Steps:
+    """A tqdm bar of ``total`` steps on stderr when ``shown`` (the statistics phase of a long evaluation), else
+    nothing at all."""
+
+    def __init__(self, shown: bool, total: int) -> None:
+        self._bar: Any = None
+        if shown:
+            from tqdm.auto import tqdm  # only for the bar
+
+            self._bar = tqdm(total=total, desc="statistics", unit=" step")
+
+    def next(self, what: str) -> None:
+        """Say what is computed now (beside the bar)."""
+        if self._bar is not None:
+            self._bar.set_postfix_str(what, refresh=True)
+
+    def step(self) -> None:
+        if self._bar is not None:
+            self._bar.update()
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
 
 
 def _headline_tests(

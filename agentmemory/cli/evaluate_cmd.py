@@ -218,6 +218,7 @@ def run(args: argparse.Namespace) -> int:
         baseline=options.baseline,
         table=table_metrics(args),
         table_name="--table-metrics",
+        progress=options.progress,
     )
     table = comparison_table(evaluation, statistics)
     # Nothing is written unless everything can be, and each file is replaced whole (agentmemory.files.output_plan).

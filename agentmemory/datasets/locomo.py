@@ -529,6 +529,7 @@ def load_locomo(
     include_captions: bool = False,
     conversations: str | Iterable[str] | None = None,
     granularity: str = "turn",
+    progress: bool = False,
 ) -> Collection:
     """Load LoCoMo (``locomo10.json`` or one conversation object) as a collection.
 
@@ -538,7 +539,8 @@ def load_locomo(
     appends image captions to turn texts; ``conversations`` keeps only the
     named ``sample_id`` (a string) or ``sample_id``\\ s (in file order; the
     whole file is still validated); ``granularity`` is ``"turn"`` (the
-    default: one entry per turn) or ``"session"`` (one per session).
+    default: one entry per turn) or ``"session"`` (one per session);
+    ``progress`` shows a tqdm bar over the conversations as they are read (on stderr).
 
     The collection's ``name`` is the file's stem and ``files`` maps the
     file's name to its sha256; ``session_of`` is :func:`locomo_session_of`;
@@ -562,7 +564,12 @@ def load_locomo(
     document, sha = _read_json(source)
     parsed: list[_Conversation] = []
     first: dict[str, str] = {}
-    for where, sample in _samples(source, document):
+    samples: Any = _samples(source, document)
+    if progress:
+        from tqdm.auto import tqdm  # only for the bar
+
+        samples = tqdm(samples, desc=f"load {source.name}", unit=" conversations")
+    for where, sample in samples:
         conv = _Conversation(source, where, sample, include_captions)
         if conv.sample_id in first:
             raise InputError(
@@ -683,9 +690,11 @@ def recognise(path: Path) -> bool:
     return path.is_file() and path.suffix.lower() == ".json" and first_record_has_keys(path, _KEYS)
 
 
-def read(path: Path, *, repair: bool, include_captions: bool, granularity: str) -> Collection:
-    """The ``locomo`` format's reader: :func:`load_locomo` (one JSON document, so no progress bar)."""
-    return load_locomo(path, repair=repair, include_captions=include_captions, granularity=granularity)
+def read(path: Path, *, repair: bool, include_captions: bool, granularity: str, progress: bool = False) -> Collection:
+    """The ``locomo`` format's reader: :func:`load_locomo` (``progress``: a bar over the conversations)."""
+    return load_locomo(
+        path, repair=repair, include_captions=include_captions, granularity=granularity, progress=progress
+    )
 
 
 FORMAT = Format(

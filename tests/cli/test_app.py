@@ -722,3 +722,18 @@ def test_unknown_options_get_the_nearest_option_of_their_command(tmp_path: Path,
     """An unknown option names the closest option of the command it was given to (none when nothing is close)."""
     assert main(argv) == 2
     assert capsys.readouterr().err == f"agentmemory: error: {line}\n"
+
+
+def test_progress_covers_loading_and_statistics(tmp_path: Path, capsys, repo_root: Path) -> None:
+    """--progress shows bars while loading a LoCoMo file (its conversations), during the queries and during the
+    statistics (each group, then the headline); the artifact is the same bytes as without them."""
+    sample = str(repo_root / "fixtures" / "locomo-sample" / "locomo-sample.json")
+    with_bars, without = tmp_path / "a.json", tmp_path / "b.json"
+    assert main(["eval", "--collection", sample, "--progress", "--out", str(with_bars)]) == 0
+    err = capsys.readouterr().err
+    assert "load locomo-sample.json: 100%" in err and "2/2" in err
+    assert "BM25: 100%" in err
+    assert "statistics: 100%|██████████| 5/5" in err  # 4 query groups, then the headline
+    assert main(["eval", "--collection", sample, "--no-progress", "--out", str(without)]) == 0
+    assert capsys.readouterr().err == ""
+    assert with_bars.read_bytes() == without.read_bytes()
