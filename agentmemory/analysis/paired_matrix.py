@@ -131,7 +131,9 @@ def matrix_summary(matrix: PairedMatrix) -> str:
     else:
         text.append(f"None is significant at {a}: these queries do not show a difference between any two systems.")
     (row, m), cell = max(matrix.cells.items(), key=lambda item: (abs(item[1].difference), -item[0][0]))
-    interval = "every query the same" if cell.low is None else f"interval [{cell.low:.2f}, {cell.high:.2f}]"
+    interval = (
+        "every query the same" if cell.low is None else f"interval [{_signed(cell.low)}, {_signed(cell.high or 0.0)}]"
+    )
     text.append(f"The largest difference is {matrix.row_label(row)} on {m}, {_signed(cell.difference)} ({interval}).")
     text.append(
         "The measures are read on the same queries and move together, so several significant measures of one pair "

@@ -74,6 +74,12 @@ def _caption(number: int | None, text: str) -> str:
     return f"Figure {number}: {text}" if number is not None else f"Figure: {text}"
 
 
+def _behind(number: int | None, figure: str, what: str = "") -> str:
+    """A numbers table's caption: ``"Numbers behind Figure 2: what"`` (or ``the <figure>`` without a number)."""
+    head = f"Numbers behind {f'Figure {number}' if number is not None else figure}"
+    return f"{head}: {what}" if what else head
+
+
 def _figure(width: float, height: float) -> Figure:
     return Figure(figsize=(width, height), dpi=DPI, layout="constrained")
 
@@ -93,7 +99,7 @@ def _grouped_bars(ax, frame: pd.DataFrame, column: str, retrievers: list[str], q
     ax.set_xticks(range(len(queries)), queries)
 
 
-def per_query_numbers(values: pd.DataFrame) -> Table:
+def per_query_numbers(values: pd.DataFrame, *, number: int | None = None) -> Table:
     """The numbers of :func:`per_query_figure`: one row per query, R@k then P@k per retriever, 2 decimals."""
     retrievers = list(dict.fromkeys(values["retriever"]))
     queries = list(dict.fromkeys(values["query"]))
@@ -102,7 +108,7 @@ def per_query_numbers(values: pd.DataFrame) -> Table:
         for label in retrievers:
             rows = values[values["retriever"] == label].set_index("query")
             out[f"{column} {label}"] = [format(rows.loc[q, column], ".2f") for q in queries]
-    return Table(out, "Numbers behind the per-query figure")
+    return Table(out, _behind(number, "the per-query figure"))
 
 
 def per_query_figure(values: pd.DataFrame, *, number: int | None = None) -> Png:
@@ -124,7 +130,7 @@ def per_query_figure(values: pd.DataFrame, *, number: int | None = None) -> Png:
     return Png(data, _caption(number, f"{recall_col} and {precision_col} per query, by system"))
 
 
-def cutoff_numbers(curves: pd.DataFrame) -> Table:
+def cutoff_numbers(curves: pd.DataFrame, *, number: int | None = None) -> Table:
     """The numbers of :func:`cutoff_figure`: one row per k, mean recall and precision per retriever."""
     retrievers = list(dict.fromkeys(curves["retriever"]))
     out = pd.DataFrame({"k": sorted(set(curves["k"]))})
@@ -133,7 +139,7 @@ def cutoff_numbers(curves: pd.DataFrame) -> Table:
         out[f"recall {label}"] = [format(rows.loc[k, "mean_recall@k"], ".4f") for k in out["k"]]
         out[f"precision {label}"] = [format(rows.loc[k, "mean_precision@k"], ".4f") for k in out["k"]]
     out["k"] = out["k"].astype(str)
-    return Table(out, "Numbers behind the cutoff curves: mean recall@k and precision@k for each k")
+    return Table(out, _behind(number, "the cutoff curves", "mean recall@k and precision@k for each k"))
 
 
 def cutoff_figure(curves: pd.DataFrame, k: int, *, number: int | None = None) -> Png:
@@ -160,7 +166,7 @@ def cutoff_figure(curves: pd.DataFrame, k: int, *, number: int | None = None) ->
     return Png(data, _caption(number, f"mean recall@k and precision@k for k = 1..{top}, by system"))
 
 
-def first_relevant_numbers(ranks: pd.DataFrame, k: int) -> Table:
+def first_relevant_numbers(ranks: pd.DataFrame, k: int, *, number: int | None = None) -> Table:
     """The numbers of :func:`first_relevant_figure`: rank per query and retriever (``never`` when never returned)."""
     retrievers = list(dict.fromkeys(ranks["retriever"]))
     queries = list(dict.fromkeys(ranks["query"]))
@@ -172,7 +178,9 @@ def first_relevant_numbers(ranks: pd.DataFrame, k: int) -> Table:
             rank = rows.loc[q, "rank"]
             cells.append("never" if pd.isna(rank) else f"{rank}" + ("" if rank <= k else f" (> k = {k})"))
         out[label] = cells
-    return Table(out, "Numbers behind the first-relevant figure: rank of the first relevant hit in the full ranking")
+    return Table(
+        out, _behind(number, "the first-relevant figure", "rank of the first relevant hit in the full ranking")
+    )
 
 
 def first_relevant_figure(ranks: pd.DataFrame, k: int, *, number: int | None = None) -> Png:
@@ -210,7 +218,7 @@ def first_relevant_figure(ranks: pd.DataFrame, k: int, *, number: int | None = N
     return Png(data, _caption(number, f"rank of the first relevant hit per query, by system (cutoff k = {k})"))
 
 
-def first_rank_numbers(frame: pd.DataFrame) -> Table:
+def first_rank_numbers(frame: pd.DataFrame, *, number: int | None = None) -> Table:
     """The numbers of :func:`first_rank_figure`: one row per bin, per retriever the queries in it and their share."""
     retrievers = list(dict.fromkeys(frame["retriever"]))
     bins = list(dict.fromkeys(frame["bin"]))
@@ -218,7 +226,7 @@ def first_rank_numbers(frame: pd.DataFrame) -> Table:
     for label in retrievers:
         rows = frame[frame["retriever"] == label].set_index("bin")
         out[label] = [f"{int(rows.loc[b, 'queries'])} ({rows.loc[b, 'share']:.0%})" for b in bins]
-    return Table(out, "Numbers behind the first-rank figure: headline queries per bin (share of them)")
+    return Table(out, _behind(number, "the first-rank figure", "headline queries per bin (share of them)"))
 
 
 def first_rank_figure(frame: pd.DataFrame, k: int, *, number: int | None = None) -> Png:
@@ -248,13 +256,13 @@ def first_rank_figure(frame: pd.DataFrame, k: int, *, number: int | None = None)
 _CURVE_TITLES = {"R": "mean recall@k", "P": "mean precision@k", "nDCG": "mean nDCG@k"}
 
 
-def k_sweep_numbers(sweep: dict) -> Table:
+def k_sweep_numbers(sweep: dict, *, number: int | None = None) -> Table:
     """The numbers of :func:`k_sweep_figure`: one row per k, each retriever's mean R@k, P@k and nDCG@k (4 decimals)."""
     out = pd.DataFrame({"k": [str(k) for k in sweep["ks"]]})
     for row in sweep["retrievers"].values():
         for name in sweep["measures"]:
             out[f"{name}@k {row['label']}"] = [format(v, ".4f") for v in row[name]]
-    return Table(out, f"Numbers behind the k sweep: means over {sweep['queries']} queries of {sweep['collection']}")
+    return Table(out, _behind(number, "the k sweep", f"means over {sweep['queries']} queries of {sweep['collection']}"))
 
 
 def k_sweep_figure(sweep: dict, *, number: int | None = None) -> Png:
@@ -283,7 +291,7 @@ def _jitter(count: int) -> list[float]:
     return [((i * 0.6180339887) % 1.0 - 0.5) * 0.3 for i in range(count)]
 
 
-def sweep_numbers(rows: list[dict], measures: list[str]) -> Table:
+def sweep_numbers(rows: list[dict], measures: list[str], *, number: int | None = None) -> Table:
     """The points of :func:`sweep_figure`: one row per seed, each shape x retriever x measure's mean (2 decimals)."""
     shapes = list(dict.fromkeys((r["n_entries"], r["queries"]) for r in rows))
     labels = list(dict.fromkeys(r["label"] for r in rows))
@@ -295,7 +303,8 @@ def sweep_numbers(rows: list[dict], measures: list[str]) -> Table:
             for m in measures:
                 out[f"{m} {label} {n}x{q}"] = [format(cell[(s, n, q, label)][m], ".2f") for s in seeds]
     return Table(
-        out, "Numbers behind the seed-sweep figure: each seed's means (column: measure, retriever, entries x queries)"
+        out,
+        _behind(number, "the seed-sweep figure", "each seed's means (column: measure, retriever, entries x queries)"),
     )
 
 

@@ -96,10 +96,10 @@ def pairs_matrix(evaluation: Evaluation, statistics: Statistics) -> PairedMatrix
     return paired_matrix(statistics, {r.name: r.label for r in evaluation.results})
 
 
-def comparison_matrix(matrix: PairedMatrix) -> Table:
+def comparison_matrix(matrix: PairedMatrix, *, number: int | None = None) -> Table:
     """Every pair of systems (rows, first minus second) on every measure of the comparison table (columns): the
     mean paired difference, its interval, the deciding p-value, ``*`` where significant.  The numbers behind
-    :func:`agentmemory.report.figures.comparison_heatmap`."""
+    :func:`agentmemory.report.figures.comparison_heatmap` (Figure ``number``, when given, in the caption)."""
     columns = ["pair (first − second)", *(column_name(m) for m in matrix.measures)]
     rows = []
     for row in range(len(matrix.rows)):
@@ -108,12 +108,13 @@ def comparison_matrix(matrix: PairedMatrix) -> Table:
             cell = matrix.cells[(row, m)]
             interval = "all equal" if cell.low is None else f"[{signed(cell.low)}, {signed(cell.high or 0.0)}]"
             star = " *" if cell.significant else ""
-            cells.append(f"{signed(cell.difference)} {interval} p {format_p(cell.p)}{star}")
+            cells.append(f"{signed(cell.difference)} {interval} p\u00a0{format_p(cell.p)}{star}")  # p and its value
         rows.append(cells)
     which = "Holm-adjusted p across the pairs of each measure" if matrix.adjusted else "p of the one pair"
     pct = f"{round(matrix.confidence * 100, 6):g}%"
+    behind = f"Numbers behind Figure {number}: paired" if number is not None else "Paired"
     caption = (
-        f"Paired differences over {matrix.queries} headline queries: mean difference [{pct} bootstrap interval], "
+        f"{behind} differences over {matrix.queries} headline queries: mean difference [{pct} bootstrap interval], "
         f"{which}; * significant at {matrix.alpha:g}"
     )
     lower = [m for m in matrix.measures if lower_is_better(m)]

@@ -198,8 +198,8 @@ def test_the_matrix_holds_every_pairs_test_on_the_tables_measures(repaired):
     assert list(table.frame.columns) == ["pair (first − second)", "P@5", "R@5", "RR@5", "nDCG@5", "AP@5"]
     rr = statistics.comparisons["RR@5"][0].test
     low, high = rr.effect_ci.low, rr.effect_ci.high
-    assert table.frame.loc[0, "RR@5"] == f"+{rr.mean_difference:.2f} [+{low:.2f}, +{high:.2f}] p 0.00586 *"
-    assert table.frame.loc[0, "P@5"].endswith(" p 0.11")  # not significant: no star
+    assert table.frame.loc[0, "RR@5"] == f"+{rr.mean_difference:.2f} [+{low:.2f}, +{high:.2f}] p\u00a00.00586 *"
+    assert table.frame.loc[0, "P@5"].endswith(" p\u00a00.11")  # not significant: no star
     assert table.caption == (
         "Paired differences over 12 headline queries: mean difference [95% bootstrap interval], p of the one pair; "
         "* significant at 0.05"
@@ -215,7 +215,7 @@ def test_the_summary_says_what_the_matrix_allows(repaired, seed_evaluation, seed
         "5 paired comparisons (1 pair of systems x 5 measures) over 12 headline queries, each a two-sided paired "
         "permutation test (one pair, no correction). 3 of them are significant at 0.05 (marked *): BM25 − Tag "
         "scorer on RR@5 (+0.54), BM25 − Tag scorer on nDCG@5 (+0.47), BM25 − Tag scorer on AP@5 (+0.46). The largest "
-        "difference is BM25 − Tag scorer on RR@5, +0.54 (interval [0.27, 0.79])."
+        "difference is BM25 − Tag scorer on RR@5, +0.54 (interval [+0.27, +0.79])."
     )
     assert text.count(". ") == 3
     assert "several significant measures of one pair are one finding, not several" in text
