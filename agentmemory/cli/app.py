@@ -23,7 +23,7 @@ Subcommands::
     agentmemory experiment GRID.toml [--executor serial|processes|dask] [--scheduler ADDRESS] [--workers N]
                       [--connect-timeout SECONDS] [--out DIR] [--resume | --no-resume] [--reports]
                       [--parquet] [--progress | --no-progress]
-    agentmemory report NOTEBOOK [--out DIR] [-p NAME VALUE ...] [--help-notebook]
+    agentmemory report NOTEBOOK [--out DIR] [-p|--parameter NAME VALUE ...] [--help-notebook]
     agentmemory --version
 
 The modules: this one assembles the parser from one builder per command

@@ -3,7 +3,7 @@
 ``NOTEBOOK`` is a shipped notebook's name (``collection``) or a path; each
 ``-p NAME VALUE`` is checked against the notebook's parameters, and the
 parameters of a shipped notebook by its own setup function, before a kernel
-starts (:mod:`agentmemory.report.notebooks`).  ``--help-notebook`` lists the
+starts (:mod:`agentmemory.report.own_report`).  ``--help-notebook`` lists the
 parameters.  The report extra (papermill, nbconvert, ipykernel, pandas,
 matplotlib) is checked first: without it the command says what to install.
 """
@@ -32,16 +32,16 @@ def run(args: argparse.Namespace) -> int:
             f"needs {', '.join(missing)}, which {'is' if len(missing) == 1 else 'are'} not installed",
             "pip install 'agentmemory-eval[report]'",
         )
-    from agentmemory.report import notebooks  # the report extra, just checked
+    from agentmemory.report import own_report  # the report extra, just checked
 
-    path = notebooks.find_notebook(args.notebook)
+    path = own_report.find_notebook(args.notebook)
     if args.help_notebook:
-        print(notebooks.parameters_help(path))
+        print(own_report.parameters_help(path))
         return 0
     if not args.out:
         raise ParameterError("--out", None, "is missing", "name the folder to write the report into: --out DIR")
-    values = notebooks.read_parameters(path, args.parameter)
-    notebooks.check_parameters(path, values)
-    written = notebooks.run_report(path, values, Path(args.out))
+    values = own_report.read_parameters(path, args.parameter)
+    own_report.check_parameters(path, values)
+    written = own_report.run_report(path, values, Path(args.out))
     print("Wrote " + " and ".join(p.as_posix() for p in written))
     return 0

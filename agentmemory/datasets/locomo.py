@@ -522,6 +522,32 @@ def _answers(item: dict) -> dict[str, Any]:
     return {key: item[key] for key in ("answer", "adversarial_answer") if key in item}
 
 
+def _conversations(source: Path, document: object, include_captions: bool, progress: bool) -> list[_Conversation]:
+    """Every conversation of the file, read and checked in file order (a tqdm bar over them with ``progress``).
+
+    Raises:
+        InputError: a conversation is not LoCoMo-shaped, or repeats another's ``sample_id``.
+    """
+    parsed: list[_Conversation] = []
+    first: dict[str, str] = {}
+    samples: Any = _samples(source, document)
+    if progress:
+        from tqdm.auto import tqdm  # only for the bar
+
+        samples = tqdm(samples, desc=f"load {source.name}", unit=" conversations")
+    for where, sample in samples:
+        conv = _Conversation(source, where, sample, include_captions)
+        if conv.sample_id in first:
+            raise InputError(
+                source,
+                None,
+                f"{where}.sample_id: {quote(conv.sample_id)} repeats the sample_id of {first[conv.sample_id]}",
+            )
+        first[conv.sample_id] = where
+        parsed.append(conv)
+    return parsed
+
+
 def load_locomo(
     path: str | PathLike[str],
     *,
@@ -562,23 +588,7 @@ def load_locomo(
     by_session = granularity == "session"
     source = Path(path)
     document, sha = _read_json(source)
-    parsed: list[_Conversation] = []
-    first: dict[str, str] = {}
-    samples: Any = _samples(source, document)
-    if progress:
-        from tqdm.auto import tqdm  # only for the bar
-
-        samples = tqdm(samples, desc=f"load {source.name}", unit=" conversations")
-    for where, sample in samples:
-        conv = _Conversation(source, where, sample, include_captions)
-        if conv.sample_id in first:
-            raise InputError(
-                source,
-                None,
-                f"{where}.sample_id: {quote(conv.sample_id)} repeats the sample_id of {first[conv.sample_id]}",
-            )
-        first[conv.sample_id] = where
-        parsed.append(conv)
+    parsed = _conversations(source, document, include_captions, progress)
     items = {  # every QA item is validated, selected or not
         conv.sample_id: [_qa_item(source, f"{conv.where}.qa[{i}]", item) for i, item in enumerate(conv.qa)]
         for conv in parsed

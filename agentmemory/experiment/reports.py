@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from agentmemory.errors import ParameterError
 from agentmemory.experiment.task import error_line
 from agentmemory.files.atomic import atomic_write_text
-from agentmemory.report.params import notebook_folder
+from agentmemory.report.shipped import notebook_folder
 
 if TYPE_CHECKING:
     from agentmemory.experiment.grid import RunDef
@@ -33,7 +33,7 @@ REPORT_FILES = ("collection.ipynb", "collection.html", "eval-results.json")
 
 
 def default_notebook() -> Path:
-    """The shipped ``collection.ipynb`` (:func:`agentmemory.report.params.notebook_folder`: the wheel's or a source
+    """The shipped ``collection.ipynb`` (:func:`agentmemory.report.shipped.notebook_folder`: the wheel's or a source
     checkout's).
 
     Raises:

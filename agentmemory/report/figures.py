@@ -31,7 +31,7 @@ from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from agentmemory.analysis.paired_matrix import PairedMatrix  # noqa: E402
 from agentmemory.analysis.text_tables import lower_is_better  # noqa: E402
-from agentmemory.report.display import Png, Table, signed  # noqa: E402
+from agentmemory.report.display import Markdown, Png, Table, signed  # noqa: E402
 
 __all__ = [
     "DPI",
@@ -361,11 +361,13 @@ def sweep_figure(rows: list[dict], measures: list[str], names: dict[str, str], *
     )
 
 
-def comparison_heatmap(matrix: PairedMatrix, *, number: int | None = None) -> Png:
+def comparison_heatmap(matrix: PairedMatrix, *, number: int | None = None) -> Png | Markdown:
     """The paired matrix as a heat map: a row per pair of systems (first minus second), a column per measure, each
     cell coloured by the mean paired difference (blue: the first system higher; red: lower; the scale symmetric
     around 0) and labelled with it, ``*`` where significant.  :func:`agentmemory.report.stats.comparison_matrix` is
-    the table of the same numbers."""
+    the table of the same numbers.  With nothing to compare (one system, no headline query) it says so instead."""
+    if not matrix.cells:
+        return Markdown(f"{_caption(number, 'no paired comparison')}: fewer than two systems, or no headline query.")
     rows, measures = len(matrix.rows), list(matrix.measures)
     values = [[matrix.cells[(r, m)].difference for m in measures] for r in range(rows)]
     reach = max((abs(v) for row in values for v in row), default=0.0) or 1.0

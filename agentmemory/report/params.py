@@ -57,7 +57,6 @@ from agentmemory.systems.registry import SystemSpec, resolve_systems
 from agentmemory.tokenize import tokenize
 
 __all__ = [
-    "NOTEBOOK_NAMES",
     "SAMPLE",
     "SAMPLE_PATH",
     "CollectionSetup",
@@ -68,7 +67,6 @@ __all__ = [
     "collection_setup",
     "eval_setup",
     "explore_setup",
-    "notebook_folder",
     "parse_seeds",
     "sample_collection_path",
     "sweep_setup",
@@ -507,21 +505,6 @@ def explore_setup(
     except AgentMemoryError as err:
         raise ReportParameterError(err) from err
     return ExploreSetup(loaded, source, query, tags, checked_k, entry)
-
-
-NOTEBOOK_NAMES = ("eval", "explore", "collection", "sweep")
-"""The shipped notebooks, by name (``notebooks/<name>.ipynb``); each has a setup function here (``<name>_setup``)."""
-
-
-def notebook_folder(package_dir: str | PathLike[str] | None = None) -> Path | None:
-    """Where the shipped notebooks are: ``agentmemory/_notebooks`` in an installed wheel, ``notebooks/`` beside the
-    package in a source checkout (``package_dir`` defaults to the imported ``agentmemory`` folder); ``None`` when
-    neither holds all of :data:`NOTEBOOK_NAMES`."""
-    here = Path(package_dir) if package_dir is not None else Path(__file__).resolve().parent.parent
-    for folder in (here / "_notebooks", here.parent / "notebooks"):
-        if all((folder / f"{name}.ipynb").is_file() for name in NOTEBOOK_NAMES):
-            return folder
-    return None
 
 
 def sample_collection_path(package_dir: str | PathLike[str] | None = None) -> Path:

@@ -114,7 +114,7 @@ def test_eval_report_shows_the_table_and_every_image(tmp_path):
     assert compared["visible"] and compared["top"] < 1024, "the comparison table should be in the first screen"
     rows = compared["text"].splitlines()
     assert rows[0].startswith("Systems against the baseline BM25, trec_eval's definitions: headline means over 5")
-    header = rows.index("System\tP@5\tR@5\tRR\tRR@5\tnDCG@5\tAP@5")
+    header = rows.index("System\tP@5\tR@5\tRR@5\tnDCG@5\tAP@5")
     assert rows[header + 1].startswith("BM25 (baseline)\t0.280 [0.200, 0.360]\t0.900 [0.700, 1.000]\t")
     assert rows[header + 2].startswith("Tag scorer\t0.320 [0.240, 0.400] +1/−0\t")
     assert "▲/▼: significantly higher/lower than BM25 at α = 0.05" in seen["text"]
@@ -130,10 +130,11 @@ def test_eval_report_shows_the_table_and_every_image(tmp_path):
     assert "mean_recall@k" in seen["text"] and "0.90" in seen["text"]
 
     images = seen["images"]
-    assert len(images) == 3
+    assert len(images) == 4  # three plots and the paired heat map, numbered in order
+    assert [image["alt"].split(":")[0] for image in images] == ["Figure 1", "Figure 2", "Figure 3", "Figure 4"]
     for image in images:
         assert image["complete"] and image["naturalWidth"] > 0 and image["naturalHeight"] > 0, image
-        assert image["visible"] and image["alt"].startswith("Figure: ")
+        assert image["visible"]
         assert image["alt"] in seen["text"], "each figure's caption is visible text, not only alternative text"
     assert metric["top"] < min(i["top"] for i in images)
 
@@ -161,7 +162,7 @@ def test_collection_report_shows_its_tables_and_image(tmp_path):
     assert seen["headings"][:3] == ["The comparison", "1. What was evaluated", "2. Headline metrics with 95% intervals"]
     visible = [t for t in seen["tables"] if t["visible"] and t["width"] > 0 and t["height"] > 0]
     texts = [t["text"] for t in visible]
-    assert "System\tP@5\tR@5\tRR\tRR@5\tnDCG@5\tAP@5\nBM25 (baseline)\t0.200 [0.200, 0.200] (all equal)" in texts[0]
+    assert "System\tP@5\tR@5\tRR@5\tnDCG@5\tAP@5\nBM25 (baseline)\t0.200 [0.200, 0.200] (all equal)" in texts[0]
     assert "Dense (wordllama)" in texts[0] and "▲/▼: significantly higher/lower than BM25" in seen["text"]
     headline = next(t for t in texts if "System\tP@5" in t and "0.81 [0.58, 1.00]" in t)
     rows = headline.splitlines()
@@ -173,9 +174,14 @@ def test_collection_report_shows_its_tables_and_image(tmp_path):
     assert any("conv-1/q2\tevidence 'D1:6; D2:3' holds several ids in one string" in t for t in texts)
     assert any(t.startswith("Shown separately, left out of the headline means: 5 adversarial") for t in texts)
     assert any("not found in top 5\t0 (0%)\t5 (83%)" in t for t in texts)
-    [image] = seen["images"]
-    assert image["complete"] and image["naturalWidth"] > 0 and image["naturalHeight"] > 0, image
-    assert image["visible"] and image["alt"].startswith("Figure: ")
+    heatmap, ranks = seen["images"]
+    assert heatmap["alt"].startswith("Figure 1: mean paired difference of each pair of systems on each measure")
+    assert ranks["alt"].startswith("Figure 2: headline queries by rank of the first relevant hit")
+    for image in (heatmap, ranks):
+        assert image["complete"] and image["naturalWidth"] > 0 and image["naturalHeight"] > 0, image
+        assert image["visible"] and image["alt"] in seen["text"]
+    matrix = next(t for t in texts if t.startswith("Numbers behind Figure 1: paired differences over 6 headline"))
+    assert matrix.splitlines()[1] == "pair (first − second)\tP@5\tR@5\tRR@5\tnDCG@5\tAP@5"
     assert "collection_setup" not in seen["text"], "code cells must be hidden"
     _screenshot_is_not_blank(tmp_path / "collection.png")
 

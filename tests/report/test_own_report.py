@@ -12,9 +12,9 @@ from conftest import REPO_ROOT, USER_REPORT_SAMPLE
 
 from agentmemory.cli.app import main
 from agentmemory.errors import ParameterError, ReportParameterError
-from agentmemory.report import notebooks
-from agentmemory.report.params import NOTEBOOK_NAMES, notebook_folder
+from agentmemory.report import own_report
 from agentmemory.report.render import render_html
+from agentmemory.report.shipped import NOTEBOOK_NAMES, notebook_folder
 
 
 @pytest.fixture(scope="module")
@@ -75,13 +75,13 @@ def test_notebooks_are_found_by_name_or_path(tmp_path: Path) -> None:
     folder = notebook_folder()
     assert folder == REPO_ROOT / "notebooks"
     for name in NOTEBOOK_NAMES:
-        assert notebooks.find_notebook(name) == folder / f"{name}.ipynb"
-    assert notebooks.find_notebook("collection.ipynb") == folder / "collection.ipynb"
+        assert own_report.find_notebook(name) == folder / f"{name}.ipynb"
+    assert own_report.find_notebook("collection.ipynb") == folder / "collection.ipynb"
     own = tmp_path / "mine.ipynb"
     own.write_text("{}", encoding="utf-8")
-    assert notebooks.find_notebook(str(own)) == own
+    assert own_report.find_notebook(str(own)) == own
     with pytest.raises(ParameterError) as info:
-        notebooks.find_notebook("colection")
+        own_report.find_notebook("colection")
     assert str(info.value) == (
         "NOTEBOOK: 'colection' (str) is neither a notebook file nor a shipped notebook's name; give the path of an "
         ".ipynb file or one of: eval, explore, collection, sweep"
@@ -90,13 +90,13 @@ def test_notebooks_are_found_by_name_or_path(tmp_path: Path) -> None:
 
 def test_parameters_are_read_with_their_declared_types() -> None:
     """int, float and bool parameters are read as such; text stays text."""
-    path = notebooks.find_notebook("collection")
-    values = notebooks.read_parameters(
+    path = own_report.find_notebook("collection")
+    values = own_report.read_parameters(
         path, [("k", "10"), ("repair", "True"), ("system_timeout", "2.5"), ("retrievers", "bm25,hybrid")]
     )
     assert values == {"k": 10, "repair": True, "system_timeout": 2.5, "retrievers": "bm25,hybrid"}
     with pytest.raises(ReportParameterError, match=r"^retriever: 'nope' \(str\) is not a known name"):
-        notebooks.check_parameters(path, {"collection": str(REPO_ROOT / USER_REPORT_SAMPLE), "retrievers": "nope"})
+        own_report.check_parameters(path, {"collection": str(REPO_ROOT / USER_REPORT_SAMPLE), "retrievers": "nope"})
 
 
 def test_help_notebook_writes_pairs_with_the_equals_sign(capsys) -> None:

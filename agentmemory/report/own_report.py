@@ -48,6 +48,7 @@ from agentmemory.files.numbers import INTEGER_FORM, NUMBER_FORM, parse_integer, 
 from agentmemory.files.output_plan import OutputPlan
 from agentmemory.report import params as setups
 from agentmemory.report.render import execute, notebook_text, render_html
+from agentmemory.report.shipped import NOTEBOOK_NAMES, notebook_folder
 
 __all__ = [
     "SHIPPED",
@@ -60,7 +61,7 @@ __all__ = [
     "run_report",
 ]
 
-SHIPPED: dict[str, Callable[..., Any]] = {name: getattr(setups, f"{name}_setup") for name in setups.NOTEBOOK_NAMES}
+SHIPPED: dict[str, Callable[..., Any]] = {name: getattr(setups, f"{name}_setup") for name in NOTEBOOK_NAMES}
 """Each shipped notebook by name, with the setup function that checks its parameters."""
 
 _PAIRS = re.compile(r"\b([A-Z]+) and ([A-Z]+) pairs\b")
@@ -76,7 +77,7 @@ def find_notebook(text: str) -> Path:
     if path.is_file():
         return path
     name = text[: -len(".ipynb")] if text.endswith(".ipynb") else text
-    folder = setups.notebook_folder()
+    folder = notebook_folder()
     if name in SHIPPED and folder is not None:
         return folder / f"{name}.ipynb"
     where = "" if folder is not None else " (this installation has none: reinstall agentmemory-eval)"
