@@ -372,7 +372,7 @@ def comparison_heatmap(matrix: PairedMatrix, *, number: int | None = None) -> Pn
     values = [[matrix.cells[(r, m)].difference for m in measures] for r in range(rows)]
     reach = max((abs(v) for row in values for v in row), default=0.0) or 1.0
     with matplotlib.style.context("default"), matplotlib.rc_context(_RC):
-        fig = _figure(9, 1.3 + 0.32 * max(rows, 1))
+        fig = _figure(9, max(2.4, 1.3 + 0.32 * rows))  # room for the colour bar's label with one pair too
         ax = fig.subplots()
         image = ax.imshow(values, cmap="RdBu", vmin=-reach, vmax=reach, aspect="auto")
         for r in range(rows):
@@ -388,7 +388,7 @@ def comparison_heatmap(matrix: PairedMatrix, *, number: int | None = None) -> Pn
         ax.xaxis.tick_top()
         ax.tick_params(length=0, labelsize=8)
         bar = fig.colorbar(image, ax=ax, fraction=0.04, pad=0.02)
-        bar.set_label("mean difference (first − second)")
+        bar.set_label("first − second")
         data = png_bytes(fig)
     return Png(
         data,
