@@ -374,3 +374,26 @@ def fresh_venv(fresh_venv_factory) -> Iterator[FreshVenv]:
     run after; use ``fresh_venv_factory("name")`` for a private one.
     """
     yield fresh_venv_factory("fresh-venv")
+
+
+# -- a report of one's own: `agentmemory report` as the README shows it ------------------------------
+
+USER_REPORT_SAMPLE = "fixtures/locomo-sample/locomo-sample.json"
+
+
+@pytest.fixture(scope="session")
+def user_report(tmp_path_factory) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """``agentmemory report notebooks/collection.ipynb --out out/report -p collection <the LoCoMo sample>`` run by the
+    console script in a folder holding the repository's notebooks/ and fixtures/ (links, as a clone's root has them).
+
+    Returns the finished process and the ``out/report`` folder.
+    """
+    root = tmp_path_factory.mktemp("clone")
+    for name in ("notebooks", "fixtures"):
+        (root / name).symlink_to(REPO_ROOT / name, target_is_directory=True)
+    script = Path(PYTHON).parent / "agentmemory"
+    argv = [str(script), "report", "notebooks/collection.ipynb", "--out", "out/report", "-p", "collection"]
+    done = subprocess.run(
+        [*argv, USER_REPORT_SAMPLE], cwd=root, capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT, check=False
+    )
+    return done, root / "out" / "report"

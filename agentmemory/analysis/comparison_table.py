@@ -34,6 +34,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from agentmemory.analysis.card import evaluation_card
+from agentmemory.analysis.latex_table import latex_table
 from agentmemory.analysis.statistics import (
     BaselineComparison,
     Interval,
@@ -94,6 +95,7 @@ class ComparisonTable:
     excluded_groups: tuple[str, ...]
     tokenizer: str | None = None
     short_form: str = ""
+    merged: tuple[str, ...] = ()  # uncut measures shown as their cut form at k (RR as RR@k)
 
     @property
     def baseline_label(self) -> str:
@@ -225,6 +227,12 @@ class ComparisonTable:
                     "marker can appear, whatever the systems do."
                 )
         text += self._budget_notes()
+        if self.merged:
+            same = ", ".join(f"{m} is {m}@{self.k}" for m in self.merged)
+            text += (
+                f" {same} here (each ranking is cut at k = {self.k}), the same measure under two names: shown once "
+                "and counted once."
+            )
         lower = self.lower_measures
         if lower:
             text += (
@@ -295,28 +303,7 @@ class ComparisonTable:
         return buffer.getvalue()
 
     def _latex(self) -> str:
-        def esc(text: str) -> str:
-            for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("_", r"\_"), ("#", r"\#")):
-                text = text.replace(a, b)
-            return text.replace("▲", r"$\blacktriangle$").replace("▼", r"$\blacktriangledown$").replace("−", "--")
-
-        lines = [
-            "% needs \\usepackage{amssymb} for the markers",
-            "\\begin{table}",
-            "\\centering",
-            "\\begin{tabular}{l" + "l" * len(self.measures) + "}",
-            "\\hline",
-            " & ".join(esc(h) for h in self.header()) + " \\\\",
-            "\\hline",
-        ]
-        lines += [" & ".join(esc(c) for c in row) + " \\\\" for row in self.rows()]
-        lines += [
-            "\\hline",
-            "\\end{tabular}",
-            f"\\caption{{{esc(self.caption())}. {esc(self.notation())}}}",
-            "\\end{table}",
-        ]
-        return "\n".join(lines) + "\n"
+        return latex_table(self)
 
 
 def comparison_table(evaluation: Evaluation, statistics: Statistics) -> ComparisonTable:
@@ -349,14 +336,16 @@ def systems_table(
     """
     base = statistics.baseline
     ordered = sorted(systems, key=lambda s: s[0] != base)
+    shown = statistics.shown_measures
+    merged = tuple(m for m in statistics.measures if m not in shown and f"{m}@{k}" in shown)
     cells = {
         (name, m): TableCell(statistics.intervals[name].get(m), statistics.against_baseline(name, m))
         for name, _, _ in ordered
-        for m in statistics.measures
+        for m in statistics.shown_measures
     }
     return ComparisonTable(
         systems=tuple(ordered),
-        measures=tuple(statistics.measures),
+        measures=statistics.shown_measures,
         cells=cells,
         baseline=base,
         alpha=statistics.alpha,
@@ -366,6 +355,7 @@ def systems_table(
         k=k,
         excluded_groups=statistics.excluded_groups,
         tokenizer=tokenizer,
+        merged=merged,
     )
 
 

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agentmemory.analysis.prose import comparisons_preface, describe_comparison, format_p
 from agentmemory.analysis.significance import (
@@ -62,7 +62,7 @@ from agentmemory.analysis.summaries import (
     Statistics,
 )
 from agentmemory.errors import UnknownNameError, check_seed
-from agentmemory.metrics import Measure, parse_measures
+from agentmemory.metrics import Measure, distinct_measures, parse_measures
 
 if TYPE_CHECKING:  # evaluate imports the store and retrievers; statistics only read its result
     from agentmemory.evaluation.runner import Evaluation
@@ -107,6 +107,9 @@ def evaluation_statistics(
     n_resamples: int = 10_000,
     alpha: float = 0.05,
     baseline: str | None = None,
+    table: Iterable[Measure | str] | str | None = None,
+    table_name: str = "table",
+    progress: bool = False,
 ) -> Statistics:
     """Intervals and pairwise tests for an :class:`~agentmemory.evaluation.runner.Evaluation`, as a :class:`Statistics`.
 
@@ -125,17 +128,25 @@ def evaluation_statistics(
       :func:`describe_comparison` (which shows the Holm-adjusted p-value
       when there is more than one pair).
     * ``versus_baseline``: every other system against ``baseline`` (a system's
-      name or label; default the first system) on every measure: the paired
-      test of ``system - baseline`` over the headline queries, Holm's
-      adjustment across all of these comparisons together (``p_holm_table``:
-      the family is the whole comparison table), and the number of queries
-      above and below the baseline.
+      name or label; default the first system) on every measure of the
+      comparison table (``table_measures``): the paired test of ``system -
+      baseline`` over the headline queries, Holm's adjustment across all of
+      these comparisons together (``p_holm_table``: the family is the whole
+      comparison table), and the number of queries above and below the
+      baseline.
+    * ``table_measures``: the comparison table's columns: ``table`` (text
+      ``"P@5,R@5,nDCG@5"`` or measures, among the evaluation's; default all
+      of ``measures``), each measure once
+      (:func:`~agentmemory.metrics.distinct_measures`: ``RR`` and
+      ``RR@k`` are one measure in an evaluation at ``k``, shown and counted as
+      ``RR@k``).  Every other field keeps every measure.
 
     An interval over no query is ``None`` (and there are no comparisons).
     A measure that may have no value on a query (``MeasureDef.undefined_when``:
     ``tokens@first``) is averaged over the queries with one, its interval's
     ``n`` counting them; its tests and counts are over the queries where both
     systems have one (see :func:`per_query_statistics`).
+    ``progress`` shows a tqdm bar (on stderr) over the query groups and the headline, one step each.
 
     Every call uses ``default_rng(seed)`` afresh, so intervals over the same
     queries resample the same queries (common random numbers) and the
@@ -148,10 +159,15 @@ def evaluation_statistics(
     Raises:
         ParameterError: ``seed`` is not an integer >= 0; bad ``confidence``
             or ``n_resamples``; bad ``alpha`` (checked when there is a comparison).
-        UnknownNameError: a measure the evaluation did not compute.
+        UnknownNameError: a measure (of ``measures`` or ``table``, which
+            messages call ``table_name``) the evaluation did not compute.
     """
     seed = check_seed(seed)
     chosen = _chosen_measures(evaluation, measures)
+    shown = chosen if table is None else [str(m) for m in parse_measures(table, name=table_name)]
+    for text in shown:
+        if text not in chosen:
+            raise UnknownNameError(table_name, text, chosen)
     collection = evaluation.collection
     return per_query_statistics(
         {res.name: {q.query_id: q.metrics for q in res.per_query} for res in evaluation.results},
@@ -164,6 +180,8 @@ def evaluation_statistics(
         n_resamples=n_resamples,
         alpha=alpha,
         baseline=baseline,
+        table_measures=distinct_measures(shown, evaluation.k),
+        progress=progress,
     )
 
 
@@ -180,6 +198,8 @@ def per_query_statistics(
     alpha: float = 0.05,
     baseline: str | None = None,
     pairs: bool = True,
+    table_measures: Sequence[str] | None = None,
+    progress: bool = False,
 ) -> Statistics:
     """:func:`evaluation_statistics` from per-query values alone, without an :class:`~agentmemory.evaluation.runner.Evaluation`.
 
@@ -201,7 +221,11 @@ def per_query_statistics(
     out the comparisons of every pair of systems (``comparisons`` then holds
     an empty tuple per measure) and keeps the comparison table's tests
     against the baseline: with ``n`` systems there are ``n (n - 1) / 2`` pairs
-    but only ``n - 1`` comparisons with the baseline.
+    but only ``n - 1`` comparisons with the baseline.  ``table_measures`` are
+    the comparison table's columns, among ``measures`` (default all of them,
+    as given: the caller drops what is one measure under two names,
+    :func:`~agentmemory.metrics.distinct_measures`); the tests against
+    the baseline and their Holm family cover them only.
 
     Raises:
         ParameterError: as :func:`evaluation_statistics`.
@@ -213,12 +237,17 @@ def per_query_statistics(
     base = _baseline_of(labels, baseline)
     headline = [qid for qid, group in queries if group not in excluded_groups]
     excluded = tuple(excluded_groups)
-    groups = _group_statistics(table, queries, excluded, how)
+    bar = _Steps(progress, len({g for _, g in queries if g is not None}) + 1)
+    groups = _group_statistics(table, queries, excluded, how, bar)
+    bar.next("headline intervals and paired tests")
     names = table.names
     all_pairs = [(names[i], names[j]) for i in range(len(names)) for j in range(i + 1, len(names))]
     compared = all_pairs if pairs and headline else []
-    against_base = [(name, m) for name in names if name != base and headline for m in table.measures]
+    shown = tuple(table.measures) if table_measures is None else _table_measures(table_measures, table.measures)
+    against_base = [(name, m) for name in names if name != base and headline for m in shown]
     tests, headline_intervals = _headline_tests(table, headline, compared, against_base, base, how)
+    bar.step()
+    bar.close()
     # the pairs' tests come first in ``tests``, then those against the baseline
     comparisons = _pair_comparisons(compared, tests, table.measures, labels, alpha, several=len(all_pairs) > 1)
     versus_baseline = _baseline_comparisons(table, headline, against_base, base, tests)
@@ -235,7 +264,20 @@ def per_query_statistics(
         comparisons=comparisons,
         baseline=base,
         versus_baseline=versus_baseline,
+        table_measures=shown,
     )
+
+
+def _table_measures(shown: Sequence[str], measures: Sequence[str]) -> tuple[str, ...]:
+    """``shown`` as a tuple, each among ``measures``.
+
+    Raises:
+        UnknownNameError: a measure of ``shown`` is not among ``measures``.
+    """
+    for m in shown:
+        if m not in measures:
+            raise UnknownNameError("table_measures", m, list(measures))
+    return tuple(dict.fromkeys(shown))
 
 
 @dataclass(frozen=True, slots=True)
@@ -290,16 +332,48 @@ def _intervals_over(table: _Values, query_ids: list[str], how: _Resampling) -> d
 
 
 def _group_statistics(
-    table: _Values, queries: Sequence[tuple[str, str | None]], excluded: tuple[str, ...], how: _Resampling
+    table: _Values,
+    queries: Sequence[tuple[str, str | None]],
+    excluded: tuple[str, ...],
+    how: _Resampling,
+    bar: _Steps,
 ) -> dict[str, GroupStatistics]:
-    """Each query group's intervals, groups sorted (queries without a group left out, excluded groups kept)."""
+    """Each query group's intervals, groups sorted (queries without a group left out, excluded groups kept);
+    ``bar`` steps after each."""
     groups: dict[str, GroupStatistics] = {}
     for group in sorted({g for _, g in queries if g is not None}):
+        bar.next(f"group {group}")
         members = [qid for qid, g in queries if g == group]
         groups[group] = GroupStatistics(
             group, len(members), group not in excluded, _intervals_over(table, members, how)
         )
+        bar.step()
     return groups
+
+
+class _Steps:
+    """A tqdm bar of ``total`` steps on stderr when ``shown`` (the statistics phase of a long evaluation), else
+    nothing at all."""
+
+    def __init__(self, shown: bool, total: int) -> None:
+        self._bar: Any = None
+        if shown:
+            from tqdm.auto import tqdm  # only for the bar
+
+            self._bar = tqdm(total=total, desc="statistics", unit=" step")
+
+    def next(self, what: str) -> None:
+        """Say what is computed now (beside the bar)."""
+        if self._bar is not None:
+            self._bar.set_postfix_str(what, refresh=True)
+
+    def step(self) -> None:
+        if self._bar is not None:
+            self._bar.update()
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
 
 
 def _headline_tests(

@@ -243,7 +243,10 @@ class Statistics:
             pair of systems in the evaluation's order.
         baseline: the system the comparison table compares with (its name).
         versus_baseline: one :class:`BaselineComparison` per other system x
-            measure (systems, then measures, in the evaluation's order).
+            measure of ``table_measures`` (systems, then measures, in order).
+        table_measures: the comparison table's columns, each measure once
+            (``RR`` and ``RR@k`` are one in an evaluation at ``k``); empty
+            (a record made without them) means every measure.
 
     :meth:`to_dict` is the JSON-ready form the artifact holds under
     ``statistics``; :meth:`from_dict` reads it back.
@@ -261,6 +264,12 @@ class Statistics:
     comparisons: Mapping[str, tuple[Comparison, ...]]
     baseline: str = ""
     versus_baseline: tuple[BaselineComparison, ...] = ()
+    table_measures: tuple[str, ...] = ()
+
+    @property
+    def shown_measures(self) -> tuple[str, ...]:
+        """The comparison table's columns: :attr:`table_measures`, or every measure when it is empty."""
+        return self.table_measures or self.measures
 
     @property
     def method(self) -> Mapping[str, str]:
@@ -298,6 +307,7 @@ class Statistics:
             },
             "comparisons": {m: [c.to_dict() for c in rows] for m, rows in self.comparisons.items()},
             "baseline": self.baseline,
+            "table_measures": list(self.shown_measures),
             "versus_baseline": [c.to_dict() for c in self.versus_baseline],
         }
 
@@ -334,4 +344,5 @@ class Statistics:
             comparisons={m: tuple(Comparison.from_dict(c) for c in rows) for m, rows in data["comparisons"].items()},
             baseline=data.get("baseline", ""),
             versus_baseline=tuple(BaselineComparison.from_dict(c) for c in data.get("versus_baseline", ())),
+            table_measures=tuple(data.get("table_measures", ())),
         )

@@ -31,6 +31,7 @@ __all__ = [
     "collection_notes",
     "column_name",
     "comparison_lines",
+    "cutoff_note",
     "full_report",
     "group_rows",
     "group_table",
@@ -92,6 +93,29 @@ def unjudged_note(evaluation: Evaluation) -> str:
     if not ids:
         return "Queries without judgments: none."
     return f"Queries without judgments, left out of the means ({len(ids)}): {', '.join(ids)}."
+
+
+def cutoff_note(evaluation: Evaluation) -> str | None:
+    """A line when ``k`` is larger than every scope (a LoCoMo conversation, a LongMemEval haystack, or the whole
+    collection when it has no scopes), else ``None``.
+
+    Not an error (P@100 over scopes of 17 entries is defined), but no ranking
+    can fill the top ``k``: P@k is at most the largest scope's size over ``k``,
+    and the top ``k`` is the whole ranking.
+    """
+    sizes: dict[str | None, int] = {}
+    for entry in evaluation.collection.entries:
+        sizes[entry.scope] = sizes.get(entry.scope, 0) + 1
+    largest = max(sizes.values(), default=0)
+    k = evaluation.k
+    if k <= largest:
+        return None
+    where = "every scope (the largest holds" if len(sizes) > 1 else "the collection (it holds"
+    return (
+        f"k = {k} is larger than {where} {largest} {'entry' if largest == 1 else 'entries'}): no ranking can fill "
+        f"the top {k}, so P@{k} is at most {largest}/{k} = {largest / k:.2f} and every measure at {k} sees whole "
+        "rankings."
+    )
 
 
 def seed_table(evaluation: Evaluation) -> str:
@@ -270,7 +294,7 @@ def timings_table(evaluation: Evaluation) -> str:
 
 
 def system_notes(evaluation: Evaluation) -> list[str]:
-    """What the systems could not show: unscored measures, run lines dropped, runs' limits."""
+    """What the systems could not show: unscored measures, run lines dropped, a k no scope fills, runs' limits."""
     lines = []
     if evaluation.unscored:
         lines.append(
@@ -280,6 +304,9 @@ def system_notes(evaluation: Evaluation) -> list[str]:
         if r.dropped:
             lines.append(f"{r.label}: {len(r.dropped)} run line(s) dropped (--lenient-run):")
             lines += [f"  line {line}: {why}" for line, why in r.dropped]
+    note = cutoff_note(evaluation)
+    if note:
+        lines.append(note)
     runs = [r.label for r in evaluation.results if r.kind == "run"]
     if runs:
         lines.append(

@@ -7,8 +7,8 @@ Subcommands::
                          [--format-option KEY=VALUE ...] [--seed INT] [--k INT] [--retrievers SPECS]
                          [--run NAME=PATH [--memories PATH] ...] [--lenient-run] [--relevance direct|provenance]
                          [--as-of] [--baseline NAME] [--metrics LIST] [--tokenizer NAME] [--qrels-patch FILE]
-                         [--claims FILE] [--out FILE] [--table-out FILE] [--runs-dir DIR] [--timings]
-                         [--progress | --no-progress] [--system SPEC ...] [--attribution METHOD]
+                         [--claims FILE] [--out FILE] [--table-out FILE] [--table-metrics LIST] [--runs-dir DIR]
+                         [--timings] [--progress | --no-progress] [--system SPEC ...] [--attribution METHOD]
                          [--system-timeout SECONDS] [--lenient-system]
     agentmemory retrieve --out FILE [--collection PATH] [--format NAME] [--split SPLIT] [--repair]
                          [--include-captions] [--granularity session|turn] [--all-turns | --user-turns-only]
@@ -25,6 +25,7 @@ Subcommands::
     agentmemory experiment GRID.toml [--executor serial|processes|dask] [--scheduler ADDRESS] [--workers N]
                       [--connect-timeout SECONDS] [--out DIR] [--resume | --no-resume] [--reports]
                       [--parquet] [--progress | --no-progress]
+    agentmemory report NOTEBOOK [--out DIR] [-p|--parameter NAME VALUE ...] [--help-notebook]
     agentmemory --version
 
 The modules: this one assembles the parser from one builder per command
@@ -70,6 +71,7 @@ complete and are written).
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 import traceback
 from collections.abc import Sequence
@@ -80,6 +82,7 @@ from agentmemory.cli.args import PROG, Parser, UsageError
 from agentmemory.cli.parsers import (
     add_eval_parser,
     add_experiment_parser,
+    add_report_parser,
     add_retrieve_parser,
     add_score_parser,
     add_store_parser,
@@ -94,6 +97,7 @@ _COMMANDS = {
     "score": "score_cmd",
     "store": "store_cmd",
     "experiment": "experiment_cmd",
+    "report": "report_cmd",
 }
 """Each subcommand's module in this package (its ``run(args)`` does the work)."""
 
@@ -117,6 +121,7 @@ def build_parser() -> Parser:
     add_score_parser(sub)
     add_experiment_parser(sub)
     add_store_parser(sub)
+    add_report_parser(sub)
     return parser
 
 
@@ -163,8 +168,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _silence_stdout() -> None:
     """Point stdout at /dev/null, so that flushing it at exit raises nothing more."""
-    import os
-
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
@@ -178,5 +181,14 @@ def _one_line(message: str) -> str:
 
 
 def entry_point() -> NoReturn:
-    """Console-script entry point."""
+    """Console-script entry point: the working folder is importable first, as under ``python -m agentmemory``.
+
+    ``python -m`` puts the working folder at the head of ``sys.path``; a
+    console script puts its own folder there instead, so a ``module:attr``
+    spec naming a module beside the user (``my_retriever:Mine``) would not
+    import.  Adding the folder makes both launchers resolve the same specs.
+    """
+    cwd = os.getcwd()
+    if cwd not in sys.path:
+        sys.path.insert(0, cwd)
     sys.exit(main())

@@ -11,6 +11,7 @@ with one line naming the new one.
 from __future__ import annotations
 
 import argparse
+import difflib
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
@@ -56,6 +57,26 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message} (see '{self.prog} --help')")
 
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
+        """argparse's, except that an unknown option gets the nearest option of its command: ``did you mean``."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            command = self._command(parsed)
+            near = _nearest(extras, command)
+            command.error(f"unrecognized arguments: {' '.join(extras)}{near}")
+        return parsed
+
+    def _command(self, parsed: argparse.Namespace) -> argparse.ArgumentParser:
+        """The (sub)command parser that read the arguments: the chosen subcommand's, down to the last level."""
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                chosen = action.choices.get(getattr(parsed, action.dest, None) or "")
+                if isinstance(chosen, Parser):
+                    return chosen._command(parsed)
+        return self
+
     def parse_known_args(  # type: ignore[override]
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
     ) -> tuple[argparse.Namespace, list[str]]:
@@ -69,6 +90,19 @@ class Parser(argparse.ArgumentParser):
                     f"retrieve); write {self.renamed[old]} {' or '.join(OUTPUT_FORMATS)}"
                 )
         return super().parse_known_args(args, namespace)
+
+
+def _nearest(extras: Sequence[str], parser: argparse.ArgumentParser) -> str:
+    """``"; did you mean --run?"`` for the first unknown option close to one ``parser`` takes, else ``""``."""
+    known = [o for action in parser._actions for o in action.option_strings if o.startswith("--")]
+    for text in extras:
+        name = text.partition("=")[0]
+        if not name.startswith("-"):
+            continue
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
+        if close:
+            return f"; did you mean {close[0]}?"
+    return ""
 
 
 def parse_int(name: str, text: str, allowed: str = "an integer") -> int:

@@ -79,6 +79,10 @@ def add_collection_arguments(parser: argparse.ArgumentParser, *, collection_flag
     )
 
 
+_FLAGS = {"path": "--collection", "format": "--format"}
+"""How messages about the collection name its options here: by their flags."""
+
+
 def collection_path(args: argparse.Namespace) -> str | Path:
     """The path ``--collection`` names (default: the shipped fixture)."""
     return args.collection if args.collection else default_collection_path()
@@ -94,7 +98,7 @@ def load_collection(args: argparse.Namespace, progress: bool) -> Collection:
     path = collection_path(args)
     if args.format != "auto" and args.format not in FORMATS:
         raise UnknownNameError("--format", args.format, [*FORMATS.names(), "auto"])
-    name = detect_format(path) if args.format == "auto" else args.format
+    name = detect_format(path, names=_FLAGS) if args.format == "auto" else args.format
     fmt = FORMATS[name]
     options: dict[str, object] = {}
     for option_name, users in option_flags(BUILTIN_FORMATS).items():

@@ -21,6 +21,7 @@ from agentmemory.analysis.card import card_text, evaluation_card
 from agentmemory.analysis.claim_checks import check_claims, claims_text
 from agentmemory.analysis.comparison_table import ComparisonTable, comparison_table, table_format
 from agentmemory.analysis.judgments import original_statistics, patch_text
+from agentmemory.analysis.latex_table import latex_label, latex_table
 from agentmemory.analysis.statistics import Statistics, evaluation_statistics
 from agentmemory.analysis.text_tables import full_report, timings_table
 from agentmemory.cli.args import parse_int, progress
@@ -29,12 +30,13 @@ from agentmemory.datasets.collection import Collection, require_judgments
 from agentmemory.datasets.judgment_patch import read_judgment_patch
 from agentmemory.errors import NumberTextError, ParameterError, quote
 from agentmemory.evaluation.options import EvalOptions
-from agentmemory.evaluation.runfiles import parse_run_option, read_run_file
+from agentmemory.evaluation.runfiles import check_run_queries, parse_run_option, read_run_file
 from agentmemory.evaluation.runner import Evaluation, evaluate
 from agentmemory.evaluation.system_runs import memories_text, system_table, system_timings
 from agentmemory.files.numbers import parse_number
 from agentmemory.files.output_plan import OutputPlan, collection_inputs
 from agentmemory.files.trec import format_qrels, format_run
+from agentmemory.metrics import Measure, parse_measures
 from agentmemory.metrics.token_counters import DEFAULT_TOKEN_COUNTER
 from agentmemory.retrievers import RetrieverSpec, resolve_retrievers
 from agentmemory.systems.registry import resolve_systems
@@ -87,11 +89,13 @@ def eval_options(args: argparse.Namespace) -> EvalOptions:
     the entries they are attributed to), else to direct.
     """
     relevance = args.relevance if args.relevance is not None else ("provenance" if args.system else "direct")
+    measures = list(parse_measures(args.metrics, name="--metrics")) if args.metrics is not None else []
+    measures += [m for m in table_metrics(args) or () if m not in measures]  # the table's are computed too
     return EvalOptions(
         k=parse_int("--k", args.k, "an integer >= 1"),
         seed=parse_int("--seed", args.seed, "an integer >= 0"),
         relevance=relevance,
-        measures=args.metrics,  # refused now, before anything is loaded
+        measures=measures,  # refused now, before anything is loaded
         lenient_run=args.lenient_run,
         as_of=args.as_of,
         timings=args.timings,
@@ -104,6 +108,13 @@ def eval_options(args: argparse.Namespace) -> EvalOptions:
         claims=args.claims,  # read and checked now, before anything is loaded
         names=FLAG_NAMES,
     )
+
+
+def table_metrics(args: argparse.Namespace) -> tuple[Measure, ...] | None:
+    """``--table-metrics`` as measures, or ``None`` when it is not given (the table shows every measure)."""
+    if args.table_metrics is None:
+        return None
+    return parse_measures(args.table_metrics, name="--table-metrics")
 
 
 def _seconds(text: str) -> float:
@@ -160,7 +171,9 @@ class _Outputs:
         """Render every output (rendering checks ids, scores and text); :meth:`OutputPlan.write` writes them all."""
         if self.out is not None:
             self.plan.put(self.out, dumps_artifact(evaluation, statistics))
-        if self.table_out is not None and self.table_kind is not None:
+        if self.table_out is not None and self.table_kind == "latex":  # \label{tab:<the file's stem>}
+            self.plan.put(self.table_out, latex_table(table, label=latex_label(self.table_out.stem)))
+        elif self.table_out is not None and self.table_kind is not None:
             self.plan.put(self.table_out, table.render(self.table_kind))
         if self.qrels_path is not None:
             for result in evaluation.results:
@@ -217,8 +230,22 @@ def run(args: argparse.Namespace) -> int:
     if args.qrels_patch:  # checked line by line against the collection before anything is evaluated
         collection = read_judgment_patch(args.qrels_patch, collection).apply(collection)
     run_data = [read_run_file(path, name, memories=memories.get(name)) for name, path in run_args]
+    described = (
+        f"the collection {quote(str(args.collection))}"
+        if args.collection
+        else f"the shipped fixture {quote(collection.name)}, since --collection was not given"
+    )
+    for run_file in run_data:  # a run made for another collection: refused naming this one, --lenient-run or not
+        check_run_queries(run_file, collection, described)
     evaluation = evaluate(collection, retrievers, runs=run_data, systems=memory_systems, options=options)
-    statistics = evaluation_statistics(evaluation, seed=options.seed, baseline=options.baseline)
+    statistics = evaluation_statistics(
+        evaluation,
+        seed=options.seed,
+        baseline=options.baseline,
+        table=table_metrics(args),
+        table_name="--table-metrics",
+        progress=options.progress,
+    )
     table = comparison_table(evaluation, statistics)
     # Nothing is written unless everything can be, and each file is replaced whole (agentmemory.files.output_plan).
     outputs.put(evaluation, statistics, table, collection)

@@ -16,6 +16,7 @@ from agentmemory.cli.collection_args import add_collection_arguments
 __all__ = [
     "add_eval_parser",
     "add_experiment_parser",
+    "add_report_parser",
     "add_retrieve_parser",
     "add_score_parser",
     "add_store_parser",
@@ -131,6 +132,14 @@ def add_eval_parser(sub: argparse._SubParsersAction) -> None:
         "--table-out",
         metavar="FILE",
         help="also write the comparison table, as CSV, Markdown, LaTeX or text by the suffix (.csv, .md, .tex, .txt)",
+    )
+    ev.add_argument(
+        "--table-metrics",
+        metavar="LIST",
+        help="the comparison table's columns, comma-separated measures (P@5,R@5,nDCG@5), computed if they are not "
+        "already; Holm's correction runs over the table's comparisons (default: every measure, RR and RR@k once); "
+        "the printed table, --table-out and the artifact's versus_baseline follow it, everything else keeps every "
+        "measure",
     )
     ev.add_argument(
         "--timings",
@@ -270,8 +279,8 @@ def add_experiment_parser(sub: argparse._SubParsersAction) -> None:
     ex.add_argument(
         "--reports",
         action="store_true",
-        help="also render notebooks/collection.ipynb for each collection with papermill, as tasks on the executor "
-        "(the report extra, a source checkout)",
+        help="also render the shipped collection.ipynb for each collection with papermill, as tasks on the "
+        "executor (the report extra)",
     )
     ex.add_argument("--parquet", action="store_true", help="also write DIR/per_query.parquet (the report extra)")
     ex.add_argument(
@@ -325,3 +334,37 @@ def add_store_parser(sub: argparse._SubParsersAction) -> None:
     sp = commands.add_parser("stats", help="what a store holds: entries, scopes, events, size", allow_abbrev=False)
     sp.add_argument("store", metavar="STORE")
     add_output_format(sp)
+
+
+def add_report_parser(sub: argparse._SubParsersAction) -> None:
+    """``agentmemory report``: a notebook run with papermill and rendered to HTML, as ``make report`` does."""
+    rp = sub.add_parser(
+        "report",
+        help="run a report notebook (a shipped one by name, or a path) with your parameters and render it to HTML",
+        allow_abbrev=False,
+    )
+    rp.add_argument(
+        "notebook",
+        metavar="NOTEBOOK",
+        help="a shipped notebook's name (eval, explore, collection, sweep) or the path of an .ipynb file",
+    )
+    rp.add_argument(
+        "--out",
+        metavar="DIR",
+        help="the folder to write NAME.ipynb and NAME.html into (and the notebook's eval-results.json, unless "
+        "-p output_dir says otherwise); created when missing",
+    )
+    rp.add_argument(
+        "-p",
+        "--parameter",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("NAME", "VALUE"),
+        help="a notebook parameter, read with the type the notebook declares; repeatable",
+    )
+    rp.add_argument(
+        "--help-notebook",
+        action="store_true",
+        help="list the notebook's parameters (type, default, meaning) and run nothing",
+    )

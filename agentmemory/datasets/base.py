@@ -363,16 +363,23 @@ def _unknown_format(value: object) -> UnknownNameError:
     return UnknownNameError("format", value, [*FORMATS.names(), "auto"])
 
 
-def detect_format(path: str | PathLike[str]) -> str:
+def detect_format(path: str | PathLike[str], *, names: Mapping[str, str] | None = None) -> str:
     """The name of the first format whose ``recognise`` accepts ``path`` (order in the module docstring).
+
+    ``names`` says how messages name the two parameters, ``{"path": ..., "format": ...}``
+    (default ``path=`` and ``format=``; the command line passes ``--collection`` and ``--format``, a
+    notebook ``collection =`` and ``format =``): a name ending in ``=`` is followed by a quoted value.
 
     Raises:
         MissingFileError: ``path`` does not exist.
         InputError: ``path`` is neither a file nor a folder (a FIFO, a
             symbolic link loop, ...: said which).
         ParameterError: no format recognises it; the one-line message lists
-            every format's rule and every name ``format=`` accepts.
+            every format's rule and every name ``format=`` accepts; when
+            ``path`` is a folder holding exactly one ``.json`` file that a
+            format recognises, it names that file to pass instead.
     """
+    named = {"path": "path=", "format": "format=", **(names or {})}
     target = Path(path)
     try:
         kind = path_kind(target)
@@ -389,16 +396,44 @@ def detect_format(path: str | PathLike[str]) -> str:
         fmt = FORMATS.get(name)  # an installed entry point, loaded now
         if fmt.recognise is not None and fmt.recognise(target):
             return name
+    inside = _one_json_inside(target)
+    if inside is not None:
+        file, name = inside
+        option = named["path"]
+        quoted = option.endswith("=") or option.endswith("= ")
+        given = f"{option}{quote(file.as_posix())}" if quoted else f"{option} {file.as_posix()}"
+        raise ParameterError(
+            option.rstrip("= "),
+            str(target),
+            f"is a folder holding one .json file, {quote(file.name)}, which is a {name} collection",
+            f"pass the file: {given}",
+        )
     rules = "; ".join(
         f"{name}: {fmt.rule if fmt.recognise is not None else 'never detected, choose it by name'}"
         for name, fmt in FORMATS.registered().items()
     )
     raise ParameterError(
-        "format",
+        named["format"].rstrip("= "),
         "auto",
         f"cannot tell the format of {quote(str(target))}",
-        f"{rules}; pass format= one of: {', '.join(FORMATS.names())}",
+        f"{rules}; pass {named['format']} one of: {', '.join(FORMATS.names())}",
     )
+
+
+def _one_json_inside(folder: Path) -> tuple[Path, str] | None:
+    """``(file, format)`` when ``folder`` holds exactly one ``.json`` file and a registered format recognises it."""
+    if not folder.is_dir():
+        return None
+    try:
+        found = [p for p in folder.iterdir() if p.suffix.lower() == ".json" and p.is_file()]
+    except OSError:
+        return None
+    if len(found) != 1:
+        return None
+    for name, fmt in FORMATS.registered().items():
+        if fmt.recognise is not None and fmt.recognise(found[0]):
+            return found[0], name
+    return None
 
 
 def load(path: str | PathLike[str], format: str = "auto", *, progress: bool = False, **options: Any) -> Collection:

@@ -522,6 +522,32 @@ def _answers(item: dict) -> dict[str, Any]:
     return {key: item[key] for key in ("answer", "adversarial_answer") if key in item}
 
 
+def _conversations(source: Path, document: object, include_captions: bool, progress: bool) -> list[_Conversation]:
+    """Every conversation of the file, read and checked in file order (a tqdm bar over them with ``progress``).
+
+    Raises:
+        InputError: a conversation is not LoCoMo-shaped, or repeats another's ``sample_id``.
+    """
+    parsed: list[_Conversation] = []
+    first: dict[str, str] = {}
+    samples: Any = _samples(source, document)
+    if progress:
+        from tqdm.auto import tqdm  # only for the bar
+
+        samples = tqdm(samples, desc=f"load {source.name}", unit=" conversations")
+    for where, sample in samples:
+        conv = _Conversation(source, where, sample, include_captions)
+        if conv.sample_id in first:
+            raise InputError(
+                source,
+                None,
+                f"{where}.sample_id: {quote(conv.sample_id)} repeats the sample_id of {first[conv.sample_id]}",
+            )
+        first[conv.sample_id] = where
+        parsed.append(conv)
+    return parsed
+
+
 def load_locomo(
     path: str | PathLike[str],
     *,
@@ -529,6 +555,7 @@ def load_locomo(
     include_captions: bool = False,
     conversations: str | Iterable[str] | None = None,
     granularity: str = "turn",
+    progress: bool = False,
 ) -> Collection:
     """Load LoCoMo (``locomo10.json`` or one conversation object) as a collection.
 
@@ -538,7 +565,8 @@ def load_locomo(
     appends image captions to turn texts; ``conversations`` keeps only the
     named ``sample_id`` (a string) or ``sample_id``\\ s (in file order; the
     whole file is still validated); ``granularity`` is ``"turn"`` (the
-    default: one entry per turn) or ``"session"`` (one per session).
+    default: one entry per turn) or ``"session"`` (one per session);
+    ``progress`` shows a tqdm bar over the conversations as they are read (on stderr).
 
     The collection's ``name`` is the file's stem, ``files`` maps the file's
     name to its sha256, ``format_options`` holds the three options; ``session_of``
@@ -559,18 +587,7 @@ def load_locomo(
     by_session = granularity == "session"
     source = Path(path)
     document, sha = _read_json(source)
-    parsed: list[_Conversation] = []
-    first: dict[str, str] = {}
-    for where, sample in _samples(source, document):
-        conv = _Conversation(source, where, sample, include_captions)
-        if conv.sample_id in first:
-            raise InputError(
-                source,
-                None,
-                f"{where}.sample_id: {quote(conv.sample_id)} repeats the sample_id of {first[conv.sample_id]}",
-            )
-        first[conv.sample_id] = where
-        parsed.append(conv)
+    parsed = _conversations(source, document, include_captions, progress)
     items = {  # every QA item is validated, selected or not
         conv.sample_id: [_qa_item(source, f"{conv.where}.qa[{i}]", item) for i, item in enumerate(conv.qa)]
         for conv in parsed
@@ -689,9 +706,11 @@ def recognise(path: Path) -> bool:
     return path.is_file() and path.suffix.lower() == ".json" and first_record_has_keys(path, _KEYS)
 
 
-def read(path: Path, *, repair: bool, include_captions: bool, granularity: str) -> Collection:
-    """The ``locomo`` format's reader: :func:`load_locomo` (one JSON document, so no progress bar)."""
-    return load_locomo(path, repair=repair, include_captions=include_captions, granularity=granularity)
+def read(path: Path, *, repair: bool, include_captions: bool, granularity: str, progress: bool = False) -> Collection:
+    """The ``locomo`` format's reader: :func:`load_locomo` (``progress``: a bar over the conversations)."""
+    return load_locomo(
+        path, repair=repair, include_captions=include_captions, granularity=granularity, progress=progress
+    )
 
 
 FORMAT = Format(

@@ -51,7 +51,7 @@ def _measures(value: object, name: str) -> tuple[Measure, ...]:
     if value is None:
         return ()
     if isinstance(value, str):
-        return parse_measures(value)
+        return parse_measures(value, name=name)
     if not isinstance(value, Sequence):
         raise ParameterError(name, value, "is not measures", 'pass text such as "nDCG@10,Success@3" or a list')
     return tuple(m if isinstance(m, Measure) else parse_measures(m)[0] for m in value)

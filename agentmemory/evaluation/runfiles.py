@@ -21,7 +21,9 @@ not a number (NaN is refused; so are TREC scores trec_eval cannot read),
 an entry listed twice for one query, a JSON query listed on two lines.  Against the collection (:func:`bind_run`): a query id the
 collection lacks, an entry id it lacks, and a hit outside the query's
 scope are errors listing every such line; ``lenient=True`` drops those
-lines instead and lists every one in :attr:`BoundRun.dropped`.
+lines instead and lists every one in :attr:`BoundRun.dropped`.  A run none
+of whose queries is in the collection is refused in both modes, in one line
+naming the collection (:func:`check_run_queries`): it was made for another one.
 """
 
 from __future__ import annotations
@@ -40,7 +42,15 @@ from agentmemory.files.reading import decode_utf8, json_lines, read_bytes
 from agentmemory.files.trec import TREC_ID_RULE, trec_id_problem, trec_order
 from agentmemory.records import Hit, MemoryEntry, Provenance, id_problem
 
-__all__ = ["BoundRun", "RunFile", "bind_run", "parse_run_option", "read_memories", "read_run_file"]
+__all__ = [
+    "BoundRun",
+    "RunFile",
+    "bind_run",
+    "check_run_queries",
+    "parse_run_option",
+    "read_memories",
+    "read_run_file",
+]
 
 _LISTED = 5  # lines quoted in one error message before "... (N lines in all)"
 
@@ -313,6 +323,35 @@ def read_run_file(path: str | PathLike[str], name: str, *, memories: str | PathL
     )
 
 
+def check_run_queries(run: RunFile, collection: Collection, described: str | None = None) -> None:
+    """Refuse ``run`` when none of its queries is in ``collection``, lenient or not: it was made for another one.
+
+    ``described`` is how the message names the collection (default ``the
+    collection 'NAME'``); the command line says which file, or that it is the
+    shipped fixture because ``--collection`` was not given.  A run with no
+    line at all is left to the caller.
+
+    Raises:
+        InputError: one line naming the run file, the collection, some of the run's query ids and some of the
+            collection's.
+    """
+    known = {q.id for q in collection.queries}
+    if not run.hits or any(qid in known for qid in run.hits):
+        return
+    where = described or f"the collection {quote(collection.name)}"
+
+    def some(ids: list[str]) -> str:
+        shown = ", ".join(quote(i, 40) for i in ids[:3])
+        return shown + (f" ... ({len(ids)} in all)" if len(ids) > 3 else "")
+
+    raise InputError(
+        run.path,
+        None,
+        f"none of the run's queries is in {where}: the run names {some(list(run.hits))}, the collection has "
+        f"{some([q.id for q in collection.queries])}; evaluate the run against the collection it was made for",
+    )
+
+
 def bind_run(run: RunFile, collection: Collection, *, lenient: bool = False, as_of: bool = False) -> BoundRun:
     """Check ``run`` against ``collection`` and rank each judged query's hits (trec_eval's order).
 
@@ -327,8 +366,10 @@ def bind_run(run: RunFile, collection: Collection, *, lenient: bool = False, as_
 
     Raises:
         InputError: such lines, when not lenient (names the file, the lines,
-            and ``--lenient-run``).
+            and ``--lenient-run``); no query of the run in the collection, even
+            when lenient (:func:`check_run_queries`).
     """
+    check_run_queries(run, collection)
     queries = {q.id: q for q in collection.queries}
     scope_of = {e.id: e.scope for e in collection.entries}
     entries = _join_memories(run, collection, scope_of)

@@ -667,6 +667,18 @@ def _search(
     return found
 
 
+def _index_bytes(store: MemoryStore, key: str) -> int | None:
+    """The size of retriever ``key``'s index over every scope of ``store`` (each scope has its own index), or
+    ``None`` when the retriever reports none (``memory_bytes``, a declared capability: retrievers.base)."""
+    total = 0
+    for scope in store.scopes or (None,):
+        size = getattr(store.retriever(key, scope), "memory_bytes", None)
+        if not callable(size):
+            return None
+        total += int(size())
+    return total
+
+
 def _retriever_result(
     spec: RetrieverSpec,
     store: MemoryStore | None,
@@ -684,9 +696,8 @@ def _retriever_result(
     retriever = store.retriever(spec.key)
     timing = None
     if durations is not None:
-        size = getattr(retriever, "memory_bytes", None)  # a declared capability (retrievers.base)
         timing = Timings(
-            tuple(durations[spec.key]), store.index_seconds(spec.key), len(store), size() if callable(size) else None
+            tuple(durations[spec.key]), store.index_seconds(spec.key), len(store), _index_bytes(store, spec.key)
         )
     return RetrieverResult(
         spec.key,

@@ -32,6 +32,7 @@ systems, or the grid's), plus any tasks listed one by one.  Example
     path = "../fixtures/locomo-sample/locomo-sample.json"
     format = "locomo"                       # default "auto"
     options = { repair = true }             # the format's declared options
+    relevance = "provenance"                # default: the grid's relevance
     systems = ["bm25"]                      # instead of the grid's systems
     runs = [{ name = "mine", path = "runs/mine.trec", memories = "runs/mine-memories.jsonl", lenient = false }]
 
@@ -47,7 +48,7 @@ order written), each with the fixed ``params`` too.  A table
 ``{ system = SPEC }`` is a memory system (``agentmemory eval --system``'s
 specs: ``"agentrecall"``, ``"mcp[profile=server-memory]"``,
 ``"package.module:attribute"``), replayed over the collection by each of its
-tasks under the grid's ``relevance`` and attribution ``auto``; ``[[tasks]]``
+tasks under the collection's ``relevance`` (its own, else the grid's) and attribution ``auto``; ``[[tasks]]``
 name retrievers and runs only.  A run file belongs to
 its collection: it is never crossed with another one.
 
@@ -191,6 +192,13 @@ GRID_KEYS: tuple[GridKey, ...] = (
         "its name in results and file names (letters, digits, '.', '_' and '-')",
     ),
     GridKey("collections", "format", "string", '"auto"', "its format, a name of the format registry"),
+    GridKey(
+        "collections",
+        "relevance",
+        "string",
+        "the grid's relevance",
+        f"how a hit counts in this collection's tasks, instead of the grid's: one of {', '.join(RELEVANCE_MODES)}",
+    ),
     GridKey("collections", "options", "table", "{}", "the format's declared options: options = { repair = true }"),
     GridKey(
         "collections",
@@ -285,7 +293,8 @@ class RunDef:
 class CollectionDef:
     """One collection of the grid: ``path`` resolved against the grid file's folder, ``given`` as written.
 
-    ``systems`` are its own retrievers (``None``: the grid's); ``runs`` its run files.
+    ``systems`` are its own retrievers (``None``: the grid's); ``runs`` its run files; ``relevance`` its own
+    relevance mode (``None``: the grid's).
     """
 
     name: str
@@ -296,6 +305,7 @@ class CollectionDef:
     systems: tuple[SystemDef, ...] | None = None
     runs: tuple[RunDef, ...] = ()
     line: int | None = None
+    relevance: str | None = None
 
 
 @dataclass(frozen=True)
@@ -346,6 +356,10 @@ class Grid:
 
     def collection(self, name: str) -> CollectionDef:
         return next(c for c in self.collections if c.name == name)
+
+    def relevance_of(self, name: str) -> str:
+        """The relevance mode of collection ``name``'s tasks: its own, else the grid's."""
+        return self.collection(name).relevance or self.relevance
 
 
 class _Locator:
@@ -504,6 +518,14 @@ class _Reader:
             specs.append(f"{target}[{body}]" if body else target)
         return specs
 
+    def relevance(self, value: object, name: str, line: int | None) -> str:
+        """A relevance mode, checked by the record that declares the choices (``name`` in messages)."""
+        try:
+            EvalOptions(relevance=value, names={"relevance": name})  # type: ignore[arg-type]  # checked there
+        except AgentMemoryError as err:
+            raise self.fail(line, str(err)) from None
+        return str(value)
+
     def read(self, data: Mapping[str, Any], default_name: str) -> Grid:
         where = self.where
         self.keys(data, _TOP_KEYS, "the grid", where.top)
@@ -518,11 +540,7 @@ class _Reader:
         k = self.ints(data.get("k", [5]), "k", 1, where.top("k"))
         seeds = self.ints(data.get("seeds", [7]), "seeds", 0, where.top("seeds"))
         measures = self.measures(data.get("measures", []), where.top("measures"))
-        relevance = data.get("relevance", "direct")
-        try:
-            EvalOptions(relevance=relevance)  # the choices are declared once, with the record
-        except AgentMemoryError as err:
-            raise self.fail(where.top("relevance"), str(err)) from None
+        relevance = self.relevance(data.get("relevance", "direct"), "relevance", where.top("relevance"))
         systems = self.systems(data.get("systems", []), "systems", where.top("systems"))
         statistics = self.statistics(data.get("statistics", {}))
         raw_collections = data.get("collections", [])
@@ -540,7 +558,7 @@ class _Reader:
         if not isinstance(raw_tasks, list) or not all(isinstance(t, dict) for t in raw_tasks):
             raise self.fail(where.top("tasks"), "tasks: write each task as a [[tasks]] table")
         tasks = tuple(self.task(t, i, collections) for i, t in enumerate(raw_tasks))
-        grid = Grid(name, self.source, collections, systems, k, seeds, measures, str(relevance), statistics, tasks)
+        grid = Grid(name, self.source, collections, systems, k, seeds, measures, relevance, statistics, tasks)
         self.check_not_empty(grid)
         for index, collection in enumerate(collections):
             self.check_systems(grid, collection, self.where.item("collections", index))
@@ -652,7 +670,10 @@ class _Reader:
         if not isinstance(raw_runs, list) or not all(isinstance(r, dict) for r in raw_runs):
             raise self.fail(at("runs"), f'{what} runs: write runs = [{{ name = "mine", path = "mine.trec" }}]')
         runs = tuple(self.run(r, f"{what} runs", at("runs")) for r in raw_runs)
-        return CollectionDef(name, path, given, fmt, options, systems, runs, at())
+        relevance = None
+        if "relevance" in table:
+            relevance = self.relevance(table["relevance"], f"{what} relevance", at("relevance"))
+        return CollectionDef(name, path, given, fmt, options, systems, runs, at(), relevance)
 
     def run(self, table: Mapping[str, Any], what: str, line: int | None) -> RunDef:
         self.keys(table, _RUN_KEYS, what, lambda _: line)

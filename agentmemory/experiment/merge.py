@@ -15,7 +15,7 @@ exact bytes written):
 
 * ``results.json``: ``schema_version``, ``agentmemory``, ``grid`` (name,
   relevance, extra measures, statistics options), ``collections`` (name,
-  path as written, format, options, digest and
+  path as written, format, options, relevance (its own, else the grid's), digest and
   :func:`~agentmemory.datasets.collection.collection_summary`), ``tasks`` (counts),
   ``failures`` (each failed task's collection, system, k, seed, key and
   error line) and ``evaluations`` (collection, k, seed, measures,
@@ -48,7 +48,7 @@ from agentmemory.analysis.comparison_table import systems_table
 from agentmemory.analysis.statistics import per_query_statistics
 from agentmemory.evaluation.runner import defined_mean, mean
 from agentmemory.experiment.plan import Plan, Task
-from agentmemory.metrics import parse_measure
+from agentmemory.metrics import distinct_measures, parse_measure
 
 __all__ = ["PER_QUERY_COLUMNS", "SCHEMA_VERSION", "Evaluated", "Failure", "dumps_results", "merge", "per_query_csv"]
 
@@ -165,6 +165,7 @@ def _evaluation(
         alpha=options.alpha,
         baseline=_baseline(plan, systems, texts),
         pairs=options.comparisons == "all",
+        table_measures=distinct_measures(measures, k),  # RR and RR@k are one measure at k: one column
     )
     headline = [qid for qid, group in collection.queries if group not in collection.excluded_groups]
     entry = {
@@ -200,15 +201,16 @@ def _evaluation(
         for qid, group in collection.queries
         for m in measures
     ]
+    relevance = plan.grid.relevance_of(collection_name)
     card = measured(
         collection.card,
         [parse_measure(m) for m in measures],
         k=k,
-        relevance=plan.grid.relevance,
+        relevance=relevance,
         unscored=list(results[0]["unscored"]),
     )
     tokenizer = results[0].get("tokenizer", {}).get("name")
-    table = systems_table(systems, statistics, k=k, relevance=plan.grid.relevance, tokenizer=tokenizer)
+    table = systems_table(systems, statistics, k=k, relevance=relevance, tokenizer=tokenizer)
     return entry, rows, replace(table, short_form=card["short_form"]).render("markdown")
 
 
@@ -258,6 +260,7 @@ def _results_json(
                 "path": c.definition.given,
                 "format": c.source.format,
                 "options": dict(c.source.options),
+                "relevance": plan.grid.relevance_of(c.name),
                 "digest": c.source.digest,
                 "summary": dict(c.summary),
             }

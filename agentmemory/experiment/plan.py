@@ -88,7 +88,10 @@ def _measures(k: int, extra: tuple[str, ...]) -> tuple[str, ...]:
 def _load(grid: Grid, definition: CollectionDef) -> tuple[CollectionSource, Any]:
 
     try:
-        name = datasets.detect_format(definition.path) if definition.format == "auto" else definition.format
+        names = {"path": "path = ", "format": "format ="}  # as the grid file writes them
+        name = (
+            datasets.detect_format(definition.path, names=names) if definition.format == "auto" else definition.format
+        )
         fmt = datasets.FORMATS.get(name)
         options = fmt.check_options(dict(definition.options or {}))
         collection = datasets.load(definition.path, format=name, **options)
@@ -164,7 +167,7 @@ def plan_experiment(grid: Grid) -> Plan:
                 system = systems[resolve_retriever(listed.system).key]
             wanted.append((listed.k, listed.seed, system))
         for k, seed, system in wanted:
-            job = TaskJob(source, system, k, seed, _measures(k, grid.measures), grid.relevance)
+            job = TaskJob(source, system, k, seed, _measures(k, grid.measures), grid.relevance_of(definition.name))
             tasks.setdefault(
                 (definition.name, system.name, k, seed), Task(definition.name, system.name, k, seed, task_key(job), job)
             )

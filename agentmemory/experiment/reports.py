@@ -1,7 +1,7 @@
 """Reports at scale: a report notebook rendered once per collection, each render a task on the executor.
 
 :func:`render_report` runs on a worker: papermill executes the notebook
-(``notebooks/collection.ipynb`` by default) with the collection's
+(the shipped ``collection.ipynb`` by default) with the collection's
 parameters and the experiment's first ``k`` and seed, and writes into the
 collection's own folder ``DIR/reports/<collection>/`` the executed notebook
 (normalised as ``make report`` does), its HTML and the notebook's
@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from agentmemory.errors import ParameterError
 from agentmemory.experiment.task import error_line
 from agentmemory.files.atomic import atomic_write_text
+from agentmemory.report.shipped import notebook_folder
 
 if TYPE_CHECKING:
     from agentmemory.experiment.grid import RunDef
@@ -32,20 +33,21 @@ REPORT_FILES = ("collection.ipynb", "collection.html", "eval-results.json")
 
 
 def default_notebook() -> Path:
-    """``notebooks/collection.ipynb`` of this source checkout.
+    """The shipped ``collection.ipynb`` (:func:`agentmemory.report.shipped.notebook_folder`: the wheel's or a source
+    checkout's).
 
     Raises:
-        ParameterError: the notebook is not there (an installed wheel ships no notebooks).
+        ParameterError: this installation has no notebooks.
     """
-    path = Path(__file__).resolve().parents[2] / "notebooks" / "collection.ipynb"
-    if not path.is_file():
+    folder = notebook_folder()
+    if folder is None:
         raise ParameterError(
             "--reports",
-            str(path),
-            "needs notebooks/collection.ipynb, which this installation does not have",
-            "run from a source checkout of agentmemory (the notebooks are not in the wheel)",
+            True,
+            "needs the shipped notebooks, which this installation does not have",
+            "reinstall agentmemory-eval, or run from a source checkout",
         )
-    return path
+    return folder / "collection.ipynb"
 
 
 def check_report_dependencies() -> None:
@@ -76,6 +78,7 @@ def report_parameters(
     retrievers: list[str],
     metrics: list[str],
     runs: Sequence[RunDef] = (),
+    relevance: str = "direct",
 ) -> dict[str, Any]:
     """The notebook's parameters for one collection (``output_dir`` is added by :func:`render_report`).
 
@@ -83,7 +86,7 @@ def report_parameters(
     goes in ``format_options`` (``KEY=VALUE``, as the notebook reads it back
     with the format's declared types).  The collection's run files become
     ``runs`` and ``memories``; ``lenient_run`` is on when any of them is lenient
-    (the notebook has one switch for all).
+    (the notebook has one switch for all); ``relevance`` is the collection's mode.
     """
 
     def text(value: Any) -> str:
@@ -98,6 +101,7 @@ def report_parameters(
         "seed": seed,
         "retrievers": ",".join(retrievers),
         "metrics": ",".join(metrics),
+        "relevance": relevance,
     }
     if runs:
         parameters["runs"] = ",".join(f"{r.name}={r.path}" for r in runs)

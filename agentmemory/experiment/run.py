@@ -302,6 +302,7 @@ def _reports(plan: Plan, pool: Executor, notebook: Path, folder: Path, failures:
             retrievers=retrievers,
             metrics=list(plan.grid.measures),
             runs=runs,
+            relevance=plan.grid.relevance_of(collection.name),
         )
         target = (folder / "reports" / collection.name).resolve()
         jobs.append(

@@ -61,6 +61,7 @@ __all__ = [
     "Measure",
     "as_scope",
     "compute_measures",
+    "distinct_measures",
     "parse_measure",
     "parse_measures",
     "register_measure",
@@ -502,10 +503,10 @@ def parse_measure(text: str) -> Measure:
     return Measure(canonical, cutoff)  # type: ignore[arg-type]
 
 
-def parse_measures(spec: str | Iterable[str | Measure]) -> tuple[Measure, ...]:
+def parse_measures(spec: str | Iterable[str | Measure], *, name: str = "metrics") -> tuple[Measure, ...]:
     """Parse several measures: ``"P@5,R@5,MRR"`` or an iterable of texts/Measures.
 
-    The result keeps the given order.
+    The result keeps the given order; messages call ``spec`` ``name``.
 
     Raises:
         UnknownNameError, ParameterError: as :func:`parse_measure`; also when
@@ -515,12 +516,10 @@ def parse_measures(spec: str | Iterable[str | Measure]) -> tuple[Measure, ...]:
     """
     if isinstance(spec, str):
         if not spec.strip():
-            raise ParameterError("metrics", spec, "names no measure", "give at least one, e.g. 'P@5,RR'")
+            raise ParameterError(name, spec, "names no measure", "give at least one, e.g. 'P@5,RR'")
         texts = spec.split(",")
         if any(not item.strip() for item in texts):
-            raise ParameterError(
-                "metrics", spec, "has an empty item", "separate measures by single commas, e.g. 'P@5,RR'"
-            )
+            raise ParameterError(name, spec, "has an empty item", "separate measures by single commas, e.g. 'P@5,RR'")
         items: list[str | Measure] = list(texts)
     else:
         items = list(spec)
@@ -534,11 +533,38 @@ def parse_measures(spec: str | Iterable[str | Measure]) -> tuple[Measure, ...]:
             raise ParameterError("metric", item, "is neither text nor a Measure", "give a name such as 'P@5'")
         if measure in measures:
             shown = spec if isinstance(spec, str) else items
-            raise ParameterError("metrics", shown, f"names {measure} twice", "list each measure once")
+            raise ParameterError(name, shown, f"names {measure} twice", "list each measure once")
         measures.append(measure)
     if not measures:
-        raise ParameterError("metrics", items, "names no measure", "give at least one, e.g. 'P@5,RR'")
+        raise ParameterError(name, items, "names no measure", "give at least one, e.g. 'P@5,RR'")
     return tuple(measures)
+
+
+def distinct_measures(measures: Iterable[str | Measure], k: int) -> tuple[str, ...]:
+    """``measures``' text forms, in order, without those that an evaluation at ``k`` computes twice.
+
+    An evaluation shows a measure without a cutoff the top ``k`` of each
+    ranking (:func:`agentmemory.evaluation.runner.measure_depth`).  For a
+    measure whose cutoff is optional (``RR``) that is exactly what its cut form
+    at ``k`` (``RR@k``) sees (:attr:`CutoffRule.OPTIONAL`'s promise), so the
+    two are one measure with the same value on every query: when both are
+    listed only the cut form is kept (its name says the cutoff), and a table
+    shows it once and a multiple-comparison correction counts it once.  A
+    measure listed twice is kept once.
+    """
+    parsed = [m if isinstance(m, Measure) else parse_measure(m) for m in measures]
+    texts = [str(m) for m in parsed]
+    kept: list[str] = []
+    for m, text in zip(parsed, texts):
+        same_as_cut = (
+            m.cutoff is None
+            and m.definition.cutoff is CutoffRule.OPTIONAL
+            and not m.definition.whole_ranking
+            and str(Measure(m.name, k)) in texts
+        )
+        if not same_as_cut and text not in kept:
+            kept.append(text)
+    return tuple(kept)
 
 
 def compute_measures(

@@ -36,6 +36,13 @@ class CutoffRule(enum.Enum):
     ``BUDGET`` requires a token budget ``@<T>tok`` (an integer >= 1 followed
     by ``tok``: ``R@512tok``; a :class:`Budget`).  ``FIRST`` requires the word
     ``@first``: reading stops at the first relevant hit (``tokens@first``).
+
+    ``OPTIONAL`` promises that the cutoff only limits what is looked at: the
+    measure at ``@k`` on a ranking equals the uncut measure on the ranking's
+    top ``k`` (``RR@k``; not nDCG, whose cutoff also cuts the ideal ranking).
+    An evaluation shows an uncut measure the top ``k``, so it counts ``RR``
+    and ``RR@k`` as one measure
+    (:func:`agentmemory.metrics.distinct_measures`).
     """
 
     REQUIRED = "required"

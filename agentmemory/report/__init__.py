@@ -5,7 +5,9 @@ Modules: :mod:`.params` (notebook parameters, validated), :mod:`.tables`
 :mod:`.curves` and :mod:`.figures` (plots and the numbers behind them),
 :mod:`.caveats`, :mod:`.results` (the eval-results.json artifact), :mod:`.explore`
 (the exploration notebook), :mod:`.display` (how results show in a notebook) and
-:mod:`.build` (``python -m agentmemory.report.build``, what ``make report`` runs).
+:mod:`.build` (``python -m agentmemory.report.build``, what ``make report`` runs), :mod:`.render` (running and
+rendering one notebook), :mod:`.shipped` (the shipped notebooks, where an installation keeps them) and
+:mod:`.own_report` (``agentmemory report``: a shipped or one's own notebook with one's parameters).
 
 For the collection and sweep reports: :mod:`.inputs` (what was loaded,
 skipped and repaired), :mod:`.stats` (bootstrap intervals and paired

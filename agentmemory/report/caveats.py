@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentmemory.analysis.text_tables import unjudged_note
+from agentmemory.analysis.text_tables import cutoff_note, unjudged_note
 from agentmemory.evaluation.runner import Evaluation, QueryResult
 from agentmemory.report.display import Markdown, ordinal
 
@@ -34,6 +34,9 @@ def caveats(evaluation: Evaluation) -> Markdown:
     if n:
         lines[0] += f", so one query going from recall 0 to recall 1 moves mean recall@{k} by {1 / n:.2f}."
     lines.append(f"- {unjudged_note(evaluation)}")
+    note = cutoff_note(evaluation)
+    if note:
+        lines.append(f"- **A cutoff no scope fills:** {note}")
     left_out = len(c.judged_queries) - n
     if left_out:
         lines.append(

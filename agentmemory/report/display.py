@@ -10,11 +10,12 @@ uuid).
 from __future__ import annotations
 
 import base64
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import pandas as pd
 
-__all__ = ["Markdown", "Png", "Table", "ordinal", "plural", "short"]
+__all__ = ["Markdown", "Png", "Table", "ordinal", "param_text", "params_text", "plural", "short", "signed"]
 
 
 def plural(n: int, one: str, many: str) -> str:
@@ -26,6 +27,37 @@ def ordinal(n: int) -> str:
     """``1st``, ``2nd``, ``3rd``, ``4th``, ... ``11th``, ``12th``, ``13th``, ``21st``."""
     suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
     return f"{n}{suffix}"
+
+
+def signed(value: float) -> str:
+    """``+0.12``, ``−0.12`` (a real minus sign), and ``0.00`` for what rounds to zero (never ``-0.00``)."""
+    if round(value, 2) == 0:
+        return "0.00"
+    return f"+{value:.2f}" if value > 0 else f"−{-value:.2f}"
+
+
+def params_text(params: Mapping[str, object]) -> str:
+    """A system's parameters as ``key = value`` text: ``k1 = 1.2, b = 0.75, variant = lucene`` (see :func:`param_text`)."""
+    return ", ".join(f"{key} = {param_text(value)}" for key, value in params.items())
+
+
+def param_text(value: object) -> str:
+    """One parameter's value as text, never a Python repr: text as it is (no quotes), a list as ``[a, b]``, a
+    mapping as ``(key = value, ...)``, a component (a mapping with ``label`` and ``params``, as a hybrid lists its
+    parts) as ``label (key = value, ...)`` (components separated by ``;``); ``[]`` and ``{}`` as ``none``."""
+    if isinstance(value, Mapping):
+        if not value:
+            return "none"
+        if "label" in value and isinstance(value.get("params"), Mapping):
+            inner = params_text(value["params"])
+            return f"{value['label']} ({inner})" if inner else str(value["label"])
+        return f"({params_text(value)})"
+    if isinstance(value, (list, tuple)):
+        if not value:
+            return "none"
+        parts = [param_text(item) for item in value]
+        return "[" + ("; " if any(isinstance(item, Mapping) for item in value) else ", ").join(parts) + "]"
+    return str(value)
 
 
 def short(text: str, width: int = 60) -> str:

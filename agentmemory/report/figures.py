@@ -29,10 +29,13 @@ import matplotlib.style  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
-from agentmemory.report.display import Png, Table  # noqa: E402
+from agentmemory.analysis.paired_matrix import PairedMatrix  # noqa: E402
+from agentmemory.analysis.text_tables import lower_is_better  # noqa: E402
+from agentmemory.report.display import Markdown, Png, Table, signed  # noqa: E402
 
 __all__ = [
     "DPI",
+    "comparison_heatmap",
     "cutoff_figure",
     "cutoff_numbers",
     "first_rank_figure",
@@ -65,8 +68,25 @@ def png_bytes(fig: Figure) -> bytes:
     return buffer.getvalue()
 
 
+def _caption(number: int | None, text: str) -> str:
+    """``"Figure 2: text"``, or ``"Figure: text"`` without a number (the report numbers its figures in order and
+    its text refers to them by number)."""
+    return f"Figure {number}: {text}" if number is not None else f"Figure: {text}"
+
+
+def _behind(number: int | None, figure: str, what: str = "") -> str:
+    """A numbers table's caption: ``"Numbers behind Figure 2: what"`` (or ``the <figure>`` without a number)."""
+    head = f"Numbers behind {f'Figure {number}' if number is not None else figure}"
+    return f"{head}: {what}" if what else head
+
+
 def _figure(width: float, height: float) -> Figure:
     return Figure(figsize=(width, height), dpi=DPI, layout="constrained")
+
+
+def _legend_above(fig: Figure, ax: Any, entries: int) -> None:
+    """The legend above the axes, outside them (it never covers a bar), in rows of at most three entries."""
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside upper center", ncols=min(entries, 3), frameon=False)
 
 
 def _grouped_bars(ax, frame: pd.DataFrame, column: str, retrievers: list[str], queries: list[str]) -> None:
@@ -79,7 +99,7 @@ def _grouped_bars(ax, frame: pd.DataFrame, column: str, retrievers: list[str], q
     ax.set_xticks(range(len(queries)), queries)
 
 
-def per_query_numbers(values: pd.DataFrame) -> Table:
+def per_query_numbers(values: pd.DataFrame, *, number: int | None = None) -> Table:
     """The numbers of :func:`per_query_figure`: one row per query, R@k then P@k per retriever, 2 decimals."""
     retrievers = list(dict.fromkeys(values["retriever"]))
     queries = list(dict.fromkeys(values["query"]))
@@ -88,10 +108,10 @@ def per_query_numbers(values: pd.DataFrame) -> Table:
         for label in retrievers:
             rows = values[values["retriever"] == label].set_index("query")
             out[f"{column} {label}"] = [format(rows.loc[q, column], ".2f") for q in queries]
-    return Table(out, "Numbers behind the per-query figure")
+    return Table(out, _behind(number, "the per-query figure"))
 
 
-def per_query_figure(values: pd.DataFrame) -> Png:
+def per_query_figure(values: pd.DataFrame, *, number: int | None = None) -> Png:
     """Per-query recall@k (left) and precision@k (right), a bar per retriever."""
     recall_col, precision_col = values.columns[2], values.columns[3]
     retrievers = list(dict.fromkeys(values["retriever"]))
@@ -105,12 +125,12 @@ def per_query_figure(values: pd.DataFrame) -> Png:
             ax.set_ylim(0, 1.05)
             ax.set_xlabel("query")
         left.set_ylabel("value")
-        right.legend(loc="upper right")
+        _legend_above(fig, right, len(retrievers))
         data = png_bytes(fig)
-    return Png(data, f"Figure: {recall_col} and {precision_col} per query, by system")
+    return Png(data, _caption(number, f"{recall_col} and {precision_col} per query, by system"))
 
 
-def cutoff_numbers(curves: pd.DataFrame) -> Table:
+def cutoff_numbers(curves: pd.DataFrame, *, number: int | None = None) -> Table:
     """The numbers of :func:`cutoff_figure`: one row per k, mean recall and precision per retriever."""
     retrievers = list(dict.fromkeys(curves["retriever"]))
     out = pd.DataFrame({"k": sorted(set(curves["k"]))})
@@ -119,10 +139,10 @@ def cutoff_numbers(curves: pd.DataFrame) -> Table:
         out[f"recall {label}"] = [format(rows.loc[k, "mean_recall@k"], ".4f") for k in out["k"]]
         out[f"precision {label}"] = [format(rows.loc[k, "mean_precision@k"], ".4f") for k in out["k"]]
     out["k"] = out["k"].astype(str)
-    return Table(out, "Numbers behind the cutoff curves: mean recall@k and precision@k for each k")
+    return Table(out, _behind(number, "the cutoff curves", "mean recall@k and precision@k for each k"))
 
 
-def cutoff_figure(curves: pd.DataFrame, k: int) -> Png:
+def cutoff_figure(curves: pd.DataFrame, k: int, *, number: int | None = None) -> Png:
     """Mean recall@j (left) and precision@j (right) for j = 1 .. max, a line per retriever; the run's k dashed."""
     retrievers = list(dict.fromkeys(curves["retriever"]))
     with matplotlib.style.context("default"), matplotlib.rc_context(_RC):
@@ -143,10 +163,10 @@ def cutoff_figure(curves: pd.DataFrame, k: int) -> Png:
         left.legend(loc="lower right")
         data = png_bytes(fig)
     top = int(curves["k"].max())
-    return Png(data, f"Figure: mean recall@k and precision@k for k = 1..{top}, by system")
+    return Png(data, _caption(number, f"mean recall@k and precision@k for k = 1..{top}, by system"))
 
 
-def first_relevant_numbers(ranks: pd.DataFrame, k: int) -> Table:
+def first_relevant_numbers(ranks: pd.DataFrame, k: int, *, number: int | None = None) -> Table:
     """The numbers of :func:`first_relevant_figure`: rank per query and retriever (``never`` when never returned)."""
     retrievers = list(dict.fromkeys(ranks["retriever"]))
     queries = list(dict.fromkeys(ranks["query"]))
@@ -158,10 +178,12 @@ def first_relevant_numbers(ranks: pd.DataFrame, k: int) -> Table:
             rank = rows.loc[q, "rank"]
             cells.append("never" if pd.isna(rank) else f"{rank}" + ("" if rank <= k else f" (> k = {k})"))
         out[label] = cells
-    return Table(out, "Numbers behind the first-relevant figure: rank of the first relevant hit in the full ranking")
+    return Table(
+        out, _behind(number, "the first-relevant figure", "rank of the first relevant hit in the full ranking")
+    )
 
 
-def first_relevant_figure(ranks: pd.DataFrame, k: int) -> Png:
+def first_relevant_figure(ranks: pd.DataFrame, k: int, *, number: int | None = None) -> Png:
     """Rank of each query's first relevant hit in the full ranking, a bar per retriever; k dashed; ``never`` marked."""
     retrievers = list(dict.fromkeys(ranks["retriever"]))
     queries = list(dict.fromkeys(ranks["query"]))
@@ -191,12 +213,12 @@ def first_relevant_figure(ranks: pd.DataFrame, k: int) -> Png:
         ax.set_ylabel("rank (1 = first)")
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_title(f"Rank of the first relevant hit (dashed: cutoff k = {k}; lower is better)")
-        ax.legend(loc="upper right")
+        _legend_above(fig, ax, len(retrievers))
         data = png_bytes(fig)
-    return Png(data, f"Figure: rank of the first relevant hit per query, by system (cutoff k = {k})")
+    return Png(data, _caption(number, f"rank of the first relevant hit per query, by system (cutoff k = {k})"))
 
 
-def first_rank_numbers(frame: pd.DataFrame) -> Table:
+def first_rank_numbers(frame: pd.DataFrame, *, number: int | None = None) -> Table:
     """The numbers of :func:`first_rank_figure`: one row per bin, per retriever the queries in it and their share."""
     retrievers = list(dict.fromkeys(frame["retriever"]))
     bins = list(dict.fromkeys(frame["bin"]))
@@ -204,10 +226,10 @@ def first_rank_numbers(frame: pd.DataFrame) -> Table:
     for label in retrievers:
         rows = frame[frame["retriever"] == label].set_index("bin")
         out[label] = [f"{int(rows.loc[b, 'queries'])} ({rows.loc[b, 'share']:.0%})" for b in bins]
-    return Table(out, "Numbers behind the first-rank figure: headline queries per bin (share of them)")
+    return Table(out, _behind(number, "the first-rank figure", "headline queries per bin (share of them)"))
 
 
-def first_rank_figure(frame: pd.DataFrame, k: int) -> Png:
+def first_rank_figure(frame: pd.DataFrame, k: int, *, number: int | None = None) -> Png:
     """Bars: how many headline queries have their first relevant hit at each rank, and how many none in the top k."""
     retrievers = list(dict.fromkeys(frame["retriever"]))
     bins = list(dict.fromkeys(frame["bin"]))
@@ -219,29 +241,31 @@ def first_rank_figure(frame: pd.DataFrame, k: int) -> Png:
             rows = frame[frame["retriever"] == label].set_index("bin")
             xs = [j + (i - (len(retrievers) - 1) / 2) * width for j in range(len(bins))]
             ax.bar(xs, [int(rows.loc[b, "queries"]) for b in bins], width, label=label, color=f"C{i}")
-        ax.set_xticks(range(len(bins)), bins, rotation=90 if len(bins) > 16 else 0)
+        # "not found in top 10" on two lines, so it cannot run into the "10" beside it
+        ticks = [b.replace(" in top ", "\nin top ") if not b.isdigit() else b for b in bins]
+        ax.set_xticks(range(len(bins)), ticks, rotation=90 if len(bins) > 16 else 0)
         ax.set_xlabel("rank of the first relevant hit")
         ax.set_ylabel("headline queries")
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_title(f"Where the first relevant hit ranks (k = {k})")
-        ax.legend(loc="upper right")
+        _legend_above(fig, ax, len(retrievers))
         data = png_bytes(fig)
-    return Png(data, f"Figure: headline queries by rank of the first relevant hit, by system (k = {k})")
+    return Png(data, _caption(number, f"headline queries by rank of the first relevant hit, by system (k = {k})"))
 
 
 _CURVE_TITLES = {"R": "mean recall@k", "P": "mean precision@k", "nDCG": "mean nDCG@k"}
 
 
-def k_sweep_numbers(sweep: dict) -> Table:
+def k_sweep_numbers(sweep: dict, *, number: int | None = None) -> Table:
     """The numbers of :func:`k_sweep_figure`: one row per k, each retriever's mean R@k, P@k and nDCG@k (4 decimals)."""
     out = pd.DataFrame({"k": [str(k) for k in sweep["ks"]]})
     for row in sweep["retrievers"].values():
         for name in sweep["measures"]:
             out[f"{name}@k {row['label']}"] = [format(v, ".4f") for v in row[name]]
-    return Table(out, f"Numbers behind the k sweep: means over {sweep['queries']} queries of {sweep['collection']}")
+    return Table(out, _behind(number, "the k sweep", f"means over {sweep['queries']} queries of {sweep['collection']}"))
 
 
-def k_sweep_figure(sweep: dict) -> Png:
+def k_sweep_figure(sweep: dict, *, number: int | None = None) -> Png:
     """Mean R@k, P@k and nDCG@k against k (one panel each), a line per retriever."""
     with matplotlib.style.context("default"), matplotlib.rc_context(_RC):
         fig = _figure(9, 3.0)
@@ -257,7 +281,9 @@ def k_sweep_figure(sweep: dict) -> Png:
         axes[0].legend(loc="lower right")
         data = png_bytes(fig)
     top = max(sweep["ks"])
-    return Png(data, f"Figure: mean recall@k, precision@k and nDCG@k for k = 1..{top} on {sweep['collection']}")
+    return Png(
+        data, _caption(number, f"mean recall@k, precision@k and nDCG@k for k = 1..{top} on {sweep['collection']}")
+    )
 
 
 def _jitter(count: int) -> list[float]:
@@ -265,7 +291,7 @@ def _jitter(count: int) -> list[float]:
     return [((i * 0.6180339887) % 1.0 - 0.5) * 0.3 for i in range(count)]
 
 
-def sweep_numbers(rows: list[dict], measures: list[str]) -> Table:
+def sweep_numbers(rows: list[dict], measures: list[str], *, number: int | None = None) -> Table:
     """The points of :func:`sweep_figure`: one row per seed, each shape x retriever x measure's mean (2 decimals)."""
     shapes = list(dict.fromkeys((r["n_entries"], r["queries"]) for r in rows))
     labels = list(dict.fromkeys(r["label"] for r in rows))
@@ -277,11 +303,12 @@ def sweep_numbers(rows: list[dict], measures: list[str]) -> Table:
             for m in measures:
                 out[f"{m} {label} {n}x{q}"] = [format(cell[(s, n, q, label)][m], ".2f") for s in seeds]
     return Table(
-        out, "Numbers behind the seed-sweep figure: each seed's means (column: measure, retriever, entries x queries)"
+        out,
+        _behind(number, "the seed-sweep figure", "each seed's means (column: measure, retriever, entries x queries)"),
     )
 
 
-def sweep_figure(rows: list[dict], measures: list[str], names: dict[str, str]) -> Png:
+def sweep_figure(rows: list[dict], measures: list[str], names: dict[str, str], *, number: int | None = None) -> Png:
     """Box (5%, 25%, 50%, 75%, 95%) and strip (every seed) per collection shape and retriever, a panel per measure.
 
     ``names`` maps each measure to its panel title (``{"RR": "MRR"}``).
@@ -327,5 +354,47 @@ def sweep_figure(rows: list[dict], measures: list[str], names: dict[str, str]) -
     seeds = len({r["seed"] for r in rows})
     return Png(
         data,
-        f"Figure: {', '.join(names.get(m, m) for m in measures)} across {seeds} seeds, by collection shape and retriever",
+        _caption(
+            number,
+            f"{', '.join(names.get(m, m) for m in measures)} across {seeds} seeds, by collection shape and retriever",
+        ),
+    )
+
+
+def comparison_heatmap(matrix: PairedMatrix, *, number: int | None = None) -> Png | Markdown:
+    """The paired matrix as a heat map: a row per pair of systems (first minus second), a column per measure, each
+    cell coloured by the mean paired difference (blue: the first system higher; red: lower; the scale symmetric
+    around 0) and labelled with it, ``*`` where significant.  :func:`agentmemory.report.stats.comparison_matrix` is
+    the table of the same numbers.  With nothing to compare (one system, no headline query) it says so instead."""
+    if not matrix.cells:
+        return Markdown(f"{_caption(number, 'no paired comparison')}: fewer than two systems, or no headline query.")
+    rows, measures = len(matrix.rows), list(matrix.measures)
+    values = [[matrix.cells[(r, m)].difference for m in measures] for r in range(rows)]
+    reach = max((abs(v) for row in values for v in row), default=0.0) or 1.0
+    with matplotlib.style.context("default"), matplotlib.rc_context(_RC):
+        fig = _figure(9, max(2.4, 1.3 + 0.32 * rows))  # room for the colour bar's label with one pair too
+        ax = fig.subplots()
+        image = ax.imshow(values, cmap="RdBu", vmin=-reach, vmax=reach, aspect="auto")
+        for r in range(rows):
+            for c, m in enumerate(measures):
+                cell = matrix.cells[(r, m)]
+                shade = abs(cell.difference) / reach > 0.6
+                text = signed(cell.difference) + ("*" if cell.significant else "")
+                ax.text(c, r, text, ha="center", va="center", fontsize=8, color="white" if shade else "black")
+        ax.set_xticks(
+            range(len(measures)), [m + (" (lower is better)" if lower_is_better(m) else "") for m in measures]
+        )
+        ax.set_yticks(range(rows), [matrix.row_label(r) for r in range(rows)])
+        ax.xaxis.tick_top()
+        ax.tick_params(length=0, labelsize=8)
+        bar = fig.colorbar(image, ax=ax, fraction=0.04, pad=0.02)
+        bar.set_label("first − second")
+        data = png_bytes(fig)
+    return Png(
+        data,
+        _caption(
+            number,
+            f"mean paired difference of each pair of systems on each measure over {matrix.queries} headline queries "
+            f"(first minus second; * significant at {matrix.alpha:g})",
+        ),
     )

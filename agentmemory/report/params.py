@@ -673,7 +673,9 @@ def collection_setup(
             claims=claims,
         )
         path, source, cli_path = _collection_source(collection)
-        resolved = detect_format(path) if format == "auto" else format
+        resolved = (
+            detect_format(path, names={"path": "collection = ", "format": "format ="}) if format == "auto" else format
+        )
         given = _format_options(format_options, resolved, repair)
         format_args = {**given, **({} if repair is False else {"repair": repair})}
         loaded = load(path, format=resolved, **format_args)  # type: ignore[arg-type]

@@ -14,16 +14,20 @@ from __future__ import annotations
 
 import pandas as pd
 
+from agentmemory.analysis.paired_matrix import PairedMatrix, matrix_summary, paired_matrix
 from agentmemory.analysis.prose import comparisons_preface, describe_comparison, format_p
 from agentmemory.analysis.statistics import evaluation_statistics
 from agentmemory.analysis.summaries import Statistics
-from agentmemory.analysis.text_tables import column_name, group_rows, interval_cell, interval_rows
+from agentmemory.analysis.text_tables import column_name, group_rows, interval_cell, interval_rows, lower_is_better
 from agentmemory.evaluation.runner import Evaluation
-from agentmemory.report.display import Markdown, Table
+from agentmemory.report.display import Markdown, Table, signed
 from agentmemory.report.knowledge_update import knowledge_update_tables
 
 __all__ = [
+    "comparison_matrix",
+    "pairs_matrix",
     "comparison_sentences",
+    "comparison_summary",
     "comparison_table",
     "group_tables",
     "interval_cell",
@@ -85,6 +89,43 @@ def group_tables(evaluation: Evaluation, statistics: Statistics) -> list[Table]:
             )
         )
     return tables + knowledge_update_tables(evaluation, statistics)  # BEAM's knowledge updates; [] for the others
+
+
+def pairs_matrix(evaluation: Evaluation, statistics: Statistics) -> PairedMatrix:
+    """:func:`agentmemory.analysis.paired_matrix.paired_matrix` of the run, with the systems' labels."""
+    return paired_matrix(statistics, {r.name: r.label for r in evaluation.results})
+
+
+def comparison_matrix(matrix: PairedMatrix, *, number: int | None = None) -> Table:
+    """Every pair of systems (rows, first minus second) on every measure of the comparison table (columns): the
+    mean paired difference, its interval, the deciding p-value, ``*`` where significant.  The numbers behind
+    :func:`agentmemory.report.figures.comparison_heatmap` (Figure ``number``, when given, in the caption)."""
+    columns = ["pair (first − second)", *(column_name(m) for m in matrix.measures)]
+    rows = []
+    for row in range(len(matrix.rows)):
+        cells = [matrix.row_label(row)]
+        for m in matrix.measures:
+            cell = matrix.cells[(row, m)]
+            interval = "all equal" if cell.low is None else f"[{signed(cell.low)}, {signed(cell.high or 0.0)}]"
+            star = " *" if cell.significant else ""
+            cells.append(f"{signed(cell.difference)} {interval} p\u00a0{format_p(cell.p)}{star}")  # p and its value
+        rows.append(cells)
+    which = "Holm-adjusted p across the pairs of each measure" if matrix.adjusted else "p of the one pair"
+    pct = f"{round(matrix.confidence * 100, 6):g}%"
+    behind = f"Numbers behind Figure {number}: paired" if number is not None else "Paired"
+    caption = (
+        f"{behind} differences over {matrix.queries} headline queries: mean difference [{pct} bootstrap interval], "
+        f"{which}; * significant at {matrix.alpha:g}"
+    )
+    lower = [m for m in matrix.measures if lower_is_better(m)]
+    if lower:
+        caption += f" (for {', '.join(lower)} a negative difference favours the first system)"
+    return Table(pd.DataFrame(rows, columns=columns), caption)
+
+
+def comparison_summary(matrix: PairedMatrix) -> Markdown:
+    """:func:`agentmemory.analysis.paired_matrix.matrix_summary`: what the matrix allows, in a few sentences."""
+    return Markdown(matrix_summary(matrix))
 
 
 def comparison_table(evaluation: Evaluation, statistics: Statistics) -> Table:

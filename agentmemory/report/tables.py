@@ -15,7 +15,7 @@ import pandas as pd
 
 from agentmemory.analysis.text_tables import SEED_COLUMNS, TIMING_COLUMNS, seed_measures, seed_rows, timing_rows
 from agentmemory.evaluation.runner import Evaluation, QueryResult, RetrieverResult
-from agentmemory.report.display import Markdown, Table, short
+from agentmemory.report.display import Markdown, Table, params_text, short
 
 __all__ = [
     "appendix",
@@ -82,8 +82,7 @@ def system_line(result: RetrieverResult) -> str:
         if result.dropped:
             text += f"; {len(result.dropped)} lines dropped (listed in the appendix)"
         return text
-    params = ", ".join(f"{key} = {value}" for key, value in result.params.items())
-    return f"  - {result.label} (`{result.name}`): {params}"
+    return f"  - {result.label} (`{result.name}`): {params_text(result.params)}"
 
 
 def measure_system_lines(evaluation: Evaluation) -> list[str]:

@@ -381,7 +381,7 @@ def _resolve_text(text: str) -> RetrieverSpec:
         fallback = spec.target.rpartition(":")[2].rpartition(".")[2]
         label = _label(_own_label(obj, fallback, make, plugin), given, obj, plugin)
         return RetrieverSpec(key, label, given, make, plugin=plugin)
-    definition = RETRIEVERS.get(spec.target)
+    definition = RETRIEVERS.get(_by_label(spec.target))
     given = _check_params(spec.target, definition.factory, spec.params)
     plugin = None if is_ours(definition.factory) else text
     made = _made_by(definition.factory, dict(spec.params), text, plugin)
@@ -390,6 +390,26 @@ def _resolve_text(text: str) -> RetrieverSpec:
     base = _own_label(definition.factory, definition.name, made, plugin) if own else definition.label
     label = _label(base, given, definition.factory if own else None, plugin)
     return RetrieverSpec(spec.text(given), label, given, made, plugin=plugin)
+
+
+def _by_label(target: str) -> str:
+    """``target`` itself when it is a registered name (or unknown altogether: the registry refuses it, listing the
+    names); a retriever's table label or its name in other letter case (``BM25``) is refused naming the name.
+
+    Raises:
+        ParameterError: ``target`` is a label or a name in the wrong case; the message says which name to write.
+    """
+    if target in RETRIEVERS:
+        return target
+    folded = target.casefold()
+    for name, definition in RETRIEVERS.registered().items():
+        if folded in (name.casefold(), definition.label.casefold()):
+            if folded == definition.label.casefold():
+                problem = f"is the label tables show for {name}, not its name"
+            else:
+                problem = f"is {name} in other letters (names are case-sensitive)"
+            raise ParameterError("retriever", target, problem, f"write {name}")
+    return target
 
 
 def resolve_retrievers(items: RetrieverLike | Sequence[RetrieverLike]) -> tuple[RetrieverSpec, ...]:

@@ -17,6 +17,8 @@ from agentmemory.cli.app import main
 from agentmemory.datasets.synthetic import synthetic_collection
 from agentmemory.errors import ParameterError, UnknownNameError
 
+CSV_FIELDS = ("mean", "low", "high", "p_holm_table", "marker", "above", "below")
+
 
 @pytest.fixture(scope="module")
 def large():
@@ -40,7 +42,7 @@ def test_p_holm_table_is_holm_over_every_comparison_of_the_table(large) -> None:
     """p_holm_table is Holm's adjustment over all systems x measures together, beside the per-measure p_holm."""
     statistics = evaluation_statistics(large, seed=7, n_resamples=2000)
     cells = statistics.versus_baseline
-    assert [(c.system, c.measure) for c in cells] == [("tags", m) for m in statistics.measures]
+    assert [(c.system, c.measure) for c in cells] == [("tags", m) for m in statistics.table_measures]
     expected = holm({f"{c.system} {c.measure}": c.test.p_value for c in cells})
     assert [c.p_holm_table for c in cells] == [expected[f"{c.system} {c.measure}"] for c in cells]
     data = statistics.to_dict()
@@ -68,8 +70,43 @@ def test_renderings_hold_the_same_numbers(large) -> None:
     assert rows[2][rows[0].index("R@5 marker")] == "▼"
     markdown = table.render("markdown")
     assert markdown.startswith(table.caption() + ":\n\n| System | P@5 |") and table.notation() in markdown
-    latex = table.render("latex")
-    assert "\\begin{tabular}{lllllll}" in latex and "$\\blacktriangledown$" in latex and "+2/--34" in latex
+    assert "\\toprule" in table.render("latex")  # the LaTeX rendering has tests of its own (test_latex_table.py)
+
+
+def test_rr_and_rr_at_k_are_one_column_and_one_comparison(large) -> None:
+    """RR sees the top k in an evaluation at k, so it equals RR@k on every query: the table shows RR@5 once, and
+    Holm's family (and the legend's count) holds one comparison per system for it, not two."""
+    for result in large.results:
+        assert all(q.metrics["RR"] == q.metrics["RR@5"] for q in result.per_query)
+    statistics = evaluation_statistics(large, seed=7, n_resamples=2000)
+    assert statistics.measures == ("P@5", "R@5", "RR", "RR@5", "nDCG@5", "AP@5")  # every measure stays computed
+    assert statistics.table_measures == ("P@5", "R@5", "RR@5", "nDCG@5", "AP@5")
+    assert set(statistics.intervals["tags"]) == set(statistics.measures)
+    table = comparison_table(large, statistics)
+    assert table.header() == ["System", "P@5", "R@5", "RR@5", "nDCG@5", "AP@5"] and table.comparisons == 5
+    assert "Holm's correction over the 5 comparisons of this table" in table.notation()
+    assert "RR is RR@5 here (each ranking is cut at k = 5), the same measure under two names" in table.notation()
+    expected = holm({c.measure: c.test.p_value for c in statistics.versus_baseline})
+    assert len(expected) == 5 and all(c.p_holm_table == expected[c.measure] for c in statistics.versus_baseline)
+
+
+def test_table_measures_choose_the_columns_and_holm_family(large) -> None:
+    """table= picks the comparison table's columns in the given order; Holm runs over those comparisons only;
+    CSV and Markdown follow; the intervals and the pairwise comparisons keep every measure."""
+    statistics = evaluation_statistics(large, seed=7, n_resamples=2000, table="nDCG@5,P@5")
+    assert statistics.table_measures == ("nDCG@5", "P@5")
+    assert [c.measure for c in statistics.versus_baseline] == ["nDCG@5", "P@5"]
+    assert set(statistics.comparisons) == set(statistics.intervals["bm25"]) == set(statistics.measures)
+    table = comparison_table(large, statistics)
+    assert table.header() == ["System", "nDCG@5", "P@5"] and "over the 2 comparisons" in table.notation()
+    assert "RR is RR@5" not in table.notation()
+    header = next(csv.reader(io.StringIO(table.render("csv"))))
+    assert header[2:] == [f"{m} {f}" for m in ("nDCG@5", "P@5") for f in CSV_FIELDS]
+    assert "| System | nDCG@5 | P@5 |" in table.render("markdown")
+    with pytest.raises(
+        UnknownNameError, match=r"^--table-metrics: 'P@10' \(str\) is not a known name; choose from: AP@5, P@5, "
+    ):
+        evaluation_statistics(large, seed=7, table="P@10", table_name="--table-metrics")
 
 
 def test_evaluation_exports_frames(large) -> None:
@@ -133,3 +170,24 @@ def test_cli_timings_are_printed_never_written(tmp_path: Path, capsys) -> None:
     assert "| System | search p50 (ms) | search p95 (ms) | index build (s) | entries | index size |" in printed
     assert main(["eval", "--out", str(without)]) == 0
     assert with_timings.read_bytes() == without.read_bytes()
+
+
+def test_cli_table_metrics_choose_the_table_only(tmp_path: Path, capsys) -> None:
+    """--table-metrics P@5,R@5,nDCG@5: the printed table and --table-out show those columns (a measure not computed
+    otherwise, P@10, is computed for it), the artifact keeps every measure's numbers; a bad list is one line."""
+    out, table = tmp_path / "e.json", tmp_path / "t.csv"
+    argv = ["eval", "--table-metrics", "P@5,R@5,P@10", "--out", str(out), "--table-out", str(table)]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "| System | P@5 | R@5 | P@10 |\n" in printed and "over the 3 comparisons of this table" in printed
+    assert next(csv.reader(io.StringIO(table.read_text(encoding="utf-8"))))[2] == "P@5 mean"
+    artifact = json.loads(out.read_text(encoding="utf-8"))
+    assert artifact["params"]["measures"] == ["P@5", "R@5", "RR", "RR@5", "nDCG@5", "AP@5", "P@10"]
+    assert artifact["statistics"]["table_measures"] == ["P@5", "R@5", "P@10"]
+    assert set(artifact["statistics"]["intervals"]["bm25"]) == set(artifact["params"]["measures"])
+    assert main(["eval", "--table-metrics", "P@5,,R@5", "--table-out", str(tmp_path / "x.md")]) == 2
+    assert capsys.readouterr().err == (
+        "agentmemory: error: --table-metrics: 'P@5,,R@5' (str) has an empty item; separate measures by single "
+        "commas, e.g. 'P@5,RR'\n"
+    )
+    assert not (tmp_path / "x.md").exists()

@@ -31,6 +31,7 @@ from agentmemory.datasets.collection import default_collection_path
 from agentmemory.datasets.synthetic import synthetic_collection
 from agentmemory.errors import ParameterError, UnknownNameError
 from agentmemory.evaluation.runner import evaluate
+from agentmemory.metrics import distinct_measures
 
 VALUES = [0.2, 0.5, 0.0, 1.0, 0.4, 0.6, 0.3]
 CONTINUOUS = [0.137, 0.912, 0.455, 0.031, 0.774, 0.268, 0.599, 0.843, 0.392, 0.018]
@@ -417,6 +418,7 @@ def test_per_query_statistics_equal_evaluation_statistics():
         seed=3,
         n_resamples=500,
         baseline="tags",
+        table_measures=distinct_measures(evaluation.measures, evaluation.k),
     )
     assert json.dumps(got.to_dict()) == json.dumps(expected.to_dict())
 

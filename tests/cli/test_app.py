@@ -52,17 +52,18 @@ agentmemory assistant-notes fixture, entries, trec_eval P/R/RR/nDCG/AP, 5 of 5 q
 Systems against the baseline BM25, trec_eval's definitions: headline means over 5 queries at k = 5, each with its \
 95% percentile-bootstrap interval:
 
-| System | P@5 | R@5 | RR | RR@5 | nDCG@5 | AP@5 |
-|---|---|---|---|---|---|---|
-| BM25 (baseline) | 0.280 [0.200, 0.360] | 0.900 [0.700, 1.000] | 1.000 [1.000, 1.000] (all equal) | \
+| System | P@5 | R@5 | RR@5 | nDCG@5 | AP@5 |
+|---|---|---|---|---|---|
+| BM25 (baseline) | 0.280 [0.200, 0.360] | 0.900 [0.700, 1.000] | \
 1.000 [1.000, 1.000] (all equal) | 0.891 [0.752, 0.984] | 0.833 [0.667, 0.967] |
 | Tag scorer | 0.320 [0.240, 0.400] +1/−0 | 1.000 [1.000, 1.000] (all equal) +1/−0 | \
-1.000 [1.000, 1.000] (all equal) +0/−0 | 1.000 [1.000, 1.000] (all equal) +0/−0 | \
+1.000 [1.000, 1.000] (all equal) +0/−0 | \
 1.000 [1.000, 1.000] (all equal) +3/−0 | 1.000 [1.000, 1.000] (all equal) +3/−0 |
 
 ▲/▼: significantly higher/lower than BM25 at α = 0.05 (two-sided paired permutation test, Holm's correction over \
-the 6 comparisons of this table); +a/−b: the headline queries on which the system scores above/below BM25. With 5 \
-queries the smallest attainable p-value is 0.0625, so no marker can appear, whatever the systems do.
+the 5 comparisons of this table); +a/−b: the headline queries on which the system scores above/below BM25. With 5 \
+queries the smallest attainable p-value is 0.0625, so no marker can appear, whatever the systems do. RR is RR@5 \
+here (each ranking is cut at k = 5), the same measure under two names: shown once and counted once.
 """
 
 
@@ -353,6 +354,16 @@ PARAMETER_ERRORS = [
         id="unknown-retriever",
     ),
     pytest.param(
+        ["--retrievers", "BM25"],
+        "retriever: 'BM25' (str) is the label tables show for bm25, not its name; write bm25",
+        id="retriever-by-label",
+    ),
+    pytest.param(
+        ["--retrievers", "bm25,Hybrid[of=bm25+tags]"],
+        "retriever: 'Hybrid' (str) is hybrid in other letters (names are case-sensitive); write hybrid",
+        id="retriever-in-other-letters",
+    ),
+    pytest.param(
         ["--retrievers", "bm25,,tags"],
         "retrievers: 'bm25,,tags' (str) has an empty item; separate specs by single commas, e.g. 'bm25,bm25[k1=0.9]'",
         id="empty-retriever-name",
@@ -368,7 +379,12 @@ PARAMETER_ERRORS = [
         "or a token budget: P@<T>tok, e.g. P@512tok",
         id="metric-without-cutoff",
     ),
-    pytest.param(["--bogus"], "unrecognized arguments: --bogus (see 'agentmemory --help')", id="unknown-option"),
+    pytest.param(["--bogus"], "unrecognized arguments: --bogus (see 'agentmemory eval --help')", id="unknown-option"),
+    pytest.param(
+        ["--runs", "x=y"],
+        "unrecognized arguments: --runs x=y; did you mean --run? (see 'agentmemory eval --help')",
+        id="did-you-mean",
+    ),
 ]
 
 
@@ -663,3 +679,72 @@ def test_an_eval_resolves_its_retrievers_once(capsys) -> None:
         assert main(["eval", "--seed", "7", "--k", "5", "--no-progress"]) == 0
     assert calls == ["bm25,tags"]
     assert "| BM25 | 0.90 | 0.28 | 1.00 |" in capsys.readouterr().out
+
+
+PLUGIN = """
+from agentmemory import BM25
+
+
+class Mine(BM25):
+    name = "mine"
+    label = "Mine"
+"""
+
+
+@pytest.mark.parametrize("launcher", ["console script", "python -m"])
+def test_a_module_in_the_working_folder_is_a_plugin_for_both_launchers(
+    tmp_path: Path, python_run, console_script: Path, launcher: str
+) -> None:
+    """`agentmemory eval --retrievers bm25,my_plugin:Mine` run in the folder holding my_plugin.py works from the
+    console script as from `python -m agentmemory` (the working folder is importable in both)."""
+    (tmp_path / "my_plugin.py").write_text(PLUGIN, encoding="utf-8")
+    args = ["eval", "--retrievers", "bm25,my_plugin:Mine", "--no-progress"]
+    if launcher == "console script":
+        proc = python_run(args, cwd=tmp_path, executable=str(console_script))
+    else:
+        proc = python_run(["-m", "agentmemory", *args], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "| Mine | " in proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (
+            ["eval", "--retriever", "bm25"],
+            "unrecognized arguments: --retriever bm25; did you mean --retrievers? (see 'agentmemory eval --help')",
+        ),
+        (
+            ["retrieve", "--out", "x", "--retrievers", "bm25"],
+            "unrecognized arguments: --retrievers bm25; did you mean --retriever? (see 'agentmemory retrieve --help')",
+        ),
+        (
+            ["score", "q", "--per-querry"],
+            "unrecognized arguments: --per-querry; did you mean --per-query? (see 'agentmemory score --help')",
+        ),
+        (
+            ["store", "stats", "s.db", "--output-formt", "json"],
+            "unrecognized arguments: --output-formt json; did you mean --output-format? (see 'agentmemory store stats --help')",
+        ),
+        (["eval", "--zzz"], "unrecognized arguments: --zzz (see 'agentmemory eval --help')"),
+    ],
+)
+def test_unknown_options_get_the_nearest_option_of_their_command(tmp_path: Path, capsys, argv, line) -> None:
+    """An unknown option names the closest option of the command it was given to (none when nothing is close)."""
+    assert main(argv) == 2
+    assert capsys.readouterr().err == f"agentmemory: error: {line}\n"
+
+
+def test_progress_covers_loading_and_statistics(tmp_path: Path, capsys, repo_root: Path) -> None:
+    """--progress shows bars while loading a LoCoMo file (its conversations), during the queries and during the
+    statistics (each group, then the headline); the artifact is the same bytes as without them."""
+    sample = str(repo_root / "fixtures" / "locomo-sample" / "locomo-sample.json")
+    with_bars, without = tmp_path / "a.json", tmp_path / "b.json"
+    assert main(["eval", "--collection", sample, "--progress", "--out", str(with_bars)]) == 0
+    err = capsys.readouterr().err
+    assert "load locomo-sample.json: 100%" in err and "2/2" in err
+    assert "BM25: 100%" in err
+    assert "statistics: 100%|██████████| 5/5" in err  # 4 query groups, then the headline
+    assert main(["eval", "--collection", sample, "--no-progress", "--out", str(without)]) == 0
+    assert capsys.readouterr().err == ""
+    assert with_bars.read_bytes() == without.read_bytes()

@@ -546,7 +546,7 @@ def test_eval_on_the_sample_prints_per_ability_tables_with_stale(capsys):
     )  # fmt: skip
     out = capsys.readouterr().out
     assert status == 0
-    assert "| System | P@5 | R@5 | RR | RR@5 | nDCG@5 | AP@5 | stale@5 (lower is better) |" in out
+    assert "| System | P@5 | R@5 | RR@5 | nDCG@5 | AP@5 | stale@5 (lower is better) |" in out
     assert "| knowledge_update | 3 | BM25 |" in out
     assert "Loaded with updates = fresh, indexed_turns = all." in out
     assert "  1/information_extraction/1: source_chat_ids[1]: message id 99 is not in the chat (a dangling id)" in out

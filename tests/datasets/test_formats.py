@@ -76,7 +76,7 @@ def test_builtin_declarations():
         FormatOption("repair", bool, False, "repair malformed questions where unambiguous, listing every change"),
     )
     assert [f"{n}: {FORMATS[n].rule}" for n in BUILTIN_FORMATS] == [BEIR_RULE, LOCOMO_RULE, LONGMEMEVAL_RULE, BEAM_RULE]
-    assert FORMATS["beir"].takes_progress and not FORMATS["locomo"].takes_progress
+    assert FORMATS["beir"].takes_progress and FORMATS["locomo"].takes_progress
     assert FORMATS["longmemeval"].takes_progress
 
 
@@ -151,6 +151,33 @@ def test_unrecognised_path_lists_every_rule(tmp_path, name):
     with pytest.raises(ParameterError) as info:
         load(path)
     assert str(info.value) == expected
+
+
+def test_a_folder_holding_one_json_collection_names_the_file(tmp_path, capsys):
+    """A folder holding one .json file a format recognises (the LoCoMo sample's folder): the message names the file
+    to pass, in the caller's words (path= in Python, --collection on the command line, collection = in a notebook);
+    a format error on the command line names --format."""
+    from agentmemory.cli.app import main
+
+    folder = tmp_path / "locomo"
+    folder.mkdir()
+    (folder / "conv.json").write_bytes(LOCOMO.read_bytes())
+    with pytest.raises(ParameterError) as info:
+        detect_format(folder)
+    assert str(info.value) == (
+        f"path: {str(folder)!r} (str) is a folder holding one .json file, 'conv.json', which is a locomo collection; "
+        f"pass the file: path={(folder / 'conv.json').as_posix()!r}"
+    )
+    assert main(["eval", "--collection", str(folder)]) == 2
+    assert capsys.readouterr().err == (
+        f"agentmemory: error: --collection: {str(folder)!r} (str) is a folder holding one .json file, 'conv.json', "
+        f"which is a locomo collection; pass the file: --collection {(folder / 'conv.json').as_posix()}\n"
+    )
+    (folder / "other.json").write_text("{}", encoding="utf-8")  # two .json files: no guess
+    assert main(["eval", "--collection", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"agentmemory: error: --format: 'auto' (str) cannot tell the format of {str(folder)!r}; ")
+    assert err.endswith("; pass --format one of: beam, beir, locomo, longmemeval\n") and "format=" not in err
 
 
 def test_missing_path(tmp_path):

@@ -34,7 +34,7 @@ def test_grid_reader_accepts_exactly_the_declared_keys(tmp_path):
     every = (
         'name = "all-keys"\nk = 5\nseeds = 7\nmeasures = ["Success@1"]\nrelevance = "direct"\nsystems = ["bm25"]\n'
         '[statistics]\nbaseline = "bm25"\ncomparisons = "all"\nconfidence = 0.9\nalpha = 0.1\nn_resamples = 100\n'
-        '[[collections]]\npath = "notes"\nname = "notes"\nformat = "auto"\noptions = {}\n'
+        '[[collections]]\npath = "notes"\nname = "notes"\nformat = "auto"\noptions = {}\nrelevance = "direct"\n'
         'systems = [{ retriever = "bm25", params = { b = 0.5 }, grid = { k1 = [0.9, 1.2] } }]\n'
         'runs = [{ name = "mine", path = "mine.trec", memories = "mine.jsonl", lenient = true }]\n'
         '[[tasks]]\ncollection = "notes"\nsystem = "mine"\nk = 3\nseed = 7\n'
@@ -44,7 +44,7 @@ def test_grid_reader_accepts_exactly_the_declared_keys(tmp_path):
     used = {
         "grid": ["name", "k", "seeds", "measures", "relevance", "systems", "statistics", "collections", "tasks"],
         "statistics": ["baseline", "comparisons", "confidence", "alpha", "n_resamples"],
-        "collections": ["path", "name", "format", "options", "systems", "runs"],
+        "collections": ["path", "name", "format", "options", "relevance", "systems", "runs"],
         "runs": ["name", "path", "memories", "lenient"],
         "systems": ["retriever", "params", "grid"],
         "tasks": ["collection", "system", "k", "seed"],

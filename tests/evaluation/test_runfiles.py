@@ -189,6 +189,34 @@ def test_cli_strict_run_stops_lenient_run_lists(tmp_path: Path, capsys) -> None:
     )
 
 
+@pytest.mark.parametrize("lenient", [[], ["--lenient-run"]])
+def test_a_run_for_another_collection_is_refused_naming_the_collection(
+    tmp_path: Path, capsys, repo_root: Path, lenient: list[str]
+) -> None:
+    """A run none of whose queries is in the collection: exit 2, one line naming the collection it was checked
+    against (the shipped fixture when --collection was not given), with --lenient-run too; nothing written."""
+    run = _write(tmp_path / "r.trec", "".join(f"conv-1/q{i} Q0 conv-1/D1:1 1 1 x\n" for i in range(5)))
+    out = tmp_path / "e.json"
+    assert main(["eval", "--run", f"mine={run}", "--out", str(out), *lenient]) == 2
+    assert capsys.readouterr().err == (
+        f"agentmemory: error: {run}: none of the run's queries is in the shipped fixture 'assistant-notes', since "
+        "--collection was not given: the run names 'conv-1/q0', 'conv-1/q1', 'conv-1/q2' ... (5 in all), the "
+        "collection has 'q1', 'q2', 'q3' ... (5 in all); evaluate the run against the collection it was made for\n"
+    )
+    notes = repo_root / "fixtures" / "assistant-notes"
+    assert main(["eval", "--collection", str(notes), "--run", f"mine={run}", "--out", str(out), *lenient]) == 2
+    assert f"none of the run's queries is in the collection '{notes}': " in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_bind_run_refuses_a_run_without_a_query_of_the_collection(tmp_path: Path, notes) -> None:
+    """The library refuses it too, lenient or not, naming the collection by its name."""
+    run = read_run_file(_write(tmp_path / "r.trec", "x1 Q0 m01 1 1 x\n"), "mine")
+    for lenient in (False, True):
+        with pytest.raises(InputError, match=r": none of the run's queries is in the collection 'assistant-notes': "):
+            bind_run(run, notes, lenient=lenient)
+
+
 def test_score_takes_several_runs_side_by_side(exported, tmp_path: Path, capsys) -> None:
     """agentmemory score QRELS --run a=PATH --run b=PATH: one column per run, trec_eval's means."""
     path, qrels, values = exported

@@ -293,3 +293,17 @@ def test_a_measure_deeper_than_k_sees_its_own_cutoff(notes) -> None:
     assert any(r10[q] > top2[q] for q in r10)  # the depths differ on this fixture, so the test can fail
     assert all(len(q.hits) <= 2 for q in shallow.results[0].per_query)
     assert [measure_depth(parse_measure(m), 5) for m in ("R@10", "R@3", "RR")] == [10, 5, 5]
+
+
+def test_timings_measure_the_index_of_every_scope(repo_root: Path) -> None:
+    """On a scoped collection (LoCoMo: one scope per conversation) the index size is the sum over the scopes'
+    indexes, not the empty unscoped one (it was 0.0 kB); the seed fixture has one, unscoped."""
+    from agentmemory import load
+
+    sample = load(repo_root / "fixtures" / "locomo-sample" / "locomo-sample.json")
+    evaluation = evaluate(sample, "bm25,tags", timings=True)
+    store = evaluation.store
+    assert store.scopes == ("conv-1", "conv-2")
+    for key in ("bm25", "tags"):
+        expected = sum(store.retriever(key, scope).memory_bytes() for scope in store.scopes)
+        assert evaluation.result(key).timings.index_bytes == expected > 0

@@ -161,7 +161,8 @@ OK_COLLECTION = f'[[collections]]\npath = "{NOTES}"\n'
         ),
         (
             'systems = ["bm25"]\n[[collections]]\npath = "' + NOTES + '"\nfromat = "beir"\n',
-            "grid.toml:4: unknown key 'fromat' in collections[1]; allowed: format, name, options, path, runs, systems",
+            "grid.toml:4: unknown key 'fromat' in collections[1]; allowed: format, name, options, path, relevance, runs, "
+            "systems",
         ),
         (
             'systems = ["bm25"]\n[statistics]\nbaseline = "bm25"\npairs = "all"\n' + OK_COLLECTION,
@@ -228,6 +229,11 @@ OK_COLLECTION = f'[[collections]]\npath = "{NOTES}"\n'
             "grid.toml:4: tasks[1]: missing k, seed; a task names collection, system, k and seed",
         ),
         (
+            'systems = ["bm25"]\n[[collections]]\npath = "' + NOTES + '"\nrelevance = "judged"\n',
+            "grid.toml:4: collections[1] relevance: 'judged' (str) is not a known name; choose from: direct, "
+            "provenance",
+        ),
+        (
             'systems = ["bm25"]\n[[collections]]\npath = "' + NOTES + '"\nname = "my notes"\n',
             "grid.toml:4: collections[1] name: 'my notes' is not usable as a file name; use letters, digits, '.', "
             "'_' and '-'",
@@ -287,3 +293,24 @@ def test_a_grid_loads_locomo_by_session():
     summary = plan_experiment(grid).collections[0].summary
     assert summary["settings"] == {"granularity": "session"}
     assert summary["entries"] == 6 and summary["judged_queries"] == 8
+
+
+def test_relevance_is_set_per_collection():
+    """A collection's relevance replaces the grid's for its tasks (their keys differ), its comparison table's
+    caption and the notebook its report renders; the others keep the grid's."""
+    derived = (REPO_ROOT / "fixtures" / "locomo-derived").as_posix()
+    grid = _grid(
+        f'systems = ["bm25"]\n[[collections]]\nname = "notes"\npath = "{NOTES}"\n'
+        f'[[collections]]\nname = "sample"\npath = "{LOCOMO}"\nrelevance = "provenance"\n'
+        f'runs = [{{ name = "derived", path = "{derived}/derived.trec", memories = "{derived}/memories.jsonl" }}]\n'
+    )
+    assert (grid.relevance, grid.relevance_of("notes"), grid.relevance_of("sample")) == (
+        "direct",
+        "direct",
+        "provenance",
+    )
+    plan = plan_experiment(grid)
+    assert {(t.collection, t.job.relevance) for t in plan.tasks} == {
+        ("notes", "direct"),
+        ("sample", "provenance"),
+    }

@@ -484,3 +484,49 @@ def test_budget_measures_in_a_grid(tmp_path: Path):
     expected = evaluation_statistics(direct, seed=7).to_dict()
     assert entry["statistics"]["intervals"] == expected["intervals"]
     assert entry["statistics"]["versus_baseline"] == expected["versus_baseline"]
+
+
+def test_a_collections_own_relevance_reaches_its_results_table_and_report_parameters(tmp_path: Path):
+    """relevance = "provenance" on one collection: its results entry says so, its comparison table's caption names
+    provenance judgments, its tasks equal `agentmemory eval --relevance provenance`; the grid's other collection
+    stays direct; the report parameters carry the collection's mode."""
+    from agentmemory.experiment.reports import report_parameters
+
+    derived = (REPO_ROOT / "fixtures" / "locomo-derived").as_posix()
+    grid = write_grid(
+        tmp_path,
+        f'systems = ["bm25"]\nk = 5\n[statistics]\nn_resamples = 200\n'
+        f'[[collections]]\nname = "notes"\npath = "{NOTES}"\n'
+        f'[[collections]]\nname = "sample"\npath = "{LOCOMO}"\nrelevance = "provenance"\n'
+        f'runs = [{{ name = "derived", path = "{derived}/derived.trec", memories = "{derived}/memories.jsonl" }}]\n',
+    )
+    out = tmp_path / "out"
+    run_experiment(grid, out=out)
+    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert [(c["name"], c["relevance"]) for c in results["collections"]] == [
+        ("notes", "direct"),
+        ("sample", "provenance"),
+    ]
+    assert "judgments through provenance" in (out / "tables" / "sample.md").read_text(encoding="utf-8")
+    assert "trec_eval's definitions" in (out / "tables" / "notes.md").read_text(encoding="utf-8")
+    sample = next(e for e in results["evaluations"] if e["collection"] == "sample")
+    expected = evaluate(
+        load(LOCOMO),
+        "bm25",
+        runs=[read_run_file(f"{derived}/derived.trec", "derived", memories=f"{derived}/memories.jsonl")],
+        k=5,
+        seed=7,
+        relevance="provenance",
+    )
+    assert sample["aggregate"][1]["R@5"] == expected.result("derived").means["R@5"]
+    parameters = report_parameters(
+        collection=LOCOMO,
+        format="auto",
+        options={},
+        k=5,
+        seed=7,
+        retrievers=["bm25"],
+        metrics=[],
+        relevance="provenance",
+    )
+    assert parameters["relevance"] == "provenance"

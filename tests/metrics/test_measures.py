@@ -22,6 +22,7 @@ from agentmemory.metrics import (
     MeasureDef,
     QueryContext,
     compute_measures,
+    distinct_measures,
     parse_measure,
     parse_measures,
     register_measure,
@@ -430,6 +431,31 @@ def test_parse_measures_errors(spec, message):
     """Duplicates (after aliases), empty lists and empty items are rejected with a clear message."""
     with pytest.raises(ParameterError, match=f"^{re.escape(message)}$"):
         parse_measures(spec)
+
+
+def test_parse_measures_names_the_option_in_messages():
+    """name= is what a message calls the list (a command-line flag)."""
+    with pytest.raises(ParameterError, match=r"^--table-metrics: 'RR,MRR' \(str\) names RR twice; list each"):
+        parse_measures("RR,MRR", name="--table-metrics")
+
+
+@pytest.mark.parametrize(
+    ("measures", "k", "expected"),
+    [
+        (["P@5", "R@5", "RR", "RR@5", "nDCG@5", "AP@5"], 5, ("P@5", "R@5", "RR@5", "nDCG@5", "AP@5")),
+        (["RR@5", "RR"], 5, ("RR@5",)),  # the cut form is kept wherever it stands
+        (["RR", "RR@10"], 5, ("RR", "RR@10")),  # RR@10 looks deeper than an evaluation at 5 shows RR
+        (["RR", "RR@3"], 5, ("RR", "RR@3")),
+        (["RR"], 5, ("RR",)),
+        (["Rprec", "P@5"], 5, ("Rprec", "P@5")),  # Rprec takes no cutoff: nothing to merge
+        (["sess.recall_any@5", "recall_any@5"], 5, ("sess.recall_any@5", "recall_any@5")),
+        ([Measure("RR"), Measure("RR", 10)], 10, ("RR@10",)),
+        (["P@5", "P@5"], 5, ("P@5",)),
+    ],
+)
+def test_distinct_measures(measures, k, expected):
+    """An uncut measure whose cutoff is optional is its cut form at k in an evaluation at k: only the cut form stays."""
+    assert distinct_measures(measures, k) == expected
 
 
 def test_compute_measures_keys_and_order():

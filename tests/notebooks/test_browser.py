@@ -120,7 +120,7 @@ def test_eval_report_shows_the_table_and_every_image(tmp_path):
         "agentmemory assistant-notes fixture, entries, trec_eval P/R/RR/nDCG/AP, 5 of 5 questions. Systems against "
         "the baseline BM25, trec_eval's definitions: headline means over 5"
     )
-    header = rows.index("System\tP@5\tR@5\tRR\tRR@5\tnDCG@5\tAP@5")
+    header = rows.index("System\tP@5\tR@5\tRR@5\tnDCG@5\tAP@5")
     assert rows[header + 1].startswith("BM25 (baseline)\t0.280 [0.200, 0.360]\t0.900 [0.700, 1.000]\t")
     assert rows[header + 2].startswith("Tag scorer\t0.320 [0.240, 0.400] +1/−0\t")
     assert "▲/▼: significantly higher/lower than BM25 at α = 0.05" in seen["text"]
@@ -136,10 +136,11 @@ def test_eval_report_shows_the_table_and_every_image(tmp_path):
     assert "mean_recall@k" in seen["text"] and "0.90" in seen["text"]
 
     images = seen["images"]
-    assert len(images) == 3
+    assert len(images) == 4  # three plots and the paired heat map, numbered in order
+    assert [image["alt"].split(":")[0] for image in images] == ["Figure 1", "Figure 2", "Figure 3", "Figure 4"]
     for image in images:
         assert image["complete"] and image["naturalWidth"] > 0 and image["naturalHeight"] > 0, image
-        assert image["visible"] and image["alt"].startswith("Figure: ")
+        assert image["visible"]
         assert image["alt"] in seen["text"], "each figure's caption is visible text, not only alternative text"
     assert metric["top"] < min(i["top"] for i in images)
 
@@ -174,7 +175,7 @@ def test_collection_report_shows_its_tables_and_image(tmp_path):
     texts = [t["text"] for t in visible]
     assert texts[0].startswith("Measure\tFamily\tBetter\tDefinition\nP@5\ttrec_eval\thigher\t")  # the card
     compared = next(t for t in texts if "(baseline)" in t)
-    assert "System\tP@5\tR@5\tRR\tRR@5\tnDCG@5\tAP@5\nBM25 (baseline)\t0.200 [0.200, 0.200] (all equal)" in compared
+    assert "System\tP@5\tR@5\tRR@5\tnDCG@5\tAP@5\nBM25 (baseline)\t0.200 [0.200, 0.200] (all equal)" in compared
     assert "Dense (wordllama)" in compared and "▲/▼: significantly higher/lower than BM25" in seen["text"]
     headline = next(t for t in texts if "System\tP@5" in t and "0.81 [0.58, 1.00]" in t)
     rows = headline.splitlines()
@@ -186,9 +187,33 @@ def test_collection_report_shows_its_tables_and_image(tmp_path):
     assert any("conv-1/q2\tevidence 'D1:6; D2:3' holds several ids in one string" in t for t in texts)
     assert any(t.startswith("Shown separately, left out of the headline means: 5 adversarial") for t in texts)
     assert any("not found in top 5\t0 (0%)\t5 (83%)" in t for t in texts)
-    [image] = seen["images"]
-    assert image["complete"] and image["naturalWidth"] > 0 and image["naturalHeight"] > 0, image
-    assert image["visible"] and image["alt"].startswith("Figure: ")
+    heatmap, ranks = seen["images"]
+    assert heatmap["alt"].startswith("Figure 1: mean paired difference of each pair of systems on each measure")
+    assert ranks["alt"].startswith("Figure 2: headline queries by rank of the first relevant hit")
+    for image in (heatmap, ranks):
+        assert image["complete"] and image["naturalWidth"] > 0 and image["naturalHeight"] > 0, image
+        assert image["visible"] and image["alt"] in seen["text"]
+    matrix = next(t for t in texts if t.startswith("Numbers behind Figure 1: paired differences over 6 headline"))
+    assert matrix.splitlines()[1] == "pair (first − second)\tP@5\tR@5\tRR@5\tnDCG@5\tAP@5"
+    assert "collection_setup" not in seen["text"], "code cells must be hidden"
+    _screenshot_is_not_blank(tmp_path / "collection.png")
+
+
+def test_a_report_of_ones_own_opens_in_the_browser(user_report, tmp_path):
+    """What `agentmemory report notebooks/collection.ipynb --out out/report -p collection <LoCoMo sample>` writes
+    opens offline: the comparison table in the first screen, every figure loaded with its caption, no code."""
+    done, out = user_report
+    assert done.returncode == 0, done.stderr
+    seen = _render(out / "collection.html", tmp_path)
+    assert seen["title"] == "agentmemory collection report"
+    assert seen["headings"][:2] == ["The comparison", "1. What was evaluated"]
+    compared = next(t for t in seen["tables"] if "(baseline)" in t["text"])
+    assert compared["visible"] and compared["top"] < 1024
+    assert compared["text"].splitlines()[0].startswith("Systems against the baseline BM25")
+    assert seen["images"], "the report has figures"
+    for image in seen["images"]:
+        assert image["complete"] and image["naturalWidth"] > 0 and image["visible"], image
+        assert image["alt"].startswith("Figure ") and image["alt"] in seen["text"]
     assert "collection_setup" not in seen["text"], "code cells must be hidden"
     _screenshot_is_not_blank(tmp_path / "collection.png")
 

@@ -399,12 +399,15 @@ def test_collection_notebook_with_repair_and_k3_run_from_elsewhere(tmp_path):
     assert _plain(_cell(nb, "metrics")) == [repr(tables.metric_table(evaluation))]
     assert _plain(_cell(nb, "intervals")) == [repr(stats.interval_table(evaluation, statistics))]
     assert _plain(_cell(nb, "per-group")) == [repr(t) for t in stats.group_tables(evaluation, statistics)]
-    assert _plain(_cell(nb, "significance")) == [stats.significance_note(evaluation, statistics).text]
-    assert _plain(_cell(nb, "comparisons")) == [repr(stats.comparison_table(evaluation, statistics))]
+    matrix = stats.pairs_matrix(evaluation, statistics)
+    assert _plain(_cell(nb, "significance")) == [stats.comparison_summary(matrix).text]
+    heatmap, numbers = _plain(_cell(nb, "comparisons"))
+    assert heatmap == repr(figures.comparison_heatmap(matrix, number=1))
+    assert numbers == repr(stats.comparison_matrix(matrix, number=1)) and "BM25 − Tag scorer" in numbers
     assert _plain(_cell(nb, "hardest")) == [repr(hardest.hardest_table(evaluation, n)) for n in ("bm25", "tags")]
     caption, numbers, note = _plain(_cell(nb, "first-rank"))
-    assert caption == "Figure: headline queries by rank of the first relevant hit, by system (k = 3)"
-    assert numbers == repr(figures.first_rank_numbers(ranks.first_rank_frame(evaluation)))
+    assert caption == "Figure 2: headline queries by rank of the first relevant hit, by system (k = 3)"
+    assert numbers == repr(figures.first_rank_numbers(ranks.first_rank_frame(evaluation), number=2))
     assert "not found in top 3" in numbers and note == ranks.first_rank_note(evaluation).text
     assert _plain(_cell(nb, "tie-flags")) == [ties.tie_flags(evaluation, per_query=False).text]
     assert _plain(_cell(nb, "tie-queries")) == [repr(ties.tie_table(evaluation, n)) for n in ("bm25", "tags")]
@@ -459,11 +462,11 @@ def test_sweep_notebook_with_a_small_sweep(tmp_path):
     rows = sweeps.seed_rows(setup)
     summary = sweeps.summaries(rows)
     _, k_numbers = _plain(_cell(nb, "k-sweep"))
-    assert k_numbers == repr(figures.k_sweep_numbers(sweeps.k_curves(setup)))
+    assert k_numbers == repr(figures.k_sweep_numbers(sweeps.k_curves(setup), number=1))
     assert _plain(_cell(nb, "seed-sweep")) == [repr(sweeps.quantile_table(summary, 3))]
     caption, numbers = _plain(_cell(nb, "seed-figure"))
-    assert caption == "Figure: recall@3, precision@3, MRR across 3 seeds, by collection shape and retriever"
-    assert numbers == repr(figures.sweep_numbers(rows, sweeps.sweep_measures(3)))
+    assert caption == "Figure 2: recall@3, precision@3, MRR across 3 seeds, by collection shape and retriever"
+    assert numbers == repr(figures.sweep_numbers(rows, sweeps.sweep_measures(3), number=2))
     [statement] = _plain(_cell(nb, "spread"))
     assert statement == sweeps.spread_statement(summary, rows, 3).text
     assert statement.startswith("**How much a 16-entry, 5-query evaluation moves across seeds.** Each of the 3 seeds")
@@ -508,7 +511,7 @@ def test_a_users_run_appears_beside_the_built_ins(tmp_path, notes):
     table, notation = _plain(_cell(nb, "comparison"))
     row = next(line for line in table.splitlines() if line.strip().startswith("mine"))
     assert "0.900 [0.700, 1.000] +0/−0" in row and "0.280 [0.200, 0.360] +0/−0" in row
-    assert "Holm's correction over the 12 comparisons of this table" in notation
+    assert "Holm's correction over the 10 comparisons of this table" in notation  # RR and RR@5 counted once
     [per_query] = _plain(_cell(nb, "per-query"))
     assert "mine R@5" in per_query and "Δ R@5 mine" in per_query
     [overview] = _plain(_cell(nb, "overview"))

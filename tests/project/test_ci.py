@@ -147,7 +147,8 @@ def test_target_fails_on_injected_error(project: Path, kind: str, mypy_cache: Pa
 def ci_checkout(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
     """``.ci/run`` in a folder, with ``make`` replaced by a recorder that fails on ``$FAIL_TARGET``.
 
-    A stand-in ``chromium`` on the path keeps the script from installing the real one.
+    A stand-in ``chromium`` and a ``kpsewhich`` that finds booktabs keep the script from installing anything;
+    a stand-in ``apt-get`` records what it would install (``$APT_LOG``), should it be called.
     """
     root = tmp_path / "checkout"
     (root / ".ci").mkdir(parents=True)
@@ -155,13 +156,21 @@ def ci_checkout(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     log = tmp_path / "make.log"
-    (bin_dir / "make").write_text(
-        '#!/bin/sh\necho "$*" >> "$MAKE_LOG"\n[ "$*" = "$FAIL_TARGET" ] && exit 2\nexit 0\n', encoding="utf-8"
-    )
-    (bin_dir / "chromium").write_text("#!/bin/sh\nexit 0\n", encoding="utf-8")
-    for tool in ("make", "chromium"):
+    tools = {
+        "make": '#!/bin/sh\necho "$*" >> "$MAKE_LOG"\n[ "$*" = "$FAIL_TARGET" ] && exit 2\nexit 0\n',
+        "chromium": "#!/bin/sh\nexit 0\n",
+        "kpsewhich": '#!/bin/sh\n[ "$1" = booktabs.sty ] && echo /usr/share/texmf/tex/latex/booktabs/booktabs.sty\nexit 0\n',
+        "apt-get": '#!/bin/sh\necho "$*" >> "$APT_LOG"\nexit 0\n',
+    }
+    for tool, script in tools.items():
+        (bin_dir / tool).write_text(script, encoding="utf-8")
         (bin_dir / tool).chmod(0o755)
-    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}", "MAKE_LOG": str(log)}
+    env = {
+        **os.environ,
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+        "MAKE_LOG": str(log),
+        "APT_LOG": str(tmp_path / "apt.log"),
+    }
     return root, log, env
 
 
@@ -190,3 +199,45 @@ def test_ci_runs_lint_typecheck_test_and_stops_at_first_failure(ci_checkout, fai
     )
     assert (proc.returncode != 0) == bool(fail), proc.stdout + proc.stderr
     assert log.read_text(encoding="utf-8").splitlines() == ran
+
+
+@pytest.mark.parametrize(
+    ("missing", "installed"),
+    [
+        ((), []),
+        (("kpsewhich",), ["update -qq", "install -y -qq --no-install-recommends texlive-latex-recommended"]),
+        (("chromium",), ["update -qq", "install -y -qq chromium"]),
+        (
+            ("chromium", "kpsewhich"),
+            [
+                "update -qq",
+                "install -y -qq chromium",
+                "install -y -qq --no-install-recommends texlive-latex-recommended",
+            ],
+        ),
+    ],
+)
+def test_ci_installs_chromium_and_booktabs_when_missing(ci_checkout, missing: tuple[str, ...], installed) -> None:
+    """Without chromium, `.ci/run` installs it; when `kpsewhich booktabs.sty` finds nothing (a TeX without booktabs,
+    or no TeX), it installs texlive-latex-recommended (pdflatex and booktabs), updating the package lists once."""
+    root, _, env = ci_checkout
+    bin_dir = Path(env["PATH"].split(os.pathsep)[0])
+    for tool in missing:
+        if tool == "kpsewhich":  # a TeX that knows no booktabs.sty: kpsewhich prints nothing
+            (bin_dir / tool).write_text("#!/bin/sh\nexit 1\n", encoding="utf-8")
+        else:
+            (bin_dir / tool).unlink()
+    for tool in ("bash", "dirname"):  # the only other programs the script runs: PATH holds nothing else
+        (bin_dir / tool).symlink_to(shutil.which(tool))
+    proc = subprocess.run(
+        [str(root / ".ci" / "run")],
+        cwd=root,
+        env={**env, "PATH": str(bin_dir), "FAIL_TARGET": ""},
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    apt_log = Path(env["APT_LOG"])
+    assert (apt_log.read_text(encoding="utf-8").splitlines() if apt_log.exists() else []) == installed

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -47,6 +48,15 @@ def test_wheel_carries_the_fixture(wheel: Path, wheel_names: list[str], name: st
     member = f"agentmemory/_fixtures/assistant-notes/{name}"
     assert member in wheel_names
     assert _read(wheel, member) == (FIXTURE_DIR / name).read_bytes()
+
+
+@pytest.mark.parametrize("name", ["eval", "explore", "collection", "sweep"])
+def test_wheel_carries_the_notebooks(wheel: Path, wheel_names: list[str], name: str) -> None:
+    """The wheel holds agentmemory/_notebooks/<name>.ipynb, byte-identical to notebooks/<name>.ipynb, so that
+    `agentmemory report NAME` finds a shipped notebook in an installed package."""
+    member = f"agentmemory/_notebooks/{name}.ipynb"
+    assert member in wheel_names
+    assert _read(wheel, member) == (REPO_ROOT / "notebooks" / f"{name}.ipynb").read_bytes()
 
 
 def test_wheel_carries_the_licence_and_metadata(wheel: Path, wheel_names: list[str]) -> None:
@@ -171,6 +181,29 @@ def test_fresh_venv_runs_the_eval_notebook(fresh_venv: FreshVenv, tmp_path: Path
     executable, module = texts[-1].splitlines()
     assert Path(executable) == fresh_venv.python
     assert Path(module) == fresh_venv.site_packages / "agentmemory" / "__init__.py"
+
+
+def test_fresh_venv_runs_a_shipped_notebook_by_name(fresh_venv: FreshVenv) -> None:
+    """`agentmemory report eval --out out` in an empty folder: the installed package finds its own eval notebook, runs
+    it on the shipped fixture and writes the HTML beside the artifact, the committed report's artifact to the byte."""
+    cwd = fresh_venv.cwd / "report-by-name"
+    cwd.mkdir()
+    # nbconvert's templates are data files of its installation, which the fresh venv borrows (site-packages only):
+    # they are lent here, alone, where a venv holding nbconvert has them.
+    templates = fresh_venv.cwd / "jupyter-data" / "nbconvert"
+    templates.mkdir(parents=True)
+    (templates / "templates").symlink_to(Path(sys.prefix) / "share" / "jupyter" / "nbconvert" / "templates")
+    proc = fresh_venv.run(
+        ["agentmemory", "report", "eval", "--out", "out"], cwd=cwd, env={"JUPYTER_PATH": str(templates.parent)}
+    )
+    assert (proc.returncode, proc.stderr) == (0, ""), proc.stderr
+    assert proc.stdout == "Wrote out/eval.ipynb and out/eval.html\n"
+    executed = nbformat.read(cwd / "out" / "eval.ipynb", as_version=4)
+    assert executed.metadata["kernelspec"]["name"] == "python3"
+    assert "<figcaption>" in (cwd / "out" / "eval.html").read_text(encoding="utf-8")
+    assert (cwd / "out" / "eval-results.json").read_bytes() == (
+        REPO_ROOT / "reports" / "eval-results.json"
+    ).read_bytes()
 
 
 # -- environment.yml and pyproject.toml ------------------------------------------------

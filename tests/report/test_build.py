@@ -87,7 +87,7 @@ def test_html_is_self_contained_and_reads_as_a_report():
     assert not re.search(r"<script[^>]*\bsrc=", html, re.IGNORECASE)
     assert not re.search(r"<link[^>]*\bhref=[\"']https?:", html, re.IGNORECASE)
     assert not re.search(r"@import", html)
-    assert html.count('src="data:image/png;base64,') == 3
+    assert html.count('src="data:image/png;base64,') == 4  # three plots and the paired heat map
     assert "<title>agentmemory evaluation report</title>" in html
     assert "params.eval_setup" not in html and "display(" not in html
     headings = re.findall(r"<h2[^>]*>(.*?)<a", html)
@@ -95,15 +95,16 @@ def test_html_is_self_contained_and_reads_as_a_report():
     comparison = html.index("Systems against the baseline BM25")
     assert comparison < html.index("mean_recall@k</th>") < html.index("3. Every query, side by side")
     assert html.index("3. Every query, side by side") < html.index('src="data:image/png')
-    assert 'alt="Figure: mean recall@k and precision@k for k = 1..16, by system"' in html
-    assert "<figcaption>Figure: mean recall@k and precision@k for k = 1..16, by system</figcaption>" in html
+    assert 'alt="Figure 2: mean recall@k and precision@k for k = 1..16, by system"' in html
+    assert "<figcaption>Figure 2: mean recall@k and precision@k for k = 1..16, by system</figcaption>" in html
+    assert [int(n) for n in re.findall(r"<figcaption>Figure (\d+): ", html)] == [1, 2, 3, 4]
     assert "▲/▼: significantly higher/lower than BM25 at α = 0.05" in html
 
 
 @pytest.mark.parametrize(
     "name, title, sections, images, first_table",
     [
-        ("collection", "agentmemory collection report", COLLECTION_SECTIONS, 1, "mean_recall@k</th>"),
+        ("collection", "agentmemory collection report", COLLECTION_SECTIONS, 2, "mean_recall@k</th>"),
         ("sweep", "agentmemory sweeps: k and seeds", SWEEP_SECTIONS, 2, "R@k BM25</th>"),
     ],
 )
@@ -115,7 +116,8 @@ def test_new_reports_render_self_contained(name, title, sections, images, first_
     assert f"<title>{title}</title>" in html
     assert re.findall(r"<h2[^>]*>(.*?)<a", html) == sections
     assert html.count('src="data:image/png;base64,') == images
-    assert 'alt="Figure: ' in html and "params." not in html
+    assert "params." not in html
+    assert [int(n) for n in re.findall(r'alt="Figure (\d+): ', html)] == list(range(1, images + 1))
     assert first_table in html
 
 

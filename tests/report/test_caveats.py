@@ -41,3 +41,23 @@ def test_no_ties_inside_top_k_when_scores_are_distinct(notes):
     evaluation = evaluate(notes, ("bm25",), k=5, seed=7)
     assert not any(ties_inside_top_k(q) for q in evaluation.result("bm25").per_query)
     assert "**No ties inside the top 5:**" in caveats(evaluation).text
+
+
+def test_a_cutoff_larger_than_every_scope_is_noted(seed_evaluation):
+    """k = 100 on the LoCoMo sample (scopes of 16 and 17 entries): a caveat says no ranking fills the top 100, and
+    the command line prints the same note; at k = 5 neither says anything."""
+    from agentmemory import load
+    from agentmemory.analysis.text_tables import system_notes
+
+    sample = load(REPO_ROOT / "fixtures" / "locomo-sample" / "locomo-sample.json")
+    evaluation = evaluate(sample, "bm25", k=100, seed=7)
+    note = (
+        "k = 100 is larger than every scope (the largest holds 17 entries): no ranking can fill the top 100, so "
+        "P@100 is at most 17/100 = 0.17 and every measure at 100 sees whole rankings."
+    )
+    assert f"- **A cutoff no scope fills:** {note}" in caveats(evaluation).text
+    assert note in system_notes(evaluation)
+    assert "A cutoff no scope fills" not in caveats(seed_evaluation).text
+    assert not any(line.startswith("k = ") for line in system_notes(seed_evaluation))
+    unscoped = evaluate(seed_evaluation.collection, "bm25", k=20, seed=7)
+    assert "k = 20 is larger than the collection (it holds 16 entries)" in caveats(unscoped).text

@@ -11,6 +11,7 @@ from conftest import REPO_ROOT
 
 from agentmemory import evaluate, load_collection
 from agentmemory.report import curves, figures
+from agentmemory.report.display import signed
 
 GARDEN = REPO_ROOT / "tests" / "data" / "garden-notes"
 
@@ -123,3 +124,70 @@ def test_figures_ignore_the_users_matplotlibrc(seed_evaluation):
     with matplotlib.rc_context({"axes.facecolor": "black", "lines.linewidth": 7}):
         during = _all_figures(seed_evaluation)[0].data
     assert before == during
+
+
+def _drawn(monkeypatch) -> list:
+    """Every matplotlib Figure the report's figure functions draw from now on (png_bytes records them)."""
+    drawn: list = []
+    real = figures.png_bytes
+
+    def record(fig):
+        drawn.append(fig)
+        return real(fig)
+
+    monkeypatch.setattr(figures, "png_bytes", record)
+    return drawn
+
+
+def test_figures_are_numbered_when_asked(seed_evaluation):
+    """number=N makes the caption 'Figure N: ...' (the report's text refers to figures by number)."""
+    values = curves.per_query_values(seed_evaluation)
+    assert repr(figures.per_query_figure(values, number=3)).startswith("Figure 3: R@5 and P@5 per query")
+    assert repr(figures.per_query_figure(values)).startswith("Figure: ")
+
+
+def test_first_rank_legend_covers_no_bar_and_ticks_do_not_collide(monkeypatch):
+    """At k = 10 with five systems (the LoCoMo sample): the legend sits above the axes, outside them, so no bar is
+    under it, and no two tick labels overlap ('10' and 'not found in top 10' used to run together)."""
+    from agentmemory import load
+    from agentmemory.report import ranks
+
+    sample = load(REPO_ROOT / "fixtures" / "locomo-sample" / "locomo-sample.json")
+    evaluation = evaluate(sample, "bm25,tags,hybrid,recency,bm25[k1=0.9,b=0.4]", k=10, seed=7)
+    drawn = _drawn(monkeypatch)
+    figures.first_rank_figure(ranks.first_rank_frame(evaluation), 10, number=2)
+    [fig] = drawn
+    [ax] = fig.axes
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    [legend] = fig.legends
+    assert legend.get_window_extent(renderer).y0 >= ax.get_window_extent(renderer).y1 - 1e-6
+    labels = [t for t in ax.get_xticklabels() if t.get_text()]
+    assert labels[-1].get_text() == "not found\nin top 10"
+    boxes = [t.get_window_extent(renderer) for t in labels]
+    assert all(left.x1 < right.x0 for left, right in zip(boxes, boxes[1:]))
+
+
+def test_comparison_heatmap(monkeypatch, seed_evaluation):
+    """A cell per pair and measure, coloured on a scale symmetric around 0, labelled with the difference; the
+    caption is numbered; the same bytes twice."""
+    from agentmemory.report import stats
+
+    statistics = stats.run_statistics(seed_evaluation)
+    matrix = stats.pairs_matrix(seed_evaluation, statistics)
+    drawn = _drawn(monkeypatch)
+    png = figures.comparison_heatmap(matrix, number=4)
+    assert png.data == figures.comparison_heatmap(matrix, number=4).data
+    assert repr(png) == (
+        "Figure 4: mean paired difference of each pair of systems on each measure over 5 headline queries (first "
+        "minus second; * significant at 0.05)"
+    )
+    ax = drawn[0].axes[0]
+    texts = [t.get_text() for t in ax.texts]
+    assert texts == [signed(matrix.cells[(0, m)].difference) for m in matrix.measures]
+    [image] = ax.get_images()
+    low, high = image.get_clim()
+    assert low == -high == -max(abs(matrix.cells[(0, m)].difference) for m in matrix.measures)

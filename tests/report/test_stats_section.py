@@ -179,3 +179,63 @@ def test_one_retriever_has_nothing_to_compare(notes):
         stats.comparison_sentences(evaluation, statistics).text == "No comparison: fewer than two systems, or no query."
     )
     assert len(stats.comparison_table(evaluation, statistics).frame) == 0
+
+
+def test_the_matrix_holds_every_pairs_test_on_the_tables_measures(repaired):
+    """One row per pair, one column per measure of the comparison table (RR once, as RR@5); each cell is the
+    artifact's test: mean difference, interval, p (one pair: the test's own), * where significant."""
+    evaluation, statistics = repaired
+    matrix = stats.pairs_matrix(evaluation, statistics)
+    assert matrix.rows == (("BM25", "Tag scorer"),) and matrix.measures == statistics.table_measures
+    assert "RR" not in matrix.measures and "RR@5" in matrix.measures
+    for m in matrix.measures:
+        [c] = statistics.comparisons[m]
+        cell = matrix.cells[(0, m)]
+        assert (cell.difference, cell.p) == (c.test.mean_difference, c.test.p_value)
+        assert (cell.low, cell.high) == (c.test.effect_ci.low, c.test.effect_ci.high)
+        assert cell.significant == (c.test.p_value <= 0.05)
+    table = stats.comparison_matrix(matrix)
+    assert list(table.frame.columns) == ["pair (first − second)", "P@5", "R@5", "RR@5", "nDCG@5", "AP@5"]
+    rr = statistics.comparisons["RR@5"][0].test
+    low, high = rr.effect_ci.low, rr.effect_ci.high
+    assert table.frame.loc[0, "RR@5"] == f"+{rr.mean_difference:.2f} [+{low:.2f}, +{high:.2f}] p\u00a00.00586 *"
+    assert table.frame.loc[0, "P@5"].endswith(" p\u00a00.11")  # not significant: no star
+    assert table.caption == (
+        "Paired differences over 12 headline queries: mean difference [95% bootstrap interval], p of the one pair; "
+        "* significant at 0.05"
+    )
+
+
+def test_the_summary_says_what_the_matrix_allows(repaired, seed_evaluation, seed_stats):
+    """A few sentences: how many comparisons, which are significant (named), the largest difference, and that
+    measures on the same queries are one finding; with 5 queries, that nothing can be significant."""
+    evaluation, statistics = repaired
+    text = stats.comparison_summary(stats.pairs_matrix(evaluation, statistics)).text
+    assert text.startswith(
+        "5 paired comparisons (1 pair of systems x 5 measures) over 12 headline queries, each a two-sided paired "
+        "permutation test (one pair, no correction). 3 of them are significant at 0.05 (marked *): BM25 − Tag "
+        "scorer on RR@5 (+0.54), BM25 − Tag scorer on nDCG@5 (+0.47), BM25 − Tag scorer on AP@5 (+0.46). The largest "
+        "difference is BM25 − Tag scorer on RR@5, +0.54 (interval [+0.27, +0.79])."
+    )
+    assert text.count(". ") == 3
+    assert "several significant measures of one pair are one finding, not several" in text
+    seed = stats.comparison_summary(stats.pairs_matrix(seed_evaluation, seed_stats)).text
+    assert (
+        "With 5 queries no p-value can fall below 0.0625, so none of them can be significant at 0.05, whatever the "
+        "systems do" in seed
+    )
+
+
+def test_holms_floor_is_named_when_it_rules_out_significance():
+    """When the smallest p passes alpha but not after Holm's first step (the LoCoMo sample: 6 queries, 10 pairs),
+    the summary names the adjusted floor."""
+    evaluation = evaluate(load(SAMPLE_FILE), "bm25,tags,hybrid,recency,bm25[k1=0.9,b=0.4]", k=5, seed=7)
+    statistics = stats.run_statistics(evaluation)
+    matrix = stats.pairs_matrix(evaluation, statistics)
+    assert len(matrix.rows) == 10 and matrix.adjusted and matrix.smallest_p == 2 / 2**6
+    text = stats.comparison_summary(matrix).text
+    assert "no p-value can fall below 0.0312, 0.31 after Holm's correction over 10 pairs, so none of them" in text
+    assert stats.comparison_matrix(matrix).caption.startswith(
+        "Paired differences over 6 headline queries: mean difference [95% bootstrap interval], Holm-adjusted p across "
+        "the pairs of each measure"
+    )

@@ -9,7 +9,8 @@ from conftest import REPO_ROOT
 from agentmemory import evaluate, load_collection
 from agentmemory.analysis.text_tables import SEED_COLUMNS, seed_rows
 from agentmemory.report import tables
-from agentmemory.report.display import Markdown, Png, Table, ordinal, short
+from agentmemory.report.display import Markdown, Png, Table, ordinal, param_text, short
+from agentmemory.report.tables import system_line
 
 GARDEN = REPO_ROOT / "tests" / "data" / "garden-notes"
 
@@ -145,3 +146,37 @@ def test_display_objects_have_deterministic_plain_text():
     assert html == Table(pd.DataFrame({"a": ["x<y"], "b": ["1"]}), "cap & tion")._repr_html_()
     assert " at 0x" not in repr(Markdown("m")) + repr(Png(b"png", "Figure: x")) + repr(table)
     assert repr(Png(b"png", "Figure: x")) == "Figure: x"
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        ("lucene", "lucene"),
+        (1.2, "1.2"),
+        (["bm25", "dense"], "[bm25, dense]"),
+        ({"model": "m", "pooling": "mean"}, "(model = m, pooling = mean)"),
+        ([], "none"),
+        ({}, "none"),
+        (
+            [
+                {"key": "bm25", "label": "BM25", "params": {"k1": 1.2}},
+                {"key": "tags", "label": "Tag scorer", "params": {}},
+            ],
+            "[BM25 (k1 = 1.2); Tag scorer]",
+        ),
+    ],
+)
+def test_param_text_is_never_a_repr(value, text) -> None:
+    """Parameters read as `key = value` text: no quotes, brackets of dicts or Python reprs."""
+    assert param_text(value) == text
+
+
+def test_system_bullets_show_parameters_as_text(notes) -> None:
+    """The hybrid's bullet shows its parts as text (it showed ['bm25', 'tags'] and a list of dicts)."""
+    evaluation = evaluate(notes, "hybrid[of=bm25+tags]", k=5, seed=7)
+    line = system_line(evaluation.results[0])
+    assert line.startswith(
+        "  - Hybrid RRF (BM25 + Tag scorer) (`hybrid[of=bm25+tags]`): of = [bm25, tags], method = rrf"
+    )
+    assert "components = [BM25 (k1 = 1.2, b = 0.75, variant = lucene); Tag scorer" in line
+    assert "'" not in line and "{" not in line

@@ -1,0 +1,142 @@
+"""Every paired comparison of an evaluation as one matrix: pairs of systems as rows, measures as columns.
+
+Each cell is one paired permutation test of :attr:`Statistics.comparisons
+<agentmemory.analysis.summaries.Statistics.comparisons>` (nothing is
+recomputed): the mean paired difference ``a - b`` over the headline
+queries, its percentile-bootstrap interval, and the p-value that decides
+significance: Holm-adjusted across the pairs of the measure when there are
+several pairs (``Comparison.p_holm``), the test's own otherwise.  The
+columns are the comparison table's measures
+(:attr:`~agentmemory.analysis.summaries.Statistics.shown_measures`: ``RR``
+and ``RR@k`` once).  :func:`matrix_summary` says in a few sentences what the
+matrix allows one to claim.  The report shows the matrix as a table and a
+heat map (:func:`agentmemory.report.stats.comparison_matrix`,
+:func:`agentmemory.report.figures.comparison_heatmap`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from agentmemory.analysis.prose import format_p
+from agentmemory.analysis.significance import smallest_p_value
+from agentmemory.analysis.summaries import Statistics
+
+__all__ = ["MatrixCell", "PairedMatrix", "matrix_summary", "paired_matrix"]
+
+_LISTED = 3  # significant differences named in the summary before "and N more"
+
+
+@dataclass(frozen=True)
+class MatrixCell:
+    """One pair on one measure.
+
+    Attributes:
+        difference: the mean paired difference, first system minus second.
+        low, high: its bootstrap interval; ``None`` when every paired difference was equal (no interval).
+        p: the deciding p-value (Holm-adjusted across the measure's pairs when there are several).
+        significant: ``p <= alpha`` and the test could reach ``alpha`` at all.
+    """
+
+    difference: float
+    low: float | None
+    high: float | None
+    p: float
+    significant: bool
+
+
+@dataclass(frozen=True)
+class PairedMatrix:
+    """The matrix of :func:`paired_matrix`: ``cells[(row, measure)]`` for each pair ``rows[row]`` (labels)."""
+
+    rows: tuple[tuple[str, str], ...]
+    measures: tuple[str, ...]
+    cells: Mapping[tuple[int, str], MatrixCell]
+    queries: int
+    alpha: float
+    confidence: float
+    smallest_p: float
+    adjusted: bool  # Holm across the pairs of each measure (more than one pair)
+
+    @property
+    def comparisons(self) -> int:
+        return len(self.rows) * len(self.measures)
+
+    def row_label(self, row: int) -> str:
+        """``"Hybrid RRF − BM25"``: the pair, first minus second."""
+        a, b = self.rows[row]
+        return f"{a} − {b}"
+
+
+def paired_matrix(statistics: Statistics, labels: Mapping[str, str]) -> PairedMatrix:
+    """The pairs of ``statistics.comparisons`` (``labels``: each system's name to its label) on the table's measures."""
+    measures = tuple(m for m in statistics.shown_measures if statistics.comparisons.get(m))
+    first = statistics.comparisons[measures[0]] if measures else ()
+    rows = tuple((labels[c.a], labels[c.b]) for c in first)
+    adjusted = len(first) > 1
+    cells: dict[tuple[int, str], MatrixCell] = {}
+    for m in measures:
+        for row, c in enumerate(statistics.comparisons[m]):
+            ci = c.test.effect_ci
+            p = c.p_holm if adjusted else c.test.p_value
+            cells[(row, m)] = MatrixCell(
+                difference=c.test.mean_difference,
+                low=None if ci.degenerate else ci.low,
+                high=None if ci.degenerate else ci.high,
+                p=p,
+                significant=c.test.smallest_p_value <= statistics.alpha and p <= statistics.alpha,
+            )
+    smallest = smallest_p_value(statistics.queries, n_resamples=statistics.n_resamples) if statistics.queries else 1.0
+    return PairedMatrix(
+        rows, measures, cells, statistics.queries, statistics.alpha, statistics.confidence, smallest, adjusted
+    )
+
+
+def _signed(value: float) -> str:
+    """``+0.12`` or ``−0.12`` (a real minus sign, as the report's matrix writes it)."""
+    return f"{value:+.2f}".replace("-", "−")
+
+
+def matrix_summary(matrix: PairedMatrix) -> str:
+    """A few sentences: what the matrix holds, what these queries can show, what is significant, the largest
+    difference, and how not to read it."""
+    n, a = matrix.queries, f"{matrix.alpha:g}"
+    if not matrix.cells:
+        return "No paired comparison: fewer than two systems, or no headline query."
+    pairs = len(matrix.rows)
+    correction = (
+        f"Holm's correction across the {pairs} pairs of each measure" if matrix.adjusted else "one pair, no correction"
+    )
+    text = [
+        f"{matrix.comparisons} paired comparisons ({pairs} {'pair' if pairs == 1 else 'pairs'} of systems x "
+        f"{len(matrix.measures)} measures) over {n} headline {'query' if n == 1 else 'queries'}, each a two-sided "
+        f"paired permutation test ({correction})."
+    ]
+    significant = [(row, m) for (row, m), cell in matrix.cells.items() if cell.significant]
+    floor = min(1.0, matrix.smallest_p * pairs) if matrix.adjusted else matrix.smallest_p  # Holm's first step
+    if floor > matrix.alpha:
+        after = f", {format_p(floor)} after Holm's correction over {pairs} pairs" if matrix.adjusted else ""
+        text.append(
+            f"With {n} queries no p-value can fall below {format_p(matrix.smallest_p)}{after}, so none of them can be "
+            f"significant at {a}, whatever the systems do: the matrix describes these queries, nothing more."
+        )
+    elif significant:
+        named = [
+            f"{matrix.row_label(row)} on {m} ({_signed(matrix.cells[(row, m)].difference)})"
+            for row, m in significant[:_LISTED]
+        ]
+        more = f", and {len(significant) - _LISTED} more" if len(significant) > _LISTED else ""
+        text.append(f"{len(significant)} of them are significant at {a} (marked *): {', '.join(named)}{more}.")
+    else:
+        text.append(f"None is significant at {a}: these queries do not show a difference between any two systems.")
+    (row, m), cell = max(matrix.cells.items(), key=lambda item: (abs(item[1].difference), -item[0][0]))
+    interval = (
+        "every query the same" if cell.low is None else f"interval [{_signed(cell.low)}, {_signed(cell.high or 0.0)}]"
+    )
+    text.append(f"The largest difference is {matrix.row_label(row)} on {m}, {_signed(cell.difference)} ({interval}).")
+    text.append(
+        "The measures are read on the same queries and move together, so several significant measures of one pair "
+        "are one finding, not several; a difference that is not significant is not evidence that there is none."
+    )
+    return " ".join(text)
