@@ -48,7 +48,7 @@ from agentmemory.analysis.text_tables import markdown_table
 from agentmemory.datasets.collection import Collection
 from agentmemory.datasets.releases import release_of
 from agentmemory.evaluation.runner import Evaluation
-from agentmemory.metrics import Measure
+from agentmemory.metrics import Measure, distinct_measures
 
 __all__ = [
     "RELEVANCE_RULES",
@@ -271,9 +271,8 @@ def short_form(card: Mapping[str, Any]) -> str:
 def _data_lines(data: Mapping[str, Any]) -> list[str]:
     files = ", ".join(f"`{f['name']}` (sha256 `{f['sha256']}`)" for f in data["files"]) or "none (generated)"
     release = data["release"] or UNKNOWN_RELEASE
-    lines = [f"- **Data**: {files}; release: **{release}**"]
-    if data["release_source"]:
-        lines.append(f"- **Release known from**: {data['release_source']}")
+    known = f" (known from: {data['release_source']})" if data["release_source"] else ""
+    lines = [f"- **Data**: {files}; release: **{release}**{known}"]
     if data["format"] is not None:
         options = ", ".join(f"{k}={_text(v)}" for k, v in data["options"].items())
         lines.append(f"- **Read as**: the {data['format']} format" + (f" ({options})" if options else ""))
@@ -291,14 +290,25 @@ _KINDS = {
 }
 
 
+_SHOWN_REASONS = 3
+"""How many reasons of one kind of exclusion the card's line names (the most frequent); the artifact's card keeps
+every one, and each report lists every left-out question with its reason."""
+
+
 def _denominator_line(denominator: Mapping[str, Any]) -> str:
-    """``1,526 of 1,986 questions; left out: 14 skipped by the loader (4: no evidence; 1: ...); 446 in groups ...``."""
+    """``1,526 of 1,986 questions; left out: 14 skipped by the loader (4: no evidence; 1: ...); 446 in groups ...``.
+
+    Each kind names its :data:`_SHOWN_REASONS` most frequent reasons and counts the rest."""
     text = f"- **Denominator**: {denominator['counted']:,} of {denominator['questions']:,} questions"
     parts = []
     for kind, said in _KINDS.items():
         rows = [e for e in denominator["exclusions"] if e["kind"] == kind]
         if rows:
-            reasons = "; ".join(f"{e['count']:,}: {e['reason']}" for e in rows)
+            reasons = "; ".join(f"{e['count']:,}: {e['reason']}" for e in rows[:_SHOWN_REASONS])
+            rest = rows[_SHOWN_REASONS:]
+            if rest:
+                more = sum(e["count"] for e in rest)
+                reasons += f"; {more:,} for {len(rest):,} other reasons (the artifact lists every one)"
             parts.append(f"{sum(e['count'] for e in rows):,} {said} ({reasons})")
     if parts:
         text += "; left out: " + "; ".join(parts)
@@ -339,9 +349,26 @@ def card_text(card: Mapping[str, Any], extra: Sequence[str] = (), *, plain: bool
             m["measure"],
             m["family"] or "unstated",
             m["direction"],
-            m["definition"] + (f" (scores {m['granularity']}s)" if m["granularity"] else ""),
+            m["definition"] + (f" (scores {m['granularity']}s)" if m["granularity"] else "") + _merged_note(m, card),
         ]
-        for m in card["measures"]
+        for m in _shown_measures(card)
     ]
     table = markdown_table(["Measure", "Family", "Better", "Definition"], rows)
     return "\n".join(lines) + "\n\n" + table
+
+
+def _shown_measures(card: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The card's measures as the comparison table shows them: an uncut measure that is its cut form at k (``RR``
+    beside ``RR@k``, :func:`agentmemory.metrics.distinct_measures`) once, as the cut form."""
+    k = card["cutoffs"]["k"]
+    if k is None:
+        return list(card["measures"])
+    kept = set(distinct_measures([m["measure"] for m in card["measures"]], k))
+    return [m for m in card["measures"] if m["measure"] in kept]
+
+
+def _merged_note(row: Mapping[str, Any], card: Mapping[str, Any]) -> str:
+    """`` (RR is the same measure here)`` on the cut form that an uncut measure of the card was merged into."""
+    shown = {m["measure"] for m in _shown_measures(card)}
+    merged = [m["measure"] for m in card["measures"] if m["measure"] not in shown and m["name"] == row["name"]]
+    return f" ({', '.join(merged)} is the same measure here: every ranking is cut at k)" if merged else ""

@@ -26,9 +26,8 @@ SEED_CARD = """\
 - **Data**: `corpus.jsonl` (sha256 `11ff3a637bb963cdca155363f32621621f1cce37c7e23d0fbf04ecc531b461f7`), \
 `qrels/test.tsv` (sha256 `b49979eb5208b6d74ccb96ebc0f13fb57e847dfbe7b9fac0d183f6b124e8ca00`), `queries.jsonl` \
 (sha256 `f43f519db9797c8f83b9ee106f86aa1dd54037f4ba2ab9c7ee6522782321e132`); release: **agentmemory assistant-notes \
-fixture**
-- **Release known from**: authored for agentmemory and shipped in fixtures/assistant-notes; sha256 of the committed \
-files, recomputed by tests/datasets/test_releases.py
+fixture** (known from: authored for agentmemory and shipped in fixtures/assistant-notes; sha256 of the committed \
+files, recomputed by tests/datasets/test_releases.py)
 - **Read as**: the beir format (split=test)
 - **Granularity**: not declared by the format (one entry per record it reads)
 - **Relevance**: direct: a hit counts when it is judged relevant (grade >= 1), trec_eval's rule
@@ -48,10 +47,14 @@ def sample():
 
 
 def test_the_seed_fixture_card_to_the_letter(seed_evaluation) -> None:
-    """The seed fixture's card: its three files and their release, and one row per measure from its MeasureDef."""
+    """The seed fixture's card: its three files and their release, and one row per measure from its MeasureDef,
+    RR once as RR@5 (the comparison table's rule: the same measure when every ranking is cut at k = 5)."""
+    same = " (RR is the same measure here: every ranking is cut at k)"
     rows = "".join(
-        f"| {m} | {m.definition.family} | {m.definition.direction} | {m.definition.description} |\n"
+        f"| {m} | {m.definition.family} | {m.definition.direction} | {m.definition.description}"
+        f"{same if str(m) == 'RR@5' else ''} |\n"
         for m in seed_evaluation.measures
+        if str(m) != "RR"
     )
     assert card_text(evaluation_card(seed_evaluation)) + "\n" == SEED_CARD + rows
     assert card_text(evaluation_card(seed_evaluation), plain=True).startswith(
@@ -71,6 +74,8 @@ def test_the_locomo_sample_counts_every_question(sample) -> None:
     assert denominator["exclusions"][-1]["reason"] == "5 adversarial"
     assert {e["reason"] for e in denominator["exclusions"][:9]} == {reason for _, reason in sample.skipped}
     assert denominator["counted"] + sum(e["count"] for e in denominator["exclusions"]) == denominator["questions"]
+    line = next(x for x in card_text(card).splitlines() if x.startswith("- **Denominator**"))
+    assert "9 skipped by the loader (1: " in line and "; 6 for 6 other reasons (the artifact lists every one))" in line
     assert card["short_form"] == "agentmemory LoCoMo sample, turns, trec_eval P/R/RR/nDCG/AP, 6 of 17 questions"
     assert card["granularity"] == "turn" and card["data"]["format"] == "locomo"
     assert card["data"]["options"] == {"repair": False, "include_captions": False, "granularity": "turn"}

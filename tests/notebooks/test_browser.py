@@ -206,10 +206,12 @@ def test_a_report_of_ones_own_opens_in_the_browser(user_report, tmp_path):
     assert done.returncode == 0, done.stderr
     seen = _render(out / "collection.html", tmp_path)
     assert seen["title"] == "agentmemory collection report"
-    assert seen["headings"][:2] == ["The comparison", "1. What was evaluated"]
+    assert seen["headings"][:3] == ["Definitions", "The comparison", "1. What was evaluated"]
     compared = next(t for t in seen["tables"] if "(baseline)" in t["text"])
     assert compared["visible"] and compared["top"] < 1024
-    assert compared["text"].splitlines()[0].startswith("Systems against the baseline BM25")
+    caption = compared["text"].splitlines()[0]
+    assert caption.startswith("agentmemory LoCoMo sample, turns, trec_eval P/R/RR/nDCG/AP, 6 of 17 questions. ")
+    assert ". Systems against the baseline BM25" in caption
     assert seen["images"], "the report has figures"
     for image in seen["images"]:
         assert image["complete"] and image["naturalWidth"] > 0 and image["visible"], image
