@@ -85,6 +85,8 @@ def test_every_capability_is_declared_once_with_its_meaning_and_what_a_report_sa
         "search_batch",
         "memory_bytes",
         "max_k",
+        "with_params",
+        "index_params",
         "spec_label",
     }
     assert CAPABILITIES == tuple(c.name for c in CAPABILITY_TABLE if c.owner == "retriever")
@@ -131,7 +133,7 @@ def test_nothing_is_probed_on_a_retriever_that_is_not_declared() -> None:
 @pytest.mark.parametrize(
     ("retriever", "expected"),
     [
-        (BM25(), {"score_all", "score_at_least", "explain", "memory_bytes"}),
+        (BM25(), {"score_all", "score_at_least", "explain", "memory_bytes", "with_params"}),
         (TagScorer(), {"score_all", "score_at_least", "explain", "memory_bytes"}),
         (Plain(), set()),
         (Removing(), {"remove"}),
