@@ -203,17 +203,18 @@ def batches(plan: Plan, tasks: Sequence[Task], width: int | None) -> list[tuple[
     ``width`` workers, each collection's tasks form one batch (a worker loads
     the collection and builds each index once for all of them); while the
     heaviest batch holds more than a ``width``-th of the work
-    (:func:`task_weight`), it is split in two, at the index group boundary
-    nearest its middle, else inside its group (each half then builds that
-    index: one per worker); then neighbouring batches lighter than
-    :data:`SMALL_BATCH` are merged while each worker still gets a batch.
+    (:func:`task_weight`) and at least twice :data:`SMALL_BATCH`, it is split
+    in two, at the index group boundary nearest its middle, else inside its
+    group (each half then builds that index: one per worker); then
+    neighbouring batches lighter than :data:`SMALL_BATCH` are merged while
+    each worker still gets a batch.
     """
     groups: dict[tuple[str, str], list[Task]] = {}
     for task in tasks:
         groups.setdefault((task.collection, task.job.index or f"task {task.key}"), []).append(task)
     order = {c.name: i for i, c in enumerate(plan.collections)}
     ordered = sorted(groups.values(), key=lambda g: order[g[0].collection])  # stable: groups keep their order
-    if width is None or width <= 1:
+    if width is None or width <= 1 or not tasks:
         return [(task,) for group in ordered for task in group]
     bundles: dict[str, list[list[Task]]] = {}
     for group in ordered:
@@ -224,7 +225,8 @@ def batches(plan: Plan, tasks: Sequence[Task], width: int | None) -> list[tuple[
     while True:
         heaviest = max(range(len(cut)), key=lambda i: (sum(weight[t.key] for g in cut[i] for t in g), -i))
         bundle = cut[heaviest]
-        if sum(weight[t.key] for g in bundle for t in g) * width <= total or sum(map(len, bundle)) < 2:
+        heavy = _weight(bundle, weight)
+        if heavy * width <= total or heavy < 2 * SMALL_BATCH or sum(map(len, bundle)) < 2:
             break
         cut[heaviest : heaviest + 1] = _halves(bundle, weight)
     merged: list[list[list[Task]]] = []
@@ -242,20 +244,28 @@ def _weight(bundle: list[list[Task]], weight: Mapping[str, int]) -> int:
 
 
 def _halves(bundle: list[list[Task]], weight: Mapping[str, int]) -> list[list[list[Task]]]:
-    """``bundle`` (index groups) in two: at the group boundary nearest half its weight, else its one group halved."""
-    if len(bundle) == 1:
-        [group] = bundle
-        half = len(group) // 2
-        return [[group[:half]], [group[half:]]]
+    """``bundle`` (index groups, in order) in two of about half its weight each: at the group boundary nearest
+    the middle when it leaves at least a quarter on each side, else inside the group holding the middle."""
     total = _weight(bundle, weight)
     running = 0
-    best, best_gap = 1, None
+    best, best_gap = None, None
     for i, group in enumerate(bundle[:-1], start=1):
         running += sum(weight[t.key] for t in group)
         gap = abs(2 * running - total)
-        if best_gap is None or gap < best_gap:
+        if 4 * running >= total and 4 * running <= 3 * total and (best_gap is None or gap < best_gap):
             best, best_gap = i, gap
-    return [bundle[:best], bundle[best:]]
+    if best is not None:
+        return [bundle[:best], bundle[best:]]
+    running = 0
+    for i, group in enumerate(bundle):
+        for j, task in enumerate(group):
+            running += weight[task.key]
+            if 2 * running >= total:  # the task holding the middle: cut before or after it, whichever is nearer
+                cut = j + 1 if 2 * running - total <= total - 2 * (running - weight[task.key]) else j
+                cut = min(max(cut, 1 if i == 0 else 0), len(group))
+                head, tail = bundle[:i] + [group[:cut]], [group[cut:]] + bundle[i + 1 :]
+                return [[g for g in head if g], [g for g in tail if g]]
+    raise AssertionError("unreachable: the weights sum to total")  # pragma: no cover
 
 
 def default_out(grid: Grid) -> Path:

@@ -26,6 +26,7 @@ cluster of any size write the same bytes, in whatever order tasks finish.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import warnings
@@ -42,7 +43,7 @@ from agentmemory.experiment.grid import Grid, read_grid
 from agentmemory.experiment.merge import PER_QUERY_COLUMNS, Evaluated, Failure, dumps_results, merge, per_query_csv
 from agentmemory.experiment.plan import Plan, Task, batches, default_out, plan_experiment
 from agentmemory.experiment.reports import check_report_dependencies, default_notebook, render_report, report_parameters
-from agentmemory.experiment.task import canonical_json, error_line, execute_batch
+from agentmemory.experiment.task import canonical_json, error_line, execute_batch, forget_indexes
 from agentmemory.files.atomic import atomic_write_bytes, atomic_write_text
 
 __all__ = ["ExperimentResult", "run_experiment"]
@@ -57,7 +58,8 @@ class ExperimentResult:
     (each with its one-line error); ``report_failures`` lists
     ``(collection, error)`` of reports that failed; ``written`` the files
     written, in order; ``indexes_built`` how many retriever indexes the
-    computed tasks built (fewer than the retriever tasks when tasks shared one).
+    computed tasks built (fewer than the retriever tasks when tasks shared one);
+    ``batches`` how many calls the executor was given for them.
     """
 
     out: Path
@@ -69,6 +71,7 @@ class ExperimentResult:
     written: tuple[Path, ...] = ()
     report_failures: tuple[tuple[str, str], ...] = ()
     indexes_built: int = 0
+    batches: int = 0
 
     @property
     def ok(self) -> bool:
@@ -105,7 +108,9 @@ def _cached(path: Path, task: Task) -> dict[str, Any] | None:
     return result if isinstance(result, dict) and "error" not in result else None
 
 
-def _submitted(executor: Executor, plan: Plan, tasks: Sequence[Task]) -> Iterator[tuple[Task, dict[str, Any], int]]:
+def _submitted(
+    executor: Executor, plan: Plan, tasks: Sequence[Task], share: bool, counts: dict[str, int]
+) -> Iterator[tuple[Task, dict[str, Any], int]]:
     """Each task with its result (or ``{"error": ...}``) and the indexes it built, as its batch finishes.
 
     The tasks go to ``executor`` in batches (:func:`~agentmemory.experiment.plan.batches`),
@@ -113,17 +118,25 @@ def _submitted(executor: Executor, plan: Plan, tasks: Sequence[Task]) -> Iterato
     most twice the executor's parallelism of them are submitted at once (one
     at a time for the serial executor, so each task is written before the
     next starts), or every batch when the executor does not say.  A task
-    whose index another task of this run shares is marked ``keep``.
+    whose index another task of this run shares is marked ``keep``; with
+    ``share`` false no task shares (each builds its own index).  ``counts``
+    receives the number of batches.
     """
     width = parallelism(executor)
     sizes: dict[tuple[str, str | None], int] = {}
     for task in tasks:
         if task.job.index is not None:
             sizes[task.collection, task.job.index] = sizes.get((task.collection, task.job.index), 0) + 1
-    kept = [
-        replace(t, job=replace(t.job, keep=True)) if sizes.get((t.collection, t.job.index), 0) > 1 else t for t in tasks
+    marked = [
+        replace(t, job=replace(t.job, index=None))
+        if not share
+        else replace(t, job=replace(t.job, keep=True))
+        if sizes.get((t.collection, t.job.index), 0) > 1
+        else t
+        for t in tasks
     ]
-    cut = batches(plan, kept, width)
+    cut = batches(plan, marked, width)
+    counts["batches"] = len(cut)
     window = max(1, len(cut) if width is None else 1 if width == 1 else 2 * width)
     order = {batch[0].key: i for i, batch in enumerate(cut)}
     waiting = iter(cut)
@@ -154,6 +167,16 @@ def _submitted(executor: Executor, plan: Plan, tasks: Sequence[Task]) -> Iterato
     finally:
         for future in pending:
             future.cancel()
+
+
+@contextlib.contextmanager
+def _own_indexes_dropped() -> Iterator[None]:
+    """The indexes tasks run in this process kept (serial, threads) are dropped when the tasks are done: they
+    served this run; a worker process keeps its own (at most INDEX_CACHE_SIZE) for the next run it serves."""
+    try:
+        yield
+    finally:
+        forget_indexes()
 
 
 def _progress_bar(total: int, initial: int, enabled: bool) -> Any:
@@ -206,6 +229,7 @@ def run_experiment(
     parquet: bool = False,
     progress: bool = False,
     notebook: str | PathLike[str] | None = None,
+    share: bool = True,
 ) -> ExperimentResult:
     """Run the grid's tasks on ``executor`` and merge them into ``out`` (see the module docstring).
 
@@ -221,6 +245,9 @@ def run_experiment(
             for each collection, as tasks on ``executor``.
         parquet: also write ``per_query.parquet`` (needs pandas and fastparquet or pyarrow).
         progress: a progress bar on stderr (tasks done out of all, failures).
+        share: tasks of one collection whose retrievers share an index build it once per
+            worker (see :func:`~agentmemory.experiment.plan.batches`); ``False`` builds it
+            for every task (the same results, for measuring what sharing saves).
 
     A task that fails does not stop the others: it is in
     ``result.failures`` and in ``results.json``; ``result.ok`` says whether
@@ -254,9 +281,10 @@ def run_experiment(
     todo = [task for key, task in unique.items() if key not in outputs]
     errors: dict[str, str] = {}
     indexes_built = 0
+    counts = {"batches": 0}
     folder.mkdir(parents=True, exist_ok=True)
-    with _progress_bar(len(unique), len(reused_keys), progress) as bar:
-        for task, outcome, built in _submitted(pool, plan, todo):
+    with _progress_bar(len(unique), len(reused_keys), progress) as bar, _own_indexes_dropped():
+        for task, outcome, built in _submitted(pool, plan, todo, share, counts):
             indexes_built += built
             if "error" in outcome:
                 errors[task.key] = str(outcome["error"])
@@ -298,6 +326,7 @@ def run_experiment(
         written=tuple(written),
         report_failures=tuple(report_failures),
         indexes_built=indexes_built,
+        batches=counts["batches"],
     )
 
 

@@ -50,6 +50,7 @@ __all__ = [
     "TaskJob",
     "execute_batch",
     "execute_task",
+    "forget_indexes",
     "remember",
     "task_key",
 ]
@@ -163,6 +164,12 @@ def remember(source: CollectionSource, collection: Collection) -> None:
         _CACHE.move_to_end(source.cache_key)
         while len(_CACHE) > CACHE_SIZE:
             _CACHE.popitem(last=False)
+
+
+def forget_indexes() -> None:
+    """Drop the indexes this process keeps for later tasks (the client's own, when a run on it ends)."""
+    with _LOCK:
+        _INDEXES.clear()
 
 
 def _collection(source: CollectionSource) -> Collection:

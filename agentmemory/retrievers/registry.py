@@ -51,6 +51,12 @@ class RetrieverDef:
     label: str
 
 
+class _FactoryBoundary(PluginBoundary):
+    """A plugin retriever's factory behind the boundary (its ``label``, ``spec_label``, ``index_params``)."""
+
+    kind = "retriever"
+
+
 def _check_def(name: str, obj: Any) -> RetrieverDef:
     if isinstance(obj, RetrieverDef):
         return obj
@@ -253,10 +259,10 @@ def _label(base: str, params: dict[str, Any], factory: Any = None, plugin: str |
         if plugin is None:
             label = factory.spec_label(dict(params))
         else:
-            label = PluginBoundary(plugin).call("spec_label", factory.spec_label, dict(params))
+            label = _FactoryBoundary(plugin).call("spec_label", factory.spec_label, dict(params))
         if not isinstance(label, str) or not label.strip():
             if plugin is not None:
-                PluginBoundary(plugin).refuse("spec_label", f"{label!r}, not a non-empty string (a display name)")
+                _FactoryBoundary(plugin).refuse("spec_label", f"{label!r}, not a non-empty string (a display name)")
             raise ParameterError(
                 "retriever spec_label",
                 label,
@@ -328,12 +334,12 @@ def index_key_of(target: str, factory: Any, given: dict[str, Any], key: str, plu
     if plugin is None:
         names = factory.index_params()
     else:
-        names = PluginBoundary(plugin).call("index_params", factory.index_params)
+        names = _FactoryBoundary(plugin).call("index_params", factory.index_params)
     defaults, var_kw = _accepted(factory, target)
     problem = index_params_violation(names, None if var_kw else defaults)
     if problem is not None:
         if plugin is not None:
-            PluginBoundary(plugin).refuse("index_params", problem)
+            _FactoryBoundary(plugin).refuse("index_params", problem)
         raise ParameterError("retriever index_params", names, problem, "return the names of parameters it takes")
     return Spec(target, {k: v for k, v in given.items() if k in names}).text()
 
