@@ -540,7 +540,7 @@ def _prepared_store(
     if store is not None and (
         any(s.key not in store.retriever_names for s in specs)
         or len(store) != len(collection.entries)
-        or any(e.id not in store for e in collection.entries)
+        or not store.holds_exactly(collection.entries)
     ):
         raise ParameterError(
             "store",

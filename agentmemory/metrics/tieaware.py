@@ -259,6 +259,7 @@ class _TieBasis:
     __slots__ = (
         "best",
         "best_is_rule",
+        "contexts",
         "depth",
         "groups",
         "inside",
@@ -281,8 +282,12 @@ class _TieBasis:
         self.query = query
         self.depth = min(k, len(scores))  # tie_aware_value's depth for depth=k
         self.rule = [e for g in groups for e in g.entry_ids][:k]
-        self.best = _extreme_ranking(groups, qrels, best=True)[:k]
-        self.worst = _extreme_ranking(groups, qrels, best=False)[:k]
+        if all(len(g.entry_ids) == 1 for g in groups):  # no tie: every ordering is the rule's
+            self.best = self.worst = self.rule
+        else:
+            self.best = _extreme_ranking(groups, qrels, best=True)[:k]
+            self.worst = _extreme_ranking(groups, qrels, best=False)[:k]
+        self.contexts: dict[int | None, TieContext] = {}
         # Without relevant entries in a tie group, all three rankings are the same list.
         self.best_is_rule = self.best == self.rule
         self.worst_is_rule = self.worst == self.rule
@@ -293,6 +298,14 @@ class _TieBasis:
                 break
         self.size = size
         self.inside = inside
+
+    def _context(self, cutoff: int | None) -> TieContext:
+        """The query's :class:`TieContext` at ``cutoff``, made once for every measure with that cutoff."""
+        context = self.contexts.get(cutoff)
+        if context is None:
+            context = TieContext(self.groups, self.qrels, cutoff, self.depth, self.scope, self.query)
+            self.contexts[cutoff] = context
+        return context
 
     def report(self, m: Measure) -> TieReport:
         """The report on ``m``, whose definition has a tie-aware expectation."""
@@ -306,7 +319,7 @@ class _TieBasis:
         pure = _built_in(m)
         return TieReport(
             value_under_rule=under_rule,
-            expected=expectation(TieContext(self.groups, qrels, m.cutoff, self.depth, scope, query)),
+            expected=expectation(self._context(m.cutoff)),
             minimum=under_rule if pure and self.worst_is_rule else m._compute(self.worst, qrels, scope, query),
             maximum=under_rule if pure and self.best_is_rule else m._compute(self.best, qrels, scope, query),
             straddles_cutoff=self.inside < self.size,

@@ -253,6 +253,10 @@ class MemoryStore:
     def __contains__(self, entry_id: object) -> bool:
         return entry_id in self._entries
 
+    def holds_exactly(self, entries: Iterable[MemoryEntry]) -> bool:
+        """Whether the store's live entries have exactly the ids of ``entries`` (compared as sets, in bulk)."""
+        return self._entries.keys() == set(map(_ID, entries))
+
     def get(self, entry_id: str) -> MemoryEntry:
         """The entry with ``entry_id`` (its newest version); ParameterError if there is none."""
         try:
