@@ -39,6 +39,12 @@ from 0.0 in component order, so equal inputs give bit-identical scores.
 **Ties** follow the ranking rule of :mod:`agentmemory.retrievers.base`:
 fused score descending, then entry id descending.
 
+**Sharing.**  The components are the index (``index_params() == ("of",)``);
+:meth:`Hybrid.with_params` gives another fusion (method, rrf_k, depth,
+weights) over the same components, and the hybrids sharing them keep each
+query's component runs (per ``depth``) once computed, so a grid of fusion
+settings asks each component once per query.
+
 The hybrid ranks no deeper than ``depth``: ``search(query, k)`` with ``k >
 depth`` is refused (a :class:`~agentmemory.errors.ParameterError`), so an
 evaluation's cutoff can never exceed what was fused (an evaluation at cutoff

@@ -37,7 +37,10 @@ Exactly how: in float64, ``relevance`` as written, ``hours`` from the exact
 ``timedelta`` (``total_seconds() / 3600``), ``decay ** hours`` with Python's
 ``**``, and the score ``((w_rel * relevance) + (w_rec * recency)) + (w_imp *
 importance)``.  Ranking: score descending, then entry id descending, scores
-``<= 0`` dropped (:mod:`agentmemory.retrievers.base`).  ``search(query, k)``
+``<= 0`` dropped (:mod:`agentmemory.retrievers.base`).  The base is the
+index (``index_params() == ("base",)``): :meth:`Recency.with_params` scores
+the same base's candidates with another decay, weights or depth, and the
+recencies sharing a base keep its runs once computed.  ``search(query, k)``
 with ``k > depth`` is refused, as for ``hybrid``: there are only ``depth``
 candidates to rank.
 """
