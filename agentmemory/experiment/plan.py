@@ -11,7 +11,10 @@ it again.
 The tasks come in a fixed order, the order of every output: collections in
 the grid's order, then ``k`` and ``seed`` in the grid's order, then the
 systems (the collection's retrievers, then its runs); the tasks listed under
-``[[tasks]]`` follow.  A task listed twice is run once.
+``[[tasks]]`` follow.  A task listed twice is run once.  Each retriever
+task carries its spec's ``index_key`` (tasks of one collection with the
+same one share an index), and :func:`batches` cuts tasks into the calls a
+worker gets (docs/grids.md, "what each worker builds").
 """
 
 from __future__ import annotations

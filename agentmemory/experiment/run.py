@@ -21,7 +21,9 @@ key); the client always reads them back from the task file's JSON text
 reused; the merge orders everything by the plan, never by completion; and
 the statistics are computed once, by the client, seeded by each
 evaluation's seed.  So the serial executor, a process pool and a Dask
-cluster of any size write the same bytes, in whatever order tasks finish.
+cluster of any size write the same bytes, in whatever order tasks finish,
+and whether a task built its index or was served one another task built
+(a retriever from ``with_params`` answers as one built anew).
 """
 
 from __future__ import annotations

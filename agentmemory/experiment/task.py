@@ -7,7 +7,16 @@ one system with :func:`agentmemory.evaluate` and returns its per-query
 rows as plain JSON-ready data.  It never raises for a bad input: a task
 that fails returns ``{"error": "<one line>"}``, so the client reports it
 with the task's spec and the other tasks go on (and nothing has to survive
-pickling but strings).
+pickling but strings).  :func:`execute_batch` runs several in a row (one
+call on a worker, see :func:`agentmemory.experiment.plan.batches`).
+
+**Shared indexes.**  A retriever task carries its spec's ``index_key``
+(``TaskJob.index``, not part of its identity: it changes no row).  When an
+earlier task in this process kept an index of the same collection and key
+(at most :data:`INDEX_CACHE_SIZE`), the task's retriever is made over it
+(the same retriever for the same spec, else ``with_params``) instead of
+indexing every entry again; a task whose ``keep`` is set leaves its own
+for the next.  The rows are the same either way.
 
 A task is identified by its **key**, :func:`task_key`: the sha256 of the
 canonical JSON of :meth:`TaskJob.identity`: the collection's digest,

@@ -374,3 +374,25 @@ def test_a_plugins_with_params_must_give_a_new_retriever() -> None:
         owner.with_params({"boost": 2.0})
     with pytest.raises(PluginError, match=r"with_params returned <object object .*, not a retriever \(it lacks"):
         owner.with_params({})
+
+
+def test_check_retriever_checks_with_params_when_a_plugin_has_it() -> None:
+    """The contract test: with_params with the spec's own parameters gives a new retriever with the same hits."""
+    check_retriever(Tunable)
+
+    class Selfish(Tunable):
+        label = "Selfish"
+
+        def with_params(self, params: dict):
+            return self
+
+    class Louder(Tunable):
+        label = "Louder"
+
+        def with_params(self, params: dict):
+            return Tunable.with_params(self, {**params, "boost": 3.0})
+
+    with pytest.raises(RetrieverContractError, match=r"with_params\(\{\}\) returned the retriever itself"):
+        check_retriever(Selfish)
+    with pytest.raises(RetrieverContractError, match=r"with_params\(its own parameters\) gives \["):
+        check_retriever(Louder)
