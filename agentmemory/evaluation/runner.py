@@ -773,10 +773,13 @@ class _Scorer:
         self.relevance = relevance
         self.extra = dict(extra or {})
         self.headline = {q.id for q in collection.headline_queries}
-        scopes: dict[str | None, set[str]] = {}
-        for entry in (*collection.entries, *self.extra.values()):
-            scopes.setdefault(entry.scope, set()).add(entry.id)
-        self.scope_ids = {scope: frozenset(ids) for scope, ids in scopes.items()}
+        if self.extra:
+            scopes: dict[str | None, set[str]] = {}
+            for entry in (*collection.entries, *self.extra.values()):
+                scopes.setdefault(entry.scope, set()).add(entry.id)
+            self.scope_ids = {scope: frozenset(ids) for scope, ids in scopes.items()}
+        else:
+            self.scope_ids = dict(collection.scope_ids)  # computed once per collection, for every evaluation
         self._ancestors: dict[str, frozenset[str]] | None = None
         groups: dict[int | None, list[Measure]] = {}
         for m in measures:
