@@ -806,7 +806,7 @@ class _Scorer:
         qrels = self.collection.qrels[query.id]
         tie_at_cutoff = len(deeper) > k and deeper[k].score == deeper[k - 1].score
         metrics, credited = self._metrics(query, [h.entry_id for h in deeper], qrels)
-        reports = self._tie_reports(query, deeper, qrels, tie_at_cutoff, reachable) if self.ties else None
+        reports = self._tie_reports(query, deeper, qrels, tie_at_cutoff, reachable, metrics) if self.ties else None
         return QueryResult(
             query_id=query.id,
             text=query.text,
@@ -852,6 +852,7 @@ class _Scorer:
         qrels: Mapping[str, int],
         tie_at_cutoff: bool,
         reachable: Callable[[], dict[str, float]] | None,
+        metrics: Mapping[str, float],
     ) -> dict[str, TieReport] | None:
         """The tie report of every measure at depth k, or ``None`` when a run's tie runs past its last line."""
         k = self.k
@@ -867,7 +868,9 @@ class _Scorer:
             scores = {h.entry_id: h.score for h in deeper[:k]}
         # A measure looking deeper than k has no tie report of the depth-k run.
         at_k = [m for m in self.measures if measure_depth(m, k) == k]
-        return {name: r for name, r in tie_reports(at_k, scores, qrels, k, query=query).items() if r is not None}
+        top = [h.entry_id for h in deeper[:k]]  # what the depth-k measures were computed on
+        found = tie_reports(at_k, scores, qrels, k, query=query, computed=(top, metrics))
+        return {name: r for name, r in found.items() if r is not None}
 
     def means(self, per_query: Sequence[QueryResult]) -> dict[str, float]:
         headline = [r for r in per_query if r.query_id in self.headline]

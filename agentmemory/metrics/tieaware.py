@@ -231,11 +231,17 @@ def tie_reports(
     *,
     scope_ids: Set[str] | Sequence[str] | None = None,
     query: Query | None = None,
+    computed: tuple[Sequence[str], Mapping[str, float]] | None = None,
 ) -> dict[str, TieReport | None]:
     """:func:`tie_report` of each of ``measures`` on one query, keyed by the measure's text.
 
     The same reports, computed once for all measures where they share the work
-    (the tie groups, the rule's, best and worst rankings).
+    (the tie groups, the rule's, best and worst rankings).  ``computed`` is
+    ``(ranking, values)``: the measures' values (by text) already computed on
+    ``ranking`` with the same qrels, scope and query; when ``ranking`` is the
+    rule's top ``k``, the value under the rule of agentmemory's trec_eval
+    measures (which read no scope) is taken from there instead of computed
+    again (the same function on the same list).
 
     Raises:
         ParameterError: as :func:`tie_report`.
@@ -245,7 +251,8 @@ def tie_reports(
     if all(m.definition.tie_aware is None for m in chosen):
         return {str(m): None for m in chosen}
     basis = _TieBasis(scores, qrels, k, _scope(scope_ids), query)
-    return {str(m): None if m.definition.tie_aware is None else basis.report(m) for m in chosen}
+    known = computed[1] if computed is not None and list(computed[0]) == basis.rule else {}
+    return {str(m): None if m.definition.tie_aware is None else basis.report(m, known) for m in chosen}
 
 
 def _built_in(m: Measure) -> bool:
@@ -282,7 +289,8 @@ class _TieBasis:
         self.query = query
         self.depth = min(k, len(scores))  # tie_aware_value's depth for depth=k
         self.rule = [e for g in groups for e in g.entry_ids][:k]
-        if all(len(g.entry_ids) == 1 for g in groups):  # no tie: every ordering is the rule's
+        if not any(len(g.entry_ids) > 1 and any(qrels.get(e, 0) > 0 for e in g.entry_ids) for g in groups):
+            # No tie holds an entry graded above 0: sorting any group by grade keeps the rule's order.
             self.best = self.worst = self.rule
         else:
             self.best = _extreme_ranking(groups, qrels, best=True)[:k]
@@ -307,16 +315,23 @@ class _TieBasis:
             self.contexts[cutoff] = context
         return context
 
-    def report(self, m: Measure) -> TieReport:
-        """The report on ``m``, whose definition has a tie-aware expectation."""
+    def report(self, m: Measure, known: Mapping[str, float] | None = None) -> TieReport:
+        """The report on ``m``, whose definition has a tie-aware expectation (``known``: values on the rule's
+        ranking already computed, see :func:`tie_reports`)."""
         expectation = m.definition.tie_aware
         assert expectation is not None
         qrels, scope, query = self.qrels, self.scope, self.query
         # Measure.compute less its checks: the rankings hold the keys of one mapping (each id once) and
         # scope is already a set or None.  A built-in measure is a pure function of the ranking, so a
         # ranking equal to the rule's has the rule's value; a registered one is called for each ranking.
-        under_rule = m._compute(self.rule, qrels, scope, query)
         pure = _built_in(m)
+        text = str(m)
+        # A value computed on the same list: only for agentmemory's trec_eval measures, which read neither the
+        # scope nor the session mapping (the one computed may have had them, this one has not).
+        if known is not None and text in known and pure and m.definition.family == "trec_eval":
+            under_rule = known[text]
+        else:
+            under_rule = m._compute(self.rule, qrels, scope, query)
         return TieReport(
             value_under_rule=under_rule,
             expected=expectation(self._context(m.cutoff)),
