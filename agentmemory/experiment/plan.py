@@ -181,9 +181,9 @@ def plan_experiment(grid: Grid) -> Plan:
 
 
 SMALL_BATCH = 20_000
-"""A batch lighter than this (in :func:`task_weight` units, about a tenth of a second of work here) is merged
-with the next light one on an executor of several workers, as long as each worker still gets one: tiny tasks
-sent one by one would cost a Dask scheduler more than they do."""
+"""A batch lighter than this (in :func:`task_weight` units: a collection of a few thousand entries) is merged
+with the next light one on an executor of several workers, as long as each worker still gets one: a Dask
+scheduler costs milliseconds per task (benchmarks/README.md), a noticeable share of such a task's work."""
 
 
 def task_weight(plan: Plan, task: Task) -> int:
