@@ -55,6 +55,7 @@ from typing import Any
 
 from agentmemory.errors import ParameterError, check_positive_int
 from agentmemory.metrics.base import REGISTRY, Measure, as_scope, parse_measure
+from agentmemory.metrics.definition import MeasureDef
 from agentmemory.metrics.tie_context import TieContext, TieGroup, expected_hits, tie_groups
 from agentmemory.records import Query
 
@@ -246,18 +247,19 @@ def tie_reports(
     Raises:
         ParameterError: as :func:`tie_report`.
     """
-    chosen = [_as_measure(m) for m in measures]
+    chosen = [(m, m.definition) for m in map(_as_measure, measures)]  # each looked up once
     k = check_positive_int("k", k)
-    if all(m.definition.tie_aware is None for m in chosen):
-        return {str(m): None for m in chosen}
+    if all(d.tie_aware is None for _, d in chosen):
+        return {str(m): None for m, _ in chosen}
     basis = _TieBasis(scores, qrels, k, _scope(scope_ids), query)
     known = computed[1] if computed is not None and list(computed[0]) == basis.rule else {}
-    return {str(m): None if m.definition.tie_aware is None else basis.report(m, known) for m in chosen}
+    return {str(m): None if d.tie_aware is None else basis.report(m, known, d) for m, d in chosen}
 
 
-def _built_in(m: Measure) -> bool:
+def _built_in(m: Measure, definition: MeasureDef | None = None) -> bool:
     """Whether ``m``'s per-query function is one of agentmemory's own measures (pure functions)."""
-    return getattr(m.definition.function, "__module__", "").startswith("agentmemory.metrics.")
+    found = m.definition if definition is None else definition
+    return getattr(found.function, "__module__", "").startswith("agentmemory.metrics.")
 
 
 class _TieBasis:
@@ -311,24 +313,31 @@ class _TieBasis:
         """The query's :class:`TieContext` at ``cutoff``, made once for every measure with that cutoff."""
         context = self.contexts.get(cutoff)
         if context is None:
-            context = TieContext(self.groups, self.qrels, cutoff, self.depth, self.scope, self.query)
+            first = next(iter(self.contexts.values()), None)  # the groups' counts, computed once per query
+            if first is None:
+                context = TieContext(self.groups, self.qrels, cutoff, self.depth, self.scope, self.query)
+            else:
+                context = first.at(cutoff)
             self.contexts[cutoff] = context
         return context
 
-    def report(self, m: Measure, known: Mapping[str, float] | None = None) -> TieReport:
-        """The report on ``m``, whose definition has a tie-aware expectation (``known``: values on the rule's
-        ranking already computed, see :func:`tie_reports`)."""
-        expectation = m.definition.tie_aware
+    def report(
+        self, m: Measure, known: Mapping[str, float] | None = None, definition: MeasureDef | None = None
+    ) -> TieReport:
+        """The report on ``m``, whose definition (``definition``, looked up when not given) has a tie-aware
+        expectation; ``known``: values on the rule's ranking already computed, see :func:`tie_reports`."""
+        found = m.definition if definition is None else definition
+        expectation = found.tie_aware
         assert expectation is not None
         qrels, scope, query = self.qrels, self.scope, self.query
         # Measure.compute less its checks: the rankings hold the keys of one mapping (each id once) and
         # scope is already a set or None.  A built-in measure is a pure function of the ranking, so a
         # ranking equal to the rule's has the rule's value; a registered one is called for each ranking.
-        pure = _built_in(m)
+        pure = _built_in(m, found)
         text = str(m)
         # A value computed on the same list: only for agentmemory's trec_eval measures, which read neither the
         # scope nor the session mapping (the one computed may have had them, this one has not).
-        if known is not None and text in known and pure and m.definition.family == "trec_eval":
+        if known is not None and text in known and pure and found.family == "trec_eval":
             under_rule = known[text]
         else:
             under_rule = m._compute(self.rule, qrels, scope, query)

@@ -359,3 +359,13 @@ def test_values_already_computed_on_the_rules_ranking_give_the_same_reports(case
     assert tie_reports(measures, scores, qrels, k, computed=(list(reversed(rule)) + ["x"], wrong)) == alone
     taken = tie_reports(measures, scores, qrels, k, computed=(rule, wrong))
     assert {r.value_under_rule for r in taken.values() if r is not None} == {-1.0}  # read, not recomputed
+
+
+@given(cases(), st.one_of(st.none(), st.integers(1, 6)))
+def test_a_context_at_another_cutoff_equals_one_made_for_it(case, k):
+    """TieContext.at(k) keeps the groups' counts and is the context built for cutoff k."""
+    scores, qrels, _, depth = case
+    groups = tie_groups(scores)
+    made = TieContext(groups, qrels, 3, depth or len(scores))
+    assert made.at(k) == TieContext(groups, qrels, k, depth or len(scores))
+    assert made.at(k).relevant == made.relevant and made.at(3) == made
