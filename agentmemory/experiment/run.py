@@ -125,19 +125,7 @@ def _submitted(
     receives the number of batches.
     """
     width = parallelism(executor)
-    sizes: dict[tuple[str, str | None], int] = {}
-    for task in tasks:
-        if task.job.index is not None:
-            sizes[task.collection, task.job.index] = sizes.get((task.collection, task.job.index), 0) + 1
-    marked = [
-        replace(t, job=replace(t.job, index=None))
-        if not share
-        else replace(t, job=replace(t.job, keep=True))
-        if sizes.get((t.collection, t.job.index), 0) > 1
-        else t
-        for t in tasks
-    ]
-    cut = batches(plan, marked, width)
+    cut = batches(plan, _marked(tasks, share), width)
     counts["batches"] = len(cut)
     window = max(1, len(cut) if width is None else 1 if width == 1 else 2 * width)
     order = {batch[0].key: i for i, batch in enumerate(cut)}
@@ -169,6 +157,20 @@ def _submitted(
     finally:
         for future in pending:
             future.cancel()
+
+
+def _marked(tasks: Sequence[Task], share: bool) -> list[Task]:
+    """``tasks`` with ``keep`` set where another of them shares the index; with ``share`` false, none shares."""
+    if not share:
+        return [replace(t, job=replace(t.job, index=None)) for t in tasks]
+    sizes: dict[tuple[str, str], int] = {}
+    for task in tasks:
+        if task.job.index is not None:
+            sizes[task.collection, task.job.index] = sizes.get((task.collection, task.job.index), 0) + 1
+    return [
+        replace(t, job=replace(t.job, keep=True)) if t.job.index and sizes[t.collection, t.job.index] > 1 else t
+        for t in tasks
+    ]
 
 
 @contextlib.contextmanager
