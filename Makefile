@@ -87,6 +87,7 @@ bench: $(STAMP)
 	$(PY) -m pip install --quiet -c constraints.txt -e '.[bench]'
 	$(PY) benchmarks/run.py
 	$(PY) benchmarks/run.py --only whole
+	$(PY) benchmarks/run.py --only grid
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build dist site

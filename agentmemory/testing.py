@@ -37,6 +37,8 @@ what every agentmemory report relies on:
    ``forget``): afterwards every query's hits are a new retriever's over the
    entries left, and adding the removed entries again restores the hits of
    one add (ids equal, scores equal to a relative 1e-9).
+9. ``with_params(params)``, when present: given the spec's own parameters,
+   a new retriever (not the same object) whose hits are this one's.
 
 Every violation is collected; :class:`RetrieverContractError` (an
 ``AssertionError``, so pytest shows it as a failure) lists them all.  The
@@ -53,6 +55,7 @@ from typing import Any
 from agentmemory.errors import ParameterError, RetrieverContractError, quote
 from agentmemory.records import Hit, MemoryEntry, Query
 from agentmemory.retrievers import RetrieverSpec, capabilities, resolve_retriever
+from agentmemory.retrievers.base import missing_members
 from agentmemory.retrievers.guard import GuardedRetriever, hit_violations, params_violation, scores_violation
 
 __all__ = ["CONTRACT_ENTRIES", "CONTRACT_QUERIES", "RetrieverContractError", "check_retriever"]
@@ -260,6 +263,16 @@ def _check_explain(run: _Contract, first: Any) -> None:
                     run.problems.append(f"{q.id}, {h.entry_id}: explain(...).{method}() does not return a str")
 
 
+def _check_with_params(run: _Contract, first: Any) -> None:
+    """9. ``with_params`` with the spec's own parameters: a new retriever with the same hits."""
+    other = first.with_params(dict(run.spec.params))
+    if other is first or missing_members(other):
+        what = "the retriever itself" if other is first else f"{quote(other, 60)}, not a retriever"
+        run.problems.append(f"with_params({dict(run.spec.params)}) returned {what}, not a new retriever")
+        return
+    run.differ({q.id: other.search(q, run.deep_k) for q in run.queries}, "with_params(its own parameters) gives")
+
+
 def _check_remove(run: _Contract, first: Any) -> None:
     """8. ``remove``: a new retriever's hits over the entries left; adding them again restores one add's."""
     n = len(run.entries)
@@ -325,6 +338,8 @@ def check_retriever(
         _check_score_all(run, first)
     if "explain" in found:
         _check_explain(run, first)
+    if "with_params" in found:
+        _check_with_params(run, first)
     if "remove" in found:  # last: it changes `first`
         _check_remove(run, first)
     if run.problems:

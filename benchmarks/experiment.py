@@ -1,18 +1,35 @@
-"""Benchmark `agentmemory experiment`: one grid on serial, 2 processes and a Dask LocalCluster(2).
+"""Benchmark `agentmemory experiment`: grids on serial, 2 processes and a Dask LocalCluster(2), and what sharing saves.
 
-    .venv/bin/python benchmarks/experiment.py [--entries 100000] [--queries 500] [--no-readme]
+    .venv/bin/python benchmarks/experiment.py [--rounds 3] [--quick] [--no-readme]
 
-The grid: BM25 k1 x b (8 x 5 = 40 tasks) on a synthetic collection of
-``--entries`` entries and ``--queries`` queries (``synthetic_collection(seed=1)``,
-written once as a BEIR folder under ``benchmarks/.cache``), k = 10, seed 7,
-each system tested against the first (``comparisons = "baseline"``,
-``n_resamples = 1000``).  In each of ``--rounds`` rounds (the executors'
-order rotated), each executor runs the whole grid from an empty
-output folder (``resume=False``); a second run that reuses every task file
-times the client's own part (reading the 40 task files, the statistics, the
-writes), so the task phase is the difference.  The three results.json must
-be byte-identical.  Dask's overhead per task is measured apart: 400 no-op
-tasks submitted at once to each executor.
+Three grids, on synthetic collections written once as BEIR folders under
+``benchmarks/.cache`` (``synthetic_collection(seed=s, n_queries=500,
+n_tags=40, vocabulary=5000, entry_length=(20, 60))``), k = 10, seed 7, each
+system tested against the first (``comparisons = "baseline"``,
+``n_resamples = 1000``):
+
+* **sharing, whole process**: 24 BM25 settings (k1 x b, 6 x 4) over one
+  collection of 30,000 entries against 1 setting, each as a whole
+  ``python -m agentmemory experiment`` process on the serial executor, the
+  two alternating (target: at most 4x);
+* **k1 x b**: 40 BM25 settings (8 x 5) over 100,000 entries: tasks that share
+  one index (serial, 2 processes, Dask), and serially without sharing
+  (``run_experiment(share=False)``, every task builds its index, as before);
+* **no shared index**: bm25 and tags on each of four collections of 100,000
+  entries (8 tasks, no two share an index).
+
+In each of ``--rounds`` rounds (the executors' order rotated) every executor
+runs each grid from an empty output folder (``resume=False``, the plan made
+beforehand, so its collections are loaded), then again reusing every task
+file: that second run is the **client part** (reading the task files, the
+statistics, the tables, the writes), and the difference is the **task
+phase**.  The **ceiling** is measured in the same round on the same work:
+the no-shared-index grid cut in two halves (two collections each), the
+halves as two ``agentmemory experiment`` processes one after the other, then
+both at once: how much faster two processes do this work than one on this
+machine now.  results.json must be byte-identical across executors (and with
+sharing off).  Dask's cost per task: 400 no-op tasks submitted at once,
+times the Dask tasks a grid submitted (its batches), over its task phase.
 
 Prints a Markdown section and replaces the one between
 ``<!-- experiment:start -->`` and ``<!-- experiment:end -->`` in
@@ -26,8 +43,10 @@ import datetime as _dt
 import hashlib
 import json
 import logging
+import os
 import platform
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -47,43 +66,74 @@ README = HERE / "README.md"
 START, END = "<!-- experiment:start -->", "<!-- experiment:end -->"
 K1 = (0.6, 0.9, 1.2, 1.5, 1.8, 2.1, 2.4, 2.7)
 B = (0.3, 0.5, 0.75, 0.9, 1.0)
+SHARE_K1 = (0.6, 0.9, 1.2, 1.5, 1.8, 2.1)
+SHARE_B = (0.3, 0.5, 0.75, 1.0)
 NOOPS = 400
+SEEDS = (2, 3, 4, 5)  # the no-shared-index grid's four collections
+STATS = '[statistics]\ncomparisons = "baseline"\nn_resamples = 1000\n'
 
 
 def noop(x: int) -> int:
     return x
 
 
-def collection_folder(entries: int, queries: int) -> Path:
-    folder = HERE / ".cache" / f"experiment-{entries}-{queries}"
+def warm(x: int) -> int:
+    """What a worker does before its first task: import agentmemory's experiment tasks (timed apart)."""
+    import agentmemory.experiment.task  # noqa: F401
+
+    return x
+
+
+def started(executor) -> float:
+    """Seconds until every worker of ``executor`` (2) has imported agentmemory: start-up, not a task's work."""
+    t0 = time.perf_counter()
+    wait([executor.submit(warm, i) for i in range(8)])
+    return time.perf_counter() - t0
+
+
+def collection_folder(entries: int, seed: int) -> Path:
+    folder = HERE / ".cache" / (f"experiment-{entries}-500" + ("" if seed == 1 else f"-seed{seed}"))
     if not (folder / "corpus.jsonl").is_file():
-        print(f"writing the synthetic collection to {folder.relative_to(HERE.parent)}", flush=True)
+        print(f"writing a synthetic collection to {folder.relative_to(HERE.parent)}", flush=True)
         collection = synthetic_collection(
-            seed=1, n_entries=entries, n_queries=queries, n_tags=40, vocabulary=5000, entry_length=(20, 60)
+            seed=seed, n_entries=entries, n_queries=500, n_tags=40, vocabulary=5000, entry_length=(20, 60)
         )
         write_collection(collection, folder)
     return folder
 
 
-def grid_text(folder: Path) -> str:
-    return (
-        'name = "bm25-k1-b"\nk = 10\nseeds = 7\n'
-        f'systems = [{{ retriever = "bm25", grid = {{ k1 = {list(K1)}, b = {list(B)} }} }}]\n'
-        '[statistics]\ncomparisons = "baseline"\nn_resamples = 1000\n'
-        f'[[collections]]\nname = "synthetic"\npath = "{folder.as_posix()}"\n'
-    )
+def grid_text(name: str, systems: str, folders: list[Path]) -> str:
+    text = f'name = "{name}"\nk = 10\nseeds = 7\nsystems = {systems}\n{STATS}'
+    for i, folder in enumerate(folders):
+        text += f'[[collections]]\nname = "c{i}"\npath = "{folder.as_posix()}"\n'
+    return text
 
 
-def timed_runs(plan, executor, out: Path) -> dict:
+def bm25_grid(k1: tuple[float, ...], b: tuple[float, ...]) -> str:
+    return f'[{{ retriever = "bm25", grid = {{ k1 = {list(k1)}, b = {list(b)} }} }}]'
+
+
+def digest(folder: Path) -> str:
+    return hashlib.sha256((folder / "results.json").read_bytes()).hexdigest()
+
+
+def timed_runs(plan, executor, out: Path, share: bool = True) -> dict:
+    """The grid from empty, then again from its task files: total, client part, task phase; the result's digest."""
     t0 = time.perf_counter()
-    first = run_experiment(plan, executor, out=out, resume=False)
+    first = run_experiment(plan, executor, out=out, resume=False, share=share)
     total = time.perf_counter() - t0
     t0 = time.perf_counter()
     again = run_experiment(plan, executor, out=out)
     client = time.perf_counter() - t0
     assert first.ok and again.reused == len(plan.tasks), (first.failures, again.summary())
-    digest = hashlib.sha256((out / "results.json").read_bytes()).hexdigest()
-    return {"total_s": total, "client_s": client, "tasks_s": total - client, "results_sha256": digest}
+    return {
+        "total_s": total,
+        "client_s": client,
+        "tasks_s": total - client,
+        "indexes_built": first.indexes_built,
+        "batches": first.batches,
+        "results_sha256": digest(out),
+    }
 
 
 def noop_overhead(executor) -> float:
@@ -94,26 +144,28 @@ def noop_overhead(executor) -> float:
     return (time.perf_counter() - t0) / NOOPS
 
 
-def versions() -> dict[str, str]:
-    out = {"python": platform.python_version()}
-    for name in ("numpy", "numba", "dask", "distributed"):
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            out[name] = "not installed"
-    return out
+def experiment_process(grid: Path, out: Path) -> subprocess.Popen:
+    command = [sys.executable, "-m", "agentmemory", "experiment", str(grid), "--out", str(out)]
+    return subprocess.Popen([*command, "--no-resume", "--no-progress"], stdout=subprocess.DEVNULL)
 
 
-def cpu() -> str:
-    import os
+def whole(grid: Path, out: Path) -> float:
+    """Seconds of one whole ``agentmemory experiment`` process (from empty, serial)."""
+    t0 = time.perf_counter()
+    if experiment_process(grid, out).wait() != 0:
+        raise SystemExit(f"agentmemory experiment {grid} failed")
+    return time.perf_counter() - t0
 
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return f"{line.split(':', 1)[1].strip()} ({os.cpu_count()} logical cores)"
-    except OSError:
-        pass
-    return f"{platform.processor() or platform.machine()} ({os.cpu_count()} logical cores)"
+
+def ceiling(halves: list[Path], tmp: Path) -> dict:
+    """The two halves one after the other in one process each, then both at once: the time ratio."""
+    one = sum(whole(grid, tmp / f"one-{i}") for i, grid in enumerate(halves))
+    t0 = time.perf_counter()
+    processes = [experiment_process(grid, tmp / f"two-{i}") for i, grid in enumerate(halves)]
+    if any(p.wait() != 0 for p in processes):
+        raise SystemExit("agentmemory experiment failed on a half grid")
+    two = time.perf_counter() - t0
+    return {"one_s": one, "two_s": two, "ceiling": one / two}
 
 
 def burn(n: int) -> int:
@@ -124,7 +176,7 @@ def burn(n: int) -> int:
 
 
 def cpu_scaling() -> float:
-    """How much faster 2 processes do 2 units of pure-Python work than 1 process: this machine's ceiling."""
+    """How much faster 2 processes do 2 units of pure-Python work than 1 process."""
     n = 15_000_000
     t0 = time.perf_counter()
     burn(n)
@@ -138,73 +190,197 @@ def cpu_scaling() -> float:
     return one / two
 
 
-def one_round(plan, tmp: Path, order: list[str], distributed) -> dict:
-    out: dict = {"cpu_scaling": cpu_scaling()}
+def load_average() -> float:
+    try:
+        return os.getloadavg()[0]
+    except OSError:
+        return float("nan")
+
+
+def load_seconds(plan) -> float:
+    """Seconds to load one of the plan's collections in this process (what a worker does for each it is given)."""
+    from agentmemory import datasets
+
+    source = plan.collections[0].source
+    t0 = time.perf_counter()
+    datasets.load(source.path, format=source.format, **dict(source.options))
+    return time.perf_counter() - t0
+
+
+def one_round(plans: dict, grids: dict, tmp: Path, order: list[str], distributed) -> dict:
+    out: dict = {"load_before": load_average(), "cpu_scaling": cpu_scaling(), "load_s": load_seconds(plans["unshared"])}
+    out["ceiling"] = ceiling(grids["halves"], tmp)
+    pair = [("g24", grids["share24"]), ("g1", grids["share1"])]
+    out["sharing"] = {name: whole(grid, tmp / f"{name}-{len(list(tmp.iterdir()))}") for name, grid in pair}
+    out["sharing"]["ratio"] = out["sharing"]["g24"] / out["sharing"]["g1"]
     for name in order:
         print(f"  {name} ...", flush=True)
-        folder = tmp / f"{name}-{len(list(tmp.iterdir()))}"
+        runs = {}
         if name == "serial":
-            out[name] = timed_runs(plan, None, folder)
+            for grid, plan in plans.items():
+                runs[grid] = timed_runs(plan, None, tmp / f"{name}-{grid}-{len(list(tmp.iterdir()))}")
+            plan = plans["k1b"]
+            runs["k1b_unshared"] = timed_runs(plan, None, tmp / f"unshared-{len(list(tmp.iterdir()))}", share=False)
         elif name == "processes":
             with ProcessPoolExecutor(2, mp_context=get_context("spawn")) as pool:
-                out[name] = timed_runs(plan, pool, folder)
-                out[name]["noop_s"] = noop_overhead(pool)
+                runs["startup_s"] = started(pool)
+                for grid, plan in plans.items():
+                    runs[grid] = timed_runs(plan, pool, tmp / f"{name}-{grid}-{len(list(tmp.iterdir()))}")
+                runs["noop_s"] = noop_overhead(pool)
         else:
             t0 = time.perf_counter()
             cluster = distributed.LocalCluster(
                 n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.ERROR
             )
             client = distributed.Client(cluster)
-            startup = time.perf_counter() - t0
+            client.wait_for_workers(2)
+            runs["startup_s"] = time.perf_counter() - t0 + started(client.get_executor(pure=False))
             try:
-                out[name] = timed_runs(plan, client, folder)
-                out[name]["startup_s"] = startup
-                out[name]["noop_s"] = noop_overhead(client.get_executor(pure=False))
+                for grid, plan in plans.items():
+                    runs[grid] = timed_runs(plan, client, tmp / f"{name}-{grid}-{len(list(tmp.iterdir()))}")
+                runs["noop_s"] = noop_overhead(client.get_executor(pure=False))
             finally:
                 client.close()
                 cluster.close()
+        out[name] = runs
+    out["load_after"] = load_average()
+    return out
+
+
+def write_grids(folder: Path, args) -> dict:
+    big = 20_000 if args.quick else 100_000
+    small = 10_000 if args.quick else 30_000
+    four = [collection_folder(big, seed) for seed in SEEDS]  # not k1 x b's (seed 1): a worker keeps that index
+    shared = collection_folder(small, 1)
+    texts = {
+        "share24": grid_text("share24", bm25_grid(SHARE_K1, SHARE_B), [shared]),
+        "share1": grid_text("share1", '["bm25"]', [shared]),
+        "k1b": grid_text("bm25-k1-b", bm25_grid(K1, B), [collection_folder(big, 1)]),
+        "unshared": grid_text("unshared", '["bm25", "tags"]', four),
+        "half0": grid_text("half0", '["bm25", "tags"]', four[:2]),
+        "half1": grid_text("half1", '["bm25", "tags"]', four[2:]),
+    }
+    paths = {}
+    for name, text in texts.items():
+        paths[name] = folder / f"{name}.toml"
+        paths[name].write_text(text, encoding="utf-8")
+    paths["halves"] = [paths.pop("half0"), paths.pop("half1")]
+    return {"paths": paths, "texts": texts, "entries": big, "shared_entries": small}
+
+
+def versions() -> dict[str, str]:
+    out = {"python": platform.python_version()}
+    for name in ("numpy", "numba", "dask", "distributed"):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
+def cpu() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return f"{line.split(':', 1)[1].strip()} ({os.cpu_count()} logical cores)"
+    except OSError:
+        pass
+    return f"{platform.processor() or platform.machine()} ({os.cpu_count()} logical cores)"
+
+
+def summarise(rounds: list[dict]) -> dict:
+    """Medians over the rounds of every figure, and the ratios taken round by round."""
+    med = statistics.median
+    out: dict = {
+        "ceiling": med(r["ceiling"]["ceiling"] for r in rounds),
+        "ceilings": [r["ceiling"]["ceiling"] for r in rounds],
+        "cpu_scaling": [r["cpu_scaling"] for r in rounds],
+        "sharing": {key: med(r["sharing"][key] for r in rounds) for key in ("g24", "g1", "ratio")},
+        "sharing_ratios": [r["sharing"]["ratio"] for r in rounds],
+        "load": [(r["load_before"], r["load_after"]) for r in rounds],
+        "collection_load_s": med(r["load_s"] for r in rounds),
+        # The best a pool of 2 can do on the no-shared-index task phase: the ceiling times S / (S + L), where the
+        # serial task phase S finds its collections loaded by the plan and the workers load all four (L).
+        "bound": med(
+            r["ceiling"]["ceiling"]
+            * r["serial"]["unshared"]["tasks_s"]
+            / (r["serial"]["unshared"]["tasks_s"] + len(SEEDS) * r["load_s"])
+            for r in rounds
+        ),
+    }
+    for name in ("serial", "processes", "dask"):
+        row: dict = {}
+        for grid in ("k1b", "unshared", "k1b_unshared"):
+            if grid not in rounds[0][name]:
+                continue
+            runs = [r[name][grid] for r in rounds]
+            row[grid] = {k: med(run[k] for run in runs) for k in ("total_s", "client_s", "tasks_s")}
+            row[grid]["indexes_built"] = runs[0]["indexes_built"]
+            row[grid]["batches"] = runs[0]["batches"]
+            if name != "serial":
+                speedups = [r["serial"][grid]["tasks_s"] / r[name][grid]["tasks_s"] for r in rounds]
+                row[grid]["speedup"] = med(speedups)
+                row[grid]["of_ceiling"] = med(s / r["ceiling"]["ceiling"] for s, r in zip(speedups, rounds))
+        for key in ("noop_s", "startup_s"):
+            if key in rounds[0][name]:
+                row[key] = med(r[name][key] for r in rounds)
+        out[name] = row
+    dask = out["dask"]
+    for grid in ("k1b", "unshared"):
+        shares = [r["dask"]["noop_s"] * r["dask"][grid]["batches"] / r["dask"][grid]["tasks_s"] for r in rounds]
+        dask[grid]["overhead_share"] = med(shares)
+    out["sharing_gain"] = med(r["serial"]["k1b_unshared"]["tasks_s"] / r["serial"]["k1b"]["tasks_s"] for r in rounds)
     return out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--entries", type=int, default=100_000)
-    ap.add_argument("--queries", type=int, default=500)
-    ap.add_argument("--rounds", type=int, default=3, help="rounds, the executors' order rotated (median reported)")
+    ap.add_argument("--rounds", type=int, default=3, help="rounds, the executors' order rotated (medians reported)")
+    ap.add_argument("--quick", action="store_true", help="collections of 20,000 and 10,000 entries, one round")
     ap.add_argument("--no-readme", action="store_true", help="do not rewrite benchmarks/README.md")
     args = ap.parse_args()
+    if args.quick:
+        args.rounds = 1
     import distributed
 
     started = _dt.datetime.now(_dt.timezone.utc)
     t_start = time.perf_counter()
-    folder = collection_folder(args.entries, args.queries)
-    t0 = time.perf_counter()
-    plan = plan_experiment(parse_grid(grid_text(folder), source="benchmark grid"))
-    plan_s = time.perf_counter() - t0
-    results: dict = {"plan_s": plan_s, "tasks": len(plan.tasks), "entries": args.entries, "queries": args.queries}
     names = ["serial", "processes", "dask"]
     rounds = []
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        grids = write_grids(tmp, args)
+        t0 = time.perf_counter()
+        plans = {
+            name: plan_experiment(parse_grid(grids["texts"][name], source=f"benchmark grid {name}"))
+            for name in ("k1b", "unshared")
+        }
+        plan_s = time.perf_counter() - t0
         for i in range(args.rounds):
             order = names[i % 3 :] + names[: i % 3]
             print(f"round {i + 1}: {', '.join(order)}", flush=True)
-            rounds.append(one_round(plan, Path(tmp), order, distributed))
-    results["rounds"] = rounds
-    for name in names:
-        runs = [r[name] for r in rounds]
-        results[name] = {
-            key: statistics.median(run[key] for run in runs) for key in runs[0] if isinstance(runs[0][key], float)
-        }
-        results[name]["tasks_s_best"] = min(r["tasks_s"] for r in runs)
-        results[name]["tasks_s_range"] = [min(r["tasks_s"] for r in runs), max(r["tasks_s"] for r in runs)]
-    results["cpu_scaling"] = [r["cpu_scaling"] for r in rounds]
-    digests = {run[name]["results_sha256"] for run in rounds for name in names}
-    results["identical"] = len(digests) == 1
-    results["versions"] = versions()
-    results["cpu"] = cpu()
-    results["date"] = started.strftime("%Y-%m-%d %H:%M UTC")
-    results["elapsed_s"] = time.perf_counter() - t_start
-    results["command"] = "python benchmarks/experiment.py " + " ".join(sys.argv[1:])
+            work = tmp / f"round{i}"
+            work.mkdir()
+            rounds.append(one_round(plans, grids["paths"], work, order, distributed))
+    digests = {
+        grid: {r[name][grid]["results_sha256"] for r in rounds for name in names}
+        | ({r["serial"]["k1b_unshared"]["results_sha256"] for r in rounds} if grid == "k1b" else set())
+        for grid in ("k1b", "unshared")
+    }
+    results = {
+        "rounds": rounds,
+        "summary": summarise(rounds),
+        "identical": {grid: len(found) == 1 for grid, found in digests.items()},
+        "plan_s": plan_s,
+        "tasks": {name: len(plan.tasks) for name, plan in plans.items()},
+        "entries": grids["entries"],
+        "shared_entries": grids["shared_entries"],
+        "versions": versions(),
+        "cpu": cpu(),
+        "date": started.strftime("%Y-%m-%d %H:%M UTC"),
+        "elapsed_s": time.perf_counter() - t_start,
+        "command": "python benchmarks/experiment.py " + " ".join(sys.argv[1:]),
+    }
     text = report(results)
     print("\n" + text)
     (HERE / "experiment.json").write_text(json.dumps(results, indent=1, sort_keys=True) + "\n", encoding="utf-8")
@@ -217,39 +393,89 @@ def main() -> None:
             print(f"\nwrote the results into {README.relative_to(HERE.parent)}")
 
 
+def _row(label: str, run: dict, serial: bool) -> str:
+    speed = "" if serial else f"{run['speedup']:.2f}x"
+    share = "" if serial else f"{run['of_ceiling']:.2f}"
+    return (
+        f"| {label} | {run['total_s']:.2f} | {run['tasks_s']:.2f} | {run['client_s']:.2f} | {speed} | {share} "
+        f"| {run['indexes_built']} | {run['batches']} |"
+    )
+
+
 def report(r: dict) -> str:
-    n = r["tasks"]
-    serial, procs, dask = r["serial"], r["processes"], r["dask"]
-    rows = [("serial", serial), ("2 processes (spawn)", procs), ("Dask LocalCluster(2)", dask)]
+    s = r["summary"]
+    n = len(r["rounds"])
+    tasks = r["tasks"]
+    entries = f"{r['entries']:,}"
+    executors = [("serial", "serial"), ("2 processes (spawn)", "processes"), ("Dask LocalCluster(2)", "dask")]
+    header = [
+        "| executor | wall s (from empty) | task phase s | client part s | speed-up over serial (task phase) "
+        "| of the ceiling | indexes built | executor calls |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     lines = [
-        f"Measured {r['date']} by `{r['command'].strip()}` ({r['elapsed_s'] / 60:.1f} min) on {r['cpu']}; "
-        f"best and median of {len(r['rounds'])} rounds, the executors' order rotated each round.",
+        f"Measured {r['date']} by `{r['command'].strip()}` ({r['elapsed_s'] / 60:.1f} min) on {r['cpu']}; medians "
+        f"of {n} rounds, the executors' order rotated each round; ratios taken within each round.  The machine "
+        "was shared with other work: 1-minute load average before and after each round "
+        + ", ".join(f"{a:.1f}/{b:.1f}" for a, b in s["load"])
+        + ".",
         "Versions: " + ", ".join(f"{k} {v}" for k, v in r["versions"].items()) + ".",
         "",
-        f"### Experiment: a BM25 k1 x b grid ({n} tasks) on {r['entries']:,} synthetic entries, {r['queries']:,} queries",
+        f"**The ceiling** (this machine, this round, this work: the no-shared-index grid's two halves as two "
+        f"processes one after the other, then at once): {s['ceiling']:.2f}x (rounds: "
+        + ", ".join(f"{x:.2f}" for x in s["ceilings"])
+        + "); pure-Python work on 2 processes: "
+        + ", ".join(f"{x:.2f}x" for x in s["cpu_scaling"])
+        + ".",
         "",
-        f"Planning (the client loads the collection once, for its digest): {r['plan_s']:.2f} s. "
-        f"results.json byte-identical in every run on all three executors: {'yes' if r['identical'] else 'NO'}. "
-        "This machine's ceiling, measured at the start of each round: 2 processes do pure-Python work "
-        + ", ".join(f"{x:.2f}x" for x in r["cpu_scaling"])
-        + " as fast as one (the 2 virtual cores are shared with the host's other work, so timings vary).",
+        f"**Sharing, whole process** (serial, from empty): 24 BM25 settings (k1 x b) over {r['shared_entries']:,} "
+        f"entries {s['sharing']['g24']:.2f} s against one setting {s['sharing']['g1']:.2f} s: "
+        f"**{s['sharing']['ratio']:.2f}x** (rounds: " + ", ".join(f"{x:.2f}" for x in s["sharing_ratios"]) + ").",
         "",
-        "| executor | wall s (all tasks, from empty; median) | task phase s: best, median (slowest) | per task s (best) "
-        f"| speed-up over serial (best) | client part s ({n} cached tasks, statistics, writes; median) |",
-        "|---|---:|---:|---:|---:|---:|",
+        f"### A BM25 k1 x b grid ({tasks['k1b']} tasks sharing one index) on {entries} entries, 500 queries",
+        "",
+        *header,
     ]
-    for name, row in rows:
-        best = row["tasks_s_best"]
-        speedup = "" if name == "serial" else f"{serial['tasks_s_best'] / best:.2f}x"
-        lines.append(
-            f"| {name} | {row['total_s']:.2f} | {best:.2f}, {row['tasks_s']:.2f} ({row['tasks_s_range'][1]:.1f}) | "
-            f"{best / n:.3f} | {speedup} | {row['client_s']:.2f} |"
-        )
+    for label, name in executors:
+        lines.append(_row(label, s[name]["k1b"], name == "serial"))
+    unshared = s["serial"]["k1b_unshared"]
+    lines.append(
+        f"| serial, sharing off (`share=False`: each task builds its index) | {unshared['total_s']:.2f} | "
+        f"{unshared['tasks_s']:.2f} | {unshared['client_s']:.2f} |  |  | {unshared['indexes_built']} | "
+        f"{unshared['batches']} |"
+    )
     lines += [
         "",
-        f"Dask's own costs: starting the LocalCluster(2) {dask['startup_s']:.2f} s (not in the wall times above); "
-        f"{dask['noop_s'] * 1000:.2f} ms per no-op task ({NOOPS} submitted at once) against "
-        f"{procs['noop_s'] * 1000:.2f} ms on the process pool.",
+        f"Sharing the index makes the serial task phase {s['sharing_gain']:.2f}x as fast.  The client part is "
+        f"the statistics, tables and writes for {tasks['k1b']} systems at 500 queries (reading {tasks['k1b']} "
+        "task files included).",
+        "",
+        f"### No shared index: bm25 and tags on four collections of {entries} entries ({tasks['unshared']} tasks)",
+        "",
+        *header,
+    ]
+    for label, name in executors:
+        lines.append(_row(label, s[name]["unshared"], name == "serial"))
+    dask, procs = s["dask"], s["processes"]
+    lines += [
+        "",
+        f"Planning both grids (the client loads each collection once, for its digest): {r['plan_s']:.2f} s, "
+        "before the timings above; the serial executor finds the collections loaded, a worker process loads "
+        f"each one it is given itself ({s['collection_load_s']:.2f} s for one of these collections here), so on "
+        "the task phase a pool of 2 can reach at most the ceiling times S / (S + 4 loads), S the serial task "
+        f"phase: {s['bound']:.2f}x ({s['bound'] / s['ceiling']:.2f} of the ceiling) in these rounds.  "
+        "results.json byte-identical on all executors in every round: k1 x b "
+        f"{'yes' if r['identical']['k1b'] else 'NO'} (sharing off too), no shared index "
+        f"{'yes' if r['identical']['unshared'] else 'NO'}.",
+        "",
+        f"Start-up, not in the times above (workers started and agentmemory imported in them, before the "
+        f"first grid): the pool {procs['startup_s']:.2f} s, the LocalCluster(2) {dask['startup_s']:.2f} s.  "
+        "Dask's own costs: "
+        f"{dask['noop_s'] * 1000:.2f} ms per no-op task ({NOOPS} submitted at once; the process pool "
+        f"{procs['noop_s'] * 1000:.2f} ms), so its per-task overhead is {100 * dask['k1b']['overhead_share']:.2f}% "
+        f"of the k1 x b task phase ({dask['k1b']['batches']} Dask tasks) and "
+        f"{100 * dask['unshared']['overhead_share']:.2f}% of the no-shared-index one "
+        f"({dask['unshared']['batches']} Dask tasks).",
     ]
     return "\n".join(lines)
 

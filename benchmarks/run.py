@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/run.py [--sizes 10k,100k,1M] [--quick] [--passes N] [--only core|dense|store]
     .venv/bin/python benchmarks/run.py --report-only   # rewrite the README's results from results.json
     .venv/bin/python benchmarks/run.py --only whole [--quick]   # whole processes (benchmarks/whole_process.py)
+    .venv/bin/python benchmarks/run.py --only grid [--quick]    # experiment grids (benchmarks/experiment.py)
 
 Three groups: ``core`` (BM25, the tag scorer, the metrics, start-up),
 ``dense`` (the dense retriever against faiss, wordllama's encoding, hybrid
@@ -166,9 +167,10 @@ def main() -> None:
     ap.add_argument("--rank-bm25-max", default="100k", help="largest size rank_bm25 is built at (default 100k)")
     ap.add_argument(
         "--only",
-        choices=(*GROUPS, "whole"),
+        choices=(*GROUPS, "whole", "grid"),
         default=None,
-        help="run one group and keep the others' numbers; whole: the whole-process table (whole_process.py)",
+        help="run one group and keep the others' numbers; whole: the whole-process table (whole_process.py); "
+        "grid: the experiment grids on serial, 2 processes and Dask (experiment.py)",
     )
     ap.add_argument("--dense-sizes", default=None, help="dense vs faiss sizes (default 100k,1M; --quick 10k,100k)")
     ap.add_argument("--hybrid-size", default=None, help="hybrid and encoding corpus size (default 100k; --quick 10k)")
@@ -178,6 +180,8 @@ def main() -> None:
     args, rest = ap.parse_known_args()
     if args.only == "whole":  # whole processes: whole_process.py, with the options given after --only whole
         raise SystemExit(subprocess.run([sys.executable, str(HERE / "whole_process.py"), *rest]).returncode)
+    if args.only == "grid":  # experiment grids: experiment.py, with the options given after --only grid
+        raise SystemExit(subprocess.run([sys.executable, str(HERE / "experiment.py"), *rest]).returncode)
     if rest:
         ap.error("unrecognized arguments: " + " ".join(rest))
     passes = args.passes or (3 if args.quick else 5)

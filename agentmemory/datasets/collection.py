@@ -14,6 +14,7 @@ import hashlib
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -88,6 +89,14 @@ class Collection:
         """sha256 over the sorted ``name  sha256`` lines of the input files."""
         text = "".join(f"{name}  {sha}\n" for name, sha in sorted(self.files.items()))
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    @cached_property
+    def scope_ids(self) -> Mapping[str | None, frozenset[str]]:
+        """Each scope's entry ids (``None``: entries without a scope), computed once per collection."""
+        scopes: dict[str | None, set[str]] = {}
+        for entry in self.entries:
+            scopes.setdefault(entry.scope, set()).add(entry.id)
+        return {scope: frozenset(ids) for scope, ids in scopes.items()}
 
     @property
     def judged_queries(self) -> tuple[Query, ...]:

@@ -621,7 +621,7 @@ def _prepared_store(
     if store is not None and (
         any(s.key not in store.retriever_names for s in specs)
         or len(store) != len(collection.entries)
-        or any(e.id not in store for e in collection.entries)
+        or not store.holds_exactly(collection.entries)
     ):
         raise ParameterError(
             "store",
@@ -905,10 +905,13 @@ class _Scorer:
         self.extra = dict(extra or {})
         self.counter = counter
         self.headline = {q.id for q in collection.headline_queries}
-        scopes: dict[str | None, set[str]] = {}
-        for entry in (*collection.entries, *self.extra.values()):
-            scopes.setdefault(entry.scope, set()).add(entry.id)
-        self.scope_ids = {scope: frozenset(ids) for scope, ids in scopes.items()}
+        if self.extra:
+            scopes: dict[str | None, set[str]] = {}
+            for entry in (*collection.entries, *self.extra.values()):
+                scopes.setdefault(entry.scope, set()).add(entry.id)
+            self.scope_ids = {scope: frozenset(ids) for scope, ids in scopes.items()}
+        else:
+            self.scope_ids = dict(collection.scope_ids)  # computed once per collection, for every evaluation
         self._ancestors: dict[str, frozenset[str]] | None = None
         groups: dict[int | None, list[Measure]] = {}
         for m in measures:
@@ -954,7 +957,7 @@ class _Scorer:
         qrels = self.collection.qrels[query.id]
         tie_at_cutoff = len(deeper) > k and deeper[k].score == deeper[k - 1].score
         metrics, credited = self._metrics(query, [h.entry_id for h in deeper], qrels)
-        reports = self._tie_reports(query, deeper, qrels, tie_at_cutoff, reachable) if self.ties else None
+        reports = self._tie_reports(query, deeper, qrels, tie_at_cutoff, reachable, metrics) if self.ties else None
         return QueryResult(
             query_id=query.id,
             text=query.text,
@@ -1007,6 +1010,7 @@ class _Scorer:
         qrels: Mapping[str, int],
         tie_at_cutoff: bool,
         reachable: Callable[[], dict[str, float]] | None,
+        metrics: Mapping[str, float | None],
     ) -> dict[str, TieReport] | None:
         """The tie report of every measure at depth k, or ``None`` when a run's tie runs past its last line."""
         k = self.k
@@ -1022,7 +1026,9 @@ class _Scorer:
             scores = {h.entry_id: h.score for h in deeper[:k]}
         # A measure looking deeper than k has no tie report of the depth-k run.
         at_k = [m for m in self.measures if measure_depth(m, k) == k]
-        return {name: r for name, r in tie_reports(at_k, scores, qrels, k, query=query).items() if r is not None}
+        top = [h.entry_id for h in deeper[:k]]  # what the depth-k measures were computed on
+        found = tie_reports(at_k, scores, qrels, k, query=query, computed=(top, metrics))
+        return {name: r for name, r in found.items() if r is not None}
 
     def means(self, per_query: Sequence[QueryResult]) -> dict[str, float | None]:
         """Each measure's mean over the headline queries (:func:`defined_mean`: over those with a value)."""

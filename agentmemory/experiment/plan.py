@@ -11,12 +11,15 @@ it again.
 The tasks come in a fixed order, the order of every output: collections in
 the grid's order, then ``k`` and ``seed`` in the grid's order, then the
 systems (the collection's retrievers, then its runs); the tasks listed under
-``[[tasks]]`` follow.  A task listed twice is run once.
+``[[tasks]]`` follow.  A task listed twice is run once.  Each retriever
+task carries its spec's ``index_key`` (tasks of one collection with the
+same one share an index), and :func:`batches` cuts tasks into the calls a
+worker gets (docs/grids.md, "what each worker builds").
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,7 +34,7 @@ from agentmemory.experiment.task import CollectionSource, SystemSource, TaskJob,
 from agentmemory.files.atomic import sha256_file
 from agentmemory.retrievers import resolve_retriever
 
-__all__ = ["Plan", "PlannedCollection", "Task", "plan_experiment"]
+__all__ = ["SMALL_BATCH", "Plan", "PlannedCollection", "Task", "batches", "plan_experiment"]
 
 
 @dataclass(frozen=True)
@@ -120,6 +123,13 @@ def _run_source(grid: Grid, definition: CollectionDef, index: int) -> SystemSour
     )
 
 
+def _index_key(system: SystemSource) -> str | None:
+    """The retriever's :attr:`~agentmemory.retrievers.RetrieverSpec.index_key` (``None`` for runs and memory systems)."""
+    if system.kind != "retriever":
+        return None
+    return resolve_retriever(system.spec).index_key  # checked when the grid was read
+
+
 def plan_experiment(grid: Grid) -> Plan:
     """Load the grid's collections and list its tasks (see the module docstring).
 
@@ -166,12 +176,112 @@ def plan_experiment(grid: Grid) -> Plan:
             if system is None:
                 system = systems[resolve_retriever(listed.system).key]
             wanted.append((listed.k, listed.seed, system))
+        shared = {name: _index_key(system) for name, system in systems.items()}
         for k, seed, system in wanted:
-            job = TaskJob(source, system, k, seed, _measures(k, grid.measures), grid.relevance_of(definition.name))
+            job = TaskJob(
+                source,
+                system,
+                k,
+                seed,
+                _measures(k, grid.measures),
+                grid.relevance_of(definition.name),
+                index=shared[system.name],
+            )
             tasks.setdefault(
                 (definition.name, system.name, k, seed), Task(definition.name, system.name, k, seed, task_key(job), job)
             )
     return Plan(grid, tuple(collections), tuple(tasks.values()))
+
+
+SMALL_BATCH = 20_000
+"""A batch lighter than this (in :func:`task_weight` units: a collection of a few thousand entries) is merged
+with the next light one on an executor of several workers, as long as each worker still gets one: a Dask
+scheduler costs milliseconds per task (benchmarks/README.md), a noticeable share of such a task's work."""
+
+
+def task_weight(plan: Plan, task: Task) -> int:
+    """A rough measure of a task's work: its collection's entries plus 50 per judged query."""
+    summary = plan.collection(task.collection).summary
+    return int(summary.get("entries", 0)) + 50 * int(summary.get("judged_queries", 0))
+
+
+def batches(plan: Plan, tasks: Sequence[Task], width: int | None) -> list[tuple[Task, ...]]:
+    """``tasks`` cut into batches, each run by one worker in the order given (see :func:`execute_batch
+    <agentmemory.experiment.task.execute_batch>`); every task in exactly one batch.
+
+    Tasks are ordered by collection (the plan's order), then by **index group**
+    (tasks of one collection whose retrievers have the same ``index_key``,
+    which share one index), then as planned.  With ``width`` 1 (the serial
+    executor) or ``None`` (an executor that does not say how many tasks it
+    runs at once) each task is a batch of its own: a worker process keeps a
+    shared index for the next task (:data:`~agentmemory.experiment.task.INDEX_CACHE_SIZE`),
+    and the serial executor then builds each index once per grid.  With
+    ``width`` workers, each collection's tasks form one batch (a worker loads
+    the collection and builds each index once for all of them); while the
+    heaviest batch holds more than a ``width``-th of the work
+    (:func:`task_weight`) and at least twice :data:`SMALL_BATCH`, it is split
+    in two, at the index group boundary nearest its middle, else inside its
+    group (each half then builds that index: one per worker); then
+    neighbouring batches lighter than :data:`SMALL_BATCH` are merged while
+    each worker still gets a batch.
+    """
+    groups: dict[tuple[str, str], list[Task]] = {}
+    for task in tasks:
+        groups.setdefault((task.collection, task.job.index or f"task {task.key}"), []).append(task)
+    order = {c.name: i for i, c in enumerate(plan.collections)}
+    ordered = sorted(groups.values(), key=lambda g: order[g[0].collection])  # stable: groups keep their order
+    if width is None or width <= 1 or not tasks:
+        return [(task,) for group in ordered for task in group]
+    bundles: dict[str, list[list[Task]]] = {}
+    for group in ordered:
+        bundles.setdefault(group[0].collection, []).append(group)
+    cut = [bundle for bundle in bundles.values()]
+    weight = {task.key: task_weight(plan, task) for task in tasks}
+    total = sum(weight.values())
+    while True:
+        heaviest = max(range(len(cut)), key=lambda i: (sum(weight[t.key] for g in cut[i] for t in g), -i))
+        bundle = cut[heaviest]
+        heavy = _weight(bundle, weight)
+        if heavy * width <= total or heavy < 2 * SMALL_BATCH or sum(map(len, bundle)) < 2:
+            break
+        cut[heaviest : heaviest + 1] = _halves(bundle, weight)
+    merged: list[list[list[Task]]] = []
+    for i, bundle in enumerate(cut):
+        light = merged and _weight(merged[-1], weight) + _weight(bundle, weight) < SMALL_BATCH
+        if light and len(merged) + (len(cut) - i - 1) >= width:  # the batches there will be, merged
+            merged[-1] = merged[-1] + bundle
+        else:
+            merged.append(bundle)
+    return [tuple(t for g in bundle for t in g) for bundle in merged]
+
+
+def _weight(bundle: list[list[Task]], weight: Mapping[str, int]) -> int:
+    return sum(weight[t.key] for g in bundle for t in g)
+
+
+def _halves(bundle: list[list[Task]], weight: Mapping[str, int]) -> list[list[list[Task]]]:
+    """``bundle`` (index groups, in order) in two of about half its weight each: at the group boundary nearest
+    the middle when it leaves at least a quarter on each side, else inside the group holding the middle."""
+    total = _weight(bundle, weight)
+    running = 0
+    best, best_gap = None, None
+    for i, group in enumerate(bundle[:-1], start=1):
+        running += sum(weight[t.key] for t in group)
+        gap = abs(2 * running - total)
+        if 4 * running >= total and 4 * running <= 3 * total and (best_gap is None or gap < best_gap):
+            best, best_gap = i, gap
+    if best is not None:
+        return [bundle[:best], bundle[best:]]
+    running = 0
+    for i, group in enumerate(bundle):
+        for j, task in enumerate(group):
+            running += weight[task.key]
+            if 2 * running >= total:  # the task holding the middle: cut before or after it, whichever is nearer
+                cut = j + 1 if 2 * running - total <= total - 2 * (running - weight[task.key]) else j
+                cut = min(max(cut, 1 if i == 0 else 0), len(group))
+                head, tail = bundle[:i] + [group[:cut]], [group[cut:]] + bundle[i + 1 :]
+                return [[g for g in head if g], [g for g in tail if g]]
+    raise AssertionError("unreachable: the weights sum to total")  # pragma: no cover
 
 
 def default_out(grid: Grid) -> Path:

@@ -21,17 +21,20 @@ key); the client always reads them back from the task file's JSON text
 reused; the merge orders everything by the plan, never by completion; and
 the statistics are computed once, by the client, seeded by each
 evaluation's seed.  So the serial executor, a process pool and a Dask
-cluster of any size write the same bytes, in whatever order tasks finish.
+cluster of any size write the same bytes, in whatever order tasks finish,
+and whether a task built its index or was served one another task built
+(a retriever from ``with_params`` answers as one built anew).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import warnings
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from os import PathLike
 from pathlib import Path
 from typing import Any
@@ -40,9 +43,9 @@ from agentmemory.errors import ParameterError
 from agentmemory.experiment.executors import as_executor, parallelism
 from agentmemory.experiment.grid import Grid, read_grid
 from agentmemory.experiment.merge import PER_QUERY_COLUMNS, Evaluated, Failure, dumps_results, merge, per_query_csv
-from agentmemory.experiment.plan import Plan, Task, default_out, plan_experiment
+from agentmemory.experiment.plan import Plan, Task, batches, default_out, plan_experiment
 from agentmemory.experiment.reports import check_report_dependencies, default_notebook, render_report, report_parameters
-from agentmemory.experiment.task import canonical_json, error_line, execute_task
+from agentmemory.experiment.task import canonical_json, error_line, execute_batch, forget_indexes
 from agentmemory.files.atomic import atomic_write_bytes, atomic_write_text
 
 __all__ = ["ExperimentResult", "run_experiment"]
@@ -56,7 +59,9 @@ class ExperimentResult:
     ``computed`` those run now and finished, ``failures`` those that failed
     (each with its one-line error); ``report_failures`` lists
     ``(collection, error)`` of reports that failed; ``written`` the files
-    written, in order.
+    written, in order; ``indexes_built`` how many retriever indexes the
+    computed tasks built (fewer than the retriever tasks when tasks shared one);
+    ``batches`` how many calls the executor was given for them.
     """
 
     out: Path
@@ -67,6 +72,8 @@ class ExperimentResult:
     merged: Evaluated = field(repr=False)
     written: tuple[Path, ...] = ()
     report_failures: tuple[tuple[str, str], ...] = ()
+    indexes_built: int = 0
+    batches: int = 0
 
     @property
     def ok(self) -> bool:
@@ -103,43 +110,77 @@ def _cached(path: Path, task: Task) -> dict[str, Any] | None:
     return result if isinstance(result, dict) and "error" not in result else None
 
 
-def _submitted(executor: Executor, tasks: Sequence[Task]) -> Iterator[tuple[Task, dict[str, Any]]]:
-    """Each task with its result (or ``{"error": ...}``), as they finish; at most a window of them submitted at once.
+def _submitted(
+    executor: Executor, plan: Plan, tasks: Sequence[Task], share: bool, counts: dict[str, int]
+) -> Iterator[tuple[Task, dict[str, Any], int]]:
+    """Each task with its result (or ``{"error": ...}``) and the indexes it built, as its batch finishes.
 
-    The window is twice the executor's parallelism (one task at a time for
-    the serial executor, so each is written before the next starts), or
-    every task when the executor does not say.
+    The tasks go to ``executor`` in batches (:func:`~agentmemory.experiment.plan.batches`),
+    each one call of :func:`~agentmemory.experiment.task.execute_batch`; at
+    most twice the executor's parallelism of them are submitted at once (one
+    at a time for the serial executor, so each task is written before the
+    next starts), or every batch when the executor does not say.  A task
+    whose index another task of this run shares is marked ``keep``; with
+    ``share`` false no task shares (each builds its own index).  ``counts``
+    receives the number of batches.
     """
     width = parallelism(executor)
-    window = max(1, len(tasks) if width is None else 1 if width == 1 else 2 * width)
-    order = {task.key: i for i, task in enumerate(tasks)}
-    waiting = iter(tasks)
-    pending: dict[Future[Any], Task] = {}
+    cut = batches(plan, _marked(tasks, share), width)
+    counts["batches"] = len(cut)
+    window = max(1, len(cut) if width is None else 1 if width == 1 else 2 * width)
+    order = {batch[0].key: i for i, batch in enumerate(cut)}
+    waiting = iter(cut)
+    pending: dict[Future[Any], tuple[Task, ...]] = {}
 
     def fill() -> None:
         while len(pending) < window:
-            task = next(waiting, None)
-            if task is None:
+            batch = next(waiting, None)
+            if batch is None:
                 return
-            pending[executor.submit(execute_task, task.job)] = task
+            pending[executor.submit(execute_batch, tuple(t.job for t in batch))] = batch
 
     try:
         fill()
         while pending:
             done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
-            for future in sorted(done, key=lambda f: order[pending[f].key]):
-                task = pending.pop(future)
+            for future in sorted(done, key=lambda f: order[pending[f][0].key]):
+                batch = pending.pop(future)
                 try:
-                    outcome = future.result()
-                except BaseException as err:  # the worker died, the pool broke, the task was cancelled
+                    outcomes = future.result()
+                except BaseException as err:  # the worker died, the pool broke, the batch was cancelled
                     if isinstance(err, (KeyboardInterrupt, SystemExit)):
                         raise
-                    outcome = {"error": error_line(err)}
-                yield task, outcome
+                    outcomes = [({"error": error_line(err)}, 0)] * len(batch)
+                for task, (outcome, built) in zip(batch, outcomes):
+                    yield task, outcome, built
             fill()
     finally:
         for future in pending:
             future.cancel()
+
+
+def _marked(tasks: Sequence[Task], share: bool) -> list[Task]:
+    """``tasks`` with ``keep`` set where another of them shares the index; with ``share`` false, none shares."""
+    if not share:
+        return [replace(t, job=replace(t.job, index=None)) for t in tasks]
+    sizes: dict[tuple[str, str], int] = {}
+    for task in tasks:
+        if task.job.index is not None:
+            sizes[task.collection, task.job.index] = sizes.get((task.collection, task.job.index), 0) + 1
+    return [
+        replace(t, job=replace(t.job, keep=True)) if t.job.index and sizes[t.collection, t.job.index] > 1 else t
+        for t in tasks
+    ]
+
+
+@contextlib.contextmanager
+def _own_indexes_dropped() -> Iterator[None]:
+    """The indexes tasks run in this process kept (serial, threads) are dropped when the tasks are done: they
+    served this run; a worker process keeps its own (at most INDEX_CACHE_SIZE) for the next run it serves."""
+    try:
+        yield
+    finally:
+        forget_indexes()
 
 
 def _progress_bar(total: int, initial: int, enabled: bool) -> Any:
@@ -192,6 +233,7 @@ def run_experiment(
     parquet: bool = False,
     progress: bool = False,
     notebook: str | PathLike[str] | None = None,
+    share: bool = True,
 ) -> ExperimentResult:
     """Run the grid's tasks on ``executor`` and merge them into ``out`` (see the module docstring).
 
@@ -207,6 +249,9 @@ def run_experiment(
             for each collection, as tasks on ``executor``.
         parquet: also write ``per_query.parquet`` (needs pandas and fastparquet or pyarrow).
         progress: a progress bar on stderr (tasks done out of all, failures).
+        share: tasks of one collection whose retrievers share an index build it once per
+            worker (see :func:`~agentmemory.experiment.plan.batches`); ``False`` builds it
+            for every task (the same results, for measuring what sharing saves).
 
     A task that fails does not stop the others: it is in
     ``result.failures`` and in ``results.json``; ``result.ok`` says whether
@@ -239,9 +284,12 @@ def run_experiment(
     reused_keys = set(outputs)
     todo = [task for key, task in unique.items() if key not in outputs]
     errors: dict[str, str] = {}
+    indexes_built = 0
+    counts = {"batches": 0}
     folder.mkdir(parents=True, exist_ok=True)
-    with _progress_bar(len(unique), len(reused_keys), progress) as bar:
-        for task, outcome in _submitted(pool, todo):
+    with _progress_bar(len(unique), len(reused_keys), progress) as bar, _own_indexes_dropped():
+        for task, outcome, built in _submitted(pool, plan, todo, share, counts):
+            indexes_built += built
             if "error" in outcome:
                 errors[task.key] = str(outcome["error"])
                 bar.set_postfix(failed=len(errors))
@@ -281,6 +329,8 @@ def run_experiment(
         merged=merged,
         written=tuple(written),
         report_failures=tuple(report_failures),
+        indexes_built=indexes_built,
+        batches=counts["batches"],
     )
 
 

@@ -7,7 +7,16 @@ one system with :func:`agentmemory.evaluate` and returns its per-query
 rows as plain JSON-ready data.  It never raises for a bad input: a task
 that fails returns ``{"error": "<one line>"}``, so the client reports it
 with the task's spec and the other tasks go on (and nothing has to survive
-pickling but strings).
+pickling but strings).  :func:`execute_batch` runs several in a row (one
+call on a worker, see :func:`agentmemory.experiment.plan.batches`).
+
+**Shared indexes.**  A retriever task carries its spec's ``index_key``
+(``TaskJob.index``, not part of its identity: it changes no row).  When an
+earlier task in this process kept an index of the same collection and key
+(at most :data:`INDEX_CACHE_SIZE`), the task's retriever is made over it
+(the same retriever for the same spec, else ``with_params``) instead of
+indexing every entry again; a task whose ``keep`` is set leaves its own
+for the next.  The rows are the same either way.
 
 A task is identified by its **key**, :func:`task_key`: the sha256 of the
 canonical JSON of :meth:`TaskJob.identity`: the collection's digest,
@@ -27,7 +36,7 @@ import hashlib
 import json
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from agentmemory import (
@@ -38,14 +47,32 @@ from agentmemory.datasets.collection import Collection
 from agentmemory.errors import AgentMemoryError, InputError, shorten
 from agentmemory.evaluation.options import EvalOptions
 from agentmemory.evaluation.runfiles import read_run_file
-from agentmemory.evaluation.runner import evaluate
+from agentmemory.evaluation.runner import Evaluation, evaluate
+from agentmemory.retrievers import RetrieverSpec, resolve_retriever
+from agentmemory.store.core import MemoryStore
 
-__all__ = ["CACHE_SIZE", "CollectionSource", "SystemSource", "TaskJob", "execute_task", "remember", "task_key"]
+__all__ = [
+    "CACHE_SIZE",
+    "INDEX_CACHE_SIZE",
+    "CollectionSource",
+    "SystemSource",
+    "TaskJob",
+    "execute_batch",
+    "execute_task",
+    "forget_indexes",
+    "remember",
+    "task_key",
+]
 
 CACHE_SIZE = 4
 """Loaded collections a worker process keeps (least recently used dropped first)."""
 
+INDEX_CACHE_SIZE = 2
+"""Built indexes a worker process keeps for later tasks that share them (least recently used dropped first);
+only tasks whose ``keep`` is set (another task of the run shares the index) leave theirs."""
+
 _CACHE: OrderedDict[tuple[Any, ...], Collection] = OrderedDict()
+_INDEXES: OrderedDict[tuple[Any, ...], _Kept] = OrderedDict()
 _LOCK = threading.Lock()  # a Dask worker may run several tasks at once in threads
 
 
@@ -107,6 +134,8 @@ class TaskJob:
     measures: tuple[str, ...]
     relevance: str = "direct"
     version: str = __version__
+    index: str | None = None  # the retriever's index_key: tasks of one collection with the same one share an index
+    keep: bool = False  # keep this task's index for another task of the run (set by run_experiment)
 
     def identity(self) -> dict[str, Any]:
         """What the task's result depends on (its key is the hash of this)."""
@@ -144,6 +173,12 @@ def remember(source: CollectionSource, collection: Collection) -> None:
         _CACHE.move_to_end(source.cache_key)
         while len(_CACHE) > CACHE_SIZE:
             _CACHE.popitem(last=False)
+
+
+def forget_indexes() -> None:
+    """Drop the indexes this process keeps for later tasks (the client's own, when a run on it ends)."""
+    with _LOCK:
+        _INDEXES.clear()
 
 
 def _collection(source: CollectionSource) -> Collection:
@@ -187,21 +222,32 @@ def execute_task(job: TaskJob) -> dict[str, Any]:
     (the headline means of the tie reports) and ``dropped`` (run lines left
     out by ``lenient``).
     """
+    return _attempt(job)[0]
+
+
+def execute_batch(jobs: tuple[TaskJob, ...]) -> list[tuple[dict[str, Any], int]]:
+    """Run several tasks in this process, in order: each one's :func:`execute_task` result and the number of
+    indexes it built (0 when it used one kept by an earlier task, see :data:`INDEX_CACHE_SIZE`)."""
+    return [_attempt(job) for job in jobs]
+
+
+def _attempt(job: TaskJob) -> tuple[dict[str, Any], int]:
     try:
         return _execute(job)
     except Exception as err:  # reported with the task's spec by the client; the other tasks go on
-        return {"error": error_line(err)}
+        return {"error": error_line(err)}, 0
 
 
-def _execute(job: TaskJob) -> dict[str, Any]:
+def _execute(job: TaskJob) -> tuple[dict[str, Any], int]:
     if job.version != __version__:
         raise InputError(
             "worker", None, f"runs agentmemory {__version__}, the client {job.version}; install the same version"
         )
     collection = _collection(job.collection)
     system = job.system
+    built = 0
     if system.kind == "retriever":
-        evaluation = evaluate(collection, [system.spec], options=job.options())
+        evaluation, built = _evaluate_retriever(collection, job)
     elif system.kind == "system":  # a memory system, replayed over the collection here (attribution auto)
         evaluation = evaluate(collection, None, systems=[system.spec], options=job.options())
     else:
@@ -226,4 +272,48 @@ def _execute(job: TaskJob) -> dict[str, Any]:
         "tie_aware": result.tie_means(),
         "dropped": [list(d) for d in result.dropped],
         **({"tokenizer": dict(evaluation.tokenizer)} if evaluation.tokenizer is not None else {}),
-    }
+    }, built
+
+
+@dataclass
+class _Kept:
+    """A store whose retriever ``spec`` holds a collection's index, kept for the next tasks that share it."""
+
+    store: MemoryStore
+    spec: RetrieverSpec
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def _evaluate_retriever(collection: Collection, job: TaskJob) -> tuple[Evaluation, int]:
+    """The task's evaluation, over an index kept by an earlier task when one shares it; the indexes built (0 or 1).
+
+    A retriever whose index an earlier task of this process kept (same
+    collection, same ``job.index``) is attached to that task's store
+    (:meth:`~agentmemory.store.core.MemoryStore.attach`: the same retriever
+    for the same spec, else its ``with_params``), evaluated and detached, so
+    nothing is indexed again; the store is used by one task at a time.
+    Otherwise the evaluation builds its own, and keeps its store when
+    ``job.keep`` says another task will want it.
+    """
+    spec = resolve_retriever(job.system.spec)
+    slot = (job.collection.cache_key, job.index)
+    with _LOCK:
+        kept = _INDEXES.get(slot) if job.index is not None else None
+        if kept is not None:
+            _INDEXES.move_to_end(slot)
+    if kept is None or spec.index_key != job.index:
+        evaluation = evaluate(collection, (spec,), options=job.options())
+        if job.keep and job.index is not None and spec.index_key == job.index and evaluation.store is not None:
+            with _LOCK:
+                _INDEXES[slot] = _Kept(evaluation.store, spec)
+                while len(_INDEXES) > INDEX_CACHE_SIZE:
+                    _INDEXES.popitem(last=False)
+        return evaluation, 1
+    with kept.lock:
+        if spec.key == kept.spec.key:
+            return evaluate(collection, (spec,), store=kept.store, options=job.options()), 0
+        kept.store.attach(spec, like=kept.spec.key)
+        try:
+            return evaluate(collection, (spec,), store=kept.store, options=job.options()), 0
+        finally:
+            kept.store.detach(spec.key)

@@ -71,6 +71,15 @@ class TieContext:
         object.__setattr__(self, "relevant", relevant)
         object.__setattr__(self, "num_rel", sum(1 for grade in qrels.values() if grade >= 1))
 
+    def at(self, k: int | None) -> TieContext:
+        """The same query's context for a measure with cutoff ``k`` (``relevant`` and ``num_rel`` kept, not
+        counted again)."""
+        other: TieContext = object.__new__(TieContext)
+        for name in ("groups", "qrels", "depth", "scope_ids", "query", "relevant", "num_rel"):
+            object.__setattr__(other, name, getattr(self, name))
+        object.__setattr__(other, "k", k)
+        return other
+
     @property
     def cut(self) -> int:
         """``c``: the ranks the measure looks at, ``min(k, D)``, or ``D`` without a cutoff."""

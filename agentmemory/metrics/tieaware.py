@@ -55,6 +55,7 @@ from typing import Any
 
 from agentmemory.errors import ParameterError, check_positive_int
 from agentmemory.metrics.base import REGISTRY, Measure, as_scope, defined, parse_measure
+from agentmemory.metrics.definition import MeasureDef
 from agentmemory.metrics.tie_context import TieContext, TieGroup, expected_hits, tie_groups
 from agentmemory.records import Query
 
@@ -234,26 +235,34 @@ def tie_reports(
     *,
     scope_ids: Set[str] | Sequence[str] | None = None,
     query: Query | None = None,
+    computed: tuple[Sequence[str], Mapping[str, float | None]] | None = None,
 ) -> dict[str, TieReport | None]:
     """:func:`tie_report` of each of ``measures`` on one query, keyed by the measure's text.
 
     The same reports, computed once for all measures where they share the work
-    (the tie groups, the rule's, best and worst rankings).
+    (the tie groups, the rule's, best and worst rankings).  ``computed`` is
+    ``(ranking, values)``: the measures' values (by text) already computed on
+    ``ranking`` with the same qrels, scope and query; when ``ranking`` is the
+    rule's top ``k``, the value under the rule of agentmemory's trec_eval
+    measures (which read no scope) is taken from there instead of computed
+    again (the same function on the same list).
 
     Raises:
         ParameterError: as :func:`tie_report`.
     """
-    chosen = [_as_measure(m) for m in measures]
+    chosen = [(m, m.definition) for m in map(_as_measure, measures)]  # each looked up once
     k = check_positive_int("k", k)
-    if all(m.definition.tie_aware is None for m in chosen):
-        return {str(m): None for m in chosen}
+    if all(d.tie_aware is None for _, d in chosen):
+        return {str(m): None for m, _ in chosen}
     basis = _TieBasis(scores, qrels, k, _scope(scope_ids), query)
-    return {str(m): None if m.definition.tie_aware is None else basis.report(m) for m in chosen}
+    known = computed[1] if computed is not None and list(computed[0]) == basis.rule else {}
+    return {str(m): None if d.tie_aware is None else basis.report(m, known, d) for m, d in chosen}
 
 
-def _built_in(m: Measure) -> bool:
+def _built_in(m: Measure, definition: MeasureDef | None = None) -> bool:
     """Whether ``m``'s per-query function is one of agentmemory's own measures (pure functions)."""
-    return getattr(m.definition.function, "__module__", "").startswith("agentmemory.metrics.")
+    found = m.definition if definition is None else definition
+    return getattr(found.function, "__module__", "").startswith("agentmemory.metrics.")
 
 
 class _TieBasis:
@@ -262,6 +271,7 @@ class _TieBasis:
     __slots__ = (
         "best",
         "best_is_rule",
+        "contexts",
         "depth",
         "groups",
         "inside",
@@ -284,8 +294,13 @@ class _TieBasis:
         self.query = query
         self.depth = min(k, len(scores))  # tie_aware_value's depth for depth=k
         self.rule = [e for g in groups for e in g.entry_ids][:k]
-        self.best = _extreme_ranking(groups, qrels, best=True)[:k]
-        self.worst = _extreme_ranking(groups, qrels, best=False)[:k]
+        if not any(len(g.entry_ids) > 1 and any(qrels.get(e, 0) > 0 for e in g.entry_ids) for g in groups):
+            # No tie holds an entry graded above 0: sorting any group by grade keeps the rule's order.
+            self.best = self.worst = self.rule
+        else:
+            self.best = _extreme_ranking(groups, qrels, best=True)[:k]
+            self.worst = _extreme_ranking(groups, qrels, best=False)[:k]
+        self.contexts: dict[int | None, TieContext] = {}
         # Without relevant entries in a tie group, all three rankings are the same list.
         self.best_is_rule = self.best == self.rule
         self.worst_is_rule = self.worst == self.rule
@@ -298,26 +313,49 @@ class _TieBasis:
         self.inside = inside
 
     def _value(self, m: Measure, ranking: list[str]) -> float:
-        """``m`` on ``ranking`` (a measure with a tie-aware value has a value on every query)."""
+        """``m`` on ``ranking`` (a measure with a tie-aware value has a value on every query it is defined on)."""
         return defined(m._compute(ranking, self.qrels, self.scope, self.query), m)
 
-    def report(self, m: Measure) -> TieReport | None:
-        """The report on ``m``, whose definition has a tie-aware expectation; ``None`` where ``m`` has no value
-        on this query (``stale@k`` on a question that is not a knowledge update: no ordering gives it one)."""
-        expectation = m.definition.tie_aware
+    def _context(self, cutoff: int | None) -> TieContext:
+        """The query's :class:`TieContext` at ``cutoff``, made once for every measure with that cutoff."""
+        context = self.contexts.get(cutoff)
+        if context is None:
+            first = next(iter(self.contexts.values()), None)  # the groups' counts, computed once per query
+            if first is None:
+                context = TieContext(self.groups, self.qrels, cutoff, self.depth, self.scope, self.query)
+            else:
+                context = first.at(cutoff)
+            self.contexts[cutoff] = context
+        return context
+
+    def report(
+        self, m: Measure, known: Mapping[str, float | None] | None = None, definition: MeasureDef | None = None
+    ) -> TieReport | None:
+        """The report on ``m``, whose definition (``definition``, looked up when not given) has a tie-aware
+        expectation; ``known``: values on the rule's ranking already computed, see :func:`tie_reports`.
+        ``None`` where ``m`` has no value on this query (``stale@k`` on a question that is not a knowledge
+        update: no ordering gives it one)."""
+        found = m.definition if definition is None else definition
+        expectation = found.tie_aware
         assert expectation is not None
         qrels, scope, query = self.qrels, self.scope, self.query
         # Measure.compute less its checks: the rankings hold the keys of one mapping (each id once) and
         # scope is already a set or None.  A built-in measure is a pure function of the ranking, so a
         # ranking equal to the rule's has the rule's value; a registered one is called for each ranking.
-        if m.definition.undefined_when is not None and m._compute(self.rule, qrels, scope, query) is None:
-            return None
-        under_rule = self._value(m, self.rule)
-        expected = expectation(TieContext(self.groups, qrels, m.rank_cutoff, self.depth, scope, query))
-        pure = _built_in(m)
+        pure = _built_in(m, found)
+        text = str(m)
+        # A value computed on the same list: only for agentmemory's trec_eval measures, which read neither the
+        # scope nor the session mapping (the one computed may have had them, this one has not).
+        known_value = known.get(text) if known is not None and pure and found.family == "trec_eval" else None
+        if known_value is not None:
+            under_rule = known_value
+        else:
+            if found.undefined_when is not None and m._compute(self.rule, qrels, scope, query) is None:
+                return None
+            under_rule = self._value(m, self.rule)
         return TieReport(
             value_under_rule=under_rule,
-            expected=defined(expected, m),
+            expected=defined(expectation(self._context(m.rank_cutoff)), m),
             minimum=under_rule if pure and self.worst_is_rule else self._value(m, self.worst),
             maximum=under_rule if pure and self.best_is_rule else self._value(m, self.best),
             straddles_cutoff=self.inside < self.size,

@@ -149,6 +149,27 @@ CAPABILITY_TABLE: tuple[Capability, ...] = (
         "it is asked as deep as a report needs (whole-ranking reports, explanations of misses).",
     ),
     Capability(
+        "with_params",
+        "retriever",
+        "method",
+        "with_params(params) -> retriever: a retriever with other parameters over this one's index (built by the "
+        "entries added so far), for parameters that change only the scoring (those its factory's "
+        "index_params() does not name); params are given as a spec gives them to the factory, the others "
+        "take the factory's defaults; every search equals that of a new retriever with these parameters given "
+        "the same entries. Add no entries to either afterwards unless the retriever says they are independent.",
+        "an experiment builds the index again for every setting of its scoring parameters.",
+    ),
+    Capability(
+        "index_params",
+        "factory",
+        "method",
+        "index_params() -> tuple[str, ...]: the names of the factory's parameters that change the index (what "
+        "add builds); every other parameter changes only the scoring, and its retrievers have with_params. "
+        "Settings whose index parameters agree share one index (their RetrieverSpec.index_key is the same).",
+        "an experiment shares an index only between tasks of the same spec (agentmemory's own retrievers; a "
+        "plugin's, never): each other setting builds its own.",
+    ),
+    Capability(
         "spec_label",
         "factory",
         "method",
@@ -163,7 +184,7 @@ CAPABILITY_TABLE: tuple[Capability, ...] = (
 _BY_NAME = {c.name: c for c in CAPABILITY_TABLE}
 
 CAPABILITIES = tuple(c.name for c in CAPABILITY_TABLE if c.owner == "retriever")
-"""The optional members of a retriever (``spec_label`` belongs to factories), in :data:`CAPABILITY_TABLE` order."""
+"""The optional members of a retriever (``spec_label`` and ``index_params`` belong to factories), in :data:`CAPABILITY_TABLE` order."""
 
 
 def capability(name: str) -> Capability:
@@ -175,7 +196,7 @@ def capability(name: str) -> Capability:
 
 
 def has_capability(obj: object, name: str) -> bool:
-    """Whether ``obj`` (a retriever, or a factory for ``spec_label``) has the declared capability ``name``.
+    """Whether ``obj`` (a retriever, or a factory for ``spec_label`` or ``index_params``) has the declared capability ``name``.
 
     A method is present when the member is callable; a property when it
     holds an int >= 1 (bools are not).  The one question "does X have
@@ -277,6 +298,14 @@ class DocTable:
             self.pos = numbers
         self._tie_key = None
         return start
+
+    def copy(self) -> DocTable:
+        """Another table with the same ids and numbers, which later appends to this one do not change."""
+        other = DocTable()
+        other.ids = list(self.ids)
+        other.pos = dict(self.pos)
+        other._tie_key = self._tie_key
+        return other
 
     @property
     def tie_key(self) -> np.ndarray:

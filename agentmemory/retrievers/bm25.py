@@ -37,7 +37,7 @@ not with the index.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,7 +46,16 @@ import numpy as np
 from agentmemory.errors import ParameterError, check_positive_int
 from agentmemory.records import Hit, MemoryEntry, Query
 from agentmemory.retrievers._analysis import encode_texts, query_tokens
-from agentmemory.retrievers._index import EMPTY_F64, EMPTY_I64, SegmentList, accelerator, build_segment, concat, dedupe
+from agentmemory.retrievers._index import (
+    EMPTY_F64,
+    EMPTY_I64,
+    Segment,
+    SegmentList,
+    accelerator,
+    build_segment,
+    concat,
+    dedupe,
+)
 from agentmemory.retrievers.base import DocTable, as_query, rank_candidates, scores_by_id
 from agentmemory.tokenize import tokenize
 
@@ -138,6 +147,31 @@ class BM25:
 
     def params(self) -> dict[str, Any]:
         return {"k1": self.k1, "b": self.b, "variant": "lucene"}
+
+    @staticmethod
+    def index_params() -> tuple[str, ...]:
+        """None: ``k1`` and ``b`` weigh the postings at search time, the index is the same for all (capability)."""
+        return ()
+
+    def with_params(self, params: Mapping[str, Any]) -> BM25:
+        """A BM25 with other ``k1`` and ``b`` (``params``; defaults for those not given) over this one's index.
+
+        Nothing is tokenised again: the postings are shared (they are never
+        changed in place), the vocabulary, document lengths and frequencies
+        copied; only what depends on ``k1`` and ``b`` (the lengths' norms, the
+        compiled path's impacts and bounds) is computed anew, on first search.
+        Its scores are those of ``BM25(**params)`` given the same entries, bit
+        for bit; later adds to either do not reach the other.
+        """
+        other = BM25(**params)
+        other._docs = self._docs.copy()
+        other._vocab = dict(self._vocab)
+        other._df = self._df.copy()
+        other._dl_buf = self._dl_buf.copy()
+        other._total_len = self._total_len
+        other._segs.segments = [Segment(s.base, s.n, s.terms, s.ptr, s.docs, s.tfs) for s in self._segs.segments]
+        other._accel = self._accel
+        return other
 
     def __len__(self) -> int:
         return len(self._docs)

@@ -33,6 +33,9 @@ and refused (a ``PluginError`` naming the first violation) unless:
 * ``score_all(query)`` / ``score_at_least(query, floor)``: a dict of known
   entry ids to real, non-NaN scores.
 * ``memory_bytes()``: an int >= 0.
+* ``with_params(params)``: a new retriever (not the plugin itself), behind the boundary in its turn, which
+  knows the entries this one was given.
+* a factory's ``index_params()`` (:func:`index_params_violation`): names of parameters the factory takes.
 
 :func:`hit_violations` is the one validator of a search's result: the
 boundary raises on its first violation, and :func:`agentmemory.testing.check_retriever`
@@ -49,9 +52,17 @@ from typing import Any, NoReturn
 
 from agentmemory.errors import PluginError, quote, shorten
 from agentmemory.records import Hit, MemoryEntry, Query
-from agentmemory.retrievers.base import CAPABILITIES, has_capability
+from agentmemory.retrievers.base import CAPABILITIES, has_capability, missing_members
 
-__all__ = ["GuardedRetriever", "PluginBoundary", "hit_violations", "is_ours", "params_violation", "scores_violation"]
+__all__ = [
+    "GuardedRetriever",
+    "PluginBoundary",
+    "hit_violations",
+    "index_params_violation",
+    "is_ours",
+    "params_violation",
+    "scores_violation",
+]
 
 
 def is_ours(obj: object) -> bool:
@@ -129,6 +140,19 @@ def scores_violation(scores: object, known: Container[str]) -> str | None:
             return f"{quote(entry_id, 60)}, an id that was never added"
         if not _real(score) or score != score:
             return f"the score {quote(score, 40)} of {quote(entry_id, 60)}; scores must be numbers, not NaN"
+    return None
+
+
+def index_params_violation(names: object, accepted: Container[str] | None) -> str | None:
+    """What is wrong with a factory's ``index_params()`` result, or ``None``: a tuple or list of distinct
+    parameter names, each one the factory accepts (``accepted``; ``None`` when it takes ``**kwargs``)."""
+    if not isinstance(names, (tuple, list)) or not all(isinstance(n, str) for n in names):
+        return f"{quote(names, 60)}, not a tuple of parameter names"
+    if len(set(names)) != len(names):
+        return f"{quote(names, 60)}, which names a parameter twice"
+    strangers = [n for n in names if accepted is not None and n not in accepted]
+    if strangers:
+        return f"{quote(strangers[0], 40)}, a parameter the factory does not take"
     return None
 
 
@@ -260,6 +284,17 @@ class GuardedRetriever(PluginBoundary):
         if not isinstance(found, list) or len(found) != len(batches):
             self.refuse("search_batch", f"{quote(found, 60)}, not a list of {len(batches)} lists of hits")
         return [self._checked(hits, k, q, "search_batch") for q, hits in zip(batches, found)]
+
+    def _guarded_with_params(self, params: dict[str, Any]) -> GuardedRetriever:
+        made = self.call("with_params", self.plugin.with_params, dict(params))
+        missing = missing_members(made)
+        if missing:
+            self.refuse("with_params", f"{quote(made, 60)}, not a retriever (it lacks {', '.join(missing)})")
+        if made is self.plugin:
+            self.refuse("with_params", "the retriever itself, not a new one with the parameters given")
+        shared = GuardedRetriever(made, self.origin)
+        shared._known = set(self._known)  # the same entries: the index is this one's
+        return shared
 
     def _guarded_memory_bytes(self) -> int:
         size = self.call("memory_bytes", self.plugin.memory_bytes)

@@ -39,6 +39,12 @@ from 0.0 in component order, so equal inputs give bit-identical scores.
 **Ties** follow the ranking rule of :mod:`agentmemory.retrievers.base`:
 fused score descending, then entry id descending.
 
+**Sharing.**  The components are the index (``index_params() == ("of",)``);
+:meth:`Hybrid.with_params` gives another fusion (method, rrf_k, depth,
+weights) over the same components, and the hybrids sharing them keep each
+query's component runs (per ``depth``) once computed, so a grid of fusion
+settings asks each component once per query.
+
 The hybrid ranks no deeper than ``depth``: ``search(query, k)`` with ``k >
 depth`` is refused (a :class:`~agentmemory.errors.ParameterError`), so an
 evaluation's cutoff can never exceed what was fused (an evaluation at cutoff
@@ -49,7 +55,7 @@ component's rank, score and contribution.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -184,6 +190,16 @@ def top_with_ties(retriever: Any, query: Query, depth: int) -> list[Hit]:
     return hits[:depth] + [h for h in hits[depth:] if h.score == cut]
 
 
+def query_key(query: Query) -> tuple[Any, ...] | None:
+    """What a retriever's answer to ``query`` can depend on, as a dict key (``None`` when a value is unhashable)."""
+    key = (query.id, query.text, query.tags, query.scope, query.asked_at, tuple(sorted(query.metadata.items())))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
 def shared_ranks(run: Sequence[Hit]) -> list[int]:
     """Each hit's rank with tied scores sharing the best rank of their tie ("1224" competition ranking).
 
@@ -287,6 +303,20 @@ class Hybrid:
         depth: int = DEFAULT_DEPTH,
         weights: Sequence[float] | None = None,
     ) -> None:
+        specs = self._configure(of, method, rrf_k, depth, weights)
+        self._components = [s.new() for s in specs]
+        self._docs = DocTable()
+        self._runs_kept: dict[tuple[Any, ...], list[list[Hit]]] | None = None  # once shared: see with_params
+
+    def _configure(
+        self,
+        of: Sequence[Any] = DEFAULT_OF,
+        method: str = "rrf",
+        rrf_k: float = DEFAULT_RRF_K,
+        depth: int = DEFAULT_DEPTH,
+        weights: Sequence[float] | None = None,
+    ) -> list[Any]:
+        """Check the parameters and set everything but the components and the index; the component specs."""
         specs = _components(of)
         self.method = _method(method)
         if not _is_number(rrf_k) or rrf_k < 0:
@@ -301,8 +331,6 @@ class Hybrid:
         self.depth = check_positive_int("hybrid depth", depth)
         self.weights = _weights(weights, len(specs), self.method)
         self._specs = specs
-        self._components = [s.new() for s in specs]
-        self._docs = DocTable()
         extras: dict[str, Any] = {}
         if self.method == "rrf" and rrf_k != DEFAULT_RRF_K:
             extras["rrf_k"] = rrf_k
@@ -311,6 +339,48 @@ class Hybrid:
         if weights is not None:
             extras["weights"] = list(weights)  # as given, so that the label is the spec's
         self.label = _label([s.label for s in specs], self.method, extras)
+        return specs
+
+    @staticmethod
+    def index_params() -> tuple[str, ...]:
+        """``of``: the components are the index; the fusion (method, rrf_k, depth, weights) is scoring (capability)."""
+        return ("of",)
+
+    def with_params(self, params: Mapping[str, Any]) -> Hybrid:
+        """Another fusion (``params``: method, rrf_k, depth, weights; ``of`` as this one's) of the same components.
+
+        The two share the components and their index, so an add to either
+        reaches both, and the components' runs: each query's run of each
+        component (at each ``depth``) is computed once, by whichever of them
+        is asked first, and kept for the others until the next add.  Its
+        results are those of ``Hybrid(**params)`` given the same entries.
+
+        Raises:
+            ParameterError: bad parameters, or ``of`` names other components.
+        """
+        other = object.__new__(Hybrid)
+        try:
+            specs = other._configure(**params)
+        except TypeError as err:
+            raise ParameterError(
+                "hybrid parameters",
+                sorted(params),
+                f"are not the hybrid's: {err}",
+                "give of, method, rrf_k, depth, weights",
+            ) from None
+        if [s.key for s in specs] != [s.key for s in self._specs]:
+            raise ParameterError(
+                "hybrid of",
+                [s.key for s in specs],
+                f"fuses other retrievers than this hybrid ({', '.join(s.key for s in self._specs)})",
+                "with_params changes only the fusion (method, rrf_k, depth, weights); make a new hybrid for others",
+            )
+        if self._runs_kept is None:
+            self._runs_kept = {}
+        other._components = self._components
+        other._docs = self._docs
+        other._runs_kept = self._runs_kept
+        return other
 
     def params(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -340,6 +410,8 @@ class Hybrid:
         for entry in batch:
             if not isinstance(entry.text, str):
                 raise ParameterError("entry.text", entry.text, "is not a str", "every entry needs a text string")
+        if self._runs_kept is not None:
+            self._runs_kept.clear()  # every hybrid sharing these components sees the new entries
         for component in self._components:
             component.add(batch)
         self._docs.extend(ids, numbers)
@@ -362,7 +434,14 @@ class Hybrid:
         return self.depth
 
     def _runs(self, query: Query) -> list[list[Hit]]:
-        return [top_with_ties(c, query, self.depth) for c in self._components]
+        kept = self._runs_kept
+        key = None if kept is None else query_key(query)
+        if kept is None or key is None:
+            return [top_with_ties(c, query, self.depth) for c in self._components]
+        runs = kept.get((self.depth, key))
+        if runs is None:
+            runs = kept[(self.depth, key)] = [top_with_ties(c, query, self.depth) for c in self._components]
+        return runs
 
     def _fuse(self, runs: list[list[Hit]]) -> dict[str, float]:
         """Fused score of every candidate (the union of the runs), summed in component order."""

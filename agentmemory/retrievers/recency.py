@@ -37,7 +37,10 @@ Exactly how: in float64, ``relevance`` as written, ``hours`` from the exact
 ``timedelta`` (``total_seconds() / 3600``), ``decay ** hours`` with Python's
 ``**``, and the score ``((w_rel * relevance) + (w_rec * recency)) + (w_imp *
 importance)``.  Ranking: score descending, then entry id descending, scores
-``<= 0`` dropped (:mod:`agentmemory.retrievers.base`).  ``search(query, k)``
+``<= 0`` dropped (:mod:`agentmemory.retrievers.base`).  The base is the
+index (``index_params() == ("base",)``): :meth:`Recency.with_params` scores
+the same base's candidates with another decay, weights or depth, and the
+recencies sharing a base keep its runs once computed.  ``search(query, k)``
 with ``k > depth`` is refused, as for ``hybrid``: there are only ``depth``
 candidates to rank.
 """
@@ -45,7 +48,7 @@ candidates to rank.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -55,7 +58,7 @@ import numpy as np
 from agentmemory.errors import ParameterError, UnknownNameError, check_positive_int
 from agentmemory.records import Hit, MemoryEntry, Query, is_aware
 from agentmemory.retrievers.base import DocTable, as_query, capabilities, rank_candidates
-from agentmemory.retrievers.hybrid import top_with_ties
+from agentmemory.retrievers.hybrid import query_key, top_with_ties
 from agentmemory.retrievers.registry import resolve_retriever
 from agentmemory.retrievers.spec import format_value
 
@@ -226,6 +229,23 @@ class Recency:
         weights: Sequence[float] = DEFAULT_WEIGHTS,
         depth: int = DEFAULT_DEPTH,
     ) -> None:
+        spec = self._configure(base, decay, weights, depth)
+        self._base = spec.new()
+        self._docs = DocTable()
+        self._created: list[datetime | None] = []
+        self._importance: list[float] = []
+        self._given: list[bool] = []
+        self._newest: datetime | None = None
+        self._runs_kept: dict[tuple[Any, ...], list[Hit]] | None = None  # once shared: see with_params
+
+    def _configure(
+        self,
+        base: Any = "bm25",
+        decay: float = DEFAULT_DECAY,
+        weights: Sequence[float] = DEFAULT_WEIGHTS,
+        depth: int = DEFAULT_DEPTH,
+    ) -> Any:
+        """Check the parameters and set everything but the base retriever and the index; the base's spec."""
         spec = _base(base)
         if not _is_number(decay) or not 0 < decay <= 1:
             raise ParameterError(
@@ -238,12 +258,6 @@ class Recency:
         self.weights = _weights(weights)
         self.depth = check_positive_int("recency depth", depth)
         self._spec = spec
-        self._base = spec.new()
-        self._docs = DocTable()
-        self._created: list[datetime | None] = []
-        self._importance: list[float] = []
-        self._given: list[bool] = []
-        self._newest: datetime | None = None
         extras: dict[str, Any] = {}  # as given, so that the label is the spec's (weights=1+2+1, not 1.0+2.0+1.0)
         if self.decay != DEFAULT_DECAY:
             extras["decay"] = decay
@@ -252,6 +266,49 @@ class Recency:
         if self.depth != DEFAULT_DEPTH:
             extras["depth"] = self.depth
         self.label = _label(spec.label, extras)
+        return spec
+
+    @staticmethod
+    def index_params() -> tuple[str, ...]:
+        """``base``: its index is the index; decay, weights and depth are scoring (capability)."""
+        return ("base",)
+
+    def with_params(self, params: Mapping[str, Any]) -> Recency:
+        """Another scoring (``params``: decay, weights, depth; ``base`` as this one's) of the same base and entries.
+
+        The two share the base retriever, the entries' times and importance,
+        and the base's runs (each query's candidates at each ``depth``,
+        computed once by whichever is asked first); so neither takes more
+        entries afterwards (``add`` refuses).  Its results are those of
+        ``Recency(**params)`` given the same entries.
+
+        Raises:
+            ParameterError: bad parameters, or ``base`` names another retriever.
+        """
+        other = object.__new__(Recency)
+        try:
+            spec = other._configure(**params)
+        except TypeError as err:
+            raise ParameterError(
+                "recency parameters", sorted(params), f"are not recency's: {err}", "give base, decay, weights, depth"
+            ) from None
+        if spec.key != self._spec.key:
+            raise ParameterError(
+                "recency base",
+                spec.key,
+                f"is another retriever than this recency's ({self._spec.key})",
+                "with_params changes only the scoring (decay, weights, depth); make a new recency for another base",
+            )
+        if self._runs_kept is None:
+            self._runs_kept = {}
+        other._base = self._base
+        other._docs = self._docs
+        other._created = self._created
+        other._importance = self._importance
+        other._given = self._given
+        other._newest = self._newest
+        other._runs_kept = self._runs_kept
+        return other
 
     def params(self) -> dict[str, Any]:
         return {
@@ -271,6 +328,13 @@ class Recency:
         batch = list(entries)
         if not batch:
             return
+        if self._runs_kept is not None:
+            raise ParameterError(
+                "entries",
+                [e.id for e in batch[:3]],
+                "cannot be added: this recency shares its index with another (with_params)",
+                "make a new recency retriever for a grown collection",
+            )
         ids = [e.id for e in batch]
         numbers = self._docs.check_new(ids)
         importance = [_importance(e) for e in batch]
@@ -319,7 +383,14 @@ class Recency:
 
     def _scored(self, query: Query) -> tuple[list[Hit], np.ndarray]:
         """The base's candidates and their scores (formula in the module docstring), in candidate order."""
-        run = top_with_ties(self._base, query, self.depth)
+        kept = self._runs_kept
+        key = None if kept is None else query_key(query)
+        if kept is None or key is None:
+            run = top_with_ties(self._base, query, self.depth)
+        else:
+            run = kept.get((self.depth, key)) or []
+            if (self.depth, key) not in kept:
+                run = kept[(self.depth, key)] = top_with_ties(self._base, query, self.depth)
         if not run:
             return run, np.zeros(0)
         low = min(h.score for h in run)

@@ -20,7 +20,7 @@ from agentmemory.retrievers.base import (
     is_retriever,
     missing_members,
 )
-from agentmemory.retrievers.guard import GuardedRetriever, PluginBoundary, is_ours
+from agentmemory.retrievers.guard import GuardedRetriever, PluginBoundary, index_params_violation, is_ours
 from agentmemory.retrievers.spec import Spec, format_value, parse_spec, split_specs
 
 __all__ = [
@@ -29,6 +29,7 @@ __all__ = [
     "RetrieverDef",
     "RetrieverLike",
     "RetrieverSpec",
+    "index_key_of",
     "make_retriever",
     "parse_retrievers",
     "register_retriever",
@@ -48,6 +49,12 @@ class RetrieverDef:
     name: str
     factory: Callable[..., Any]
     label: str
+
+
+class _FactoryBoundary(PluginBoundary):
+    """A plugin retriever's factory behind the boundary (its ``label``, ``spec_label``, ``index_params``)."""
+
+    kind = "retriever"
 
 
 def _check_def(name: str, obj: Any) -> RetrieverDef:
@@ -108,6 +115,9 @@ class RetrieverSpec:
             a plugin's behind the boundary (a :class:`GuardedRetriever`).
         plugin: the spec a plugin was given as (``"mypkg.memory:Mine[dim=64]"``,
             a registered plugin's name), ``None`` for agentmemory's own retrievers.
+        index_key: what the index it builds depends on (:func:`index_key_of`):
+            retrievers whose specs have the same ``index_key`` can share one
+            index (:meth:`share`); ``None`` when it shares none.
     """
 
     key: str
@@ -116,6 +126,7 @@ class RetrieverSpec:
     factory: Callable[[], Any] | None = None
     instance: Any = None
     plugin: str | None = None
+    index_key: str | None = None
 
     def __repr__(self) -> str:  # no factory repr: it would carry a memory address
         kind = "instance" if self.instance is not None else "factory"
@@ -139,6 +150,35 @@ class RetrieverSpec:
             raise PluginError(err.kind, err.plugin, self.label, err.call, err.problem) from err.__cause__
         _check_made(made, self.key)
         return made if self.plugin is None else GuardedRetriever(made, self.plugin)
+
+    def share(self, built: Any, like: RetrieverSpec) -> Any:
+        """A retriever of this spec over the index of ``built``, a retriever of ``like`` (a spec of the same
+        :attr:`index_key`) that has its entries: ``built`` itself when the two specs are the same, else
+        ``built.with_params(params)`` (the declared capability).
+
+        Raises:
+            ParameterError: the two specs do not share an index, or ``built`` has no ``with_params``.
+            PluginError: a plugin's ``with_params`` raised or returned something else than a new retriever.
+        """
+        if self.index_key is None or self.index_key != like.index_key:
+            raise ParameterError(
+                "retriever spec",
+                self.key,
+                f"does not share its index with {like.key!r}",
+                "share an index only between specs whose index parameters agree (RetrieverSpec.index_key)",
+            )
+        if self.key == like.key:
+            return built
+        if not has_capability(built, "with_params"):
+            raise ParameterError(
+                "retriever",
+                like.key,
+                "has no with_params(params), so it cannot serve other parameters from its index",
+                "build a retriever of this spec instead",
+            )
+        made = built.with_params(dict(self.params))
+        _check_made(made, self.key)
+        return made
 
 
 RetrieverLike: TypeAlias = "str | RetrieverSpec | Callable[..., Any] | Retriever"
@@ -219,10 +259,10 @@ def _label(base: str, params: dict[str, Any], factory: Any = None, plugin: str |
         if plugin is None:
             label = factory.spec_label(dict(params))
         else:
-            label = PluginBoundary(plugin).call("spec_label", factory.spec_label, dict(params))
+            label = _FactoryBoundary(plugin).call("spec_label", factory.spec_label, dict(params))
         if not isinstance(label, str) or not label.strip():
             if plugin is not None:
-                PluginBoundary(plugin).refuse("spec_label", f"{label!r}, not a non-empty string (a display name)")
+                _FactoryBoundary(plugin).refuse("spec_label", f"{label!r}, not a non-empty string (a display name)")
             raise ParameterError(
                 "retriever spec_label",
                 label,
@@ -278,6 +318,32 @@ def _own_label(factory: Any, fallback: str, make: Callable[[], Any], plugin: str
     return str(GuardedRetriever(made, plugin).label)
 
 
+def index_key_of(target: str, factory: Any, given: dict[str, Any], key: str, plugin: str | None) -> str | None:
+    """What the index of ``target[given]`` depends on, as text; ``None`` when it shares its index with nothing.
+
+    A factory that declares ``index_params()`` (a capability of
+    :mod:`agentmemory.retrievers.base`; a plugin's answer checked at the
+    boundary) gives ``target`` with the index parameters among ``given``
+    (``bm25[k1=0.9]`` and ``bm25`` both give ``bm25``; ``hybrid[of=bm25+dense,
+    method=convex]`` gives ``hybrid[of=bm25+dense]``).  Without it, one of
+    agentmemory's own retrievers shares only with its own spec (``key``), and
+    a plugin never (its searches might change its state).
+    """
+    if not has_capability(factory, "index_params"):
+        return key if plugin is None else None
+    if plugin is None:
+        names = factory.index_params()
+    else:
+        names = _FactoryBoundary(plugin).call("index_params", factory.index_params)
+    defaults, var_kw = _accepted(factory, target)
+    problem = index_params_violation(names, None if var_kw else defaults)
+    if problem is not None:
+        if plugin is not None:
+            _FactoryBoundary(plugin).refuse("index_params", problem)
+        raise ParameterError("retriever index_params", names, problem, "return the names of parameters it takes")
+    return Spec(target, {k: v for k, v in given.items() if k in names}).text()
+
+
 def _import(target: str, whole: str) -> Any:
     module_name, _, attribute = target.partition(":")
     try:
@@ -329,7 +395,8 @@ def resolve_retriever(item: RetrieverLike) -> RetrieverSpec:
         key = name if isinstance(name, str) and name else getattr(item, "__name__", type(item).__name__)
         plugin = None if is_ours(item) else _origin(item)
         make = _made_by(item, {}, key, plugin)
-        return RetrieverSpec(key, _own_label(item, key, make, plugin), {}, make, plugin=plugin)
+        shared = index_key_of(key, item, {}, key, plugin)
+        return RetrieverSpec(key, _own_label(item, key, make, plugin), {}, make, plugin=plugin, index_key=shared)
     raise ParameterError(
         "retrievers",
         item,
@@ -380,7 +447,8 @@ def _resolve_text(text: str) -> RetrieverSpec:
         make = _made_by(obj, dict(spec.params), text, plugin)
         fallback = spec.target.rpartition(":")[2].rpartition(".")[2]
         label = _label(_own_label(obj, fallback, make, plugin), given, obj, plugin)
-        return RetrieverSpec(key, label, given, make, plugin=plugin)
+        shared = index_key_of(spec.target, obj, given, key, plugin)
+        return RetrieverSpec(key, label, given, make, plugin=plugin, index_key=shared)
     definition = RETRIEVERS.get(_by_label(spec.target))
     given = _check_params(spec.target, definition.factory, spec.params)
     plugin = None if is_ours(definition.factory) else text
@@ -389,7 +457,9 @@ def _resolve_text(text: str) -> RetrieverSpec:
     own = definition.label == _factory_label(definition.factory, definition.name)
     base = _own_label(definition.factory, definition.name, made, plugin) if own else definition.label
     label = _label(base, given, definition.factory if own else None, plugin)
-    return RetrieverSpec(spec.text(given), label, given, made, plugin=plugin)
+    key = spec.text(given)
+    shared = index_key_of(spec.target, definition.factory, given, key, plugin)
+    return RetrieverSpec(key, label, given, made, plugin=plugin, index_key=shared)
 
 
 def _by_label(target: str) -> str:

@@ -253,6 +253,10 @@ class MemoryStore:
     def __contains__(self, entry_id: object) -> bool:
         return entry_id in self._entries
 
+    def holds_exactly(self, entries: Iterable[MemoryEntry]) -> bool:
+        """Whether the store's live entries have exactly the ids of ``entries`` (compared as sets, in bulk)."""
+        return self._entries.keys() == set(map(_ID, entries))
+
     def get(self, entry_id: str) -> MemoryEntry:
         """The entry with ``entry_id`` (its newest version); ParameterError if there is none."""
         try:
@@ -271,6 +275,45 @@ class MemoryStore:
     def retriever_names(self) -> tuple[str, ...]:
         """The keys of the attached retrievers, in the order given (``("bm25", "tags")`` by default)."""
         return tuple(self._specs)
+
+    def attach(self, retriever: RetrieverLike, *, like: str) -> RetrieverSpec:
+        """Attach ``retriever`` over the index of the attached retriever ``like``, in every scope; its spec.
+
+        For settings that change only the scoring (BM25's ``k1`` and ``b``):
+        the two specs must have the same ``index_key`` (see
+        :class:`~agentmemory.retrievers.RetrieverSpec`), and each scope's
+        retriever is ``like``'s or made from it by its ``with_params``, so
+        nothing is indexed again.  Its searches are those of a store built
+        with ``retriever`` from the same entries.  Add no entries to the store
+        while it is attached: :meth:`detach` it first.
+
+        Raises:
+            ParameterError: ``retriever`` is attached already, or does not share ``like``'s index.
+            UnknownNameError: ``like`` is not attached.
+        """
+        spec = resolve_retrievers([retriever])[0]
+        if like not in self._specs:
+            raise UnknownNameError("retriever", like, self._specs)
+        if spec.key in self._specs:
+            raise ParameterError("retriever", spec.key, "is attached already", "attach each retriever once")
+        owner = self._specs[like]
+        views = {scope: spec.share(self.retriever(like, scope), owner) for scope in list(self._partitions)}
+        self._specs[spec.key] = spec
+        self._index_seconds[spec.key] = 0.0
+        for scope, view in views.items():
+            self._partitions[scope][spec.key] = view
+        return spec
+
+    def detach(self, name: str) -> None:
+        """Take the attached retriever ``name`` out of every scope (``like``'s index stays)."""
+        if name not in self._specs:
+            raise UnknownNameError("retriever", name, self._specs)
+        del self._specs[name]
+        del self._index_seconds[name]
+        for part in self._partitions.values():
+            part.pop(name, None)
+        for stale in self._stale.values():
+            stale.discard(name)
 
     def index_seconds(self, name: str) -> float:
         """Wall-clock seconds retriever ``name`` has spent indexing entries in this store (all scopes)."""

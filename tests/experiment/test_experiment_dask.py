@@ -113,3 +113,14 @@ def test_a_worker_killed_mid_task_changes_nothing(client, markers: Path, tmp_pat
     assert run_experiment(grid, out=tmp_path / "serial").ok
     assert outputs(tmp_path / "dask") == outputs(tmp_path / "serial")
     client.wait_for_workers(2, timeout=60)
+
+
+def test_a_local_cluster_shares_indexes_and_writes_the_bytes_of_before(client, tmp_path: Path):
+    """The sharing grid (tests/data/sharing) on 2 Dask workers: each collection's tasks are one Dask task, each
+    index is built at most once (8 index groups for 44 tasks; fewer when a worker kept one from an earlier test's
+    grid on these fixtures), and results.json and per_query.csv are those agentmemory wrote before sharing."""
+    folder = REPO_ROOT / "tests" / "data" / "sharing"
+    result = run_experiment(folder / "grid.toml", client, out=tmp_path / "out")
+    assert result.ok and (result.computed, result.batches) == (44, 2) and 1 <= result.indexes_built <= 8
+    for name in ("results.json", "per_query.csv"):
+        assert (tmp_path / "out" / name).read_bytes() == (folder / name).read_bytes(), name

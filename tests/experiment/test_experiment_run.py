@@ -67,7 +67,7 @@ class ShuffledExecutor(Executor):
         def later():
             time.sleep(pause)
             result = fn(*args, **kwargs)
-            self.finished.append(args[0].system.name + f"@{args[0].k}")
+            self.finished.extend(f"{job.system.name}@{job.k}" for job in args[0])  # a batch of tasks
             return result
 
         return self._pool.submit(later)

@@ -342,3 +342,30 @@ def test_tie_reports_share_work_but_equal_each_measure_alone(case, k):
     for measure in MEASURES:
         assert reports[measure] == _reference_report(measure, scores, qrels, k), measure
         assert tie_report(measure, scores, qrels, k) == reports[measure], measure
+
+
+@settings(max_examples=200, deadline=None)
+@given(cases(), st.integers(1, 6))
+def test_values_already_computed_on_the_rules_ranking_give_the_same_reports(case, k):
+    """tie_reports(computed=(ranking, values)): taken when ranking is the rule's top k, ignored otherwise; the
+    reports are those computed from scratch either way."""
+    scores, qrels, _, _ = case
+    measures = [parse_measure(m) for m in MEASURES] + [Measure("P", k)]
+    alone = tie_reports(measures, scores, qrels, k)
+    rule = [doc for g in tie_groups(scores) for doc in g.entry_ids][:k]
+    values = {str(m): m.compute(rule, qrels) for m in measures}
+    assert tie_reports(measures, scores, qrels, k, computed=(rule, values)) == alone
+    wrong = {name: -1.0 for name in values}  # on another ranking: never read
+    assert tie_reports(measures, scores, qrels, k, computed=(list(reversed(rule)) + ["x"], wrong)) == alone
+    taken = tie_reports(measures, scores, qrels, k, computed=(rule, wrong))
+    assert {r.value_under_rule for r in taken.values() if r is not None} == {-1.0}  # read, not recomputed
+
+
+@given(cases(), st.one_of(st.none(), st.integers(1, 6)))
+def test_a_context_at_another_cutoff_equals_one_made_for_it(case, k):
+    """TieContext.at(k) keeps the groups' counts and is the context built for cutoff k."""
+    scores, qrels, _, depth = case
+    groups = tie_groups(scores)
+    made = TieContext(groups, qrels, 3, depth or len(scores))
+    assert made.at(k) == TieContext(groups, qrels, k, depth or len(scores))
+    assert made.at(k).relevant == made.relevant and made.at(3) == made

@@ -85,6 +85,8 @@ def test_every_capability_is_declared_once_with_its_meaning_and_what_a_report_sa
         "search_batch",
         "memory_bytes",
         "max_k",
+        "with_params",
+        "index_params",
         "spec_label",
     }
     assert CAPABILITIES == tuple(c.name for c in CAPABILITY_TABLE if c.owner == "retriever")
@@ -131,7 +133,7 @@ def test_nothing_is_probed_on_a_retriever_that_is_not_declared() -> None:
 @pytest.mark.parametrize(
     ("retriever", "expected"),
     [
-        (BM25(), {"score_all", "score_at_least", "explain", "memory_bytes"}),
+        (BM25(), {"score_all", "score_at_least", "explain", "memory_bytes", "with_params"}),
         (TagScorer(), {"score_all", "score_at_least", "explain", "memory_bytes"}),
         (Plain(), set()),
         (Removing(), {"remove"}),
@@ -299,3 +301,98 @@ def test_infinities_rank_and_are_no_violation() -> None:
 
 def test_the_probe_scan_reads_the_package_it_checks() -> None:
     assert (PACKAGE / "retrievers" / "guard.py").is_file() and Path(__file__).parent.name == "retrievers"
+
+
+class Tunable(Plain):
+    """A plugin whose ``boost`` only scales the scores (scoring) and ``field`` would change the index."""
+
+    label = "Tunable"
+
+    def __init__(self, boost: float = 1.0, field: str = "text") -> None:
+        super().__init__()
+        self.boost = boost
+
+    @staticmethod
+    def index_params() -> tuple[str, ...]:
+        return ("field",)
+
+    def with_params(self, params: dict) -> Tunable:
+        other = Tunable(**params)
+        other._bm25 = self._bm25
+        return other
+
+    def search(self, query, k: int) -> list[Hit]:
+        return [Hit(h.entry_id, h.score * self.boost, h.rank) for h in super().search(query, k)]
+
+
+def test_a_plugin_shares_its_index_only_when_it_declares_index_params() -> None:
+    """index_key: a plugin without index_params shares nothing (its searches might change it); with it, the
+    plugin's target and its index parameters; with_params goes through the boundary and knows the entries."""
+    assert resolve_retriever(Plain).index_key is None
+    spec = resolve_retriever(f"{__name__}:Tunable[boost=2.0]")
+    assert spec.index_key == f"{__name__}:Tunable"
+    assert resolve_retriever(f"{__name__}:Tunable[field=title]").index_key == f"{__name__}:Tunable[field=title]"
+    owner_spec = resolve_retriever(f"{__name__}:Tunable")
+    owner = owner_spec.new()
+    owner.add(ENTRIES)
+    view = spec.share(owner, owner_spec)
+    assert isinstance(view, GuardedRetriever) and view.plugin.boost == 2.0 and view._known == {"a", "b", "c"}
+    assert [h.score for h in view.search("lentil", 5)] == [2 * h.score for h in owner.search("lentil", 5)]
+
+
+@pytest.mark.parametrize(
+    ("answer", "problem"),
+    [
+        ("field", r"returned 'field', not a tuple of parameter names$"),
+        (("field", "field"), r"returned \('field', 'field'\), which names a parameter twice$"),
+        (("colour",), r"returned 'colour', a parameter the factory does not take$"),
+    ],
+)
+def test_a_plugins_index_params_are_checked_at_the_boundary(answer, problem: str) -> None:
+    class Strange(Tunable):
+        label = "Strange"
+
+        @staticmethod
+        def index_params():
+            return answer
+
+    with pytest.raises(PluginError, match=r"^retriever plugin .*Strange.*: index_params " + problem):
+        resolve_retriever(Strange)
+
+
+def test_a_plugins_with_params_must_give_a_new_retriever() -> None:
+    class Lazy(Tunable):
+        label = "Lazy"
+
+        def with_params(self, params: dict):
+            return self if params else object()
+
+    owner_spec = resolve_retriever(Lazy)
+    owner = owner_spec.new()
+    owner.add(ENTRIES)
+    with pytest.raises(PluginError, match=r"with_params returned the retriever itself, not a new one"):
+        owner.with_params({"boost": 2.0})
+    with pytest.raises(PluginError, match=r"with_params returned <object object .*, not a retriever \(it lacks"):
+        owner.with_params({})
+
+
+def test_check_retriever_checks_with_params_when_a_plugin_has_it() -> None:
+    """The contract test: with_params with the spec's own parameters gives a new retriever with the same hits."""
+    check_retriever(Tunable)
+
+    class Selfish(Tunable):
+        label = "Selfish"
+
+        def with_params(self, params: dict):
+            return self
+
+    class Louder(Tunable):
+        label = "Louder"
+
+        def with_params(self, params: dict):
+            return Tunable.with_params(self, {**params, "boost": 3.0})
+
+    with pytest.raises(RetrieverContractError, match=r"with_params\(\{\}\) returned the retriever itself"):
+        check_retriever(Selfish)
+    with pytest.raises(RetrieverContractError, match=r"with_params\(its own parameters\) gives \["):
+        check_retriever(Louder)

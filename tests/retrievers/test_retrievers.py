@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from agentmemory import evaluate
 from agentmemory.cli.app import main
+from agentmemory.datasets.synthetic import synthetic_collection
 from agentmemory.errors import ParameterError, RetrieverContractError, UnknownNameError
 from agentmemory.records import Hit
 from agentmemory.retrievers import (
@@ -545,3 +546,113 @@ def test_the_contract_test_checks_remove_when_a_retriever_has_it() -> None:
         check_retriever(broken)
     assert any("after remove(['m01', 'm05', 'm07']) the hits are" in v for v in caught.value.violations)
     assert caught.value.violations[-1].startswith("adding the removed entries ['m01', 'm05', 'm07'] again raised")
+
+
+@pytest.mark.parametrize(
+    ("text", "index_key"),
+    [
+        ("bm25", "bm25"),
+        ("bm25[k1=0.9,b=0.4]", "bm25"),
+        ("tags", "tags"),
+        ("dense", "dense"),
+        ("dense[encoder=model2vec]", "dense[encoder=model2vec]"),
+        ("hybrid", "hybrid"),
+        ("hybrid[of=bm25+tags,method=convex,weights=0.3+0.7]", "hybrid[of=bm25+tags]"),
+        ("hybrid[of=bm25[k1=0.9]+tags,depth=20]", "hybrid[of=bm25[k1=0.9]+tags]"),
+        ("recency[decay=0.9,weights=1+2+1,depth=30]", "recency"),
+        ("recency[base=tags]", "recency[base=tags]"),
+    ],
+)
+def test_index_key_keeps_only_the_parameters_that_change_the_index(text: str, index_key: str) -> None:
+    """index_params(): BM25 has none (k1 and b are scoring), hybrid its components, recency its base; dense and
+    tags declare none, so only their own spec shares."""
+    assert resolve_retriever(text).index_key == index_key
+
+
+SHARED = synthetic_collection(seed=3, n_entries=400, n_queries=30, n_tags=12, vocabulary=120)
+
+
+def _searches(retriever, k: int = 12) -> list:
+    return [(retriever.search(q, k), retriever.score_all(q)) for q in SHARED.judged_queries]
+
+
+@pytest.mark.parametrize("accel", ["off", "on"])
+@pytest.mark.parametrize(
+    ("owner", "other"),
+    [
+        ("bm25", "bm25[k1=0.7,b=0.3]"),
+        ("bm25[k1=2.0]", "bm25[b=1.0]"),
+        ("hybrid[of=bm25+tags]", "hybrid[of=bm25+tags,method=convex,weights=0.3+0.7]"),
+        ("hybrid[of=bm25+tags]", "hybrid[of=bm25+tags,depth=20,rrf_k=5]"),
+        ("recency", "recency[weights=1+2+0.5,decay=0.9]"),
+        ("recency", "recency[depth=30]"),
+    ],
+)
+def test_with_params_searches_as_a_new_retriever_with_those_parameters(owner, other, accel, monkeypatch) -> None:
+    """A retriever made by share() (with_params) from a built one gives the hits, scores, score_all and params of
+    one built from scratch with its parameters, bit for bit, on the NumPy and the compiled path."""
+    monkeypatch.setenv("AGENTMEMORY_ACCEL", accel)
+    owner_spec, spec = resolve_retriever(owner), resolve_retriever(other)
+    built = owner_spec.new()
+    built.add(SHARED.entries)
+    before = _searches(built)
+    view = spec.share(built, owner_spec)
+    fresh = spec.new()
+    fresh.add(SHARED.entries)
+    assert _searches(view) == _searches(fresh)
+    assert view.params() == fresh.params()
+    assert _searches(built) == before
+
+
+def test_a_bm25_with_other_parameters_is_independent_of_the_first() -> None:
+    """BM25's with_params copies what add changes: entries added to either later do not reach the other."""
+    first = BM25()
+    first.add(SHARED.entries[:300])
+    second = first.with_params({"k1": 0.5})
+    second.add(SHARED.entries[300:])
+    assert len(first) == 300 and len(second) == 400
+    fresh = BM25(k1=0.5)
+    fresh.add(SHARED.entries)
+    query = SHARED.judged_queries[0]
+    assert second.search(query, 10) == fresh.search(query, 10)
+    alone = BM25()
+    alone.add(SHARED.entries[:300])
+    assert first.search(query, 10) == alone.search(query, 10)
+
+
+def test_hybrid_fusions_share_their_components_runs(monkeypatch) -> None:
+    """Two fusions of one hybrid ask each component once per query and depth; an add reaches both and runs
+    them again; other components are refused."""
+    from agentmemory.retrievers import hybrid as hybrid_module
+
+    calls: list[str] = []
+    real = hybrid_module.top_with_ties
+    monkeypatch.setattr(hybrid_module, "top_with_ties", lambda r, q, d: calls.append(r.name) or real(r, q, d))
+    first = make_retriever("hybrid[of=bm25+tags]")
+    first.add(SHARED.entries[:300])
+    second = first.with_params({"of": ["bm25", "tags"], "method": "convex"})
+    query = SHARED.judged_queries[0]
+    first.search(query, 5)
+    second.search(query, 5)
+    assert calls == ["bm25", "tags"]
+    second.with_params({"of": ["bm25", "tags"], "depth": 10}).search(query, 5)
+    assert len(calls) == 4  # another depth: other runs
+    first.add(SHARED.entries[300:])
+    assert len(second) == 400
+    second.search(query, 5)
+    assert len(calls) == 6
+    with pytest.raises(ParameterError, match=r"^hybrid of: .* fuses other retrievers than this hybrid"):
+        first.with_params({"of": ["bm25", "dense"]})
+
+
+def test_recency_settings_share_one_base_and_take_no_more_entries() -> None:
+    """A recency made by with_params shares the base and the entries' times, so neither takes new entries."""
+    first = make_retriever("recency")
+    first.add(SHARED.entries[:300])
+    second = first.with_params({"decay": 0.9})
+    assert second._base is first._base and second.label == "Recency (BM25; decay=0.9)"
+    for retriever in (first, second):
+        with pytest.raises(ParameterError, match=r"cannot be added: this recency shares its index with another"):
+            retriever.add(SHARED.entries[300:])
+    with pytest.raises(ParameterError, match=r"^recency base: 'tags' .* is another retriever than this recency"):
+        first.with_params({"base": "tags"})

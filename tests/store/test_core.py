@@ -674,3 +674,32 @@ def test_readonly_needs_a_path() -> None:
         ParameterError, match=re.escape("readonly: True (bool) needs a path; open a store file read-only: path=...")
     ):
         MemoryStore(readonly=True)
+
+
+def test_attach_serves_other_scoring_parameters_from_the_same_index_and_detach_takes_it_out():
+    """A BM25 attached like another one searches as a store built with it, in every scope, without indexing
+    again; detached, it is gone and the first one stays; a spec of another index is refused."""
+    entries = [
+        MemoryEntry("a1", "lentil soup with cumin", scope="a"),
+        MemoryEntry("a2", "lentil curry and rice rice", scope="a"),
+        MemoryEntry("b1", "marathon training plan", scope="b"),
+        MemoryEntry("b2", "training for a marathon in spring, marathon pace", scope="b"),
+    ]
+    store = MemoryStore(["bm25"])
+    store.add(entries)
+    fresh = MemoryStore(["bm25[k1=0.5,b=0.2]"])
+    fresh.add(entries)
+    spec = store.attach("bm25[k1=0.5,b=0.2]", like="bm25")
+    assert spec.key == "bm25[k1=0.5,b=0.2]" and store.retriever_names == ("bm25", spec.key)
+    for text, scope in (("lentil rice", "a"), ("marathon training", "b")):
+        query = Query("q", text, scope=scope)
+        assert store.search(query, 2, spec.key) == fresh.search(query, 2, spec.key)
+    assert store.index_seconds(spec.key) == 0.0
+    store.detach(spec.key)
+    assert store.retriever_names == ("bm25",)
+    with pytest.raises(UnknownNameError):
+        store.retriever(spec.key, "a")
+    with pytest.raises(ParameterError, match=r"does not share its index with 'bm25'"):
+        store.attach("tags", like="bm25")
+    with pytest.raises(ParameterError, match="is attached already"):
+        store.attach("bm25", like="bm25")
