@@ -514,6 +514,20 @@ def test_the_contract_test_catches_incremental_adds_that_differ() -> None:
     assert any("two adds give" in v for v in caught.value.violations)
 
 
+def test_the_contract_test_catches_a_search_many_that_is_not_search() -> None:
+    """search_many must give exactly search's hits query by query: one that drops the last hit is named."""
+
+    class Shortened(Minimal):
+        label = "Shortened"
+
+        def search_many(self, queries, k: int) -> list[list[Hit]]:
+            return [self.search(q, k)[:-1] for q in queries]
+
+    with pytest.raises(RetrieverContractError) as caught:
+        check_retriever(Shortened)
+    assert any("search_many(..., 5) gives" in v and "search gives" in v for v in caught.value.violations)
+
+
 class _Removing(Minimal):
     """Minimal with remove(entry_ids): rebuilds its BM25 from the entries kept (``broken`` removes nothing)."""
 
