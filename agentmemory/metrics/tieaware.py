@@ -171,6 +171,9 @@ def _extreme_ranking(groups: Sequence[TieGroup], qrels: Mapping[str, int], best:
     """Every group ordered by grade (positive part), best first or worst first; ties keep the rule's order."""
     out: list[str] = []
     for group in groups:
+        if len(group.entry_ids) == 1:  # nothing to reorder
+            out.append(group.entry_ids[0])
+            continue
         key = [max(qrels.get(e, 0), 0) for e in group.entry_ids]
         order = sorted(range(group.size), key=lambda i: -key[i] if best else key[i])
         out.extend(group.entry_ids[i] for i in order)
@@ -259,6 +262,7 @@ class _TieBasis:
     __slots__ = (
         "best",
         "best_is_rule",
+        "contexts",
         "depth",
         "groups",
         "inside",
@@ -293,6 +297,17 @@ class _TieBasis:
                 break
         self.size = size
         self.inside = inside
+        self.contexts: dict[int | None, TieContext] = {}  # one per cutoff: the measures of one cutoff share it
+
+    def _context(self, cutoff: int | None) -> TieContext:
+        """The :class:`TieContext` of the measures with ``cutoff`` (built once: its ``relevant`` counts cost a pass
+        over every group)."""
+        context = self.contexts.get(cutoff)
+        if context is None:
+            context = self.contexts[cutoff] = TieContext(
+                self.groups, self.qrels, cutoff, self.depth, self.scope, self.query
+            )
+        return context
 
     def report(self, m: Measure) -> TieReport:
         """The report on ``m``, whose definition has a tie-aware expectation."""
@@ -306,7 +321,7 @@ class _TieBasis:
         pure = _built_in(m)
         return TieReport(
             value_under_rule=under_rule,
-            expected=expectation(TieContext(self.groups, qrels, m.cutoff, self.depth, scope, query)),
+            expected=expectation(self._context(m.cutoff)),
             minimum=under_rule if pure and self.worst_is_rule else m._compute(self.worst, qrels, scope, query),
             maximum=under_rule if pure and self.best_is_rule else m._compute(self.best, qrels, scope, query),
             straddles_cutoff=self.inside < self.size,
