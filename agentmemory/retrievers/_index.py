@@ -186,10 +186,8 @@ def build_segment(base: int, ids: np.ndarray, lengths: np.ndarray, accel=None, b
     tfs[-1] = len(key) - first[-1]
     key = key[first]
     del first
-    term_of = key >> shift
-    tfirst = _run_starts(term_of)
-    terms = term_of[tfirst].astype(np.int32)
-    del term_of
+    terms = np.flatnonzero(np.bincount(ids, minlength=int(ids.max()) + 1)).astype(np.int32)  # present, ascending
+    tfirst = np.searchsorted(key, terms.astype(np.int64) << shift)  # each term's first pair (no array of N terms)
     key &= (1 << shift) - 1
     docs = key.astype(np.int32)
     del key
