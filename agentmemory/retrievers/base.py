@@ -140,8 +140,9 @@ CAPABILITY_TABLE: tuple[Capability, ...] = (
         "method",
         "search_many(queries, k) -> list[list[Hit]]: search for many queries of one scope at once, one list per "
         "query in order, each exactly what search(query, k) returns (same hits, same scores to the bit); "
-        "agentmemory's commands search through it when they record nothing per query (no store events, no "
-        "--timings).",
+        "agentmemory's commands search its own retrievers through it when they record nothing per query (no "
+        "store events, no --timings); a plugin's is checked by check_retriever and guarded, and its searches "
+        "go one by one through the boundary.",
         "search is called once per query (the same results).",
     ),
     Capability(

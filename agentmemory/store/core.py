@@ -44,6 +44,7 @@ from agentmemory.errors import ParameterError, StoreError, UnknownNameError, che
 from agentmemory.records import Hit, MemoryEntry, Provenance, Query
 from agentmemory.retrievers import DEFAULT_RETRIEVERS, Retriever, RetrieverLike, RetrieverSpec, resolve_retrievers
 from agentmemory.retrievers.base import as_query, has_capability
+from agentmemory.retrievers.guard import GuardedRetriever
 from agentmemory.store.backend import EntryVersion, MemoryBackend, Retrieval, check_metadata
 from agentmemory.store.events import Clock, EventLog, IdSource
 from agentmemory.store.sqlite import SQLiteBackend
@@ -706,7 +707,8 @@ class MemoryStore:
     ) -> Iterator[tuple[Query, list[Hit]]]:
         """:meth:`search_all` without records: each run of consecutive queries of one scope (up to
         :data:`_RUN_QUERIES`) goes to the retriever's ``search_many`` when it has one (the same hits as ``search``,
-        computed together; a declared capability), else to ``search`` query by query."""
+        computed together; a declared capability), else to ``search`` query by query.  A plugin is always asked
+        query by query, so that the boundary checks and names each of its searches."""
         run: list[Query] = []
         for query in queries:
             if run and (query.scope != run[0].scope or len(run) == _RUN_QUERIES):
@@ -719,7 +721,7 @@ class MemoryStore:
     def _search_run(self, run: list[Query], depth: int, key: str, clamp: bool) -> Iterator[tuple[Query, list[Hit]]]:
         searcher: Any = self.retriever(key, run[0].scope)  # search_many: a declared capability, checked below
         depth = _depth(searcher, depth, clamp)
-        if has_capability(searcher, "search_many"):
+        if not isinstance(searcher, GuardedRetriever) and has_capability(searcher, "search_many"):
             yield from zip(run, searcher.search_many(run, depth))
         else:
             for query in run:
