@@ -25,10 +25,12 @@ form for queries):
     against the first one of its hash slot, so no two different tokens ever
     share a number, whatever the hash does.
 
-Each path repays itself (measured on 35-word ASCII memories, one core): the
-NumPy path tokenises 1,000 texts in 18 ms where ``tokenize`` takes 95 ms,
-200,000 in 1.2 s against 13.6 s; numba takes 12 ms and 0.96 s; the query
-shortcut takes 0.8 us a query against 5.3 us.
+Each path repays itself (measured on 35-word ASCII memories, one core, when
+they were written): the NumPy path tokenises 1,000 texts in 18 ms where
+``tokenize`` takes 95 ms, 200,000 in 1.2 s against 13.6 s; numba takes 12 ms
+and 0.96 s; the query shortcut takes 0.8 us a query against 5.3 us.  (The
+NumPy path has since become about a third faster: 0.50 to 0.35 s for the
+benchmark's 100,000 texts, measured in one process.)
 ``tests/retrievers/test_index.py`` checks every path against ``tokenize`` (tokens,
 counts and the order new terms are numbered in) on generated text, and
 ``tests/test_tokenize.py`` checks the tables against ``tokenize`` on every
