@@ -32,7 +32,8 @@ what every agentmemory report relies on:
 7. Optional capabilities, when present: ``score_all(query)`` gives positive
    scores whose top ``k`` under the ranking rule is ``search``'s;
    ``explain(query, entry_id)`` gives an object with ``matched`` and
-   ``missing`` (sequences of str) and ``miss_reason()``/``hit_reason()`` (str).
+   ``missing`` (sequences of str) and ``miss_reason()``/``hit_reason()`` (str);
+   ``search_many(queries, k)`` gives each query exactly ``search``'s hits.
 8. ``remove(entry_ids)``, when present (a store calls it on ``update`` and
    ``forget``): afterwards every query's hits are a new retriever's over the
    entries left, and adding the removed entries again restores the hits of
@@ -246,6 +247,19 @@ def _check_score_all(run: _Contract, first: Any) -> None:
             run.problems.append(f"{q.id}: the top 5 of score_all {ranked} is not search's {_show(top)}")
 
 
+def _check_search_many(run: _Contract, first: Any) -> None:
+    """7c. ``search_many``: for every query, exactly ``search``'s hits (same ids, same scores), at two depths."""
+    for k in (1, 5):
+        many = first.search_many(run.queries, k)
+        if not isinstance(many, list) or len(many) != len(run.queries):
+            run.problems.append(f"search_many(queries, {k}) returned {many!r:.80}, not {len(run.queries)} lists")
+            continue
+        for q, got in zip(run.queries, many):
+            one = first.search(q, k)
+            if got != one:
+                run.problems.append(f"{q.id}: search_many(..., {k}) gives {_show(got)}, search gives {_show(one)}")
+
+
 def _check_explain(run: _Contract, first: Any) -> None:
     """7b. ``explain``: ``matched``/``missing`` sequences of str, ``miss_reason()``/``hit_reason()`` str."""
     for q in run.queries:
@@ -340,6 +354,8 @@ def check_retriever(
         _check_explain(run, first)
     if "with_params" in found:
         _check_with_params(run, first)
+    if "search_many" in found:
+        _check_search_many(run, first)
     if "remove" in found:  # last: it changes `first`
         _check_remove(run, first)
     if run.problems:

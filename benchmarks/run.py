@@ -354,8 +354,10 @@ def run_dense(args: argparse.Namespace, passes: int, command: str) -> dict:
         "passes": passes,
         "sizes": {},
     }
+    out["load"] = []  # the 1-minute load average as each size starts (the machine is shared)
     for n in sizes:
         print(f"\n== dense, {label(n)} vectors", flush=True)
+        out["load"].append(round(os.getloadavg()[0], 2))
         single = min(1000, max(10, 100_000_000 // n)) if not args.quick else min(100, max(10, 10_000_000 // n))
         both = run_engine("engine_dense.py", "--size", str(n), "--passes", str(passes), "--single", str(single))
         if "error" in both:
@@ -600,7 +602,12 @@ def report_dense(d: dict) -> str:
         "### Dense top-10 against faiss `IndexFlatIP` (exact), 256 dimensions, 1,000 queries",
         "",
         f"Measured {d['date']} by `{d['command'].strip()}` ({d['elapsed_s'] / 60:.1f} min) on {d['cpu']}; one "
-        f"thread; median of {d['passes']} passes, agentmemory's and faiss's alternating in one process.",
+        f"thread; median of {d['passes']} passes, agentmemory's and faiss's alternating in one process"
+        + (
+            f" (1-minute load average {min(d['load']):.1f}-{max(d['load']):.1f} as the sizes started)."
+            if d.get("load")
+            else "."
+        ),
         "Versions: " + ", ".join(f"{k} {v}" for k, v in d["versions"].items()) + ".",
         "",
         "| entries | engine | build s | queries/s, batched | queries/s, one at a time | peak RSS MB (build) | "

@@ -70,6 +70,7 @@ RESULTS = HERE / "whole.json"
 START, END = "<!-- whole:start -->", "<!-- whole:end -->"
 PLAIN = CACHE / "plainvenv"
 TIMEOUT = 3600
+LOADS: list[float] = []  # the 1-minute load average at the start of every round (the machine is shared)
 
 
 # -- the plain install ----------------------------------------------------------------------------
@@ -153,6 +154,7 @@ def rounds(rows: dict[str, tuple[list[str], dict]], n_rounds: int) -> dict[str, 
     names = list(rows)
     runs: dict[str, list[dict]] = {name: [] for name in names}
     for r in range(n_rounds):
+        LOADS.append(os.getloadavg()[0])
         order = names[r % len(names) :] + names[: r % len(names)]
         for name in order:
             cmd, env = rows[name]
@@ -329,6 +331,7 @@ def run_whole(args: argparse.Namespace) -> dict:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     results["elapsed_s"] = time.perf_counter() - t_start
+    results["load"] = [round(x, 2) for x in LOADS]
     results["date"] = started.strftime("%Y-%m-%d %H:%M UTC")
     results["command"] = "python benchmarks/" + " ".join([Path(sys.argv[0]).name, *sys.argv[1:]])
     text = report(results)
@@ -428,7 +431,13 @@ def report(results: dict) -> str:
     lines = [
         f"Measured {results['date']} by `{results['command'].strip()}` ({results['elapsed_s'] / 60:.1f} min) on "
         f"{results['cpu']}; each row a whole process (start to exit), median of {results['rounds']} rounds whose "
-        f"order rotates (the {results['cores']} cores are shared with other work); peak RSS of the process.",
+        f"order rotates (the {results['cores']} cores are shared with other work"
+        + (
+            f": 1-minute load average {min(results['load']):.1f}-{max(results['load']):.1f} at the rounds' starts"
+            if results.get("load")
+            else ""
+        )
+        + "); peak RSS of the process.",
         "Versions: " + ", ".join(f"{k} {v}" for k, v in results["versions"].items()) + ". "
         f"The plain install has numba: {results['plain_numba']}.",
         "",
@@ -526,8 +535,12 @@ def report(results: dict) -> str:
     return "\n".join(lines)
 
 
+RETRIEVE_TARGETS = {"10k": 1.2}
+"""Issue 23's ceilings on `retrieve`'s time over tantivy's, per size (1.0 where not listed)."""
+
+
 def targets(results: dict) -> list[str]:
-    out = ["### Targets (issue 13)", "", "| target | measured | met |", "|---|---|---|"]
+    out = ["### Targets (issues 13 and 23)", "", "| target | measured | met |", "|---|---|---|"]
 
     def add(name: str, measured: str, ok: bool | None) -> None:
         out.append(f"| {name} | {measured} | {'yes' if ok else 'no' if ok is not None else 'not measured'} |")
@@ -537,11 +550,12 @@ def targets(results: dict) -> list[str]:
         ours, tv = rows.get("agentmemory", {}), rows.get("tantivy", {})
         r = ratio(_wall(ours), _wall(tv))
         ident = ours.get("reference", {}).get("identical")
+        ceiling = RETRIEVE_TARGETS.get(size, 1.0)
         add(
-            f"`retrieve` whole process <= 1.0x tantivy's at {size}, plain install, exact",
+            f"`retrieve` whole process <= {ceiling:.1f}x tantivy's at {size}, plain install, exact",
             f"{fmt(r)}x ({fmt(_wall(ours))} s vs {fmt(_wall(tv))} s); top 10 identical to the exact reference on "
             f"{fmt(None if ident is None else 100 * ident, 1)}% of queries",
-            None if r is None else (r <= 1.0 and ident == 1.0),
+            None if r is None else (r <= ceiling and ident == 1.0),
         )
     for size, rows in sizes.items():
         ev, ours = rows.get("agentmemory eval"), rows.get("agentmemory", {})

@@ -73,7 +73,6 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-import traceback
 from collections.abc import Sequence
 from typing import NoReturn
 
@@ -154,6 +153,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 141  # 128 + SIGPIPE, the status a shell shows for a tool stopped by a closed pipe
     except (AgentMemoryError, UsageError) as err:
         if getattr(args, "traceback", False) or traceback_wanted():
+            import traceback  # only on an error that asks for it
+
             traceback.print_exception(err, file=sys.stderr)
         print(f"{PROG}: error: {_one_line(str(err))}", file=sys.stderr)
         return 2

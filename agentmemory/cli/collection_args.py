@@ -10,6 +10,7 @@ a plugin's included, read with the type the format declares.
 from __future__ import annotations
 
 import argparse
+import gc
 from pathlib import Path
 
 from agentmemory.cli.args import LazyHelp
@@ -116,4 +117,11 @@ def load_collection(args: argparse.Namespace, progress: bool) -> Collection:
                 "--format-option", text, f"sets {key} a second time", f"give each option of the {name} format once"
             )
     options.update(fmt.parse_options(args.format_option))
-    return load(path, format=name, progress=progress, **options)
+    gc.disable()
+    try:
+        return load(path, format=name, progress=progress, **options)
+    finally:
+        # The collection lives as long as the command: its objects go to the collector's permanent generation
+        # instead of being walked by its collections again and again (0.2 s of a 100k-entry retrieve).
+        gc.freeze()
+        gc.enable()

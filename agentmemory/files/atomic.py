@@ -28,8 +28,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import secrets
-import socket
 import stat
 from os import PathLike
 from pathlib import Path
@@ -56,12 +54,14 @@ _TEMPORARY = re.compile(r"\..+\.(?P<pid>[0-9]{1,10})-(?P<host>[0-9a-f]{8})-[0-9a
 
 
 def _host() -> str:
+    import socket  # only where a temporary file is named (about 2 ms of importing every command otherwise)
+
     return hashlib.sha256(socket.gethostname().encode("utf-8", "surrogatepass")).hexdigest()[:8]
 
 
 def temporary_name(name: str) -> str:
     """The name of a new temporary file for the destination file ``name`` (see the module docstring)."""
-    return f".{name}.{os.getpid()}-{_host()}-{secrets.token_hex(8)}{TEMPORARY_SUFFIX}"
+    return f".{name}.{os.getpid()}-{_host()}-{os.urandom(8).hex()}{TEMPORARY_SUFFIX}"
 
 
 def _running(pid: int) -> bool:

@@ -41,6 +41,7 @@ precision as ties and break them by document id.)
 from __future__ import annotations
 
 import numbers
+import re
 from collections.abc import Iterable, Mapping
 from os import PathLike
 
@@ -237,6 +238,36 @@ def _check_field(name: str, value: object) -> str:
     return value
 
 
+_BAD_FIELD_CHAR = re.compile(r"[\x00-\x20\x7f-\x9f]")  # white space (ASCII) or a control character
+_FLOAT = frozenset((float,))
+
+
+def _fields_ok(values: list[object]) -> bool:
+    """True when every value passes :func:`_check_field`, checked for all at once (False: check each)."""
+    return set(map(type, values)) <= {str} and all(values) and _BAD_FIELD_CHAR.search("".join(values)) is None  # type: ignore[arg-type]
+
+
+def _scores(qid: str, pairs: list[tuple[str, float]], checked: bool) -> dict[str, float]:
+    """One query's ``doc_id -> float(score)``; a bad id or score, or a document listed twice, raises, named."""
+    if checked and set(map(type, (score for _, score in pairs))) <= _FLOAT:
+        scores = dict(pairs)
+        if len(scores) == len(pairs):
+            return scores
+    scores = {}
+    for doc, score in pairs:
+        _check_field("document id", doc)
+        if doc in scores:
+            raise ParameterError(
+                f"documents of query {quote(qid)}", doc, "appears twice", "list each document once per query"
+            )
+        if isinstance(score, bool) or not isinstance(score, numbers.Real):
+            raise ParameterError(
+                f"score of document {quote(doc)}", score, "is not a number", "scores must be real numbers"
+            )
+        scores[doc] = float(score)
+    return scores
+
+
 def hits_to_run(hits_by_query: Mapping[str, Iterable[Hit]]) -> dict[str, dict[str, float]]:
     """``{query_id: {entry_id: score}}`` from each query's :class:`~agentmemory.records.Hit` list.
 
@@ -277,22 +308,11 @@ def format_run(
     _check_field("tag", tag)
     for qid in run:
         _check_field("query id", qid)
+    given = {qid: list(docs.items()) if isinstance(docs, Mapping) else list(docs) for qid, docs in run.items()}
+    checked = _fields_ok([doc for pairs in given.values() for doc, _ in pairs])  # every document id at once
     lines: list[str] = []
-    for qid in sorted(run):
-        docs = run[qid]
-        pairs = docs.items() if isinstance(docs, Mapping) else docs
-        scores: dict[str, float] = {}
-        for doc, score in pairs:
-            _check_field("document id", doc)
-            if doc in scores:
-                raise ParameterError(
-                    f"documents of query {quote(qid)}", doc, "appears twice", "list each document once per query"
-                )
-            if isinstance(score, bool) or not isinstance(score, numbers.Real):
-                raise ParameterError(
-                    f"score of document {quote(doc)}", score, "is not a number", "scores must be real numbers"
-                )
-            scores[doc] = float(score)
+    for qid in sorted(given):
+        scores = _scores(qid, given[qid], checked)
         for rank, doc in enumerate(trec_order(scores), start=1):
             lines.append(f"{qid} Q0 {doc} {rank} {scores[doc]!r} {tag}\n")
     return "".join(lines)

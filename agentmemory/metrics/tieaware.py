@@ -175,6 +175,9 @@ def _extreme_ranking(groups: Sequence[TieGroup], qrels: Mapping[str, int], best:
     """Every group ordered by grade (positive part), best first or worst first; ties keep the rule's order."""
     out: list[str] = []
     for group in groups:
+        if len(group.entry_ids) == 1:  # nothing to reorder
+            out.append(group.entry_ids[0])
+            continue
         key = [max(qrels.get(e, 0), 0) for e in group.entry_ids]
         order = sorted(range(group.size), key=lambda i: -key[i] if best else key[i])
         out.extend(group.entry_ids[i] for i in order)
@@ -300,7 +303,6 @@ class _TieBasis:
         else:
             self.best = _extreme_ranking(groups, qrels, best=True)[:k]
             self.worst = _extreme_ranking(groups, qrels, best=False)[:k]
-        self.contexts: dict[int | None, TieContext] = {}
         # Without relevant entries in a tie group, all three rankings are the same list.
         self.best_is_rule = self.best == self.rule
         self.worst_is_rule = self.worst == self.rule
@@ -311,6 +313,7 @@ class _TieBasis:
                 break
         self.size = size
         self.inside = inside
+        self.contexts: dict[int | None, TieContext] = {}  # one per cutoff: the measures of one cutoff share it
 
     def _value(self, m: Measure, ranking: list[str]) -> float:
         """``m`` on ``ranking`` (a measure with a tie-aware value has a value on every query it is defined on)."""

@@ -160,7 +160,8 @@ def build_segment(base: int, ids: np.ndarray, lengths: np.ndarray, accel=None, b
     """The segment of documents whose tokens are ``ids`` (term numbers, document after document).
 
     ``lengths[i]`` is document ``i``'s token count.  Pure path: one sort of
-    ``term * n + doc`` keys, then run-length encoding.  With ``accel`` and
+    ``term << shift | doc`` keys (``shift`` the bits of the largest document
+    number), then run-length encoding.  With ``accel`` and
     ``bm25 = (avgdl, k1, b)``, the BM25 impacts are computed on the way.
     """
     n = len(lengths)
@@ -172,10 +173,12 @@ def build_segment(base: int, ids: np.ndarray, lengths: np.ndarray, accel=None, b
         return seg
     if len(ids) == 0:
         return Segment(base, n, _EMPTY_I32, np.zeros(1, np.int64), _EMPTY_I32, _EMPTY_I32)
-    # key = term * n + doc, sorted in place; each step frees what the next no longer needs (peak memory)
+    # key = term << shift | doc (the document's number in the low bits), sorted in place; each step frees what
+    # the next no longer needs (peak memory)
+    shift = max(int(n - 1).bit_length(), 1)
     key = ids.astype(np.int64)
-    key *= n
-    key += np.repeat(np.arange(n, dtype=np.int32 if n < 2**31 else np.int64), lengths)
+    key <<= shift
+    key |= np.repeat(np.arange(n, dtype=np.int32 if n < 2**31 else np.int64), lengths)
     key.sort()
     first = _run_starts(key)  # the first token of each (term, doc) pair
     tfs = np.empty(len(first), dtype=np.int32)
@@ -183,11 +186,9 @@ def build_segment(base: int, ids: np.ndarray, lengths: np.ndarray, accel=None, b
     tfs[-1] = len(key) - first[-1]
     key = key[first]
     del first
-    term_of = key // n
-    tfirst = _run_starts(term_of)
-    terms = term_of[tfirst].astype(np.int32)
-    del term_of
-    np.remainder(key, n, out=key)
+    terms = np.flatnonzero(np.bincount(ids, minlength=int(ids.max()) + 1)).astype(np.int32)  # present, ascending
+    tfirst = np.searchsorted(key, terms.astype(np.int64) << shift)  # each term's first pair (no array of N terms)
+    key &= (1 << shift) - 1
     docs = key.astype(np.int32)
     del key
     ptr = np.append(tfirst, len(docs)).astype(np.int64)

@@ -21,7 +21,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from agentmemory.errors import ParameterError, UnknownNameError, check_positive_int
-from agentmemory.records import Hit, MemoryEntry, Query
+from agentmemory.records import Hit, MemoryEntry, Query, _trusted_hits
 
 __all__ = [
     "CAPABILITIES",
@@ -133,6 +133,17 @@ CAPABILITY_TABLE: tuple[Capability, ...] = (
         "nothing changes: agentmemory's own commands call search once per query either way, because a run "
         "that agentmemory retrieve writes must equal the one eval exports byte for byte, and a matrix "
         "product sums in another order than search's matrix-vector product.",
+    ),
+    Capability(
+        "search_many",
+        "retriever",
+        "method",
+        "search_many(queries, k) -> list[list[Hit]]: search for many queries of one scope at once, one list per "
+        "query in order, each exactly what search(query, k) returns (same hits, same scores to the bit); "
+        "agentmemory's commands search its own retrievers through it when they record nothing per query (no "
+        "store events, no --timings); a plugin's is checked by check_retriever and guarded, and its searches "
+        "go one by one through the boundary.",
+        "search is called once per query (the same results).",
     ),
     Capability(
         "memory_bytes",
@@ -351,7 +362,7 @@ def rank_candidates(docs: np.ndarray, scores: np.ndarray, k: int, ids: list[str]
         keep = scores >= kth
         docs, scores = docs[keep], scores[keep]
     ranked = sorted(zip(scores.tolist(), [ids[d] for d in docs.tolist()]), reverse=True)
-    return [Hit(entry_id=i, score=s, rank=r) for r, (s, i) in enumerate(ranked[:k], start=1)]
+    return _trusted_hits(ranked[:k])  # ids checked when their entries were added; scores Python floats
 
 
 def select_top_k(docs: np.ndarray, scores: np.ndarray, k: int, table: DocTable) -> list[Hit]:
@@ -362,4 +373,5 @@ def select_top_k(docs: np.ndarray, scores: np.ndarray, k: int, table: DocTable) 
     O(m) plus a sort of the survivors (see :func:`rank_candidates`).
     """
     k = check_positive_int("k", k)
-    return rank_candidates(np.asarray(docs), np.asarray(scores, dtype=np.float64), k, table.ids)
+    hits = rank_candidates(np.asarray(docs), np.asarray(scores, dtype=np.float64), k, table.ids)
+    return [Hit(h.entry_id, h.score, h.rank) for h in hits]  # a caller's own table: its ids are checked here

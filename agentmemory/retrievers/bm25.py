@@ -37,14 +37,14 @@ not with the index.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from agentmemory.errors import ParameterError, check_positive_int
-from agentmemory.records import Hit, MemoryEntry, Query
+from agentmemory.records import Hit, MemoryEntry, Query, _trusted_hits
 from agentmemory.retrievers._analysis import encode_texts, query_tokens
 from agentmemory.retrievers._index import (
     EMPTY_F64,
@@ -60,6 +60,15 @@ from agentmemory.retrievers.base import DocTable, as_query, rank_candidates, sco
 from agentmemory.tokenize import tokenize
 
 __all__ = ["BM25", "BM25Explanation", "TermContribution"]
+
+_BATCH_CELLS = 1 << 19
+"""search_many scores a group of queries at once in a float64 accumulator of (queries x entries) cells: at most
+this many (4 MB, which stays in cache), so a group is 524 queries at 1,000 entries and 52 at 10,000."""
+_BATCH_MIN = 8
+"""Fewer queries than this per group (indexes of more than 65,536 entries): each query is searched on its own,
+which costs less there (a query's postings are long enough that slicing them beats gathering them; measured at
+100,000 entries: 155-160 us a query either way, against 31-46 us batched instead of 66 us at 10,000)."""
+_BATCH_MAX = 2048  # queries per group (a query's number must fit in the 11 bits search_many's sort key gives it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -347,11 +356,110 @@ class BM25:
     def search(self, query: Query | str, k: int) -> list[Hit]:
         """Top ``k`` entries by BM25 score; ties by entry id descending; no zero scores."""
         k = check_positive_int("k", k)
-        terms, weights = self._weights(query)
+        return self._top(*self._weights(query), k)
+
+    def search_many(self, queries: Sequence[Query | str], k: int) -> list[list[Hit]]:
+        """:meth:`search` of every query, in order: the same hits with the same scores, bit for bit.
+
+        With the compiled kernels, and for indexes of more than 65,536
+        entries, each query is searched on its own (see :data:`_BATCH_MIN`).
+        Otherwise a group of
+        queries is scored together: the postings of every (query, term) pair
+        are gathered at once and each term's parts are added to a (query,
+        entry) accumulator term position by term position, so every score is
+        summed in the order :meth:`search` sums it; then one sort finds each
+        query's k-th largest score (on the score's leading 52 bits: a
+        superset of the top k, ties at the cut-off included) and the
+        survivors are ranked by the rule.  The cost per query is the
+        postings' arithmetic, without one NumPy call per term and query.
+        """
+        k = check_positive_int("k", k)
+        if type(self).search is not BM25.search:  # a subclass with a search of its own: that search, query by query
+            return [self.search(q, k) for q in queries]
+        prepared = [self._weights(q) for q in queries]
+        n_docs = len(self._docs)
+        group = min(_BATCH_MAX, _BATCH_CELLS // max(n_docs, 1), len(prepared))
+        if self._accel is not None or not n_docs or group < min(_BATCH_MIN, len(prepared)):
+            return [self._top(terms, weights, k) for terms, weights in prepared]
+        acc = np.zeros(group * n_docs, dtype=np.float64)  # all zero between groups (each resets what it reached)
+        out: list[list[Hit]] = []
+        for first in range(0, len(prepared), group):
+            out.extend(self._group_top(prepared[first : first + group], k, acc))
+        return out
+
+    def _top(self, terms: list[int], weights: list[float], k: int) -> list[Hit]:
         if not terms:
             return []
         docs, scores = self._top_candidates(terms, weights, k)
         return rank_candidates(docs, scores, k, self._docs.ids)
+
+    def _group_top(self, prepared: list[tuple[list[int], list[float]]], k: int, acc: np.ndarray) -> list[list[Hit]]:
+        """The top ``k`` of a group of queries (term numbers and weights each), scored together (see search_many)."""
+        n_docs = len(self._docs)
+        pairs: list[tuple[int, int, float]] = []  # (query, term, weight) by term position, then query
+        bounds = [0]
+        for j in range(max(len(terms) for terms, _ in prepared)):
+            pairs.extend((q, terms[j], weights[j]) for q, (terms, weights) in enumerate(prepared) if j < len(terms))
+            bounds.append(len(pairs))
+        if not pairs:
+            return [[] for _ in prepared]
+        query_of = np.fromiter((p[0] for p in pairs), dtype=np.int64, count=len(pairs))
+        term_of = np.fromiter((p[1] for p in pairs), dtype=np.int32, count=len(pairs))
+        weight_of = np.fromiter((p[2] for p in pairs), dtype=np.float64, count=len(pairs))
+        norm, k1p1 = self._norms(), self.k1 + 1.0
+        blocks = []  # per segment: (keys, parts, offsets of each term position's postings)
+        for seg in self._segs.segments:
+            if not len(seg.terms):
+                continue
+            slots = np.minimum(np.searchsorted(seg.terms, term_of), len(seg.terms) - 1)
+            present = seg.terms[slots] == term_of
+            start = np.where(present, seg.ptr[slots], 0)
+            sizes = np.where(present, seg.ptr[slots + 1], 0) - start
+            ends = np.cumsum(sizes)
+            pair = np.repeat(np.arange(len(pairs)), sizes)
+            where = np.arange(int(ends[-1]), dtype=np.int64) + np.repeat(start - (ends - sizes), sizes)
+            docs = seg.docs[where] + np.int64(seg.base)
+            tfs = seg.tfs[where]
+            parts = weight_of[pair] * tfs * k1p1 / (tfs + norm[docs])  # search's expression, element by element
+            offsets = np.concatenate(([0], ends))[bounds].tolist()
+            blocks.append((query_of[pair] * n_docs + docs, parts, offsets))
+        found = [EMPTY_I64]
+        for j in range(len(bounds) - 1):  # term position by term position: each score summed in query order
+            for keys, parts, offsets in blocks:
+                a, z = offsets[j], offsets[j + 1]
+                if a < z:
+                    cells = keys[a:z]  # no cell twice: one term's postings hold each entry once
+                    before = acc[cells]
+                    found.append(cells[before == 0.0])  # parts are > 0: a zero cell is one not reached yet
+                    acc[cells] = before + parts[a:z]
+        cells = np.concatenate(found)
+        scores = acc[cells]
+        acc[cells] = 0.0
+        return self._ranked_groups(cells // n_docs, cells % n_docs, scores, len(prepared), k)
+
+    def _ranked_groups(
+        self, query: np.ndarray, docs: np.ndarray, scores: np.ndarray, n_queries: int, k: int
+    ) -> list[list[Hit]]:
+        """Each query's top ``k`` of its candidates (``query``, ``docs``, ``scores``: one element per candidate)."""
+        counts = np.bincount(query, minlength=n_queries)
+        if len(scores) and counts.max() > k:
+            # positive float64 numbers order as their bits do; the leading 52 bits (a rounding down, which keeps
+            # the order) and the query above them give one integer key, sorted at once
+            key = (query << 52) | (scores.view(np.int64) >> 11)
+            ends = np.cumsum(counts)
+            kth = np.full(n_queries, -1, dtype=np.int64)
+            over = np.flatnonzero(counts > k)
+            kth[over] = np.sort(key)[ends[over] - k]
+            keep = key >= kth[query]
+            query, docs, scores = query[keep], docs[keep], scores[keep]
+        order = np.argsort(query, kind="stable")
+        bounds = np.concatenate(([0], np.cumsum(np.bincount(query, minlength=n_queries)))).tolist()
+        ids = self._docs.ids
+        names = [ids[d] for d in docs[order].tolist()]
+        values = scores[order].tolist()
+        return [
+            _trusted_hits(sorted(zip(values[a:z], names[a:z]), reverse=True)[:k]) for a, z in zip(bounds, bounds[1:])
+        ]
 
     def explain(self, query: Query | str, entry_id: str) -> BM25Explanation:
         """Each distinct query term's contribution to ``entry_id``'s score.

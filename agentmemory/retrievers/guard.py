@@ -28,7 +28,7 @@ and refused (a ``PluginError`` naming the first violation) unless:
   :func:`agentmemory.files.trec.trec_order`).  So the hits an evaluation
   scores are the ranking its exported run holds, and the artifact's numbers
   are trec_eval's on that run.  Scores come back as Python floats.
-* ``search_batch(queries, k)``: one such list per query.
+* ``search_batch(queries, k)`` and ``search_many(queries, k)``: one such list per query.
 * ``params()``: a dict that JSON holds (``json.dumps(..., allow_nan=False)``).
 * ``score_all(query)`` / ``score_at_least(query, floor)``: a dict of known
   entry ids to real, non-NaN scores.
@@ -279,11 +279,18 @@ class GuardedRetriever(PluginBoundary):
         self._known.difference_update(ids)
 
     def _guarded_search_batch(self, queries: Sequence[Query | str], k: int) -> list[list[Hit]]:
-        batches = list(queries)
-        found = self.call("search_batch", self.plugin.search_batch, batches, k)
-        if not isinstance(found, list) or len(found) != len(batches):
-            self.refuse("search_batch", f"{quote(found, 60)}, not a list of {len(batches)} lists of hits")
-        return [self._checked(hits, k, q, "search_batch") for q, hits in zip(batches, found)]
+        return self._lists("search_batch", self.plugin.search_batch, queries, k)
+
+    def _guarded_search_many(self, queries: Sequence[Query | str], k: int) -> list[list[Hit]]:
+        return self._lists("search_many", self.plugin.search_many, queries, k)
+
+    def _lists(self, call: str, method: Callable, queries: Sequence[Query | str], k: int) -> list[list[Hit]]:
+        """One checked list of hits per query, from the plugin's batch ``method``."""
+        batch = list(queries)
+        found = self.call(call, method, batch, k)
+        if not isinstance(found, list) or len(found) != len(batch):
+            self.refuse(call, f"{quote(found, 60)}, not a list of {len(batch)} lists of hits")
+        return [self._checked(hits, k, q, call) for q, hits in zip(batch, found)]
 
     def _guarded_with_params(self, params: dict[str, Any]) -> GuardedRetriever:
         made = self.call("with_params", self.plugin.with_params, dict(params))

@@ -43,7 +43,8 @@ from typing import Any
 from agentmemory.errors import ParameterError, StoreError, UnknownNameError, check_positive_int
 from agentmemory.records import Hit, MemoryEntry, Provenance, Query
 from agentmemory.retrievers import DEFAULT_RETRIEVERS, Retriever, RetrieverLike, RetrieverSpec, resolve_retrievers
-from agentmemory.retrievers.base import as_query
+from agentmemory.retrievers.base import as_query, has_capability
+from agentmemory.retrievers.guard import GuardedRetriever
 from agentmemory.store.backend import EntryVersion, MemoryBackend, Retrieval, check_metadata
 from agentmemory.store.events import Clock, EventLog, IdSource
 from agentmemory.store.sqlite import SQLiteBackend
@@ -52,6 +53,17 @@ DEFAULT_TIMEOUT = 5.0
 """Seconds a writer waits for another writer of the same store file (:mod:`agentmemory.store.sqlite`)."""
 
 __all__ = ["MemoryStore", "dependency_order"]
+
+_RUN_QUERIES = 1024  # queries a search_all without records hands a retriever's search_many at once
+
+
+def _depth(searcher: Any, depth: int, clamp: bool) -> int:
+    """``depth``, or with ``clamp`` at most the retriever's ``max_k`` (a declared capability) when it has one."""
+    if clamp:
+        cap = getattr(searcher, "max_k", None)
+        return min(depth, cap) if isinstance(cap, int) and cap >= 1 else depth
+    return depth
+
 
 _ID = attrgetter("id")
 _SCOPE = attrgetter("scope")
@@ -717,14 +729,14 @@ class MemoryStore:
             from tqdm.auto import tqdm
 
             items = tqdm(queries, desc=spec.label, unit="query")
+        if not record and durations is None:  # nothing recorded per query: runs of one scope searched together
+            yield from self._search_runs(items, k + extra, retriever, clamp)
+            return
         for query in items:
             if record:
                 self._backend.check_query(query)
             searcher = self.retriever(retriever, query.scope)
-            depth = k + extra
-            if clamp:
-                cap = getattr(searcher, "max_k", None)
-                depth = min(depth, cap) if isinstance(cap, int) and cap >= 1 else depth
+            depth = _depth(searcher, k + extra, clamp)
             started = time.perf_counter()
             hits = searcher.search(query, depth)
             if durations is not None:
@@ -732,6 +744,31 @@ class MemoryStore:
             if record:
                 self._record_retrieval(query, hits[:k], k, retriever)
             yield query, hits
+
+    def _search_runs(
+        self, queries: Iterable[Query], depth: int, key: str, clamp: bool
+    ) -> Iterator[tuple[Query, list[Hit]]]:
+        """:meth:`search_all` without records: each run of consecutive queries of one scope (up to
+        :data:`_RUN_QUERIES`) goes to the retriever's ``search_many`` when it has one (the same hits as ``search``,
+        computed together; a declared capability), else to ``search`` query by query.  A plugin is always asked
+        query by query, so that the boundary checks and names each of its searches."""
+        run: list[Query] = []
+        for query in queries:
+            if run and (query.scope != run[0].scope or len(run) == _RUN_QUERIES):
+                yield from self._search_run(run, depth, key, clamp)
+                run = []
+            run.append(query)
+        if run:
+            yield from self._search_run(run, depth, key, clamp)
+
+    def _search_run(self, run: list[Query], depth: int, key: str, clamp: bool) -> Iterator[tuple[Query, list[Hit]]]:
+        searcher: Any = self.retriever(key, run[0].scope)  # search_many: a declared capability, checked below
+        depth = _depth(searcher, depth, clamp)
+        if not isinstance(searcher, GuardedRetriever) and has_capability(searcher, "search_many"):
+            yield from zip(run, searcher.search_many(run, depth))
+        else:
+            for query in run:
+                yield query, searcher.search(query, depth)
 
     def lineage(self, entry_id: str) -> list[MemoryEntry]:
         """Every entry ``entry_id`` was derived from, transitively, depth-first, each once."""

@@ -311,6 +311,21 @@ def test_write_qrels_format(tmp_path):
             "every score must be a comparable number (NaN cannot be ranked)",
         ),
         ({"q": [("d", "1.0")]}, "t", "score of document 'd': '1.0' (str) is not a number; scores must be real numbers"),
+        (  # queries are checked in id order, each document in its order: q1's repeat before q2's bad id
+            {"q2": [("d\x01", 1.0)], "q1": [("a", 2.0), ("a", 1.0)]},
+            "t",
+            "documents of query 'q1': 'a' (str) appears twice; list each document once per query",
+        ),
+        (
+            {"q2": [("ok", 1.0)], "q1": [("a", 2.0), ("b\x85", 1.0)]},
+            "t",
+            "document id: 'b\\x85' (str) contains the control character '\\x85'; no document id in a TREC file may hold one",
+        ),
+        (
+            {"q": [("a", 1), ("a", 2.0)]},
+            "t",
+            "documents of query 'q': 'a' (str) appears twice; list each document once per query",
+        ),
     ],
 )
 def test_write_run_errors(tmp_path, run, tag, message):

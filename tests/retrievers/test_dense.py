@@ -1091,3 +1091,22 @@ def test_a_corrupt_cache_file_warns_in_exactly_one_stderr_line(tmp_path: Path) -
         f"agentmemory:0: CacheWarning: agentmemory: embedding cache file {path} was written by another version "
         "(format 99, this version reads 1); recomputing it\n"
     )
+
+
+@pytest.mark.parametrize("kind", ["normal", "few values", "all negative", "rounded"])
+@pytest.mark.parametrize(("n", "k"), [(2, 1), (9_000, 10), (100_000, 10), (100_001, 37), (250_000, 3)])
+def test_the_block_bound_keeps_exactly_what_one_partition_keeps(kind: str, n: int, k: int) -> None:
+    """_at_least_kth (block maxima bound the k-th largest score) gives the positions a partition of every score
+    gives: scores > 0 at or above the k-th largest, ties at the k-th included, ascending."""
+    from agentmemory.retrievers.dense import _at_least_kth
+
+    rng = np.random.default_rng(n + k)
+    scores = {
+        "normal": rng.standard_normal(n),
+        "few values": rng.integers(-3, 4, n) / 4,
+        "all negative": -np.abs(rng.standard_normal(n)),
+        "rounded": np.round(rng.standard_normal(n), 1),
+    }[kind].astype(np.float32)
+    kth = np.partition(scores, n - k)[n - k]
+    expected = np.flatnonzero(scores >= kth) if kth > 0 else np.flatnonzero(scores > 0)
+    assert _at_least_kth(scores, k).tolist() == expected.tolist()

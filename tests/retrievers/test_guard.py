@@ -83,6 +83,7 @@ def test_every_capability_is_declared_once_with_its_meaning_and_what_a_report_sa
         "explain",
         "remove",
         "search_batch",
+        "search_many",
         "memory_bytes",
         "max_k",
         "with_params",
@@ -133,7 +134,7 @@ def test_nothing_is_probed_on_a_retriever_that_is_not_declared() -> None:
 @pytest.mark.parametrize(
     ("retriever", "expected"),
     [
-        (BM25(), {"score_all", "score_at_least", "explain", "memory_bytes", "with_params"}),
+        (BM25(), {"score_all", "score_at_least", "explain", "search_many", "memory_bytes", "with_params"}),
         (TagScorer(), {"score_all", "score_at_least", "explain", "memory_bytes"}),
         (Plain(), set()),
         (Removing(), {"remove"}),
@@ -253,6 +254,20 @@ def test_a_plugins_search_batch_is_validated_like_search() -> None:
     assert has_capability(guarded, "search_batch")
     with pytest.raises(PluginError, match=r"\(Batching\): search_batch \(query 'q1', k = 2\) returned ids never"):
         guarded.search_batch([Query("q1", "lentil")], 2)
+
+
+def test_a_plugins_search_many_is_validated_like_search() -> None:
+    class Many(Plain):
+        label = "Many"
+
+        def search_many(self, queries, k: int) -> list[list[Hit]]:
+            return [self.search(q, k) for q in queries][:-1]  # one list short
+
+    guarded = resolve_retriever(Many).new()
+    guarded.add(ENTRIES)
+    assert has_capability(guarded, "search_many")
+    with pytest.raises(PluginError, match=r"\(Many\): search_many returned .*not a list of 2 lists of hits"):
+        guarded.search_many([Query("q1", "lentil"), Query("q2", "curry")], 2)
 
 
 def test_check_retriever_and_the_boundary_share_one_validator() -> None:

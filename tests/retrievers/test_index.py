@@ -152,6 +152,34 @@ def test_bm25_top_k_equals_reference(mode, entries, cuts, query, k, k1, b):
 
 @pytest.mark.parametrize("mode", MODES)
 @SETTINGS
+@given(
+    entries=corpora(),
+    cuts=st.lists(st.integers(0, 25), max_size=4),
+    queries=st.lists(texts, min_size=1, max_size=9),
+    k=st.integers(1, 8),
+    cells=st.sampled_from([1, 40, 200, 1 << 19]),
+    b=st.sampled_from([0.75, 0.0, 1.0]),
+)
+def test_bm25_search_many_equals_search_and_the_reference(mode, entries, cuts, queries, k, cells, b):
+    """search_many() gives, query by query, search()'s hits: the reference's top k, scores bit for bit, ties by
+    id descending; in groups of any size (the accumulator's cells), over any segments."""
+    from agentmemory.retrievers import bm25 as bm25_module
+
+    with pytest.MonkeyPatch.context() as patch, accel_mode(mode):
+        patch.setattr(bm25_module, "_BATCH_CELLS", cells)
+        patch.setattr(bm25_module, "_BATCH_MIN", 1)
+        retriever = BM25(b=b)
+        for batch in batches(entries, cuts):
+            retriever.add(batch)
+        found = retriever.search_many([Query(f"q{i}", q) for i, q in enumerate(queries)], k)
+        assert found == [retriever.search(q, k) for q in queries]
+        for query, got in zip(queries, found):
+            assert [(h.entry_id, h.score) for h in got] == reference_top(reference_bm25(entries, query, b=b), k)
+            assert [h.rank for h in got] == list(range(1, len(got) + 1))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@SETTINGS
 @given(entries=corpora(min_size=2), cut=st.integers(1, 24), queries=st.lists(texts, min_size=1, max_size=4))
 def test_bm25_incremental_add_equals_rebuild(mode, entries, cut, queries):
     """After add(), every score equals that of an index built over all entries at once."""

@@ -16,7 +16,7 @@ from agentmemory import evaluate
 from agentmemory.cli.app import main
 from agentmemory.datasets.synthetic import synthetic_collection
 from agentmemory.errors import ParameterError, RetrieverContractError, UnknownNameError
-from agentmemory.records import Hit
+from agentmemory.records import Hit, MemoryEntry
 from agentmemory.retrievers import (
     BM25,
     RETRIEVERS,
@@ -513,6 +513,34 @@ def test_the_contract_test_catches_incremental_adds_that_differ() -> None:
     with pytest.raises(RetrieverContractError) as caught:
         check_retriever(Frozen)
     assert any("two adds give" in v for v in caught.value.violations)
+
+
+def test_the_contract_test_catches_a_search_many_that_is_not_search() -> None:
+    """search_many must give exactly search's hits query by query: one that drops the last hit is named."""
+
+    class Shortened(Minimal):
+        label = "Shortened"
+
+        def search_many(self, queries, k: int) -> list[list[Hit]]:
+            return [self.search(q, k)[:-1] for q in queries]
+
+    with pytest.raises(RetrieverContractError) as caught:
+        check_retriever(Shortened)
+    assert any("search_many(..., 5) gives" in v and "search gives" in v for v in caught.value.violations)
+
+
+def test_search_many_of_a_bm25_subclass_with_its_own_search_is_that_search() -> None:
+    """A subclass that changes search keeps search_many equal to it (BM25's batched scoring is not its search)."""
+
+    class Reversed(BM25):
+        def search(self, query, k: int) -> list[Hit]:
+            hits = super().search(query, k)
+            return [Hit(h.entry_id, -h.score, h.rank) for h in hits]
+
+    r = Reversed()
+    r.add([MemoryEntry("a", "lentil soup"), MemoryEntry("b", "lentil")])
+    assert r.search_many(["lentil", "soup"], 2) == [r.search("lentil", 2), r.search("soup", 2)]
+    assert r.search_many(["lentil"], 2)[0][0].score < 0
 
 
 class _Removing(Minimal):

@@ -388,6 +388,23 @@ def test_an_entry_is_found_only_by_queries_of_its_scope(scoped: MemoryStore, sco
     assert [h.entry_id for h in hits] == expected
 
 
+@pytest.mark.parametrize("retriever", ["bm25", "tags"])
+def test_search_all_without_records_gives_each_querys_search_in_order(scoped: MemoryStore, retriever) -> None:
+    """search_all(record=False) hands runs of one scope to search_many where a retriever has it (BM25): the same
+    (query, hits) pairs, in the order given, as search_all recording each query and as search itself."""
+    queries = [
+        Query(f"q{i}", text, tags=("food",), scope=scope)
+        for i, (text, scope) in enumerate(
+            [("lentil", "A"), ("lentil curry", "A"), ("soup", "B"), ("lentil", None), ("note", None), ("x", "A")]
+        )
+    ]
+    quiet = list(scoped.search_all(queries, 3, retriever, record=False))
+    assert [q for q, _ in quiet] == queries
+    assert quiet == list(scoped.search_all(queries, 3, retriever, durations=[]))
+    assert [hits for _, hits in quiet] == [scoped.search(q, 3, retriever) for q in queries]
+    assert any(hits for _, hits in quiet)
+
+
 def test_scopes_lists_scopes_with_entries(make, scoped: MemoryStore) -> None:
     """scopes lists None first, then the named scopes sorted."""
     assert scoped.scopes == (None, "A", "B")
