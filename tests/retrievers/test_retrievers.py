@@ -630,6 +630,9 @@ def test_with_params_searches_as_a_new_retriever_with_those_parameters(owner, ot
     assert _searches(view) == _searches(fresh)
     assert view.params() == fresh.params()
     assert _searches(built) == before
+    if hasattr(view, "search_many"):  # the grouped search of a view is the fresh retriever's search too
+        queries = list(SHARED.judged_queries)
+        assert view.search_many(queries, 12) == [fresh.search(q, 12) for q in queries]
 
 
 def test_a_bm25_with_other_parameters_is_independent_of_the_first() -> None:
