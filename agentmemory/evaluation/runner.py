@@ -199,6 +199,8 @@ class RetrieverResult:
     members the retriever has (``score_all``, ``explain``; none for a run);
     ``entries`` the run's own memories (its companion ``memories.jsonl``),
     ``dropped`` the run lines ``lenient_run=True`` left out, ``(line, reason)``;
+    ``skipped_hits`` ``(query_id, hits)`` for each question of a run that the
+    loader skipped (its hits ignored: :attr:`skipped_note`);
     ``rankings`` a run's whole ranking per query (as deep as the file goes),
     which reports read below the top k.  ``means`` are over the headline
     queries; a measure that may have no value on a query averages those with
@@ -216,8 +218,22 @@ class RetrieverResult:
     capabilities: frozenset[str] = frozenset()
     entries: Mapping[str, MemoryEntry] = field(default_factory=dict, repr=False)
     dropped: tuple[tuple[int, str], ...] = ()
+    skipped_hits: tuple[tuple[str, int], ...] = ()
     timings: Timings | None = field(default=None, repr=False, compare=False)
     rankings: Mapping[str, tuple[Hit, ...]] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def skipped_note(self) -> str | None:
+        """``140 hits for 14 skipped questions ignored``: the hits of a run on questions the loader skipped
+        (``Collection.skipped``), or ``None`` when it named none."""
+        if not self.skipped_hits:
+            return None
+        hits = sum(n for _, n in self.skipped_hits)
+        questions = len(self.skipped_hits)
+        return (
+            f"{hits} hit{'s' if hits != 1 else ''} for {questions} skipped question{'s' if questions != 1 else ''} "
+            "ignored"
+        )
 
     def group_means(self) -> dict[str, dict[str, float | None]]:
         """Mean of every measure per query group (groups sorted; queries without a group left out; a measure
@@ -742,6 +758,7 @@ def _run_result(
         kind="run" if system is None else "system",
         entries=run.entries,
         dropped=run.dropped,
+        skipped_hits=run.skipped_hits,
     )
 
 
