@@ -27,7 +27,9 @@ keys are unchanged.
 created before they were asked (``as_of``; then each per-query row says how
 many entries of its scope it could see, ``visible_entries``) and every system (``retrievers``: name,
 label, ``kind`` ``retriever`` or ``run``, parameters; a run's file name,
-sha256, format and depth), with the run lines a lenient run dropped, and,
+sha256, format and depth), with the run lines a lenient run dropped,
+``skipped_query_hits`` (only when a run names questions the loader skipped:
+per run, how many such questions and their hits, all ignored), and,
 when a measure counts tokens (the budget measures, ``tokens@first``), the
 ``tokenizer`` that counted them (name, version, the file it reads and its
 sha256: :mod:`agentmemory.metrics.token_counters`).
@@ -110,6 +112,7 @@ def artifact_dict(evaluation: Evaluation, statistics: Statistics | None = None) 
                 for r in evaluation.results
                 if r.dropped
             },
+            **_skipped_hits(evaluation),
             **({"tokenizer": dict(evaluation.tokenizer)} if evaluation.tokenizer is not None else {}),
         },
         "collection": collection_summary(evaluation.collection),
@@ -138,6 +141,17 @@ def artifact_dict(evaluation: Evaluation, statistics: Statistics | None = None) 
         ],
         "events": [e.to_dict() for e in evaluation.events],
     }
+
+
+def _skipped_hits(evaluation: Evaluation) -> dict[str, Any]:
+    """``skipped_query_hits``: per run naming questions the loader skipped, how many and their hits (ignored);
+    nothing when no run named one."""
+    counts = {
+        r.name: {"questions": len(r.skipped_hits), "hits": sum(n for _, n in r.skipped_hits)}
+        for r in evaluation.results
+        if r.skipped_hits
+    }
+    return {"skipped_query_hits": counts} if counts else {}
 
 
 def _optional_sections(evaluation: Evaluation, statistics: Statistics, card: dict[str, Any]) -> dict[str, Any]:

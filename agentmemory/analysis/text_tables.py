@@ -294,13 +294,16 @@ def timings_table(evaluation: Evaluation) -> str:
 
 
 def system_notes(evaluation: Evaluation) -> list[str]:
-    """What the systems could not show: unscored measures, run lines dropped, a k no scope fills, runs' limits."""
+    """What the systems could not show: unscored measures, a run's hits on skipped questions, run lines dropped,
+    a k no scope fills, runs' limits."""
     lines = []
     if evaluation.unscored:
         lines.append(
             f"Not computed under relevance = provenance (no provenance definition): {', '.join(evaluation.unscored)}."
         )
     for r in evaluation.results:
+        if r.skipped_note is not None:
+            lines.append(f"{r.label}: {r.skipped_note} (questions the loader left out, listed above).")
         if r.dropped:
             lines.append(f"{r.label}: {len(r.dropped)} run line(s) dropped (--lenient-run):")
             lines += [f"  line {line}: {why}" for line, why in r.dropped]

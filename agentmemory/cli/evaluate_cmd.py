@@ -30,9 +30,10 @@ from agentmemory.datasets.collection import Collection, require_judgments
 from agentmemory.datasets.judgment_patch import read_judgment_patch
 from agentmemory.errors import NumberTextError, ParameterError, quote
 from agentmemory.evaluation.options import EvalOptions
+from agentmemory.evaluation.run_export import ExportedRuns, cut_text, depth_text, exported_runs
 from agentmemory.evaluation.runfiles import check_run_queries, parse_run_option, read_run_file
 from agentmemory.evaluation.runner import Evaluation, evaluate
-from agentmemory.evaluation.system_runs import memories_text, system_table, system_timings
+from agentmemory.evaluation.system_runs import system_table, system_timings
 from agentmemory.files.numbers import parse_number
 from agentmemory.files.output_plan import OutputPlan, collection_inputs
 from agentmemory.files.trec import format_qrels, format_run
@@ -52,6 +53,7 @@ FLAG_NAMES = {
     "system_timeout": "--system-timeout",
     "tokenizer": "--tokenizer",
     "claims": "--claims",
+    "run_depth": "--run-depth",
 }
 """How messages about the evaluation's options name them here: by their flags."""
 
@@ -106,6 +108,7 @@ def eval_options(args: argparse.Namespace) -> EvalOptions:
         lenient_system=args.lenient_system,
         tokenizer=args.tokenizer or DEFAULT_TOKEN_COUNTER,
         claims=args.claims,  # read and checked now, before anything is loaded
+        run_depth=_run_depth(args),
         names=FLAG_NAMES,
     )
 
@@ -115,6 +118,21 @@ def table_metrics(args: argparse.Namespace) -> tuple[Measure, ...] | None:
     if args.table_metrics is None:
         return None
     return parse_measures(args.table_metrics, name="--table-metrics")
+
+
+def _run_depth(args: argparse.Namespace) -> int | None:
+    """``--run-depth`` as an int (the record checks it against ``--k`` and the measures); only with ``--runs-dir``."""
+    if args.run_depth is None:
+        return None
+    depth = parse_int("--run-depth", args.run_depth, "an integer >= 1")
+    if not args.runs_dir:
+        raise ParameterError(
+            "--run-depth",
+            args.run_depth,
+            "is given without --runs-dir",
+            "it sets the depth of the runs --runs-dir writes",
+        )
+    return depth
 
 
 def _seconds(text: str) -> float:
@@ -140,6 +158,7 @@ class _Outputs:
     run_paths: dict[str, Path] = field(default_factory=dict)
     memories_paths: dict[str, Path] = field(default_factory=dict)
     qrels_path: Path | None = None
+    runs: ExportedRuns | None = None
 
     @classmethod
     def declare(cls, args: argparse.Namespace, keys: list[str], system_keys: Sequence[str] = ()) -> _Outputs:
@@ -175,20 +194,24 @@ class _Outputs:
             self.plan.put(self.table_out, latex_table(table, label=latex_label(self.table_out.stem)))
         elif self.table_out is not None and self.table_kind is not None:
             self.plan.put(self.table_out, table.render(self.table_kind))
-        if self.qrels_path is not None:
-            for result in evaluation.results:
-                hits = {q.query_id: [(h.entry_id, h.score) for h in q.hits] for q in result.per_query}
-                self.plan.put(self.run_paths[result.name], format_run(hits, tag=result.name))
+        if self.qrels_path is not None:  # each ranking as deep as its measures read (evaluation.run_export)
+            self.runs = exported_runs(evaluation)
+            for name, rankings in self.runs.rankings.items():
+                self.plan.put(self.run_paths[name], format_run(rankings, tag=name))
             self.plan.put(self.qrels_path, format_qrels({q: dict(d) for q, d in collection.qrels.items()}))
-            for system in evaluation.systems:
-                self.plan.put(self.memories_paths[system.spec.key], memories_text(system.attributed))
+            for key, text in self.runs.memories.items():
+                self.plan.put(self.memories_paths[key], text)
 
-    def written(self, runs_dir: str | None) -> str:
-        """``Wrote a, b and TREC runs in DIR``, or that nothing was written."""
+    def written(self, runs_dir: str | None, k: int) -> str:
+        """``Wrote a, b and TREC runs in DIR``, or that nothing was written; then how deep the runs go when
+        below the top ``k``, and the rankings ``--run-depth`` cut above what a measure read."""
         done = [str(p) for p in (self.out, self.table_out) if p is not None]
         done += [f"TREC runs in {runs_dir}"] if self.runs_dir is not None else []
         listed = ", ".join(done[:-1]) + " and " + done[-1] if len(done) > 1 else "".join(done)
-        return f"Wrote {listed}" if done else "No file written (--out FILE writes the artifact)."
+        lines = [f"Wrote {listed}" if done else "No file written (--out FILE writes the artifact)."]
+        if self.runs is not None:
+            lines += [line for line in (depth_text(self.runs, k), cut_text(self.runs)) if line is not None]
+        return "\n".join(lines)
 
 
 def _retrievers(args: argparse.Namespace) -> tuple[RetrieverSpec, ...]:
@@ -258,5 +281,5 @@ def run(args: argparse.Namespace) -> int:
         if evaluation.systems:
             print(system_timings(evaluation.systems) + "\n")
     print(full_report(evaluation, statistics))
-    print("\n" + outputs.written(args.runs_dir))
+    print("\n" + outputs.written(args.runs_dir, options.k))
     return 0

@@ -147,12 +147,7 @@ def add_eval_parser(sub: argparse._SubParsersAction) -> None:
         help="also print each retriever's search latency (p50, p95) and index size and build time "
         "(wall-clock figures: never in the artifact)",
     )
-    ev.add_argument(
-        "--runs-dir",
-        metavar="DIR",
-        help="also write each system's top k as a TREC run file <system>.trec (its key made "
-        "filename-safe: bm25.trec, bm25-k1=0.9-b=0.4.trec) plus qrels.txt",
-    )
+    _add_runs_arguments(ev)
     ev.add_argument(
         "--progress",
         action=argparse.BooleanOptionalAction,
@@ -160,6 +155,25 @@ def add_eval_parser(sub: argparse._SubParsersAction) -> None:
         help="progress bars (default: on when stderr is a terminal)",
     )
     _add_system_arguments(ev)
+
+
+def _add_runs_arguments(ev: argparse.ArgumentParser) -> None:
+    """The runs ``eval`` writes: ``--runs-dir DIR`` and ``--run-depth N``."""
+    ev.add_argument(
+        "--runs-dir",
+        metavar="DIR",
+        help="also write each system's rankings as TREC run files <system>.trec (its key made "
+        "filename-safe: bm25.trec, bm25-k1=0.9-b=0.4.trec) plus qrels.txt (and a memory system's memories), "
+        "each ranking as deep as its measures read on it (the top k; down to k' for sess.*, past the "
+        "token budget for R@512tok, to the first relevant hit for tokens@first), so they re-score to the same values",
+    )
+    ev.add_argument(
+        "--run-depth",
+        default=None,
+        metavar="N",
+        help="write each ranking's top N instead (with --runs-dir; at least --k and every rank cutoff of "
+        "--metrics; rankings cut above what sess.* or a budget measure read are named)",
+    )
 
 
 def _add_system_arguments(ev: argparse.ArgumentParser) -> None:

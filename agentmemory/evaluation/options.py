@@ -5,7 +5,8 @@ opposed to *what* it runs on (the collection, the retrievers, the run files,
 a store to reuse): the cutoff ``k``, the ``seed`` of its event ids and
 statistics, the extra ``measures``, the ``relevance`` mode, whether ties are
 analysed, ``lenient_run``, ``as_of``, ``timings``, ``progress``, ``clamp``
-the comparison ``baseline`` and the ``claims`` set beside the measurements.  The command line, the notebooks' parameters,
+the comparison ``baseline``, the ``claims`` set beside the measurements and
+the ``run_depth`` of the runs ``--runs-dir`` writes.  The command line, the notebooks' parameters,
 the experiment grid and Python callers all make one and hand it on; nothing
 downstream checks a value again.
 
@@ -66,6 +67,25 @@ def _claims(value: object, name: str) -> Claims | None:
     raise ParameterError(name, value, "is not a claims file", "pass the path of a claims TOML file, or None")
 
 
+def _run_depth(value: object, k: int, k_name: str, measures: Sequence[Measure], name: str) -> int | None:
+    """``run_depth`` checked: ``None``, or an int at least as deep as the top ``k`` and every rank cutoff."""
+    if value is None:
+        return None
+    depth = check_positive_int(name, value)
+    need, reader = k, f"the measures at {k_name} {k} read"
+    for m in measures:
+        if m.rank_cutoff is not None and m.rank_cutoff > need:
+            need, reader = m.rank_cutoff, f"{m} reads"
+    if depth < need:
+        raise ParameterError(
+            name,
+            value,
+            f"is shallower than the top {need} that {reader}, so the runs could not reproduce it",
+            f"give {need} or more, or leave it out to write each ranking as deep as its measures read",
+        )
+    return depth
+
+
 @dataclass(frozen=True, init=False)
 class EvalOptions:
     """How one evaluation runs; every value checked when the record is made (see the module docstring).
@@ -97,6 +117,17 @@ class EvalOptions:
         baseline: the system the comparison table compares with (its key,
             label or a run's name); ``None`` for the first system.  Which
             systems there are is known only with them: :meth:`check_baseline`.
+        run_depth: how deep each query's ranking is kept for the run files
+            ``--runs-dir`` writes (:attr:`QueryResult.ranking
+            <agentmemory.evaluation.runner.QueryResult>`): retrievers are
+            searched and memory systems asked at least that deep, and the runs
+            hold each ranking's top ``run_depth``.  ``None`` (the default):
+            each ranking as deep as its measures read on it, so every run
+            re-scores to the same values.  An int shallower than the top ``k``
+            or a measure's rank cutoff (``R@10``) is refused; one shallower
+            than what a whole-ranking measure (``sess.*``, the budget measures,
+            ``tokens@first``) read on some query is allowed, and the command
+            line says which values the runs then cannot reproduce.
         claims: published numbers to set beside ours (:mod:`agentmemory.evaluation.claims`):
             a :class:`~agentmemory.evaluation.claims.Claims`, or the path of a
             claims file (read and checked here); ``None`` for none.  The
@@ -127,6 +158,7 @@ class EvalOptions:
     lenient_system: bool = False
     tokenizer: str = DEFAULT_TOKEN_COUNTER
     claims: Claims | None = None
+    run_depth: int | None = None
 
     def __init__(
         self,
@@ -146,6 +178,7 @@ class EvalOptions:
         lenient_system: bool = False,
         tokenizer: str = DEFAULT_TOKEN_COUNTER,
         claims: Claims | str | PathLike[str] | None = None,
+        run_depth: int | None = None,
         *,
         names: Mapping[str, str] | None = None,
     ) -> None:
@@ -186,6 +219,7 @@ class EvalOptions:
             "system_timeout": float(system_timeout),
             "tokenizer": tokenizer,
             "claims": _claims(claims, name("claims")),
+            "run_depth": _run_depth(run_depth, k, name("k"), chosen, name("run_depth")),
         }
         for key, value in values.items():
             object.__setattr__(self, key, value)  # frozen: set once, here

@@ -21,9 +21,14 @@ not a number (NaN is refused; so are TREC scores trec_eval cannot read),
 an entry listed twice for one query, a JSON query listed on two lines.  Against the collection (:func:`bind_run`): a query id the
 collection lacks, an entry id it lacks, and a hit outside the query's
 scope are errors listing every such line; ``lenient=True`` drops those
-lines instead and lists every one in :attr:`BoundRun.dropped`.  A run none
-of whose queries is in the collection is refused in both modes, in one line
-naming the collection (:func:`check_run_queries`): it was made for another one.
+lines instead and lists every one in :attr:`BoundRun.dropped`.  Lines naming
+a question the loader skipped (``Collection.skipped``: LoCoMo's malformed
+evidence) are no error: they are ignored and counted
+(:attr:`BoundRun.skipped_hits`), in one note rather than line by line.  A run
+none of whose queries is in the collection (skipped questions do not count)
+is refused in both modes, in one line naming the collection
+(:func:`check_run_queries`): it was made for another one, or names only
+questions the loader left out.
 """
 
 from __future__ import annotations
@@ -95,13 +100,16 @@ class BoundRun:
     ``rankings[query_id]`` holds every hit of the run for that query, ranked;
     a judged query the run does not mention has an empty ranking (it
     retrieved nothing, as ``trec_eval -c`` counts it).  ``dropped`` lists
-    ``(line, reason)`` for every line ``lenient=True`` left out.
+    ``(line, reason)`` for every line ``lenient=True`` left out;
+    ``skipped_hits`` ``(query_id, hits)`` for every question of the run the
+    loader skipped (its hits ignored), in the run's order.
     """
 
     run: RunFile
     rankings: Mapping[str, tuple[Hit, ...]]
     dropped: tuple[tuple[int, str], ...] = field(default=())
     entries: Mapping[str, MemoryEntry] = field(default_factory=dict)
+    skipped_hits: tuple[tuple[str, int], ...] = ()
 
     @property
     def name(self) -> str:
@@ -331,9 +339,13 @@ def check_run_queries(run: RunFile, collection: Collection, described: str | Non
     shipped fixture because ``--collection`` was not given.  A run with no
     line at all is left to the caller.
 
+    A run whose every query is one the collection's loader skipped
+    (``Collection.skipped``) is refused too, saying so: its hits would all be
+    ignored (:func:`bind_run`), leaving nothing to score.
+
     Raises:
         InputError: one line naming the run file, the collection, some of the run's query ids and some of the
-            collection's.
+            collection's (or that the run names only skipped questions).
     """
     known = {q.id for q in collection.queries}
     if not run.hits or any(qid in known for qid in run.hits):
@@ -344,6 +356,14 @@ def check_run_queries(run: RunFile, collection: Collection, described: str | Non
         shown = ", ".join(quote(i, 40) for i in ids[:3])
         return shown + (f" ... ({len(ids)} in all)" if len(ids) > 3 else "")
 
+    skipped = {qid for qid, _ in collection.skipped}
+    if all(qid in skipped for qid in run.hits):
+        raise InputError(
+            run.path,
+            None,
+            f"none of the run's queries is in {where}: the run names only questions its loader skipped "
+            f"({some(list(run.hits))}); see why in the skipped list, or evaluate a run of the questions it kept",
+        )
     raise InputError(
         run.path,
         None,
@@ -359,7 +379,10 @@ def bind_run(run: RunFile, collection: Collection, *, lenient: bool = False, as_
     the query's scope, is an error listing every such line; with
     ``lenient=True`` those lines are dropped and listed in
     :attr:`BoundRun.dropped`.  Queries of the run that the collection has
-    but did not judge are ignored (as trec_eval ignores them).  With
+    but did not judge are ignored (as trec_eval ignores them), and so are
+    those it skipped (``collection.skipped``), counted in
+    :attr:`BoundRun.skipped_hits` (a run naming only those is refused by
+    :func:`check_run_queries`).  With
     ``as_of``, a hit on an entry created after its query was asked
     (``created_at > asked_at``) is such a line too: an agent cannot have
     retrieved a memory it did not have yet.
@@ -371,6 +394,8 @@ def bind_run(run: RunFile, collection: Collection, *, lenient: bool = False, as_
     """
     check_run_queries(run, collection)
     queries = {q.id: q for q in collection.queries}
+    skipped = {qid for qid, _ in collection.skipped}
+    ignored: dict[str, int] = {}
     scope_of = {e.id: e.scope for e in collection.entries}
     entries = _join_memories(run, collection, scope_of)
     created = {e.id: e.created_at for e in collection.entries} if as_of else {}
@@ -378,6 +403,9 @@ def bind_run(run: RunFile, collection: Collection, *, lenient: bool = False, as_
     kept: dict[str, dict[str, float]] = {}
     for qid, hits in run.hits.items():
         query = queries.get(qid)
+        if query is None and qid in skipped:  # left out by the loader, with its reason: not the run's fault
+            ignored[qid] = len(hits)
+            continue
         if query is None:
             lines = sorted({line for _, _, line in hits})
             problems.extend((line, f"query {quote(qid)} is not in the collection") for line in lines)
@@ -424,7 +452,7 @@ def bind_run(run: RunFile, collection: Collection, *, lenient: bool = False, as_
         )
         for q in collection.judged_queries
     }
-    return BoundRun(run, rankings, tuple(problems), entries)
+    return BoundRun(run, rankings, tuple(problems), entries, tuple(ignored.items()))
 
 
 def _join_memories(run: RunFile, collection: Collection, scope_of: dict[str, str | None]) -> dict[str, MemoryEntry]:

@@ -116,7 +116,12 @@ class QueryResult:
     what made the cut).  ``ties`` (when the evaluation ran with ``ties=True``)
     maps each measure to its :class:`~agentmemory.metrics.tieaware.TieReport`: the
     value under the tie rule, its expectation over all orderings of tied
-    scores, and the worst and best it could be.
+    scores, and the worst and best it could be.  ``reads`` maps each measure
+    to how many hits from the top it read on this query
+    (:meth:`agentmemory.metrics.Measure.read_depth`), and ``ranking`` is the
+    ranking down to the deepest of them (at least the top ``k``; a memory
+    system's whole answer; at least the options' ``run_depth`` when set):
+    what ``--runs-dir`` writes, so the run re-scores to ``metrics``.
     """
 
     query_id: str
@@ -129,6 +134,8 @@ class QueryResult:
     ties: Mapping[str, TieReport] | None = None
     credited: Credited | None = None
     visible: int | None = None
+    ranking: tuple[Hit, ...] = field(default=(), repr=False, compare=False)
+    reads: Mapping[str, int] = field(default_factory=dict, repr=False, compare=False)
 
     def value(self, measure: str) -> float:
         """``metrics[measure]`` for a measure with a value on every query (the seed's ``R@k``, ``P@k``, ``RR``).
@@ -192,6 +199,8 @@ class RetrieverResult:
     members the retriever has (``score_all``, ``explain``; none for a run);
     ``entries`` the run's own memories (its companion ``memories.jsonl``),
     ``dropped`` the run lines ``lenient_run=True`` left out, ``(line, reason)``;
+    ``skipped_hits`` ``(query_id, hits)`` for each question of a run that the
+    loader skipped (its hits ignored: :attr:`skipped_note`);
     ``rankings`` a run's whole ranking per query (as deep as the file goes),
     which reports read below the top k.  ``means`` are over the headline
     queries; a measure that may have no value on a query averages those with
@@ -209,8 +218,22 @@ class RetrieverResult:
     capabilities: frozenset[str] = frozenset()
     entries: Mapping[str, MemoryEntry] = field(default_factory=dict, repr=False)
     dropped: tuple[tuple[int, str], ...] = ()
+    skipped_hits: tuple[tuple[str, int], ...] = ()
     timings: Timings | None = field(default=None, repr=False, compare=False)
     rankings: Mapping[str, tuple[Hit, ...]] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def skipped_note(self) -> str | None:
+        """``140 hits for 14 skipped questions ignored``: the hits of a run on questions the loader skipped
+        (``Collection.skipped``), or ``None`` when it named none."""
+        if not self.skipped_hits:
+            return None
+        hits = sum(n for _, n in self.skipped_hits)
+        questions = len(self.skipped_hits)
+        return (
+            f"{hits} hit{'s' if hits != 1 else ''} for {questions} skipped question{'s' if questions != 1 else ''} "
+            "ignored"
+        )
 
     def group_means(self) -> dict[str, dict[str, float | None]]:
         """Mean of every measure per query group (groups sorted; queries without a group left out; a measure
@@ -514,6 +537,7 @@ def _new_scorer(collection: Collection, chosen: tuple[Measure, ...], options: Ev
         ties=options.ties and options.relevance == "direct",
         relevance=options.relevance,
         counter=counter,
+        keep=options.run_depth or 0,
     )
 
 
@@ -643,7 +667,7 @@ def _search(
 ) -> dict[str, dict[str, QueryResult]]:
     """Every retriever's scored result per query id: entries added and queries answered slice by slice."""
     k = options.k
-    extra, whole = _search_extra(collection, k, scorer.measures)
+    extra, whole = _search_extra(collection, k, scorer.measures, options.run_depth)
     found: dict[str, dict[str, QueryResult]] = {spec.key: {} for spec in specs}
     for entries, batch in slices:
         if entries and store is not None:
@@ -722,7 +746,7 @@ def _run_result(
 ) -> RetrieverResult:
     """One run file's (or replayed memory system's) result, scored over the collection plus its own memories."""
     scorer_run = scorer.with_entries(run.entries)
-    per_query = [scorer_run.score(q, list(run.rankings[q.id]), None) for q in queries]
+    per_query = [scorer_run.score(q, list(run.rankings[q.id]), None, keep_all=system is not None) for q in queries]
     return RetrieverResult(
         run.name,
         run.name if system is None else system.spec.label,
@@ -734,6 +758,7 @@ def _run_result(
         kind="run" if system is None else "system",
         entries=run.entries,
         dropped=run.dropped,
+        skipped_hits=run.skipped_hits,
     )
 
 
@@ -748,7 +773,7 @@ def _replay_systems(
     if all(isinstance(s, SystemRun) for s in systems):  # replayed already (the original judgments of a patch)
         return list(systems)
     k = options.k
-    depth = max(system_depth(m, k) for m in options.all_measures)
+    depth = max(max(system_depth(m, k) for m in options.all_measures), options.run_depth or 0)
     return system_runs(
         collection,
         systems,
@@ -795,16 +820,23 @@ def system_depth(measure: Measure, k: int) -> int:
     return measure_depth(measure, k) or k
 
 
-def _search_extra(collection: Collection, k: int, measures: Sequence[Measure]) -> tuple[int, bool]:
-    """How many hits below ``k`` to search (at least one, to see a tie across the cutoff), and whether the
-    whole ranking is needed (then as many as the largest scope holds, clamped to each retriever's depth)."""
+def _search_extra(
+    collection: Collection, k: int, measures: Sequence[Measure], run_depth: int | None = None
+) -> tuple[int, bool]:
+    """How many hits below ``k`` to search (at least one, to see a tie across the cutoff; down to
+    ``run_depth`` when given), and whether to clamp the search to each retriever's own depth: when the whole
+    ranking is needed (then as many as the largest scope holds), or ``run_depth`` asks deeper than the
+    measures (a retriever ranking fewer, hybrid's candidates, gives what it has instead of refusing)."""
     depths = [measure_depth(m, k) for m in measures]
     if any(d is None for d in depths):
         sizes: dict[str | None, int] = {}
         for entry in collection.entries:
             sizes[entry.scope] = sizes.get(entry.scope, 0) + 1
-        return max(max(sizes.values(), default=1) - k, 1), True
-    return max(max((d for d in depths if d is not None), default=k) - k, 1), False
+        return max(max(sizes.values(), default=1) - k, 1, (run_depth or 0) - k), True
+    extra = max(max((d for d in depths if d is not None), default=k) - k, 1)
+    if run_depth is not None and run_depth - k > extra:
+        return run_depth - k, True
+    return extra, False
 
 
 class _Slices(list):
@@ -896,9 +928,11 @@ class _Scorer:
         relevance: str,
         extra: Mapping[str, MemoryEntry] | None = None,
         counter: CachedCounter | None = None,
+        keep: int = 0,
     ) -> None:
         self.collection = collection
         self.k = k
+        self.keep = keep  # each query's ranking is kept at least this deep (the options' run_depth)
         self.measures = measures
         self.ties = ties
         self.relevance = relevance
@@ -930,6 +964,7 @@ class _Scorer:
             relevance=self.relevance,
             extra=extra,
             counter=self.counter,
+            keep=self.keep,
         )
 
     @property
@@ -949,15 +984,24 @@ class _Scorer:
             return None
         return _Lengths(ranking, self.text, self.counter)
 
-    def score(self, query: Query, deeper: list[Hit], reachable: Callable[[], dict[str, float]] | None) -> QueryResult:
+    def score(
+        self,
+        query: Query,
+        deeper: list[Hit],
+        reachable: Callable[[], dict[str, float]] | None,
+        *,
+        keep_all: bool = False,
+    ) -> QueryResult:
         """``deeper`` is the ranking, at least ``k + 1`` deep when there is that much; ``reachable`` gives every
-        entry scoring at least the k-th hit, or is ``None`` (a run: only what ``deeper`` holds is known)."""
+        entry scoring at least the k-th hit, or is ``None`` (a run: only what ``deeper`` holds is known).
+        ``keep_all`` keeps the whole of ``deeper`` as :attr:`QueryResult.ranking` (a memory system's answer)."""
         k = self.k
         hits = tuple(deeper[:k])
         qrels = self.collection.qrels[query.id]
         tie_at_cutoff = len(deeper) > k and deeper[k].score == deeper[k - 1].score
-        metrics, credited = self._metrics(query, [h.entry_id for h in deeper], qrels)
+        metrics, credited, reads = self._metrics(query, [h.entry_id for h in deeper], qrels)
         reports = self._tie_reports(query, deeper, qrels, tie_at_cutoff, reachable, metrics) if self.ties else None
+        kept = len(deeper) if keep_all else max(len(hits), self.keep, *reads.values())
         return QueryResult(
             query_id=query.id,
             text=query.text,
@@ -968,26 +1012,33 @@ class _Scorer:
             tie_at_cutoff=tie_at_cutoff,
             ties=reports,
             credited=credited,
+            ranking=hits if kept <= len(hits) else tuple(deeper[:kept]),
+            reads=reads,
         )
 
     def _metrics(
         self, query: Query, whole: list[str], qrels: Mapping[str, int]
-    ) -> tuple[dict[str, float | None], Credited | None]:
-        """Every measure's value in the evaluation's order, and (provenance) the credits of the top k."""
+    ) -> tuple[dict[str, float | None], Credited | None, dict[str, int]]:
+        """Every measure's value in the evaluation's order, (provenance) the credits of the top k, and how deep
+        each measure read (:meth:`~agentmemory.metrics.Measure.read_depth`; under provenance a hit counts as
+        relevant there when it reaches a relevant source, as the provenance definitions read it)."""
         k = self.k
         credited = None
         metrics: dict[str, float | None] = {}
+        reads: dict[str, int] = {}
+        scope = self.scope_ids.get(query.scope, frozenset())
         for depth, group in self.groups:  # each measure sees the ranking as deep as it needs (see measure_depth)
             ranking = whole if depth is None else whole[:depth]
             lengths = self.lengths(ranking, group)
+            relevant: Mapping[str, int] = qrels
             if self.relevance == "provenance":
                 credited_here = credit(ranking, qrels, self.ancestors, lengths)
                 if depth == k:
                     credited = credited_here
                 for m in group:
                     metrics[str(m)] = m.definition.provenance(credited_here, m.cutoff)  # type: ignore[misc]
+                relevant = {doc: 1 for doc, reached in zip(ranking, credited_here.reach) if reached}
             else:
-                scope = self.scope_ids.get(query.scope, frozenset())
                 metrics.update(
                     compute_measures(
                         group,
@@ -999,9 +1050,15 @@ class _Scorer:
                         lengths=lengths,
                     )
                 )
+            for m in group:
+                reads[str(m)] = m.read_depth(ranking, relevant, scope, query, self.collection.session_of, lengths)
         if credited is None and self.relevance == "provenance":
             credited = credit(whole[:k], qrels, self.ancestors)
-        return {str(m): metrics[str(m)] for m in self.measures}, credited
+        return (
+            {str(m): metrics[str(m)] for m in self.measures},
+            credited,
+            {str(m): reads[str(m)] for m in self.measures},
+        )
 
     def _tie_reports(
         self,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any
@@ -54,15 +54,19 @@ class SystemRun:
         return {"system": self.spec.key, "params": self.replay.params, **self.attributed.report.summary()}
 
 
-def memories_text(attributed: Attributed) -> str:
+def memories_text(attributed: Attributed, named: Container[str] | None = None) -> str:
     """The system's memories file (``--memories`` format plus ``attribution``), one JSON object per line.
 
     When entries are coarser than turns (LongMemEval at session granularity),
     ``derived_from`` holds the entries and ``turns`` the turns the memory was
-    attributed to (before the mapping up).
+    attributed to (before the mapping up).  ``named`` keeps only those
+    memories (the ids a run cut by ``--run-depth`` still names); ``None``
+    keeps every memory the system returned.
     """
     lines = []
     for memory in attributed.memories:
+        if named is not None and memory.id not in named:
+            continue
         record = {
             "_id": memory.id,
             "text": memory.text,

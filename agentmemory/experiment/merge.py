@@ -19,7 +19,8 @@ exact bytes written):
   :func:`~agentmemory.datasets.collection.collection_summary`), ``tasks`` (counts),
   ``failures`` (each failed task's collection, system, k, seed, key and
   error line) and ``evaluations`` (collection, k, seed, measures,
-  unscored, systems with their parameters and task key, systems not
+  unscored, systems with their parameters and task key (and a run's
+  ``skipped_query_hits`` when it names questions the loader skipped), systems not
   evaluated, the token counter when a measure counted tokens, aggregate
   means, group means, tie-aware means, statistics);
 * ``per_query.csv``: one row per evaluation x system x judged query x
@@ -182,6 +183,7 @@ def _evaluation(
                 "params": out["system"]["params"],
                 "task": t.key,
                 "dropped": out["dropped"],
+                **_skipped(out),
             }
             for t, out in zip(done, results)
         ],
@@ -212,6 +214,14 @@ def _evaluation(
     tokenizer = results[0].get("tokenizer", {}).get("name")
     table = systems_table(systems, statistics, k=k, relevance=relevance, tokenizer=tokenizer)
     return entry, rows, replace(table, short_form=card["short_form"]).render("markdown")
+
+
+def _skipped(out: Mapping[str, Any]) -> dict[str, Any]:
+    """``skipped_query_hits`` of a run naming questions the loader skipped (their hits ignored), else nothing."""
+    pairs = out.get("skipped_hits")
+    if not pairs:
+        return {}
+    return {"skipped_query_hits": {"questions": len(pairs), "hits": sum(n for _, n in pairs)}}
 
 
 def _mean(measure: str, values: Iterable[float | None]) -> float | None:

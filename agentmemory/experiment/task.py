@@ -219,8 +219,9 @@ def execute_task(job: TaskJob) -> dict[str, Any]:
     forms, in order), ``unscored`` (measures with no provenance definition
     under ``relevance="provenance"``), ``per_query`` (``query_id`` and
     ``metrics`` of every judged query, in collection order), ``tie_aware``
-    (the headline means of the tie reports) and ``dropped`` (run lines left
-    out by ``lenient``).
+    (the headline means of the tie reports), ``dropped`` (run lines left
+    out by ``lenient``) and, when a run names questions the loader skipped,
+    ``skipped_hits`` (``[query_id, hits]`` each, ignored).
     """
     return _attempt(job)[0]
 
@@ -271,6 +272,7 @@ def _execute(job: TaskJob) -> tuple[dict[str, Any], int]:
         "per_query": [{"query_id": q.query_id, "metrics": q.metrics} for q in result.per_query],
         "tie_aware": result.tie_means(),
         "dropped": [list(d) for d in result.dropped],
+        **({"skipped_hits": [list(s) for s in result.skipped_hits]} if result.skipped_hits else {}),
         **({"tokenizer": dict(evaluation.tokenizer)} if evaluation.tokenizer is not None else {}),
     }, built
 

@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any
 
-from agentmemory.errors import NumberTextError, ParameterError, PluginError, UnknownNameError
+from agentmemory.errors import NumberTextError, ParameterError, PluginError, UnknownNameError, quote
 from agentmemory.files.numbers import parse_integer
 from agentmemory.metrics.average_precision import DEFINITION as AVERAGE_PRECISION
 from agentmemory.metrics.budget import DEFINITION as TOKENS_TO_FIRST
@@ -385,6 +385,38 @@ class Measure:
                 "returned None, which only a measure declaring undefined_when may (on a query without a value)",
             )
         return value
+
+    def read_depth(
+        self,
+        ranking: Sequence[str],
+        qrels: Mapping[str, int],
+        scope_ids: Set[str] | None = None,
+        query: Query | None = None,
+        session_of: Callable[[str], str] | None = None,
+        lengths: Sequence[int] | None = None,
+    ) -> int:
+        """How many hits from the top of ``ranking`` this measure reads on one query (the arguments are
+        :meth:`compute`'s): its value on those first hits is its value on the whole ``ranking``.
+
+        A measure that reads only its top ``k`` reads ``min(k, len(ranking))``
+        (its rank cutoff; without one, the whole ranking it is given); a
+        ``whole_ranking`` measure says how deep through ``MeasureDef.reads``
+        (the whole ranking when it does not).
+
+        Raises:
+            PluginError: ``reads`` returned something other than an int from 0 to ``len(ranking)``.
+        """
+        definition = self.definition
+        if not definition.whole_ranking or definition.reads is None:
+            cutoff = None if definition.whole_ranking else self.rank_cutoff
+            return len(ranking) if cutoff is None else min(cutoff, len(ranking))
+        context = QueryContext(ranking, qrels, self.rank_cutoff, scope_ids, query, session_of, self.budget, lengths)
+        depth = definition.reads(context)
+        if isinstance(depth, bool) or not isinstance(depth, int) or not 0 <= depth <= len(ranking):
+            raise PluginError(
+                "measure", str(self), None, "reads", f"returned {quote(depth)}, not an int from 0 to {len(ranking)}"
+            )
+        return depth
 
 
 def defined(value: float | None, measure: object) -> float:

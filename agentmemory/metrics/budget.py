@@ -67,6 +67,10 @@ closed form here: the budget measures have no tie-aware value
 measures each query's whole ranking (``MeasureDef.whole_ranking``); a memory
 system is asked for ``T + 1`` memories under a budget of ``T`` tokens (every
 non-empty text counts at least one token, so ``T + 1`` memories cross it).
+A budget measure reads the ``n_T`` hits within the budget and the one that
+crosses it; ``tokens@first`` reads down to the first relevant hit, or the
+whole ranking when none is relevant (``MeasureDef.reads``).  ``--runs-dir``
+writes each ranking that deep, so the run re-scores to the same values.
 
 **Provenance** (``--relevance provenance``): a derived memory's own text is
 what the agent reads, so ``l_i`` is the memory's length, and relevance is
@@ -93,6 +97,7 @@ __all__ = [
     "DEFINITION",
     "FAMILY",
     "budget_form",
+    "budget_reads",
     "hits_within",
     "tokens_to_first",
 ]
@@ -137,6 +142,17 @@ def tokens_to_first(ranking: Sequence[str], qrels: Mapping[str, int], lengths: I
     return None
 
 
+def budget_reads(query: QueryContext) -> int:
+    """How deep a budget measure reads: the ``n_T`` hits within the budget and the one that crosses it (the
+    reading rule looks at its length), at most the whole ranking."""
+    return min(hits_within(query.hit_lengths, query.tokens) + 1, len(query.ranking))
+
+
+def _first_reads(query: QueryContext) -> int:
+    """How deep ``tokens@first`` reads: down to the first relevant hit, else the whole ranking (to see there is none)."""
+    return next((rank for rank, doc in enumerate(query.ranking, 1) if query.qrels.get(doc, 0) >= 1), len(query.ranking))
+
+
 def budget_form(
     at_cutoff: Callable[[Sequence[str], Mapping[str, int], int], float],
     provenance: Callable[[Credited, int | None], float] | None,
@@ -170,6 +186,7 @@ def budget_form(
         family=FAMILY,
         whole_ranking=True,
         reads_lengths=True,
+        reads=budget_reads,
     )
 
 
@@ -214,5 +231,6 @@ DEFINITION = MeasureDef(
     direction="lower",
     reads_lengths=True,
     undefined_when=_UNDEFINED,
+    reads=_first_reads,
 )
 """``tokens@first``: lower is better; undefined on a query whose ranking holds no relevant hit."""

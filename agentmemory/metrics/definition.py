@@ -197,6 +197,15 @@ class MeasureDef:
         whole_ranking: the measure may look below its own cutoff (LongMemEval's
             ``sess.*`` widen it until k sessions appear), so an evaluation
             hands it each query's whole ranking instead of the top ``k``.
+        reads: for a ``whole_ranking`` measure, how many hits from the top its
+            per-query function reads on this query, ``reads(QueryContext) ->
+            int`` (0 to ``len(ranking)``): its value on those first hits is its
+            value on the whole ranking, so a run cut there re-scores to it
+            (``--runs-dir`` writes each ranking as deep as its measures read).
+            ``sess.*`` read down to the widened cutoff ``k'``, a budget measure
+            down to the hit that crosses its budget, ``tokens@first`` down to
+            the first relevant hit.  ``None``: the whole ranking (the safe
+            answer for a measure that does not say).
         family: which family of definitions the measure follows, as reports
             name it beside its numbers: ``"trec_eval"`` for the built-in
             trec_eval measures, ``"LongMemEval"`` for the official LongMemEval
@@ -238,8 +247,8 @@ class MeasureDef:
         ParameterError: a field has the wrong type, the name or an alias is
             not a valid name, the description is not one line, an alias
             repeats the name or another alias (ignoring case), a budget
-            measure does not read lengths, or ``budget_form`` is not a budget
-            form of this measure.
+            measure does not read lengths, ``budget_form`` is not a budget
+            form of this measure, or ``reads`` is given without ``whole_ranking``.
     """
 
     name: str
@@ -257,6 +266,7 @@ class MeasureDef:
     reads_lengths: bool = False
     undefined_when: str | None = None
     granularity: str | None = None
+    reads: Callable[[QueryContext], int] | None = None  # after every older field: positional use keeps working
 
     def __post_init__(self) -> None:
         _check_name("measure name", self.name)
@@ -281,12 +291,20 @@ class MeasureDef:
             ("batch", self.batch, "batch(ranked, k) -> ndarray"),
             ("tie_aware", self.tie_aware, "tie_aware(TieContext) -> float"),
             ("provenance", self.provenance, "provenance(credited, k) -> float"),
+            ("reads", self.reads, "reads(QueryContext) -> int"),
         ):
             if value is not None and not callable(value):
                 raise ParameterError(field, value, "is not callable", f"give {shape}, or None")
         for flag, given in (("whole_ranking", self.whole_ranking), ("reads_lengths", self.reads_lengths)):
             if not isinstance(given, bool):
                 raise ParameterError(flag, given, "is not a bool", "pass True or False")
+        if self.reads is not None and not self.whole_ranking:
+            raise ParameterError(
+                "reads",
+                self.reads,
+                f"is given to {self.name}, which reads only its top k",
+                "pass whole_ranking=True with it, or leave reads out",
+            )
         if self.cutoff is CutoffRule.BUDGET and not self.reads_lengths:
             raise ParameterError(
                 "reads_lengths", False, f"is wrong for the budget measure {self.name}", "pass reads_lengths=True"

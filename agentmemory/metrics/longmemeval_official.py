@@ -94,6 +94,10 @@ Quirks of the conversion:
 * **The widening depends on the corpus size** through its stopping rule: a
   ranking that never spans ``k`` sessions widens to ``|corpus| + 1``, where the
   ideal DCG then holds every gold turn of the haystack.
+* **How deep they read.**  A ``sess.`` measure reads the top ``k'`` turns
+  and nothing below (``MeasureDef.reads``): the whole ranking only when it
+  never spans ``k`` sessions.  ``--runs-dir`` writes each ranking that deep,
+  so the run re-scores to the same values.
 * ``sess.`` on a LongMemEval session-level run strips the last ``_`` part of
   session ids (as the official function would); use the plain measures
   there.  (LoCoMo's mapping leaves a session id as it is, so there ``sess.``
@@ -306,6 +310,13 @@ def _sess_ndcg_any(query: QueryContext) -> float:
     return sessions_ndcg_any(query.ranking, gold(query.qrels), query.cutoff, query.scope_ids, _mapping(query))
 
 
+def _sess_reads(query: QueryContext) -> int:
+    """How deep a ``sess.`` measure reads: the widened cutoff ``k'``, at most the whole ranking."""
+    golden = gold(query.qrels)
+    corpus = _corpus(query.ranking, golden, query.scope_ids)
+    return min(widened_cutoff(query.ranking, query.cutoff, len(corpus), _mapping(query)), len(query.ranking))
+
+
 _WIDENED = "k widened until k distinct sessions"
 DEFINITIONS: tuple[MeasureDef, ...] = (
     MeasureDef(
@@ -337,6 +348,7 @@ DEFINITIONS: tuple[MeasureDef, ...] = (
         family=FAMILY,
         whole_ranking=True,
         granularity="session",
+        reads=_sess_reads,
     ),
     MeasureDef(
         "sess.recall_all",
@@ -346,6 +358,7 @@ DEFINITIONS: tuple[MeasureDef, ...] = (
         family=FAMILY,
         whole_ranking=True,
         granularity="session",
+        reads=_sess_reads,
     ),
     MeasureDef(
         "sess.ndcg_any",
@@ -355,6 +368,7 @@ DEFINITIONS: tuple[MeasureDef, ...] = (
         family=FAMILY,
         whole_ranking=True,
         granularity="session",
+        reads=_sess_reads,
     ),
 )
 """The six LongMemEval measures, in the order tables show them (registered by :mod:`agentmemory.metrics.base`)."""

@@ -79,6 +79,8 @@ def system_line(result: RetrieverResult) -> str:
         )
         if "memories" in p:
             text += f", with {p['memories_entries']} memories of its own (`{p['memories']}`)"
+        if result.skipped_note is not None:
+            text += f"; {result.skipped_note} (questions the loader left out)"
         if result.dropped:
             text += f"; {len(result.dropped)} lines dropped (listed in the appendix)"
         return text

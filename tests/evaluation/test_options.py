@@ -46,6 +46,18 @@ def test_measures_are_parsed_once_and_added_after_the_defaults() -> None:
         ({"ties": "yes"}, "ties: 'yes' (str) is not a bool; pass True or False"),
         ({"as_of": 1}, "as_of: 1 (int) is not a bool; pass True or False"),
         ({"baseline": 3}, "baseline: 3 (int) is not text; pass a system's name, or None"),
+        ({"run_depth": 0}, "run_depth: 0 (int) is less than 1; run_depth must be an integer >= 1"),
+        ({"run_depth": "7"}, "run_depth: '7' (str) is not an integer; run_depth must be an integer >= 1"),
+        (
+            {"run_depth": 4},
+            "run_depth: 4 (int) is shallower than the top 5 that the measures at k 5 read, so the runs could not "
+            "reproduce it; give 5 or more, or leave it out to write each ranking as deep as its measures read",
+        ),
+        (
+            {"k": 3, "measures": "R@10,nDCG@7,R@512tok", "run_depth": 9},
+            "run_depth: 9 (int) is shallower than the top 10 that R@10 reads, so the runs could not reproduce it; "
+            "give 10 or more, or leave it out to write each ranking as deep as its measures read",
+        ),
     ],
 )
 def test_a_bad_value_is_refused_when_the_record_is_made(given: dict, message: str) -> None:
@@ -53,6 +65,13 @@ def test_a_bad_value_is_refused_when_the_record_is_made(given: dict, message: st
     with pytest.raises((ParameterError, UnknownNameError)) as caught:
         EvalOptions(**given)
     assert str(caught.value) == message
+
+
+def test_run_depth_is_kept_when_deep_enough() -> None:
+    """``run_depth`` at least k and every rank cutoff is kept; a budget or a sess.* measure sets no static floor."""
+    assert EvalOptions().run_depth is None
+    assert EvalOptions(k=5, run_depth=5, measures="R@512tok,tokens@first,sess.recall_any@5").run_depth == 5
+    assert EvalOptions(k=3, measures="R@10", run_depth=10).run_depth == 10
 
 
 def test_names_spell_the_fields_as_the_caller_does() -> None:
