@@ -7,7 +7,8 @@
 
 Every row is one command run as its own process; its time is the wall clock
 from starting it to its exit, its memory the process's peak RSS (``wait4``'s
-``ru_maxrss``).  Rows of one table run in turn, and each round rotates their
+``ru_maxrss``; every row is started by a small launcher process, because a
+child's ``ru_maxrss`` begins at its parent's peak).  Rows of one table run in turn, and each round rotates their
 order (alternating runs: this machine's cores are shared with other work);
 the table shows each row's median over ``--rounds`` rounds, and the spread.
 
@@ -126,27 +127,52 @@ def has_numba(python: str) -> bool:
 
 
 # -- running one process ----------------------------------------------------------------------------
-def run_process(cmd: list[str], env: dict[str, str] | None = None) -> dict:
-    """Run ``cmd``; wall seconds from start to exit, peak RSS (MiB) of the process, its last stdout line."""
+# A child's ``ru_maxrss`` starts at its parent's high-water RSS (Linux carries
+# the forking process's peak across exec), so a row started from this script,
+# which by then has read collections of up to a million entries, would report
+# this script's peak instead of its own.  Every row is therefore started by a
+# small launcher process, itself started before this script holds any data.
+_LAUNCHER = r"""
+import json, os, subprocess, sys, tempfile, time
+for line in sys.stdin:
+    job = json.loads(line)
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err, env={**os.environ, **(env or {})})
-        try:
-            _, status, usage = os.wait4(proc.pid, 0)
-        except KeyboardInterrupt:
-            proc.kill()
-            raise
+        proc = subprocess.Popen(job["cmd"], stdout=out, stderr=err, env=job["env"])
+        _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - t0
-        proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
-        stdout = out.read().decode(errors="replace")
-        stderr = err.read().decode(errors="replace")
-    if proc.returncode != 0:
+        reply = {"wall_s": wall, "peak_mb": usage.ru_maxrss / 1024, "code": os.waitstatus_to_exitcode(status),
+                 "stdout": out.read().decode(errors="replace"), "stderr": err.read().decode(errors="replace")}
+    sys.stdout.write(json.dumps(reply) + "\n")
+    sys.stdout.flush()
+"""
+_launcher: subprocess.Popen | None = None
+
+
+def start_launcher() -> None:
+    """Start the launcher (call first thing, while this process is small)."""
+    global _launcher
+    if _launcher is None:
+        _launcher = subprocess.Popen(
+            [sys.executable, "-c", _LAUNCHER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+
+
+def run_process(cmd: list[str], env: dict[str, str] | None = None) -> dict:
+    """Run ``cmd``; wall seconds from start to exit, peak RSS (MiB) of the process, its last stdout line."""
+    start_launcher()
+    assert _launcher is not None and _launcher.stdin is not None and _launcher.stdout is not None
+    _launcher.stdin.write(json.dumps({"cmd": cmd, "env": {**os.environ, **(env or {})}}) + "\n")
+    _launcher.stdin.flush()
+    reply = json.loads(_launcher.stdout.readline())
+    stdout, stderr = reply["stdout"], reply["stderr"]
+    if reply["code"] != 0:
         tail = " | ".join((stderr or stdout).strip().splitlines()[-2:])
-        return {"error": f"exit {proc.returncode}: {tail}"}
+        return {"error": f"exit {reply['code']}: {tail}"}
     lines = stdout.strip().splitlines()
-    return {"wall_s": wall, "peak_mb": usage.ru_maxrss / 1024, "last": lines[-1] if lines else ""}
+    return {"wall_s": reply["wall_s"], "peak_mb": reply["peak_mb"], "last": lines[-1] if lines else ""}
 
 
 def rounds(rows: dict[str, tuple[list[str], dict]], n_rounds: int) -> dict[str, dict]:
@@ -216,6 +242,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="10k and 100k, 50 x 5,000 scopes")
     ap.add_argument("--no-readme", action="store_true")
     args = ap.parse_args()
+    start_launcher()
     run_whole(args)
 
 
