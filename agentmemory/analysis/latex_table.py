@@ -32,14 +32,37 @@ from __future__ import annotations
 import re
 import textwrap
 import unicodedata
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 from agentmemory.analysis.summaries import Interval
 
-if TYPE_CHECKING:  # the table imports this module to render itself
-    from agentmemory.analysis.comparison_table import ComparisonTable
-
 __all__ = ["LABEL_WIDTH", "latex_escape", "latex_label", "latex_table"]
+
+
+class ComparisonTable(Protocol):
+    """What :func:`latex_table` reads of a comparison table.
+
+    :class:`agentmemory.analysis.comparison_table.ComparisonTable` renders
+    itself with this module, so the shape it is read through is stated here
+    rather than imported from it (no import cycle, not even for type checking).
+    """
+
+    @property
+    def systems(self) -> tuple[tuple[str, str, str], ...]: ...
+    @property
+    def measures(self) -> tuple[str, ...]: ...
+    @property
+    def cells(self) -> Mapping[tuple[str, str], Any]: ...
+    @property
+    def baseline(self) -> str: ...
+    @property
+    def lower_measures(self) -> tuple[str, ...]: ...
+    def marker(self, name: str, measure: str) -> str: ...
+    def counts(self, name: str, measure: str) -> tuple[int, int]: ...
+    def caption(self) -> str: ...
+    def notation(self) -> str: ...
+
 
 LABEL_WIDTH = 12
 """A system's label is wrapped into lines of at most this many characters (long words are broken)."""

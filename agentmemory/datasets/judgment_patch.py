@@ -36,123 +36,20 @@ from which :meth:`JudgmentPatch.revert` gives back the original judgments:
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from agentmemory.datasets.collection import Collection
+from agentmemory.datasets.collection import REMOVE, Collection, Correction, JudgmentPatch
 from agentmemory.errors import InputError, quote
 from agentmemory.files.reading import decode_utf8, json_lines, read_bytes
 
 __all__ = ["REMOVE", "Correction", "JudgmentPatch", "read_judgment_patch"]
 
-REMOVE = "remove"
-"""The ``grade`` that drops a judgment."""
-
 _FIELDS = ("query_id", "entry_id", "grade", "reason")
 _EXAMPLE = '{"query_id": "q1", "entry_id": "m3", "grade": 1, "reason": "m3 holds the answer"}'
-
-
-@dataclass(frozen=True)
-class Correction:
-    """One line of a patch: the judgment of ``entry_id`` for ``query_id`` goes from ``before`` to ``after``.
-
-    ``before`` is ``None`` when the pair was not judged (the line adds it),
-    ``after`` ``None`` when the line removes it; ``line`` is its line in the file.
-    """
-
-    line: int
-    query_id: str
-    entry_id: str
-    before: int | None
-    after: int | None
-    reason: str
-
-    @property
-    def kind(self) -> str:
-        """``"removed"``, ``"added"`` or ``"regraded"``."""
-        return "removed" if self.after is None else "added" if self.before is None else "regraded"
-
-    def to_dict(self) -> dict[str, Any]:
-        """``{"line", "query_id", "entry_id", "from", "to", "reason"}`` (``from``/``to`` ``null`` when absent)."""
-        return {
-            "line": self.line,
-            "query_id": self.query_id,
-            "entry_id": self.entry_id,
-            "from": self.before,
-            "to": self.after,
-            "reason": self.reason,
-        }
-
-
-@dataclass(frozen=True)
-class JudgmentPatch:
-    """A checked patch: the file's name (no folder) and sha256, and its corrections in file order."""
-
-    name: str
-    sha256: str
-    corrections: tuple[Correction, ...]
-
-    def counts(self) -> dict[str, int]:
-        """``{"changed", "removed", "regraded", "added", "queries"}``: judgments changed, by kind, and queries touched."""
-        kinds = [c.kind for c in self.corrections]
-        return {
-            "changed": len(self.corrections),
-            "removed": kinds.count("removed"),
-            "regraded": kinds.count("regraded"),
-            "added": kinds.count("added"),
-            "queries": len({c.query_id for c in self.corrections}),
-        }
-
-    def summary(self) -> str:
-        """``"3 judgments changed (1 removed, 1 regraded, 1 added) on 2 queries by patch.jsonl"``."""
-        n = self.counts()
-        judgments = "judgment" if n["changed"] == 1 else "judgments"
-        queries = "query" if n["queries"] == 1 else "queries"
-        return (
-            f"{n['changed']} {judgments} changed ({n['removed']} removed, {n['regraded']} regraded, "
-            f"{n['added']} added) on {n['queries']} {queries} by {self.name}"
-        )
-
-    def apply(self, collection: Collection) -> Collection:
-        """``collection`` with the corrected judgments, carrying this patch (``judgment_patch``)."""
-        qrels = {q: dict(judged) for q, judged in collection.qrels.items()}
-        for c in self.corrections:
-            _set(qrels, c.query_id, c.entry_id, c.after)
-        return dataclasses.replace(collection, qrels=_kept(qrels), judgment_patch=self)
-
-    def revert(self, collection: Collection) -> Collection:
-        """The collection :meth:`apply` was given back (its own judgments, no patch), from the patched one."""
-        qrels = {q: dict(judged) for q, judged in collection.qrels.items()}
-        for c in reversed(self.corrections):
-            _set(qrels, c.query_id, c.entry_id, c.before)
-        return dataclasses.replace(collection, qrels=_kept(qrels), judgment_patch=None)
-
-    def to_dict(self) -> dict[str, Any]:
-        """``{"file", "sha256", "changed", "removed", "regraded", "added", "queries", "corrections"}``."""
-        return {
-            "file": self.name,
-            "sha256": self.sha256,
-            **self.counts(),
-            "corrections": [c.to_dict() for c in self.corrections],
-        }
-
-
-def _set(qrels: dict[str, dict[str, int]], query_id: str, entry_id: str, grade: int | None) -> None:
-    judged = qrels.setdefault(query_id, {})
-    if grade is None:
-        judged.pop(entry_id, None)
-    else:
-        judged[entry_id] = grade
-
-
-def _kept(qrels: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
-    """The judgments in their order, without the queries left with none (those are unjudged now)."""
-    return {q: judged for q, judged in qrels.items() if judged}
 
 
 def read_judgment_patch(path: str | PathLike[str], collection: Collection) -> JudgmentPatch:
