@@ -713,6 +713,10 @@ class MemoryStore:
         ``progress`` shows a tqdm bar (on stderr) labelled with the
         retriever's label.  ``durations``, when given, receives each search's
         wall-clock seconds (for latency figures; never part of an artifact).
+        Without ``durations``, runs of consecutive queries of one scope go to
+        the retriever's ``search_many`` (a declared capability: the same hits
+        as ``search``), and each query's event is recorded after its run, in
+        query order: the same events.
         ``clamp`` searches a retriever that ranks at most ``max_k`` entries
         (``hybrid``, ``recency``: their candidate depth) only that deep, instead
         of letting it refuse (for reports that ask for "the whole ranking").
@@ -729,8 +733,15 @@ class MemoryStore:
             from tqdm.auto import tqdm
 
             items = tqdm(queries, desc=spec.label, unit="query")
-        if not record and durations is None:  # nothing recorded per query: runs of one scope searched together
-            yield from self._search_runs(items, k + extra, retriever, clamp)
+        if durations is None:  # nothing timed per query: runs of one scope searched together
+            if not record:
+                yield from self._search_runs(items, k + extra, retriever, clamp)
+                return
+            # Each query is checked before its run is searched and its retrieval recorded after, in query
+            # order: the same events as searching and recording query by query.
+            for query, hits in self._search_runs(self._checked(items), k + extra, retriever, clamp):
+                self._record_retrieval(query, hits[:k], k, retriever)
+                yield query, hits
             return
         for query in items:
             if record:
@@ -744,6 +755,12 @@ class MemoryStore:
             if record:
                 self._record_retrieval(query, hits[:k], k, retriever)
             yield query, hits
+
+    def _checked(self, queries: Iterable[Query]) -> Iterator[Query]:
+        """``queries``, each checked by the backend (:meth:`search_all` with records) as it is taken."""
+        for query in queries:
+            self._backend.check_query(query)
+            yield query
 
     def _search_runs(
         self, queries: Iterable[Query], depth: int, key: str, clamp: bool
