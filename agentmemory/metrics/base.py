@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from agentmemory.errors import NumberTextError, ParameterError, PluginError, UnknownNameError, quote
@@ -297,6 +297,7 @@ class Measure:
 
     name: str
     cutoff: int | Budget | str | None = None
+    _text: str = field(init=False, repr=False, compare=False)  # str(self), made once: asked per query and measure
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or self.name not in REGISTRY:
@@ -306,9 +307,10 @@ class Measure:
         if problem is not None:
             kind, allowed = problem
             raise ParameterError("cutoff", self.cutoff, _CUTOFF_PROBLEMS[kind], allowed)
+        object.__setattr__(self, "_text", self.name if self.cutoff is None else f"{self.name}@{self.cutoff}")
 
     def __str__(self) -> str:
-        return self.name if self.cutoff is None else f"{self.name}@{self.cutoff}"
+        return self._text
 
     @property
     def definition(self) -> MeasureDef:
