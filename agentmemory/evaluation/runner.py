@@ -951,6 +951,8 @@ class _Scorer:
         for m in measures:
             groups.setdefault(measure_depth(m, k), []).append(m)
         self.groups = [(depth, tuple(group)) for depth, group in groups.items()]
+        # A measure looking deeper than k has no tie report of the depth-k run.
+        self.at_k = tuple(groups.get(k, ()))
 
     def with_entries(self, extra: Mapping[str, MemoryEntry]) -> _Scorer:
         """The same scorer over the collection plus a run's own memories (the same token counts remembered)."""
@@ -1081,10 +1083,8 @@ class _Scorer:
             scores = {h.entry_id: h.score for h in deeper if h.score >= deeper[k - 1].score}
         else:
             scores = {h.entry_id: h.score for h in deeper[:k]}
-        # A measure looking deeper than k has no tie report of the depth-k run.
-        at_k = [m for m in self.measures if measure_depth(m, k) == k]
         top = [h.entry_id for h in deeper[:k]]  # what the depth-k measures were computed on
-        found = tie_reports(at_k, scores, qrels, k, query=query, computed=(top, metrics))
+        found = tie_reports(self.at_k, scores, qrels, k, query=query, computed=(top, metrics))
         return {name: r for name, r in found.items() if r is not None}
 
     def means(self, per_query: Sequence[QueryResult]) -> dict[str, float | None]:
