@@ -16,14 +16,14 @@ heat map (:func:`agentmemory.report.stats.comparison_matrix`,
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from agentmemory.analysis.prose import format_p
+from agentmemory.analysis.prose import format_p, signed
 from agentmemory.analysis.significance import smallest_p_value
 from agentmemory.analysis.summaries import Statistics
 
-__all__ = ["MatrixCell", "PairedMatrix", "matrix_summary", "paired_matrix"]
+__all__ = ["MatrixCell", "PairedMatrix", "cell_text", "matrix_caption", "matrix_summary", "paired_matrix"]
 
 _LISTED = 3  # significant differences named in the summary before "and N more"
 
@@ -93,9 +93,27 @@ def paired_matrix(statistics: Statistics, labels: Mapping[str, str]) -> PairedMa
     )
 
 
-def _signed(value: float) -> str:
-    """``+0.12`` or ``−0.12`` (a real minus sign, as the report's matrix writes it)."""
-    return f"{value:+.2f}".replace("-", "−")
+def cell_text(cell: MatrixCell) -> str:
+    """``"−0.09 [−0.13, −0.05] p 0.0006 *"``: the difference, its interval (``all equal`` without one), the
+    deciding p-value, and ``*`` where significant (a no-break space after ``p``)."""
+    interval = "all equal" if cell.low is None else f"[{signed(cell.low)}, {signed(cell.high or 0.0)}]"
+    star = " *" if cell.significant else ""
+    return f"{signed(cell.difference)} {interval} p\u00a0{format_p(cell.p)}{star}"
+
+
+def matrix_caption(matrix: PairedMatrix, lower: Sequence[str] = (), *, number: int | None = None) -> str:
+    """What the matrix's cells are (``lower``: its measures for which lower is better; ``number``: the figure the
+    matrix holds the numbers of)."""
+    which = "Holm-adjusted p across the pairs of each measure" if matrix.adjusted else "p of the one pair"
+    pct = f"{round(matrix.confidence * 100, 6):g}%"
+    behind = f"Numbers behind Figure {number}: paired" if number is not None else "Paired"
+    caption = (
+        f"{behind} differences over {matrix.queries} headline queries: mean difference [{pct} bootstrap interval], "
+        f"{which}; * significant at {matrix.alpha:g}"
+    )
+    if lower:
+        caption += f" (for {', '.join(lower)} a negative difference favours the first system)"
+    return caption
 
 
 def matrix_summary(matrix: PairedMatrix) -> str:
@@ -123,7 +141,7 @@ def matrix_summary(matrix: PairedMatrix) -> str:
         )
     elif significant:
         named = [
-            f"{matrix.row_label(row)} on {m} ({_signed(matrix.cells[(row, m)].difference)})"
+            f"{matrix.row_label(row)} on {m} ({signed(matrix.cells[(row, m)].difference)})"
             for row, m in significant[:_LISTED]
         ]
         more = f", and {len(significant) - _LISTED} more" if len(significant) > _LISTED else ""
@@ -132,9 +150,9 @@ def matrix_summary(matrix: PairedMatrix) -> str:
         text.append(f"None is significant at {a}: these queries do not show a difference between any two systems.")
     (row, m), cell = max(matrix.cells.items(), key=lambda item: (abs(item[1].difference), -item[0][0]))
     interval = (
-        "every query the same" if cell.low is None else f"interval [{_signed(cell.low)}, {_signed(cell.high or 0.0)}]"
+        "every query the same" if cell.low is None else f"interval [{signed(cell.low)}, {signed(cell.high or 0.0)}]"
     )
-    text.append(f"The largest difference is {matrix.row_label(row)} on {m}, {_signed(cell.difference)} ({interval}).")
+    text.append(f"The largest difference is {matrix.row_label(row)} on {m}, {signed(cell.difference)} ({interval}).")
     text.append(
         "The measures are read on the same queries and move together, so several significant measures of one pair "
         "are one finding, not several; a difference that is not significant is not evidence that there is none."

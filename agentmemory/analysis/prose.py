@@ -9,6 +9,13 @@ from agentmemory.errors import ParameterError
 __all__ = ["comparisons_preface", "describe_comparison", "format_p"]
 
 
+def signed(value: float) -> str:
+    """``+0.12``, ``−0.12`` (a real minus sign), and ``0.00`` for what rounds to zero (never ``-0.00``)."""
+    if round(value, 2) == 0:
+        return "0.00"
+    return f"+{value:.2f}" if value > 0 else f"−{-value:.2f}"
+
+
 def format_p(p: float) -> str:
     """A p-value as text: two decimals from 0.1 up, else three significant digits (``0.25``, ``0.0625``, ``0.0499``)."""
     return f"{p:.2f}" if p >= 0.1 else f"{p:.3g}"

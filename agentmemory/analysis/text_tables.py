@@ -15,12 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from agentmemory.analysis.paired_matrix import PairedMatrix, cell_text, matrix_caption, matrix_summary, paired_matrix
 from agentmemory.analysis.statistics import (
     Interval,
     Statistics,
     bootstrap_ci,
-    comparisons_preface,
-    describe_comparison,
 )
 from agentmemory.evaluation.runner import Evaluation, seed_measures
 from agentmemory.metrics import parse_measure
@@ -30,7 +29,6 @@ __all__ = [
     "SEED_COLUMNS",
     "collection_notes",
     "column_name",
-    "comparison_lines",
     "cutoff_note",
     "full_report",
     "group_rows",
@@ -40,6 +38,7 @@ __all__ = [
     "interval_table",
     "lower_is_better",
     "markdown_table",
+    "matrix_table",
     "may_be_undefined",
     "sample_cell",
     "seed_measures",
@@ -243,27 +242,6 @@ def group_table(evaluation: Evaluation, statistics: Statistics) -> str:
     return "By query group:\n\n" + markdown_table(["Group", "Queries", "System", *map(column_name, names)], rows)
 
 
-def comparison_lines(evaluation: Evaluation, statistics: Statistics) -> list[str]:
-    """Every pairwise comparison on the seed's measures in brief, after one sentence saying what they can show."""
-    labels = {r.name: r.label for r in evaluation.results}
-    several = {m: len(rows) > 1 for m, rows in statistics.comparisons.items()}
-    lines = []
-    for m in seed_measures(evaluation.k):
-        for c in statistics.comparisons.get(m, ()):
-            lines.append(
-                describe_comparison(
-                    c.test,
-                    name_a=labels[c.a],
-                    name_b=labels[c.b],
-                    measure=m,
-                    alpha=statistics.alpha,
-                    adjusted_p=c.p_holm if several[m] else None,
-                    brief=True,
-                )
-            )
-    return [comparisons_preface(statistics), *lines] if lines else []
-
-
 TIMING_COLUMNS = ("System", "search p50 (ms)", "search p95 (ms)", "index build (s)", "entries", "index size")
 
 
@@ -338,15 +316,27 @@ def collection_notes(evaluation: Evaluation) -> list[str]:
     return lines
 
 
+def matrix_table(matrix: PairedMatrix) -> str:
+    """Every pair of systems (rows, first minus second) on every measure of the comparison table (columns), as a
+    Markdown table under its caption: what the reports show as a table and a heat map."""
+    lower = [m for m in matrix.measures if lower_is_better(m)]
+    rows = [
+        [matrix.row_label(row), *(cell_text(matrix.cells[(row, m)]) for m in matrix.measures)]
+        for row in range(len(matrix.rows))
+    ]
+    header = ["Pair (first − second)", *(column_name(m) for m in matrix.measures)]
+    return matrix_caption(matrix, lower) + ".\n\n" + markdown_table(header, rows)
+
+
 def full_report(evaluation: Evaluation, statistics: Statistics) -> str:
-    """What ``agentmemory eval`` prints after the comparison table: the seed table, groups, comparisons, notes."""
+    """What ``agentmemory eval`` prints after the comparison table: the seed table, groups, the paired
+    comparisons (:func:`matrix_table` and its summary), notes."""
     parts = [seed_table(evaluation)]
     if statistics.groups:
         parts.append(group_table(evaluation, statistics))
-    sentences = comparison_lines(evaluation, statistics)
-    if sentences:
-        preface, *rest = sentences
-        parts.append("Paired comparisons. " + preface + "\n" + "\n".join(f"- {s}" for s in rest))
+    matrix = paired_matrix(statistics, {r.name: r.label for r in evaluation.results})
+    if matrix.cells:
+        parts.append(matrix_table(matrix) + "\n\n" + matrix_summary(matrix))
     notes = collection_notes(evaluation) + system_notes(evaluation)
     if notes:
         parts.append("\n".join(notes))

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from agentmemory.analysis.prose import signed  # re-exported for the report modules
+
 __all__ = ["Markdown", "Png", "Table", "ordinal", "param_text", "params_text", "plural", "short", "signed"]
 
 
@@ -27,13 +29,6 @@ def ordinal(n: int) -> str:
     """``1st``, ``2nd``, ``3rd``, ``4th``, ... ``11th``, ``12th``, ``13th``, ``21st``."""
     suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
     return f"{n}{suffix}"
-
-
-def signed(value: float) -> str:
-    """``+0.12``, ``−0.12`` (a real minus sign), and ``0.00`` for what rounds to zero (never ``-0.00``)."""
-    if round(value, 2) == 0:
-        return "0.00"
-    return f"+{value:.2f}" if value > 0 else f"−{-value:.2f}"
 
 
 def params_text(params: Mapping[str, object]) -> str:

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import pandas as pd
 
-from agentmemory.analysis.paired_matrix import PairedMatrix, matrix_summary, paired_matrix
+from agentmemory.analysis.paired_matrix import PairedMatrix, cell_text, matrix_caption, matrix_summary, paired_matrix
 from agentmemory.analysis.prose import comparisons_preface, describe_comparison, format_p
 from agentmemory.analysis.statistics import evaluation_statistics
 from agentmemory.analysis.summaries import Statistics
 from agentmemory.analysis.text_tables import column_name, group_rows, interval_cell, interval_rows, lower_is_better
 from agentmemory.evaluation.runner import Evaluation
-from agentmemory.report.display import Markdown, Table, signed
+from agentmemory.report.display import Markdown, Table
 from agentmemory.report.knowledge_update import knowledge_update_tables
 
 __all__ = [
@@ -101,26 +101,12 @@ def comparison_matrix(matrix: PairedMatrix, *, number: int | None = None) -> Tab
     mean paired difference, its interval, the deciding p-value, ``*`` where significant.  The numbers behind
     :func:`agentmemory.report.figures.comparison_heatmap` (Figure ``number``, when given, in the caption)."""
     columns = ["pair (first − second)", *(column_name(m) for m in matrix.measures)]
-    rows = []
-    for row in range(len(matrix.rows)):
-        cells = [matrix.row_label(row)]
-        for m in matrix.measures:
-            cell = matrix.cells[(row, m)]
-            interval = "all equal" if cell.low is None else f"[{signed(cell.low)}, {signed(cell.high or 0.0)}]"
-            star = " *" if cell.significant else ""
-            cells.append(f"{signed(cell.difference)} {interval} p\u00a0{format_p(cell.p)}{star}")  # p and its value
-        rows.append(cells)
-    which = "Holm-adjusted p across the pairs of each measure" if matrix.adjusted else "p of the one pair"
-    pct = f"{round(matrix.confidence * 100, 6):g}%"
-    behind = f"Numbers behind Figure {number}: paired" if number is not None else "Paired"
-    caption = (
-        f"{behind} differences over {matrix.queries} headline queries: mean difference [{pct} bootstrap interval], "
-        f"{which}; * significant at {matrix.alpha:g}"
-    )
+    rows = [
+        [matrix.row_label(row), *(cell_text(matrix.cells[(row, m)]) for m in matrix.measures)]
+        for row in range(len(matrix.rows))
+    ]
     lower = [m for m in matrix.measures if lower_is_better(m)]
-    if lower:
-        caption += f" (for {', '.join(lower)} a negative difference favours the first system)"
-    return Table(pd.DataFrame(rows, columns=columns), caption)
+    return Table(pd.DataFrame(rows, columns=columns), matrix_caption(matrix, lower, number=number))
 
 
 def comparison_summary(matrix: PairedMatrix) -> Markdown:

@@ -115,21 +115,31 @@ def test_other_launchers_print_the_same(tmp_path: Path, python_run, console_scri
 
 
 SEED_COMPARISONS = """\
-Paired comparisons. Paired permutation tests over the 5 queries: the smallest attainable two-sided p-value is 0.0625, \
-so no difference below can be significant at 0.05, whatever the systems do.
-- BM25 vs Tag scorer on R@5: mean difference -0.10 (95% CI -0.30 to 0.00), paired permutation p = 1.00 over 5 queries.
-- BM25 vs Tag scorer on P@5: mean difference -0.04 (95% CI -0.12 to 0.00), paired permutation p = 1.00 over 5 queries.
-- BM25 vs Tag scorer on RR: mean difference 0.00 (every paired difference equal; no 95% interval), paired \
-permutation p = 1.00 over 5 queries.
+Paired differences over 5 headline queries: mean difference [95% bootstrap interval], p of the one pair; * \
+significant at 0.05.
+
+| Pair (first − second) | P@5 | R@5 | RR@5 | nDCG@5 | AP@5 |
+|---|---|---|---|---|---|
+| BM25 − Tag scorer | −0.04 [−0.12, 0.00] p\u00a01.00 | −0.10 [−0.30, 0.00] p\u00a01.00 | 0.00 all equal \
+p\u00a01.00 | −0.11 [−0.25, −0.02] p\u00a00.25 | −0.17 [−0.33, −0.03] p\u00a00.25 |
+
+5 paired comparisons (1 pair of systems x 5 measures) over 5 headline queries, each a two-sided paired permutation \
+test (one pair, no correction). With 5 queries no p-value can fall below 0.0625, so none of them can be significant \
+at 0.05, whatever the systems do: the matrix describes these queries, nothing more. The largest difference is \
+BM25 − Tag scorer on AP@5, −0.17 (interval [−0.33, −0.03]). The measures are read on the same \
+queries and move together, so several significant measures of one pair are one finding, not several; a difference \
+that is not significant is not evidence that there is none.
 """
 
 
 def test_eval_prints_each_comparison_once_with_its_caveat_said_once(tmp_path: Path, capsys) -> None:
-    """Under the seed's block come the paired comparisons: what 5 queries can show is said once, not per sentence."""
+    """Under the seed's block comes the paired-comparison matrix (every pair on the comparison table's measures, as
+    the reports show it), then a few sentences; what 5 queries can show is said once under it, not per cell."""
     assert main(["eval", "--seed", "7", "--k", "5", "--out", str(tmp_path / "e.json")]) == 0
     stdout = capsys.readouterr().out
     assert (COMPARISON_STDOUT + "\n" + SEED_STDOUT + "\n" + SEED_COMPARISONS) in stdout
-    assert stdout.count("smallest attainable") == 2  # once under the table, once before the comparisons
+    assert stdout.count("smallest attainable") == 1  # under the comparison table
+    assert stdout.count("no p-value can fall below 0.0625") == 1  # under the matrix
 
 
 def test_version(capsys) -> None:
