@@ -40,7 +40,13 @@ def collection_command(setup: CollectionSetup, evaluation: Evaluation) -> str:
     out = "eval-results.json" if setup.output_dir is None else f"{setup.output_dir.as_posix()}/eval-results.json"
     options = {**setup.format_options, **({"repair": True} if setup.repair else {})}
     return cli_command(
-        evaluation, setup.cli_path, format=setup.format_given, options=options, out=out, inputs=setup.inputs
+        evaluation,
+        setup.cli_path,
+        format=setup.format_given,
+        options=options,
+        out=out,
+        inputs=setup.inputs,
+        table=setup.table,
     )
 
 

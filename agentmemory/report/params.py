@@ -102,6 +102,7 @@ def _options(
     lenient_system: object = False,
     claims: object = "",
     with_systems: bool = False,
+    table: tuple[Measure, ...] = (),
 ) -> EvalOptions:
     """The notebooks' evaluation parameters as an :class:`~agentmemory.evaluation.options.EvalOptions`.
 
@@ -111,7 +112,9 @@ def _options(
     through the entries they are attributed to, as ``agentmemory eval
     --system`` defaults), else ``"direct"``; ``claims`` is the path of a
     claims file (``""`` for none), found as the runs are (:func:`_found`); the
-    record checks everything else (and reads the claims).
+    record checks everything else (and reads the claims).  The ``table``'s
+    measures (``table_metrics``) are computed too, after ``metrics``, as
+    ``agentmemory eval --table-metrics`` adds them.
     """
     if not isinstance(baseline, str):
         raise ParameterError("baseline", baseline, "is not text", 'pass a system\'s name, or "" for the first')
@@ -121,7 +124,7 @@ def _options(
         k=k,  # type: ignore[arg-type]  # checked by the record
         seed=seed,  # type: ignore[arg-type]
         relevance=relevance,  # type: ignore[arg-type]
-        measures=_measures(metrics),
+        measures=_with_table(_measures(metrics), table),
         lenient_run=lenient_run,  # type: ignore[arg-type]
         timings=timings,  # type: ignore[arg-type]
         as_of=as_of,  # type: ignore[arg-type]
@@ -241,6 +244,7 @@ class _Evaluates:
     memory_systems: tuple[SystemSpec, ...]
     recorded: tuple[str, ...]
     inputs: Mapping[str, str]
+    table: tuple[Measure, ...] | None
 
     @property
     def k(self) -> int:
@@ -270,8 +274,15 @@ class _Evaluates:
         )
 
     def statistics(self, evaluation: Evaluation) -> Statistics:
-        """The run's statistics (seeded by its seed) against the chosen baseline: the artifact's ``statistics``."""
-        return evaluation_statistics(evaluation, seed=evaluation.seed, baseline=self.options.baseline)
+        """The run's statistics (seeded by its seed) against the chosen baseline, the comparison table's columns
+        ``table_metrics`` chose: the artifact's ``statistics``."""
+        return evaluation_statistics(
+            evaluation,
+            seed=evaluation.seed,
+            baseline=self.options.baseline,
+            table=self.table,
+            table_name="table_metrics",
+        )
 
 
 @dataclass(frozen=True)
@@ -295,10 +306,12 @@ class EvalSetup(_Evaluates):
     """The runs that are a memory system's recorded output (their memories carry ``attribution``)."""
     inputs: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     """The input files given beside the collection, as given: ``qrels_patch`` and ``claims`` when set."""
+    table: tuple[Measure, ...] | None = None
+    """The comparison table's columns (``table_metrics``), ``None`` for every measure."""
 
     def command(self, evaluation: Evaluation) -> str:
         """The ``agentmemory eval`` command that writes this notebook's artifact (see :func:`.results.cli_command`)."""
-        return cli_command(evaluation, self.source, format=self.format, inputs=self.inputs)
+        return cli_command(evaluation, self.source, format=self.format, inputs=self.inputs, table=self.table)
 
 
 @dataclass(frozen=True)
@@ -324,6 +337,22 @@ def _measures(metrics: object) -> tuple[Measure, ...]:
     if not isinstance(metrics, str):
         raise ParameterError("metrics", metrics, "is not text", 'pass measures such as "nDCG@10,Success@3", or ""')
     return parse_measures(metrics)
+
+
+def _table(table_metrics: object) -> tuple[Measure, ...] | None:
+    """The comparison table's columns a ``table_metrics`` parameter names, ``None`` for ``""`` (every measure)."""
+    if table_metrics is None or table_metrics == "":
+        return None
+    if not isinstance(table_metrics, str):
+        raise ParameterError(
+            "table_metrics", table_metrics, "is not text", 'pass measures such as "P@5,R@5,nDCG@5", or ""'
+        )
+    return parse_measures(table_metrics, name="table_metrics")
+
+
+def _with_table(measures: tuple[Measure, ...], table: tuple[Measure, ...]) -> tuple[Measure, ...]:
+    """``measures`` and then the table's measures not among them (what ``--table-metrics`` adds to ``--metrics``)."""
+    return (*measures, *(m for m in table if m not in measures))
 
 
 def _load(collection: str | PathLike[str] | None, format: object = "auto") -> tuple[Collection, str]:
@@ -396,6 +425,7 @@ def eval_setup(
     lenient_system: object = False,
     qrels_patch: object = "",
     claims: object = "",
+    table_metrics: object = "",
 ) -> EvalSetup:
     """Validate ``eval.ipynb``'s parameters and load the collection.
 
@@ -420,6 +450,7 @@ def eval_setup(
         ReportParameterError: the first rejected value, with the library's message.
     """
     try:
+        table = _table(table_metrics)
         options, names, out, read, memory = _evaluation_parameters(
             seed=seed,
             k=k,
@@ -438,6 +469,7 @@ def eval_setup(
             system_timeout=system_timeout,
             lenient_system=lenient_system,
             claims=claims,
+            table=table,
         )
         loaded, source = _load(collection, format)
         given = _given_inputs(qrels_patch=qrels_patch, claims=claims)
@@ -449,7 +481,17 @@ def eval_setup(
     except AgentMemoryError as err:
         raise ReportParameterError(err) from err
     return EvalSetup(
-        options, names, loaded, source, out, str(format), read, memory, _recorded(read), MappingProxyType(given)
+        options,
+        names,
+        loaded,
+        source,
+        out,
+        str(format),
+        read,
+        memory,
+        _recorded(read),
+        MappingProxyType(given),
+        table,
     )
 
 
@@ -472,6 +514,7 @@ def _evaluation_parameters(
     system_timeout: object,
     lenient_system: object,
     claims: object = "",
+    table: tuple[Measure, ...] | None = None,
 ) -> tuple[EvalOptions, tuple[RetrieverSpec, ...], Path | None, tuple[RunFile, ...], tuple[SystemSpec, ...]]:
     """What ``eval.ipynb`` and ``collection.ipynb`` check alike: the options, retrievers, output folder, runs and
     memory systems."""
@@ -490,6 +533,7 @@ def _evaluation_parameters(
         lenient_system=lenient_system,
         claims=claims,
         with_systems=bool(memory),
+        table=table or (),
     )
     names = _retrievers(retrievers, runs, memory)
     out = _output_dir(output_dir)
@@ -607,6 +651,8 @@ class CollectionSetup(_Evaluates):
     """The runs that are a memory system's recorded output (their memories carry ``attribution``)."""
     inputs: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     """The input files given beside the collection, as given: ``qrels_patch`` and ``claims`` when set."""
+    table: tuple[Measure, ...] | None = None
+    """The comparison table's columns (``table_metrics``), ``None`` for every measure."""
 
 
 def collection_setup(
@@ -633,6 +679,7 @@ def collection_setup(
     format_options: object = "",
     qrels_patch: object = "",
     claims: object = "",
+    table_metrics: object = "",
 ) -> CollectionSetup:
     """Validate ``collection.ipynb``'s parameters and load the collection with :func:`agentmemory.datasets.load`.
 
@@ -653,6 +700,7 @@ def collection_setup(
         ReportParameterError: the first rejected value, with the library's message.
     """
     try:
+        table = _table(table_metrics)
         options, names, out, read, memory = _evaluation_parameters(
             seed=seed,
             k=k,
@@ -671,6 +719,7 @@ def collection_setup(
             system_timeout=system_timeout,
             lenient_system=lenient_system,
             claims=claims,
+            table=table,
         )
         path, source, cli_path = _collection_source(collection)
         resolved = (
@@ -702,6 +751,7 @@ def collection_setup(
         memory,
         _recorded(read),
         MappingProxyType(inputs),
+        table,
     )
 
 

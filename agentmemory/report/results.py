@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import shlex
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,7 @@ def cli_command(
     options: Mapping[str, Any] | None = None,
     out: str = "reports/eval-results.json",
     inputs: Mapping[str, str] | None = None,
+    table: Sequence[Measure] | None = None,
 ) -> str:
     """The ``agentmemory eval`` command that writes the same artifact, quoted for a POSIX shell.
 
@@ -56,7 +57,8 @@ def cli_command(
     ``--as-of``, ``--baseline`` and ``--tokenizer`` (when measures counted
     tokens with another counter than the default); ``inputs`` (the judgment
     patch and the claims file as given: ``{"qrels_patch": ..., "claims":
-    ...}``) become ``--qrels-patch`` and ``--claims``.
+    ...}``) become ``--qrels-patch`` and ``--claims``; ``table`` (the comparison table's chosen columns)
+    ``--table-metrics``.
     """
     parts = ["agentmemory", "eval"]
     if source is not None and source != SHIPPED:
@@ -80,6 +82,8 @@ def cli_command(
     if evaluation.options.baseline is not None:
         parts += ["--baseline", evaluation.options.baseline]
     parts += _measure_flags(evaluation)
+    if table is not None:
+        parts += ["--table-metrics", ",".join(map(str, table))]
     for name, path in (inputs or {}).items():
         parts += ["--" + name.replace("_", "-"), path]
     parts += ["--out", out]

@@ -70,6 +70,7 @@ EVAL_PARAMS = {
     "lenient_system": "bool",
     "qrels_patch": "str",
     "claims": "str",
+    "table_metrics": "str",
 }
 EXPLORE_PARAMS = {"collection": "str", "query": "str", "query_tags": "str", "k": "int", "explain_entry": "str"}
 COLLECTION_PARAMS = {
@@ -95,6 +96,7 @@ COLLECTION_PARAMS = {
     "lenient_system": "bool",
     "qrels_patch": "str",
     "claims": "str",
+    "table_metrics": "str",
 }
 SWEEP_PARAMS = {
     "collection": "str",
@@ -452,6 +454,49 @@ def test_collection_notebook_reads_longmemeval_at_session_granularity(tmp_path):
     cli = ["--collection", str(REPO_ROOT / sample), "--granularity", "session", "--retrievers", "bm25"]
     assert written == _cli_artifact(tmp_path, *cli, "--metrics", measures)
     assert json.loads(written)["collection"]["settings"] == {"granularity": "session", "indexed_turns": "user"}
+
+
+@pytest.mark.parametrize("notebook", ["eval", "collection"])
+def test_table_metrics_choose_the_columns_as_the_command_line_does(tmp_path, notebook):
+    """table_metrics "Success@3,R@5,nDCG@5": the comparison table shows those columns in that order (Success@3
+    computed though not asked for in metrics), the artifact's command says --table-metrics, and eval-results.json
+    is byte-identical to agentmemory eval --table-metrics's."""
+    chosen = "Success@3,R@5,nDCG@5"
+    out_dir = tmp_path / "nb"
+    nb = _run(
+        NOTEBOOKS / f"{notebook}.ipynb",
+        tmp_path / "out.ipynb",
+        {"table_metrics": chosen, "output_dir": str(out_dir), "retrievers": "bm25,tags"},
+    )
+    [comparison, *_] = _plain(_cell(nb, "comparison"))
+    header = next(line.split() for line in comparison.splitlines() if line.strip().startswith("System"))
+    assert header == ["System", "Success@3", "R@5", "nDCG@5"], header
+    [artifact] = _plain(_cell(nb, "artifact"))
+    assert f"--table-metrics {chosen} --out" in artifact
+    written = (out_dir / "eval-results.json").read_bytes()
+    assert json.loads(written)["statistics"]["table_measures"] == chosen.split(",")
+    collection = [] if notebook == "eval" else ["--collection", str(params.sample_collection_path())]
+    assert written == _cli_artifact(tmp_path, *collection, "--retrievers", "bm25,tags", "--table-metrics", chosen)
+
+
+def test_table_metrics_that_name_no_measure_are_one_line_before_anything_runs(tmp_path):
+    """A table_metrics value that lists a measure twice, names an unknown one or is not text is refused in one line,
+    before the collection is read."""
+    with pytest.raises(params.ReportParameterError, match=r"^table_metrics: 'P@5,P@5' \(str\) names P@5 twice"):
+        params.eval_setup(seed=7, k=5, collection=None, retrievers="bm25", output_dir="", table_metrics="P@5,P@5")
+    with pytest.raises(params.ReportParameterError, match=r"^metric: 'XYZ@5' \(str\) is not a known name"):
+        params.collection_setup(
+            collection="missing.json",
+            format="auto",
+            repair=False,
+            k=5,
+            seed=7,
+            retrievers="bm25",
+            output_dir="",
+            table_metrics="XYZ@5",
+        )
+    with pytest.raises(params.ReportParameterError, match=r"^table_metrics: 5 \(int\) is not text"):
+        params.eval_setup(seed=7, k=5, collection=None, retrievers="bm25", output_dir="", table_metrics=5)
 
 
 def test_sweep_notebook_with_a_small_sweep(tmp_path):
