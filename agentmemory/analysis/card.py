@@ -39,6 +39,7 @@ comparison table's caption repeats:
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -56,6 +57,7 @@ __all__ = [
     "card_text",
     "collection_card",
     "evaluation_card",
+    "files_digest",
     "granularity_of",
     "measured",
     "release_name",
@@ -268,8 +270,33 @@ def short_form(card: Mapping[str, Any]) -> str:
     return ", ".join(parts)
 
 
+_SHOWN_FILES = 4
+"""Up to this many data files the card's line names each with its sha256; more (a BEAM size folder holds 40 or
+70) are counted, the first two named, and summed up by :func:`files_digest` (the artifact's card lists every one)."""
+
+
+def files_digest(files: Sequence[Mapping[str, str]]) -> str:
+    """The sha256 of the lines ``sha256sum`` prints for ``files`` (``"<sha256>  <name>\\n"``, sorted by name in code
+    point order): one hash that changes when any file, or the set of files, does.  In the collection's folder,
+    ``printf '%s\\n' NAME... | LC_ALL=C sort | xargs sha256sum | sha256sum`` gives the same."""
+    listing = "".join(f"{f['sha256']}  {f['name']}\n" for f in sorted(files, key=lambda f: f["name"]))
+    return hashlib.sha256(listing.encode("utf-8")).hexdigest()
+
+
+def _files_text(files: Sequence[Mapping[str, str]]) -> str:
+    if not files:
+        return "none (generated)"
+    if len(files) <= _SHOWN_FILES:
+        return ", ".join(f"`{f['name']}` (sha256 `{f['sha256']}`)" for f in files)
+    first = ", ".join(f"`{f['name']}`" for f in files[:2])
+    return (
+        f"{len(files)} files ({first} and {len(files) - 2} more; each name and sha256 in the artifact's card), "
+        f"sha256 of their `sha256sum` listing `{files_digest(files)}`"
+    )
+
+
 def _data_lines(data: Mapping[str, Any]) -> list[str]:
-    files = ", ".join(f"`{f['name']}` (sha256 `{f['sha256']}`)" for f in data["files"]) or "none (generated)"
+    files = _files_text(data["files"])
     release = data["release"] or UNKNOWN_RELEASE
     known = f" (known from: {data['release_source']})" if data["release_source"] else ""
     lines = [f"- **Data**: {files}; release: **{release}**{known}"]

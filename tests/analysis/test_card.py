@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 from pathlib import Path
 
@@ -10,7 +11,7 @@ from conftest import REPO_ROOT
 
 from agentmemory import evaluate
 from agentmemory.analysis.artifact import dumps_artifact
-from agentmemory.analysis.card import card_text, collection_card, evaluation_card, short_form
+from agentmemory.analysis.card import card_text, collection_card, evaluation_card, files_digest, short_form
 from agentmemory.analysis.comparison_table import comparison_table
 from agentmemory.analysis.statistics import evaluation_statistics
 from agentmemory.datasets import load
@@ -193,3 +194,22 @@ def test_a_collection_card_without_measures(sample) -> None:
     text = card_text(card, ["- **Measures**: none"])
     assert "| Measure |" not in text and text.endswith("- **Measures**: none")
     assert "Relevance" not in text and "Attribution" not in text
+
+
+def test_many_data_files_are_counted_and_summed_up_by_one_hash(sample) -> None:
+    """Past four files (a BEAM size folder holds 40 or 70) the card's data line counts them, names the first two and
+    gives the sha256 of their sha256sum listing; up to four each is named with its hash, as before."""
+    card = evaluation_card(evaluate(sample, "bm25", k=5))
+    names = ["2/chat.json", "10/chat.json", "1/chat.json", "1/probing_questions/probing_questions.json", "2/q.json"]
+    files = [{"name": n, "sha256": f"{i:064x}"} for i, n in enumerate(names)]
+    ordered = sorted(files, key=lambda f: f["name"])
+    listing = "".join(f"{f['sha256']}  {f['name']}\n" for f in ordered)
+    assert files_digest(files) == hashlib.sha256(listing.encode()).hexdigest()
+    unknown = {"release": None, "release_source": None}
+    many = card_text({**card, "data": {**card["data"], **unknown, "files": ordered}}, plain=True)
+    assert (
+        "- Data: 5 files (`1/chat.json`, `1/probing_questions/probing_questions.json` and 3 more; each name and sha256 "
+        f"in the artifact's card), sha256 of their `sha256sum` listing `{files_digest(files)}`; release: unknown release"
+    ) in many.splitlines()
+    few = card_text({**card, "data": {**card["data"], **unknown, "files": ordered[:4]}}, plain=True)
+    assert f"`2/chat.json` (sha256 `{files[0]['sha256']}`)" in few
