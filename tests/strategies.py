@@ -78,6 +78,28 @@ def rankings_with_first_relevant(draw: st.DrawFn) -> tuple[list[str], dict[str, 
     return ranking, qrels
 
 
+# -- answers, for the answer-text scores (tests/metrics/test_answer_text.py) ------------------------------------------
+
+#: Words of answers: articles and "and" in several cases, words that stem alike, punctuation glued and alone,
+#: numbers with commas and points, accents composed and decomposed, Unicode punctuation, other scripts, the
+#: category-5 phrases, commas and semicolons (category 1 and 3 separators).
+ANSWER_WORDS = (
+    "the", "The", "a", "A", "an", "and", "AND", "Andrew", "running", "runs", "run", "ran", "Paris", "paris",
+    "London", "New", "York", "Yorkshire", "don't", "Dr.", "U.S.", "A-Team", "1,000", "1000", "3.5", "?", "!",
+    ",", ";", ".", "café", "cafe\u0301", "cafe", "the\u0301", "the\u2019s", "x\u00b2", "\u5317\u4eac",
+    "\u041c\u043e\u0441\u043a\u0432\u0430", "Stra\u00dfe", "\u212a", "co\u00adop", "not mentioned",
+    "No information available", "generously", "universities",
+)  # fmt: skip
+
+#: An answer: up to six words, joined by a space (or nothing, so words run together).
+answers = st.lists(st.sampled_from(ANSWER_WORDS), max_size=6).map(" ".join) | st.lists(
+    st.sampled_from(ANSWER_WORDS), max_size=4
+).map("".join)
+
+#: Categories of LoCoMo questions, or None for no category rule.
+answer_categories = st.sampled_from((None, 1, 2, 3, 4, 5))
+
+
 # -- hostile input files, for the loaders' fuzz test (tests/faults/test_fuzz_loaders.py) ----------------------------------
 #
 # Each strategy draws the *bytes* of one input file.  Most examples are near
