@@ -84,6 +84,11 @@ nothing judged is skipped.
   digits (``"12"``) is read as that id; the question is skipped when nothing
   remains, or when a problem cannot be repaired.
 
+Every question left out still has its text and answer: each is also in
+:attr:`Collection.left_out_queries`, as the query it would have been (a
+knowledge update's metadata with its sides when they were read; no
+``source_chat_ids`` when the question has none), so answers to it can be scored.
+
 Everything else that is not BEAM-shaped raises
 :class:`~agentmemory.errors.InputError` naming the file and the JSON path
 (``$[2].turns[4][1].id: ...``): a wrong type, a missing field, a role other
@@ -523,6 +528,7 @@ class _Chat(NamedTuple):
     repairs: list[tuple[str, str]]
     notes: list[tuple[str, str]]
     files: dict[str, str]
+    left_out: list[Query]
 
 
 def _check_chat_id(folder: Path, chat: str) -> None:
@@ -616,46 +622,62 @@ def _load_chat(folder: Path, prefix: str, *, updates: str, user_only: bool, repa
     dated = [m.created_at for m in messages if m.created_at is not None]
     asked_at = max(dated) + timedelta(seconds=1) if dated else None
 
-    out = _Chat(entries, [], {}, [], [], [], {prefix + CHAT_FILE: chat_sha, prefix + QUESTIONS_FILE: questions_sha})
+    files = {prefix + CHAT_FILE: chat_sha, prefix + QUESTIONS_FILE: questions_sha}
+    out = _Chat(entries, [], {}, [], [], [], files, [])
     for q in questions:
         qid = f"{chat}/{q.ability}/{q.position}"
-        if q.ability == "abstention":
-            out.skipped.append(
-                (qid, "abstention question: it has no evidence by design (left out, as LongMemEval's are)")
-            )
-            continue
-        ev, reason = _usable_evidence(q, ids, repair)
-        if ev is None:
-            out.skipped.append((qid, reason or ""))
-            continue
-        metadata: dict[str, Any] = {
-            "chat": chat,
-            "ability": q.ability,
-            "difficulty": q.difficulty,
-            "answer": q.answer,
-            "source_chat_ids": q.source,
-        }
-        if q.ability == "knowledge_update":
-            relevant = _update_relevance(qid, chat, ev, updates, metadata, out)
-        else:
-            relevant = [i for side in ev.sides.values() for i in side]
-        judged = None if relevant is None else _indexed_only(qid, relevant, indexed, out)
-        if judged is None:
-            continue
-        out.repairs.extend((qid, change) for change in ev.changes)
-        out.queries.append(
-            Query._trusted(
-                id=qid,
-                text=q.text,
-                tags=None,
-                scope=chat,
-                group=q.ability,
-                asked_at=asked_at,
-                metadata=MappingProxyType(metadata),
-            )
+        metadata: dict[str, Any] = {"chat": chat, "ability": q.ability, "difficulty": q.difficulty, "answer": q.answer}
+        if q.source is not _ABSENT:  # a question left out for having none has no such field
+            metadata["source_chat_ids"] = q.source
+        skipped = len(out.skipped)
+        judged = _judged(q, qid, chat, metadata, ids, indexed, out, updates=updates, repair=repair)
+        query = Query._trusted(
+            id=qid,
+            text=q.text,
+            tags=None,
+            scope=chat,
+            group=q.ability,
+            asked_at=asked_at,
+            metadata=MappingProxyType(metadata),
         )
+        if judged is None:
+            if len(out.skipped) > skipped:  # every question skipped has its text: kept for answers
+                out.left_out.append(query)
+            continue
+        out.queries.append(query)
         out.qrels[qid] = MappingProxyType(dict.fromkeys((f"{chat}/{i}" for i in judged), 1))
     return out
+
+
+def _judged(
+    q: _Question,
+    qid: str,
+    chat: str,
+    metadata: dict[str, Any],
+    ids: set[int],
+    indexed: set[int],
+    out: _Chat,
+    *,
+    updates: str,
+    repair: bool,
+) -> list[int] | None:
+    """The message ids judged relevant for question ``q`` (its repairs into ``out``, a knowledge update's sides into
+    ``metadata``), or ``None`` when it is skipped (the reason in ``out.skipped``)."""
+    if q.ability == "abstention":
+        out.skipped.append((qid, "abstention question: it has no evidence by design (left out, as LongMemEval's are)"))
+        return None
+    ev, reason = _usable_evidence(q, ids, repair)
+    if ev is None:
+        out.skipped.append((qid, reason or ""))
+        return None
+    if q.ability == "knowledge_update":
+        relevant = _update_relevance(qid, chat, ev, updates, metadata, out)
+    else:
+        relevant = [i for side in ev.sides.values() for i in side]
+    judged = None if relevant is None else _indexed_only(qid, relevant, indexed, out)
+    if judged is not None:
+        out.repairs.extend((qid, change) for change in ev.changes)
+    return judged
 
 
 def load_beam(
@@ -710,6 +732,7 @@ def load_beam(
     repairs: list[tuple[str, str]] = []
     notes: list[tuple[str, str]] = []
     files: dict[str, str] = {}
+    left_out: list[Query] = []
     for folder in iterable:
         prefix = "" if single else folder.name + "/"
         chat = _load_chat(folder, prefix, updates=updates, user_only=user_turns_only, repair=repair)
@@ -720,6 +743,7 @@ def load_beam(
         repairs += chat.repairs
         notes += chat.notes
         files.update(chat.files)
+        left_out += chat.left_out
     return Collection(
         name=root.resolve().name or root.name,
         entries=tuple(entries),
@@ -734,6 +758,7 @@ def load_beam(
         format_options=MappingProxyType(
             {"updates": updates, "all_turns": all_turns, "user_turns_only": user_turns_only, "repair": repair}
         ),
+        left_out_queries=tuple(left_out),
     )
 
 

@@ -13,14 +13,15 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from os import PathLike
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
-from agentmemory.errors import InputError, MissingFileError, ParameterError, shorten
+from agentmemory.errors import InputError, MissingFileError, ParameterError, quote, shorten
 from agentmemory.files.trec import NO_JUDGMENTS
 from agentmemory.records import MemoryEntry, Query
 
@@ -31,13 +32,23 @@ __all__ = ["Collection", "collection_summary", "default_collection_path", "requi
 REMOVE = "remove"
 """The ``grade`` that drops a judgment."""
 
+ANSWER, EXCLUDE, EVIDENCE = "answer", "exclude", "evidence"
+KEY_KINDS: tuple[str, ...] = (ANSWER, EXCLUDE, EVIDENCE)
+"""The kinds of :class:`KeyCorrection`: a gold answer replaced, a question excluded, its evidence replaced."""
+
+Judgments = tuple[tuple[str, int], ...]
+"""A question's judgments in order, ``((entry_id, grade), ...)``."""
+
 
 @dataclass(frozen=True)
 class Correction:
-    """One line of a patch: the judgment of ``entry_id`` for ``query_id`` goes from ``before`` to ``after``.
+    """One judgment a patch changes: the judgment of ``entry_id`` for ``query_id`` goes from ``before`` to ``after``.
 
     ``before`` is ``None`` when the pair was not judged (the line adds it),
-    ``after`` ``None`` when the line removes it; ``line`` is its line in the file.
+    ``after`` ``None`` when the line removes it; ``line`` is its line in the
+    file.  A grade line is one correction; an evidence or exclusion line
+    (:class:`KeyCorrection`) is one per judgment it changes, each with the
+    line and reason of that line.
     """
 
     line: int
@@ -65,56 +76,183 @@ class Correction:
 
 
 @dataclass(frozen=True)
+class KeyCorrection:
+    """One line of a patch that corrects a question's answer key: its gold answer, its place in the means, its evidence.
+
+    ``kind`` (:data:`KEY_KINDS`):
+
+    * ``"answer"``: ``before`` and ``after`` are the gold answer
+      (``query.metadata["answer"]``), the one read and the corrected one;
+    * ``"exclude"``: the question leaves every mean under the corrected key
+      (its judgments are removed: it is unjudged); ``before`` and ``after`` are ``None``;
+    * ``"evidence"``: ``before`` and ``after`` are the question's judgments
+      (:data:`Judgments`; the new ones each of grade 1).  ``before`` is
+      ``None`` for a question the loader left out of retrieval scoring (one of
+      :attr:`Collection.left_out_queries`, taken from an errata file): the
+      correction is recorded and counted, and judges nothing.
+
+    ``line`` is its line in the file (an errata file: the line its entry starts on).
+    """
+
+    line: int
+    query_id: str
+    kind: str
+    before: Any
+    after: Any
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"line", "query_id", "kind", "from", "to", "reason"}``: judgments as ``{entry_id: grade}`` objects."""
+        before, after = self.before, self.after
+        if self.kind == EVIDENCE:
+            before, after = (None if before is None else dict(before)), dict(after)
+        return {
+            "line": self.line,
+            "query_id": self.query_id,
+            "kind": self.kind,
+            "from": before,
+            "to": after,
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True)
 class JudgmentPatch:
-    """A checked patch: the file's name (no folder) and sha256, and its corrections in file order."""
+    """A checked patch: the file's name (no folder) and sha256, its judgment corrections and its answer-key ones.
+
+    ``corrections`` are the judgments changed, in file order (those of an
+    evidence or exclusion line included, see :class:`Correction`);
+    ``answer_key`` the lines that correct a question's answer key
+    (:class:`KeyCorrection`), in file order.  ``originals`` holds, for every
+    question whose judgments change, its position among the collection's
+    judged questions (``None``: it was unjudged) and its judgments as read,
+    so :meth:`revert` gives them back exactly, order included
+    (:func:`~agentmemory.datasets.judgment_patch.read_judgment_patch` fills it).
+
+    Raises:
+        ParameterError: a correction changes the judgments of a question ``originals`` lacks.
+    """
 
     name: str
     sha256: str
     corrections: tuple[Correction, ...]
+    answer_key: tuple[KeyCorrection, ...] = ()
+    originals: Mapping[str, tuple[int | None, Mapping[str, int]]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+
+    def __post_init__(self) -> None:
+        replaced = [k.query_id for k in self.answer_key if k.kind == EVIDENCE and k.before is not None]
+        changed = [c.query_id for c in self.corrections] + replaced
+        lacking = next((q for q in changed if q not in self.originals), None)
+        if lacking is not None:
+            raise ParameterError(
+                "originals",
+                dict(self.originals),
+                f"lacks the judgments query {quote(lacking)} had before the patch",
+                "read patches with agentmemory.datasets.judgment_patch.read_judgment_patch",
+            )
 
     def counts(self) -> dict[str, int]:
-        """``{"changed", "removed", "regraded", "added", "queries"}``: judgments changed, by kind, and queries touched."""
+        """``{"changed", "removed", "regraded", "added", "queries"}``: judgments changed, by kind, and queries touched;
+        with answer-key corrections also ``answers`` (replaced), ``excluded`` and ``evidence`` (questions)."""
         kinds = [c.kind for c in self.corrections]
-        return {
+        counts = {
             "changed": len(self.corrections),
             "removed": kinds.count("removed"),
             "regraded": kinds.count("regraded"),
             "added": kinds.count("added"),
             "queries": len({c.query_id for c in self.corrections}),
         }
+        if self.answer_key:
+            key = [k.kind for k in self.answer_key]
+            counts.update(answers=key.count(ANSWER), excluded=key.count(EXCLUDE), evidence=key.count(EVIDENCE))
+        return counts
 
     def summary(self) -> str:
-        """``"3 judgments changed (1 removed, 1 regraded, 1 added) on 2 queries by patch.jsonl"``."""
+        """``"3 judgments changed (1 removed, 1 regraded, 1 added) on 2 queries by patch.jsonl"``; answer-key
+        corrections follow, those that occur: ``"..., 2 answers replaced, 1 question excluded, 3 evidence lists
+        replaced (1 not judged: left out by the loader) by errata.json"`` (the judgments only when one changes)."""
         n = self.counts()
-        judgments = "judgment" if n["changed"] == 1 else "judgments"
-        queries = "query" if n["queries"] == 1 else "queries"
-        return (
-            f"{n['changed']} {judgments} changed ({n['removed']} removed, {n['regraded']} regraded, "
-            f"{n['added']} added) on {n['queries']} {queries} by {self.name}"
-        )
+        parts = []
+        if n["changed"] or not self.answer_key:
+            judgments = "judgment" if n["changed"] == 1 else "judgments"
+            queries = "query" if n["queries"] == 1 else "queries"
+            parts.append(
+                f"{n['changed']} {judgments} changed ({n['removed']} removed, {n['regraded']} regraded, "
+                f"{n['added']} added) on {n['queries']} {queries}"
+            )
+        if self.answer_key:
+            unjudged = sum(k.kind == EVIDENCE and k.before is None for k in self.answer_key)
+            shown = [
+                (n["answers"], "answer replaced", "answers replaced"),
+                (n["excluded"], "question excluded", "questions excluded"),
+                (n["evidence"], "evidence list replaced", "evidence lists replaced"),
+            ]
+            parts += [f"{count} {one if count == 1 else many}" for count, one, many in shown if count]
+            if unjudged:
+                parts[-1] += f" ({unjudged} not judged: left out by the loader)"
+        return f"{', '.join(parts)} by {self.name}"
+
+    @property
+    def excluded(self) -> tuple[str, ...]:
+        """The ids of the questions the patch excludes, in file order: out of every mean under the corrected key."""
+        return tuple(k.query_id for k in self.answer_key if k.kind == EXCLUDE)
+
+    @property
+    def answers(self) -> dict[str, Any]:
+        """``{query_id: corrected gold answer}`` for every answer the patch replaces, in file order."""
+        return {k.query_id: k.after for k in self.answer_key if k.kind == ANSWER}
 
     def apply(self, collection: Collection) -> Collection:
-        """``collection`` with the corrected judgments, carrying this patch (``judgment_patch``)."""
-        qrels = {q: dict(judged) for q, judged in collection.qrels.items()}
+        """``collection`` with the corrected judgments and answers, carrying this patch (``judgment_patch``).
+
+        A question whose every judgment goes (an exclusion, an empty evidence
+        list, every judgment removed) is unjudged: left out of every mean.  A
+        replaced answer is the question's ``metadata["answer"]`` (in
+        ``queries`` or ``left_out_queries``).
+        """
+        judged = {q: dict(collection.qrels.get(q, {})) for q in self.originals}
         for c in self.corrections:
-            _set(qrels, c.query_id, c.entry_id, c.after)
-        return dataclasses.replace(collection, qrels=_kept(qrels), judgment_patch=self)
+            _set(judged, c.query_id, c.entry_id, c.after)
+        for k in self.answer_key:
+            if k.kind == EVIDENCE and k.before is not None:
+                judged[k.query_id] = dict(k.after)  # the new judgments in their order
+        qrels = {q: judged.pop(q, j) for q, j in collection.qrels.items()}
+        qrels.update(judged)  # questions unjudged before the patch
+        answers = self.answers
+        return dataclasses.replace(
+            collection,
+            queries=_answered(collection.queries, answers),
+            left_out_queries=_answered(collection.left_out_queries, answers),
+            qrels=MappingProxyType(_kept(qrels)),
+            judgment_patch=self,
+        )
 
     def revert(self, collection: Collection) -> Collection:
-        """The collection :meth:`apply` was given back (its own judgments, no patch), from the patched one."""
-        qrels = {q: dict(judged) for q, judged in collection.qrels.items()}
-        for c in reversed(self.corrections):
-            _set(qrels, c.query_id, c.entry_id, c.before)
-        return dataclasses.replace(collection, qrels=_kept(qrels), judgment_patch=None)
+        """The collection :meth:`apply` was given back, from the patched one: its own judgments (each question's in
+        their order, the questions in theirs), answers and queries, without the patch."""
+        untouched = [(q, j) for q, j in collection.qrels.items() if q not in self.originals]
+        restored = sorted((p, q, j) for q, (p, j) in self.originals.items() if p is not None)
+        for position, query_id, judgments in restored:
+            untouched.insert(position, (query_id, judgments))
+        answers = {k.query_id: k.before for k in self.answer_key if k.kind == ANSWER}
+        return dataclasses.replace(
+            collection,
+            queries=_answered(collection.queries, answers),
+            left_out_queries=_answered(collection.left_out_queries, answers),
+            qrels=MappingProxyType(dict(untouched)),
+            judgment_patch=None,
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"file", "sha256", "changed", "removed", "regraded", "added", "queries", "corrections"}``."""
-        return {
-            "file": self.name,
-            "sha256": self.sha256,
-            **self.counts(),
-            "corrections": [c.to_dict() for c in self.corrections],
-        }
+        """``{"file", "sha256", "changed", "removed", "regraded", "added", "queries", "corrections"}``; with
+        answer-key corrections also their counts and ``answer_key`` (each :meth:`KeyCorrection.to_dict`)."""
+        data = {"file": self.name, "sha256": self.sha256, **self.counts()}
+        data["corrections"] = [c.to_dict() for c in self.corrections]
+        if self.answer_key:
+            data["answer_key"] = [k.to_dict() for k in self.answer_key]
+        return data
 
 
 def _set(qrels: dict[str, dict[str, int]], query_id: str, entry_id: str, grade: int | None) -> None:
@@ -125,9 +263,21 @@ def _set(qrels: dict[str, dict[str, int]], query_id: str, entry_id: str, grade: 
         judged[entry_id] = grade
 
 
-def _kept(qrels: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
+def _kept(qrels: Mapping[str, Mapping[str, int]]) -> dict[str, Mapping[str, int]]:
     """The judgments in their order, without the queries left with none (those are unjudged now)."""
     return {q: judged for q, judged in qrels.items() if judged}
+
+
+def _answered(queries: Iterable[Query], answers: Mapping[str, Any]) -> tuple[Query, ...]:
+    """``queries`` in order, each named in ``answers`` with that gold answer (``metadata["answer"]``)."""
+    if not answers:
+        return tuple(queries)
+    return tuple(
+        q
+        if q.id not in answers
+        else dataclasses.replace(q, metadata=MappingProxyType({**q.metadata, ANSWER: answers[q.id]}))
+        for q in queries
+    )
 
 
 @dataclass(frozen=True)
@@ -166,7 +316,14 @@ class Collection:
     format's reader, or by :func:`agentmemory.datasets.load` for a reader
     that does not; ``None`` and empty for a collection made otherwise): the definitions card states them (:mod:`agentmemory.analysis.card`).
     ``judgment_patch`` is the patch applied to the judgments, when one was
-    (:meth:`agentmemory.datasets.judgment_patch.JudgmentPatch.apply`).
+    (:meth:`agentmemory.datasets.judgment_patch.JudgmentPatch.apply`); it may
+    correct the answer key too (gold answers, exclusions, evidence).
+    ``left_out_queries`` are the questions a loader left out of retrieval
+    scoring (each also in ``skipped``) for a reason that does not stop an
+    answer to it from being scored (missing or malformed evidence, an
+    abstention question), as :class:`~agentmemory.records.Query` records like
+    the kept ones (``metadata`` with the gold ``answer``), in file order; no
+    artifact shows them.
     """
 
     name: str
@@ -184,6 +341,7 @@ class Collection:
     format: str | None = field(default=None, compare=False)
     format_options: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
     judgment_patch: JudgmentPatch | None = field(default=None, compare=False, repr=False)
+    left_out_queries: tuple[Query, ...] = field(default=(), compare=False, repr=False)
 
     @property
     def digest(self) -> str:
@@ -214,6 +372,11 @@ class Collection:
     def unjudged_query_ids(self) -> tuple[str, ...]:
         """Ids of queries with no judgment at all (left out of every mean)."""
         return tuple(q.id for q in self.queries if q.id not in self.qrels)
+
+    @property
+    def excluded_query_ids(self) -> tuple[str, ...]:
+        """Ids of the questions the judgment patch excludes (in its order): out of every mean, answers' included."""
+        return () if self.judgment_patch is None else self.judgment_patch.excluded
 
     def relevant(self, query_id: str) -> tuple[str, ...]:
         """Ids judged relevant (grade >= 1) for ``query_id``, sorted."""

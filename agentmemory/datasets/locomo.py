@@ -90,6 +90,11 @@ reason ``"no evidence"`` (``"no evidence (no 'evidence' field)"`` when the
 field is absent or null): with nothing judged relevant it would score 0
 whatever a retriever does.
 
+A skipped question still has its answer: each is also in
+:attr:`Collection.left_out_queries`, the query it would have been (same id,
+text, scope, group, ``asked_at`` and metadata), so answers to it can be
+scored.
+
 Everything else that is not LoCoMo-shaped (a wrong type, a missing field, an
 unparseable date-time, a dia_id that does not match its session, a repeated
 dia_id) raises :class:`~agentmemory.errors.InputError` naming the JSON path,
@@ -598,6 +603,7 @@ def load_locomo(
     queries: list[Query] = []
     qrels: dict[str, Mapping[str, int]] = {}
     skipped: list[tuple[str, str]] = []
+    left_out: list[Query] = []
     repairs: list[tuple[str, str]] = []
     turns: dict[str, tuple[MemoryEntry, ...]] = {}
     for conv in parsed:
@@ -613,33 +619,35 @@ def load_locomo(
         asked = max((e.created_at for e in conv.entries if e.created_at is not None), default=None)
         for index, (question, category, evidence, metadata) in enumerate(items[conv.sample_id]):
             query_id = f"{conv.sample_id}/q{index}"
+            query = Query._trusted(
+                id=query_id,
+                text=question,
+                tags=None,
+                scope=conv.sample_id,
+                group=CATEGORIES[category],
+                asked_at=asked,
+                metadata=MappingProxyType(metadata),
+            )
             if not evidence:
                 skipped.append(
                     (query_id, "no evidence" if evidence is not None else "no evidence (no 'evidence' field)")
                 )
+                left_out.append(query)
                 continue
             if repair:
                 ids, changes, drops = conv.repair_evidence(evidence)
                 if not ids:
                     skipped.append((query_id, "no usable evidence: " + "; ".join(drops)))
+                    left_out.append(query)
                     continue
                 repairs.extend((query_id, change) for change in changes + drops)
             else:
                 ids, problems = conv.strict_evidence(evidence)
                 if problems:
                     skipped.append((query_id, "; ".join(problems)))
+                    left_out.append(query)
                     continue
-            queries.append(
-                Query._trusted(
-                    id=query_id,
-                    text=question,
-                    tags=None,
-                    scope=conv.sample_id,
-                    group=CATEGORIES[category],
-                    asked_at=asked,
-                    metadata=MappingProxyType(metadata),
-                )
-            )
+            queries.append(query)
             judged = (
                 locomo_session_of(f"{conv.sample_id}/{d}") if by_session else f"{conv.sample_id}/{d}" for d in ids
             )
@@ -659,6 +667,7 @@ def load_locomo(
         session_of=locomo_session_of,
         format="locomo",
         format_options=_read_with(repair, include_captions, granularity),
+        left_out_queries=tuple(left_out),
     )
 
 

@@ -83,6 +83,12 @@ official harness) a turn of either role counts, so an assistant turn marked
   average in ``recall_all = 1``, ``recall_any = ndcg_any = 0``; they are left
   out here instead (the one deliberate difference; real releases have none).
 
+These three kinds still have an answer to score: each is also in
+:attr:`Collection.left_out_queries`, as the query it would have been (an
+abstention question's ``asked_at`` is its ``question_date`` when that reads,
+else ``None``).  Malformed questions (below) are not: their haystacks are
+not what the file says.
+
 **Cross-check.**  The sessions judged are compared with the question's
 ``answer_session_ids``; every disagreement of a kept question is listed in
 :attr:`Collection.notes`: an answer session that is not judged (none of its
@@ -863,12 +869,14 @@ def _load(source: Path, *, granularity: str, all_turns: bool, repair: bool, prog
         from tqdm.auto import tqdm
 
         iterable = tqdm(questions, desc=f"load {source.name}", unit=" questions")
+    left_out: list[Query] = []
     for q in iterable:
         qid = q.question_id
         if is_abstention(qid):
             skipped.append(
                 (qid, "abstention question ('_abs' in its id): the official retrieval scripts leave these out")
             )
+            left_out.append(_query(q, _question_date(q.question_date)))
             continue
         checked = _check(q, repair=repair, all_turns=all_turns)
         if checked.problems:
@@ -886,6 +894,7 @@ def _load(source: Path, *, granularity: str, all_turns: bool, repair: bool, prog
                     "such questions out of its means",
                 )
             )
+            left_out.append(_query(q, checked.asked_at))
             continue
         if not built.gold:
             skipped.append(
@@ -895,29 +904,13 @@ def _load(source: Path, *, granularity: str, all_turns: bool, repair: bool, prog
                     "(the official harness would average in recall_all 1, recall_any 0, ndcg_any 0)",
                 )
             )
+            left_out.append(_query(q, checked.asked_at))
             continue
         repairs.extend((qid, change) for change in checked.changes)
         notes.extend((qid, note) for note in [*checked.notes, *_cross_check(checked, built, all_turns)])
         entries.extend(built.entries)
         spans.update(built.spans)
-        queries.append(
-            Query._trusted(
-                id=qid,
-                text=q.question,
-                tags=None,
-                scope=qid,
-                group=q.question_type,
-                asked_at=checked.asked_at,
-                metadata=MappingProxyType(
-                    {
-                        "question_type": q.question_type,
-                        "question_date": q.question_date,
-                        "answer": q.answer,
-                        "answer_session_ids": tuple(q.answer_session_ids),
-                    }
-                ),
-            )
-        )
+        queries.append(_query(q, checked.asked_at))
         qrels[qid] = MappingProxyType(dict.fromkeys(built.gold, 1))
 
     return Collection(
@@ -932,7 +925,37 @@ def _load(source: Path, *, granularity: str, all_turns: bool, repair: bool, prog
         settings=MappingProxyType({"granularity": granularity, "indexed_turns": "all" if all_turns else "user"}),
         turns=_SessionTurns({e.id: e for e in entries if e.id in spans}, spans) if spans else {},
         session_of=longmemeval_session_of,
+        left_out_queries=tuple(left_out),
     )
+
+
+def _query(q: _Question, asked_at: datetime | None) -> Query:
+    """The query of question ``q``, asked at ``asked_at`` (see the module docstring)."""
+    return Query._trusted(
+        id=q.question_id,
+        text=q.question,
+        tags=None,
+        scope=q.question_id,
+        group=q.question_type,
+        asked_at=asked_at,
+        metadata=MappingProxyType(
+            {
+                "question_type": q.question_type,
+                "question_date": q.question_date,
+                "answer": q.answer,
+                "answer_session_ids": tuple(q.answer_session_ids),
+            }
+        ),
+    )
+
+
+def _question_date(value: str) -> datetime | None:
+    """A question's date as :func:`_read_date` reads it, ``None`` when it cannot (an abstention question is not
+    checked further: its haystack is not loaded)."""
+    try:
+        return _read_date(value)[0]
+    except ParameterError:
+        return None
 
 
 _KEYS = ("question_id", "haystack_sessions")
