@@ -53,12 +53,13 @@ NEEDS_QUERY = ("stale",)
 @st.composite
 def measures(draw: st.DrawFn, family: str | None = None) -> Measure:
     """Any valid :class:`Measure` from the registry (of one ``family`` when given) computable from a ranking and
-    qrels alone (not :data:`NEEDS_QUERY`, nor one that reads the hits' token lengths: tests/metrics/test_budget.py),
+    qrels alone (not :data:`NEEDS_QUERY`, nor one that reads the hits' token lengths: tests/metrics/test_budget.py,
+    nor an answer measure, which reads the system's answer: tests/metrics/test_answers.py),
     with a rank cutoff where it may take one."""
     names = (
         n
         for n, d in REGISTRY.registered().items()
-        if family in (None, d.family) and n not in NEEDS_QUERY and not d.reads_lengths
+        if family in (None, d.family) and n not in NEEDS_QUERY and not d.reads_lengths and not d.reads_answer
     )
     name = draw(st.sampled_from(sorted(names)))
     rule = REGISTRY[name].cutoff

@@ -56,6 +56,8 @@ __all__ = [
     "UNKNOWN_RELEASE",
     "card_text",
     "collection_card",
+    "answers_card",
+    "answers_lines",
     "evaluation_card",
     "files_digest",
     "granularity_of",
@@ -231,8 +233,9 @@ def measured(
 
 
 def evaluation_card(evaluation: Evaluation) -> dict[str, Any]:
-    """The artifact's ``card`` of ``evaluation`` (module docstring)."""
-    return collection_card(
+    """The artifact's ``card`` of ``evaluation`` (module docstring); with imported answer files, their section
+    (:func:`answers_card`) too."""
+    card = collection_card(
         evaluation.collection,
         measures=evaluation.measures,
         unscored=evaluation.unscored,
@@ -240,6 +243,75 @@ def evaluation_card(evaluation: Evaluation) -> dict[str, Any]:
         relevance=evaluation.relevance,
         attribution=_attribution(evaluation),
     )
+    if evaluation.answers:
+        card["answers"] = answers_card(evaluation)
+    return card
+
+
+def answers_card(evaluation: Evaluation) -> list[dict[str, Any]]:
+    """What the card states of each imported answer system: its files (name and sha256, the release unknown:
+    no answer file is a known release), the format that read them, the judges and how their labels map to
+    verdicts, the seeds, and per file which key matched how many records, the records that matched nothing
+    (counted by reason) and the questions with no record."""
+    out = []
+    for system in evaluation.answers:
+        files = []
+        for answers, matched in zip(system.files, system.matched):
+            reasons = Counter(_reason_kind(reason) for _, reason in matched.unmatched)
+            files.append(
+                {
+                    "files": [{"name": _file_name(p), "sha256": h} for p, h in zip(answers.paths, answers.sha256)],
+                    "records": len(answers.records),
+                    "matched_by": dict(sorted(matched.keys.items())),
+                    "unmatched": dict(sorted(reasons.items())),
+                    "missing": len(matched.missing),
+                    "notes": list(answers.notes),
+                }
+            )
+        first = system.files[0]
+        out.append(
+            {
+                "system": system.name,
+                "format": first.format,
+                "release": UNKNOWN_RELEASE,
+                "judges": dict(first.judges),
+                "seeds": len(system.files),
+                "retrieval": system.has_retrieval,
+                "files": files,
+            }
+        )
+    return out
+
+
+def _file_name(path: str) -> str:
+    return re.split(r"[\\/]", path)[-1]
+
+
+def _reason_kind(reason: str) -> str:
+    """A reason without the record's own values (``question left out by the loader: malformed evidence``)."""
+    return reason.split(" (", 1)[0]
+
+
+def answers_lines(card: Mapping[str, Any]) -> list[str]:
+    """The card's answer systems as list lines (nothing without answer files)."""
+    lines = []
+    for system in card.get("answers", ()):
+        judges = "; ".join(f"{j}: {how}" for j, how in system["judges"].items()) or "no verdicts"
+        seeds = f", {system['seeds']} seeds" if system["seeds"] > 1 else ""
+        retrieval = "with retrieved memories" if system["retrieval"] else "answers only, no retrieval"
+        lines.append(
+            f"- **Answers {system['system']}** ({system['format']} format{seeds}, {retrieval}; "
+            f"{system['release']}): judges {judges}"
+        )
+        for f in system["files"]:
+            names = ", ".join(f"`{x['name']}` (sha256 `{x['sha256']}`)" for x in f["files"])
+            matched = ", ".join(f"{n:,} by {key}" for key, n in f["matched_by"].items()) or "none"
+            unmatched = "; ".join(f"{n:,} {why}" for why, n in f["unmatched"].items()) or "none"
+            lines.append(
+                f"    - {names}: {f['records']:,} records; matched {matched}; unmatched {unmatched}; "
+                f"{f['missing']:,} questions without a record"
+            )
+    return lines
 
 
 def _families(rows: Sequence[Mapping[str, Any]]) -> str:
@@ -366,6 +438,7 @@ def card_text(card: Mapping[str, Any], extra: Sequence[str] = (), *, plain: bool
     lines.append(_cutoff_line(card["cutoffs"]))
     if card["unscored"]:
         lines.append(f"- **Not computed** (no definition under this relevance): {', '.join(card['unscored'])}")
+    lines += answers_lines(card)
     lines += list(extra)
     if plain:
         lines = [line.replace("**", "") for line in lines]

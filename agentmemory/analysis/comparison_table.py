@@ -53,6 +53,7 @@ from agentmemory.analysis.text_tables import (
 from agentmemory.errors import ParameterError
 from agentmemory.evaluation.runner import Evaluation
 from agentmemory.metrics import parse_measure
+from agentmemory.metrics.answers import HAS_ANSWER_FAMILY, JUDGE_FAMILY, LOCOMO_FAMILY
 from agentmemory.metrics.budget import FAMILY as BUDGET_FAMILY
 
 __all__ = ["TABLE_FORMATS", "ComparisonTable", "comparison_frame", "comparison_table", "systems_table", "table_format"]
@@ -112,12 +113,18 @@ class ComparisonTable:
 
         A measure that may have no value on a query (``tokens@first``) shows over how many of the
         queries its mean is (``"41.667 [26.333, 59.000] (5 of 6)"``); a system that has no query with a
-        value where the baseline has one too is not compared (``"(not compared: no common query)"``).
+        value where the baseline has one too is not compared (``"(not compared: no common query)"``, or ``"(not
+        compared: the baseline has no value)"``); a system with no value at all shows ``"n/a"`` alone (an answer
+        file without retrieval, on a retrieval measure).
         """
         cell = self.cells[(name, measure)]
         text = interval_cell(cell.interval, _DECIMALS, of=self.queries if may_be_undefined(measure) else None)
         if cell.versus is None:
-            return text if name == self.baseline else f"{text} (not compared: no common query)"
+            if name == self.baseline or cell.interval is None:  # nothing to compare: no value on any query
+                return text
+            if self.cells[(self.baseline, measure)].interval is None:
+                return f"{text} (not compared: the baseline has no value)"
+            return f"{text} (not compared: no common query)"
         marker = self.marker(name, measure)
         better, worse = self.counts(name, measure)
         return f"{text}{' ' + marker if marker else ''} +{better}/−{worse}"
@@ -182,6 +189,9 @@ class ComparisonTable:
             "BEAM": "agentmemory's stale-evidence definition for BEAM",
             BUDGET_FAMILY: "agentmemory's context-budget definitions"
             + (f" with the {self.tokenizer} token counter" if self.tokenizer else ""),
+            JUDGE_FAMILY: "the imported judges' verdicts",
+            LOCOMO_FAMILY: "LoCoMo's official answer scores",
+            HAS_ANSWER_FAMILY: "DPR's has_answer on the retrieved texts",
         }
         return " and ".join(
             f"{names.get(family, f'{family} official definitions')} ({', '.join(ms)})" for family, ms in groups.items()

@@ -82,7 +82,7 @@ def seed_rows(evaluation: Evaluation) -> list[list[str]]:
     rows = []
     for result in evaluation.results:
         row = result.aggregate_row()
-        rows.append([row["retriever"]] + [format(row[c], ".2f") for c in SEED_COLUMNS[1:]])
+        rows.append([row["retriever"]] + ["-" if row[c] is None else format(row[c], ".2f") for c in SEED_COLUMNS[1:]])
     return rows
 
 

@@ -10,6 +10,8 @@ Subcommands::
                          [--claims FILE] [--out FILE] [--table-out FILE] [--table-metrics LIST] [--runs-dir DIR]
                          [--run-depth N] [--timings] [--progress | --no-progress] [--system SPEC ...]
                          [--attribution METHOD] [--system-timeout SECONDS] [--lenient-system]
+                         [--answers [NAME=]FILE[,FILE...] ...] [--answers-format NAME=FORMAT ...]
+                         [--answers-mapping NAME=TOML ...]
     agentmemory retrieve --out FILE [--collection PATH] [--format NAME] [--split SPLIT] [--repair]
                          [--include-captions] [--granularity session|turn] [--all-turns | --user-turns-only]
                          [--updates fresh|both] [--format-option KEY=VALUE ...] [--retriever SPEC] [--k INT] [--progress | --no-progress]

@@ -13,9 +13,10 @@ import argparse
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from agentmemory.analysis.answers_view import answers_text
 from agentmemory.analysis.artifact import dumps_artifact
 from agentmemory.analysis.card import card_text, evaluation_card
 from agentmemory.analysis.claim_checks import check_claims, claims_text
@@ -24,11 +25,13 @@ from agentmemory.analysis.judgments import original_statistics, patch_text
 from agentmemory.analysis.latex_table import latex_label, latex_table
 from agentmemory.analysis.statistics import Statistics, evaluation_statistics
 from agentmemory.analysis.text_tables import full_report, timings_table
+from agentmemory.answers.records import AnswerFile
 from agentmemory.cli.args import parse_int, progress
 from agentmemory.cli.collection_args import collection_path, load_collection
 from agentmemory.datasets.collection import Collection, require_judgments
 from agentmemory.datasets.judgment_patch import read_judgment_patch
 from agentmemory.errors import NumberTextError, ParameterError, quote
+from agentmemory.evaluation.answer_runs import AnswersSpec, parse_answers_option, read_answer_files
 from agentmemory.evaluation.options import EvalOptions
 from agentmemory.evaluation.run_export import ExportedRuns, cut_text, depth_text, exported_runs
 from agentmemory.evaluation.runfiles import check_run_queries, parse_run_option, read_run_file
@@ -215,8 +218,36 @@ class _Outputs:
 
 
 def _retrievers(args: argparse.Namespace) -> tuple[RetrieverSpec, ...]:
-    """``--retrievers`` resolved (once: evaluate takes the specs as they are); none when only runs or systems are given."""
-    return resolve_retrievers(args.retrievers) if args.retrievers.strip() or not (args.run or args.system) else ()
+    """``--retrievers`` resolved (once: evaluate takes the specs as they are); none when only runs, systems or
+    answer files are given."""
+    others = args.run or args.system or args.answers
+    return resolve_retrievers(args.retrievers) if args.retrievers.strip() or not others else ()
+
+
+def _named(texts: Sequence[str], option: str, names: Sequence[str]) -> dict[str, str]:
+    """``NAME=VALUE`` options (``--answers-format``, ``--answers-mapping``) keyed by a system of ``names``."""
+    out: dict[str, str] = {}
+    for text in texts:
+        name, sep, value = text.partition("=")
+        if not sep or not name.strip() or not value.strip():
+            raise ParameterError(
+                option, text, "is not NAME=VALUE", f"give e.g. {option} zep=..., NAME an --answers name"
+            )
+        if name.strip() not in names:
+            raise ParameterError(
+                option, name, "names no --answers system", "choose from: " + (", ".join(names) or "(none given)")
+            )
+        out[name.strip()] = value.strip()
+    return out
+
+
+def _answers(args: argparse.Namespace) -> list[AnswersSpec]:
+    """``--answers`` with its ``--answers-format`` and ``--answers-mapping``, checked before anything is read."""
+    specs = [parse_answers_option(text) for text in args.answers]
+    names = [s.name for s in specs]
+    formats = _named(args.answers_format, "--answers-format", names)
+    mappings = _named(args.answers_mapping, "--answers-mapping", names)
+    return [replace(s, format=formats.get(s.name), mapping=mappings.get(s.name)) for s in specs]
 
 
 def _print_head(evaluation: Evaluation, statistics: Statistics, table: ComparisonTable) -> None:
@@ -233,6 +264,32 @@ def _print_head(evaluation: Evaluation, statistics: Statistics, table: Compariso
         print(claims_text(claims, check_claims(evaluation, statistics, card, original=original), plain=True) + "\n")
 
 
+def _read_answers(
+    args: argparse.Namespace, answers: Sequence[AnswersSpec], options: EvalOptions, plan: OutputPlan
+) -> tuple[EvalOptions, list[tuple[AnswerFile, ...]]]:
+    """The ``--answers`` files (and the claims' own answer files) declared as inputs, then read and checked before
+    the collection; relevance ``provenance`` by default when a file carries retrieved memories to attribute."""
+    plan.add_inputs(Path(path) for a in answers for path in (*a.paths, *([a.mapping] if a.mapping else [])))
+    if options.claims is not None:
+        plan.add_inputs(Path(path) for _, paths, _ in options.claims.answers() for path in paths)
+    files = [read_answer_files(a) for a in answers]
+    if args.relevance is None and not args.system and any(f[0].has_retrieval for f in files):
+        options = replace(options, relevance="provenance")  # imported memories count through attribution
+    return options, files
+
+
+def _print_systems(evaluation: Evaluation, statistics: Statistics, options: EvalOptions) -> None:
+    """The memory systems' attribution, the imported answers' judges, seeds and failure split, the timings."""
+    if evaluation.systems:
+        print(system_table(evaluation.systems, options.k) + "\n")
+    if evaluation.answers:
+        print(answers_text(evaluation, statistics) + "\n")
+    if options.timings:
+        print(timings_table(evaluation) + "\n")
+        if evaluation.systems:
+            print(system_timings(evaluation.systems) + "\n")
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``agentmemory eval`` (see the module docstring)."""
     options = eval_options(args)
@@ -242,11 +299,14 @@ def run(args: argparse.Namespace) -> int:
     memories = getattr(args, "memories", None) or {}
     systems = [(r.key, r.label) for r in retrievers] + [(name, name) for name, _ in run_args]
     systems += [(s.key, s.label) for s in memory_systems]
+    answers = _answers(args)
+    systems += [(a.name, a.name) for a in answers]
     options.check_baseline(systems, "--baseline")
     outputs = _Outputs.declare(args, [key for key, _ in systems], [s.key for s in memory_systems])
     outputs.plan.add_inputs(Path(path) for _, path in run_args)
     outputs.plan.add_inputs(Path(path) for path in memories.values())
     outputs.plan.add_inputs(Path(path) for path in (args.qrels_patch, args.claims) if path)
+    options, answer_files = _read_answers(args, answers, options, outputs.plan)
     collection = load_collection(args, options.progress)
     outputs.plan.add_inputs(collection_inputs(collection_path(args), collection.files))
     require_judgments(collection, collection_path(args))  # as score refuses an empty qrels file
@@ -260,7 +320,9 @@ def run(args: argparse.Namespace) -> int:
     )
     for run_file in run_data:  # a run made for another collection: refused naming this one, --lenient-run or not
         check_run_queries(run_file, collection, described)
-    evaluation = evaluate(collection, retrievers, runs=run_data, systems=memory_systems, options=options)
+    evaluation = evaluate(
+        collection, retrievers, runs=run_data, systems=memory_systems, options=options, answers=answer_files
+    )
     statistics = evaluation_statistics(
         evaluation,
         seed=options.seed,
@@ -274,12 +336,7 @@ def run(args: argparse.Namespace) -> int:
     outputs.put(evaluation, statistics, table, collection)
     outputs.plan.write()
     _print_head(evaluation, statistics, table)
-    if evaluation.systems:
-        print(system_table(evaluation.systems, options.k) + "\n")
-    if options.timings:
-        print(timings_table(evaluation) + "\n")
-        if evaluation.systems:
-            print(system_timings(evaluation.systems) + "\n")
+    _print_systems(evaluation, statistics, options)
     print(full_report(evaluation, statistics))
     print("\n" + outputs.written(args.runs_dir, options.k))
     return 0

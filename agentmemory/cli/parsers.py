@@ -155,6 +155,37 @@ def add_eval_parser(sub: argparse._SubParsersAction) -> None:
         help="progress bars (default: on when stderr is a terminal)",
     )
     _add_system_arguments(ev)
+    _add_answers_arguments(ev)
+
+
+def _add_answers_arguments(ev: argparse.ArgumentParser) -> None:
+    """Imported answer files (agentmemory.answers): ``--answers [NAME=]FILE[,FILE...]`` (repeatable),
+    ``--answers-format NAME=FORMAT`` and ``--answers-mapping NAME=TOML``."""
+    ev.add_argument(
+        "--answers",
+        action="append",
+        default=[],
+        metavar="[NAME=]FILE[,FILE...]",
+        help="another harness's per-question results (mem0's evaluation output, EverMemOS results, Zep's grades, "
+        "LongMemEval hypotheses with .eval-results labels, or any JSON a mapping file describes), scored as a "
+        "system: its judges' verdicts (Judge), LoCoMo's F1/EM/BLEU-1 of its answers, and its retrieved memories "
+        "when the file has them; several files (or a glob) are seeds of one system; repeatable",
+    )
+    ev.add_argument(
+        "--answers-format",
+        action="append",
+        default=[],
+        metavar="NAME=FORMAT",
+        help="read the answer files of system NAME with this format (default: detected from each file's shape)",
+    )
+    ev.add_argument(
+        "--answers-mapping",
+        action="append",
+        default=[],
+        metavar="NAME=TOML",
+        help="read the answer files of system NAME through a mapping file (where the records are, which fields "
+        "hold the question, answer, verdicts and memories): a shape no reader knows, imported with no code",
+    )
 
 
 def _add_runs_arguments(ev: argparse.ArgumentParser) -> None:

@@ -16,6 +16,11 @@ A claims file is TOML, one ``[[claim]]`` table per claim::
     about = "their BM25 (Porter stemming)"  # what the source measured, when not this run's system itself
     note = "..."
     illustrative = true                   # an example, not a published number (say so in citation too)
+    answers = "zep_locomo_grades.json"    # the claim's own per-question evidence: an answer file (or several,
+                                          # seeds), read relative to the claims file; its verdicts are scored
+                                          # as the system `system` (agentmemory.answers), unless --answers
+                                          # already names that system
+    answers_format = "zep"                # the answer file's format, when its shape does not say
 
 The measure is parsed by the measure registry (:func:`agentmemory.metrics.parse_measure`):
 ``measure`` and ``k`` make ``name@k``, ``measure`` and ``budget`` make
@@ -69,11 +74,24 @@ CLAIM_FIELDS: Mapping[str, str] = {
     "about": "what the source measured, when not this run's system itself",
     "note": "anything else a reader needs",
     "illustrative": "true for an example that is not a published number",
+    "answers": "the claim's own per-question answer file (or a list of seed files), relative to the claims file",
+    "answers_format": "the answer file's format, when its shape does not say (agentmemory.answers)",
 }
 """Every field a ``[[claim]]`` takes, with what it is (messages and the docs list them from here)."""
 
 _REQUIRED = ("system", "collection", "measure", "granularity", "value")
-_TEXT = ("system", "collection", "measure", "granularity", "source", "citation", "family", "about", "note")
+_TEXT = (
+    "system",
+    "collection",
+    "measure",
+    "granularity",
+    "source",
+    "citation",
+    "family",
+    "about",
+    "note",
+    "answers_format",
+)
 _HEADER = re.compile(r"^[ \t]*\[\[[ \t]*(?:claim|\"claim\"|'claim')[ \t]*\]\]", re.MULTILINE)
 _TOML_LINE = re.compile(r"\(at line (\d+), column \d+\)")
 
@@ -95,6 +113,8 @@ class Claim:
     about: str | None = None
     note: str | None = None
     illustrative: bool = False
+    answers: tuple[str, ...] = ()
+    answers_format: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The claim as written, its measure in the registry's text form; absent optional fields left out."""
@@ -111,6 +131,8 @@ class Claim:
                 out[key] = getattr(self, key)
         if self.illustrative:
             out["illustrative"] = True
+        if self.answers:
+            out["answers"] = [Path(a).name for a in self.answers]
         return out
 
     def is_about(self, systems: Sequence[tuple[str, str]]) -> bool:
@@ -125,6 +147,14 @@ class Claims:
     name: str
     sha256: str
     claims: tuple[Claim, ...]
+
+    def answers(self) -> tuple[tuple[str, tuple[str, ...], str | None], ...]:
+        """``(system, files, format)`` of each claim naming its own answer file, each system once, in file order."""
+        seen: dict[str, tuple[str, tuple[str, ...], str | None]] = {}
+        for claim in self.claims:
+            if claim.answers and claim.system not in seen:
+                seen[claim.system] = (claim.system, claim.answers, claim.answers_format)
+        return tuple(seen.values())
 
     def measures_for(self, systems: Sequence[tuple[str, str]]) -> tuple[Measure, ...]:
         """The measures of the claims about ``systems`` (``(key, label)`` pairs), each once, in file order."""
@@ -192,6 +222,7 @@ def _claim(path: Path, line: int | None, table: object) -> Claim:
     illustrative = table.get("illustrative", False)
     if not isinstance(illustrative, bool):
         raise fail(f"illustrative {quote(illustrative)} is not true or false")
+    answers = _answer_paths(path, table.get("answers"), fail)
     return Claim(
         line,
         table["system"],
@@ -206,7 +237,25 @@ def _claim(path: Path, line: int | None, table: object) -> Claim:
         table.get("about"),
         table.get("note"),
         illustrative,
+        answers,
+        table.get("answers_format"),
     )
+
+
+def _answer_paths(path: Path, value: object, fail: Any) -> tuple[str, ...]:
+    """A claim's ``answers``: one path or a list of them (seeds), each relative to the claims file, existing."""
+    if value is None:
+        return ()
+    given = [value] if isinstance(value, str) else value
+    if not isinstance(given, list) or not given or not all(isinstance(v, str) and v.strip() for v in given):
+        raise fail(f"answers {quote(value)} is not a file name or a list of them ({CLAIM_FIELDS['answers']})")
+    out = []
+    for name in given:
+        found = (path.parent / name) if not Path(name).is_absolute() else Path(name)
+        if not found.is_file():
+            raise fail(f"answers {quote(name)} is not a file (looked for {found})")
+        out.append(str(found))
+    return tuple(out)
 
 
 def _measure(table: Mapping[str, Any], fail: Any) -> Measure:

@@ -48,10 +48,19 @@ from typing import Any
 
 from agentmemory.datasets.collection import Collection, require_judgments
 from agentmemory.errors import ParameterError
+from agentmemory.evaluation.answer_runs import (
+    AnswersSpec,
+    AnswerSystem,
+    answer_systems,
+    default_answer_measures,
+    spec_name,
+    with_retrieval,
+)
 from agentmemory.evaluation.options import RELEVANCE_MODES, EvalOptions
 from agentmemory.evaluation.runfiles import BoundRun, RunFile, bind_run, parse_run_option, read_run_file
 from agentmemory.evaluation.system_runs import SystemRun, system_runs
 from agentmemory.metrics import Measure, compute_measures, defined
+from agentmemory.metrics.definition import AnswerInput
 from agentmemory.metrics.provenance import Credited, ancestors_of, credit
 from agentmemory.metrics.tieaware import TieReport, tie_reports
 from agentmemory.metrics.token_counters import CachedCounter, token_counter
@@ -290,6 +299,9 @@ class Evaluation:
     ``None`` when no measure counts tokens.  ``original`` is, when the
     collection's judgments were patched (``collection.judgment_patch``), the
     same systems scored under the collection's own judgments, else ``None``.
+    ``answers`` are the imported answer systems
+    (:class:`~agentmemory.evaluation.answer_runs.AnswerSystem`), each also
+    among ``results`` under its name.
     """
 
     collection: Collection
@@ -310,6 +322,7 @@ class Evaluation:
     options: EvalOptions = field(default_factory=EvalOptions, compare=False)
     tokenizer: Mapping[str, Any] | None = None
     original: Evaluation | None = field(default=None, repr=False, compare=False)
+    answers: tuple[AnswerSystem, ...] = field(default=(), repr=False, compare=False)
 
     def result(self, name: str) -> RetrieverResult:
         """The result of the system ``name`` (its key, e.g. ``"bm25"``, or a run's name; a label works too)."""
@@ -416,6 +429,7 @@ def evaluate(
     systems: Sequence[Any] = (),
     options: EvalOptions | None = None,
     executor: Executor | None = None,
+    answers: Sequence[Any] = (),
     **keywords: Any,
 ) -> Evaluation:
     """Run ``retrievers`` and score them, with the ``runs`` of other systems, over ``collection``.
@@ -472,27 +486,28 @@ def evaluate(
     on its executor, and a replay's scopes run serially inside its task (a
     pool within a pool's worker would oversubscribe the cores, and a Dask
     task would have to secede from its worker to submit more).
+
+    ``answers``: other harnesses' answer files, each scored as a system
+    (:mod:`agentmemory.evaluation.answer_runs`).
     """
-    if systems and options is None and "relevance" not in keywords:
-        keywords = {**keywords, "relevance": "provenance"}  # a system's memories count through attribution
-    options = _options(options, keywords)
+    options, answered = _options_and_answers(collection, answers, bool(systems), options, keywords)
     require_judgments(collection)  # means over no query would print as 0.00, as if measured
     specs = _specs(retrievers)
     run_files, bound, replayed = _bound_runs(collection, runs, systems, options, executor)
-    by_system = {s.run.name: s for s in replayed}
-    if not specs and not bound:
+    by_system: dict[str, Any] = {s.run.name: s for s in replayed}
+    if not specs and not bound and not answered:
         raise ParameterError(
             "retrievers", retrievers, "names no system", "name a retriever (e.g. 'bm25') or pass a run"
         )
-    names = [(s.key, s.label) for s in specs]
-    names += [(b.name, by_system[b.name].spec.label if b.name in by_system else b.name) for b in bound]
+    names = _names(specs, bound, by_system, answered)
     _check_systems(names)
-    chosen, unscored = _scored_measures(options, names)
+    bound += [bind_run(a.run, collection, as_of=options.as_of) for a in answered if a.run is not None]
+    chosen, unscored = _scored_measures(options, names, default_answer_measures(collection, answered, options.k))
     scorer = _new_scorer(collection, chosen, options)
     first_event = 0 if store is None else len(store.log)
     reused = store is not None
     store = _prepared_store(collection, specs, store, options)
-    queries = collection.judged_queries
+    queries = collection.judged_queries + (_left_out(collection) if answered else ())
     slices = _time_slices(collection, queries, options.as_of, added=reused)
     durations: dict[str, list[float]] | None = {spec.key: [] for spec in specs} if options.timings else None
     found = _search(collection, specs, store, scorer, slices, options, durations)
@@ -503,7 +518,7 @@ def evaluate(
         )
         for spec in specs
     ]
-    results += [_run_result(run, queries, scorer, excluded, options.k, by_system.get(run.name)) for run in bound]
+    results += _other_results(bound, answered, by_system, queries, scorer, excluded, options.k)
     evaluation = Evaluation(
         collection=collection,
         k=options.k,
@@ -522,8 +537,68 @@ def evaluate(
         options=options,
         systems=tuple(replayed),
         tokenizer=None if scorer.counter is None else scorer.counter.describe(),
+        answers=tuple(answered),
     )
     return _with_original(evaluation)
+
+
+def _options_and_answers(
+    collection: Collection, answers: Any, systems: bool, options: EvalOptions | None, keywords: Mapping[str, Any]
+) -> tuple[EvalOptions, list[AnswerSystem]]:
+    """The evaluation's options and its answer systems read and matched: relevance ``"provenance"`` by default
+    when a memory system or an answer file's retrieved memories are to be attributed."""
+    chosen_relevance = options is not None or "relevance" in keywords
+    if systems and not chosen_relevance:
+        keywords = {**keywords, "relevance": "provenance"}  # a system's memories count through attribution
+    made = _options(options, keywords)
+    answered = answer_systems(collection, _with_claimed(answers, made)) if _given(answers, made) else []
+    if answered and not chosen_relevance and any(a.files[0].has_retrieval for a in answered):
+        made = replace(made, relevance="provenance")  # imported memories count through attribution too
+    attributed = [
+        with_retrieval(a, collection, k=made.k, relevance=made.relevance, attribution=made.attribution)
+        for a in answered
+    ]
+    return made, attributed
+
+
+def _names(
+    specs: Sequence[RetrieverSpec], bound: Sequence[BoundRun], by_system: Mapping[str, Any], answered: Sequence[Any]
+) -> list[tuple[str, str]]:
+    """``(key, label)`` of every system: retrievers, runs, memory systems, answer files without retrieval."""
+    names = [(s.key, s.label) for s in specs]
+    names += [(b.name, by_system[b.name].spec.label if b.name in by_system else b.name) for b in bound]
+    names += [(a.name, a.label) for a in answered if a.run is None]
+    return names
+
+
+def _given(answers: Any, options: EvalOptions) -> bool:
+    """Whether ``answers`` (a sequence with items, or one spec) or a claim of the options names an answer file."""
+    given = bool(answers) if isinstance(answers, (list, tuple)) else answers is not None
+    return given or (options.claims is not None and bool(options.claims.answers()))
+
+
+def _with_claimed(answers: Any, options: EvalOptions) -> list[Any]:
+    """``answers`` as a list, then the answer files of the options' claims whose system ``answers`` does not name
+    (a claim checked against its own per-question evidence)."""
+    out = list(answers) if isinstance(answers, (list, tuple)) else ([] if answers is None else [answers])
+    if options.claims is None:
+        return out
+    named = {spec_name(a) for a in out}
+    for system, paths, answers_format in options.claims.answers():
+        if system not in named:
+            out.append(AnswersSpec(system, paths, answers_format))
+    return out
+
+
+def _left_out(collection: Collection) -> tuple[Query, ...]:
+    """The questions without judgments that an answer can still be scored on: those the loader left out of
+    retrieval scoring (``Collection.left_out_queries``) and those a judgment patch left unjudged without
+    excluding them (an empty evidence list), never a question the patch excluded."""
+    judged = collection.qrels
+    excluded = set(collection.excluded_query_ids)
+    kept = [q for q in collection.queries if q.id not in judged]
+    kept += collection.left_out_queries
+    return tuple(q for q in kept if q.id not in judged and q.id not in excluded)
 
 
 def _new_scorer(collection: Collection, chosen: tuple[Measure, ...], options: EvalOptions) -> _Scorer:
@@ -559,6 +634,7 @@ def _with_original(evaluation: Evaluation) -> Evaluation:
         systems=evaluation.systems,
         store=None if evaluation.as_of else evaluation.store,
         options=evaluation.options,
+        answers=[a.files for a in evaluation.answers],
     )
     return replace(evaluation, original=original)
 
@@ -607,21 +683,28 @@ def _specs(retrievers: RetrieverLike | Sequence[RetrieverLike] | None) -> tuple[
 
 
 def _scored_measures(
-    options: EvalOptions, systems: Sequence[tuple[str, str]] = ()
+    options: EvalOptions, systems: Sequence[tuple[str, str]] = (), answer_measures: Sequence[Measure] = ()
 ) -> tuple[tuple[Measure, ...], tuple[str, ...]]:
     """The measures computed and those left unscored (no provenance definition, under ``relevance="provenance"``).
 
     The measures are the options' (:attr:`EvalOptions.all_measures`), then
     those of the options' claims about ``systems`` (``(key, label)`` pairs)
-    not among them, so each such claim has our value under its definition.
+    not among them, so each such claim has our value under its definition,
+    then ``answer_measures`` not among them (an evaluation with answer files).
+    An answer measure (``MeasureDef.reads_answer``) reads no judgment, so it
+    is scored under either relevance.
     """
     chosen = options.all_measures
     if options.claims is not None:
         chosen += tuple(m for m in options.claims.measures_for(systems) if m not in chosen)
+    chosen += tuple(m for m in answer_measures if m not in chosen)
     if options.relevance != "provenance":
         return chosen, ()
-    unscored = tuple(str(m) for m in chosen if m.definition.provenance is None)
-    return tuple(m for m in chosen if m.definition.provenance is not None), unscored
+
+    def scored(m: Measure) -> bool:
+        return m.definition.provenance is not None or m.definition.reads_answer
+
+    return tuple(m for m in chosen if scored(m)), tuple(str(m) for m in chosen if not scored(m))
 
 
 def _prepared_store(
@@ -743,22 +826,70 @@ def _run_result(
     excluded: tuple[str, ...],
     k: int,
     system: SystemRun | None = None,
+    answered: AnswerSystem | None = None,
 ) -> RetrieverResult:
-    """One run file's (or replayed memory system's) result, scored over the collection plus its own memories."""
+    """One run file's (or replayed memory system's, or answer file's) result, scored over the collection plus
+    its own memories."""
     scorer_run = scorer.with_entries(run.entries)
-    per_query = [scorer_run.score(q, list(run.rankings[q.id]), None, keep_all=system is not None) for q in queries]
+    if answered is not None:
+        scorer_run = scorer_run.with_answers(answered.inputs)
+    kept = system is not None or answered is not None
+    per_query = [scorer_run.score(q, list(run.rankings.get(q.id, ())), None, keep_all=kept) for q in queries]
+    kind = "run" if system is None else "system"
+    if answered is not None:
+        label, params, kind = answered.label, answered.params, "answers"
+    else:
+        label = run.name if system is None else system.spec.label
+        params = run.run.summary() if system is None else system.params
     return RetrieverResult(
         run.name,
-        run.name if system is None else system.spec.label,
-        run.run.summary() if system is None else system.params,
+        label,
+        params,
         tuple(per_query),
         scorer.means(per_query),
         k,
         excluded,
-        kind="run" if system is None else "system",
+        kind=kind,
         entries=run.entries,
         dropped=run.dropped,
         skipped_hits=run.skipped_hits,
+    )
+
+
+def _other_results(
+    bound: Sequence[BoundRun],
+    answered: Sequence[AnswerSystem],
+    by_system: Mapping[str, Any],
+    queries: Sequence[Query],
+    scorer: _Scorer,
+    excluded: tuple[str, ...],
+    k: int,
+) -> list[RetrieverResult]:
+    """The results of the runs (run files, replayed memory systems, answer files with retrieval), then of the
+    answer files without retrieval."""
+    by_answers = {a.name: a for a in answered}
+    results = [
+        _run_result(run, queries, scorer, excluded, k, by_system.get(run.name), by_answers.get(run.name))
+        for run in bound
+    ]
+    return results + [_answers_result(a, queries, scorer, excluded, k) for a in answered if a.run is None]
+
+
+def _answers_result(
+    answered: AnswerSystem, queries: Sequence[Query], scorer: _Scorer, excluded: tuple[str, ...], k: int
+) -> RetrieverResult:
+    """An answer file without retrieval: its answer measures per question; every retrieval measure has no value."""
+    scorer_answers = scorer.with_answers(answered.inputs, ranked=False)
+    per_query = [scorer_answers.score(q, [], None) for q in queries]
+    return RetrieverResult(
+        answered.name,
+        answered.label,
+        answered.params,
+        tuple(per_query),
+        scorer.means(per_query),
+        k,
+        excluded,
+        kind="answers",
     )
 
 
@@ -929,6 +1060,8 @@ class _Scorer:
         extra: Mapping[str, MemoryEntry] | None = None,
         counter: CachedCounter | None = None,
         keep: int = 0,
+        answers: Mapping[str, tuple[AnswerInput, ...]] | None = None,
+        ranked: bool = True,
     ) -> None:
         self.collection = collection
         self.k = k
@@ -938,7 +1071,11 @@ class _Scorer:
         self.relevance = relevance
         self.extra = dict(extra or {})
         self.counter = counter
+        self.answers = answers  # per query, one AnswerInput per seed (an answer file); None for other systems
+        self.ranked = ranked  # False: the system told no ranking (an answer file without retrieval)
+        excluded = collection.headline_excludes
         self.headline = {q.id for q in collection.headline_queries}
+        self.headline |= {q.id for q in _left_out(collection) if q.group not in excluded}
         if self.extra:
             scopes: dict[str | None, set[str]] = {}
             for entry in (*collection.entries, *self.extra.values()):
@@ -948,8 +1085,10 @@ class _Scorer:
             self.scope_ids = dict(collection.scope_ids)  # computed once per collection, for every evaluation
         self._ancestors: dict[str, frozenset[str]] | None = None
         groups: dict[int | None, list[Measure]] = {}
+        self.answer_measures = tuple(m for m in measures if m.definition.reads_answer)
         for m in measures:
-            groups.setdefault(measure_depth(m, k), []).append(m)
+            if not m.definition.reads_answer:
+                groups.setdefault(measure_depth(m, k), []).append(m)
         self.groups = [(depth, tuple(group)) for depth, group in groups.items()]
         # A measure looking deeper than k has no tie report of the depth-k run.
         self.at_k = tuple(groups.get(k, ()))
@@ -958,16 +1097,23 @@ class _Scorer:
         """The same scorer over the collection plus a run's own memories (the same token counts remembered)."""
         if not extra:
             return self
-        return _Scorer(
-            self.collection,
-            self.k,
-            self.measures,
-            ties=self.ties,
-            relevance=self.relevance,
-            extra=extra,
-            counter=self.counter,
-            keep=self.keep,
-        )
+        return self._copy(extra=extra)
+
+    def with_answers(self, answers: Mapping[str, tuple[AnswerInput, ...]], *, ranked: bool = True) -> _Scorer:
+        """The same scorer for an answer file's system: its answers per query (one per seed); ``ranked=False``
+        when it told no ranking (every retrieval measure then has no value)."""
+        return self._copy(answers=answers, ranked=ranked)
+
+    def _copy(self, **changes: Any) -> _Scorer:
+        fields: dict[str, Any] = {
+            "extra": self.extra,
+            "counter": self.counter,
+            "keep": self.keep,
+            "answers": self.answers,
+            "ranked": self.ranked,
+        }
+        fields.update(changes)
+        return _Scorer(self.collection, self.k, self.measures, ties=self.ties, relevance=self.relevance, **fields)
 
     @property
     def ancestors(self) -> dict[str, frozenset[str]]:
@@ -999,11 +1145,16 @@ class _Scorer:
         ``keep_all`` keeps the whole of ``deeper`` as :attr:`QueryResult.ranking` (a memory system's answer)."""
         k = self.k
         hits = tuple(deeper[:k])
-        qrels = self.collection.qrels[query.id]
+        judged = self.collection.qrels.get(query.id)
+        qrels: Mapping[str, int] = judged if judged is not None else {}
         tie_at_cutoff = len(deeper) > k and deeper[k].score == deeper[k - 1].score
-        metrics, credited, reads = self._metrics(query, [h.entry_id for h in deeper], qrels)
-        reports = self._tie_reports(query, deeper, qrels, tie_at_cutoff, reachable, metrics) if self.ties else None
-        kept = len(deeper) if keep_all else max(len(hits), self.keep, *reads.values())
+        if judged is None or not self.ranked:  # a question left out of retrieval scoring, or no ranking told
+            metrics, credited, reads = self._unranked_metrics(query, [h.entry_id for h in deeper], qrels)
+            reports = None
+        else:
+            metrics, credited, reads = self._metrics(query, [h.entry_id for h in deeper], qrels)
+            reports = self._tie_reports(query, deeper, qrels, tie_at_cutoff, reachable, metrics) if self.ties else None
+        kept = len(deeper) if keep_all else max(len(hits), self.keep, *reads.values(), 0)
         return QueryResult(
             query_id=query.id,
             text=query.text,
@@ -1056,11 +1207,44 @@ class _Scorer:
                 reads[str(m)] = m.read_depth(ranking, relevant, scope, query, self.collection.session_of, lengths)
         if credited is None and self.relevance == "provenance":
             credited = credit(whole[:k], qrels, self.ancestors)
+        self._answer_metrics(query, whole, qrels, metrics, reads)
         return (
             {str(m): metrics[str(m)] for m in self.measures},
             credited,
             {str(m): reads[str(m)] for m in self.measures},
         )
+
+    def _unranked_metrics(
+        self, query: Query, whole: list[str], qrels: Mapping[str, int]
+    ) -> tuple[dict[str, float | None], Credited | None, dict[str, int]]:
+        """A query whose ranking is not scored (left out of retrieval scoring by the loader, or a system that
+        told no ranking): no retrieval measure has a value; the answer measures do."""
+        metrics: dict[str, float | None] = {str(m): None for m in self.measures}
+        reads = {str(m): 0 for m in self.measures}
+        self._answer_metrics(query, whole, qrels, metrics, reads)
+        return metrics, None, reads
+
+    def _answer_metrics(
+        self,
+        query: Query,
+        whole: list[str],
+        qrels: Mapping[str, int],
+        metrics: dict[str, float | None],
+        reads: dict[str, int],
+    ) -> None:
+        """The answer measures of ``query`` into ``metrics`` (the mean over an answer file's seeds; a measure
+        with no value under any seed has none), and how deep each read the ranking into ``reads``."""
+        for m in self.answer_measures:
+            depth = min(m.rank_cutoff or 0, len(whole)) if self.ranked else 0
+            texts = tuple(self.text(i) for i in whole[:depth]) if self.ranked else None
+            inputs = (AnswerInput(None, None, texts),) if self.answers is None else self.answers.get(query.id, ())
+            values = [
+                m._compute(whole, qrels, None, query, None, None, a if a.texts is not None else a._replace(texts=texts))
+                for a in inputs
+            ]
+            present = [v for v in values if v is not None]
+            metrics[str(m)] = math.fsum(present) / len(present) if present else None
+            reads[str(m)] = depth
 
     def _tie_reports(
         self,
@@ -1093,7 +1277,8 @@ class _Scorer:
         means: dict[str, float | None] = {}
         for m in self.measures:
             values = [r.metrics[str(m)] for r in headline]
-            means[str(m)] = mean(values) if m.definition.undefined_when is None else defined_mean(values)  # type: ignore[arg-type]
+            undefined = m.definition.undefined_when is not None or any(v is None for v in values)
+            means[str(m)] = defined_mean(values) if undefined else mean(values)  # type: ignore[arg-type]
         return means
 
 

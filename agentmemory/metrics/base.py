@@ -41,9 +41,18 @@ from typing import Any
 
 from agentmemory.errors import NumberTextError, ParameterError, PluginError, UnknownNameError, quote
 from agentmemory.files.numbers import parse_integer
+from agentmemory.metrics.answers import ANSWER_DEFINITIONS
 from agentmemory.metrics.average_precision import DEFINITION as AVERAGE_PRECISION
 from agentmemory.metrics.budget import DEFINITION as TOKENS_TO_FIRST
-from agentmemory.metrics.definition import BUDGET_SUFFIX, FIRST, Budget, CutoffRule, MeasureDef, QueryContext
+from agentmemory.metrics.definition import (
+    BUDGET_SUFFIX,
+    FIRST,
+    AnswerInput,
+    Budget,
+    CutoffRule,
+    MeasureDef,
+    QueryContext,
+)
 from agentmemory.metrics.longmemeval_official import DEFINITIONS as LONGMEMEVAL_DEFINITIONS
 from agentmemory.metrics.ndcg import DEFINITION as NDCG
 from agentmemory.metrics.precision import DEFINITION as PRECISION
@@ -374,8 +383,11 @@ class Measure:
         query: Query | None = None,
         session_of: Callable[[str], str] | None = None,
         lengths: Sequence[int] | None = None,
+        answer: AnswerInput | None = None,
     ) -> float | None:
-        context = QueryContext(ranking, qrels, self.rank_cutoff, scope_ids, query, session_of, self.budget, lengths)
+        context = QueryContext(
+            ranking, qrels, self.rank_cutoff, scope_ids, query, session_of, self.budget, lengths, answer
+        )
         definition = self.definition
         value = definition.function(context)
         if value is None and definition.undefined_when is None:
@@ -646,3 +658,6 @@ for _definition in LONGMEMEVAL_DEFINITIONS:
 del _definition
 register_measure(STALE)  # BEAM's stale evidence (lower is better)
 register_measure(TOKENS_TO_FIRST)  # tokens@first, of the budget family (lower is better)
+for _definition in ANSWER_DEFINITIONS:  # the system's answer scored (imported verdicts, LoCoMo's scores, has_answer)
+    register_measure(_definition)
+del _definition

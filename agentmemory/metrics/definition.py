@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # only for annotations: importing them here would be a cycle 
     from agentmemory.metrics.tie_context import TieContext
     from agentmemory.records import Query
 
-__all__ = ["DIRECTIONS", "FIRST", "Budget", "CutoffRule", "MeasureDef", "QueryContext"]
+__all__ = ["DIRECTIONS", "FIRST", "AnswerInput", "Budget", "CutoffRule", "MeasureDef", "QueryContext"]
 
 DIRECTIONS: tuple[str, ...] = ("higher", "lower")
 """What :attr:`MeasureDef.direction` takes: which values of the measure are better."""
@@ -83,6 +83,24 @@ class Budget:
         return f"{self.tokens}{BUDGET_SUFFIX}"
 
 
+class AnswerInput(NamedTuple):
+    """What an answer measure sees of one system's answer to one query (:attr:`QueryContext.answer`).
+
+    Attributes:
+        text: the answer the system generated, or ``None`` when it gave none
+            (a retriever, or a question an answer file has no answer for).
+        verdict: the judges' verdict on it in ``[0, 1]`` (the majority of an
+            imported file's verdicts), or ``None`` when nobody judged it.
+        texts: the texts of the system's ranking, best first (what it
+            retrieved and would hand a reader), or ``None`` when the system
+            retrieved nothing it told us (an answer file without retrieval).
+    """
+
+    text: str | None
+    verdict: float | None
+    texts: Sequence[str] | None
+
+
 class QueryContext(NamedTuple):
     """What a measure's per-query function sees of one query.
 
@@ -117,6 +135,9 @@ class QueryContext(NamedTuple):
             text is known (``agentmemory score`` has only a run and qrels).
             It may be computed as it is read, so a measure reads only as far
             as it needs.
+        answer: what an answer measure (``MeasureDef.reads_answer``) sees of
+            the system's answer (:class:`AnswerInput`); ``None`` for every
+            other measure.
     """
 
     ranking: Sequence[str]
@@ -127,6 +148,7 @@ class QueryContext(NamedTuple):
     session_of: Callable[[str], str] | None = None
     budget: int | None = None
     lengths: Sequence[int] | None = None
+    answer: AnswerInput | None = None
 
     @property
     def cutoff(self) -> int:
@@ -231,6 +253,14 @@ class MeasureDef:
             per-query function returns ``None`` there, and means, intervals
             and tests leave such queries out, counting them beside the mean.
             ``None`` (the default): the measure has a value on every query.
+        reads_answer: the measure scores the system's *answer* (an imported
+            verdict, LoCoMo's F1 of the generated answer against the gold
+            one, the gold answer found in the retrieved texts) rather than
+            the ranking against the judgments: an evaluation hands it
+            :attr:`QueryContext.answer`, computes it under every relevance
+            mode (it reads no judgment), and on a question left out of
+            retrieval scoring too.  Such a measure must declare
+            ``undefined_when`` (a system without answers has no value).
         granularity: the unit the measure scores when its definition fixes one
             whatever the collection's entries are: ``"session"`` for
             LongMemEval's ``sess.`` measures (a turn run's ids mapped to
@@ -267,6 +297,7 @@ class MeasureDef:
     undefined_when: str | None = None
     granularity: str | None = None
     reads: Callable[[QueryContext], int] | None = None  # after every older field: positional use keeps working
+    reads_answer: bool = False
 
     def __post_init__(self) -> None:
         _check_name("measure name", self.name)
@@ -295,7 +326,11 @@ class MeasureDef:
         ):
             if value is not None and not callable(value):
                 raise ParameterError(field, value, "is not callable", f"give {shape}, or None")
-        for flag, given in (("whole_ranking", self.whole_ranking), ("reads_lengths", self.reads_lengths)):
+        for flag, given in (
+            ("whole_ranking", self.whole_ranking),
+            ("reads_lengths", self.reads_lengths),
+            ("reads_answer", self.reads_answer),
+        ):
             if not isinstance(given, bool):
                 raise ParameterError(flag, given, "is not a bool", "pass True or False")
         if self.reads is not None and not self.whole_ranking:
@@ -305,10 +340,7 @@ class MeasureDef:
                 f"is given to {self.name}, which reads only its top k",
                 "pass whole_ranking=True with it, or leave reads out",
             )
-        if self.cutoff is CutoffRule.BUDGET and not self.reads_lengths:
-            raise ParameterError(
-                "reads_lengths", False, f"is wrong for the budget measure {self.name}", "pass reads_lengths=True"
-            )
+        _check_reads(self)
         _check_budget_form(self)
         for label, text, allowed in (
             ("family", self.family, "name the family in one line (e.g. 'trec_eval'), or None"),
@@ -329,6 +361,21 @@ class MeasureDef:
                     "list each spelling once",
                 )
             seen.add(alias.casefold())
+
+
+def _check_reads(definition: MeasureDef) -> None:
+    """An answer measure says when it has no value; a budget measure reads the hits' lengths."""
+    if definition.reads_answer and definition.undefined_when is None:
+        raise ParameterError(
+            "undefined_when",
+            None,
+            f"is missing for the answer measure {definition.name}",
+            "say in one line when it has no value (e.g. 'no answer from the system')",
+        )
+    if definition.cutoff is CutoffRule.BUDGET and not definition.reads_lengths:
+        raise ParameterError(
+            "reads_lengths", False, f"is wrong for the budget measure {definition.name}", "pass reads_lengths=True"
+        )
 
 
 def _one_line(text: object) -> bool:

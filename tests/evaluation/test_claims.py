@@ -100,7 +100,7 @@ def test_a_measure_registered_at_run_time_is_a_claim_measure(tmp_path: Path) -> 
         (
             ('measure = "recall"', 'measure = "recal"'),
             r":1: claim: measure 'recal@5' is not a measure we have: is "
-            r"not a known name; choose from: AP, MAP, MRR, P, R, ",
+            r"not a known name; choose from: AP, BLEU-1, BLEU1, EM, F1, Judge, MAP, MRR, P, R, ",
         ),
         (
             ('measure = "recall"', 'measure = "R@5"'),

@@ -34,6 +34,7 @@ from agentmemory.metrics import r_precision as r_precision_module
 from agentmemory.metrics import recall as recall_module
 from agentmemory.metrics import reciprocal_rank as reciprocal_rank_module
 from agentmemory.metrics import success as success_module
+from agentmemory.metrics.answers import ANSWER_DEFINITIONS
 from agentmemory.metrics.average_precision import average_precision
 from agentmemory.metrics.ndcg import ndcg
 from agentmemory.metrics.precision import precision
@@ -111,11 +112,11 @@ NO_RELEVANT = [
 ]
 
 
-LME_NAMES = "ndcg_any, recall_all, recall_any, sess.ndcg_any, sess.recall_all, sess.recall_any"
 TREC_EVAL = sorted(n for n, d in REGISTRY.registered().items() if d.family == "trec_eval")
 LONGMEMEVAL = ["ndcg_any", "recall_all", "recall_any", "sess.ndcg_any", "sess.recall_all", "sess.recall_any"]
 BEAM = ["stale"]
 BUDGET = ["tokens"]
+ANSWERS = sorted(n for n, d in REGISTRY.registered().items() if d.reads_answer)
 
 
 @pytest.mark.parametrize("name", TREC_EVAL)
@@ -176,12 +177,16 @@ def test_helpers_reject_bad_cutoff(helper, k, message):
 def test_registry_entries_are_consistent():
     """Each registry entry is keyed by its own name and has a one-line description naming its family's reference."""
     assert TREC_EVAL == ["AP", "P", "R", "RR", "Rprec", "Success", "nDCG"]
-    assert sorted(REGISTRY) == sorted(TREC_EVAL + LONGMEMEVAL + BEAM + BUDGET)
+    assert ANSWERS == ["BLEU-1", "EM", "F1", "Judge", "answer_in_context"]
+    assert sorted(REGISTRY) == sorted(TREC_EVAL + LONGMEMEVAL + BEAM + BUDGET + ANSWERS)
     references = {
         "trec_eval": "trec_eval",
         "LongMemEval": "LongMemEval official",
         "BEAM": "BEAM knowledge updates",
         "budget": "context budget",
+        "judge": "imported judge",
+        "LoCoMo": "LoCoMo's",
+        "DPR has_answer": "has_answer",
     }
     for key, definition in REGISTRY.registered().items():
         for d in (definition, definition.budget_form):
@@ -284,10 +289,9 @@ def test_measures_are_hashable_values():
         Measure("P", 5).cutoff = 10  # type: ignore[misc]
 
 
-ALL_NAMES = (
-    "AP, MAP, MRR, P, R, R-precision, RR, Rprec, Success, hit_rate, map_cut, nDCG, ndcg_any, ndcg_cut, precision, "
-    "recall, recall_all, recall_any, recip_rank, sess.ndcg_any, sess.recall_all, sess.recall_any, stale, tokens"
-)
+ALL_NAMES = ", ".join(sorted([*REGISTRY.names(), *ALIASES]))
+"""What an unknown measure's message offers: every registered name and alias, sorted (derived from the registry,
+so an honest addition breaks no test)."""
 
 
 @pytest.mark.parametrize(
@@ -388,11 +392,7 @@ def test_measure_constructor_checks_cutoff(args, message):
 
 def test_measure_constructor_needs_canonical_name():
     """Measure(...) accepts only canonical names; aliases go through parse_measure."""
-    message = (
-        "metric: 'recall' (str) is not a known name; choose from: AP, P, R, RR, Rprec, Success, nDCG, "
-        + LME_NAMES
-        + ", stale, tokens"
-    )
+    message = "metric: 'recall' (str) is not a known name; choose from: " + ", ".join(sorted(REGISTRY.names()))
     with pytest.raises(UnknownNameError, match=f"^{re.escape(message)}$"):
         Measure("recall", 5)
 
@@ -593,11 +593,7 @@ def test_runtime_measure_is_among_the_choices(registry_restored):
     message = f"metric: 'nope@3' (str) is not a known name; choose from: {_choices('Hits', 'found')}"
     with pytest.raises(UnknownNameError, match=f"^{re.escape(message)}$"):
         parse_measure("nope@3")
-    message = (
-        "metric: 'nope' (str) is not a known name; choose from: AP, Hits, P, R, RR, Rprec, Success, nDCG, "
-        + LME_NAMES
-        + ", stale, tokens"
-    )
+    message = "metric: 'nope' (str) is not a known name; choose from: " + ", ".join(sorted(REGISTRY.names()))
     with pytest.raises(UnknownNameError, match=f"^{re.escape(message)}$"):
         Measure("nope", 3)
 
@@ -796,10 +792,12 @@ def test_measure_def_checks_its_fields(changes, message):
 
 
 def test_only_the_session_measures_fix_a_granularity():
-    """LongMemEval's sess. measures score sessions whatever the entries are; every other built-in scores the
-    collection's own entries (granularity None), which the definitions card and the claims check read."""
+    """LongMemEval's sess. measures score sessions whatever the entries are, the answer measures (but
+    answer_in_context@k, which reads the top k) score questions; every other built-in scores the collection's own
+    entries (granularity None), which the definitions card and the claims check read."""
     fixed = {name: REGISTRY[name].granularity for name in REGISTRY.names() if REGISTRY[name].granularity}
-    assert fixed == {"sess.ndcg_any": "session", "sess.recall_all": "session", "sess.recall_any": "session"}
+    answers = {name: "question" for name in ("BLEU-1", "EM", "F1", "Judge")}  # they score the answer to a question
+    assert fixed == {"sess.ndcg_any": "session", "sess.recall_all": "session", "sess.recall_any": "session", **answers}
 
 
 def test_built_in_definitions_live_in_their_modules():
@@ -818,7 +816,9 @@ def test_built_in_definitions_live_in_their_modules():
         assert definition is module.DEFINITION
         assert definition.batch is not None and definition.batch.__module__ == module.__name__
         assert definition.tie_aware is not None and definition.tie_aware.__module__ == module.__name__
-    assert {alias: name for name in modules for alias in REGISTRY[name].aliases} == dict(ALIASES)
+    answers = {alias: d.name for d in ANSWER_DEFINITIONS for alias in d.aliases}  # metrics/answers.py
+    assert {alias: name for name in modules for alias in REGISTRY[name].aliases} | answers == dict(ALIASES)
+    assert all(REGISTRY[d.name] is d for d in ANSWER_DEFINITIONS)
 
 
 # --- installed measures (entry points in the group agentmemory.measures)

@@ -176,7 +176,10 @@ def test_unknown_names_list_the_plugin_names(plugged) -> None:
             ["--retrievers", "nope"],
             "retriever: 'nope' (str) is not a known name; choose from: bm25, dense, hybrid, overlap, recency, tags",
         ),
-        (["--metrics", "Nope@3"], "choose from: AP, Hits, MAP, MRR, P, R, R-precision, RR, Rprec, Success, hit_rate,"),
+        (
+            ["--metrics", "Nope@3"],
+            "choose from: AP, BLEU-1, BLEU1, EM, F1, Hits, Judge, MAP, MRR, P, R, R-precision, RR,",
+        ),
         (["--format", "nope"], "choose from: auto, beam, beir, locomo, longmemeval, memlist"),
     ]
     for args, expected in cases:

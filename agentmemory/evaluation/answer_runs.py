@@ -1,0 +1,291 @@
+"""Imported answer files in an evaluation: matched to the questions, their memories attributed, scored as systems.
+
+An *answer system* is one or more answer files of one system
+(:mod:`agentmemory.answers`): several files are runs of the same system with
+different seeds.  Each file is read by its format, and its records are
+matched to the collection's questions (:func:`agentmemory.answers.matching.match_answers`:
+by id, position or text, the question's text always checked).
+
+What the evaluation scores of it:
+
+* the **answer measures** (:mod:`agentmemory.metrics.answers`) on every
+  matched question, from each file's answer and verdicts; over several seeds
+  a question's value is the mean of the seeds' values (so the system's mean
+  is the mean of the seeds' means when every seed answers every question),
+  and :func:`seed_spread` gives each seed's mean and their standard
+  deviation;
+* where the (first) file carries retrieved memories, the **retrieval
+  measures** on them: the memories become a ranking exactly as a memory
+  system's do (:mod:`agentmemory.systems.attribution`, the evaluation's
+  ``attribution`` method), so R@k, recall_all@k and the budgets read them;
+  without retrieval in the file, every retrieval measure has no value
+  (``None``), never 0.
+
+How :func:`agentmemory.evaluation.runner.evaluate` takes them (its
+``answers``: ``"NAME=FILE[,FILE...]"``, an :class:`AnswersSpec`,
+``AnswerFile`` records, or a tuple of them for the seeds of one system): the
+answer measures are added to the evaluation's measures
+(:func:`default_answer_measures`); with retrieval in some file and no
+``relevance`` given, relevance is ``"provenance"``; a claim of the options'
+claims file that names its own answer file (``answers = "..."``) adds it as
+the claim's system, unless ``answers`` names that system already; and the
+questions without judgments that a judgment patch did not exclude
+(``Collection.left_out_queries``: LoCoMo's malformed evidence) are scored
+too, their retrieval measures without a value, their answer measures with
+one.
+"""
+
+from __future__ import annotations
+
+import glob
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from agentmemory.answers.formats import read_answers
+from agentmemory.answers.matching import Matched, match_answers
+from agentmemory.answers.records import AnswerFile, AnswerRecord
+from agentmemory.datasets.collection import Collection
+from agentmemory.errors import ParameterError
+from agentmemory.evaluation.runfiles import RunFile
+from agentmemory.evaluation.system_runs import _run_file
+from agentmemory.metrics import Measure
+from agentmemory.metrics.answers import gold_answer
+from agentmemory.metrics.definition import AnswerInput
+from agentmemory.systems.attribution import Attributed, attribute
+from agentmemory.systems.base import Memory
+from agentmemory.systems.replay import Replay
+
+__all__ = [
+    "AnswerSystem",
+    "AnswersSpec",
+    "answer_systems",
+    "read_answer_files",
+    "spec_name",
+    "parse_answers_option",
+    "default_answer_measures",
+    "seed_spread",
+    "with_retrieval",
+]
+
+
+@dataclass(frozen=True)
+class AnswersSpec:
+    """What ``--answers`` names: a system's ``name`` and its files (one per seed), with an optional format and
+    mapping file for every file (``None``: detected from each file's shape)."""
+
+    name: str
+    paths: tuple[str, ...]
+    format: str | None = None
+    mapping: str | None = None
+
+
+def parse_answers_option(text: object, option: str = "--answers") -> AnswersSpec:
+    """``[NAME=]FILE[,FILE...]`` -> an :class:`AnswersSpec`; each ``FILE`` may be a glob (expanded, sorted).
+
+    Without ``NAME`` the system is named after the first file's stem.  Several
+    files (or a glob matching several) are seeds of one system.
+
+    Raises:
+        ParameterError: empty text, an empty name or file, or a glob that matches nothing.
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise ParameterError(option, text, "is empty", "give [NAME=]FILE[,FILE...], e.g. zep=zep_locomo_grades.json")
+    name, sep, files = text.partition("=")
+    if not sep:
+        name, files = "", text
+    elif not name.strip():
+        raise ParameterError(option, text, "has an empty NAME before '='", "give NAME=FILE, or FILE alone")
+    paths: list[str] = []
+    for part in files.split(","):
+        part = part.strip()
+        if not part:
+            raise ParameterError(option, text, "names an empty file", "separate files by single commas")
+        if glob.has_magic(part):
+            found = sorted(glob.glob(part))
+            if not found:
+                raise ParameterError(option, part, "matches no file", "check the pattern")
+            paths += found
+        else:
+            paths.append(part)
+    return AnswersSpec(name.strip() or Path(paths[0]).stem, tuple(paths))
+
+
+@dataclass(frozen=True)
+class AnswerSystem:
+    """One imported system of an evaluation (see the module docstring).
+
+    ``files`` are its answer files (seeds) and ``matched`` how each matched
+    the collection; ``inputs`` per question id, one :class:`AnswerInput` per
+    seed that answers it; ``attributed`` and ``run`` the first file's
+    retrieved memories, attributed and made a run (``None`` without
+    retrieval).
+    """
+
+    name: str
+    files: tuple[AnswerFile, ...]
+    matched: tuple[Matched, ...]
+    inputs: Mapping[str, tuple[AnswerInput, ...]]
+    attributed: Attributed | None = None
+    run: RunFile | None = None
+    records: Mapping[str, tuple[AnswerRecord, ...]] = field(default_factory=dict, repr=False)
+
+    @property
+    def label(self) -> str:
+        return self.name
+
+    @property
+    def has_retrieval(self) -> bool:
+        return self.run is not None
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """What the artifact states of it: the format, each file (name and sha256), the judges, the matching."""
+        first = self.files[0]
+        out: dict[str, Any] = {
+            "answers": self.name,
+            "format": first.format,
+            "files": [
+                {"path": os.path.basename(p), "sha256": h} for f in self.files for p, h in zip(f.paths, f.sha256)
+            ],
+            "seeds": len(self.files),
+            "judges": dict(first.judges),
+            "matched": [dict(sorted(m.keys.items())) for m in self.matched],
+            "unmatched": [len(m.unmatched) for m in self.matched],
+            "retrieval": self.has_retrieval,
+        }
+        if first.params:
+            out["reader"] = dict(first.params)
+        if self.attributed is not None:
+            out.update(self.attributed.report.summary())
+        return out
+
+
+def _verdict(record: AnswerRecord) -> float | None:
+    return record.verdict
+
+
+def spec_name(spec: object) -> str | None:
+    """The system name an item of ``answers`` gives (``None`` for what is not an answer spec)."""
+    if isinstance(spec, (AnswersSpec, AnswerFile)):
+        return spec.name
+    if isinstance(spec, str):
+        return parse_answers_option(spec, "answers").name
+    if isinstance(spec, Sequence) and spec and isinstance(spec[0], AnswerFile):
+        return spec[0].name
+    return None
+
+
+def read_answer_files(spec: AnswersSpec | AnswerFile | Sequence[AnswerFile] | str) -> tuple[AnswerFile, ...]:
+    """The answer files ``spec`` names, read (a system's seeds, in order); records are taken as they are."""
+    return _read(spec)[1]
+
+
+def _read(spec: AnswersSpec | AnswerFile | Sequence[AnswerFile] | str) -> tuple[str, tuple[AnswerFile, ...]]:
+    if isinstance(spec, AnswerFile):
+        return spec.name, (spec,)
+    if (
+        isinstance(spec, Sequence)
+        and not isinstance(spec, str)
+        and spec
+        and all(isinstance(f, AnswerFile) for f in spec)
+    ):
+        return spec[0].name, tuple(spec)
+    if isinstance(spec, str):
+        spec = parse_answers_option(spec, "answers")
+    if not isinstance(spec, AnswersSpec):
+        raise ParameterError(
+            "answers", spec, "is not an answer file", 'pass "NAME=FILE[,FILE...]", an AnswersSpec or AnswerFile records'
+        )
+    options = {} if spec.mapping is None else {"mapping": spec.mapping}
+    files = tuple(read_answers(path, format=spec.format, name=spec.name, **options) for path in spec.paths)
+    return spec.name, files
+
+
+def _memories(record: AnswerRecord) -> tuple[Memory, ...]:
+    return tuple(Memory(m.text, id=m.id) for m in record.memories or ())
+
+
+def _attributed(
+    name: str, first: Matched, collection: Collection, *, k: int, relevance: str, attribution: str
+) -> Attributed:
+    """The first file's retrieved memories attributed like a replayed system's (its memories, best first)."""
+    answers = {qid: _memories(r) for qid, r in first.by_query.items() if r.memories is not None}
+    recorded = Replay(name, name, {}, answers, {q.id: q.scope for q in collection.judged_queries})
+    return attribute(recorded, collection, attribution, k=k, relevance=relevance)
+
+
+def answer_systems(
+    collection: Collection, answers: Sequence[AnswersSpec | AnswerFile | Sequence[AnswerFile] | str]
+) -> list[AnswerSystem]:
+    """Read and match each of ``answers`` (see the module docstring); :func:`with_retrieval` attributes the
+    memories of those whose files carry retrieval."""
+    if isinstance(answers, (str, AnswersSpec, AnswerFile)):
+        answers = [answers]
+    out = []
+    for spec in answers:
+        name, files = _read(spec)
+        matched = tuple(match_answers(f, collection) for f in files)
+        inputs: dict[str, list[AnswerInput]] = {}
+        records: dict[str, list[AnswerRecord]] = {}
+        for found in matched:
+            for qid, record in found.by_query.items():
+                texts = None if record.memories is None else tuple(m.text for m in record.memories)
+                inputs.setdefault(qid, []).append(AnswerInput(record.answer, _verdict(record), texts))
+                records.setdefault(qid, []).append(record)
+        out.append(
+            AnswerSystem(
+                name,
+                files,
+                matched,
+                {q: tuple(v) for q, v in inputs.items()},
+                records={q: tuple(v) for q, v in records.items()},
+            )
+        )
+    return out
+
+
+def with_retrieval(
+    system: AnswerSystem, collection: Collection, *, k: int, relevance: str, attribution: str
+) -> AnswerSystem:
+    """``system`` with its first file's retrieved memories attributed and made a run (as it is without any)."""
+    if not system.files[0].has_retrieval:
+        return system
+    attributed = _attributed(
+        system.name, system.matched[0], collection, k=k, relevance=relevance, attribution=attribution
+    )
+    return replace(system, attributed=attributed, run=_run_file(attributed))
+
+
+def default_answer_measures(collection: Collection, answered: Sequence[AnswerSystem], k: int) -> tuple[Measure, ...]:
+    """The answer measures an evaluation with ``answered`` adds to its own: ``Judge`` when a file carries verdicts,
+    LoCoMo's ``F1``, ``EM`` and ``BLEU-1`` on a LoCoMo collection, ``answer_in_context@k`` when a question has
+    a gold answer (none without answer files)."""
+    if not answered:
+        return ()
+    out: list[Measure] = []
+    if any(r.verdicts for a in answered for f in a.files for r in f.records):
+        out.append(Measure("Judge"))
+    if collection.format == "locomo":
+        out += [Measure("F1"), Measure("EM"), Measure("BLEU-1")]
+    questions = (*collection.judged_queries, *collection.left_out_queries)
+    if any(gold_answer(q) is not None for q in questions):
+        out.append(Measure("answer_in_context", k))
+    return tuple(out)
+
+
+def seed_spread(values: Sequence[Sequence[float | None]]) -> tuple[tuple[float | None, ...], float | None]:
+    """Each seed's mean (over its questions with a value) and the seeds' standard deviation (``ddof=1``;
+    ``None`` with fewer than two seeds with a mean).  ``values[s]`` are seed ``s``'s per-question values."""
+    means: list[float | None] = []
+    for column in values:
+        present = [v for v in column if v is not None]
+        means.append(math.fsum(present) / len(present) if present else None)
+    known = [m for m in means if m is not None]
+    if len(known) < 2:
+        return tuple(means), None
+    centre = math.fsum(known) / len(known)
+    return tuple(means), math.sqrt(math.fsum((m - centre) ** 2 for m in known) / (len(known) - 1))
