@@ -65,6 +65,7 @@ class AnswerSource:
         self._text: dict[int, str] = {}
         self._json: dict[int, Any] = {}
         self._lines: dict[int, list[tuple[int, Any]]] = {}
+        self._not_json: set[int] = set()
 
     @property
     def path(self) -> Path:
@@ -105,9 +106,12 @@ class AnswerSource:
         return self._json_or_not(index) is not _NOT_JSON
 
     def _json_or_not(self, index: int) -> Any:
+        if index in self._not_json:
+            return _NOT_JSON
         try:
             return self.json(index)
         except (InputError, MissingFileError):
+            self._not_json.add(index)  # recognisers ask again: parse a file that is not one JSON document once
             return _NOT_JSON
 
     def first_record(self, index: int = 0) -> dict[str, Any] | None:

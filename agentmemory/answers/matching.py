@@ -21,7 +21,8 @@ A record's conversation is a scope of the collection named by key
 (``conv-26``) or by its 0-based index in the order the collection's
 conversations come in (the file's order: the scopes of the entries, then
 of the questions, in first appearance); a record without one is matched
-against the whole collection.  Within a conversation, questions are in the
+against the whole collection by id or text, and by position only when the
+collection has one conversation at most.  Within a conversation, questions are in the
 dataset's order: by the number their ids end with when every id of the
 conversation ends with one (LoCoMo's ``q<i>``), else in the collection's order.
 
@@ -248,6 +249,10 @@ def _find(
         return same[min(k, len(same) - 1)]  # one more record than questions: the last is taken twice (refused)
     if record.position is None:
         return "carries no position"
+    if whole and len(qs.scopes) > 1:
+        return (
+            f"carries no conversation; a position counts within one of the collection's {len(qs.scopes)} conversations"
+        )
     if rule == "position-all":
         if record.position >= len(pool):
             return f"position {record.position} is beyond the {len(pool)} questions of {where}"

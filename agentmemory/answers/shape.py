@@ -86,7 +86,7 @@ CONVERSATION_KEY = "@conversation"
 """The value of ``conversation`` that takes the conversation wildcard's key or index."""
 
 CONVERSATION_IS = ("name", "index")
-LATENCY_UNITS: Mapping[str, float] = MappingProxyType({"s": 1.0, "ms": 0.001})
+LATENCY_UNITS: Mapping[str, int] = MappingProxyType({"s": 1, "ms": 1000})  # divide by this for seconds
 
 _MISSING: Any = object()
 _STEP = re.compile(r'\.?(?:\[\*\]|\[(\d+)\]|\["((?:[^"\\]|\\.)*)"\]|(\*)|([^.\[\]"*]+))')
@@ -250,11 +250,11 @@ class Shape:
         for name, path in self.fields.items():
             if not (name == "conversation" and path == CONVERSATION_KEY):
                 _plain(parse_path(path, f"fields {name}"), f"fields {name}", path)
-        uses = [p for p in self.fields.values() if p == CONVERSATION_KEY or p.startswith(CONVERSATION_KEY + ".")]
+        uses = [(n, p) for n, p in self.fields.items() if p == CONVERSATION_KEY or p.startswith(CONVERSATION_KEY + ".")]
         if uses and not self.has_conversation_wildcard:
             raise ParameterError(
-                "fields",
-                uses[0],
+                f"fields {uses[0][0]}",
+                uses[0][1],
                 "reads the conversation, but the records' path has no wildcard before the records' own",
                 "step over conversations first, e.g. records = '*.qa[*]' or '[*].items[*]'",
             )
@@ -562,7 +562,7 @@ class _Reader:
         if raw is None:
             return None
         if not isinstance(raw, bool) and isinstance(raw, (int, float)) and math.isfinite(raw) and raw >= 0:
-            return float(raw) * LATENCY_UNITS[self.shape.latency_unit]
+            return float(raw) / LATENCY_UNITS[self.shape.latency_unit]
         raise rec.error(
             str(path), f"{describe_json(raw)} is not a latency; expected a number >= 0 in {self.shape.latency_unit}"
         )

@@ -27,6 +27,13 @@ READERS = [
     "records.py",
     "metrics/provenance.py",
     "cli/app.py",
+    "answers/formats.py",
+    "answers/shape.py",
+    "answers/labels.py",
+    "answers/mapping.py",
+    "answers/matching.py",
+    "answers/zep.py",
+    "answers/evermemos.py",
 ]
 
 
