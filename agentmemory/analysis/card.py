@@ -161,6 +161,12 @@ def _cutoffs(k: int | None, measures: Iterable[Measure]) -> dict[str, Any]:
 
 
 def _attribution(evaluation: Evaluation) -> str:
+    imported = [a.name for a in evaluation.answers if a.has_retrieval]
+    if imported and not evaluation.systems:
+        return (
+            f"{evaluation.options.attribution}: the memories the answer files of {', '.join(imported)} carry are "
+            "mapped to the entries they came from, and count through them"
+        )
     if evaluation.systems:
         return (
             f"{evaluation.options.attribution}: each memory system's memories are mapped to the entries they came "
@@ -254,6 +260,11 @@ def answers_card(evaluation: Evaluation) -> list[dict[str, Any]]:
     verdicts, the seeds, and per file which key matched how many records, the records that matched nothing
     (counted by reason) and the questions with no record."""
     out = []
+    scored = evaluation.results[0].headline
+    questions = {
+        "headline": len(scored),
+        "left_out_of_retrieval": sum(1 for q in scored if q.query_id not in evaluation.collection.qrels),
+    }
     for system in evaluation.answers:
         files = []
         for answers, matched in zip(system.files, system.matched):
@@ -272,6 +283,7 @@ def answers_card(evaluation: Evaluation) -> list[dict[str, Any]]:
         out.append(
             {
                 "system": system.name,
+                "questions": questions,
                 "format": first.format,
                 "release": UNKNOWN_RELEASE,
                 "judges": dict(first.judges),
@@ -299,9 +311,13 @@ def answers_lines(card: Mapping[str, Any]) -> list[str]:
         judges = "; ".join(f"{j}: {how}" for j, how in system["judges"].items()) or "no verdicts"
         seeds = f", {system['seeds']} seeds" if system["seeds"] > 1 else ""
         retrieval = "with retrieved memories" if system["retrieval"] else "answers only, no retrieval"
+        counted = system["questions"]
+        extra = counted["left_out_of_retrieval"]
+        also = f", {extra:,} of them left out of retrieval scoring by the loader" if extra else ""
         lines.append(
             f"- **Answers {system['system']}** ({system['format']} format{seeds}, {retrieval}; "
-            f"{system['release']}): judges {judges}"
+            f"{system['release']}): judges {judges}; answer measures over {counted['headline']:,} headline "
+            f"questions{also}"
         )
         for f in system["files"]:
             names = ", ".join(f"`{x['name']}` (sha256 `{x['sha256']}`)" for x in f["files"])

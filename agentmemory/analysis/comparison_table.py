@@ -118,7 +118,8 @@ class ComparisonTable:
         file without retrieval, on a retrieval measure).
         """
         cell = self.cells[(name, measure)]
-        text = interval_cell(cell.interval, _DECIMALS, of=self.queries if may_be_undefined(measure) else None)
+        shown = may_be_undefined(measure) or (cell.interval is not None and cell.interval.n < self.queries)
+        text = interval_cell(cell.interval, _DECIMALS, of=self.queries if shown else None)
         if cell.versus is None:
             if name == self.baseline or cell.interval is None:  # nothing to compare: no value on any query
                 return text

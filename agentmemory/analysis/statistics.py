@@ -114,10 +114,11 @@ def evaluation_statistics(
     """Intervals and pairwise tests for an :class:`~agentmemory.evaluation.runner.Evaluation`, as a :class:`Statistics`.
 
     * ``intervals[retriever][measure]``: :func:`bootstrap_ci` of the per-query
-      values over the headline queries (``collection.headline_queries``: the
-      judged queries except those whose group is in the collection's
-      ``headline_excludes``, listed in ``excluded_groups``; ``queries``
-      counts them).
+      values over the headline queries (the queries the evaluation scored,
+      ``collection.headline_queries`` unless answer files add the questions
+      left out of retrieval scoring, except those whose group is in the
+      collection's ``headline_excludes``, listed in ``excluded_groups``;
+      ``queries`` counts them).
     * ``groups[group]``: the same over each query group's queries, excluded
       groups included (groups sorted; queries without a group left out;
       empty when no query has a group).
@@ -172,7 +173,7 @@ def evaluation_statistics(
     return per_query_statistics(
         {res.name: {q.query_id: q.metrics for q in res.per_query} for res in evaluation.results},
         labels={res.name: res.label for res in evaluation.results},
-        queries=[(q.id, q.group) for q in collection.judged_queries],
+        queries=[(q.query_id, q.group) for q in evaluation.results[0].per_query],
         excluded_groups=collection.headline_excludes,
         measures=chosen,
         seed=seed,

@@ -167,7 +167,7 @@ def sample_cell(values: Sequence[float | None], statistics: Statistics, measure:
     )
     if not values:
         return "n/a"
-    return interval_cell(interval, of=_of(measure, len(values)))
+    return interval_cell(interval, of=_of(measure, len(values), interval))
 
 
 def interval_rows(
@@ -179,14 +179,22 @@ def interval_rows(
     """
     chosen = statistics.measures if measures is None else measures
     return [
-        [r.label, *(interval_cell(statistics.intervals[r.name].get(m), of=_of(m, statistics.queries)) for m in chosen)]
+        [r.label, *(_cell(statistics.intervals[r.name].get(m), m, statistics.queries) for m in chosen)]
         for r in evaluation.results
     ]
 
 
-def _of(measure: str, queries: int) -> int | None:
-    """``queries`` for a measure that may have no value on a query (its cells count them), else ``None``."""
-    return queries if may_be_undefined(measure) else None
+def _cell(interval: Interval | None, measure: str, queries: int) -> str:
+    return interval_cell(interval, of=_of(measure, queries, interval))
+
+
+def _of(measure: str, queries: int, interval: Interval | None = None) -> int | None:
+    """``queries`` for a measure that may have no value on a query (its cells count them), or whose ``interval``
+    is over fewer of them (a retrieval measure beside answer files, which add questions left out of retrieval
+    scoring), else ``None``."""
+    if may_be_undefined(measure) or (interval is not None and interval.n < queries):
+        return queries
+    return None
 
 
 def group_rows(
@@ -208,7 +216,7 @@ def group_rows(
             group.name,
             str(group.queries),
             r.label,
-            *(interval_cell(group.intervals[r.name].get(m), of=_of(m, group.queries)) for m in chosen),
+            *(_cell(group.intervals[r.name].get(m), m, group.queries) for m in chosen),
         ]
         for group in statistics.groups.values()
         if in_headline is None or group.in_headline == in_headline
