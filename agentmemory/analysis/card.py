@@ -46,7 +46,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from agentmemory.analysis.text_tables import markdown_table
-from agentmemory.datasets.collection import Collection
+from agentmemory.datasets.collection import EVIDENCE, Collection, JudgmentPatch
+from agentmemory.datasets.judgment_patch import answer_key_ceiling
 from agentmemory.datasets.releases import release_of
 from agentmemory.evaluation.runner import Evaluation
 from agentmemory.metrics import Measure, distinct_measures
@@ -58,6 +59,7 @@ __all__ = [
     "collection_card",
     "answers_card",
     "answers_lines",
+    "ceiling_text",
     "evaluation_card",
     "files_digest",
     "granularity_of",
@@ -184,7 +186,28 @@ def _judgments(collection: Collection) -> str:
     patch = collection.judgment_patch
     if patch is None:
         return "the collection's own"
-    return f"patched: {patch.summary()} (sha256 {patch.sha256}); the original judgments' numbers are shown beside"
+    text = f"patched: {patch.summary()} (sha256 {patch.sha256}); the original judgments' numbers are shown beside"
+    if any(k.kind != EVIDENCE for k in patch.answer_key):
+        text += f"; {ceiling_text(patch, collection)}"
+    return text
+
+
+def ceiling_text(patch: JudgmentPatch, collection: Collection) -> str:
+    """The answer key's ceiling under a patch that replaces or excludes gold answers: per group, the share of
+    questions whose original key the patch leaves right (the best a perfect answerer scores under the original
+    key), headline groups first, and a note that imported verdicts were judged against the original key."""
+    ceiling = answer_key_ceiling(patch, collection)
+    excluded = set(collection.headline_excludes)
+    headline = [(g, c) for g, c in ceiling.items() if g not in excluded]
+    right = sum(r for _, (r, _) in headline)
+    total = sum(t for _, (_, t) in headline)
+    parts = ", ".join(f"{g or 'no group'} {r:,}/{t:,}" for g, (r, t) in ceiling.items())
+    share = f"{right / total:.2%}" if total else "n/a"
+    return (
+        f"answer-key ceiling (questions whose original gold answer is right): {right:,} of {total:,} headline "
+        f"questions ({share}); per group {parts}; imported verdicts were judged against the key their harness "
+        "used, so only the answer scores computed here (F1, EM, BLEU-1, answer_in_context) move with the key"
+    )
 
 
 def collection_card(

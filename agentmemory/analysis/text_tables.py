@@ -313,7 +313,8 @@ def collection_notes(evaluation: Evaluation) -> list[str]:
     if c.settings:
         lines.append("Loaded with " + ", ".join(f"{key} = {value}" for key, value in c.settings.items()) + ".")
     if c.skipped:
-        lines.append(f"Skipped queries ({len(c.skipped)}), left out of every number:")
+        scope = "every retrieval number (their answers are scored)" if evaluation.answers else "every number"
+        lines.append(f"Skipped queries ({len(c.skipped)}), left out of {scope}:")
         lines += [f"  {q}: {why}" for q, why in c.skipped]
     if c.repairs:
         lines.append(f"Repairs ({len(c.repairs)}):")
@@ -339,7 +340,8 @@ def matrix_table(matrix: PairedMatrix) -> str:
 def full_report(evaluation: Evaluation, statistics: Statistics) -> str:
     """What ``agentmemory eval`` prints after the comparison table: the seed table, groups, the paired
     comparisons (:func:`matrix_table` and its summary), notes."""
-    parts = [seed_table(evaluation)]
+    ranked = any(m in evaluation.results[0].means for m in seed_measures(evaluation.k))
+    parts = [seed_table(evaluation)] if ranked else []  # answer files alone: no ranking, no seed columns
     if statistics.groups:
         parts.append(group_table(evaluation, statistics))
     matrix = paired_matrix(statistics, {r.name: r.label for r in evaluation.results})

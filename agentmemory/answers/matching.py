@@ -121,17 +121,16 @@ class _Questions:
         excluded = set(collection.headline_excludes)
         reasons = dict(collection.skipped)
         kept = [_Question(q.id, q.scope, q.text, q.group not in excluded) for q in collection.queries]
-        records = getattr(collection, "left_out_queries", None)
-        if records is not None:
-            left = [
-                _Question(q.id, q.scope, q.text, q.group not in excluded, reasons.get(q.id, "left out"))
-                for q in records
-            ]
-        else:
-            left = [
-                _Question(qid, qid.rsplit("/", 1)[0] if "/" in qid else qid, None, None, reason, known=False)
-                for qid, reason in collection.skipped
-            ]
+        records = collection.left_out_queries  # the loader's records of what it left out, where it keeps them
+        left = [
+            _Question(q.id, q.scope, q.text, q.group not in excluded, reasons.get(q.id, "left out")) for q in records
+        ]
+        carried = {q.id for q in records}
+        left += [  # left out without a record (a format that keeps none): the id and reason alone
+            _Question(qid, qid.rsplit("/", 1)[0] if "/" in qid else qid, None, None, reason, known=False)
+            for qid, reason in collection.skipped
+            if qid not in carried
+        ]
         questions = kept + left
         self.by_id = {q.id: q for q in questions}
         order = [e.scope for e in collection.entries] + [q.scope for q in questions]

@@ -271,13 +271,14 @@ class RetrieverResult:
         return {m: {f: mean(getattr(q.ties[m], f) for q in rows) for f in fields} for m in measures}  # type: ignore[index]
 
     def aggregate_row(self) -> dict[str, Any]:
-        """The seed's columns first, then the mean of every measure."""
+        """The seed's columns first (``None`` where not computed: answer files alone rank nothing), then the mean
+        of every measure."""
         recall, precision, rr = seed_measures(self.k)
         row: dict[str, Any] = {
             "retriever": self.label,
-            "mean_recall@k": self.means[recall],
-            "mean_precision@k": self.means[precision],
-            "MRR": self.means[rr],
+            "mean_recall@k": self.means.get(recall),
+            "mean_precision@k": self.means.get(precision),
+            "MRR": self.means.get(rr),
         }
         row.update(self.means)
         return row
@@ -499,10 +500,10 @@ def evaluate(
         raise ParameterError(
             "retrievers", retrievers, "names no system", "name a retriever (e.g. 'bm25') or pass a run"
         )
-    names = _names(specs, bound, by_system, answered)
-    _check_systems(names)
+    _check_systems(names := _names(specs, bound, by_system, answered))
     bound += [bind_run(a.run, collection, as_of=options.as_of) for a in answered if a.run is not None]
-    chosen, unscored = _scored_measures(options, names, default_answer_measures(collection, answered, options.k))
+    extra = default_answer_measures(collection, answered, options.k)
+    chosen, unscored = _scored_measures(options, names, extra, ranked=bool(specs or bound))
     scorer = _new_scorer(collection, chosen, options)
     first_event = 0 if store is None else len(store.log)
     reused = store is not None
@@ -683,14 +684,20 @@ def _specs(retrievers: RetrieverLike | Sequence[RetrieverLike] | None) -> tuple[
 
 
 def _scored_measures(
-    options: EvalOptions, systems: Sequence[tuple[str, str]] = (), answer_measures: Sequence[Measure] = ()
+    options: EvalOptions,
+    systems: Sequence[tuple[str, str]] = (),
+    answer_measures: Sequence[Measure] = (),
+    *,
+    ranked: bool = True,
 ) -> tuple[tuple[Measure, ...], tuple[str, ...]]:
     """The measures computed and those left unscored (no provenance definition, under ``relevance="provenance"``).
 
     The measures are the options' (:attr:`EvalOptions.all_measures`), then
     those of the options' claims about ``systems`` (``(key, label)`` pairs)
     not among them, so each such claim has our value under its definition,
-    then ``answer_measures`` not among them (an evaluation with answer files).
+    then ``answer_measures`` not among them (an evaluation with answer files);
+    when no system ranks anything (answer files without retrieval alone),
+    only the answer measures.
     An answer measure (``MeasureDef.reads_answer``) reads no judgment, so it
     is scored under either relevance.
     """
@@ -698,6 +705,8 @@ def _scored_measures(
     if options.claims is not None:
         chosen += tuple(m for m in options.claims.measures_for(systems) if m not in chosen)
     chosen += tuple(m for m in answer_measures if m not in chosen)
+    if not ranked:  # answer files alone: no system ranked anything, so only the answer measures have values
+        chosen = tuple(m for m in chosen if m.definition.reads_answer and m.rank_cutoff is None)
     if options.relevance != "provenance":
         return chosen, ()
 

@@ -34,6 +34,20 @@ def locomo() -> Collection:
 
 
 @pytest.fixture(scope="session")
+def locomo_bare(locomo: Collection) -> Collection:
+    """The repaired sample as a format that keeps no record of the questions it leaves out (``left_out_queries``
+    empty, ``skipped`` as it is): what a plugin format may give, so matching can only say why a record of such a
+    question matches nothing."""
+    return dataclasses.replace(locomo, left_out_queries=())
+
+
+@pytest.fixture(scope="session")
+def locomo_strict_bare(locomo_strict: Collection) -> Collection:
+    """The strictly read sample without records of its left-out questions (see :func:`locomo_bare`)."""
+    return dataclasses.replace(locomo_strict, left_out_queries=())
+
+
+@pytest.fixture(scope="session")
 def locomo_strict() -> Collection:
     """The LoCoMo sample read strictly: 8 kept, 9 left out."""
     return load(LOCOMO)

@@ -75,16 +75,16 @@ def test_match_by_headline_position_where_category_5_is_interleaved(locomo) -> N
     assert dict(match_answers(_file(records), locomo, key="position-headline").by_query) == dict(matched.by_query)
 
 
-def test_match_by_text_normalises_white_space_but_keeps_case(locomo) -> None:
+def test_match_by_text_normalises_white_space_but_keeps_case(locomo_bare) -> None:
     """Runs of white space and the ends do not matter; case does."""
-    texts = _texts(locomo)
+    texts = _texts(locomo_bare)
     spaced = "  " + texts["conv-1/q1"].replace(" ", " \n\t") + " "
     records = [
         AnswerRecord("[0]", conversation="conv-1", question=spaced),
         AnswerRecord("[1]", conversation="conv-1", question=texts["conv-1/q0"].upper()),
         AnswerRecord("[2]", conversation="conv-1", question=texts["conv-1/q2"]),
     ]
-    matched = match_answers(_file(records), locomo)
+    matched = match_answers(_file(records), locomo_bare)
     assert (matched.key, list(matched.by_query)) == ("text", ["conv-1/q1", "conv-1/q2"])
     assert matched.unmatched == (
         ("[1]", "no question of conv-1 has this text; 1 question of it was left out by the loader, text unknown"),
@@ -175,19 +175,19 @@ def test_a_file_for_another_dataset_is_refused_under_a_named_key(answers_dir: Pa
         match_answers(answers, locomo, key="id")
 
 
-def test_a_file_covering_one_conversation_leaves_the_rest_missing(answers_dir: Path, locomo) -> None:
+def test_a_file_covering_one_conversation_leaves_the_rest_missing(answers_dir: Path, locomo_bare) -> None:
     """The EverMemOS sample answers conv-1 only: conv-2's questions (and conv-1's category 5) are missing."""
-    matched = match_answers(read_answers(answers_dir / "evermemos-locomo-sample.json"), locomo)
-    expected = [q.id for q in locomo.queries if q.scope == "conv-2" or q.group in locomo.headline_excludes]
+    matched = match_answers(read_answers(answers_dir / "evermemos-locomo-sample.json"), locomo_bare)
+    expected = [q.id for q in locomo_bare.queries if q.scope == "conv-2" or q.group in locomo_bare.headline_excludes]
     assert list(matched.missing) == expected
-    assert list(matched.by_query) == [q for q in _headline(locomo, "conv-1")]
+    assert list(matched.by_query) == [q for q in _headline(locomo_bare, "conv-1")]
 
 
-def test_records_of_left_out_questions_say_why_without_their_query_records(locomo_strict) -> None:
+def test_records_of_left_out_questions_say_why_without_their_query_records(locomo_strict_bare) -> None:
     """Matched by id to a question the loader left out: listed in left_out with the loader's reason, not unmatched."""
     records = [AnswerRecord("[0]", question_id="conv-1/q0"), AnswerRecord("[1]", question_id="conv-1/q2")]
-    matched = match_answers(_file(records), locomo_strict)
-    reason = dict(locomo_strict.skipped)["conv-1/q2"]
+    matched = match_answers(_file(records), locomo_strict_bare)
+    reason = dict(locomo_strict_bare.skipped)["conv-1/q2"]
     assert matched.left_out == (("conv-1/q2", f"question left out by the loader: {reason}"),)
     assert list(matched.by_query) == ["conv-1/q0"] and matched.unmatched == ()
     assert "conv-1/q2" not in matched.missing and dict(matched.keys) == {"id": 2}
@@ -204,11 +204,11 @@ def test_records_of_left_out_questions_match_when_the_collection_carries_them(lo
     assert [qid for qid, _ in matched.left_out] == ["conv-2/q6", "conv-2/q7"]
 
 
-def test_a_headline_position_past_a_question_of_unknown_group_says_so(locomo) -> None:
+def test_a_headline_position_past_a_question_of_unknown_group_says_so(locomo_bare) -> None:
     """conv-2/q6 was left out and its group is unknown: the headline positions from it on cannot be counted."""
     records = [AnswerRecord(f"[{i}]", conversation="conv-2", position=i) for i in range(7)]
-    matched = match_answers(_file(records), locomo, key="position-headline")
-    assert list(matched.by_query) == _headline(locomo, "conv-2")[:5]
+    matched = match_answers(_file(records), locomo_bare, key="position-headline")
+    assert list(matched.by_query) == _headline(locomo_bare, "conv-2")[:5]
     reason = "its headline position is uncertain: conv-2/q6, before it in conv-2, was left out by the loader and its group is unknown"
     assert matched.unmatched == (("[5]", reason), ("[6]", reason))
 
