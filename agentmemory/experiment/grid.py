@@ -793,9 +793,11 @@ def read_grid(path: str | PathLike[str]) -> Grid:
 
     Raises:
         MissingFileError: ``path`` does not exist.
-        InputError: see :func:`parse_grid`.
+        InputError: ``path`` is a folder; see :func:`parse_grid`.
     """
     file = Path(path)
+    if file.is_dir():
+        raise InputError(file, None, "is a folder, not a grid file; give the path of a grid's .toml file")
     if not file.is_file():
         raise MissingFileError(file, "grid file")
     try:
