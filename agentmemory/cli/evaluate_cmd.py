@@ -109,7 +109,7 @@ def eval_options(args: argparse.Namespace) -> EvalOptions:
         attribution=args.attribution,
         system_timeout=_seconds(args.system_timeout),
         lenient_system=args.lenient_system,
-        tokenizer=args.tokenizer or DEFAULT_TOKEN_COUNTER,
+        tokenizer=DEFAULT_TOKEN_COUNTER if args.tokenizer is None else args.tokenizer,  # '' refused there
         claims=args.claims,  # read and checked now, before anything is loaded
         run_depth=_run_depth(args),
         names=FLAG_NAMES,
@@ -220,8 +220,9 @@ class _Outputs:
 def _retrievers(args: argparse.Namespace) -> tuple[RetrieverSpec, ...]:
     """``--retrievers`` resolved (once: evaluate takes the specs as they are); none when only runs, systems or
     answer files are given."""
-    others = args.run or args.system or args.answers
-    return resolve_retrievers(args.retrievers) if args.retrievers.strip() or not others else ()
+    if not args.retrievers.strip() and (args.run or args.system or args.answers):
+        return ()
+    return resolve_retrievers(args.retrievers, option="--retrievers")
 
 
 def _named(texts: Sequence[str], option: str, names: Sequence[str]) -> dict[str, str]:
@@ -294,7 +295,7 @@ def run(args: argparse.Namespace) -> int:
     """Run ``agentmemory eval`` (see the module docstring)."""
     options = eval_options(args)
     retrievers = _retrievers(args)
-    memory_systems = resolve_systems(args.system) if args.system else ()  # checked before anything is read
+    memory_systems = resolve_systems(args.system, option="--system") if args.system else ()  # checked first
     run_args = [parse_run_option(text) for text in args.run]
     memories = getattr(args, "memories", None) or {}
     systems = [(r.key, r.label) for r in retrievers] + [(name, name) for name, _ in run_args]

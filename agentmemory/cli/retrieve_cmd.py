@@ -6,7 +6,7 @@ import argparse
 
 from agentmemory.cli.args import parse_int, progress
 from agentmemory.cli.collection_args import collection_path, load_collection
-from agentmemory.errors import UnknownNameError, check_positive_int
+from agentmemory.errors import check_positive_int
 from agentmemory.evaluation.batch import retrieve_all
 from agentmemory.files.output_plan import OutputPlan, collection_inputs
 from agentmemory.files.trec import format_run
@@ -18,10 +18,7 @@ __all__ = ["run"]
 def run(args: argparse.Namespace) -> int:
     """Run ``agentmemory retrieve``: the run file is written only once every query is answered."""
     k = check_positive_int("--k", parse_int("--k", args.k, "an integer >= 1"))
-    try:
-        retriever = resolve_retriever(args.retriever)
-    except UnknownNameError as err:  # name the command-line option, as every other message here does
-        raise UnknownNameError("--retriever", err.value, err.choices) from None
+    retriever = resolve_retriever(args.retriever, option="--retriever")  # its messages name the option
     plan = OutputPlan()
     out = plan.file("--out", args.out, example="runs/bm25.trec")
     shown = progress(args)

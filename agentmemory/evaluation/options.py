@@ -34,7 +34,7 @@ from agentmemory.errors import ParameterError, UnknownNameError, check_positive_
 from agentmemory.evaluation.claims import Claims, read_claims
 from agentmemory.metrics import Measure, parse_measures
 from agentmemory.metrics.scoring import default_measures
-from agentmemory.metrics.token_counters import DEFAULT_TOKEN_COUNTER, TOKEN_COUNTERS
+from agentmemory.metrics.token_counters import DEFAULT_TOKEN_COUNTER, check_token_counter
 from agentmemory.systems.attribution import parse_attribution
 
 __all__ = ["RELEVANCE_MODES", "EvalOptions"]
@@ -197,7 +197,7 @@ class EvalOptions:
                 raise ParameterError(name(flag), given, "is not a bool", "pass True or False")
         if baseline is not None and not isinstance(baseline, str):
             raise ParameterError(name("baseline"), baseline, "is not text", "pass a system's name, or None")
-        parse_attribution(attribution)
+        parse_attribution(attribution, option=name("attribution"))
         if isinstance(system_timeout, bool) or not isinstance(system_timeout, (int, float)):
             raise ParameterError(
                 name("system_timeout"), system_timeout, "is not a number", "give seconds > 0, e.g. 300"
@@ -206,8 +206,7 @@ class EvalOptions:
             raise ParameterError(
                 name("system_timeout"), system_timeout, "is not a number > 0", "give seconds, e.g. 300"
             )
-        if not isinstance(tokenizer, str) or tokenizer not in TOKEN_COUNTERS:
-            raise UnknownNameError(name("tokenizer"), tokenizer, TOKEN_COUNTERS.names())
+        check_token_counter(tokenizer, name("tokenizer"))
         values: dict[str, object] = {
             "k": k,
             "seed": seed,

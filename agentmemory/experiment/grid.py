@@ -72,7 +72,7 @@ from os import PathLike
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from agentmemory.errors import AgentMemoryError, InputError, MissingFileError
+from agentmemory.errors import AgentMemoryError, InputError, MissingFileError, ParameterError
 from agentmemory.evaluation.options import RELEVANCE_MODES, EvalOptions
 from agentmemory.metrics import parse_measures
 from agentmemory.retrievers import RetrieverSpec, resolve_retriever
@@ -459,9 +459,9 @@ class _Reader:
 
     def spec(self, text: str, name: str, line: int | None) -> SystemDef:
         try:
-            spec: RetrieverSpec = resolve_retriever(text)
+            spec: RetrieverSpec = resolve_retriever(text, option=name)  # its messages name the grid's key
         except AgentMemoryError as err:
-            raise self.fail(line, f"{name}: {err}") from None
+            raise self.fail(line, _named(err, name)) from None
         return SystemDef(text, spec.key, spec.label)
 
     def systems(self, value: object, name: str, line: int | None) -> tuple[SystemDef, ...]:
@@ -488,9 +488,9 @@ class _Reader:
         self.keys(item, ("system",), f"a memory-system table of {name}", lambda _: line)
         text = self.string(item["system"], f"{name} system", line)
         try:
-            spec = resolve_system(text)
+            spec = resolve_system(text, option=f"{name} system")  # its messages name the grid's key
         except AgentMemoryError as err:
-            raise self.fail(line, f"{name}: {err}") from None
+            raise self.fail(line, _named(err, f"{name} system")) from None
         return SystemDef(text, spec.key, spec.label, "system")
 
     def expand(self, item: Mapping[str, Any], name: str, line: int | None) -> list[str]:
@@ -499,12 +499,17 @@ class _Reader:
         target = self.string(item.get("retriever"), f"{name} retriever", line)
         params = dict(self.table(item.get("params", {}), f"{name} params", line))
         grid = self.table(item.get("grid", {}), f"{name} grid", line)
+        for key, value in params.items():
+            if _empty(value):
+                raise self.fail(line, f"{name} params: {key} = {value!r} is empty; give a value, or leave {key} out")
         axes: list[list[tuple[str, Any]]] = []
         for key, values in grid.items():
             if not isinstance(values, list) or not values:
                 raise self.fail(
                     line, f"{name} grid: {key} = {values!r} is not a non-empty list; write {key} = [value, ...]"
                 )
+            if any(_empty(v) for v in values):
+                raise self.fail(line, f"{name} grid: {key} = {values!r} holds an empty value; give each a value")
             if key in params:
                 raise self.fail(line, f"{name}: {key} is both in params and in grid; give it in one of them")
             axes.append([(key, v) for v in values])
@@ -614,9 +619,9 @@ class _Reader:
                 line, f'measures: {value!r} is not a list of measure names; write e.g. measures = ["nDCG@10"]'
             )
         try:
-            return tuple(str(m) for text in value for m in parse_measures(text))
+            return tuple(str(m) for text in value for m in parse_measures(text, name="measures"))
         except AgentMemoryError as err:
-            raise self.fail(line, f"measures: {err}") from None
+            raise self.fail(line, _named(err, "measures")) from None
 
     def statistics(self, value: object) -> StatisticsOptions:
         line = self.where.top("statistics")
@@ -736,6 +741,20 @@ class _Reader:
             )
 
 
+def _empty(value: object) -> bool:
+    """A parameter value that says nothing: empty (or blank) text, or a list of nothing or holding such text."""
+    if isinstance(value, str):
+        return not value.strip()
+    return isinstance(value, list) and (not value or any(_empty(v) for v in value))
+
+
+def _named(err: AgentMemoryError, key: str) -> str:
+    """``err``'s message naming the grid's ``key`` once: as it is when it names ``key`` already (a resolver told
+    the key), else after ``key``."""
+    named = isinstance(err, ParameterError) and (err.name == key or err.name.startswith(f"{key} "))
+    return str(err) if named else f"{key}: {err}"
+
+
 def _toml_module() -> Any:
     if sys.version_info >= (3, 11):
         import tomllib
@@ -774,9 +793,11 @@ def read_grid(path: str | PathLike[str]) -> Grid:
 
     Raises:
         MissingFileError: ``path`` does not exist.
-        InputError: see :func:`parse_grid`.
+        InputError: ``path`` is a folder; see :func:`parse_grid`.
     """
     file = Path(path)
+    if file.is_dir():
+        raise InputError(file, None, "is a folder, not a grid file; give the path of a grid's .toml file")
     if not file.is_file():
         raise MissingFileError(file, "grid file")
     try:

@@ -19,8 +19,12 @@ worker gets (docs/grids.md, "what each worker builds").
 
 from __future__ import annotations
 
+import functools
+import importlib
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, packages_distributions, version
 from pathlib import Path
 from typing import Any
 
@@ -32,9 +36,11 @@ from agentmemory.evaluation.options import EvalOptions
 from agentmemory.experiment.grid import CollectionDef, Grid
 from agentmemory.experiment.task import CollectionSource, SystemSource, TaskJob, remember, task_key
 from agentmemory.files.atomic import sha256_file
-from agentmemory.retrievers import resolve_retriever
+from agentmemory.retrievers import RETRIEVERS, resolve_retriever
+from agentmemory.retrievers.spec import parse_spec
+from agentmemory.systems.registry import SYSTEMS
 
-__all__ = ["SMALL_BATCH", "Plan", "PlannedCollection", "Task", "batches", "plan_experiment"]
+__all__ = ["SMALL_BATCH", "Plan", "PlannedCollection", "Task", "batches", "plan_experiment", "plugin_code"]
 
 
 @dataclass(frozen=True)
@@ -123,6 +129,74 @@ def _run_source(grid: Grid, definition: CollectionDef, index: int) -> SystemSour
     )
 
 
+def _ours(module: str) -> bool:
+    return module == "agentmemory" or module.startswith("agentmemory.")
+
+
+@functools.lru_cache(maxsize=1)
+def _distributions() -> Mapping[str, list[str]]:
+    """Top-level import name -> the installed distributions providing it (read once per process)."""
+    return packages_distributions()
+
+
+def _module_code(target: str, module: str) -> list[tuple[str, str, str]]:
+    """What identifies ``module``'s code: its file's sha256, and the version of the distribution it belongs to."""
+    found = sys.modules.get(module) or importlib.import_module(module)  # resolved already: imported
+    code = []
+    file = getattr(found, "__file__", None)
+    if isinstance(file, str) and Path(file).is_file():
+        code.append((target, "sha256", sha256_file(file)))
+    for name in sorted(_distributions().get(module.partition(".")[0], [])):
+        try:
+            code.append((target, "distribution", f"{name} {version(name)}"))
+        except PackageNotFoundError:  # pragma: no cover - listed a moment ago
+            continue
+    return code
+
+
+def _named_plugins(value: Any) -> list[str]:
+    """The spec texts among a spec's parameter values (nested specs, ``of=a+b``), however deep."""
+    if isinstance(value, (list, tuple)):
+        return [text for item in value for text in _named_plugins(item)]
+    return [value] if isinstance(value, str) else []
+
+
+def plugin_code(text: str, kind: str = "retriever") -> tuple[tuple[str, str, str], ...]:
+    """What identifies the code of each plugin the spec ``text`` names, for the task key (:mod:`.task`).
+
+    Each ``package.module:attribute`` target, and each registered name whose
+    factory is not agentmemory's own (an entry point's, a name registered at
+    run time), gives ``(target, "sha256", <its module file's sha256>)`` and,
+    when the module belongs to an installed distribution, ``(target,
+    "distribution", "<name> <version>")``; the spec's parameter values are
+    read as specs too (``hybrid[of=mymod:R+bm25]``, ``retriever[of=mymod:R]``).
+    ``kind`` is ``"system"`` for a memory system's spec (its name is looked up
+    among the systems first).  Sorted, each once.
+    """
+    code: set[tuple[str, str, str]] = set()
+    todo, seen = [(text, kind)], set()
+    while todo:
+        item, what = todo.pop()
+        if item in seen:
+            continue
+        seen.add(item)
+        try:
+            spec = parse_spec(item)
+        except AgentMemoryError:  # a parameter value that is no spec (a path, a word)
+            continue
+        if spec.is_import:
+            code.update(_module_code(spec.target, spec.target.partition(":")[0]))
+        else:
+            registry: Any = SYSTEMS if what == "system" and spec.target in SYSTEMS else RETRIEVERS
+            if spec.target not in registry:
+                continue
+            module = getattr(registry.get(spec.target).factory, "__module__", None) or ""
+            if module and not _ours(module):
+                code.update(_module_code(spec.target, module))
+        todo.extend((nested, "retriever") for value in spec.params.values() for nested in _named_plugins(value))
+    return tuple(sorted(code))
+
+
 def _index_key(system: SystemSource) -> str | None:
     """The retriever's :attr:`~agentmemory.retrievers.RetrieverSpec.index_key` (``None`` for runs and memory systems)."""
     if system.kind != "retriever":
@@ -147,7 +221,8 @@ def plan_experiment(grid: Grid) -> Plan:
         own = definition.systems if definition.systems is not None else grid.systems
         systems: dict[str, SystemSource] = {}
         for spec in own:
-            systems.setdefault(spec.key, SystemSource(spec.kind, spec.key, spec.label, spec=spec.text))
+            code = plugin_code(spec.text, spec.kind)
+            systems.setdefault(spec.key, SystemSource(spec.kind, spec.key, spec.label, spec=spec.text, code=code))
         runs = {run.name: _run_source(grid, definition, i) for i, run in enumerate(definition.runs)}
         systems.update(runs)
         crossed = list(systems.values())
@@ -155,8 +230,9 @@ def plan_experiment(grid: Grid) -> Plan:
             if listed.system in runs:
                 continue
             resolved = resolve_retriever(listed.system)  # checked when the grid was read
+            code = plugin_code(listed.system)
             systems.setdefault(
-                resolved.key, SystemSource("retriever", resolved.key, resolved.label, spec=listed.system)
+                resolved.key, SystemSource("retriever", resolved.key, resolved.label, spec=listed.system, code=code)
             )
         judged = tuple((q.id, q.group) for q in loaded.judged_queries)
         planned = PlannedCollection(

@@ -24,10 +24,18 @@ format and options (every declared option, defaults included: LoCoMo's
 ``repair`` changes the collection, not its file), the system (a
 retriever's or memory system's canonical key and label; a run's name, the sha256 of its file
 and of its memories, and ``lenient``), ``k``, ``seed``, the measures,
-the relevance mode and agentmemory's version.  Anything that could change a
-row changes the key, so a cached task file is reused only for the same task.
-What the key cannot see: the code behind a ``package.module:attribute``
-spec and an encoder's model files (``--no-resume`` recomputes everything).
+the relevance mode and agentmemory's version, and what identifies the code
+of every plugin the system's spec names (``SystemSource.code``, made by
+:func:`agentmemory.experiment.plan.plugin_code`: the sha256 of the module
+file a ``package.module:attribute`` target, or a plugin registered under a
+name, is defined in, and the version of the installed distribution that
+module belongs to, e.g. an entry point's).  Anything that could change a
+row changes the key, so a cached task file is reused only for the same
+task, and a plugin whose code changed under the same spec is computed
+again.  What the key cannot see: other files a plugin's module imports
+(an editable install's other modules), the program behind an MCP server's
+command, and an encoder's model files (``--no-resume`` recomputes
+everything).
 """
 
 from __future__ import annotations
@@ -110,10 +118,12 @@ class SystemSource:
     memories: str | None = None
     memories_sha256: str | None = None
     lenient: bool = False
+    code: tuple[tuple[str, str, str], ...] = ()
 
     def identity(self) -> dict[str, Any]:
         if self.kind in ("retriever", "system"):
-            return {"kind": self.kind, "key": self.name, "label": self.label}
+            code = {"code": [list(c) for c in self.code]} if self.code else {}
+            return {"kind": self.kind, "key": self.name, "label": self.label, **code}
         return {
             "kind": "run",
             "name": self.name,

@@ -39,7 +39,7 @@ from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
 from typing import Any, Protocol
 
-from agentmemory.errors import ParameterError, PluginError, quote
+from agentmemory.errors import ParameterError, PluginError, UnknownNameError, quote
 from agentmemory.registry import Registry
 
 __all__ = [
@@ -48,6 +48,7 @@ __all__ = [
     "CachedCounter",
     "Llama2Counter",
     "TokenCounter",
+    "check_token_counter",
     "token_counter",
 ]
 
@@ -202,6 +203,25 @@ class CachedCounter:
                     "count",
                     f"returned {quote(n)} for the text {quote(text)}; give an int >= 0 per text",
                 )
+
+
+def check_token_counter(value: object, name: str = "tokenizer") -> str:
+    """``value`` when it names a counter of :data:`TOKEN_COUNTERS`; ``name`` is the option messages name.
+
+    Raises:
+        ParameterError: ``value`` is not text, or is empty (``--tokenizer ''``: refused, not read as the default).
+        UnknownNameError: no counter has that name (the registry's names listed).
+    """
+    choices = ", ".join(TOKEN_COUNTERS.names())
+    if not isinstance(value, str):
+        raise ParameterError(name, value, "is not a token counter's name", f"choose from: {choices}")
+    if not value.strip():
+        raise ParameterError(
+            name, value, "is empty", f"choose from: {choices} (leave it out for the default, {DEFAULT_TOKEN_COUNTER})"
+        )
+    if value not in TOKEN_COUNTERS:
+        raise UnknownNameError(name, value, TOKEN_COUNTERS.names())
+    return value
 
 
 def token_counter(name: str = DEFAULT_TOKEN_COUNTER) -> CachedCounter:

@@ -21,7 +21,7 @@ from agentmemory.retrievers.base import (
     missing_members,
 )
 from agentmemory.retrievers.guard import GuardedRetriever, PluginBoundary, index_params_violation, is_ours
-from agentmemory.retrievers.spec import Spec, format_value, parse_spec, split_specs
+from agentmemory.retrievers.spec import Spec, format_value, option_named, parse_spec, split_specs
 
 __all__ = [
     "DEFAULT_RETRIEVERS",
@@ -374,8 +374,11 @@ def _import(target: str, whole: str) -> Any:
     return obj
 
 
-def resolve_retriever(item: RetrieverLike) -> RetrieverSpec:
+def resolve_retriever(item: RetrieverLike, *, option: str | None = None) -> RetrieverSpec:
     """One retriever (a name, a spec, ``module:attribute``, a factory or an instance) as a :class:`RetrieverSpec`.
+
+    ``option``: the option the spec was read from (``--retriever``, a grid key), named by every message about it
+    (:func:`agentmemory.retrievers.spec.option_named`); ``None``: the messages say ``retriever spec``.
 
     Raises:
         UnknownNameError: an unknown registry name (the message lists the live registry, entry points included).
@@ -384,6 +387,11 @@ def resolve_retriever(item: RetrieverLike) -> RetrieverSpec:
             does not import, names a missing attribute, or gives something
             that is not a retriever; parameters given to an instance.
     """
+    with option_named(option):
+        return _resolve(item)
+
+
+def _resolve(item: RetrieverLike) -> RetrieverSpec:
     if isinstance(item, RetrieverSpec):
         return item
     if isinstance(item, str):
@@ -482,13 +490,22 @@ def _by_label(target: str) -> str:
     return target
 
 
-def resolve_retrievers(items: RetrieverLike | Sequence[RetrieverLike]) -> tuple[RetrieverSpec, ...]:
+def resolve_retrievers(
+    items: RetrieverLike | Sequence[RetrieverLike], *, option: str | None = None
+) -> tuple[RetrieverSpec, ...]:
     """Several retrievers: a comma-separated string of specs or a sequence of anything :func:`resolve_retriever` takes.
+
+    ``option`` (``--retrievers``, a grid key): the option every message names, as :func:`resolve_retriever`'s.
 
     Raises:
         ParameterError: as :func:`resolve_retriever`; no retriever; two with
             the same key or the same label.
     """
+    with option_named(option):
+        return _resolve_all(items)
+
+
+def _resolve_all(items: RetrieverLike | Sequence[RetrieverLike]) -> tuple[RetrieverSpec, ...]:
     if isinstance(items, str):
         pieces: list[Any] = list(split_specs(items))
     elif isinstance(items, RetrieverSpec) or (not isinstance(items, Iterable)) or is_retriever(items):

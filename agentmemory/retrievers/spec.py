@@ -23,6 +23,15 @@ A number in exponent form must not use ``+`` (write ``1e5``, not ``1e+5``:
 :func:`parse_spec` and :func:`split_specs` only read text; checking the
 names and the parameters against the factory happens in
 :mod:`agentmemory.retrievers`.
+
+**Which option.**  Their messages name what they read in the library's words
+(``retriever spec: 'bm25[' (str) has a '[' without its ']'; ...``).  A caller
+that read the spec from an option (``--system``, ``--attribution``, a grid
+key such as ``systems``) resolves it inside :func:`option_named`, so the
+message names the option the user typed instead: the spec's own name
+becomes the option (``--system: 'bm25[' (str) ...``), and a name inside it
+follows the option (``--system bm25 parameter: 'x' (str) is not a known
+name; ...``).
 """
 
 from __future__ import annotations
@@ -30,12 +39,14 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from agentmemory.errors import ParameterError, shorten
 
-__all__ = ["Spec", "format_value", "parse_spec", "split_specs"]
+__all__ = ["SPEC_NAMES", "Spec", "format_value", "option_named", "parse_spec", "renamed", "split_specs"]
 
 _BARE = re.compile(r"[A-Za-z0-9_./:-]+")
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -46,6 +57,43 @@ _GRAMMAR = (
     'a value is a number, true, false, null, a "quoted string", a bare token, a nested spec, '
     "or items joined by '+'"
 )
+
+
+SPEC_NAMES = frozenset({"retriever spec", "retriever", "retrievers", "system spec", "system", "systems", "attribution"})
+"""The names the resolvers' messages give a spec itself (not one of its parameters): :func:`renamed` puts the
+option in their place."""
+
+
+def renamed(err: ParameterError, option: str) -> ParameterError:
+    """``err`` as the error of the option ``option``: its name replaced (one of :data:`SPEC_NAMES`) or prefixed.
+
+    The copy keeps ``err``'s class and fields (an :class:`~agentmemory.errors.UnknownNameError`'s ``choices``);
+    only ``name`` and the message's head change.
+    """
+    if err.name == option or err.name.startswith(f"{option} "):  # named already (an inner call was told too)
+        return err
+    name = option if err.name in SPEC_NAMES else f"{option} {err.name}"
+    text = str(err)
+    message = name + text[len(err.name) :] if text.startswith(f"{err.name}: ") else f"{option}: {text}"
+    copy = type(err).__new__(type(err))
+    copy.__dict__.update(err.__dict__)
+    copy.name = name
+    copy.args = (message,)
+    return copy
+
+
+@contextmanager
+def option_named(option: str | None) -> Iterator[None]:
+    """Run the body; a :class:`~agentmemory.errors.ParameterError` it raises names ``option`` (:func:`renamed`).
+
+    ``None`` leaves the errors as they are (a library call that was given no option name).
+    """
+    try:
+        yield
+    except ParameterError as err:
+        if option is None:
+            raise
+        raise renamed(err, option) from None
 
 
 @dataclass(frozen=True)

@@ -348,6 +348,10 @@ def export_collection(source: Source, folder: str | PathLike[str]) -> dict[str, 
     One qrels file per split the store holds judgments of (``test``,
     empty but for its header, when it holds none), so the folder loads.
     Returns the written files (relative POSIX path -> sha256), sorted.
+
+    Raises:
+        StoreError: the store holds no live entry (a corpus without entries is
+            a folder no loader reads, so nothing is written).
     """
     if isinstance(source, MemoryStore):
         splits = list(source._backend.judgments()) or ["test"]
@@ -357,9 +361,16 @@ def export_collection(source: Source, folder: str | PathLike[str]) -> dict[str, 
     root = Path(folder)
     names = ["corpus.jsonl", "queries.jsonl", *(f"qrels/{split}.tsv" for split in splits)]
     _check_outputs(source, [("folder", root / name) for name in names])
+    collections = [store_collection(source, split=split) for split in splits]
+    if not collections[0].entries:
+        where = _store_file(source) or "in-memory store"
+        raise StoreError(
+            where,
+            "holds no entries, and a collection folder without entries does not load, so nothing was exported",
+            "add entries first (agentmemory store import, or MemoryStore.add), then export",
+        )
     written: dict[str, str] = {}
-    for split in splits:
-        collection = store_collection(source, split=split)
+    for split, collection in zip(splits, collections):
         written.update(write_collection(collection, folder, split=split))
     return dict(sorted(written.items()))
 

@@ -77,7 +77,7 @@ from agentmemory.metrics import Measure, defined
 from agentmemory.metrics.provenance import ancestors_of, credit
 from agentmemory.records import MemoryEntry, Provenance
 from agentmemory.retrievers.encoders import load_encoder
-from agentmemory.retrievers.spec import Spec, parse_spec
+from agentmemory.retrievers.spec import Spec, option_named, parse_spec
 from agentmemory.systems.base import Memory
 from agentmemory.systems.replay import Replay
 from agentmemory.systems.turns import TurnIndex, turn_index
@@ -107,33 +107,37 @@ UNATTRIBUTED_LISTED = 5
 _TEXT_SHOWN = 80
 
 
-def parse_attribution(text: object) -> Spec:
+def parse_attribution(text: object, *, option: str = "attribution") -> Spec:
     """An attribution spec (``"auto"``, ``"overlap[threshold=0.4]"``) checked: its method and threshold.
+
+    ``option`` is what the messages name: the option the spec was read from (``--attribution`` on the command
+    line), by default ``attribution``.
 
     Raises:
         UnknownNameError: an unknown method.
-        ParameterError: a parameter other than ``threshold``, a threshold on a
+        ParameterError: empty or malformed text, a parameter other than ``threshold``, a threshold on a
             method without one, a threshold outside [0, 1].
     """
     if isinstance(text, Spec):
         spec = text
     elif isinstance(text, str):
-        spec = parse_spec(text)
+        with option_named(option):
+            spec = parse_spec(text)
     else:
-        raise ParameterError("attribution", text, "is not text", "choose from: " + ", ".join(ATTRIBUTION_METHODS))
+        raise ParameterError(option, text, "is not text", "choose from: " + ", ".join(ATTRIBUTION_METHODS))
     if spec.target not in ATTRIBUTION_METHODS:
-        raise UnknownNameError("attribution", spec.target, ATTRIBUTION_METHODS)
+        raise UnknownNameError(option, spec.target, ATTRIBUTION_METHODS)
     for key, value in spec.params.items():
         if key != "threshold" or spec.target not in SENSITIVITY:
             raise ParameterError(
-                "attribution parameter",
+                f"{option} parameter",
                 key,
                 f"is not a parameter of {spec.target}",
                 "only overlap and dense take threshold, e.g. overlap[threshold=0.5]",
             )
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
             raise ParameterError(
-                "attribution threshold", value, "is not a number in [0, 1]", "write e.g. overlap[threshold=0.5]"
+                f"{option} threshold", value, "is not a number in [0, 1]", "write e.g. overlap[threshold=0.5]"
             )
     return spec
 

@@ -113,6 +113,8 @@ from typing import IO, Any
 
 from agentmemory.errors import InputError, MemorySystemError, ParameterError, quote, shorten
 from agentmemory.systems.base import Memory, Turn
+from agentmemory.systems.checks import scrub_paths
+from agentmemory.systems.processes import pids, stat
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -422,30 +424,13 @@ _SPAWN_LOCK = threading.Lock()  # one server spawned at a time in this process, 
 _CLAIMED: set[int] = set()  # pids of the servers this process started and has not yet ended
 
 
-def _stat(pid: int) -> tuple[str, int, int, int] | None:
-    """(state, parent pid, process group, session) of ``pid`` from /proc, or None (gone, or no /proc)."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
-    except OSError:
-        return None
-    fields = text.rsplit(")", 1)[1].split()
-    return fields[0], int(fields[1]), int(fields[2]), int(fields[3])
-
-
-def _pids() -> list[int]:
-    try:
-        return [int(name) for name in os.listdir("/proc") if name.isdigit()]
-    except OSError:
-        return []
-
-
 def _new_session_leaders() -> set[int]:
     """Children of this process that lead their own session (how the SDK starts a server), not yet claimed."""
     me = os.getpid()
     found = set()
-    for pid in _pids():
-        stat = _stat(pid)
-        if stat is not None and stat[1] == me and stat[3] == pid and pid not in _CLAIMED:
+    for pid in pids():
+        got = stat(pid)
+        if got is not None and got[1] == me and got[3] == pid and pid not in _CLAIMED:
             found.add(pid)
     return found
 
@@ -454,17 +439,28 @@ def _end_session(leader: int, wait: float = 2.0) -> None:
     """SIGKILL every live process still in the session ``leader`` led (what the server started and left), and
     wait up to ``wait`` seconds until each has died (SIGKILL is delivered asynchronously)."""
     killed = []
-    for pid in _pids():
-        stat = _stat(pid)
-        if stat is not None and stat[3] == leader and stat[2] == leader and stat[0] != "Z":
+    for pid in pids():
+        got = stat(pid)
+        if got is not None and got[3] == leader and got[2] == leader and got[0] != "Z":
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
                 killed.append(pid)
     deadline = time.monotonic() + wait
     while killed and time.monotonic() < deadline:
-        killed = [pid for pid in killed if (stat := _stat(pid)) is not None and stat[0] not in ("Z", "X")]
+        killed = [pid for pid in killed if (got := stat(pid)) is not None and got[0] not in ("Z", "X")]
         if killed:
             time.sleep(0.01)
+
+
+def _scrubbed(value: Any, workdir: Path) -> Any:
+    """``value`` with this machine's folders scrubbed from every string in it (lists and dicts walked)."""
+    if isinstance(value, str):
+        return scrub_paths(value, workdir)
+    if isinstance(value, list):
+        return [_scrubbed(v, workdir) for v in value]
+    if isinstance(value, dict):
+        return {_scrubbed(k, workdir): _scrubbed(v, workdir) for k, v in value.items()}
+    return value
 
 
 # -- the system -------------------------------------------------------------------------------------------------------
@@ -542,7 +538,18 @@ class MCPSystem:
 
     # -- start-up ---------------------------------------------------------------------------------------------------
     def _error(self, call: str, problem: str) -> MemorySystemError:
-        return MemorySystemError(self.name, self.scope, call, problem)
+        """The failure as one line, without the scope's workdir or another folder of this machine (a message may go
+        into an artifact under ``--lenient-system``)."""
+        return MemorySystemError(self.name, self.scope, call, scrub_paths(problem, self.workdir))
+
+    def _text(self, text: str, limit: int | None = None) -> str:
+        """The server's ``text`` for a message: on one line, this machine's folders scrubbed, then shortened."""
+        clean = scrub_paths(" ".join(text.split()), self.workdir)  # before shortening, which could cut a path
+        return shorten(clean) if limit is None else shorten(clean, limit)
+
+    def _quote(self, value: Any) -> str:
+        """``value`` (the server's, or a command's) quoted for a message, its strings' folders scrubbed first."""
+        return quote(_scrubbed(value, self.workdir))
 
     def _command_line(self, command: str | Sequence[str] | None) -> list[str]:
         fields = {"workdir": str(self.workdir), "node": str(NODE_DIR)}
@@ -568,7 +575,7 @@ class MCPSystem:
                 raise self._error("start", f"{program!r} is not on PATH; profile {self.profile.name} needs it")
         if shutil.which(argv[0]) is None:
             hint = f"; {self.profile.install_hint}" if command is None and self.profile.install_hint else ""
-            raise self._error("start", f"cannot run {quote(argv[0])}: no such executable{hint}")
+            raise self._error("start", f"cannot run {self._quote(argv[0])}: no such executable{hint}")
         return argv
 
     def _start(self, argv: list[str]) -> None:
@@ -623,7 +630,7 @@ class MCPSystem:
                     _CLAIMED.add(self._leader)
         except OSError as err:
             self._session_cm = None
-            raise self._error("start", f"cannot run {quote(argv[0])}: {err.strerror or err}") from None
+            raise self._error("start", f"cannot run {self._quote(argv[0])}: {err.strerror or err}") from None
         try:
             init = self._run("initialize", self._session.initialize, timeout=startup)
         except _Fault as fault:
@@ -665,7 +672,7 @@ class MCPSystem:
         except OSError:
             return ""
         lines = [line.strip() for line in lines if line.strip()]
-        return f"; its stderr ends: {shorten(lines[-1], _STDERR_SHOWN)}" if lines else ""
+        return f"; its stderr ends: {self._text(lines[-1], _STDERR_SHOWN)}" if lines else ""
 
     # -- calls --------------------------------------------------------------------------------------------------------
     def _run(self, what: str, func: Any, *args: Any, timeout: float | None = None) -> Any:
@@ -703,10 +710,10 @@ class MCPSystem:
         if callable(details):
             first = details()[0]
             return (
-                f"the server wrote a line that is not a JSON-RPC message: {quote(first.get('input'))} "
-                f"({shorten(str(first.get('msg')))})"
+                f"the server wrote a line that is not a JSON-RPC message: {self._quote(first.get('input'))} "
+                f"({self._text(str(first.get('msg')))})"
             )
-        return f"the server wrote a line that is not a JSON-RPC message: {shorten(' '.join(str(fault).split()))}"
+        return f"the server wrote a line that is not a JSON-RPC message: {self._text(' '.join(str(fault).split()))}"
 
     def _describe(self, what: str, err: Exception) -> str:
         data = getattr(err, "error", None)  # mcp.shared.exceptions.MCPError's ErrorData
@@ -714,8 +721,8 @@ class MCPSystem:
         if code == -32000:  # mcp.types.CONNECTION_CLOSED
             return f"the server closed the connection during {what} (it exited)"
         if code is not None:
-            return f"the server answered {what} with error {code}: {shorten(str(getattr(data, 'message', err)))}"
-        return f"{what} failed: {type(err).__name__}: {shorten(' '.join(str(err).split()))}"
+            return f"the server answered {what} with error {code}: {self._text(str(getattr(data, 'message', err)))}"
+        return f"{what} failed: {type(err).__name__}: {self._text(' '.join(str(err).split()))}"
 
     def _call_tool(self, call: str, tool: str, arguments: Any) -> Any:
         """The tool's result (structured content, else its text parsed as JSON), or a MemorySystemError."""
@@ -725,7 +732,7 @@ class MCPSystem:
             raise self._error(f"{call} (tool {tool})", str(fault)) from None
         texts = [getattr(block, "text", "") for block in result.content if getattr(block, "type", None) == "text"]
         if result.is_error:
-            raise self._error(f"{call} (tool {tool})", f"the tool answered an error: {shorten(' '.join(texts))}")
+            raise self._error(f"{call} (tool {tool})", f"the tool answered an error: {self._text(' '.join(texts))}")
         if result.structured_content is not None:
             return result.structured_content
         joined = "".join(texts)
@@ -734,7 +741,7 @@ class MCPSystem:
         except ValueError:
             raise self._error(
                 f"{call} (tool {tool})",
-                f"the tool answered no structured content and text that is not JSON: {quote(joined)}",
+                f"the tool answered no structured content and text that is not JSON: {self._quote(joined)}",
             ) from None
 
     # -- the protocol -------------------------------------------------------------------------------------------------
@@ -777,7 +784,7 @@ class MCPSystem:
         except _PathMissing as missing:
             raise self._error(call, f"the result has no {str(missing)!r} on the path {mapping.records!r}") from None
         if not isinstance(records, list):
-            raise self._error(call, f"the result's {mapping.records!r} is not a list: {quote(records)}")
+            raise self._error(call, f"the result's {mapping.records!r} is not a list: {self._quote(records)}")
         for r, record in enumerate(records):
             if mapping.items is None:
                 elements = [record]
@@ -785,9 +792,9 @@ class MCPSystem:
                 try:
                     elements = _follow(record, mapping.items)
                 except _PathMissing:
-                    raise self._error(call, f"record {r} has no {mapping.items!r}: {quote(record)}") from None
+                    raise self._error(call, f"record {r} has no {mapping.items!r}: {self._quote(record)}") from None
                 if not isinstance(elements, list):
-                    raise self._error(call, f"record {r}'s {mapping.items!r} is not a list: {quote(elements)}")
+                    raise self._error(call, f"record {r}'s {mapping.items!r} is not a list: {self._quote(elements)}")
             for position, item in enumerate(elements):
                 if len(memories) == k:
                     return memories
@@ -804,20 +811,22 @@ class MCPSystem:
                 return _extract(context, spec)
             except _PathMissing:
                 raise self._error(
-                    call, f"record {r}, element {context['position']}: no {name} at {spec!r}: {quote(context['item'])}"
+                    call,
+                    f"record {r}, element {context['position']}: no {name} at {spec!r}: {self._quote(context['item'])}",
                 ) from None
 
         text = get("text", mapping.text)
         if not isinstance(text, str):
-            raise self._error(call, f"record {r}: the text at {mapping.text!r} is not a string: {quote(text)}")
+            raise self._error(call, f"record {r}: the text at {mapping.text!r} is not a string: {self._quote(text)}")
         ident = get("id", mapping.id)
         score = get("score", mapping.score)
         if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))):
-            raise self._error(call, f"record {r}: the score at {mapping.score!r} is not a number: {quote(score)}")
+            raise self._error(call, f"record {r}: the score at {mapping.score!r} is not a number: {self._quote(score)}")
         sources = get("sources", mapping.sources)
         if sources is not None and (not isinstance(sources, list) or not all(isinstance(s, str) for s in sources)):
             raise self._error(
-                call, f"record {r}: the sources at {mapping.sources!r} are not a list of strings: {quote(sources)}"
+                call,
+                f"record {r}: the sources at {mapping.sources!r} are not a list of strings: {self._quote(sources)}",
             )
         created = get("created_at", mapping.created_at)
         created_at = None
@@ -827,7 +836,7 @@ class MCPSystem:
             except ValueError:
                 created_at = None
             if created_at is None:
-                raise self._error(call, f"record {r}: created_at is not an ISO 8601 time: {quote(created)}")
+                raise self._error(call, f"record {r}: created_at is not an ISO 8601 time: {self._quote(created)}")
         return Memory(
             text=text,
             score=None if score is None else float(score),

@@ -37,7 +37,7 @@ from typing import Any, TypeAlias
 from agentmemory.errors import ParameterError, UnknownNameError
 from agentmemory.registry import Registry
 from agentmemory.retrievers.registry import RETRIEVERS, _import, resolve_retriever
-from agentmemory.retrievers.spec import Spec, format_value, parse_spec
+from agentmemory.retrievers.spec import Spec, format_value, option_named, parse_spec
 from agentmemory.systems.agentrecall import AgentRecallSystem  # imports agentrecall-db only when a scope opens
 from agentmemory.systems.base import MemorySystem
 from agentmemory.systems.mcp import MCPSystem  # imports the MCP SDK only when a server starts
@@ -184,13 +184,21 @@ def _label(base: str, params: dict[str, Any]) -> str:
     return f"{base} (" + ", ".join(f"{k}={format_value(v)}" for k, v in params.items()) + ")"
 
 
-def resolve_system(item: SystemLike) -> SystemSpec:
+def resolve_system(item: SystemLike, *, option: str = "system") -> SystemSpec:
     """One system (a name, a spec, ``module:attribute``, a retriever name, a factory) as a :class:`SystemSpec`.
+
+    ``option`` is what every message about the spec names: the option it was read from (``--system``, a grid
+    key such as ``systems``), by default ``system`` (:func:`agentmemory.retrievers.spec.option_named`).
 
     Raises:
         UnknownNameError: a name that is neither a system nor a retriever (lists both registries).
         ParameterError: a malformed spec, parameters the factory does not take, a module that does not import.
     """
+    with option_named(option):
+        return _resolve(item)
+
+
+def _resolve(item: SystemLike) -> SystemSpec:
     if isinstance(item, SystemSpec):
         return item
     if isinstance(item, str):
@@ -242,19 +250,20 @@ def _wrapped(retriever: str) -> SystemSpec:
     return SystemSpec(key, f"{found.label} as a system", {"of": found.key}, RetrieverSystem, {"of": found.key})
 
 
-def resolve_systems(items: SystemLike | Sequence[SystemLike]) -> tuple[SystemSpec, ...]:
+def resolve_systems(items: SystemLike | Sequence[SystemLike], *, option: str = "systems") -> tuple[SystemSpec, ...]:
     """Several systems (each as :func:`resolve_system` takes); keys and labels must be unique.
 
-    A string is **one** spec (``--system`` is repeated, not comma-separated).
+    A string is **one** spec (``--system`` is repeated, not comma-separated).  ``option`` is what every message
+    names (``--system`` on the command line; by default ``systems``, :func:`agentmemory.evaluate`'s keyword).
     """
     pieces = [items] if isinstance(items, (str, SystemSpec)) or callable(items) else list(items)
-    specs = [resolve_system(p.strip() if isinstance(p, str) else p) for p in pieces]
+    specs = [resolve_system(p.strip() if isinstance(p, str) else p, option=option) for p in pieces]
     keys: set[str] = set()
     labels: set[str] = set()
     for spec in specs:
         if spec.key in keys or spec.label in labels:
             raise ParameterError(
-                "systems",
+                option,
                 [s.key for s in specs],
                 f"names the system {spec.label!r} twice",
                 "give each system once (labels must be unique)",

@@ -18,18 +18,27 @@ order the scopes first appear among the collection's entries:
    order; with ``as_of``, *during* the replay: queries sorted by
    ``asked_at`` (stable; queries without ``asked_at`` last), and before each
    one every turn created at or before its ``asked_at`` is ingested;
-4. ``close()``, also when a call failed.
+4. ``close()``, also when a call failed or timed out (then with a deadline
+   of at least :data:`CLOSE_GRACE` seconds); then every process
+   the scope started (descendants of this process: an MCP server, a
+   Python system's own helper) still running is ended: ``SIGTERM``, then
+   ``SIGKILL`` after a grace period (:mod:`agentmemory.systems.processes`).
 
 Every call runs in a worker thread with a deadline when ``timeout`` is
 given; a call that does not return in time is an error (the thread is
-abandoned, the system closed, the scope's remaining queries not asked).
+abandoned, the system closed under it, the scope's remaining queries not
+asked).
 What a call returns is checked (:mod:`agentmemory.systems.checks`).  A
 failure is a :class:`~agentmemory.errors.MemorySystemError` naming the
 system, the scope, the call and the problem; with ``lenient``, a failing
 ``search`` is recorded as an empty answer and listed in
-:attr:`Replay.failures` (a failing ``ingest`` or a timeout lists every
-query of the scope not yet answered), and the replay goes on.  A message
-never carries the scope's workdir or another folder of this machine
+:attr:`Replay.failures` (a failing ``ingest``, or a call of ``start``,
+``ingest`` or ``search`` that times out, lists every query of the scope not
+yet answered, each with that call's message), and the replay goes on with
+the next scope; a failing ``start`` (not a timeout) or ``close`` is an
+error still.  A message, whichever adapter raised it (a system's own
+:class:`~agentmemory.errors.MemorySystemError`, MCP's included), never
+carries the scope's workdir or another folder of this machine
 (:func:`~agentmemory.systems.checks.scrub_paths`: ``<workdir>``, ``<tmp>``,
 ...), so it can go into an artifact.
 
@@ -65,6 +74,7 @@ from agentmemory.errors import MemorySystemError, shorten
 from agentmemory.records import MemoryEntry, Query
 from agentmemory.systems.base import Memory, MemorySystem, Turn
 from agentmemory.systems.checks import batch_size_problem, memories_problem, scrub_paths, source_problem
+from agentmemory.systems.processes import children_ended
 from agentmemory.systems.registry import SystemSpec
 from agentmemory.systems.turns import turn_index
 
@@ -82,6 +92,11 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+
+CLOSE_GRACE = 5.0
+"""Seconds ``close()`` may take after a call of the scope timed out, when the timeout is shorter: a system may
+need a grace period to end what the hung call holds (an MCP server gets two seconds to exit before its process
+group is killed)."""
 
 
 @dataclass(frozen=True)
@@ -153,12 +168,16 @@ class _Call:
         """The failure as one line, without the scope's workdir or another folder of this machine."""
         return MemorySystemError(self.key, self.scope, call, scrub_paths(problem, self.workdir))
 
+    def scrubbed(self, err: MemorySystemError) -> MemorySystemError:
+        """A system's own MemorySystemError (an adapter's, such as MCP's), its problem scrubbed as :meth:`error`'s."""
+        return MemorySystemError(err.system, err.scope, err.call, scrub_paths(err.problem, self.workdir))
+
     def __call__(self, call: str, fn: Callable[[], T]) -> T:
         if self.timeout is None:
             try:
                 return fn()
-            except MemorySystemError:
-                raise
+            except MemorySystemError as err:
+                raise self.scrubbed(err) from None
             except Exception as err:  # the system's own failure, said as one line
                 raise self.error(call, _raised(err, self.workdir)) from None
         box: dict[str, Any] = {}
@@ -177,7 +196,9 @@ class _Call:
             raise self.error(call, f"did not return within {self.timeout:g} s (--system-timeout)")
         if "error" in box:
             failure: BaseException = box["error"]
-            if isinstance(failure, MemorySystemError) or not isinstance(failure, Exception):
+            if isinstance(failure, MemorySystemError):
+                raise self.scrubbed(failure) from None
+            if not isinstance(failure, Exception):
                 raise failure
             raise self.error(call, _raised(failure, self.workdir)) from None
         value: T = box["value"]
@@ -332,7 +353,7 @@ def _ask_all(
             try:
                 state.ingest(due)
             except MemorySystemError as err:
-                if not task.lenient or call.timed_out:
+                if not task.lenient:
                     raise _Stop(err.call, err.problem) from None
                 state.failed = str(err)
                 failures.append((qid, "", str(err)))
@@ -341,9 +362,24 @@ def _ask_all(
         try:
             answers[qid] = _search_checked(task, system, call, qid, text, known, state, search_times)
         except _Stop as stop:
-            if not task.lenient or call.timed_out:
+            if not task.lenient:
                 raise stop from None
             failures.append((qid, stop.call, stop.problem))
+            answers[qid] = ()
+            if call.timed_out:  # the system is given up on: the scope's other queries are listed, not asked
+                state.failed = str(MemorySystemError(call.key, call.scope, stop.call, str(stop.problem)))
+
+
+def _list_unanswered(
+    task: ScopeTask,
+    answers: dict[str, tuple[Memory, ...]],
+    failures: list[tuple[str, str, str | SourceFault]],
+    message: str,
+) -> None:
+    """``lenient`` after a timeout outside ingest and search: every query of the scope not yet answered is failed."""
+    for qid, _, _ in task.queries:
+        if qid not in answers:
+            failures.append((qid, "", message))
             answers[qid] = ()
 
 
@@ -360,12 +396,16 @@ def run_scope(task: ScopeTask) -> ScopeResult:
     params: dict[str, Any] | None = None
     error: tuple[str, str | SourceFault] | None = None
     known = {t.entry_id for t in task.turns}
-    with tempfile.TemporaryDirectory(prefix="agentmemory-system-") as folder:
+    # The scope's processes end with it (agentmemory.systems.processes), after close(), before its folder goes.
+    with tempfile.TemporaryDirectory(prefix="agentmemory-system-") as folder, children_ended():
         call.workdir = Path(folder)
         try:
             system = call("start", partial(task.spec.make, task.scope, Path(folder)))
         except MemorySystemError as err:
-            return ScopeResult(task.scope, (), (), (err.call, err.problem), None, (), ())
+            if not (task.lenient and call.timed_out):
+                return ScopeResult(task.scope, (), (), (err.call, err.problem), None, (), ())
+            _list_unanswered(task, answers, failures, str(err))
+            return ScopeResult(task.scope, tuple(answers.items()), tuple(failures), None, None, (), ())
         try:
             if task.want_params:
                 params = _params(system, task.spec, call)
@@ -378,14 +418,12 @@ def run_scope(task: ScopeTask) -> ScopeResult:
         except _Stop as stop:
             error = (stop.call, stop.problem)
         except MemorySystemError as err:
-            error = (err.call, err.problem)
+            if task.lenient and call.timed_out:
+                _list_unanswered(task, answers, failures, str(err))
+            else:
+                error = (err.call, err.problem)
         finally:
-            if not call.timed_out:
-                try:
-                    call("close", system.close)
-                except MemorySystemError as err:
-                    if error is None:  # the first failure is the one reported
-                        error = (err.call, err.problem)
+            error = _close(system, call, error)
     return ScopeResult(
         task.scope,
         tuple(answers.items()),
@@ -395,6 +433,26 @@ def run_scope(task: ScopeTask) -> ScopeResult:
         tuple(ingest_times),
         tuple(search_times),
     )
+
+
+def _close(
+    system: Any, call: _Call, error: tuple[str, str | SourceFault] | None
+) -> tuple[str, str | SourceFault] | None:
+    """``close()`` the scope's system, also after a failure or a timed-out call (a hung call's thread is left
+    behind, the system closed under it); the scope's error: the first one, and close()'s own failure reported only
+    when nothing failed before it and no call of the scope timed out."""
+    gave_up = call.timed_out
+    limit = call.timeout
+    if gave_up and limit is not None:  # its own grace to end what the hung call holds (MCP: 2 s, then the group)
+        call.timeout = max(limit, CLOSE_GRACE)
+    try:
+        call("close", system.close)
+    except MemorySystemError as err:
+        if error is None and not gave_up:
+            return (err.call, err.problem)
+    finally:
+        call.timeout = limit
+    return error
 
 
 def _sources_fault(

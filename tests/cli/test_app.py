@@ -360,22 +360,22 @@ PARAMETER_ERRORS = [
     pytest.param(["--seed", "-1"], "--seed: -1 (int) is negative; --seed must be an integer >= 0", id="seed-negative"),
     pytest.param(
         ["--retrievers", "bm25,splade"],
-        f"retriever: 'splade' (str) is not a known name; choose from: {RETRIEVER_CHOICES}",
+        f"--retrievers: 'splade' (str) is not a known name; choose from: {RETRIEVER_CHOICES}",
         id="unknown-retriever",
     ),
     pytest.param(
         ["--retrievers", "BM25"],
-        "retriever: 'BM25' (str) is the label tables show for bm25, not its name; write bm25",
+        "--retrievers: 'BM25' (str) is the label tables show for bm25, not its name; write bm25",
         id="retriever-by-label",
     ),
     pytest.param(
         ["--retrievers", "bm25,Hybrid[of=bm25+tags]"],
-        "retriever: 'Hybrid' (str) is hybrid in other letters (names are case-sensitive); write hybrid",
+        "--retrievers: 'Hybrid' (str) is hybrid in other letters (names are case-sensitive); write hybrid",
         id="retriever-in-other-letters",
     ),
     pytest.param(
         ["--retrievers", "bm25,,tags"],
-        "retrievers: 'bm25,,tags' (str) has an empty item; separate specs by single commas, e.g. 'bm25,bm25[k1=0.9]'",
+        "--retrievers: 'bm25,,tags' (str) has an empty item; separate specs by single commas, e.g. 'bm25,bm25[k1=0.9]'",
         id="empty-retriever-name",
     ),
     pytest.param(
@@ -677,9 +677,9 @@ def test_an_eval_resolves_its_retrievers_once(capsys) -> None:
 
     calls = []
 
-    def counting(items):
+    def counting(items, **named):
         calls.append(items)
-        return resolve_retrievers(items)
+        return resolve_retrievers(items, **named)
 
     with (
         mock.patch.object(evaluate_cmd, "resolve_retrievers", counting),

@@ -197,7 +197,7 @@ OK_COLLECTION = f'[[collections]]\npath = "{NOTES}"\n'
         ),
         (
             'systems = ["bm25[k9=1]"]\n' + OK_COLLECTION,
-            "grid.toml:1: systems: bm25 parameter: 'k9' (str) is not a known name; choose from: b, k1",
+            "grid.toml:1: systems bm25 parameter: 'k9' (str) is not a known name; choose from: b, k1",
         ),
         (
             'measures = ["P@x"]\nsystems = ["bm25"]\n' + OK_COLLECTION,

@@ -65,7 +65,7 @@ def test_a_system_table_is_a_memory_system() -> None:
 @pytest.mark.parametrize(
     "item, message",
     [
-        ('{ system = "nosuch" }', r"systems: system: 'nosuch' \(str\) is not a known name; choose from: agentrecall, "),
+        ('{ system = "nosuch" }', r"systems system: 'nosuch' \(str\) is not a known name; choose from: agentrecall, "),
         (
             '{ system = "agentrecall", grid = { k1 = [1] } }',
             "unknown key 'grid' in a memory-system table of systems; allowed: system$",

@@ -10,17 +10,22 @@ the mode breaks it:
 * ``exit-on-recall``: exits when ``recall`` is called (a server dying mid-run);
 * ``malformed``: answers ``recall`` with a line that is not JSON;
 * ``hang``: never answers ``recall``;
-* ``child``: as ``ok``, and first starts a child process that sleeps (a server with a process tree).
+* ``child``: as ``ok``, and first starts a child process that sleeps (a server with a process tree);
+* ``tool-error``: answers ``recall`` with a tool error whose text names this machine's folders: the
+  ``WORKDIR`` of its environment (the scope's workdir, through the profile's ``env``), the current folder,
+  the home folder and the temporary folder.
 
-With ``PIDFILE`` it writes its own pid there (and its child's, one a line), so a test can check that none is
-left running.
+With ``PIDFILE`` it appends its own pid there (and its child's, one a line), so a test can check that none
+is left running, of every server a run started.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import tempfile
 import time
 
 MODE = sys.argv[1]
@@ -47,8 +52,8 @@ def main() -> None:
         child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
         pids.append(child.pid)
     if PIDFILE:
-        with open(PIDFILE, "w", encoding="utf-8") as out:
-            out.write("\n".join(str(p) for p in [__import__("os").getpid(), *pids]) + "\n")
+        with open(PIDFILE, "a", encoding="utf-8") as out:
+            out.write("\n".join(str(p) for p in [os.getpid(), *pids]) + "\n")
     if MODE == "crash":
         sys.stderr.write("fake server: cannot open its database\n")
         sys.exit(3)
@@ -83,6 +88,14 @@ def main() -> None:
                     continue
                 if MODE == "hang":
                     time.sleep(600)
+                if MODE == "tool-error":
+                    where = os.environ.get("WORKDIR", "?")
+                    text = (
+                        f"no index at {where}/index.db (cwd {os.getcwd()}, cache "
+                        f"{os.path.expanduser('~')}/.cache, scratch {tempfile.gettempdir()}/scratch)"
+                    )
+                    result(ident, {"content": [{"type": "text", "text": text}], "isError": True})
+                    continue
                 query = args["query"].lower()
                 hits = [
                     {"text": k["text"], "id": f"m{i}", "score": 1.0 / (1 + i), "sources": [k["entry"]]}

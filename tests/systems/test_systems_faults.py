@@ -100,7 +100,7 @@ def test_unknown_system_lists_systems_and_retrievers(capsys) -> None:
     code = main(["eval", "--collection", str(SAMPLE), "--system", "nosuch"])
     err = capsys.readouterr().err
     assert code == 2
-    assert err.startswith("agentmemory: error: system: 'nosuch' (str) is not a known name; choose from: ")
+    assert err.startswith("agentmemory: error: --system: 'nosuch' (str) is not a known name; choose from: ")
     assert "bm25" in err and "retriever" in err
 
 
@@ -109,11 +109,11 @@ def test_unknown_system_lists_systems_and_retrievers(capsys) -> None:
     [
         (
             ["--attribution", "fuzzy"],
-            "attribution: 'fuzzy' (str) is not a known name; choose from: auto, dense, exact, overlap, sources",
+            "--attribution: 'fuzzy' (str) is not a known name; choose from: auto, dense, exact, overlap, sources",
         ),
         (
             ["--attribution", "exact[threshold=0.5]"],
-            "attribution parameter: 'threshold' (str) is not a parameter of exact; only overlap and dense take threshold, e.g. overlap[threshold=0.5]",
+            "--attribution parameter: 'threshold' (str) is not a parameter of exact; only overlap and dense take threshold, e.g. overlap[threshold=0.5]",
         ),
         (["--system-timeout", "0"], "--system-timeout: '0' (str) is not a number > 0; give seconds, e.g. 300"),
     ],
