@@ -174,7 +174,7 @@ def test_unknown_names_list_the_plugin_names(plugged) -> None:
     cases = [
         (
             ["--retrievers", "nope"],
-            "retriever: 'nope' (str) is not a known name; choose from: bm25, dense, hybrid, overlap, recency, tags",
+            "--retrievers: 'nope' (str) is not a known name; choose from: bm25, dense, hybrid, overlap, recency, tags",
         ),
         (["--metrics", "Nope@3"], "choose from: AP, Hits, MAP, MRR, P, R, R-precision, RR, Rprec, Success, hit_rate,"),
         (["--format", "nope"], "choose from: auto, beam, beir, locomo, longmemeval, memlist"),
