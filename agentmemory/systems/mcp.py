@@ -86,7 +86,13 @@ process group; :meth:`MCPSystem.close` (also after a failure) closes its
 stdin, waits up to two seconds for it to exit, kills the group if it has not,
 reaps it, and then (on Linux, read from ``/proc``) kills every process still
 left in the server's session, e.g. a child the server started and did not
-end: no process is left behind.
+end: no process is left behind.  The replay calls ``close()`` after a call
+that timed out too (:mod:`agentmemory.systems.replay`).  What a message
+quotes of the server (a tool error's text, its last stderr line, a result
+the profile does not fit) has this machine's folders scrubbed first (the
+scope's workdir as ``<workdir>``, the current folder as ``<cwd>``, ...:
+:func:`~agentmemory.systems.checks.scrub_paths`), then is shortened, so it
+can go into an artifact under ``--lenient-system``.
 """
 
 from __future__ import annotations

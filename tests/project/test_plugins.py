@@ -174,7 +174,7 @@ def test_unknown_names_list_the_plugin_names(plugged) -> None:
     cases = [
         (
             ["--retrievers", "nope"],
-            "retriever: 'nope' (str) is not a known name; choose from: bm25, dense, hybrid, overlap, recency, tags",
+            "--retrievers: 'nope' (str) is not a known name; choose from: bm25, dense, hybrid, overlap, recency, tags",
         ),
         (
             ["--metrics", "Nope@3"],
