@@ -205,8 +205,9 @@ def ceiling_text(patch: JudgmentPatch, collection: Collection) -> str:
     share = f"{right / total:.2%}" if total else "n/a"
     return (
         f"answer-key ceiling (questions whose original gold answer is right): {right:,} of {total:,} headline "
-        f"questions ({share}); per group {parts}; imported verdicts were judged against the key their harness "
-        "used, so only the answer scores computed here (F1, EM, BLEU-1, answer_in_context) move with the key"
+        f"questions ({share}); per group {parts}; an imported verdict on a question whose gold answer the patch "
+        "replaced was judged against the replaced answer, so under the corrected key Judge leaves it out, while "
+        "the answer scores computed here (F1, EM, BLEU-1, answer_in_context) read the corrected answer"
     )
 
 

@@ -13,7 +13,8 @@ What the evaluation scores of it:
   a question's value is the mean of the seeds' values (so the system's mean
   is the mean of the seeds' means when every seed answers every question),
   and :func:`seed_spread` gives each seed's mean and their standard
-  deviation;
+  deviation (under a corrected answer key, a verdict on a question whose gold
+  answer the patch replaced is no verdict: :func:`rejudged`);
 * where the (first) file carries retrieved memories, the **retrieval
   measures** on them: the memories become a ranking exactly as a memory
   system's do (:mod:`agentmemory.systems.attribution`, the evaluation's
@@ -48,7 +49,7 @@ from typing import Any
 from agentmemory.answers.formats import read_answers
 from agentmemory.answers.matching import Matched, match_answers
 from agentmemory.answers.records import AnswerFile, AnswerRecord
-from agentmemory.datasets.collection import Collection
+from agentmemory.datasets.collection import ANSWER, Collection
 from agentmemory.errors import ParameterError
 from agentmemory.evaluation.runfiles import RunFile
 from agentmemory.evaluation.system_runs import _run_file
@@ -64,6 +65,7 @@ __all__ = [
     "AnswersSpec",
     "answer_systems",
     "read_answer_files",
+    "rejudged",
     "spec_name",
     "parse_answers_option",
     "default_answer_measures",
@@ -226,6 +228,7 @@ def answer_systems(
     if isinstance(answers, (str, AnswersSpec, AnswerFile)):
         answers = [answers]
     out = []
+    replaced = rejudged(collection)
     for spec in answers:
         name, files = _read(spec)
         matched = tuple(match_answers(f, collection) for f in files)
@@ -234,7 +237,8 @@ def answer_systems(
         for found in matched:
             for qid, record in found.by_query.items():
                 texts = None if record.memories is None else tuple(m.text for m in record.memories)
-                inputs.setdefault(qid, []).append(AnswerInput(record.answer, _verdict(record), texts))
+                verdict = None if qid in replaced else _verdict(record)
+                inputs.setdefault(qid, []).append(AnswerInput(record.answer, verdict, texts))
                 records.setdefault(qid, []).append(record)
         out.append(
             AnswerSystem(
@@ -246,6 +250,16 @@ def answer_systems(
             )
         )
     return out
+
+
+def rejudged(collection: Collection) -> frozenset[str]:
+    """The questions whose gold answer the collection's judgment patch replaced: an imported verdict on them was
+    made against the replaced answer, so under the corrected key it is no verdict (``Judge`` has no value there);
+    the answer scores computed here (F1, EM, BLEU-1, answer_in_context) read the corrected answer instead."""
+    patch = collection.judgment_patch
+    if patch is None:
+        return frozenset()
+    return frozenset(k.query_id for k in patch.answer_key if k.kind == ANSWER)
 
 
 def with_retrieval(

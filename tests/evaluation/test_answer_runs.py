@@ -166,8 +166,9 @@ def test_judges_agreement_is_the_share_of_questions_where_every_judge_agrees(rep
     assert len(row.judges) == 3
 
 
-def test_a_corrected_key_moves_the_answer_scores_not_the_verdicts(repaired):
-    """Under the errata sample, a replaced gold answer changes F1 (computed here) but never an imported verdict."""
+def test_a_corrected_key_moves_the_answer_scores_and_drops_stale_verdicts(repaired):
+    """Under the errata sample, a replaced gold answer changes F1 (computed here), and the imported verdict on that
+    question, judged against the replaced answer, is no verdict under the corrected key; elsewhere nothing moves."""
     patched = read_judgment_patch(ERRATA, repaired).apply(repaired)
     e = evaluate(patched, None, answers=[f"mem0={MEM0}"])
     assert e.original is not None
@@ -175,7 +176,8 @@ def test_a_corrected_key_moves_the_answer_scores_not_the_verdicts(repaired):
     before = {q.query_id: q.metrics for q in e.original.result("mem0").per_query}
     replaced = {k.query_id for k in patched.judgment_patch.answer_key if k.kind == "answer"}
     assert replaced
-    assert all(now[q]["Judge"] == before[q]["Judge"] for q in now)
+    assert all(now[q]["Judge"] == before[q]["Judge"] for q in now if q not in replaced)
+    assert all(now[q]["Judge"] is None and before[q]["Judge"] is not None for q in replaced if q in before)
     assert any(now[q]["F1"] != before[q]["F1"] for q in replaced)
     assert all(now[q]["F1"] == before[q]["F1"] for q in now if q not in replaced)
     assert "answer-key ceiling" in evaluation_card(e)["judgments"]
