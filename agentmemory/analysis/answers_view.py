@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from agentmemory.analysis.failures import failure_splits, failure_text
 from agentmemory.analysis.summaries import Statistics
 from agentmemory.analysis.text_tables import interval_cell, markdown_table
-from agentmemory.evaluation.answer_runs import AnswerSystem, seed_spread
+from agentmemory.evaluation.answer_runs import AnswerSystem, rejudged, seed_spread
 from agentmemory.evaluation.runner import Evaluation
 from agentmemory.metrics import Measure
 from agentmemory.metrics.definition import AnswerInput
@@ -55,9 +55,10 @@ def _headline(evaluation: Evaluation) -> list[str]:
 def judge_rows(evaluation: Evaluation) -> list[JudgeRow]:
     """A :class:`JudgeRow` per answer system (see the module docstring); the first file of a seeded system."""
     headline = _headline(evaluation)
+    stale = rejudged(evaluation.collection)  # judged against a gold answer the patch replaced: no verdict now
     rows = []
     for system in evaluation.answers:
-        records = [system.records[q][0] for q in headline if q in system.records]
+        records = [system.records[q][0] for q in headline if q in system.records and q not in stale]
         per_judge: dict[str, list[float]] = {}
         agree = several = ties = 0
         for record in records:
@@ -118,6 +119,7 @@ def _seed_values(
 ) -> list[list[float | None]]:
     """Per seed file, the measure's value on each headline question (``None`` where it has none)."""
     queries = {q.id: q for q in (*evaluation.collection.queries, *evaluation.collection.left_out_queries)}
+    stale = rejudged(evaluation.collection)
     out = []
     for matched in system.matched:
         column: list[float | None] = []
@@ -127,7 +129,7 @@ def _seed_values(
                 column.append(None)
                 continue
             texts = None if record.memories is None else tuple(m.text for m in record.memories)
-            answer = AnswerInput(record.answer, record.verdict, texts)
+            answer = AnswerInput(record.answer, None if qid in stale else record.verdict, texts)
             column.append(measure._compute((), {}, None, queries.get(qid), None, None, answer))
         out.append(column)
     return out
