@@ -176,8 +176,16 @@ def _num(value: float | None) -> str:
 
 def answers_text(evaluation: Evaluation, statistics: Statistics) -> str:
     """The answer systems as the command line prints them: judges, seeds, the failure split."""
+    stale = rejudged(evaluation.collection)
+    without = (
+        f"; without the {len(stale):,} questions whose gold answer the patch replaced, judged against the replaced "
+        "answer"
+        if stale
+        else ""
+    )
     lines = [
-        "Imported answers (Judge = the file's own judges' verdicts; their accuracy as the harness computed it):",
+        f"Imported answers (Judge = the file's own judges' verdicts, their accuracy as the harness computed it"
+        f"{without}):",
         "",
     ]
     header = ["system", "questions matched", "Judge (accuracy)", "each judge", "judges agree", "judges split evenly"]
