@@ -58,6 +58,7 @@ def judge_rows(evaluation: Evaluation) -> list[JudgeRow]:
     stale = rejudged(evaluation.collection)  # judged against a gold answer the patch replaced: no verdict now
     rows = []
     for system in evaluation.answers:
+        matched = sum(1 for q in headline if q in system.records)
         records = [system.records[q][0] for q in headline if q in system.records and q not in stale]
         per_judge: dict[str, list[float]] = {}
         agree = several = ties = 0
@@ -73,7 +74,7 @@ def judge_rows(evaluation: Evaluation) -> list[JudgeRow]:
         rows.append(
             JudgeRow(
                 system.name,
-                len(records),
+                matched,
                 len(headline),
                 judges,
                 agree / several if several else None,
