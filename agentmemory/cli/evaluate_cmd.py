@@ -4,7 +4,9 @@ The options become one :class:`~agentmemory.evaluation.options.EvalOptions`
 (checked once, its messages naming the flags: ``--k``, ``--seed``,
 ``--relevance``); every output is declared in an
 :class:`~agentmemory.files.output_plan.OutputPlan` before anything is read, rendered
-after computing, and only then written, each atomically.
+after computing, and only then written, each atomically, at the absolute path
+its option was fixed to when the command line was parsed (a plugin that
+changes the working folder moves no output).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
+from pathlib import Path, PurePath
 
 from agentmemory.analysis.answers_view import answers_text
 from agentmemory.analysis.artifact import dumps_artifact
@@ -38,7 +40,7 @@ from agentmemory.evaluation.runfiles import check_run_queries, parse_run_option,
 from agentmemory.evaluation.runner import Evaluation, evaluate
 from agentmemory.evaluation.system_runs import system_table, system_timings
 from agentmemory.files.numbers import parse_number
-from agentmemory.files.output_plan import OutputPlan, collection_inputs
+from agentmemory.files.output_plan import OutputPath, OutputPlan, collection_inputs
 from agentmemory.files.trec import format_qrels, format_run
 from agentmemory.metrics import Measure, parse_measures
 from agentmemory.metrics.token_counters import DEFAULT_TOKEN_COUNTER
@@ -151,7 +153,11 @@ def _seconds(text: str) -> float:
 
 @dataclass
 class _Outputs:
-    """The files ``--out``, ``--table-out`` and ``--runs-dir`` name, declared before anything is read."""
+    """The files ``--out``, ``--table-out`` and ``--runs-dir`` name, declared before anything is read.
+
+    The paths are the absolute ones the options were fixed to when parsed
+    (:class:`~agentmemory.files.output_plan.OutputPath`); ``shown`` holds them as typed, for the last line.
+    """
 
     plan: OutputPlan
     out: Path | None = None
@@ -162,6 +168,7 @@ class _Outputs:
     memories_paths: dict[str, Path] = field(default_factory=dict)
     qrels_path: Path | None = None
     runs: ExportedRuns | None = None
+    shown: list[str] = field(default_factory=list)
 
     @classmethod
     def declare(cls, args: argparse.Namespace, keys: list[str], system_keys: Sequence[str] = ()) -> _Outputs:
@@ -169,22 +176,24 @@ class _Outputs:
         outputs = cls(plan)
         if args.out:
             outputs.out = plan.file("--out", args.out)
+            outputs.shown.append(str(PurePath(str(args.out))))
         if args.table_out:
             outputs.table_out = plan.file("--table-out", args.table_out, example="comparison.md")
-            outputs.table_kind = table_format(args.table_out)
+            outputs.table_kind = table_format(str(args.table_out))
+            outputs.shown.append(str(PurePath(str(args.table_out))))
         if args.runs_dir:
-            outputs.runs_dir = plan.folder("--runs-dir", args.runs_dir)
+            runs = args.runs_dir if isinstance(args.runs_dir, OutputPath) else OutputPath(args.runs_dir)
+            outputs.runs_dir = plan.folder("--runs-dir", runs)
             names = run_file_names(keys)
             outputs.run_paths = {
-                key: plan.file("--runs-dir", outputs.runs_dir / name, example="runs/") for key, name in names.items()
+                key: plan.file("--runs-dir", runs / name, example="runs/") for key, name in names.items()
             }
             outputs.memories_paths = {  # each memory system's memories, as a --memories file for its run
-                key: plan.file(
-                    "--runs-dir", outputs.runs_dir / (names[key][: -len(".trec")] + ".memories.jsonl"), example="runs/"
-                )
+                key: plan.file("--runs-dir", runs / (names[key][: -len(".trec")] + ".memories.jsonl"), example="runs/")
                 for key in system_keys
             }
-            outputs.qrels_path = plan.file("--runs-dir", outputs.runs_dir / "qrels.txt", example="runs/")
+            outputs.qrels_path = plan.file("--runs-dir", runs / "qrels.txt", example="runs/")
+            outputs.shown.append(f"TREC runs in {runs}")
         return outputs
 
     def put(
@@ -205,11 +214,10 @@ class _Outputs:
             for key, text in self.runs.memories.items():
                 self.plan.put(self.memories_paths[key], text)
 
-    def written(self, runs_dir: str | None, k: int) -> str:
-        """``Wrote a, b and TREC runs in DIR``, or that nothing was written; then how deep the runs go when
-        below the top ``k``, and the rankings ``--run-depth`` cut above what a measure read."""
-        done = [str(p) for p in (self.out, self.table_out) if p is not None]
-        done += [f"TREC runs in {runs_dir}"] if self.runs_dir is not None else []
+    def written(self, k: int) -> str:
+        """``Wrote a, b and TREC runs in DIR`` (as typed), or that nothing was written; then how deep the runs go
+        when below the top ``k``, and the rankings ``--run-depth`` cut above what a measure read."""
+        done = self.shown
         listed = ", ".join(done[:-1]) + " and " + done[-1] if len(done) > 1 else "".join(done)
         lines = [f"Wrote {listed}" if done else "No file written (--out FILE writes the artifact)."]
         if self.runs is not None:
@@ -339,5 +347,5 @@ def run(args: argparse.Namespace) -> int:
     _print_head(evaluation, statistics, table)
     _print_systems(evaluation, statistics, options)
     print(full_report(evaluation, statistics))
-    print("\n" + outputs.written(args.runs_dir, options.k))
+    print("\n" + outputs.written(options.k))
     return 0

@@ -1,10 +1,14 @@
-"""``agentmemory experiment``: a grid of evaluations run as tasks on an executor (serial, processes, Dask)."""
+"""``agentmemory experiment``: a grid of evaluations run as tasks on an executor (serial, processes, Dask).
+
+``--out`` (or its default, ``experiments/<grid name>`` in the working folder) is fixed to an absolute
+path before the grid is read, so a plugin that changes the working folder moves none of the grid's files.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
+from pathlib import Path, PurePath
 
 from agentmemory.cli.args import PROG, parse_int, progress
 from agentmemory.errors import NumberTextError, ParameterError, UnknownNameError, check_positive_int
@@ -12,7 +16,7 @@ from agentmemory.experiment import open_executor, plan_experiment, read_grid, ru
 from agentmemory.experiment.executors import EXECUTORS
 from agentmemory.experiment.plan import Plan, default_out
 from agentmemory.files.numbers import parse_number
-from agentmemory.files.output_plan import OutputPlan
+from agentmemory.files.output_plan import OutputPath, OutputPlan
 
 __all__ = ["run"]
 
@@ -37,7 +41,7 @@ def _connect_timeout(args: argparse.Namespace) -> float:
     return timeout
 
 
-def _declare_outputs(outputs: OutputPlan, plan: Plan, out: Path) -> None:
+def _declare_outputs(outputs: OutputPlan, plan: Plan, out: OutputPath) -> None:
     """The grid's inputs, and the outputs ``--out`` will hold (never over an input of the grid)."""
     outputs.add_inputs(
         path
@@ -54,11 +58,13 @@ def run(args: argparse.Namespace) -> int:
         raise UnknownNameError("--executor", args.executor, EXECUTORS)
     workers = _workers(args)
     timeout = _connect_timeout(args)
+    here = Path.cwd()  # the default --out is fixed here, as a given one was when parsed, before any plugin runs
     outputs = OutputPlan([args.grid])
-    given_out = outputs.folder("--out", args.out) if args.out else None  # refused before any loading
+    given = outputs.folder("--out", args.out) if args.out else None  # refused before any loading
     plan = plan_experiment(read_grid(args.grid))
-    out = given_out if given_out is not None else outputs.folder("--out", default_out(plan.grid))
-    _declare_outputs(outputs, plan, out)
+    target: OutputPath = args.out or OutputPath(default_out(plan.grid), base=here)
+    out = given if given is not None else outputs.folder("--out", target)
+    _declare_outputs(outputs, plan, target)
     with open_executor(args.executor, workers=workers, scheduler=args.scheduler, timeout=timeout) as executor:
         result = run_experiment(
             plan,
@@ -75,5 +81,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"{PROG}: report failed: collection {name}: {error}", file=sys.stderr)
     evaluations = len([e for e in result.results["evaluations"] if e["systems"]])
     print(f"Experiment {plan.grid.name}: {result.summary()}; {evaluations} evaluations.")
-    print(f"Wrote {out}/: results.json, per_query.csv, tables/" + (", reports/" if args.reports else ""))
+    print(
+        f"Wrote {PurePath(str(target))}/: results.json, per_query.csv, tables/" + (", reports/" if args.reports else "")
+    )
     return 0 if result.ok else 1

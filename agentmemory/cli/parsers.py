@@ -4,6 +4,12 @@ Building them imports only what the flags need (the format declarations),
 so ``agentmemory --help`` and a refused option stay fast; each command's
 work lives in its own module (``evaluate_cmd``, ``retrieve_cmd``,
 ``score_cmd``, ``store_cmd``, ``experiment_cmd``).
+
+The paths a command writes (``eval --out``, ``--table-out``, ``--runs-dir``,
+``retrieve --out``, ``experiment --out``, ``report --out``) are read as
+:class:`~agentmemory.files.output_plan.OutputPath`: fixed to the working
+folder while the arguments are parsed, so a plugin that changes the working
+folder later moves none of them; messages show them as typed.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ import argparse
 
 from agentmemory.cli.args import Parser, UsageError, add_output_format
 from agentmemory.cli.collection_args import add_collection_arguments
+from agentmemory.files.output_plan import output_path
 
 __all__ = [
     "add_eval_parser",
@@ -126,10 +133,15 @@ def add_eval_parser(sub: argparse._SubParsersAction) -> None:
         "our value under its definition and the differences we can detect",
     )
     ev.add_argument(
-        "--out", default=None, metavar="FILE", help="write the eval-results.json artifact here (default: write none)"
+        "--out",
+        default=None,
+        type=output_path,
+        metavar="FILE",
+        help="write the eval-results.json artifact here (default: write none)",
     )
     ev.add_argument(
         "--table-out",
+        type=output_path,
         metavar="FILE",
         help="also write the comparison table, as CSV, Markdown, LaTeX or text by the suffix (.csv, .md, .tex, .txt)",
     )
@@ -192,6 +204,7 @@ def _add_runs_arguments(ev: argparse.ArgumentParser) -> None:
     """The runs ``eval`` writes: ``--runs-dir DIR`` and ``--run-depth N``."""
     ev.add_argument(
         "--runs-dir",
+        type=output_path,
         metavar="DIR",
         help="also write each system's rankings as TREC run files <system>.trec (its key made "
         "filename-safe: bm25.trec, bm25-k1=0.9-b=0.4.trec) plus qrels.txt (and a memory system's memories), "
@@ -251,7 +264,7 @@ def add_retrieve_parser(sub: argparse._SubParsersAction) -> None:
         help="one retriever spec: a registry name, name[params] or package.module:attribute (default bm25)",
     )
     rt.add_argument("--k", default="10", help="hits per query (default 10)")
-    rt.add_argument("--out", required=True, metavar="FILE", help="TREC run file to write")
+    rt.add_argument("--out", required=True, type=output_path, metavar="FILE", help="TREC run file to write")
     rt.add_argument(
         "--progress",
         action=argparse.BooleanOptionalAction,
@@ -314,7 +327,9 @@ def add_experiment_parser(sub: argparse._SubParsersAction) -> None:
         metavar="SECONDS",
         help="how long to wait for --scheduler to answer (default 10)",
     )
-    ex.add_argument("--out", metavar="DIR", help="the output folder (default experiments/<grid name>)")
+    ex.add_argument(
+        "--out", type=output_path, metavar="DIR", help="the output folder (default experiments/<grid name>)"
+    )
     ex.add_argument(
         "--resume",
         action=argparse.BooleanOptionalAction,
@@ -395,6 +410,7 @@ def add_report_parser(sub: argparse._SubParsersAction) -> None:
     )
     rp.add_argument(
         "--out",
+        type=output_path,
         metavar="DIR",
         help="the folder to write NAME.ipynb and NAME.html into (and the notebook's eval-results.json, unless "
         "-p output_dir says otherwise); created when missing",

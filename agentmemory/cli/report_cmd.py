@@ -15,6 +15,7 @@ import importlib.util
 from pathlib import Path
 
 from agentmemory.errors import ParameterError
+from agentmemory.files.output_plan import OutputPath
 
 __all__ = ["REPORT_MODULES", "run"]
 
@@ -42,6 +43,7 @@ def run(args: argparse.Namespace) -> int:
         raise ParameterError("--out", None, "is missing", "name the folder to write the report into: --out DIR")
     values = own_report.read_parameters(path, args.parameter)
     own_report.check_parameters(path, values)
-    written = own_report.run_report(path, values, Path(args.out))
-    print("Wrote " + " and ".join(p.as_posix() for p in written))
+    out = args.out if isinstance(args.out, OutputPath) else OutputPath(args.out)
+    written = own_report.run_report(path, values, Path(out))
+    print("Wrote " + " and ".join(out.shown(p) for p in written))
     return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import PurePath
 
 from agentmemory.cli.args import parse_int, progress
 from agentmemory.cli.collection_args import collection_path, load_collection
@@ -29,5 +30,5 @@ def run(args: argparse.Namespace) -> int:
     plan.put(out, format_run(found, tag=retriever.key))
     plan.write()
     n_hits = sum(len(ranked) for ranked in hits.values())
-    print(f"Wrote {out}: {len(hits)} queries, {n_hits} hits ({retriever.key}, k = {k})")
+    print(f"Wrote {PurePath(str(args.out))}: {len(hits)} queries, {n_hits} hits ({retriever.key}, k = {k})")
     return 0

@@ -243,7 +243,8 @@ def run_experiment(
         executor: any :class:`concurrent.futures.Executor` (a
             ``ProcessPoolExecutor``, a Dask ``Client.get_executor()``), a Dask
             ``Client``, or ``None`` to run each task here, one after another.
-        out: the output folder (default ``experiments/<grid name>``).
+        out: the output folder (default ``experiments/<grid name>``), relative to the working folder when
+            this is called (fixed then: a plugin that changes the working folder moves no output).
         resume: reuse the task files already in ``out/tasks``.
         reports: also render ``notebook`` (default ``notebooks/collection.ipynb``)
             for each collection, as tasks on ``executor``.
@@ -261,6 +262,7 @@ def run_experiment(
         AgentMemoryError: bad input (the grid, a collection, a missing
             report dependency), before anything is written.
     """
+    here = Path.cwd()  # every output is fixed here, before any plugin can change the working folder
     plan = grid if isinstance(grid, Plan) else plan_experiment(grid if isinstance(grid, Grid) else read_grid(grid))
     pool = as_executor(executor)
     if parquet:
@@ -268,8 +270,8 @@ def run_experiment(
     source = None
     if reports:
         check_report_dependencies()
-        source = Path(notebook) if notebook is not None else default_notebook()
-    folder = Path(out) if out is not None else default_out(plan.grid)
+        source = here / notebook if notebook is not None else default_notebook()
+    folder = here / (Path(out) if out is not None else default_out(plan.grid))
     tasks_dir = folder / "tasks"
 
     unique: dict[str, Task] = {}

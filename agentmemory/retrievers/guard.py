@@ -7,14 +7,19 @@ wraps each in a :class:`GuardedRetriever`, so the evaluation, the store and
 batch retrieval call it as any retriever and need no change of their own.
 
 **Calls.**  :meth:`PluginBoundary.call` runs one call of the plugin.  Any
-exception it raises (any type, ``SystemExit`` included; ``KeyboardInterrupt``
+exception it raises (any type, ``SystemExit``, ``GeneratorExit`` and a
+``BaseException`` of its own included; ``KeyboardInterrupt``
 goes through untouched, and so does a :class:`~agentmemory.errors.PluginError`
 of a plugin nested inside this one) becomes one
 :class:`~agentmemory.errors.PluginError` naming the plugin (its spec and
 label), the call (``import``, ``factory``, ``add``, ``search``, ``params``,
 ...) and the exception's type and message, with the exception as its
 ``__cause__`` (the CLI's ``--traceback`` and ``AGENTMEMORY_TRACEBACK=1`` show
-it).
+it).  The working folder is put back after every call
+(:class:`WorkingFolder`): a plugin that calls ``os.chdir`` moves no file
+agentmemory reads or writes.  A plugin that ends the process
+(``os._exit``, a signal, a crash in compiled code) cannot be caught in the
+process it runs in.
 
 **Results.**  What a call returns is checked before anyone else sees it,
 and refused (a ``PluginError`` naming the first violation) unless:
@@ -29,7 +34,8 @@ and refused (a ``PluginError`` naming the first violation) unless:
   scores are the ranking its exported run holds, and the artifact's numbers
   are trec_eval's on that run.  Scores come back as Python floats.
 * ``search_batch(queries, k)`` and ``search_many(queries, k)``: one such list per query.
-* ``params()``: a dict that JSON holds (``json.dumps(..., allow_nan=False)``).
+* ``params()``: a dict that JSON holds (:func:`plain_json`: string keys; strings UTF-8 can encode, finite
+  numbers, booleans, ``None``, lists and such dicts), copied into those plain types.
 * ``score_all(query)`` / ``score_at_least(query, floor)``: a dict of known
   entry ids to real, non-NaN scores.
 * ``memory_bytes()``: an int >= 0.
@@ -45,24 +51,32 @@ lists them all (adding the contract's stricter rules: scores above 0).
 from __future__ import annotations
 
 import inspect
-import json
+import math
 import numbers
+import os
 from collections.abc import Callable, Container, Iterable, Sequence
 from typing import Any, NoReturn
 
 from agentmemory.errors import PluginError, quote, shorten
+from agentmemory.files.numbers import MAX_DIGITS
 from agentmemory.records import Hit, MemoryEntry, Query
 from agentmemory.retrievers.base import CAPABILITIES, has_capability, missing_members
 
 __all__ = [
+    "JSON_HOLDS",
     "GuardedRetriever",
     "PluginBoundary",
+    "WorkingFolder",
     "hit_violations",
     "index_params_violation",
     "is_ours",
     "params_violation",
+    "plain_json",
     "scores_violation",
 ]
+
+JSON_HOLDS = "strings, finite numbers, booleans, None, lists and dicts with string keys"
+"""What :func:`plain_json` accepts, as messages say it."""
 
 
 def is_ours(obj: object) -> bool:
@@ -156,15 +170,112 @@ def index_params_violation(names: object, accepted: Container[str] | None) -> st
     return None
 
 
+def plain_json(value: object) -> Any:
+    """``value`` copied into JSON's own types, or a ``ValueError`` saying which part JSON cannot hold.
+
+    Accepted: ``None``, ``bool``, integers (any ``numbers.Integral``, as
+    ``int``, of at most 4,300 digits), real numbers (any ``numbers.Real``,
+    as ``float``) that are finite, strings that UTF-8 can encode (no lone
+    surrogate), lists and tuples (as lists) and dicts whose keys are such
+    strings, of these.  Refused: a set, bytes, NaN or an infinity, a key that
+    is not a string (``json.dumps`` would turn ``1`` into ``"1"``), anything
+    else.  The message names where: ``the value at ['tags'] is a set``.
+    """
+    try:
+        return _plain(value, "")
+    except RecursionError:
+        raise ValueError("the value is nested too deeply (or holds itself)") from None
+
+
+def _at(where: str) -> str:
+    return f"the value at {where}" if where else "the value"
+
+
+def _plain(value: object, where: str) -> Any:
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, numbers.Integral):
+        number = int(value)
+        try:
+            too_long = len(str(abs(number))) > MAX_DIGITS
+        except ValueError:  # past CPython's limit on int-to-text conversion
+            too_long = True
+        if too_long:
+            raise ValueError(f"{_at(where)} is an integer of more than {MAX_DIGITS:,} digits")
+        return number
+    if isinstance(value, numbers.Real):
+        real = float(value)
+        if not math.isfinite(real):
+            raise ValueError(f"{_at(where)} is {real!r}; JSON holds finite numbers only")
+        return real
+    if isinstance(value, str):
+        _utf8(value, where)
+        return str.__str__(value)
+    if isinstance(value, (list, tuple)):
+        return [_plain(item, f"{where}[{i}]") for i, item in enumerate(value)]
+    if isinstance(value, dict):
+        plain: dict[str, Any] = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise ValueError(
+                    f"{'the dict at ' + where if where else 'the dict'} has the key {quote(key, 40)} "
+                    f"({type(key).__name__}); keys must be strings"
+                )
+            _utf8(key, where)
+            plain[str.__str__(key)] = _plain(item, f"{where}[{quote(key, 40)}]")
+        return plain
+    raise ValueError(f"{_at(where)} is a {type(value).__name__} ({JSON_HOLDS})")
+
+
+def _utf8(text: str, where: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise ValueError(
+            f"{_at(where)} holds the character {ascii(text[err.start : err.end])}, which UTF-8 cannot encode"
+        ) from None
+
+
 def params_violation(params: object) -> str | None:
-    """What keeps ``params()``'s result out of an artifact, or ``None``: a dict that JSON holds."""
+    """What keeps ``params()``'s result out of an artifact, or ``None``: a dict that JSON holds (:func:`plain_json`)."""
     if not isinstance(params, dict):
         return f"a {type(params).__name__}, not a dict"
     try:
-        json.dumps(params, allow_nan=False)
-    except (TypeError, ValueError, RecursionError) as err:
-        return f"{quote(params, 80)}, which JSON cannot hold ({shorten(str(err), 100)})"
+        plain_json(params)
+    except ValueError as err:
+        return f"a dict which JSON cannot hold: {err}"
     return None
+
+
+class WorkingFolder:
+    """The working folder as it was when made; :meth:`restore` goes back to it if a plugin's call changed it.
+
+    Read once per call (``os.getcwd``, about a microsecond).  A working
+    folder that no longer exists when this is made is not restored.
+    """
+
+    __slots__ = ("path",)
+
+    def __init__(self) -> None:
+        try:
+            self.path: str | None = os.getcwd()
+        except OSError:  # the working folder was removed: there is nothing to go back to
+            self.path = None
+
+    def restore(self) -> str | None:
+        """Go back to the folder; ``None``, or the problem when it cannot be entered any more."""
+        if self.path is None:
+            return None
+        try:
+            if os.getcwd() == self.path:
+                return None
+        except OSError:
+            pass
+        try:
+            os.chdir(self.path)
+        except OSError as err:
+            return f"changed the working folder, and the one it left cannot be entered again ({err.strerror})"
+        return None
 
 
 class PluginBoundary:
@@ -186,13 +297,19 @@ class PluginBoundary:
         raise PluginError(self.kind, self.origin, self.boundary_label, call, f"returned {problem}")
 
     def call(self, call: str, fn: Callable[..., Any], *args: Any) -> Any:
-        """``fn(*args)``; any exception it raises becomes one PluginError naming ``call`` (module docstring)."""
+        """``fn(*args)``; any exception it raises becomes one PluginError naming ``call``, and the working
+        folder is put back afterwards (module docstring)."""
+        folder = WorkingFolder()
         try:
             return fn(*args)
         except (KeyboardInterrupt, PluginError):
             raise
         except BaseException as err:  # noqa: BLE001 - the point of the boundary: a plugin may raise anything
             raise PluginError.raised(self.kind, self.origin, self.boundary_label, call, err) from err
+        finally:
+            lost = folder.restore()
+            if lost is not None:
+                raise PluginError(self.kind, self.origin, self.boundary_label, call, lost)
 
 
 class GuardedRetriever(PluginBoundary):
@@ -230,10 +347,11 @@ class GuardedRetriever(PluginBoundary):
 
     def params(self) -> dict[str, Any]:
         params = self.call("params", self.plugin.params)
-        problem = params_violation(params)
+        problem = self.call("params", params_violation, params)  # reading a dict of the plugin's runs its code
         if problem is not None:
             self.refuse("params", problem)
-        return params
+        plain: dict[str, Any] = self.call("params", plain_json, params)
+        return plain
 
     def _checked(self, hits: object, k: int, query: Query | str, call: str) -> list[Hit]:
         problems = hit_violations(hits, k, self._known, query.scope if isinstance(query, Query) else None)

@@ -43,7 +43,14 @@ class Turn:
 
 @dataclass(frozen=True, slots=True)
 class Memory:
-    """One memory a system returned, best first."""
+    """One memory a system returned, best first.
+
+    ``sources`` may be given as any sequence of entry ids (a list, a tuple); a
+    list becomes a tuple here, and the replay copies every memory it accepts
+    into a plain record (:func:`agentmemory.systems.checks.plain_memories`).
+    Text and ids must be strings UTF-8 can encode (no lone surrogate): they
+    are written to UTF-8 files.
+    """
 
     text: str
     score: float | None = None
@@ -51,13 +58,18 @@ class Memory:
     sources: tuple[str, ...] | None = None  # our entry ids it was derived from, if the system says
     created_at: datetime | None = None
 
+    def __post_init__(self) -> None:
+        if isinstance(self.sources, list):  # the record is frozen: set once, here
+            object.__setattr__(self, "sources", tuple(self.sources))
+
 
 @runtime_checkable
 class MemorySystem(Protocol):
     """What a memory system must offer: ingest turns, search its memories, close.
 
     * ``ingest(turns)``: a batch of turns of one scope, in time order (see
-      :mod:`agentmemory.systems.replay` for the order and the batch size).
+      :mod:`agentmemory.systems.replay` for the order and the batch size);
+      a fresh list on every call, the system's to keep or change.
     * ``search(query, k)``: at most ``k`` memories, best first.
     * ``close()``: release files, connections, subprocesses; called once
       after the scope, also when a call failed.

@@ -28,8 +28,16 @@ Every call runs in a worker thread with a deadline when ``timeout`` is
 given; a call that does not return in time is an error (the thread is
 abandoned, the system closed under it, the scope's remaining queries not
 asked).
-What a call returns is checked (:mod:`agentmemory.systems.checks`).  A
-failure is a :class:`~agentmemory.errors.MemorySystemError` naming the
+Each ``ingest`` call gets a fresh list of its turns: the replay keeps its
+own, so a system that empties or changes the list changes nothing of the
+replay's.  The working folder is put back after every call (a system's
+``os.chdir`` moves nothing agentmemory reads or writes).
+What a call returns is checked and copied into plain records
+(:mod:`agentmemory.systems.checks`; ``params()`` by
+:func:`~agentmemory.retrievers.guard.plain_json`).  A
+failure (anything the system raises but ``KeyboardInterrupt``:
+``SystemExit``, ``GeneratorExit`` and its own ``BaseException`` included) is a
+:class:`~agentmemory.errors.MemorySystemError` naming the
 system, the scope, the call and the problem; with ``lenient``, a failing
 ``search`` is recorded as an empty answer and listed in
 :attr:`Replay.failures` (a failing ``ingest``, or a call of ``start``,
@@ -62,7 +70,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import Executor
+from concurrent.futures import BrokenExecutor, Executor, Future
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
@@ -72,8 +80,15 @@ from typing import Any, TypeVar
 from agentmemory.datasets.collection import Collection
 from agentmemory.errors import MemorySystemError, shorten
 from agentmemory.records import MemoryEntry, Query
+from agentmemory.retrievers.guard import WorkingFolder, params_violation, plain_json
 from agentmemory.systems.base import Memory, MemorySystem, Turn
-from agentmemory.systems.checks import batch_size_problem, memories_problem, scrub_paths, source_problem
+from agentmemory.systems.checks import (
+    batch_size_problem,
+    memories_problem,
+    plain_memories,
+    scrub_paths,
+    source_problem,
+)
 from agentmemory.systems.processes import children_ended
 from agentmemory.systems.registry import SystemSpec
 from agentmemory.systems.turns import turn_index
@@ -173,12 +188,25 @@ class _Call:
         return MemorySystemError(err.system, err.scope, err.call, scrub_paths(err.problem, self.workdir))
 
     def __call__(self, call: str, fn: Callable[[], T]) -> T:
+        """``fn()``, with the working folder put back after it; whatever it raises (any ``BaseException``
+        but ``KeyboardInterrupt``: ``SystemExit`` too) becomes one MemorySystemError naming ``call``."""
+        folder = WorkingFolder()
+        try:
+            return self._run(call, fn)
+        finally:
+            lost = folder.restore()
+            if lost is not None:
+                raise self.error(call, lost)
+
+    def _run(self, call: str, fn: Callable[[], T]) -> T:
         if self.timeout is None:
             try:
                 return fn()
+            except KeyboardInterrupt:
+                raise
             except MemorySystemError as err:
                 raise self.scrubbed(err) from None
-            except Exception as err:  # the system's own failure, said as one line
+            except BaseException as err:  # noqa: BLE001 - the system's own failure, of any kind, said as one line
                 raise self.error(call, _raised(err, self.workdir)) from None
         box: dict[str, Any] = {}
 
@@ -198,15 +226,24 @@ class _Call:
             failure: BaseException = box["error"]
             if isinstance(failure, MemorySystemError):
                 raise self.scrubbed(failure) from None
-            if not isinstance(failure, Exception):
+            if isinstance(failure, KeyboardInterrupt):
                 raise failure
             raise self.error(call, _raised(failure, self.workdir)) from None
         value: T = box["value"]
         return value
 
 
-def _raised(err: Exception, workdir: Path | None) -> str:
-    text = scrub_paths(" ".join(str(err).split()), workdir)  # before shortening, which could cut a path
+def _raised(err: BaseException, workdir: Path | None) -> str:
+    """``raised <type>: <message>`` on one line, without this machine's folders, and UTF-8-safe: a character
+    UTF-8 cannot encode (a lone surrogate) is written as its escape, since the line may go into an artifact."""
+    try:
+        said = str(err)
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # noqa: BLE001 - the system's exception, whose __str__ is the system's code too
+        said = "(a message that could not be read)"
+    text = scrub_paths(" ".join(said.split()), workdir)  # before shortening, which could cut a path
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
     return f"raised {type(err).__name__}: {shorten(text)}" if text else f"raised {type(err).__name__}"
 
 
@@ -303,6 +340,17 @@ def _due(task: ScopeTask, pending: list[Turn], asked_at: datetime | None) -> lis
     return [t for t in pending if t.created_at is None or t.created_at <= asked_at]
 
 
+def _answer(system: Any, text: str, depth: int) -> tuple[tuple[Memory, ...], str | None]:
+    """``system.search(text, depth)`` checked and copied into plain records, or the problem with it.
+
+    Runs inside the guarded call, so code of the system's that reading its result runs (a property, a
+    ``str`` subclass's method) is guarded as the call is.
+    """
+    result = system.search(text, depth)
+    problem = memories_problem(result, depth)
+    return ((), problem) if problem is not None else (plain_memories(result), None)
+
+
 def _search_checked(
     task: ScopeTask,
     system: Any,
@@ -317,16 +365,16 @@ def _search_checked(
     name = f"search {qid!r}"
     started = time.perf_counter()
     try:
-        result = call(name, partial(system.search, text, task.depth))
+        memories, found = call(name, partial(_answer, system, text, task.depth))
     except MemorySystemError as err:
         raise _Stop(err.call, err.problem) from None
     times.append(time.perf_counter() - started)
-    found: str | SourceFault | None = memories_problem(result, task.depth)
-    if found is None:
-        found = _sources_fault(name, tuple(result), known, state.ingested, call.workdir)
-    if found is not None:
-        raise _Stop(name, found)
-    return tuple(result)
+    fault: str | SourceFault | None = found
+    if fault is None:
+        fault = _sources_fault(name, memories, known, state.ingested, call.workdir)
+    if fault is not None:
+        raise _Stop(name, fault)
+    return memories
 
 
 def _ask_all(
@@ -409,7 +457,7 @@ def run_scope(task: ScopeTask) -> ScopeResult:
         try:
             if task.want_params:
                 params = _params(system, task.spec, call)
-            batch = getattr(system, "batch_size", None)
+            batch = call("start", partial(getattr, system, "batch_size", None))
             problem = batch_size_problem(batch)
             if problem is not None:
                 raise call.error("start", problem)
@@ -499,7 +547,7 @@ def replay(
         results: Iterator[ScopeResult] = (run_scope(task) for task in tasks)
     else:
         futures = [executor.submit(run_scope, task) for task in tasks]
-        results = (future.result() for future in futures)
+        results = (_result(future, task) for future, task in zip(futures, tasks))
     answers: dict[str, tuple[Memory, ...]] = {}
     failures: list[tuple[str, str]] = []
     ingest_times: list[float] = []
@@ -532,6 +580,16 @@ def replay(
     )
 
 
+def _result(future: Future[ScopeResult], task: ScopeTask) -> ScopeResult:
+    """A scope's result from its executor; a worker process that ended (the system called ``os._exit``, or
+    crashed) is the scope's error, not a success and not a traceback."""
+    try:
+        return future.result()
+    except BrokenExecutor as err:
+        problem = f"the worker process ended during the scope ({type(err).__name__}): did the system exit or crash?"
+        return ScopeResult(task.scope, (), (), ("replay", problem), None, (), ())
+
+
 def _error(
     key: str, scope: str | None, call: str, problem: str | SourceFault, scope_of: Mapping[str, str | None]
 ) -> MemorySystemError:
@@ -543,13 +601,21 @@ def _error(
 
 
 def _params(system: MemorySystem, spec: SystemSpec, call: _Call) -> dict[str, Any]:
-    method = getattr(system, "params", None)
+    """The system's ``params()``, checked (a dict :func:`~agentmemory.retrievers.guard.plain_json` holds) and
+    copied into plain JSON values; the spec's parameters when it has no such member."""
+    method = call("params", partial(getattr, system, "params", None))
     if not callable(method):
         return dict(spec.params)
-    value = call("params", method)
-    if not isinstance(value, dict):
-        raise call.error("params", f"returned a {type(value).__name__}, not a dict")
+    value, problem = call("params", partial(_plain_params, method))
+    if problem is not None:
+        raise call.error("params", problem)
     return value
+
+
+def _plain_params(method: Callable[[], Any]) -> tuple[dict[str, Any], str | None]:
+    value = method()
+    problem = params_violation(value)
+    return ({}, f"returned {problem}") if problem is not None else (plain_json(value), None)
 
 
 class _ScopeState:
@@ -564,10 +630,12 @@ class _ScopeState:
         self.failed: str | None = None
 
     def ingest(self, turns: Sequence[Turn]) -> None:
+        """``turns`` given in batches; each call gets a fresh list (the system may keep or change it), and the
+        replay counts and records the batch from its own tuple."""
         size = self.batch or len(turns)
         for start in range(0, len(turns), size):
-            chunk = list(turns[start : start + size])
+            chunk = tuple(turns[start : start + size])
             began = time.perf_counter()
-            self.call("ingest", partial(self.system.ingest, chunk))
+            self.call("ingest", partial(self.system.ingest, list(chunk)))
             self.times.append((time.perf_counter() - began) / len(chunk))
             self.ingested.update(t.entry_id for t in chunk)

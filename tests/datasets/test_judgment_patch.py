@@ -102,6 +102,12 @@ def test_removing_every_judgment_of_a_query_makes_it_unjudged(tmp_path: Path, sa
         ([_fix(grade=True)], r':1: grade True is neither an integer nor "remove"'),
         ([_fix(grade=1.0)], r':1: grade 1\.0 is neither an integer nor "remove"'),
         ([_fix(grade="delete")], r':1: grade \'delete\' is neither an integer nor "remove"'),
+        (
+            [_fix(grade=32768)],
+            r":1: grade 32768 is outside -32768\.\.32767, the grades trec_eval and pytrec_eval score; give a grade "
+            r"such as 1 or 0$",
+        ),
+        ([_fix(grade=-32769)], r":1: grade -32769 is outside -32768\.\.32767, "),
         ([_fix(reason="  ")], r":1: reason '  ' is not a non-empty string; say why the judgment changes$"),
         ([_fix(query="")], r":1: query_id '' is not a non-empty string$"),
         ([_fix(), "{not json"], r":2: "),
@@ -113,6 +119,13 @@ def test_a_bad_line_is_one_error_naming_the_file_and_line(tmp_path: Path, sample
     with pytest.raises(InputError, match="^" + str(path).replace("\\", "\\\\") + message) as info:
         read_judgment_patch(path, sample)
     assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("grade", [-32768, 32767])
+def test_the_grades_at_the_ends_of_the_range_are_taken(tmp_path: Path, sample, grade: int) -> None:
+    """GRADE_RANGE's ends are grades a patch may set."""
+    patch = read_judgment_patch(_write(tmp_path, _fix(grade=grade)), sample)
+    assert patch.apply(sample).qrels["conv-2/q2"]["conv-2/D2:4"] == grade
 
 
 def test_an_empty_or_missing_patch_is_refused(tmp_path: Path, sample) -> None:
