@@ -177,21 +177,25 @@ def system_runs(
 
 
 def system_table(runs: Sequence[SystemRun], k: int) -> str:
-    """The attribution figures of each system as text: coverage, Judged@k, sensitivity, unattributed examples."""
+    """The attribution figures of each system as text: coverage, ambiguity, Judged@k, sensitivity, unattributed examples."""
     if not runs:
         return ""
     lines = [
-        f"Memory systems: attribution (coverage = attributed / returned memories; Judged@{k} = share of the top {k} "
-        "attributed to a judged entry; tie analysis beyond the returned memories is not available for systems)",
+        f"Memory systems: attribution (coverage = attributed / returned memories; ambiguous = returned memories "
+        "attributed to more than one entry, credits = entries per attributed memory, mean and most; "
+        f"Judged@{k} = share of the top {k} attributed to a judged entry; tie analysis beyond the returned memories "
+        "is not available for systems)",
         "",
-        f"| system | attribution | returned | coverage | Judged@{k} | queries returning nothing | failed queries |",
-        "|---|---|---|---|---|---|---|",
+        f"| system | attribution | returned | coverage | ambiguous | credits (mean) | credits (most) | Judged@{k} | "
+        "queries returning nothing | failed queries |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for run in runs:
         r = run.attributed.report
         lines.append(
-            f"| {run.spec.label} | {r.method} | {r.returned} | {r.coverage:.3f} | {r.judged_at_k:.3f} | "
-            f"{len(r.empty_queries)} | {len(r.failures)} |"
+            f"| {run.spec.label} | {r.method} | {r.returned} | {r.coverage:.3f} | {r.ambiguous} | "
+            f"{r.credits_per_memory:.2f} | {r.most_credits} | {r.judged_at_k:.3f} | {len(r.empty_queries)} | "
+            f"{len(r.failures)} |"
         )
     lines += ["", f"Sensitivity to attribution (R@{k}, nDCG@{k}, provenance):", ""]
     lines += ["| system | attribution | R@k | nDCG@k |", "|---|---|---|---|"]

@@ -24,12 +24,21 @@ Methods (``--attribution``, a spec in the retrievers' grammar):
   our tokeniser's normalisation: ``tokenize(m.text) == tokenize(t.text)``
   (:func:`agentmemory.tokenize.tokenize`: NFKC, case folding, punctuation
   and spacing dropped).  A memory with no token is unattributed.
-* ``overlap[threshold=0.5]``: every turn ``t`` of the scope whose token
-  containment reaches the threshold, the share of **the turn's** distinct
-  tokens found in the memory:
-  ``containment(m, t) = |T(t) & T(m)| / |T(t)|`` with ``T(x) = set(tokenize(x))``
-  (a turn without tokens is never attributed).  The turn's share, so a
-  memory that is a chunk of several turns is attributed to each of them.
+* ``overlap[threshold=0.5]``: the turns that explain the memory's words.
+  Each token is weighted by how rare it is among the scope's ``N`` turns,
+  ``w(x) = ln(1 + N / df(x))`` (``df(x)``: the turns holding ``x``; a token of
+  no turn weighs nothing), and ``W(X)`` is the sum over a set of tokens.  With
+  ``T(x) = set(tokenize(x))`` and ``S(t) = T(t) & T(m)``, a turn is a
+  candidate when it shares at least :data:`OVERLAP_MIN_SHARED` tokens with the
+  memory and its weighted containment reaches the threshold:
+  ``containment(m, t) = W(S(t)) / W(T(t))`` (the share of **the turn's**
+  weighted tokens found in the memory).  Candidates are then taken best first
+  (containment, then ``W(S(t))``, descending; then collection order), each
+  credited only when the tokens it shares that no turn credited before it
+  already explains weigh at least ``min(threshold, OVERLAP_NEW) * W(T(t))``
+  (:data:`OVERLAP_NEW`): a memory that is one turn is credited to that turn
+  and not to the other turns whose words it also holds, and a chunk of several
+  turns to each of them.  Credited turns are returned in collection order.
   Default threshold: :data:`OVERLAP_DEFAULT` (0.5).
 * ``dense[threshold=0.8]``: every turn whose cosine with the memory,
   both embedded by the default encoder (``wordllama``,
@@ -54,6 +63,10 @@ Figures (:class:`AttributionReport`), over the headline queries:
 
 * coverage: attributed returned memories / returned memories (each
   query's memories counted; queries that returned nothing counted apart);
+* ambiguity, over the same returned memories: how many are attributed to
+  more than one entry, the mean ``|A(m)|`` over the attributed ones and the
+  largest ``|A(m)|`` (a memory credited to many entries is a chunk, a summary
+  or a loose attribution: read the recall it earns with that in mind);
 * Judged@k: mean over queries of |{i <= k : A(m_i) holds an entry judged
   for the query (any grade)}| / k;
 * the sensitivity table: R@k and nDCG@k (provenance) with the method at
@@ -65,14 +78,17 @@ Figures (:class:`AttributionReport`), over the headline queries:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from os import PathLike
 from typing import Any
 
 import numpy as np
 
 from agentmemory.datasets.collection import Collection
-from agentmemory.errors import ParameterError, UnknownNameError, shorten
+from agentmemory.errors import InputError, ParameterError, UnknownNameError, quote, shorten
+from agentmemory.files.reading import decode_utf8, json_lines, read_bytes
 from agentmemory.metrics import Measure, defined
 from agentmemory.metrics.provenance import ancestors_of, credit
 from agentmemory.records import MemoryEntry, Provenance
@@ -87,17 +103,33 @@ __all__ = [
     "ATTRIBUTION_METHODS",
     "DENSE_DEFAULT",
     "OVERLAP_DEFAULT",
+    "OVERLAP_MIN_SHARED",
+    "OVERLAP_NEW",
     "SENSITIVITY",
+    "QUALITY_METHODS",
+    "WORD_KEEPING",
     "Attributed",
     "AttributionReport",
     "Attributor",
+    "CreditQuality",
+    "LabelledMemory",
+    "StyleQuality",
     "attribute",
+    "credit_quality",
+    "credit_quality_table",
     "parse_attribution",
+    "read_labelled_memories",
 ]
 
 ATTRIBUTION_METHODS = ("auto", "dense", "exact", "overlap", "sources")
 OVERLAP_DEFAULT = 0.5
-"""Default ``overlap`` threshold: half of a turn's distinct tokens in the memory."""
+"""Default ``overlap`` threshold: half of a turn's weighted tokens in the memory."""
+OVERLAP_NEW = 0.2
+"""Least share of a turn's weight that its shared tokens must add to what better turns explain (capped by the
+threshold)."""
+OVERLAP_MIN_SHARED = 3
+"""Least number of distinct tokens a turn shares with a memory for ``overlap`` to credit it (a turn of one or two
+tokens, ``"Gina: ;)"``, is credited by ``exact`` only)."""
 DENSE_DEFAULT = 0.8
 """Default ``dense`` threshold (cosine)."""
 SENSITIVITY = {"overlap": (0.3, 0.5, 0.7), "dense": (0.7, 0.8, 0.9)}
@@ -147,6 +179,24 @@ def _threshold(spec: Spec) -> float:
     return float(spec.params.get("threshold", default))
 
 
+_EPSILON = 1e-9
+"""Tolerance of the threshold comparisons (sums of weights are floating point)."""
+
+
+@dataclass(frozen=True)
+class _ScopeWeights:
+    """A scope's turns as token sets, the postings (token -> turn positions), each token's weight, each turn's."""
+
+    sets: list[frozenset[str]]
+    postings: dict[str, list[int]]
+    weight: dict[str, float]
+    totals: list[float]
+
+    def weight_of(self, tokens: Iterable[str]) -> float:
+        """``W(tokens)``: the sum of the tokens' weights (0 for a token of no turn)."""
+        return math.fsum(self.weight.get(t, 0.0) for t in tokens)
+
+
 class Attributor:
     """The turns of a collection by scope, with what each method needs computed once (tokens, vectors)."""
 
@@ -154,9 +204,9 @@ class Attributor:
         self.index: TurnIndex = turn_index(collection)
         self.turns = self.index.by_scope
         self._exact: dict[str | None, dict[tuple[str, ...], tuple[str, ...]]] = {}
-        self._postings: dict[str | None, tuple[list[int], dict[str, list[int]]]] = {}
+        self._postings: dict[str | None, _ScopeWeights] = {}
         self._vectors: dict[str | None, np.ndarray] = {}
-        self._containment: dict[tuple[str | None, str], dict[int, float]] = {}
+        self._shared: dict[tuple[str | None, str], dict[int, frozenset[str]]] = {}
         self._cosine: dict[tuple[str | None, str], np.ndarray] = {}
         self._encoder: Any = None
 
@@ -172,35 +222,64 @@ class Attributor:
         key = tuple(tokenize(text))
         return index.get(key, ()) if key else ()
 
-    def containment(self, scope: str | None, text: str) -> dict[int, float]:
-        """``|T(t) & T(m)| / |T(t)|`` for each turn position ``t`` of the scope sharing a token with the text."""
-        cached = self._containment.get((scope, text))
-        if cached is not None:
-            return cached
+    def _weights(self, scope: str | None) -> _ScopeWeights:
         built = self._postings.get(scope)
         if built is None:
-            sizes: list[int] = []
+            sets = [frozenset(tokenize(entry.text)) for entry in self.turns.get(scope, [])]
             postings: dict[str, list[int]] = {}
-            for position, entry in enumerate(self.turns.get(scope, [])):
-                tokens = set(tokenize(entry.text))
-                sizes.append(len(tokens))
+            for position, tokens in enumerate(sets):
                 for token in tokens:
                     postings.setdefault(token, []).append(position)
-            built = (sizes, postings)
-            self._postings[scope] = built
-        sizes, postings = built
-        counts: dict[int, int] = {}
+            n = len(sets)
+            weight = {token: math.log1p(n / len(held)) for token, held in postings.items()}
+            totals = [math.fsum(weight[t] for t in tokens) for tokens in sets]
+            built = self._postings[scope] = _ScopeWeights(sets, postings, weight, totals)
+        return built
+
+    def shared(self, scope: str | None, text: str) -> dict[int, frozenset[str]]:
+        """``S(t) = T(t) & T(m)`` for each turn position ``t`` of the scope sharing a token with the text."""
+        cached = self._shared.get((scope, text))
+        if cached is not None:
+            return cached
+        postings = self._weights(scope).postings
+        found: dict[int, set[str]] = {}
         for token in set(tokenize(text)):
             for position in postings.get(token, ()):
-                counts[position] = counts.get(position, 0) + 1
-        shares = {p: c / sizes[p] for p, c in counts.items()}
-        self._containment[(scope, text)] = shares
+                found.setdefault(position, set()).add(token)
+        shares = {p: frozenset(tokens) for p, tokens in found.items()}
+        self._shared[(scope, text)] = shares
         return shares
 
+    def containment(self, scope: str | None, text: str) -> dict[int, float]:
+        """``W(S(t)) / W(T(t))`` for each turn position ``t`` of the scope sharing a token with the text."""
+        built = self._weights(scope)
+        return {
+            p: built.weight_of(tokens) / built.totals[p] if built.totals[p] else 0.0
+            for p, tokens in self.shared(scope, text).items()
+        }
+
     def overlap(self, scope: str | None, text: str, threshold: float) -> tuple[str, ...]:
+        """The turns credited by ``overlap`` at ``threshold`` (see the module docstring), in collection order."""
         turns = self.turns.get(scope, ())
-        shares = self.containment(scope, text)
-        return tuple(turns[p].id for p in sorted(shares) if shares[p] >= threshold)
+        built = self._weights(scope)
+        candidates = []
+        for p, tokens in self.shared(scope, text).items():
+            total = built.totals[p]
+            if len(tokens) < OVERLAP_MIN_SHARED or not total:
+                continue
+            mass = built.weight_of(tokens)
+            share = mass / total
+            if share >= threshold - _EPSILON:
+                candidates.append((-round(share, 9), -round(mass, 9), p, tokens))
+        candidates.sort()
+        least = min(threshold, OVERLAP_NEW)
+        explained: set[str] = set()
+        credited = []
+        for _, _, p, tokens in candidates:
+            if built.weight_of(tokens - explained) >= least * built.totals[p] - _EPSILON:
+                credited.append(p)
+                explained |= tokens
+        return tuple(turns[p].id for p in sorted(credited))
 
     def cosine(self, scope: str | None, text: str) -> np.ndarray:
         """Cosine of the text with each turn of the scope (the default encoder; a zero vector gives 0)."""
@@ -262,11 +341,19 @@ class AttributionReport:
     unattributed_texts: tuple[str, ...]
     failures: tuple[tuple[str, str], ...] = ()
     sensitivity: tuple[tuple[str, float, float], ...] = ()
+    credits: int = 0
+    ambiguous: int = 0
+    most_credits: int = 0
 
     @property
     def coverage(self) -> float:
         """Attributed / returned memories (0.0 when nothing was returned)."""
         return self.attributed / self.returned if self.returned else 0.0
+
+    @property
+    def credits_per_memory(self) -> float:
+        """Mean ``|A(m)|`` over the attributed returned memories (0.0 when none is attributed)."""
+        return self.credits / self.attributed if self.attributed else 0.0
 
     def summary(self) -> dict[str, Any]:
         """JSON-ready, for the artifact."""
@@ -275,6 +362,9 @@ class AttributionReport:
             "returned_memories": self.returned,
             "attributed_memories": self.attributed,
             "coverage": self.coverage,
+            "ambiguous_memories": self.ambiguous,
+            "credits_per_memory": self.credits_per_memory,
+            "most_credits": self.most_credits,
             "judged_at_k": self.judged_at_k,
             "queries_returning_nothing": list(self.empty_queries),
             "unattributed_memories": self.unattributed,
@@ -379,7 +469,7 @@ def attribute(
     turns_of: dict[str, tuple[str, ...]] = {}
     rankings: dict[str, tuple[str, ...]] = {}
     ranked_memories: dict[str, tuple[str, ...]] = {}
-    returned = attributed = 0
+    returned = attributed = credits = ambiguous = most = 0
     empty: list[str] = []
     unattributed: list[str] = []
     headline = {q.id for q in collection.headline_queries}
@@ -408,6 +498,9 @@ def attribute(
             if query.id in headline:
                 returned += 1
                 attributed += bool(found)
+                credits += len(found)
+                ambiguous += len(found) > 1
+                most = max(most, len(found))
                 if position < k and any(s in judged for s in found):
                     hits_judged += 1
         if query.id in headline:
@@ -427,6 +520,9 @@ def attribute(
         unattributed=sum(1 for e in entries if how[e.id] == "none"),
         unattributed_texts=texts[:UNATTRIBUTED_LISTED],
         failures=replay.failures,
+        credits=credits,
+        ambiguous=ambiguous,
+        most_credits=most,
         sensitivity=_sensitivity(
             spec if sensitivity is None else parse_attribution(sensitivity),
             memories,
@@ -469,3 +565,216 @@ def _sensitivity(
             (label, float(np.mean(r_values)) if r_values else 0.0, float(np.mean(n_values)) if n_values else 0.0)
         )
     return tuple(rows)
+
+
+# -- credit quality: each method measured against memories whose sources are known ---------------------------
+
+WORD_KEEPING = ("verbatim", "restyled", "unprefixed", "two-turn chunk", "session chunk")
+"""The styles of labelled memories that keep their sources' words (a turn as given, restyled, cut, joined)."""
+QUALITY_METHODS = (
+    "sources",
+    "exact",
+    "overlap[threshold=0.3]",
+    "overlap[threshold=0.5]",
+    "overlap[threshold=0.7]",
+    "dense",
+    "auto",
+)
+"""The methods whose credit quality the documentation tables (every method, ``overlap`` at three thresholds)."""
+_FIXTURE_FIELDS = {"text": "a string", "style": "a string", "scope": "a string", "sources_truth": "a list of ids"}
+
+
+@dataclass(frozen=True)
+class LabelledMemory:
+    """A memory whose sources are known: ``truth``, the turns it came from; ``sources``, what it declares."""
+
+    text: str
+    style: str
+    scope: str
+    truth: tuple[str, ...]
+    sources: tuple[str, ...] | None = None
+
+
+def _ids(path: str, line: int, name: str, value: object) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(i, str) and i for i in value):
+        raise InputError(path, line, f"{name}: expected a list of turn ids (strings); found {quote(value, 60)}")
+    return tuple(value)
+
+
+def read_labelled_memories(path: str | PathLike[str]) -> tuple[LabelledMemory, ...]:
+    """The labelled memories of a JSON-lines file: ``text``, ``style``, ``scope``, ``sources_truth``, ``sources``.
+
+    ``sources_truth`` is the list of turn ids a memory came from (empty for
+    a memory no turn gave); ``sources``, optional, what the memory declares.
+
+    Raises:
+        InputError: a line that is not an object with those fields of those types, naming the file and line.
+    """
+    text = decode_utf8(path, read_bytes(path, "labelled memories file"))
+    out = []
+    for line, record in json_lines(path, text):
+        if not isinstance(record, dict):
+            raise InputError(
+                path, line, f"expected an object with {', '.join(_FIXTURE_FIELDS)}; found {quote(record, 60)}"
+            )
+        for name, kind in _FIXTURE_FIELDS.items():
+            value = record.get(name)
+            if name != "sources_truth" and not isinstance(value, str):
+                raise InputError(path, line, f"{name}: expected {kind}; found {quote(value, 60)}")
+        sources = record.get("sources")
+        out.append(
+            LabelledMemory(
+                record["text"],
+                record["style"],
+                record["scope"],
+                _ids(str(path), line, "sources_truth", record.get("sources_truth")),
+                None if sources is None else _ids(str(path), line, "sources", sources),
+            )
+        )
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class StyleQuality:
+    """One style's counts: memories, turns credited, of them false, true sources, of them credited, memories whose
+    every source was credited (``complete``; a memory with no source is complete when credited to nothing)."""
+
+    style: str
+    memories: int
+    credits: int
+    false_credits: int
+    sources: int
+    found: int
+    complete: int
+
+
+@dataclass(frozen=True)
+class CreditQuality:
+    """How one attribution method credits the labelled memories: per style, and for those declaring sources.
+
+    ``precision = sum(credits - false_credits) / sum(credits)`` (1.0 when
+    nothing is credited), ``recall = sum(found) / sum(sources)``, summed over
+    the styles; ``false_share = 1 - precision``.
+    """
+
+    method: str
+    styles: tuple[StyleQuality, ...]
+    declared: int
+    declared_complete: int
+
+    def _sum(self, name: str, styles: Iterable[str] | None = None) -> int:
+        wanted = None if styles is None else set(styles)
+        return sum(getattr(s, name) for s in self.styles if wanted is None or s.style in wanted)
+
+    @property
+    def credits(self) -> int:
+        return self._sum("credits")
+
+    @property
+    def false_credits(self) -> int:
+        return self._sum("false_credits")
+
+    @property
+    def precision(self) -> float:
+        return 1 - self.false_share
+
+    @property
+    def false_share(self) -> float:
+        return self.false_credits / self.credits if self.credits else 0.0
+
+    @property
+    def recall(self) -> float:
+        sources = self._sum("sources")
+        return self._sum("found") / sources if sources else 0.0
+
+    def complete_share(self, styles: Iterable[str] = WORD_KEEPING) -> float:
+        """Share of the memories of ``styles`` whose every source was credited (0.0 when there is none)."""
+        styles = tuple(styles)
+        memories = self._sum("memories", styles)
+        return self._sum("complete", styles) / memories if memories else 0.0
+
+    @property
+    def declared_share(self) -> float:
+        """Share of the memories declaring sources whose every source was credited (1.0 when none declares)."""
+        return self.declared_complete / self.declared if self.declared else 1.0
+
+
+def credit_quality(
+    method: str | Spec,
+    memories: Iterable[LabelledMemory],
+    collection: Collection,
+    *,
+    attributor: Attributor | None = None,
+) -> CreditQuality:
+    """Attribute each labelled memory by ``method`` (its declared ``sources`` as the replay would pass them) and
+    count, per style, the turns credited against the turns it came from.
+
+    Raises:
+        ParameterError: a bad method; a labelled memory whose scope is not one of the collection's, or whose
+            truth or sources name a turn outside its scope.
+    """
+    spec = parse_attribution(method)
+    helper = attributor or Attributor(collection)
+    counts: dict[str, list[int]] = {}
+    declared = declared_complete = 0
+    for labelled in memories:
+        _check_labelled(helper, labelled)
+        memory = Memory(labelled.text, sources=labelled.sources)
+        got = set(helper.attribute_turns(spec, labelled.scope, memory)[0])
+        truth = set(labelled.truth)
+        complete = truth <= got and (bool(truth) or not got)
+        row = counts.setdefault(labelled.style, [0] * 6)
+        for i, value in enumerate((1, len(got), len(got - truth), len(truth), len(got & truth), complete)):
+            row[i] += value
+        if labelled.sources is not None:
+            declared += 1
+            declared_complete += complete
+    styles = tuple(StyleQuality(style, *row) for style, row in counts.items())
+    return CreditQuality(spec.text(), styles, declared, declared_complete)
+
+
+def _check_labelled(helper: Attributor, labelled: LabelledMemory) -> None:
+    if labelled.scope not in helper.turns:
+        raise ParameterError(
+            "labelled memory scope",
+            labelled.scope,
+            "is not a scope of the collection",
+            "choose from: " + ", ".join(sorted(str(s) for s in helper.turns)),
+        )
+    for name, ids in (("sources_truth", labelled.truth), ("sources", labelled.sources or ())):
+        for turn in ids:
+            if helper.index.scope_of.get(turn, _NO_SCOPE) != labelled.scope:
+                raise ParameterError(
+                    f"labelled memory {name}",
+                    turn,
+                    f"is not a turn of scope {quote(labelled.scope, 60)}",
+                    "name turns of the memory's own scope by their ids",
+                )
+
+
+_NO_SCOPE = object()
+
+
+def credit_quality_table(qualities: Iterable[CreditQuality]) -> str:
+    """Markdown: per method the credits, false credits, precision, recall and complete shares; then per style."""
+    qualities = tuple(qualities)
+    lines = [
+        "| method | credits | false credits | precision | recall | word-keeping memories complete | "
+        "declaring memories complete |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for q in qualities:
+        lines.append(
+            f"| `{q.method}` | {q.credits} | {q.false_credits} | {q.precision:.3f} | {q.recall:.3f} | "
+            f"{q.complete_share():.3f} | {q.declared_share:.3f} |"
+        )
+    styles = list(dict.fromkeys(s.style for q in qualities for s in q.styles))
+    lines += ["", "| method | " + " | ".join(styles) + " |", "|---|" + "---|" * len(styles)]
+    for q in qualities:
+        by_style = {s.style: s for s in q.styles}
+        cells = []
+        for style in styles:
+            s = by_style[style]
+            cells.append(f"{s.complete}/{s.memories}" + (f" ({s.false_credits} false)" if s.false_credits else ""))
+        lines.append(f"| `{q.method}` | " + " | ".join(cells) + " |")
+    return "\n".join(lines)

@@ -249,7 +249,7 @@ def test_memory_system_page_documents_the_protocol_from_the_code(site):
         assert name in text and " ".join(meaning.split()) in text, name
     for method in ATTRIBUTION_METHODS:
         assert method in text, method
-    assert "containment(m, t) = |T(t) ∩ T(m)| / |T(t)|" in text
+    assert "containment(m, t) = W(T(t) ∩ T(m)) / W(T(t))" in text and "w(x) = ln(1 + N / df(x))" in text
     assert "Judged@k = mean over queries of" in text and "coverage = attributed returned memories" in text
     profile = (REPO_ROOT / "agentmemory" / "systems" / "profiles" / "server-memory.toml").read_text(encoding="utf-8")
     blocks = [pre.get_text().strip() for pre in _soup(site / "protocols/memory-system.html").find_all("pre")]

@@ -181,7 +181,10 @@ def test_the_issues_done_when_command_prints_one_table_with_all_five():
         "agentrecall-db",
         "Fact extractor (example)",
     ]
-    assert "| system | attribution | returned | coverage | Judged@5 |" in done.stdout
+    assert (
+        "| system | attribution | returned | coverage | ambiguous | credits (mean) | credits (most) | Judged@5 |"
+        in (done.stdout)
+    )
     assert "Sensitivity to attribution (R@5, nDCG@5, provenance):" in done.stdout
 
 

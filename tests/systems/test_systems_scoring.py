@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -188,7 +189,8 @@ def test_replay_order_as_of() -> None:
 
 
 def test_attribution_methods() -> None:
-    """exact compares token lists; overlap is the share of the turn's distinct tokens in the memory; auto falls back."""
+    """exact compares token lists; overlap weighs the share of the turn's tokens in the memory by rarity (and needs
+    three shared tokens); auto falls back."""
     entries = (
         MemoryEntry("t1", "Caroline: I joined a pottery class!", scope="s"),
         MemoryEntry("t2", "Melanie: Pottery sounds fun.", scope="s"),
@@ -199,11 +201,15 @@ def test_attribution_methods() -> None:
     exact = parse_attribution("exact")
     assert helper.attribute(exact, "s", Memory("caroline i JOINED a pottery class")) == (("t1", "t3"), "exact")
     assert helper.attribute(exact, "s", Memory("...")) == ((), "exact")
-    # t2 has tokens {melanie, pottery, sounds, fun}: 3 of 4 in the memory -> 0.75; t1 and t3: 1 of 6
+    # t2 = {melanie, pottery, sounds, fun}; w = ln(1 + 3/df): melanie, sounds, fun ln 4 (one turn), pottery ln 2
+    # (three): {melanie, pottery, fun} in the memory -> (2 ln 4 + ln 2) / (3 ln 4 + ln 2) = 0.714; t1 and t3
+    # share only "pottery", fewer than three tokens, so no threshold credits them
     memory = Memory("Melanie says pottery is fun")
-    assert helper.attribute(parse_attribution("overlap[threshold=0.75]"), "s", memory) == (("t2",), "overlap")
-    assert helper.attribute(parse_attribution("overlap[threshold=0.8]"), "s", memory) == ((), "overlap")
-    assert helper.attribute(parse_attribution("overlap[threshold=0.1]"), "s", memory) == (("t1", "t2", "t3"), "overlap")
+    share = (2 * math.log(4) + math.log(2)) / (3 * math.log(4) + math.log(2))
+    assert helper.containment("s", memory.text)[1] == pytest.approx(share)
+    assert helper.attribute(parse_attribution("overlap[threshold=0.7]"), "s", memory) == (("t2",), "overlap")
+    assert helper.attribute(parse_attribution("overlap[threshold=0.75]"), "s", memory) == ((), "overlap")
+    assert helper.attribute(parse_attribution("overlap[threshold=0.1]"), "s", memory) == (("t2",), "overlap")
     assert helper.attribute(parse_attribution("auto"), "s", memory) == (("t2",), "overlap")
     assert helper.attribute(parse_attribution("auto"), "s", Memory("x", sources=("t3",))) == (("t3",), "sources")
     assert helper.attribute(parse_attribution("sources"), "s", Memory("Melanie: Pottery sounds fun.")) == (
