@@ -311,7 +311,8 @@ def run(args: argparse.Namespace) -> int:
     answers = _answers(args)
     systems += [(a.name, a.name) for a in answers]
     options.check_baseline(systems, "--baseline")
-    outputs = _Outputs.declare(args, [key for key, _ in systems], [s.key for s in memory_systems])
+    with_memories = [s.key for s in memory_systems] + [a.name for a in answers]  # written only when they have some
+    outputs = _Outputs.declare(args, [key for key, _ in systems], with_memories)
     outputs.plan.add_inputs(Path(path) for _, path in run_args)
     outputs.plan.add_inputs(Path(path) for path in memories.values())
     outputs.plan.add_inputs(Path(path) for path in (args.qrels_patch, args.claims) if path)

@@ -65,7 +65,10 @@ def exported_runs(evaluation: Evaluation) -> ExportedRuns:
     depth = evaluation.options.run_depth
     rankings: dict[str, dict[str, list[tuple[str, float]]]] = {}
     cut: list[tuple[str, str, tuple[str, ...]]] = []
+    unranked = {a.name for a in evaluation.answers if not a.has_retrieval}
     for result in evaluation.results:
+        if result.name in unranked:  # an answer file without retrieval ranked nothing: no run to write
+            continue
         rankings[result.name] = {}
         for q in result.per_query:
             ranking = q.ranking if depth is None else q.ranking[:depth]
@@ -79,6 +82,12 @@ def exported_runs(evaluation: Evaluation) -> ExportedRuns:
         if depth is not None:
             named = {doc for ranked in rankings[system.run.name].values() for doc, _ in ranked}
         memories[system.spec.key] = memories_text(system.attributed, named)
+    for answered in evaluation.answers:  # an answer file's retrieved memories, as a memory system's
+        if answered.attributed is not None:
+            named = None
+            if depth is not None:
+                named = {doc for ranked in rankings[answered.name].values() for doc, _ in ranked}
+            memories[answered.name] = memories_text(answered.attributed, named)
     return ExportedRuns(rankings, memories, tuple(cut), depth)
 
 

@@ -246,3 +246,22 @@ def test_an_artifact_without_answers_has_no_answers_section(repaired):
     assert "answers" not in evaluation_card(e)
     assert not any(m.definition.reads_answer for m in e.measures)
     assert '"answers"' not in dumps_artifact(e)
+
+
+def test_runs_dir_writes_an_answer_files_retrieval_so_it_rescores(tmp_path):
+    """--runs-dir writes an answer file's retrieved memories as a run and a memories file (the same retrieval
+    measures re-scored from them, without the answer file), and no run for a file that retrieved nothing."""
+    runs = tmp_path / "runs"
+    args = ["eval", "--collection", str(SAMPLE), "--repair", "--retrievers", "bm25"]
+    args += ["--answers", f"zep={ZEP}", "--answers", f"mem0={MEM0}", "--runs-dir", str(runs)]
+    assert main([*args, "--out", str(tmp_path / "a.json")]) == 0
+    assert sorted(p.name for p in runs.iterdir()) == ["bm25.trec", "qrels.txt", "zep.memories.jsonl", "zep.trec"]
+    rescored = ["eval", "--collection", str(SAMPLE), "--repair", "--retrievers", "", "--relevance", "provenance"]
+    rescored += ["--run", f"zep={runs / 'zep.trec'}", "--memories", str(runs / "zep.memories.jsonl")]
+    assert main([*rescored, "--out", str(tmp_path / "b.json")]) == 0
+    first = json.loads((tmp_path / "a.json").read_text(encoding="utf-8"))
+    second = json.loads((tmp_path / "b.json").read_text(encoding="utf-8"))
+    ours = next(r for r in first["aggregate"] if r["retriever"] == "zep")
+    again = next(r for r in second["aggregate"] if r["retriever"] == "zep")
+    for measure in ("P@5", "R@5", "nDCG@5", "AP@5"):
+        assert ours[measure] == pytest.approx(again[measure]), measure
