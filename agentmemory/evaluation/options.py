@@ -128,6 +128,12 @@ class EvalOptions:
             than what a whole-ranking measure (``sess.*``, the budget measures,
             ``tokens@first``) read on some query is allowed, and the command
             line says which values the runs then cannot reproduce.
+        left_out: also score the questions the loader left out of retrieval scoring
+            (:func:`~agentmemory.evaluation.runner.left_out_questions`), as an evaluation
+            with answer files does: their retrieval measures have no value, their answer
+            measures one.  An experiment sets it on every task of a collection with answer
+            files, so each of its systems is scored on the questions ``agentmemory eval
+            --answers`` scores it on.
         claims: published numbers to set beside ours (:mod:`agentmemory.evaluation.claims`):
             a :class:`~agentmemory.evaluation.claims.Claims`, or the path of a
             claims file (read and checked here); ``None`` for none.  The
@@ -159,6 +165,7 @@ class EvalOptions:
     tokenizer: str = DEFAULT_TOKEN_COUNTER
     claims: Claims | None = None
     run_depth: int | None = None
+    left_out: bool = False
 
     def __init__(
         self,
@@ -179,6 +186,7 @@ class EvalOptions:
         tokenizer: str = DEFAULT_TOKEN_COUNTER,
         claims: Claims | str | PathLike[str] | None = None,
         run_depth: int | None = None,
+        left_out: bool = False,
         *,
         names: Mapping[str, str] | None = None,
     ) -> None:
@@ -191,7 +199,7 @@ class EvalOptions:
             raise UnknownNameError(name("relevance"), relevance, RELEVANCE_MODES)
         chosen = _measures(measures, name("measures"))
         flags = {"ties": ties, "lenient_run": lenient_run, "as_of": as_of, "timings": timings}
-        flags |= {"progress": progress, "clamp": clamp, "lenient_system": lenient_system}
+        flags |= {"progress": progress, "clamp": clamp, "lenient_system": lenient_system, "left_out": left_out}
         for flag, given in flags.items():
             if not isinstance(given, bool):
                 raise ParameterError(name(flag), given, "is not a bool", "pass True or False")

@@ -86,6 +86,7 @@ __all__ = [
     "Timings",
     "defined_mean",
     "evaluate",
+    "left_out_questions",
     "mean",
     "measure_depth",
     "seed_measures",
@@ -489,7 +490,7 @@ def evaluate(
     task would have to secede from its worker to submit more).
 
     ``answers``: other harnesses' answer files, each scored as a system
-    (:mod:`agentmemory.evaluation.answer_runs`).
+    (:mod:`agentmemory.evaluation.answer_runs`); with them (or ``left_out``), on :func:`left_out_questions` too.
     """
     options, answered = _options_and_answers(collection, answers, bool(systems), options, keywords)
     require_judgments(collection)  # means over no query would print as 0.00, as if measured
@@ -508,7 +509,7 @@ def evaluate(
     first_event = 0 if store is None else len(store.log)
     reused = store is not None
     store = _prepared_store(collection, specs, store, options)
-    queries = collection.judged_queries + (_left_out(collection) if answered else ())
+    queries = collection.judged_queries + (left_out_questions(collection) if answered or options.left_out else ())
     slices = _time_slices(collection, queries, options.as_of, added=reused)
     durations: dict[str, list[float]] | None = {spec.key: [] for spec in specs} if options.timings else None
     found = _search(collection, specs, store, scorer, slices, options, durations)
@@ -591,10 +592,11 @@ def _with_claimed(answers: Any, options: EvalOptions) -> list[Any]:
     return out
 
 
-def _left_out(collection: Collection) -> tuple[Query, ...]:
+def left_out_questions(collection: Collection) -> tuple[Query, ...]:
     """The questions without judgments that an answer can still be scored on: those the loader left out of
     retrieval scoring (``Collection.left_out_queries``) and those a judgment patch left unjudged without
-    excluding them (an empty evidence list), never a question the patch excluded."""
+    excluding them (an empty evidence list), never a question the patch excluded.  An evaluation with answer
+    files (or ``left_out=True``) scores them after the judged questions, in this order."""
     judged = collection.qrels
     excluded = set(collection.excluded_query_ids)
     kept = [q for q in collection.queries if q.id not in judged]
@@ -1084,7 +1086,7 @@ class _Scorer:
         self.ranked = ranked  # False: the system told no ranking (an answer file without retrieval)
         excluded = collection.headline_excludes
         self.headline = {q.id for q in collection.headline_queries}
-        self.headline |= {q.id for q in _left_out(collection) if q.group not in excluded}
+        self.headline |= {q.id for q in left_out_questions(collection) if q.group not in excluded}
         if self.extra:
             scopes: dict[str | None, set[str]] = {}
             for entry in (*collection.entries, *self.extra.values()):

@@ -4,11 +4,22 @@ Tasks are grouped into **evaluations**, one per ``(collection, k, seed)``, in
 the plan's order; within one, the systems keep the plan's order.  Each
 evaluation gets what ``agentmemory eval``'s artifact holds for it, from the
 per-query values alone: the headline means (:func:`~agentmemory.evaluation.runner.mean`
-over the headline queries, as ``evaluate`` computes them), the means per
+over the headline queries, as ``evaluate`` computes them: over the queries with a
+value where a measure has none on some), the means per
 query group, the tie-aware means the tasks reported, and
 :func:`~agentmemory.analysis.statistics.per_query_statistics` seeded by the evaluation's
 seed.  Nothing here depends on which worker ran a task, when, or in which
 order the tasks finished: the same task results give the same bytes.
+
+The questions are the collection's judged ones, then, when it has answer
+systems, those left out of retrieval scoring
+(:attr:`~agentmemory.experiment.plan.PlannedCollection.queries`: the
+questions ``agentmemory eval --answers`` scores).  The measures are the
+tasks' (every task of an evaluation computes the same, in the same order,
+except an answer system without retrieval, which computes its answer
+measures only); a value a task did not compute has none (``None``, an empty
+cell), never 0: an answer system's retrieval measures without retrieval, a
+retrieval measure on a question left out of retrieval scoring.
 
 Outputs (all text; :func:`dumps_results` and :func:`per_query_csv` are the
 exact bytes written):
@@ -23,7 +34,7 @@ exact bytes written):
   ``skipped_query_hits`` when it names questions the loader skipped), systems not
   evaluated, the token counter when a measure counted tokens, aggregate
   means, group means, tie-aware means, statistics);
-* ``per_query.csv``: one row per evaluation x system x judged query x
+* ``per_query.csv``: one row per evaluation x system x question (as above) x
   measure: ``collection,k,seed,system,query_id,group,measure,value``
   (values in Python's shortest round-trip form; empty where the measure has
   no value on the query, ``tokens@first`` without a relevant hit);
@@ -149,8 +160,9 @@ def _evaluation(
     options = plan.grid.statistics
     collection = plan.collection(collection_name)
     results = [outputs[t.key] for t in done]
-    measures = list(results[0]["measures"])
-    values = {t.system: {row["query_id"]: row["metrics"] for row in out["per_query"]} for t, out in zip(done, results)}
+    measures = _union([done[0].job.measures, *(out["measures"] for out in results)], results)
+    values = {t.system: _values(out, collection.queries, measures) for t, out in zip(done, results)}
+    unscored = _union([done[0].job.measures, *(out["unscored"] for out in results)], results, "unscored")
     systems = [(t.system, t.job.system.label, t.job.system.kind) for t in done]
     texts = {t.system: t.job.system.spec for t in done}
     labels = {name: label for name, label, _ in systems}
@@ -169,12 +181,13 @@ def _evaluation(
         table_measures=distinct_measures(measures, k),  # RR and RR@k are one measure at k: one column
     )
     headline = [qid for qid, group in collection.queries if group not in collection.excluded_groups]
+    tokenizer = next((out["tokenizer"] for out in results if "tokenizer" in out), None)
     entry = {
         "collection": collection_name,
         "k": k,
         "seed": seed,
         "measures": measures,
-        "unscored": list(results[0]["unscored"]),
+        "unscored": unscored,
         "systems": [
             {
                 "name": t.system,
@@ -188,7 +201,7 @@ def _evaluation(
             for t, out in zip(done, results)
         ],
         "not_evaluated": missing,
-        **({"tokenizer": results[0]["tokenizer"]} if "tokenizer" in results[0] else {}),
+        **({"tokenizer": tokenizer} if tokenizer is not None else {}),
         "aggregate": [
             {"system": name, **{m: _mean(m, (values[name][qid][m] for qid in headline)) for m in measures}}
             for name in labels
@@ -209,11 +222,28 @@ def _evaluation(
         [parse_measure(m) for m in measures],
         k=k,
         relevance=relevance,
-        unscored=list(results[0]["unscored"]),
+        unscored=unscored,
     )
-    tokenizer = results[0].get("tokenizer", {}).get("name")
-    table = systems_table(systems, statistics, k=k, relevance=relevance, tokenizer=tokenizer)
+    counter = None if tokenizer is None else tokenizer.get("name")
+    table = systems_table(systems, statistics, k=k, relevance=relevance, tokenizer=counter)
     return entry, rows, replace(table, short_form=card["short_form"]).render("markdown")
+
+
+def _union(lists: Sequence[Sequence[str]], results: Sequence[Mapping[str, Any]], field: str = "measures") -> list[str]:
+    """The measures (or ``unscored`` measures) the ``results`` report, each once: in the planned order (the first
+    of ``lists``, every task's ``measures``) and then as reported.  Tasks of one evaluation compute the same
+    measures, except an answer system without retrieval, which computes only its answer measures."""
+    reported = {m for out in results for m in out[field]}
+    return [m for m in dict.fromkeys(m for listed in lists for m in listed) if m in reported]
+
+
+def _values(
+    out: Mapping[str, Any], queries: Sequence[tuple[str, str | None]], measures: Sequence[str]
+) -> dict[str, dict[str, float | None]]:
+    """A task's value of every measure on every question of the evaluation; ``None`` where it has none (a measure
+    it did not compute: an answer system's retrieval measures without retrieval)."""
+    rows = {row["query_id"]: row["metrics"] for row in out["per_query"]}
+    return {qid: {m: rows.get(qid, {}).get(m) for m in measures} for qid, _ in queries}
 
 
 def _skipped(out: Mapping[str, Any]) -> dict[str, Any]:
@@ -225,11 +255,14 @@ def _skipped(out: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _mean(measure: str, values: Iterable[float | None]) -> float | None:
-    """A measure's mean over queries: over those with a value when it may have none on some (``tokens@first``:
-    :func:`~agentmemory.evaluation.runner.defined_mean`), else :func:`~agentmemory.evaluation.runner.mean`."""
-    if parse_measure(measure).definition.undefined_when is not None:
-        return defined_mean(values)
-    return mean(v for v in values if v is not None)
+    """A measure's mean over queries, as ``evaluate`` computes it: over those with a value when it may have none
+    on some (``tokens@first``) or has none on one (an answer measure without an answer, a retrieval measure of
+    a question left out of retrieval scoring: :func:`~agentmemory.evaluation.runner.defined_mean`, ``None``
+    when none has one), else :func:`~agentmemory.evaluation.runner.mean`."""
+    listed = list(values)
+    if parse_measure(measure).definition.undefined_when is not None or any(v is None for v in listed):
+        return defined_mean(listed)
+    return mean(v for v in listed if v is not None)
 
 
 def _group_means(
