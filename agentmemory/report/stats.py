@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from agentmemory.analysis.paired_matrix import PairedMatrix, cell_text, matrix_caption, matrix_summary, paired_matrix
+from agentmemory.analysis.paired_matrix import PairedMatrix, matrix_caption, matrix_summary, paired_matrix
 from agentmemory.analysis.prose import comparisons_preface, describe_comparison, format_p
 from agentmemory.analysis.statistics import evaluation_statistics
 from agentmemory.analysis.summaries import Statistics
@@ -102,7 +102,7 @@ def comparison_matrix(matrix: PairedMatrix, *, number: int | None = None) -> Tab
     :func:`agentmemory.report.figures.comparison_heatmap` (Figure ``number``, when given, in the caption)."""
     columns = ["pair (first − second)", *(column_name(m) for m in matrix.measures)]
     rows = [
-        [matrix.row_label(row), *(cell_text(matrix.cells[(row, m)]) for m in matrix.measures)]
+        [matrix.row_label(row), *(matrix.text(row, m) for m in matrix.measures)]
         for row in range(len(matrix.rows))
     ]
     lower = [m for m in matrix.measures if lower_is_better(m)]
