@@ -66,11 +66,11 @@ class PairedMatrix:
         """The cells: every pair on every measure, less those with no query where both systems have a value."""
         return len(self.cells)
 
-    def text(self, row: int, measure: str) -> str:
-        """One cell as :func:`cell_text` writes it (over how many queries when fewer than the headline), or
-        :data:`NO_CELL` where the pair was not compared on ``measure``."""
+    def text(self, row: int, measure: str, *, fewer: bool = False) -> str:
+        """One cell as :func:`cell_text` writes it (``fewer``: over how many queries, when fewer than the
+        headline's), or :data:`NO_CELL` where the pair was not compared on ``measure``."""
         cell = self.cells.get((row, measure))
-        return NO_CELL if cell is None else cell_text(cell, self.queries)
+        return NO_CELL if cell is None else cell_text(cell, self.queries if fewer else None)
 
     def row_label(self, row: int) -> str:
         """``"Hybrid RRF − BM25"``: the pair, first minus second."""
@@ -173,7 +173,8 @@ def matrix_summary(matrix: PairedMatrix) -> str:
             for row, m in significant[:_LISTED]
         ]
         more = f", and {len(significant) - _LISTED} more" if len(significant) > _LISTED else ""
-        text.append(f"{len(significant)} of them are significant at {a} (marked *): {', '.join(named)}{more}.")
+        verb = "is" if len(significant) == 1 else "are"
+        text.append(f"{len(significant)} of them {verb} significant at {a} (marked *): {', '.join(named)}{more}.")
     else:
         text.append(f"None is significant at {a}: these queries do not show a difference between any two systems.")
     (row, m), cell = max(matrix.cells.items(), key=lambda item: (abs(item[1].difference), -item[0][0]))

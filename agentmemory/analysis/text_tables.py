@@ -328,10 +328,7 @@ def matrix_table(matrix: PairedMatrix) -> str:
     """Every pair of systems (rows, first minus second) on every measure of the comparison table (columns), as a
     Markdown table under its caption: what the reports show as a table and a heat map."""
     lower = [m for m in matrix.measures if lower_is_better(m)]
-    rows = [
-        [matrix.row_label(row), *(matrix.text(row, m) for m in matrix.measures)]
-        for row in range(len(matrix.rows))
-    ]
+    rows = [[matrix.row_label(row), *(matrix.text(row, m) for m in matrix.measures)] for row in range(len(matrix.rows))]
     header = ["Pair (first − second)", *(column_name(m) for m in matrix.measures)]
     return matrix_caption(matrix, lower) + ".\n\n" + markdown_table(header, rows)
 
