@@ -2,7 +2,7 @@
 
 Drawn as :mod:`agentmemory.report.figures` draws (a :class:`matplotlib.figure.Figure`, matplotlib's default
 style, fixed size and dpi, no metadata: the same PNG bytes on every run).  Each takes the numbers it draws as
-plain records, which :mod:`agentmemory.report.answers` makes and also prints as a table beside the figure
+plain records, which :mod:`agentmemory.report.answer_report` makes and also prints as a table beside the figure
 (nbval does not compare images).  A system keeps its colour in every figure: ``C<i>`` for its place ``i`` in
 the evaluation's systems.
 """

@@ -371,7 +371,7 @@ def comparison_heatmap(matrix: PairedMatrix, *, number: int | None = None) -> Pn
         return Markdown(f"{_caption(number, 'no paired comparison')}: fewer than two systems, or no headline query.")
     rows, measures = len(matrix.rows), list(matrix.measures)
     nan = float("nan")  # a pair not compared on a measure: a blank cell
-    values = [[c.difference if (c := matrix.cells.get((r, m))) else nan for m in measures] for r in range(rows)]
+    values = [[_difference(matrix, r, m, nan) for m in measures] for r in range(rows)]
     reach = max((abs(c.difference) for c in matrix.cells.values()), default=0.0) or 1.0
     with matplotlib.style.context("default"), matplotlib.rc_context(_RC):
         fig = _figure(9, max(2.4, 1.3 + 0.32 * rows))  # room for the colour bar's label with one pair too
@@ -403,3 +403,9 @@ def comparison_heatmap(matrix: PairedMatrix, *, number: int | None = None) -> Pn
             f"(first minus second; * significant at {matrix.alpha:g})",
         ),
     )
+
+
+def _difference(matrix: PairedMatrix, row: int, measure: str, missing: float) -> float:
+    """The mean paired difference of a matrix cell, ``missing`` where the pair was not compared on ``measure``."""
+    cell = matrix.cells.get((row, measure))
+    return missing if cell is None else cell.difference

@@ -572,7 +572,7 @@ def test_new_notebooks_stop_at_the_validation_cell(name, bad, message, tmp_path)
 def test_answers_notebook_with_ones_own_files_gives_the_librarys_results(tmp_path):
     """answers.ipynb with two systems of one's own choosing (no retriever, no patch, k = 3, strict loading): the
     verdict, the comparison table and the seeds cell are what the library gives for the same parameters."""
-    from agentmemory.report import answers
+    from agentmemory.report import answer_report as answers
 
     parameters = {
         "collection": "fixtures/locomo-sample/locomo-sample.json",

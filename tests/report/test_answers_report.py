@@ -18,7 +18,8 @@ from agentmemory.analysis.text_tables import interval_cell
 from agentmemory.cli.app import main as cli_main
 from agentmemory.datasets.judgment_patch import answer_key_ceiling
 from agentmemory.errors import ReportParameterError
-from agentmemory.report import answers, params
+from agentmemory.report import answer_report as answers
+from agentmemory.report import params
 from agentmemory.report.answer_figures import FAILURE_PARTS
 from agentmemory.report.display import Markdown, Png, Table
 

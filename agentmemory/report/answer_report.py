@@ -19,7 +19,7 @@ analysis layer does not compute already: this module chooses, words and draws.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -39,7 +39,7 @@ from agentmemory.report.answer_figures import FailureBar, MeansRow, failure_figu
 from agentmemory.report.comparison import comparison
 from agentmemory.report.display import Markdown, Png, Table, plural
 from agentmemory.report.figures import comparison_heatmap
-from agentmemory.report.params import AnswersSetup, CollectionSetup
+from agentmemory.report.params import AnswersSetup
 from agentmemory.report.results import cli_command
 from agentmemory.report.stats import comparison_matrix, comparison_summary, pairs_matrix
 
@@ -215,7 +215,9 @@ def _best_sentence(
     return f"{named} {verb} the {word} on {what or measure}: {values}."
 
 
-def headline(evaluation: Evaluation, statistics: Statistics, *, number: int = 1) -> tuple[Png | Markdown, ...]:
+def headline(
+    evaluation: Evaluation, statistics: Statistics, *, number: int = 1
+) -> tuple[Png | Markdown, Table, Markdown]:
     """Figure ``number``: the lead measures' means with their intervals, each system a row (the baseline first);
     then the comparison table (every system on every column, against the baseline), which holds the figure's
     numbers, and the line saying what its markers mean."""
@@ -278,7 +280,7 @@ def _empty(cell: str) -> bool:
     return cell.startswith("n/a")
 
 
-def _group_has(intervals: dict, measure: str) -> bool:
+def _group_has(intervals: Mapping[str, Mapping[str, Interval | None]], measure: str) -> bool:
     return any(cells.get(measure) is not None for cells in intervals.values())
 
 
@@ -588,25 +590,53 @@ def caveats(evaluation: Evaluation, statistics: Statistics) -> Markdown:
             f"so one answer judged the other way moves an accuracy by {1 / n:.3f}."
             + (" A sample this small describes these questions, nothing more." if n < 100 else "")
         )
-    for a in evaluation.answers:
-        cell = statistics.intervals.get(a.name, {}).get(JUDGE) or statistics.intervals.get(a.name, {}).get(F1)
-        if cell is not None and cell.n < n:
-            lines.append(
-                f"- **{a.name} answers {cell.n} of the {n} headline questions:** its means are over those; its "
-                "paired comparisons are over the questions both systems answer."
-            )
-        matched = [m for m in a.matched if m.unmatched]
-        if matched:
-            lines.append(
-                f"- {a.name}: {sum(len(m.unmatched) for m in matched)} records match no question of the collection "
-                "(left out; the definitions card lists how each file matched)."
-            )
+    lines += _coverage_lines(evaluation, statistics)
     left = len(evaluation.collection.left_out_queries)
     if left:
         lines.append(
             f"- **{plural(left, 'question', 'questions')} without usable evidence** (the loader's, listed in the "
             "card) count in the answer measures only: retrieval measures and the failure split leave them out."
         )
+    lines += _judge_lines(evaluation)
+    for a in evaluation.answers:
+        if a.attributed is not None:
+            report = a.attributed.report
+            lines.append(
+                f"- {a.name}'s retrieved memories count through attribution ({report.method}): "
+                f"{report.attributed} of {report.returned} memories attributed to an entry (coverage "
+                f"{report.coverage:.2f}); the others count as not relevant."
+            )
+    lines.append(
+        "- A judge call that failed is not a wrong answer; a harness that writes a failed call as wrong "
+        "(the card says which) counts it as one."
+    )
+    return Markdown("\n".join(lines))
+
+
+def _coverage_lines(evaluation: Evaluation, statistics: Statistics) -> list[str]:
+    """A line for each system answering fewer than the headline's questions, and for records matching none."""
+    n = statistics.queries
+    lines = []
+    for a in evaluation.answers:
+        cells = statistics.intervals.get(a.name, {})
+        cell = cells.get(JUDGE) or cells.get(F1)
+        if cell is not None and cell.n < n:
+            lines.append(
+                f"- **{a.name} answers {cell.n} of the {n} headline questions:** its means are over those; its "
+                "paired comparisons are over the questions both systems answer."
+            )
+        unmatched = sum(len(m.unmatched) for m in a.matched)
+        if unmatched:
+            lines.append(
+                f"- {a.name}: {unmatched} records match no question of the collection (left out; the definitions "
+                "card lists how each file matched)."
+            )
+    return lines
+
+
+def _judge_lines(evaluation: Evaluation) -> list[str]:
+    """The judges differ between files; the questions on which judges (or seeds) split evenly."""
+    lines = []
     judged = [a for a in evaluation.answers if a.files[0].judges]
     if len(judged) > 1:
         lines.append(
@@ -622,29 +652,15 @@ def caveats(evaluation: Evaluation, statistics: Statistics) -> Markdown:
             f"- **Judges or seeds split evenly** (Judge 0.5) on some questions ({split}): 0.5 counts as it is, never "
             "broken, and the failure split places such a question nowhere."
         )
-    retrieved = [a for a in evaluation.answers if a.attributed is not None]
-    for a in retrieved:
-        report = a.attributed.report if a.attributed is not None else None
-        if report is not None:
-            lines.append(
-                f"- {a.name}'s retrieved memories count through attribution ({report.method}): "
-                f"{report.attributed} of {report.returned} memories attributed to an entry (coverage "
-                f"{report.coverage:.2f}); the others count as not relevant."
-            )
-    lines.append(
-        "- A judge call that failed is not a wrong answer; a harness that writes a failed call as wrong "
-        "(the card says which) counts it as one."
-    )
-    return Markdown("\n".join(lines))
+    return lines
 
 
-def command(setup: AnswersSetup | CollectionSetup, evaluation: Evaluation) -> str:
+def command(setup: AnswersSetup, evaluation: Evaluation) -> str:
     """The ``agentmemory eval`` command, run from the repository root, that writes the same artifact:
     ``--answers`` for each system as given, ``--repair`` and the format's options, the patch and claims, the
     table's columns, ``--out`` in the output folder."""
     out = "eval-results.json" if setup.output_dir is None else f"{setup.output_dir.as_posix()}/eval-results.json"
     options = {**setup.format_options, **({"repair": True} if setup.repair else {})}
-    table = setup.columns(evaluation) if isinstance(setup, AnswersSetup) else setup.table
     return cli_command(
         evaluation,
         setup.cli_path,
@@ -652,6 +668,6 @@ def command(setup: AnswersSetup | CollectionSetup, evaluation: Evaluation) -> st
         options=options,
         out=out,
         inputs=setup.inputs,
-        table=table,
+        table=setup.columns(evaluation),
         answers=setup.answers.given,
     )
