@@ -109,11 +109,30 @@ SWEEP_PARAMS = {
     "retrievers": "str",
     "progress": "bool",
 }
+ANSWERS_PARAMS = {
+    "collection": "str",
+    "format": "str",
+    "format_options": "str",
+    "repair": "bool",
+    "answers": "str",
+    "answers_format": "str",
+    "answers_mapping": "str",
+    "retrievers": "str",
+    "baseline": "str",
+    "table_metrics": "str",
+    "k": "int",
+    "seed": "int",
+    "attribution": "str",
+    "qrels_patch": "str",
+    "claims": "str",
+    "output_dir": "str",
+}
 ALL_PARAMS = [
     ("eval", EVAL_PARAMS),
     ("explore", EXPLORE_PARAMS),
     ("collection", COLLECTION_PARAMS),
     ("sweep", SWEEP_PARAMS),
+    ("answers", ANSWERS_PARAMS),
 ]
 
 
@@ -161,7 +180,7 @@ def test_parameters_cell_is_tagged_annotated_and_first(name, expected):
     assert nb.metadata["kernelspec"]["name"] == "python3"
 
 
-@pytest.mark.parametrize("name", ["eval", "explore", "collection", "sweep"])
+@pytest.mark.parametrize("name", ["eval", "explore", "collection", "sweep", "answers"])
 def test_notebooks_hold_no_library_logic(name):
     """Cells only call agentmemory: no def, class, lambda or computation of their own, imports from agentmemory only."""
     nb = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
@@ -358,7 +377,7 @@ def test_default_collection_is_found_from_any_working_directory(tmp_path):
 
 def test_help_notebook_documents_the_new_notebooks():
     """papermill --help-notebook lists collection.ipynb's and sweep.ipynb's parameters with types, no Unknown type."""
-    for name, expected in (("collection", COLLECTION_PARAMS), ("sweep", SWEEP_PARAMS)):
+    for name, expected in (("collection", COLLECTION_PARAMS), ("sweep", SWEEP_PARAMS), ("answers", ANSWERS_PARAMS)):
         done = subprocess.run(
             [PAPERMILL, "--help-notebook", f"notebooks/{name}.ipynb"],
             cwd=REPO_ROOT,
@@ -528,8 +547,14 @@ def test_sweep_notebook_with_a_small_sweep(tmp_path):
             "seeds: 'abc' (str) is not a count or a range; pass a number of seeds such as 20 (seeds 0..19) or an "
             'inclusive range such as "100-199"',
         ),
+        (
+            "answers",
+            {"answers": "zep=fixtures/answers/zep/zep_locomo_grades.json;;"},
+            "answers: 'zep=fixtures/answers/zep/zep_locomo_grades.json;;' (str) has an empty entry; separate "
+            'entries by single ";"',
+        ),
     ],
-    ids=["collection-repair", "sweep-seeds"],
+    ids=["collection-repair", "sweep-seeds", "answers-entry"],
 )
 def test_new_notebooks_stop_at_the_validation_cell(name, bad, message, tmp_path):
     """A bad parameter stops collection.ipynb and sweep.ipynb at the validation cell with the library's one line."""
@@ -542,6 +567,32 @@ def test_new_notebooks_stop_at_the_validation_cell(name, bad, message, tmp_path)
     assert validate.outputs[0].traceback == [f"ReportParameterError: {message}"]
     after = nb.cells[nb.cells.index(validate) + 1 :]
     assert all(c.execution_count is None and not c.outputs for c in after if c.cell_type == "code")
+
+
+def test_answers_notebook_with_ones_own_files_gives_the_librarys_results(tmp_path):
+    """answers.ipynb with two systems of one's own choosing (no retriever, no patch, k = 3, strict loading): the
+    verdict, the comparison table and the seeds cell are what the library gives for the same parameters."""
+    from agentmemory.report import answer_report as answers
+
+    parameters = {
+        "collection": "fixtures/locomo-sample/locomo-sample.json",
+        "answers": "mem0=fixtures/answers/mem0-locomo-sample.json,fixtures/answers/mem0-locomo-sample-run2.json;"
+        "evermemos=fixtures/answers/evermemos-locomo-sample.json",
+        "k": 3,
+    }
+    nb = _run(NOTEBOOKS / "answers.ipynb", tmp_path / "out.ipynb", parameters)
+    defaults = {name: p["default"] for name, p in papermill.inspect_notebook(str(NOTEBOOKS / "answers.ipynb")).items()}
+    values = {name: ast.literal_eval(text) for name, text in defaults.items()} | parameters
+    setup = params.answers_setup(**values)
+    evaluation = setup.evaluate()
+    statistics = setup.statistics(evaluation)
+    assert _plain(_cell(nb, "verdict")) == [answers.verdict(evaluation, statistics).text]
+    _, table, _ = answers.headline(evaluation, statistics)
+    assert _plain(_cell(nb, "comparison"))[1] == repr(table)
+    assert "mem0 (baseline)" in repr(table) and "answer_in_context@3" in repr(table)
+    assert _plain(_cell(nb, "seeds")) == [repr(answers.seeds(evaluation, statistics))]
+    [key] = _plain(_cell(nb, "key"))
+    assert key.startswith("No answer-key patch")
 
 
 def test_a_users_run_appears_beside_the_built_ins(tmp_path, notes):
