@@ -12,9 +12,11 @@ changes the working folder moves no output).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
 
@@ -59,6 +61,7 @@ FLAG_NAMES = {
     "tokenizer": "--tokenizer",
     "claims": "--claims",
     "run_depth": "--run-depth",
+    "clock": "--clock",
 }
 """How messages about the evaluation's options name them here: by their flags."""
 
@@ -114,6 +117,7 @@ def eval_options(args: argparse.Namespace) -> EvalOptions:
         tokenizer=DEFAULT_TOKEN_COUNTER if args.tokenizer is None else args.tokenizer,  # '' refused there
         claims=args.claims,  # read and checked now, before anything is loaded
         run_depth=_run_depth(args),
+        clock=args.clock,
         names=FLAG_NAMES,
     )
 
@@ -138,6 +142,26 @@ def _run_depth(args: argparse.Namespace) -> int | None:
             "it sets the depth of the runs --runs-dir writes",
         )
     return depth
+
+
+def _worker_count(args: argparse.Namespace) -> int:
+    """``--workers`` as an int >= 1 (read before anything is loaded)."""
+    workers = parse_int("--workers", args.workers, "an integer >= 1")
+    if workers < 1:
+        raise ParameterError("--workers", args.workers, "is below 1", "give the number of processes, e.g. 2")
+    return workers
+
+
+@contextlib.contextmanager
+def _workers(workers: int, systems: bool) -> Iterator[Executor | None]:
+    """``--workers N``: a pool of N processes replaying the memory systems' conversations (none for 1)."""
+    if workers == 1 or not systems:
+        yield None
+        return
+    import multiprocessing  # the pool's start method: spawn, so a worker inherits no thread of ours
+
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        yield pool
 
 
 def _seconds(text: str) -> float:
@@ -304,6 +328,7 @@ def run(args: argparse.Namespace) -> int:
     options = eval_options(args)
     retrievers = _retrievers(args)
     memory_systems = resolve_systems(args.system, option="--system") if args.system else ()  # checked first
+    workers = _worker_count(args)
     run_args = [parse_run_option(text) for text in args.run]
     memories = getattr(args, "memories", None) or {}
     systems = [(r.key, r.label) for r in retrievers] + [(name, name) for name, _ in run_args]
@@ -329,9 +354,16 @@ def run(args: argparse.Namespace) -> int:
     )
     for run_file in run_data:  # a run made for another collection: refused naming this one, --lenient-run or not
         check_run_queries(run_file, collection, described)
-    evaluation = evaluate(
-        collection, retrievers, runs=run_data, systems=memory_systems, options=options, answers=answer_files
-    )
+    with _workers(workers, bool(memory_systems)) as executor:
+        evaluation = evaluate(
+            collection,
+            retrievers,
+            runs=run_data,
+            systems=memory_systems,
+            options=options,
+            answers=answer_files,
+            executor=executor,
+        )
     statistics = evaluation_statistics(
         evaluation,
         seed=options.seed,

@@ -29,12 +29,14 @@ from agentmemory.systems.registry import SystemLike, SystemSpec, resolve_systems
 from agentmemory.systems.replay import Replay, ReplayTimings, replay
 
 __all__ = [
+    "SYSTEM_TIMING_COLUMNS",
     "SystemRun",
     "is_system_memories",
     "memories_text",
     "recorded_attribution",
     "system_runs",
     "system_table",
+    "system_timing_cells",
     "system_timings",
 ]
 
@@ -51,7 +53,8 @@ class SystemRun:
     @property
     def params(self) -> dict[str, Any]:
         """What the artifact states of the system: its parameters, then the attribution's figures."""
-        return {"system": self.spec.key, "params": self.replay.params, **self.attributed.report.summary()}
+        clock = {"clock": self.replay.clock} if self.replay.clock != "real" else {}  # stated only when not the default
+        return {"system": self.spec.key, "params": self.replay.params, **clock, **self.attributed.report.summary()}
 
 
 def memories_text(attributed: Attributed, named: Container[str] | None = None) -> str:
@@ -157,19 +160,30 @@ def system_runs(
     lenient: bool = False,
     as_of: bool = False,
     executor: Executor | None = None,
+    clock: str = "real",
+    progress: bool = False,
 ) -> list[SystemRun]:
     """Replay and attribute each of ``systems``; ``depth`` memories asked per query (at least ``k``).
 
     ``executor`` (a ``concurrent.futures.Executor``) runs each scope's
     replay as a task (:func:`agentmemory.systems.replay.replay`); the
-    results are the same as without one.
+    results are the same as without one.  ``clock`` and ``progress`` are
+    the replay's (:func:`~agentmemory.systems.replay.replay`).
     """
     specs = resolve_systems(systems)
     helper = Attributor(collection)
     out = []
     for spec in specs:
         answered = replay(
-            spec, collection, depth=depth, as_of=as_of, timeout=timeout, lenient=lenient, executor=executor
+            spec,
+            collection,
+            depth=depth,
+            as_of=as_of,
+            timeout=timeout,
+            lenient=lenient,
+            executor=executor,
+            clock=clock,
+            progress=progress,
         )
         attributed = attribute(answered, collection, attribution, k=k, relevance=relevance, attributor=helper)
         out.append(SystemRun(spec, answered, attributed, _run_file(attributed)))
@@ -211,18 +225,44 @@ def system_table(runs: Sequence[SystemRun], k: int) -> str:
 
 
 def system_timings(runs: Sequence[SystemRun]) -> str:
-    """p50/p95 of ingest seconds per turn and of search seconds, per system (wall clock; never in an artifact)."""
+    """Per system: its whole replay's wall time, the conversations (scopes) and the p50 and largest of their wall
+    times, then p50/p95 of ingest seconds per turn and of search seconds (wall clock; never in an artifact)."""
     lines = [
         "Memory systems, wall clock on this machine (not in the artifact):",
         "",
-        "| system | ingest p50 (ms/turn) | ingest p95 (ms/turn) | search p50 (ms) | search p95 (ms) |",
-        "|---|---|---|---|---|",
+        "| system | total (s) | conversations | per conversation p50 (s) | per conversation max (s) | "
+        "ingest p50 (ms/turn) | ingest p95 (ms/turn) | search p50 (ms) | search p95 (ms) |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for run in runs:
-        t = run.replay.timings
-        p = ReplayTimings.percentile
-        lines.append(
-            f"| {run.spec.label} | {1000 * p(t.ingest_per_turn, 50):.3f} | {1000 * p(t.ingest_per_turn, 95):.3f} | "
-            f"{1000 * p(t.search, 50):.3f} | {1000 * p(t.search, 95):.3f} |"
-        )
+        lines.append("| " + " | ".join([run.spec.label, *system_timing_cells(run.replay.timings)]) + " |")
     return "\n".join(lines)
+
+
+SYSTEM_TIMING_COLUMNS = (
+    "total (s)",
+    "conversations",
+    "per conversation p50 (s)",
+    "per conversation max (s)",
+    "ingest p50 (ms/turn)",
+    "ingest p95 (ms/turn)",
+    "search p50 (ms)",
+    "search p95 (ms)",
+)
+"""The columns of :func:`system_timing_cells`, after the system's label."""
+
+
+def system_timing_cells(t: ReplayTimings) -> list[str]:
+    """One system's replay timings as table cells, in the order of :data:`SYSTEM_TIMING_COLUMNS`."""
+    p = ReplayTimings.percentile
+    scopes = [seconds for _, seconds in t.scopes]
+    return [
+        f"{t.total:.3f}",
+        str(len(scopes)),
+        f"{p(scopes, 50):.3f}",
+        f"{max(scopes, default=0.0):.3f}",
+        f"{1000 * p(t.ingest_per_turn, 50):.3f}",
+        f"{1000 * p(t.ingest_per_turn, 95):.3f}",
+        f"{1000 * p(t.search, 50):.3f}",
+        f"{1000 * p(t.search, 95):.3f}",
+    ]

@@ -237,7 +237,7 @@ def _resolve(item: SystemLike) -> SystemSpec:
 def _resolve_text(text: str) -> SystemSpec:
     spec: Spec = parse_spec(text)
     if spec.is_import:
-        obj = _import(spec.target, text)
+        obj = _import(spec.target, text, "system")
         if not callable(obj):
             raise ParameterError(
                 "system spec",
