@@ -38,9 +38,9 @@ from agentmemory.errors import NumberTextError, ParameterError, quote
 from agentmemory.evaluation.answer_runs import AnswersSpec, parse_answers_option, read_answer_files
 from agentmemory.evaluation.options import EvalOptions
 from agentmemory.evaluation.run_export import ExportedRuns, cut_text, depth_text, exported_runs
-from agentmemory.evaluation.runfiles import check_run_queries, parse_run_option, read_run_file
+from agentmemory.evaluation.runfiles import RunFile, check_run_queries, parse_run_option, read_run_file
 from agentmemory.evaluation.runner import Evaluation, evaluate
-from agentmemory.evaluation.system_runs import system_table, system_timings
+from agentmemory.evaluation.system_runs import is_system_memories, reattributed_run, system_table, system_timings
 from agentmemory.files.numbers import parse_number
 from agentmemory.files.output_plan import OutputPath, OutputPlan, collection_inputs
 from agentmemory.files.trec import format_qrels, format_run
@@ -142,6 +142,16 @@ def _run_depth(args: argparse.Namespace) -> int | None:
             "it sets the depth of the runs --runs-dir writes",
         )
     return depth
+
+
+def _reattributed(run: RunFile, collection: Collection, options: EvalOptions) -> RunFile:
+    """A memory system's recorded run (its memories file has ``attribution``) attributed again under an
+    ``--attribution`` other than the default ``auto`` (which keeps what the replay recorded); any other run as read."""
+    if options.attribution == "auto" or run.memories_path is None:
+        return run
+    if not is_system_memories(Path(run.memories_path).read_text(encoding="utf-8")):
+        return run
+    return reattributed_run(run, collection, options.attribution, k=options.k, relevance=options.relevance)
 
 
 def _worker_count(args: argparse.Namespace) -> int:
@@ -354,6 +364,7 @@ def run(args: argparse.Namespace) -> int:
     )
     for run_file in run_data:  # a run made for another collection: refused naming this one, --lenient-run or not
         check_run_queries(run_file, collection, described)
+    run_data = [_reattributed(r, collection, options) for r in run_data]
     with _workers(workers, bool(memory_systems)) as executor:
         evaluation = evaluate(
             collection,

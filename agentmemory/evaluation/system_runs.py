@@ -18,11 +18,13 @@ import hashlib
 import json
 from collections.abc import Container, Sequence
 from concurrent.futures import Executor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from agentmemory.datasets.collection import Collection
 from agentmemory.evaluation.runfiles import RunFile
+from agentmemory.files.reading import decode_utf8, json_lines, read_bytes
 from agentmemory.systems.attribution import Attributed, AttributionReport, Attributor, attribute
 from agentmemory.systems.base import Memory
 from agentmemory.systems.registry import SystemLike, SystemSpec, resolve_systems
@@ -33,6 +35,7 @@ __all__ = [
     "SystemRun",
     "is_system_memories",
     "memories_text",
+    "reattributed_run",
     "recorded_attribution",
     "system_runs",
     "system_table",
@@ -124,6 +127,58 @@ def recorded_attribution(run: RunFile, collection: Collection, method: str, *, k
         )
     recorded = Replay(run.name, run.name, {}, answers, {q.id: q.scope for q in collection.judged_queries})
     return attribute(recorded, collection, "sources", k=k, sensitivity=method).report
+
+
+def reattributed_run(run: RunFile, collection: Collection, method: str, *, k: int, relevance: str) -> RunFile:
+    """A memory system's recorded run (its ``--runs-dir`` run and memories file) with its memories attributed again
+    by ``method``, so ``--run NAME=RUN --memories FILE --attribution METHOD`` re-scores it without a replay.
+
+    Each memory of the run stands as a :class:`~agentmemory.systems.base.Memory`
+    with its recorded text, in the run's order (scores descending, the
+    system's), its sources the turns (``turns``, else ``derived_from``) of
+    the memories the replay attributed by their own ``sources`` (their
+    ``attribution`` is ``"sources"``; the system's sources are not kept
+    otherwise), none for the rest.  They are attributed by ``method`` as a
+    replay's are (:func:`~agentmemory.systems.attribution.attribute`: the same
+    memory ids, in the same order); the files' names and digests stay the
+    run's.
+    """
+    recorded = _recorded_records(run)
+    entries = {e.id: e for e in collection.entries}
+    answers: dict[str, tuple[Memory, ...]] = {}
+    for qid, hits in run.hits.items():
+        ranked = sorted(hits, key=lambda h: (-h[1], h[2]))
+        memories = []
+        for doc, _, _ in ranked:
+            if doc in recorded:
+                text, sources = recorded[doc]
+                memories.append(Memory(text, id=doc, sources=sources))
+            elif doc in entries:
+                memories.append(Memory(entries[doc].text, id=doc, sources=(doc,)))
+        answers[qid] = tuple(memories)
+    replayed = Replay(run.name, run.name, {}, answers, {q.id: q.scope for q in collection.judged_queries})
+    attributed = attribute(replayed, collection, method, k=k, relevance=relevance)
+    remade = _run_file(attributed)
+    return replace(
+        remade,
+        path=run.path,
+        sha256=run.sha256,
+        format=run.format,
+        memories_path=run.memories_path,
+        memories_sha256=run.memories_sha256,
+    )
+
+
+def _recorded_records(run: RunFile) -> dict[str, tuple[str, tuple[str, ...] | None]]:
+    """Each recorded memory's text and, when the replay attributed it by the system's own sources, those turns."""
+    assert run.memories_path is not None
+    path = Path(run.memories_path)
+    out: dict[str, tuple[str, tuple[str, ...] | None]] = {}
+    for _, record in json_lines(path, decode_utf8(path, read_bytes(path, "memories file"))):
+        own = record.get("attribution") == "sources"
+        sources = tuple(record.get("turns") or record.get("derived_from") or ()) if own else None
+        out[record["_id"]] = (record["text"], sources)
+    return out
 
 
 def _run_file(attributed: Attributed) -> RunFile:

@@ -187,3 +187,32 @@ def test_clock_is_stated_in_the_artifact_only_when_not_real():
     assert moved.systems[0].params["clock"] == "conversation"
     with pytest.raises(UnknownNameError, match=r"^clock: 'wall' \(str\) is not a known name; choose from: conversation, real"):
         evaluate(collection, systems=[EXAMPLE], k=5, clock="wall")
+
+
+# -- re-scoring a saved system under another attribution ----------------------------------------------------------------
+@pytest.mark.parametrize("method", ["overlap[threshold=0.3]", "exact", "sources"])
+def test_saved_memories_rescored_under_another_attribution_without_a_replay(tmp_path, method, capsys):
+    """``--run NAME=RUN --memories FILE --attribution METHOD`` re-attributes a saved system's memories (their texts,
+    and their own sources where the replay used them): the per-query values are those of replaying the system
+    under METHOD; under the default ``auto`` the recorded attribution is kept."""
+    import json
+
+    runs = tmp_path / "runs"
+    base = ["eval", "--collection", str(SAMPLE), "--retrievers", ""]
+    assert main([*base, "--system", EXAMPLE, "--runs-dir", str(runs), "--out", str(tmp_path / "auto.json")]) == 0
+    assert main([*base, "--system", EXAMPLE, "--attribution", method, "--out", str(tmp_path / "replayed.json")]) == 0
+    saved = [f"fx={runs / 'examples.my_memory_system-System.trec'}", "--memories"]
+    saved.append(str(runs / "examples.my_memory_system-System.memories.jsonl"))
+    rescore = [*base, "--run", *saved, "--relevance", "provenance"]
+    assert main([*rescore, "--attribution", method, "--out", str(tmp_path / "rescored.json")]) == 0
+    assert main([*rescore, "--out", str(tmp_path / "kept.json")]) == 0
+    capsys.readouterr()
+
+    def values(name: str) -> list[tuple[str, dict]]:
+        artifact = json.loads((tmp_path / name).read_text(encoding="utf-8"))
+        return [(row["query_id"], row["metrics"]) for row in artifact["per_query"]]
+
+    assert values("rescored.json") == values("replayed.json")
+    assert values("kept.json") == values("auto.json")
+    if method != "sources":  # the example gives every memory its source: sources is what auto recorded
+        assert values("rescored.json") != values("auto.json")
