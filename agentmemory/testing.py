@@ -85,6 +85,7 @@ import math
 import tempfile
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta, timezone
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -414,7 +415,14 @@ def check_retriever(
 def _turns(scope: str, day: int, lines: Sequence[tuple[str, str]]) -> tuple[Turn, ...]:
     start = datetime(2023, 5, day, 9, 0, tzinfo=timezone.utc)
     return tuple(
-        Turn(f"{scope}/D{1 + i // 3}:{1 + i % 3}", text, role, start + timedelta(hours=i), f"{scope}/S{1 + i // 3}", scope)
+        Turn(
+            f"{scope}/D{1 + i // 3}:{1 + i % 3}",
+            text,
+            role,
+            start + timedelta(hours=i),
+            f"{scope}/S{1 + i // 3}",
+            scope,
+        )
         for i, (role, text) in enumerate(lines)
     )
 
@@ -531,13 +539,13 @@ class _SystemContract:
                 size = size if batch_size_problem(size) is None and size else len(turns or ()) or 1
                 for start in range(0, len(turns or ()), size):
                     chunk = list((turns or ())[start : start + size])
-                    if not self.call(f"{where}: ingest", lambda chunk=chunk: system.ingest(chunk))[0]:
+                    if not self.call(f"{where}: ingest", partial(system.ingest, chunk))[0]:
                         return
                     ingested.update(t.entry_id for t in chunk)
                 for text in self.queries.get(scope, ()):
                     for k in _SYSTEM_KS:
                         asked = f"{where}: search({text!r}, {k})"
-                        ok, result = self.call(asked, lambda text=text, k=k: system.search(text, k))
+                        ok, result = self.call(asked, partial(system.search, text, k))
                         if ok:
                             self.memories(result, k, scope, ingested, asked)
             finally:

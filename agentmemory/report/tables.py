@@ -14,10 +14,10 @@ from __future__ import annotations
 import pandas as pd
 
 from agentmemory.analysis.text_tables import SEED_COLUMNS, TIMING_COLUMNS, seed_measures, seed_rows, timing_rows
-from agentmemory.evaluation.system_runs import SYSTEM_TIMING_COLUMNS, system_timing_cells
-from agentmemory.systems.replay import ReplayTimings
 from agentmemory.evaluation.runner import Evaluation, QueryResult, RetrieverResult
+from agentmemory.evaluation.system_runs import SYSTEM_TIMING_COLUMNS, system_timing_cells
 from agentmemory.report.display import Markdown, Table, params_text, short
+from agentmemory.systems.replay import ReplayTimings
 
 __all__ = [
     "appendix",

@@ -332,7 +332,9 @@ def _profile_steps(data: Mapping[str, Any], path: Path) -> list[Step]:
             raise _bad(path, f"{where}result", result, f"expected one of {', '.join(STEP_RESULTS)}")
         unknown = sorted(set(step) - {"tool", "each", "arguments", "result"})
         if unknown:
-            raise _bad(path, f"{where}{unknown[0]}", step[unknown[0]], "unknown key; a step has tool, each, arguments, result")
+            raise _bad(
+                path, f"{where}{unknown[0]}", step[unknown[0]], "unknown key; a step has tool, each, arguments, result"
+            )
         assert tool is not None
         steps.append(Step(tool, each, arguments, result))
     return steps
@@ -356,7 +358,7 @@ def _profile_search(data: Mapping[str, Any], path: Path) -> SearchMapping:
     for key in search:
         if key not in known:
             allowed = (
-                "split and match belong to a search with result = \"text\""
+                'split and match belong to a search with result = "text"'
                 if key in ("split", "match")
                 else f"a search has {', '.join(sorted(known))}"
             )
@@ -369,7 +371,7 @@ def _profile_search(data: Mapping[str, Any], path: Path) -> SearchMapping:
                     path,
                     f"search.{key}",
                     search[key],
-                    "not used with result = \"text\": split (and match) make the records from the text",
+                    'not used with result = "text": split (and match) make the records from the text',
                 )
         records: str | None = ""
     else:
@@ -394,7 +396,9 @@ def _text_records(search: Mapping[str, Any], path: Path) -> TextRecords:
     elif split in TEXT_SPLITS:
         pattern = split
     else:
-        raise _bad(path, "search.split", split, f"expected {' or '.join(map(repr, TEXT_SPLITS))}, or {{ regex = \"...\" }}")
+        raise _bad(
+            path, "search.split", split, f'expected {" or ".join(map(repr, TEXT_SPLITS))}, or {{ regex = "..." }}'
+        )
     match = search.get("match")
     if match is not None and not isinstance(match, str):
         raise _bad(path, "search.match", match, "expected a regular expression (a string)")
@@ -924,9 +928,7 @@ class MCPSystem:
             try:
                 records = _follow(result, mapping.records)
             except _PathMissing as missing:
-                raise self._error(
-                    call, f"the result has no {str(missing)!r} on the path {mapping.records!r}"
-                ) from None
+                raise self._error(call, f"the result has no {str(missing)!r} on the path {mapping.records!r}") from None
         if not isinstance(records, list):
             raise self._error(call, f"the result's {mapping.records!r} is not a list: {self._quote(records)}")
         for r, record in enumerate(records):

@@ -109,7 +109,9 @@ def main() -> None:
                     if query in k["text"].lower()
                 ]
                 if MODE == "text":
-                    lines = [f"Found {len(hits)} memories:"] + [f"[{h['id']}] {h['score']:.2f} {h['text']}" for h in hits]
+                    lines = [f"Found {len(hits)} memories:"] + [
+                        f"[{h['id']}] {h['score']:.2f} {h['text']}" for h in hits
+                    ]
                     result(ident, {"content": [{"type": "text", "text": "\n".join(lines)}]})
                     continue
                 result(

@@ -139,7 +139,10 @@ def test_each_broken_contract_is_listed(factory, violation):
     violations = caught.value.violations
     assert violation in violations and len(set(violations)) == len(violations)
     label = resolve_system(factory).label
-    assert re.match(rf"check_system\({label}\): {len(violations)} violation\(s\) of the memory-system contract:\n- ", str(caught.value))
+    assert re.match(
+        rf"check_system\({label}\): {len(violations)} violation\(s\) of the memory-system contract:\n- ",
+        str(caught.value),
+    )
     assert isinstance(caught.value, AssertionError)
 
 

@@ -162,7 +162,9 @@ def test_registry_names_the_profile():
     assert resolve_system(f"mcp[profile={FAKE_PROFILE},timeout=5]").label == "MCP fake (timeout=5)"
     with pytest.raises(ParameterError, match=r"profile.*is required"):
         resolve_system("mcp")
-    with pytest.raises(ParameterError, match=r"^system profile: 'nope\.toml' \(str\) is neither a shipped profile nor a file"):
+    with pytest.raises(
+        ParameterError, match=r"^system profile: 'nope\.toml' \(str\) is neither a shipped profile nor a file"
+    ):
         resolve_system("mcp[profile=nope.toml]")
 
 

@@ -103,7 +103,9 @@ def test_replay_tells_the_progress_of_every_turn_and_question():
     replay(resolve_system(EXAMPLE), collection, depth=5, progress=ReplayProgress(out, interval=0.0, bar=False))
     lines = out.getvalue().splitlines()
     n_turns, n_questions = len(collection.entries), len(collection.judged_queries)
-    assert lines[-1].startswith(f"replayed Fact extractor (example): 2 scopes, {n_turns} turns, {n_questions} questions")
+    assert lines[-1].startswith(
+        f"replayed Fact extractor (example): 2 scopes, {n_turns} turns, {n_questions} questions"
+    )
     assert any(line.startswith("replaying Fact extractor (example): scope 2 of 2, ") for line in lines)
 
 
@@ -185,7 +187,9 @@ def test_clock_is_stated_in_the_artifact_only_when_not_real():
     moved = evaluate(collection, systems=[EXAMPLE], k=5, clock="conversation")
     assert "clock" not in real.systems[0].params
     assert moved.systems[0].params["clock"] == "conversation"
-    with pytest.raises(UnknownNameError, match=r"^clock: 'wall' \(str\) is not a known name; choose from: conversation, real"):
+    with pytest.raises(
+        UnknownNameError, match=r"^clock: 'wall' \(str\) is not a known name; choose from: conversation, real"
+    ):
         evaluate(collection, systems=[EXAMPLE], k=5, clock="wall")
 
 
