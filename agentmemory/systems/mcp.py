@@ -21,11 +21,13 @@ a search result becomes memories::
     [[ingest]]                             # one or more steps, run in order for each ingest batch
     tool = "remember"
     each = "turn"                          # turn | session | new-session | batch
+    result = "ignore"                      # ignore (default) | json | text: how the tool's answer is read
     arguments = { text = "{text}", speaker = "{role}" }
 
     [search]
     tool = "recall"
     arguments = { query = "{query}", limit = "{k}" }
+    result = "json"                        # json (default) | text (then split and match, below)
     records = "hits"                       # path from the result to the list of records
     items = ""                             # optional path from a record to a list: one memory per element
     text = "item.text"                     # paths (or templates) from {record, item, position}
@@ -50,8 +52,27 @@ folder) in ``command`` and ``env``.  In a session or batch step an object
 ``{ "$each-turn" = TEMPLATE }`` becomes the list of TEMPLATE rendered for
 each of that step's turns, in time order.
 
-*Results.*  The tool's ``structured_content`` is read (when a server gives
-none, its text content is parsed as JSON).  A path is a dotted list of keys
+*Answers.*  Each step and the search say how the tool's answer is read,
+``result``: ``"json"`` reads its ``structured_content``, or when the
+server gives none, its text content parsed as JSON (text that is not JSON
+is a fault naming the key to set); ``"text"`` reads its text blocks joined
+by newlines; ``"ignore"`` (a step only, and a step's default: the answer
+to a write is not used) reads nothing.  A tool error is a fault whatever
+``result`` says.  Many servers answer a write in plain text
+(``"Successfully processed 1 entities"``, ``"Saved: ..."``), some a search
+too: with ``result = "text"`` the search's text becomes records by
+``split``: ``"lines"`` (the default: each non-empty line), ``"whole"``
+(the whole text, one record) or ``{ regex = "PATTERN" }`` (the pieces
+between the pattern's matches); each piece stripped, empty ones dropped.
+With ``match = "PATTERN"`` (named groups required) only the pieces it
+matches (``re.search``) are records, each the table of its named groups
+(``'^(?P<id>m[0-9]+): (?P<text>.*)$'`` gives ``record.id`` and
+``record.text``; a header line such as ``"Found 3 memories:"`` is not
+matched, so not a memory); without it a record is the piece itself (a
+string: ``text = "record"``).  ``records`` and ``items`` are not used
+then; a score read from a group is a number written as text.
+
+*Results.*  A path is a dotted list of keys
 and list positions (``hits.0.text``; ``""`` is the value itself).  ``records``
 leads from the result to a list; with ``items``, each record's list at that
 path is flattened in the server's order, one memory per element (``item``);
@@ -75,6 +96,22 @@ text *is* a turn's text, so ``exact`` attribution (what ``auto`` picks)
 maps it back to our entries.  The server drops an observation equal to one
 its entity already has, so two turns of one session with the same text are
 one memory (attributed to both by ``exact``).
+
+**mcp-memory-libsql.**  ``mcp[profile=mcp-memory-libsql]``: an MCP memory
+server keeping entities and observations in a libSQL (SQLite) file, a fresh
+``LIBSQL_URL`` file per scope.  It answers a write in plain text (ignored)
+and a search with JSON text.  One entity per turn, named by its entry id,
+its one observation the turn's text (the server replaces an entity's
+observations on every write), 50 a call.  ``search_nodes`` keeps the
+entities matching ``%<the query, runs of spaces, "_" and "-" as %>%`` with
+SQL ``LIKE`` (ASCII case-insensitive): the query's words in order, anything
+between them; name matches rank first, then type, then observation, newest
+first (by the server's own clock, to the second), at most 50.  A memory's id
+is our entry id; ``exact`` attribution maps its text back.
+
+**Labels.**  A spec ``mcp[profile=...]`` is labelled ``MCP <the profile's
+name>`` (:meth:`MCPSystem.label_for`), whether the profile is shipped or a
+file: tables show ``MCP my-server``, never a path.
 
 **Faults.**  Every failure is a :class:`~agentmemory.errors.MemorySystemError`
 of one line naming the system, scope, call and problem: a server that does
