@@ -12,11 +12,9 @@ changes the working folder moves no output).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import math
 import re
-from collections.abc import Iterator, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
 
@@ -40,7 +38,13 @@ from agentmemory.evaluation.options import EvalOptions
 from agentmemory.evaluation.run_export import ExportedRuns, cut_text, depth_text, exported_runs
 from agentmemory.evaluation.runfiles import RunFile, check_run_queries, parse_run_option, read_run_file
 from agentmemory.evaluation.runner import Evaluation, evaluate
-from agentmemory.evaluation.system_runs import is_system_memories, reattributed_run, system_table, system_timings
+from agentmemory.evaluation.system_runs import (
+    is_system_memories,
+    reattributed_run,
+    replay_pool,
+    system_table,
+    system_timings,
+)
 from agentmemory.files.numbers import parse_number
 from agentmemory.files.output_plan import OutputPath, OutputPlan, collection_inputs
 from agentmemory.files.trec import format_qrels, format_run
@@ -160,18 +164,6 @@ def _worker_count(args: argparse.Namespace) -> int:
     if workers < 1:
         raise ParameterError("--workers", args.workers, "is below 1", "give the number of processes, e.g. 2")
     return workers
-
-
-@contextlib.contextmanager
-def _workers(workers: int, systems: bool) -> Iterator[Executor | None]:
-    """``--workers N``: a pool of N processes replaying the memory systems' conversations (none for 1)."""
-    if workers == 1 or not systems:
-        yield None
-        return
-    import multiprocessing  # the pool's start method: spawn, so a worker inherits no thread of ours
-
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        yield pool
 
 
 def _seconds(text: str) -> float:
@@ -365,7 +357,7 @@ def run(args: argparse.Namespace) -> int:
     for run_file in run_data:  # a run made for another collection: refused naming this one, --lenient-run or not
         check_run_queries(run_file, collection, described)
     run_data = [_reattributed(r, collection, options) for r in run_data]
-    with _workers(workers, bool(memory_systems)) as executor:
+    with replay_pool(workers if memory_systems else 1) as executor:
         evaluation = evaluate(
             collection,
             retrievers,

@@ -14,15 +14,18 @@ of ``n`` memories, so trec_eval's order (score descending) is the system's.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
-from collections.abc import Container, Sequence
-from concurrent.futures import Executor
+import multiprocessing
+from collections.abc import Container, Iterator, Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from agentmemory.datasets.collection import Collection
+from agentmemory.errors import check_positive_int
 from agentmemory.evaluation.runfiles import RunFile
 from agentmemory.files.reading import decode_utf8, json_lines, read_bytes
 from agentmemory.systems.attribution import Attributed, AttributionReport, Attributor, attribute
@@ -36,6 +39,7 @@ __all__ = [
     "is_system_memories",
     "memories_text",
     "reattributed_run",
+    "replay_pool",
     "recorded_attribution",
     "system_runs",
     "system_table",
@@ -243,6 +247,22 @@ def system_runs(
         attributed = attribute(answered, collection, attribution, k=k, relevance=relevance, attributor=helper)
         out.append(SystemRun(spec, answered, attributed, _run_file(attributed)))
     return out
+
+
+@contextlib.contextmanager
+def replay_pool(workers: int) -> Iterator[Executor | None]:
+    """``workers`` processes to replay a memory system's conversations on (``None`` for one: serially).
+
+    Spawned, so a worker inherits no thread of ours; the system's factory must be importable by them (a
+    ``package.module:attribute``, a registered name).  The answers are those of a serial replay
+    (:func:`agentmemory.systems.replay.replay`).
+    """
+    check_positive_int("workers", workers)
+    if workers == 1:
+        yield None
+        return
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        yield pool
 
 
 def system_table(runs: Sequence[SystemRun], k: int) -> str:
