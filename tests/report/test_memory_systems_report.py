@@ -179,7 +179,7 @@ def test_the_issues_done_when_command_prints_one_table_with_all_five():
     assert labels == [
         "BM25 (baseline)",
         "Hybrid RRF (BM25 + Dense (wordllama))",
-        "MCP (profile=server-memory)",
+        "MCP server-memory",
         "agentrecall-db",
         "Fact extractor (example)",
     ]
