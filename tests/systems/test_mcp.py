@@ -479,3 +479,13 @@ def test_mcp_memory_libsql_on_the_locomo_sample():
         assert asked >= 3
     finally:
         made.close()
+
+
+@needs_libsql
+@needs_server_memory
+@pytest.mark.parametrize("profile", ["server-memory", "mcp-memory-libsql"])
+def test_shipped_servers_keep_the_memory_system_contract(profile):
+    """Both shipped servers, through their profiles, pass agentmemory.testing.check_system."""
+    from agentmemory.testing import check_system
+
+    check_system(f"mcp[profile={profile}]")
