@@ -66,6 +66,7 @@ Latencies (:class:`ReplayTimings`) are wall-clock seconds: kept for
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 import threading
 import time
@@ -386,7 +387,8 @@ def _search_checked(
     name = f"search {qid!r}"
     started = time.perf_counter()
     try:
-        memories, found = call(name, _at(task.clock, state.asked, partial(_answer, system, text, task.depth)))
+        with _clock_at(task.clock, state.asked):
+            memories, found = call(name, partial(_answer, system, text, task.depth))
     except MemorySystemError as err:
         raise _Stop(err.call, err.problem) from None
     times.append(time.perf_counter() - started)
@@ -398,19 +400,18 @@ def _search_checked(
     return memories
 
 
-def _at(clock: str, when: datetime | None, fn: Callable[[], T]) -> Callable[[], T]:
-    """``fn`` as it runs under ``clock``: with ``"conversation"`` and a time, the process's clock stands at
-    ``when`` while it runs (time-machine, imported only here; ``time.monotonic`` and ``perf_counter`` go on)."""
+@contextlib.contextmanager
+def _clock_at(clock: str, when: datetime | None) -> Iterator[None]:
+    """Under ``clock="conversation"`` with a time, this process's clock stands at ``when`` inside (time-machine,
+    imported only here; ``time.monotonic`` and ``perf_counter`` run on).  Entered around a guarded call, in the
+    replay's own thread: a call that times out leaves the clock restored when the replay moves on."""
     if clock != "conversation" or when is None:
-        return fn
+        yield
+        return
+    import time_machine  # a dependency, imported only under --clock conversation
 
-    def travelled() -> T:
-        import time_machine  # a dependency, imported only under --clock conversation
-
-        with time_machine.travel(when, tick=False):
-            return fn()
-
-    return travelled
+    with time_machine.travel(when, tick=False):
+        yield
 
 
 def _ask_all(
@@ -744,7 +745,8 @@ class _ScopeState:
             if dated:
                 self.newest = max(dated) if self.newest is None else max(self.newest, *dated)
             began = time.perf_counter()
-            self.call("ingest", _at(self.clock, self.newest, partial(self.system.ingest, list(chunk))))
+            with _clock_at(self.clock, self.newest):
+                self.call("ingest", partial(self.system.ingest, list(chunk)))
             self.times.append((time.perf_counter() - began) / len(chunk))
             self.ingested.update(t.entry_id for t in chunk)
             self.tick(len(chunk), 0)

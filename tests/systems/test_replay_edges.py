@@ -220,3 +220,24 @@ def test_saved_memories_rescored_under_another_attribution_without_a_replay(tmp_
     assert values("kept.json") == values("auto.json")
     if method != "sources":  # the example gives every memory its source: sources is what auto recorded
         assert values("rescored.json") != values("auto.json")
+
+
+class Hangs(ClockReader):
+    """Its search never returns (a thread left behind by the timeout)."""
+
+    def search(self, query: str, k: int) -> list[Memory]:
+        import threading
+
+        threading.Event().wait(30)
+        return []
+
+
+def test_a_call_that_times_out_leaves_the_clock_restored():
+    """The conversation's clock is set around each guarded call from the replay's own thread: when a call times
+    out and its thread is left behind, the clock is the real one again."""
+    from agentmemory.errors import MemorySystemError
+
+    before = datetime.now(timezone.utc)
+    with pytest.raises(MemorySystemError, match=r"did not return within 0\.5 s"):
+        replay(resolve_system(Hangs), load(SAMPLE), depth=5, clock="conversation", timeout=0.5)
+    assert datetime.now(timezone.utc) >= before
