@@ -25,6 +25,7 @@ __all__ = [
     "PluginError",
     "MemorySystemError",
     "RetrieverContractError",
+    "SystemContractError",
     "NotebookFailed",
     "ReportParameterError",
     "NumberTextError",
@@ -292,6 +293,20 @@ class RetrieverContractError(AgentMemoryError, AssertionError):
             shown.append(f"- ... and {len(self.violations) - _VIOLATIONS_SHOWN} more (all in .violations)")
         super().__init__(
             f"check_retriever({label}): {len(self.violations)} violation(s) of the retriever contract:\n"
+            + "\n".join(shown)
+        )
+
+
+class SystemContractError(AgentMemoryError, AssertionError):
+    """A memory system broke the contract of :func:`agentmemory.testing.check_system`; ``violations`` lists how."""
+
+    def __init__(self, label: str, violations: Sequence[str]) -> None:
+        self.violations = tuple(violations)
+        shown = [f"- {v}" for v in self.violations[:_VIOLATIONS_SHOWN]]
+        if len(self.violations) > _VIOLATIONS_SHOWN:
+            shown.append(f"- ... and {len(self.violations) - _VIOLATIONS_SHOWN} more (all in .violations)")
+        super().__init__(
+            f"check_system({label}): {len(self.violations)} violation(s) of the memory-system contract:\n"
             + "\n".join(shown)
         )
 

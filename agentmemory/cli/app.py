@@ -10,6 +10,7 @@ Subcommands::
                          [--claims FILE] [--out FILE] [--table-out FILE] [--table-metrics LIST] [--runs-dir DIR]
                          [--run-depth N] [--timings] [--progress | --no-progress] [--system SPEC ...]
                          [--attribution METHOD] [--system-timeout SECONDS] [--lenient-system]
+                         [--workers N] [--clock real|conversation]
                          [--answers [NAME=]FILE[,FILE...] ...] [--answers-format NAME=FORMAT ...]
                          [--answers-mapping NAME=TOML ...]
     agentmemory retrieve --out FILE [--collection PATH] [--format NAME] [--split SPLIT] [--repair]

@@ -36,9 +36,15 @@ from agentmemory.errors import NumberTextError, ParameterError, quote
 from agentmemory.evaluation.answer_runs import AnswersSpec, parse_answers_option, read_answer_files
 from agentmemory.evaluation.options import EvalOptions
 from agentmemory.evaluation.run_export import ExportedRuns, cut_text, depth_text, exported_runs
-from agentmemory.evaluation.runfiles import check_run_queries, parse_run_option, read_run_file
+from agentmemory.evaluation.runfiles import RunFile, check_run_queries, parse_run_option, read_run_file
 from agentmemory.evaluation.runner import Evaluation, evaluate
-from agentmemory.evaluation.system_runs import system_table, system_timings
+from agentmemory.evaluation.system_runs import (
+    is_system_memories,
+    reattributed_run,
+    replay_pool,
+    system_table,
+    system_timings,
+)
 from agentmemory.files.numbers import parse_number
 from agentmemory.files.output_plan import OutputPath, OutputPlan, collection_inputs
 from agentmemory.files.trec import format_qrels, format_run
@@ -59,6 +65,7 @@ FLAG_NAMES = {
     "tokenizer": "--tokenizer",
     "claims": "--claims",
     "run_depth": "--run-depth",
+    "clock": "--clock",
 }
 """How messages about the evaluation's options name them here: by their flags."""
 
@@ -114,6 +121,7 @@ def eval_options(args: argparse.Namespace) -> EvalOptions:
         tokenizer=DEFAULT_TOKEN_COUNTER if args.tokenizer is None else args.tokenizer,  # '' refused there
         claims=args.claims,  # read and checked now, before anything is loaded
         run_depth=_run_depth(args),
+        clock=args.clock,
         names=FLAG_NAMES,
     )
 
@@ -138,6 +146,24 @@ def _run_depth(args: argparse.Namespace) -> int | None:
             "it sets the depth of the runs --runs-dir writes",
         )
     return depth
+
+
+def _reattributed(run: RunFile, collection: Collection, options: EvalOptions) -> RunFile:
+    """A memory system's recorded run (its memories file has ``attribution``) attributed again under an
+    ``--attribution`` other than the default ``auto`` (which keeps what the replay recorded); any other run as read."""
+    if options.attribution == "auto" or run.memories_path is None:
+        return run
+    if not is_system_memories(Path(run.memories_path).read_text(encoding="utf-8")):
+        return run
+    return reattributed_run(run, collection, options.attribution, k=options.k, relevance=options.relevance)
+
+
+def _worker_count(args: argparse.Namespace) -> int:
+    """``--workers`` as an int >= 1 (read before anything is loaded)."""
+    workers = parse_int("--workers", args.workers, "an integer >= 1")
+    if workers < 1:
+        raise ParameterError("--workers", args.workers, "is below 1", "give the number of processes, e.g. 2")
+    return workers
 
 
 def _seconds(text: str) -> float:
@@ -304,6 +330,7 @@ def run(args: argparse.Namespace) -> int:
     options = eval_options(args)
     retrievers = _retrievers(args)
     memory_systems = resolve_systems(args.system, option="--system") if args.system else ()  # checked first
+    workers = _worker_count(args)
     run_args = [parse_run_option(text) for text in args.run]
     memories = getattr(args, "memories", None) or {}
     systems = [(r.key, r.label) for r in retrievers] + [(name, name) for name, _ in run_args]
@@ -330,9 +357,17 @@ def run(args: argparse.Namespace) -> int:
     )
     for run_file in run_data:  # a run made for another collection: refused naming this one, --lenient-run or not
         check_run_queries(run_file, collection, described)
-    evaluation = evaluate(
-        collection, retrievers, runs=run_data, systems=memory_systems, options=options, answers=answer_files
-    )
+    run_data = [_reattributed(r, collection, options) for r in run_data]
+    with replay_pool(workers if memory_systems else 1) as executor:
+        evaluation = evaluate(
+            collection,
+            retrievers,
+            runs=run_data,
+            systems=memory_systems,
+            options=options,
+            answers=answer_files,
+            executor=executor,
+        )
     statistics = evaluation_statistics(
         evaluation,
         seed=options.seed,

@@ -156,15 +156,16 @@ def add_eval_parser(sub: argparse._SubParsersAction) -> None:
     ev.add_argument(
         "--timings",
         action="store_true",
-        help="also print each retriever's search latency (p50, p95) and index size and build time "
-        "(wall-clock figures: never in the artifact)",
+        help="also print each retriever's search latency (p50, p95) and index size and build time, and each memory "
+        "system's total and per-conversation wall time (wall-clock figures: never in the artifact)",
     )
     _add_runs_arguments(ev)
     ev.add_argument(
         "--progress",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="progress bars (default: on when stderr is a terminal)",
+        help="progress bars (default: on when stderr is a terminal); a memory system's replay where stderr is "
+        "not a terminal: a plain line every 10 s",
     )
     _add_system_arguments(ev)
     _add_answers_arguments(ev)
@@ -222,7 +223,7 @@ def _add_runs_arguments(ev: argparse.ArgumentParser) -> None:
 
 def _add_system_arguments(ev: argparse.ArgumentParser) -> None:
     """Memory systems (agentmemory.systems): ``--system SPEC`` (repeatable), ``--attribution``,
-    ``--system-timeout``, ``--lenient-system``."""
+    ``--system-timeout``, ``--lenient-system``, ``--workers``, ``--clock``."""
     ev.add_argument(
         "--system",
         action="append",
@@ -249,6 +250,20 @@ def _add_system_arguments(ev: argparse.ArgumentParser) -> None:
         "--lenient-system",
         action="store_true",
         help="record a system's failing search as an empty ranking and list it (default: it is an error)",
+    )
+    ev.add_argument(
+        "--workers",
+        default="1",
+        metavar="N",
+        help="replay a memory system's conversations in N worker processes at once (default 1: one after the "
+        "other); the results are the same byte for byte; the system must be importable by the workers",
+    )
+    ev.add_argument(
+        "--clock",
+        default="real",
+        metavar="CLOCK",
+        help="the clock a memory system sees: real (default) or conversation (now is the newest turn's time during "
+        "ingest and the question's date during search, for systems ranking by recency or decay)",
     )
 
 

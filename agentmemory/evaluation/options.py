@@ -36,6 +36,7 @@ from agentmemory.metrics import Measure, parse_measures
 from agentmemory.metrics.scoring import default_measures
 from agentmemory.metrics.token_counters import DEFAULT_TOKEN_COUNTER, check_token_counter
 from agentmemory.systems.attribution import parse_attribution
+from agentmemory.systems.replay import CLOCKS
 
 __all__ = ["RELEVANCE_MODES", "EvalOptions"]
 
@@ -139,6 +140,9 @@ class EvalOptions:
             claims file (read and checked here); ``None`` for none.  The
             measures of the claims about the evaluated systems are computed
             too (after :attr:`all_measures`).
+        clock: the clock a memory system sees while replayed, one of
+            :data:`~agentmemory.systems.replay.CLOCKS`: ``"real"`` (the
+            default) or ``"conversation"`` (the turns' and questions' times).
 
     ``names`` (a keyword, not a field) maps a field to the name messages use for it,
     e.g. ``{"k": "--k"}`` on the command line; by default the field's own name.
@@ -166,6 +170,7 @@ class EvalOptions:
     claims: Claims | None = None
     run_depth: int | None = None
     left_out: bool = False
+    clock: str = "real"
 
     def __init__(
         self,
@@ -187,6 +192,7 @@ class EvalOptions:
         claims: Claims | str | PathLike[str] | None = None,
         run_depth: int | None = None,
         left_out: bool = False,
+        clock: str = "real",
         *,
         names: Mapping[str, str] | None = None,
     ) -> None:
@@ -215,6 +221,8 @@ class EvalOptions:
                 name("system_timeout"), system_timeout, "is not a number > 0", "give seconds, e.g. 300"
             )
         check_token_counter(tokenizer, name("tokenizer"))
+        if clock not in CLOCKS:
+            raise UnknownNameError(name("clock"), clock, list(CLOCKS))
         values: dict[str, object] = {
             "k": k,
             "seed": seed,
@@ -227,6 +235,7 @@ class EvalOptions:
             "tokenizer": tokenizer,
             "claims": _claims(claims, name("claims")),
             "run_depth": _run_depth(run_depth, k, name("k"), chosen, name("run_depth")),
+            "clock": clock,
         }
         for key, value in values.items():
             object.__setattr__(self, key, value)  # frozen: set once, here

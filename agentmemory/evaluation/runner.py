@@ -927,6 +927,8 @@ def _replay_systems(
         lenient=options.lenient_system,
         as_of=options.as_of,
         executor=executor,
+        clock=options.clock,
+        progress=options.progress,
     )
 
 

@@ -50,7 +50,7 @@ from agentmemory.evaluation.answer_runs import AnswersSpec, parse_answers_option
 from agentmemory.evaluation.options import EvalOptions
 from agentmemory.evaluation.runfiles import RunFile, parse_run_option, read_run_file
 from agentmemory.evaluation.runner import Evaluation, evaluate
-from agentmemory.evaluation.system_runs import is_system_memories
+from agentmemory.evaluation.system_runs import is_system_memories, replay_pool
 from agentmemory.files.numbers import parse_integer
 from agentmemory.files.output_plan import OutputPlan, collection_inputs
 from agentmemory.metrics import Measure, parse_measures
@@ -378,6 +378,7 @@ class _Evaluates:
     inputs: Mapping[str, str]
     table: tuple[Measure, ...] | None
     answers: Answers
+    workers: int
 
     @property
     def k(self) -> int:
@@ -402,15 +403,18 @@ class _Evaluates:
 
     def evaluate(self) -> Evaluation:
         """:func:`agentmemory.evaluate` with these parameters: the retrievers, the runs, the memory systems, the
-        answer files, the options."""
-        return evaluate(
-            self.collection,
-            self.retrievers,
-            runs=self.runs,
-            systems=self.memory_systems,
-            options=self.options,
-            answers=list(self.answers.files),
-        )
+        answer files, the options; the memory systems' conversations replayed in ``workers`` processes (the same
+        results)."""
+        with replay_pool(self.workers if self.memory_systems else 1) as executor:
+            return evaluate(
+                self.collection,
+                self.retrievers,
+                runs=self.runs,
+                systems=self.memory_systems,
+                options=self.options,
+                executor=executor,
+                answers=list(self.answers.files),
+            )
 
     def statistics(self, evaluation: Evaluation) -> Statistics:
         """The run's statistics (seeded by its seed) against the chosen baseline, the comparison table's columns
@@ -449,6 +453,8 @@ class EvalSetup(_Evaluates):
     """The comparison table's columns (``table_metrics``), ``None`` for every measure."""
     answers: Answers = field(default_factory=Answers)
     """Imported answer files scored as systems (``answers``; none by default)."""
+    workers: int = 1
+    """Processes the memory systems' conversations are replayed in (``workers``; 1: one after the other)."""
 
     def command(self, evaluation: Evaluation) -> str:
         """The ``agentmemory eval`` command that writes this notebook's artifact (see :func:`.results.cli_command`)."""
@@ -569,6 +575,7 @@ def eval_setup(
     qrels_patch: object = "",
     claims: object = "",
     table_metrics: object = "",
+    workers: object = 1,
 ) -> EvalSetup:
     """Validate ``eval.ipynb``'s parameters and load the collection.
 
@@ -587,7 +594,8 @@ def eval_setup(
     (checked with the options) and ``qrels_patch`` (checked against the
     loaded collection, then applied) are the paths of a claims file and a
     judgment patch, ``""`` for none (``agentmemory eval --claims`` and
-    ``--qrels-patch``).
+    ``--qrels-patch``).  ``workers`` (an int >= 1) is the processes the
+    memory systems' conversations are replayed in (``--workers``).
 
     Raises:
         ReportParameterError: the first rejected value, with the library's message.
@@ -635,6 +643,7 @@ def eval_setup(
         _recorded(read),
         MappingProxyType(given),
         table,
+        workers=_workers(workers),
     )
 
 
@@ -798,6 +807,8 @@ class CollectionSetup(_Evaluates):
     """The comparison table's columns (``table_metrics``), ``None`` for every measure."""
     answers: Answers = field(default_factory=Answers)
     """Imported answer files scored as systems (``answers``; none by default)."""
+    workers: int = 1
+    """Processes the memory systems' conversations are replayed in (``workers``; 1: one after the other)."""
 
 
 def collection_setup(
@@ -825,6 +836,7 @@ def collection_setup(
     qrels_patch: object = "",
     claims: object = "",
     table_metrics: object = "",
+    workers: object = 1,
 ) -> CollectionSetup:
     """Validate ``collection.ipynb``'s parameters and load the collection with :func:`agentmemory.datasets.load`.
 
@@ -839,7 +851,7 @@ def collection_setup(
     comma-separated ``KEY=VALUE`` pairs read with their declared types, as
     ``--format-option`` reads them (``"granularity=turn,all_turns=true"`` for
     LongMemEval); an option the format does not take is refused by ``load``,
-    naming those it does.  ``qrels_patch`` and ``claims`` as in :func:`eval_setup`.
+    naming those it does.  ``qrels_patch``, ``claims`` and ``workers`` as in :func:`eval_setup`.
 
     Raises:
         ReportParameterError: the first rejected value, with the library's message.
@@ -892,6 +904,7 @@ def collection_setup(
         _recorded(read),
         MappingProxyType(inputs),
         table,
+        workers=_workers(workers),
     )
 
 
@@ -917,6 +930,14 @@ def _read_collection(collection: object, format: object, format_options: object,
     format_args = {**given, **({} if repair is False else {"repair": repair})}
     loaded = load(path, format=resolved, **format_args)  # type: ignore[arg-type]
     return _ReadCollection(path, source, cli_path, str(resolved), given, loaded)
+
+
+def _workers(workers: object) -> int:
+    """``workers``: an int >= 1, the processes a memory system's conversations are replayed in."""
+    try:
+        return check_positive_int("workers", workers)
+    except ParameterError as err:
+        raise ReportParameterError(err) from err
 
 
 def _collection_source(collection: object) -> tuple[Path, str, str]:

@@ -344,7 +344,9 @@ def index_key_of(target: str, factory: Any, given: dict[str, Any], key: str, plu
     return Spec(target, {k: v for k, v in given.items() if k in names}).text()
 
 
-def _import(target: str, whole: str) -> Any:
+def _import(target: str, whole: str, kind: str = "retriever") -> Any:
+    """The attribute ``module:attribute`` names (``whole`` is the spec as given); ``kind`` (``retriever``,
+    ``system``) names the plugin when its module raises on import."""
     module_name, _, attribute = target.partition(":")
     try:
         obj: Any = importlib.import_module(module_name)
@@ -355,9 +357,9 @@ def _import(target: str, whole: str) -> Any:
             err.name == module_name or module_name.startswith(f"{err.name}.")
         )
         if not missing:  # the module exists and failed while it ran: a plugin's fault
-            raise PluginError.raised("retriever", whole, None, "import", err) from err
+            raise PluginError.raised(kind, whole, None, "import", err) from err
         raise ParameterError(
-            "retriever spec",
+            f"{kind} spec",
             whole,
             f"cannot be imported: {type(err).__name__}: {shorten(str(err), 200)}",
             "name an importable package.module:attribute (is the package installed?)",
@@ -365,7 +367,7 @@ def _import(target: str, whole: str) -> Any:
     for part in attribute.split("."):
         if not hasattr(obj, part):
             raise ParameterError(
-                "retriever spec",
+                f"{kind} spec",
                 whole,
                 f"names {attribute!r}, which module {module_name!r} does not have",
                 f"check the attribute name after the ':' in {target!r}",

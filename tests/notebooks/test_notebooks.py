@@ -71,6 +71,7 @@ EVAL_PARAMS = {
     "qrels_patch": "str",
     "claims": "str",
     "table_metrics": "str",
+    "workers": "int",
 }
 EXPLORE_PARAMS = {"collection": "str", "query": "str", "query_tags": "str", "k": "int", "explain_entry": "str"}
 COLLECTION_PARAMS = {
@@ -97,6 +98,7 @@ COLLECTION_PARAMS = {
     "qrels_patch": "str",
     "claims": "str",
     "table_metrics": "str",
+    "workers": "int",
 }
 SWEEP_PARAMS = {
     "collection": "str",
