@@ -32,6 +32,7 @@ from typing import Any
 
 from agentmemory.errors import ParameterError, UnknownNameError, check_positive_int, check_seed
 from agentmemory.evaluation.claims import Claims, read_claims
+from agentmemory.live.config import LiveOptions
 from agentmemory.metrics import Measure, parse_measures
 from agentmemory.metrics.scoring import default_measures
 from agentmemory.metrics.token_counters import DEFAULT_TOKEN_COUNTER, check_token_counter
@@ -128,6 +129,9 @@ class EvalOptions:
             than what a whole-ranking measure (``sess.*``, the budget measures,
             ``tokens@first``) read on some query is allowed, and the command
             line says which values the runs then cannot reproduce.
+        live: readers and judges that answer every question from each ranked system's top ``k`` and grade
+            the answers (:class:`~agentmemory.live.config.LiveOptions`; :mod:`agentmemory.live`), each
+            (system, reader) scored as an answer system; ``None`` (the default) for none.
         claims: published numbers to set beside ours (:mod:`agentmemory.evaluation.claims`):
             a :class:`~agentmemory.evaluation.claims.Claims`, or the path of a
             claims file (read and checked here); ``None`` for none.  The
@@ -159,6 +163,7 @@ class EvalOptions:
     tokenizer: str = DEFAULT_TOKEN_COUNTER
     claims: Claims | None = None
     run_depth: int | None = None
+    live: LiveOptions | None = None
 
     def __init__(
         self,
@@ -179,6 +184,7 @@ class EvalOptions:
         tokenizer: str = DEFAULT_TOKEN_COUNTER,
         claims: Claims | str | PathLike[str] | None = None,
         run_depth: int | None = None,
+        live: LiveOptions | None = None,
         *,
         names: Mapping[str, str] | None = None,
     ) -> None:
@@ -207,6 +213,8 @@ class EvalOptions:
                 name("system_timeout"), system_timeout, "is not a number > 0", "give seconds, e.g. 300"
             )
         check_token_counter(tokenizer, name("tokenizer"))
+        if live is not None and not isinstance(live, LiveOptions):
+            raise ParameterError(name("live"), live, "is not a LiveOptions", "pass agentmemory.live.LiveOptions(...)")
         values: dict[str, object] = {
             "k": k,
             "seed": seed,
@@ -219,6 +227,7 @@ class EvalOptions:
             "tokenizer": tokenizer,
             "claims": _claims(claims, name("claims")),
             "run_depth": _run_depth(run_depth, k, name("k"), chosen, name("run_depth")),
+            "live": live,
         }
         for key, value in values.items():
             object.__setattr__(self, key, value)  # frozen: set once, here
