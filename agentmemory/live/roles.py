@@ -26,7 +26,7 @@ from agentmemory.errors import ParameterError, UnknownNameError
 from agentmemory.live.endpoints import OpenAIChat
 from agentmemory.registry import Registry
 from agentmemory.retrievers.registry import _import
-from agentmemory.retrievers.spec import option_named, parse_spec
+from agentmemory.retrievers.spec import parse_spec, renamed
 
 __all__ = ["JUDGES", "READERS", "RoleKind", "RoleSpec", "register_judge", "register_reader", "resolve_role"]
 
@@ -117,8 +117,17 @@ def resolve_role(item: object, role: str, *, option: str | None = None) -> RoleS
         ParameterError: a malformed spec, a parameter the kind does not take or refuses, an object that is not a
             chat model.
     """
-    with option_named(option or role):
+    option = option or role
+    try:
         return _resolve(item, role)
+    except ParameterError as err:
+        if err.name != role:
+            raise renamed(err, option) from None
+        copy = type(err).__new__(type(err))  # the spec itself: named by the option alone (--judge: 'x' ...)
+        copy.__dict__.update(err.__dict__)
+        copy.name = option
+        copy.args = (option + str(err)[len(role) :],)
+        raise copy from None
 
 
 def _resolve(item: object, role: str) -> RoleSpec:

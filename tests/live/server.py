@@ -4,13 +4,14 @@
 from a thread (``http.server``), answering deterministically from what it
 receives:
 
-* a **reader** (any model whose name does not start with ``judge``): the
-  first memory line of the prompt (``1. [date] text`` -> ``text``), or ``No
-  information available`` when the prompt lists none;
-* a **judge** (a model named ``judge...``): ``CORRECT`` when every word of
-  the ``Gold answer:`` line (lower-cased, punctuation dropped, without a/an/
+* a **judge** (a prompt with a ``Gold answer:`` line): ``CORRECT`` when
+  every word of that line (lower-cased, punctuation dropped, without a/an/
   the/and) is among the words of the ``Generated answer:`` line, else
-  ``WRONG``; ``server.judge_reply`` replaces the reply when set.
+  ``WRONG``;
+* a **reader** (any other prompt): the first memory line of the prompt
+  (``1. [date] text`` -> ``text``), or ``No information available`` when the
+  prompt lists none;
+* ``server.replies[model]`` replaces the reply to every call of that model.
 
 ``usage`` counts white-space separated words: ``prompt_tokens`` of every
 message, ``completion_tokens`` of the reply.  Every request's body and headers
@@ -99,8 +100,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(404, json.dumps({"error": {"message": f"no route {self.path}"}}))
             return
         model = str(body.get("model", ""))
-        if model.startswith("judge"):
-            reply = owner.judge_reply if owner.judge_reply is not None else judge_reply(text)
+        if model in owner.replies:
+            reply = owner.replies[model]
+        elif _line(text, "Gold answer:") is not None:
+            reply = judge_reply(text)
         else:
             reply = reader_reply(text)
         out = {
@@ -144,7 +147,7 @@ class ChatServer:
         self.lock = threading.Lock()
         self.requests: list[dict[str, Any]] = []
         self.faults: list[Fault] = []
-        self.judge_reply: str | None = None
+        self.replies: dict[str, str] = {}
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.owner = self
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
