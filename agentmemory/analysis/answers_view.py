@@ -190,8 +190,11 @@ def answers_text(evaluation: Evaluation, statistics: Statistics) -> str:
         else ""
     )
     lines = [
-        f"Answers (Judge = an imported file's own judges' verdicts, their accuracy as the harness computed it, or the "
-        f"--judge verdicts of live answers{without}):",
+        f"Imported answers (Judge = the file's own judges' verdicts, their accuracy as the harness computed it"
+        f"{without}):"
+        if all(a.live is None for a in evaluation.answers)
+        else f"Answers (Judge = an imported file's own judges' verdicts, or the --judge verdicts of live answers"
+        f"{without}):",
         "",
     ]
     header = ["system", "questions matched", "Judge (accuracy)", "each judge", "judges agree", "judges split evenly"]
