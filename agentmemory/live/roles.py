@@ -98,8 +98,8 @@ class RoleSpec:
         return named if isinstance(named, str) else str(self.identity().get("model", self.name))
 
 
-def _is_model(obj: object) -> bool:
-    return callable(getattr(obj, "complete", None)) and callable(getattr(obj, "identity", None))
+def _is_model(candidate: object) -> bool:
+    return callable(getattr(candidate, "complete", None)) and callable(getattr(candidate, "identity", None))
 
 
 def _label(model: Any, fallback: str) -> str:

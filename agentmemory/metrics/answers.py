@@ -108,8 +108,8 @@ JUDGE = MeasureDef(
     "Judge",
     _judge,
     CutoffRule.FORBIDDEN,
-    "the judges' verdict on the answer (1 correct, 0 wrong): an imported file's (the majority of several, 0.5 on a "
-    "tie) or the live judges' (the first judge's, or their majority); mean = accuracy",
+    "the judges' verdict on the answer (1 correct, 0 wrong): the imported judges' majority (0.5 on a tie), or the "
+    "live judges' first verdict (or their majority); mean = accuracy",
     family=JUDGE_FAMILY,
     undefined_when=_NO_VERDICT,
     reads_answer=True,
