@@ -190,7 +190,7 @@ class ComparisonTable:
             "BEAM": "agentmemory's stale-evidence definition for BEAM",
             BUDGET_FAMILY: "agentmemory's context-budget definitions"
             + (f" with the {self.tokenizer} token counter" if self.tokenizer else ""),
-            JUDGE_FAMILY: "the imported judges' verdicts",
+            JUDGE_FAMILY: "the judges' verdicts (imported, or live)",
             LOCOMO_FAMILY: "LoCoMo's official answer scores",
             HAS_ANSWER_FAMILY: "DPR's has_answer on the retrieved texts",
         }

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
 
-from agentmemory.analysis.answers_view import answers_text
+from agentmemory.analysis.answers_view import answers_text, live_text
 from agentmemory.analysis.artifact import dumps_artifact
 from agentmemory.analysis.card import card_text, evaluation_card
 from agentmemory.analysis.claim_checks import check_claims, claims_text
@@ -48,6 +48,7 @@ from agentmemory.evaluation.system_runs import (
 from agentmemory.files.numbers import parse_number
 from agentmemory.files.output_plan import OutputPath, OutputPlan, collection_inputs
 from agentmemory.files.trec import format_qrels, format_run
+from agentmemory.live.config import LiveOptions
 from agentmemory.metrics import Measure, parse_measures
 from agentmemory.metrics.token_counters import DEFAULT_TOKEN_COUNTER
 from agentmemory.retrievers import RetrieverSpec, resolve_retrievers
@@ -124,6 +125,42 @@ def eval_options(args: argparse.Namespace) -> EvalOptions:
         clock=args.clock,
         names=FLAG_NAMES,
     )
+
+
+LIVE_FLAGS = {
+    "readers": "--reader",
+    "judges": "--judge",
+    "reader_prompt": "--reader-prompt",
+    "judge_prompt": "--judge-prompt",
+    "judge_majority": "--judge-majority",
+    "offline": "--offline",
+    "lenient": "--lenient-answers",
+    "prices": "--prices",
+}
+"""How messages about the live answers' options name them here: by their flags."""
+
+
+def live_options(args: argparse.Namespace) -> LiveOptions | None:
+    """``--reader``, ``--judge`` and their options as one checked record (``None`` when none is given)."""
+    given = {
+        "readers": args.reader,
+        "judges": args.judge,
+        "reader_prompt": args.reader_prompt,
+        "judge_prompt": args.judge_prompt,
+        "judge_majority": args.judge_majority,
+        "offline": args.offline,
+        "lenient": args.lenient_answers,
+        "prices": args.prices,
+    }
+    if not any(given.values()):
+        return None
+    return LiveOptions(**given, names=LIVE_FLAGS)
+
+
+def live_inputs(args: argparse.Namespace) -> list[Path]:
+    """The files the live options read (the prompts' files, ``FILE.py`` of ``FILE.py:NAME``, the price table)."""
+    texts = (args.reader_prompt, args.judge_prompt, args.prices)
+    return [Path(re.sub(r"(\.py):[A-Za-z_][A-Za-z0-9_]*$", r"\1", text)) for text in texts if text]
 
 
 def table_metrics(args: argparse.Namespace) -> tuple[Measure, ...] | None:
@@ -319,6 +356,9 @@ def _print_systems(evaluation: Evaluation, statistics: Statistics, options: Eval
         print(system_table(evaluation.systems, options.k) + "\n")
     if evaluation.answers:
         print(answers_text(evaluation, statistics) + "\n")
+    generated = live_text(evaluation, timings=options.timings)
+    if generated:
+        print(generated + "\n")
     if options.timings:
         print(timings_table(evaluation) + "\n")
         if evaluation.systems:
@@ -337,12 +377,17 @@ def run(args: argparse.Namespace) -> int:
     systems += [(s.key, s.label) for s in memory_systems]
     answers = _answers(args)
     systems += [(a.name, a.name) for a in answers]
+    live = live_options(args)  # specs, prompts and the price table checked now, before anything is loaded
+    readers = live.readers if live is not None else ()
+    systems += [(f"{key}+{r.name}", f"{label} + {r.name}") for key, label in list(systems) for r in readers]
     options.check_baseline(systems, "--baseline")
     with_memories = [s.key for s in memory_systems] + [a.name for a in answers]  # written only when they have some
     outputs = _Outputs.declare(args, [key for key, _ in systems], with_memories)
     outputs.plan.add_inputs(Path(path) for _, path in run_args)
     outputs.plan.add_inputs(Path(path) for path in memories.values())
     outputs.plan.add_inputs(Path(path) for path in (args.qrels_patch, args.claims) if path)
+    outputs.plan.add_inputs(live_inputs(args))
+    options = replace(options, live=live)
     options, answer_files = _read_answers(args, answers, options, outputs.plan)
     collection = load_collection(args, options.progress)
     outputs.plan.add_inputs(collection_inputs(collection_path(args), collection.files))

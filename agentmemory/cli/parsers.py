@@ -169,6 +169,61 @@ def add_eval_parser(sub: argparse._SubParsersAction) -> None:
     )
     _add_system_arguments(ev)
     _add_answers_arguments(ev)
+    _add_live_arguments(ev)
+
+
+def _add_live_arguments(ev: argparse.ArgumentParser) -> None:
+    """Live answers (agentmemory.live): ``--reader``, ``--judge`` (both repeatable), their prompts, the rules."""
+    ev.add_argument(
+        "--reader",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="a reader answering every question from each ranked system's top k through an OpenAI-compatible "
+        "endpoint: openai[base_url=http://localhost:8000/v1,model=NAME] (the key from the environment variable "
+        "api_key_env names, default OPENAI_API_KEY); each system and reader is scored as the answer system "
+        "SYSTEM+NAME; repeatable",
+    )
+    ev.add_argument(
+        "--judge",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="a judge grading each answer against the gold answer, e.g. openai[model=gpt-4o-mini]; Judge is the "
+        "first judge's verdict, every judge's is kept and their agreement shown; repeatable",
+    )
+    ev.add_argument(
+        "--reader-prompt",
+        metavar="FILE",
+        help="the reader's prompt template (placeholders {question}, {memories}, {question_date}), or FILE.py:NAME "
+        "for a string constant in a Python file (a benchmark's official prompt); default: the shipped one",
+    )
+    ev.add_argument(
+        "--judge-prompt",
+        metavar="FILE",
+        help="the judge's prompt template ({question}, {gold_answer}, {generated_answer}, {question_date}), or "
+        "FILE.py:NAME (mem0's llm_judge.py:ACCURACY_PROMPT); default: the shipped one",
+    )
+    ev.add_argument(
+        "--judge-majority", action="store_true", help="Judge is the majority of the judges' verdicts (0.5 on a tie)"
+    )
+    ev.add_argument(
+        "--offline",
+        action="store_true",
+        help="make no reader or judge call: every one must be in the cache (a miss is refused, naming it)",
+    )
+    ev.add_argument(
+        "--lenient-answers",
+        action="store_true",
+        help="leave a question whose calls finally failed out of the answer measures, counted in the card "
+        "(default: such a question fails the run, after every other call is cached)",
+    )
+    ev.add_argument(
+        "--prices",
+        metavar="FILE",
+        help="a price table (TOML: [MODEL] input = ..., output = ..., per million tokens) turning the token "
+        "counts into cost",
+    )
 
 
 def _add_answers_arguments(ev: argparse.ArgumentParser) -> None:

@@ -32,6 +32,7 @@ from typing import Any
 
 from agentmemory.errors import ParameterError, UnknownNameError, check_positive_int, check_seed
 from agentmemory.evaluation.claims import Claims, read_claims
+from agentmemory.live.config import LiveOptions
 from agentmemory.metrics import Measure, parse_measures
 from agentmemory.metrics.scoring import default_measures
 from agentmemory.metrics.token_counters import DEFAULT_TOKEN_COUNTER, check_token_counter
@@ -135,6 +136,9 @@ class EvalOptions:
             measures one.  An experiment sets it on every task of a collection with answer
             files, so each of its systems is scored on the questions ``agentmemory eval
             --answers`` scores it on.
+        live: readers and judges that answer every question from each ranked system's top ``k`` and grade
+            the answers (:class:`~agentmemory.live.config.LiveOptions`; :mod:`agentmemory.live`), each
+            (system, reader) scored as an answer system; ``None`` (the default) for none.
         claims: published numbers to set beside ours (:mod:`agentmemory.evaluation.claims`):
             a :class:`~agentmemory.evaluation.claims.Claims`, or the path of a
             claims file (read and checked here); ``None`` for none.  The
@@ -171,6 +175,7 @@ class EvalOptions:
     run_depth: int | None = None
     left_out: bool = False
     clock: str = "real"
+    live: LiveOptions | None = None
 
     def __init__(
         self,
@@ -193,6 +198,7 @@ class EvalOptions:
         run_depth: int | None = None,
         left_out: bool = False,
         clock: str = "real",
+        live: LiveOptions | None = None,
         *,
         names: Mapping[str, str] | None = None,
     ) -> None:
@@ -223,6 +229,8 @@ class EvalOptions:
         check_token_counter(tokenizer, name("tokenizer"))
         if clock not in CLOCKS:
             raise UnknownNameError(name("clock"), clock, list(CLOCKS))
+        if live is not None and not isinstance(live, LiveOptions):
+            raise ParameterError(name("live"), live, "is not a LiveOptions", "pass agentmemory.live.LiveOptions(...)")
         values: dict[str, object] = {
             "k": k,
             "seed": seed,
@@ -236,6 +244,7 @@ class EvalOptions:
             "claims": _claims(claims, name("claims")),
             "run_depth": _run_depth(run_depth, k, name("k"), chosen, name("run_depth")),
             "clock": clock,
+            "live": live,
         }
         for key, value in values.items():
             object.__setattr__(self, key, value)  # frozen: set once, here

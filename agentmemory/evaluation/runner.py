@@ -53,12 +53,14 @@ from agentmemory.evaluation.answer_runs import (
     AnswerSystem,
     answer_systems,
     default_answer_measures,
+    live_answer_system,
     spec_name,
     with_retrieval,
 )
 from agentmemory.evaluation.options import RELEVANCE_MODES, EvalOptions
 from agentmemory.evaluation.runfiles import BoundRun, RunFile, bind_run, parse_run_option, read_run_file
 from agentmemory.evaluation.system_runs import SystemRun, system_runs
+from agentmemory.live.answering import ContextMemory, LiveQuestion, answer_questions
 from agentmemory.metrics import Measure, compute_measures, defined
 from agentmemory.metrics.definition import AnswerInput
 from agentmemory.metrics.provenance import Credited, ancestors_of, credit
@@ -490,7 +492,8 @@ def evaluate(
     task would have to secede from its worker to submit more).
 
     ``answers``: other harnesses' answer files, each scored as a system
-    (:mod:`agentmemory.evaluation.answer_runs`); with them (or ``left_out``), on :func:`left_out_questions` too.
+    (:mod:`agentmemory.evaluation.answer_runs`) and the options' ``live`` readers' (:func:`_live_results`); with
+    them (or ``left_out``), on :func:`left_out_questions` too.
     """
     options, answered = _options_and_answers(collection, answers, bool(systems), options, keywords)
     require_judgments(collection)  # means over no query would print as 0.00, as if measured
@@ -501,15 +504,16 @@ def evaluate(
         raise ParameterError(
             "retrievers", retrievers, "names no system", "name a retriever (e.g. 'bm25') or pass a run"
         )
-    _check_systems(names := _names(specs, bound, by_system, answered))
+    _check_systems((names := _names(specs, bound, by_system, answered)) + _live_names(options, specs, bound, answered))
     bound += [bind_run(a.run, collection, as_of=options.as_of) for a in answered if a.run is not None]
-    extra = default_answer_measures(collection, answered, options.k)
+    extra = default_answer_measures(collection, answered, options.k, generated=_generated(options))
     chosen, unscored = _scored_measures(options, names, extra, ranked=bool(specs or bound))
     scorer = _new_scorer(collection, chosen, options)
-    first_event = 0 if store is None else len(store.log)
-    reused = store is not None
+    first_event, reused = (0 if store is None else len(store.log)), store is not None
     store = _prepared_store(collection, specs, store, options)
-    queries = collection.judged_queries + (left_out_questions(collection) if answered or options.left_out else ())
+    queries = collection.judged_queries + (
+        left_out_questions(collection) if answered or options.left_out or options.live else ()
+    )
     slices = _time_slices(collection, queries, options.as_of, added=reused)
     durations: dict[str, list[float]] | None = {spec.key: [] for spec in specs} if options.timings else None
     found = _search(collection, specs, store, scorer, slices, options, durations)
@@ -521,6 +525,7 @@ def evaluate(
         for spec in specs
     ]
     results += _other_results(bound, answered, by_system, queries, scorer, excluded, options.k)
+    results, answered = _live_results(collection, results, answered, queries, scorer, options)
     evaluation = Evaluation(
         collection=collection,
         k=options.k,
@@ -571,6 +576,88 @@ def _names(
     names += [(b.name, by_system[b.name].spec.label if b.name in by_system else b.name) for b in bound]
     names += [(a.name, a.label) for a in answered if a.run is None]
     return names
+
+
+def _generated(options: EvalOptions) -> int:
+    """What :func:`default_answer_measures` is told of live answers: 0 without readers, the number of judges, or
+    -1 with readers and no judge."""
+    return 0 if options.live is None else (len(options.live.judges) or -1)
+
+
+def _live_names(
+    options: EvalOptions, specs: Sequence[RetrieverSpec], bound: Sequence[BoundRun], answered: Sequence[AnswerSystem]
+) -> list[tuple[str, str]]:
+    """``(key, label)`` of every live answer system: each ranked system (retrievers, runs, memory systems, answer
+    files with retrieval) with each of the options' readers."""
+    if options.live is None:
+        return []
+    ranked = [(s.key, s.label) for s in specs] + [(b.name, b.name) for b in bound]
+    ranked += [(a.name, a.label) for a in answered if a.run is not None]
+    return [(f"{key}+{r.name}", f"{label} + {r.name}") for key, label in ranked for r in options.live.readers]
+
+
+def _live_results(
+    collection: Collection,
+    results: list[RetrieverResult],
+    answered: list[AnswerSystem],
+    queries: Sequence[Query],
+    scorer: _Scorer,
+    options: EvalOptions,
+) -> tuple[list[RetrieverResult], list[AnswerSystem]]:
+    """``results`` and ``answered`` with the options' live readers on every ranked system (:mod:`agentmemory.live`):
+    each question answered from the system's top ``k`` (the texts it returned) and graded by the judges; each
+    (system, reader) an answer system ``<system>+<reader>`` whose ranking is the system's (its rows as they are,
+    the answer measures computed from the reader's answers)."""
+    live = options.live
+    if live is None:
+        return results, answered
+    unranked = {a.name for a in answered if not a.ranked}
+    by_id = {q.id: q for q in queries}
+    made_results, made_systems = [], []
+    for base in [r for r in results if r.name not in unranked]:
+        texts = scorer.with_entries(base.entries)
+        questions = [
+            LiveQuestion.of(by_id[row.query_id], [_context(texts, base, h.entry_id) for h in row.hits[: options.k]])
+            for row in base.per_query
+        ]
+        for reader in live.readers:
+            made = answer_questions(f"{base.name}+{reader.name}", base.name, questions, reader, live)
+            system = live_answer_system(made, collection, label=f"{base.label} + {reader.name}")
+            made_systems.append(system)
+            made_results.append(_live_result(base, system, texts.with_answers(system.inputs), scorer, by_id))
+    return [*results, *made_results], [*answered, *made_systems]
+
+
+def _live_result(
+    base: RetrieverResult, system: AnswerSystem, scoring: _Scorer, scorer: _Scorer, by_id: Mapping[str, Query]
+) -> RetrieverResult:
+    """A live answer system's result: ``base``'s rows with the answer measures computed from its answers."""
+    rows = []
+    for row in base.per_query:
+        metrics, reads = dict(row.metrics), dict(row.reads)
+        qrels = scoring.collection.qrels.get(row.query_id, {})
+        scoring._answer_metrics(by_id[row.query_id], [h.entry_id for h in row.ranking], qrels, metrics, reads)
+        rows.append(replace(row, metrics=metrics, reads=reads))
+    return replace(
+        base,
+        name=system.name,
+        label=system.label,
+        params=system.params,
+        per_query=tuple(rows),
+        means=scorer.means(rows),
+        kind="answers",
+        timings=None,
+        dropped=(),
+        skipped_hits=(),
+    )
+
+
+def _context(texts: _Scorer, base: RetrieverResult, entry_id: str) -> ContextMemory:
+    """One memory of ``base``'s ranking as its reader sees it: the text the system returned, and when it was
+    recorded (the entry's ``created_at``, a run's own memory's when it has one)."""
+    own = base.entries.get(entry_id)
+    entry = own if own is not None else texts.collection.entry(entry_id)
+    return ContextMemory(texts.text(entry_id), entry_id, entry.created_at)
 
 
 def _given(answers: Any, options: EvalOptions) -> bool:
@@ -637,7 +724,7 @@ def _with_original(evaluation: Evaluation) -> Evaluation:
         systems=evaluation.systems,
         store=None if evaluation.as_of else evaluation.store,
         options=evaluation.options,
-        answers=[a.files for a in evaluation.answers],
+        answers=[a.files for a in evaluation.answers if a.live is None],  # live answers are made again (cached)
     )
     return replace(evaluation, original=original)
 
