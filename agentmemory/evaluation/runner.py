@@ -491,9 +491,7 @@ def evaluate(
     pool within a pool's worker would oversubscribe the cores, and a Dask
     task would have to secede from its worker to submit more).
 
-    ``answers``: other harnesses' answer files, each scored as a system
-    (:mod:`agentmemory.evaluation.answer_runs`) and the options' ``live`` readers' (:func:`_live_results`); with
-    them (or ``left_out``), on :func:`left_out_questions` too.
+    ``answers``: other harnesses' answer files, each a system (:mod:`agentmemory.evaluation.answer_runs`).
     """
     options, answered = _options_and_answers(collection, answers, bool(systems), options, keywords)
     require_judgments(collection)  # means over no query would print as 0.00, as if measured
@@ -511,9 +509,7 @@ def evaluate(
     scorer = _new_scorer(collection, chosen, options)
     first_event, reused = (0 if store is None else len(store.log)), store is not None
     store = _prepared_store(collection, specs, store, options)
-    queries = collection.judged_queries + (
-        left_out_questions(collection) if answered or options.left_out or options.live else ()
-    )
+    queries = collection.judged_queries + _answer_only(collection, answered, options)
     slices = _time_slices(collection, queries, options.as_of, added=reused)
     durations: dict[str, list[float]] | None = {spec.key: [] for spec in specs} if options.timings else None
     found = _search(collection, specs, store, scorer, slices, options, durations)
@@ -547,6 +543,12 @@ def evaluate(
         answers=tuple(answered),
     )
     return _with_original(evaluation)
+
+
+def _answer_only(collection: Collection, answered: Sequence[Any], options: EvalOptions) -> tuple[Query, ...]:
+    """The questions scored on answers only (:func:`left_out_questions`): with answer files, the options'
+    ``live`` readers, or ``left_out`` (an experiment's task of a collection with answer files); else none."""
+    return left_out_questions(collection) if answered or options.left_out or options.live else ()
 
 
 def _options_and_answers(
