@@ -325,6 +325,12 @@ class Evaluation:
     original: Evaluation | None = field(default=None, repr=False, compare=False)
     answers: tuple[AnswerSystem, ...] = field(default=(), repr=False, compare=False)
 
+    @property
+    def returns_memories(self) -> bool:
+        """Whether a system returns its own memories (a memory system, or a run file with its memories file):
+        the token-budget measures are then among the defaults (:func:`~agentmemory.evaluation.options.default_measures_for`)."""
+        return _returns_memories(self.systems, self.runs)
+
     def result(self, name: str) -> RetrieverResult:
         """The result of the system ``name`` (its key, e.g. ``"bm25"``, or a run's name; a label works too)."""
         for res in self.results:
@@ -357,6 +363,11 @@ class Evaluation:
             (r.label, q.query_id, q.group, m, q.metrics[m]) for r in self.results for q in r.per_query for m in r.means
         ]
         return pd.DataFrame(rows, columns=["system", "query", "group", "measure", "value"])
+
+
+def _returns_memories(systems: Sequence[SystemRun], runs: Sequence[RunFile]) -> bool:
+    """A memory system among ``systems``, or a run of ``runs`` with its own memories file."""
+    return bool(systems) or any(r.memories_path is not None for r in runs)
 
 
 def seed_measures(k: int) -> tuple[str, str, str]:
@@ -453,7 +464,9 @@ def evaluate(
     relevance="provenance"``), which make one; giving both is an error.
     ``k`` (default 5) is the cutoff and ``seed`` (default 7) names the event
     ids.  ``measures`` adds to the defaults (P@k, R@k, RR, RR@k, nDCG@k,
-    AP@k).  ``relevance`` is ``"direct"`` or ``"provenance"`` (module
+    AP@k; with a memory system, or a run with its own memories, also the
+    token-budget measures ``R@512tok``, ``R@2048tok``, ``Success@2048tok``:
+    :func:`~agentmemory.evaluation.options.default_measures_for`).  ``relevance`` is ``"direct"`` or ``"provenance"`` (module
     docstring).  ``ties`` (default True) computes a
     :class:`~agentmemory.metrics.tieaware.TieReport` per query and measure
     (measures without a tie-aware formula get none) from the scores of every
@@ -503,7 +516,8 @@ def evaluate(
     _check_systems(names := _names(specs, bound, by_system, answered))
     bound += [bind_run(a.run, collection, as_of=options.as_of) for a in answered if a.run is not None]
     extra = default_answer_measures(collection, answered, options.k)
-    chosen, unscored = _scored_measures(options, names, extra, ranked=bool(specs or bound))
+    memories = _returns_memories(replayed, run_files)
+    chosen, unscored = _scored_measures(options, names, extra, ranked=bool(specs or bound), memories=memories)
     scorer = _new_scorer(collection, chosen, options)
     first_event = 0 if store is None else len(store.log)
     reused = store is not None
@@ -689,10 +703,12 @@ def _scored_measures(
     answer_measures: Sequence[Measure] = (),
     *,
     ranked: bool = True,
+    memories: bool = False,
 ) -> tuple[tuple[Measure, ...], tuple[str, ...]]:
     """The measures computed and those left unscored (no provenance definition, under ``relevance="provenance"``).
 
-    The measures are the options' (:attr:`EvalOptions.all_measures`), then
+    The measures are the options' (:meth:`EvalOptions.measures_for`: with the token-budget defaults when
+    ``memories``, a system returning its own memories), then
     those of the options' claims about ``systems`` (``(key, label)`` pairs)
     not among them, so each such claim has our value under its definition,
     then ``answer_measures`` not among them (an evaluation with answer files);
@@ -701,7 +717,7 @@ def _scored_measures(
     An answer measure (``MeasureDef.reads_answer``) reads no judgment, so it
     is scored under either relevance.
     """
-    chosen = options.all_measures
+    chosen = options.measures_for(memories=memories)
     if options.claims is not None:
         chosen += tuple(m for m in options.claims.measures_for(systems) if m not in chosen)
     chosen += tuple(m for m in answer_measures if m not in chosen)
@@ -913,7 +929,7 @@ def _replay_systems(
     if all(isinstance(s, SystemRun) for s in systems):  # replayed already (the original judgments of a patch)
         return list(systems)
     k = options.k
-    depth = max(max(system_depth(m, k) for m in options.all_measures), options.run_depth or 0)
+    depth = max(max(system_depth(m, k) for m in options.measures_for(memories=True)), options.run_depth or 0)
     return system_runs(
         collection,
         systems,

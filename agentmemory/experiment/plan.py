@@ -89,9 +89,14 @@ class Plan:
         return next(c for c in self.collections if c.name == name)
 
 
-def _measures(k: int, extra: tuple[str, ...]) -> tuple[str, ...]:
-    """The measures a task at ``k`` computes: the defaults at ``k``, then the grid's others (as ``evaluate`` does)."""
-    return tuple(str(m) for m in EvalOptions(k=k, measures=extra).all_measures)
+def _measures(k: int, extra: tuple[str, ...], *, memories: bool = False) -> tuple[str, ...]:
+    """The measures a task at ``k`` computes: the defaults at ``k``, then the grid's others (as ``evaluate`` does).
+
+    ``memories``: the collection's systems include one returning its own memories (a memory system, a run with
+    its memories), so every task of the collection computes the token-budget defaults too, as ``evaluate``
+    does for such a system, and the merge compares every system on them.
+    """
+    return tuple(str(m) for m in EvalOptions(k=k, measures=extra).measures_for(memories=memories))
 
 
 def _load(grid: Grid, definition: CollectionDef) -> tuple[CollectionSource, Any]:
@@ -253,13 +258,14 @@ def plan_experiment(grid: Grid) -> Plan:
                 system = systems[resolve_retriever(listed.system).key]
             wanted.append((listed.k, listed.seed, system))
         shared = {name: _index_key(system) for name, system in systems.items()}
+        memories = any(s.kind == "system" or s.memories is not None for s in systems.values())
         for k, seed, system in wanted:
             job = TaskJob(
                 source,
                 system,
                 k,
                 seed,
-                _measures(k, grid.measures),
+                _measures(k, grid.measures, memories=memories),
                 grid.relevance_of(definition.name),
                 index=shared[system.name],
             )
