@@ -196,7 +196,11 @@ def test_missing_values_are_left_out_and_counted(tmp_path, words):
     table = comparison_table(e, stats)
     assert table.cell_text("a", "tokens@first") == interval_cell(interval, 3, of=4) + ""
     assert "(3 of 4)" in table.cell_text("a", "tokens@first")
-    assert table.cell_text("b", "tokens@first").endswith("(3 of 4) +1/−1")  # lower is better: b is lower on q2
+    # lower is better: b is lower on q2; on q1 and q2, b's mean is (5 + 4) / 2 and a's (4 + 10) / 2
+    assert table.cell_text("b", "tokens@first").endswith(
+        "(3 of 4) +1/−1; on the 2 queries both have a value, 4.500 against a's 7.000"
+    )
+    assert cell.shared == (4.5, 7.0)
     notation = table.notation()
     assert "tokens@first has no value on a query with no relevant hit in the ranking" in notation
     assert "tokens@first has no tie-aware value" in notation
