@@ -294,7 +294,7 @@ def _read_answers(
 def _print_systems(evaluation: Evaluation, statistics: Statistics, options: EvalOptions) -> None:
     """The memory systems' attribution, the imported answers' judges, seeds and failure split, the timings."""
     if evaluation.systems:
-        print(system_table(evaluation.systems, options.k) + "\n")
+        print(system_table(evaluation.systems, options.k, evaluation.collection, evaluation.relevance) + "\n")
     if evaluation.answers:
         print(answers_text(evaluation, statistics) + "\n")
     if options.timings:

@@ -221,7 +221,8 @@ def test_direct_with_overlap_is_refused(sample) -> None:
 
 
 def test_cli_defaults_to_provenance_and_prints_coverage(capsys) -> None:
-    """With --system the table is under provenance, and the attribution table shows coverage and Judged@k."""
+    """With --system the table is under provenance, and the attribution table shows coverage, and Judged@k's note
+    (only the evidence turns are judged in LoCoMo: it equals P@k)."""
     assert (
         main(
             [
@@ -243,7 +244,7 @@ def test_cli_defaults_to_provenance_and_prints_coverage(capsys) -> None:
     out = capsys.readouterr().out
     assert "judgments through provenance" in out
     assert "| Fact extractor (example) | auto |" in out and "| BM25 as a system | auto |" in out
-    assert "Judged@5" in out and "Sensitivity to attribution" in out
+    assert "Judged@5 equals P@5 here (so it is not shown)" in out and "Sensitivity to attribution" in out
 
 
 def test_example_script_runs_from_anywhere(python_run, tmp_path: Path) -> None:
