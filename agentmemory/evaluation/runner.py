@@ -459,26 +459,19 @@ def evaluate(
     scope).  A judged query a run does not mention retrieved nothing
     (trec_eval ``-c``).
 
-    ``options`` is an :class:`~agentmemory.evaluation.options.EvalOptions`;
-    instead of it, its fields may be given as keywords (``k=10,
-    relevance="provenance"``), which make one; giving both is an error.
-    ``k`` (default 5) is the cutoff and ``seed`` (default 7) names the event
-    ids.  ``measures`` adds to the defaults (P@k, R@k, RR, RR@k, nDCG@k,
-    AP@k; with a memory system, or a run with its own memories, also the
-    token-budget measures ``R@512tok``, ``R@2048tok``, ``Success@2048tok``:
-    :func:`~agentmemory.evaluation.options.default_measures_for`).  ``relevance`` is ``"direct"`` or ``"provenance"`` (module
-    docstring).  ``ties`` (default True) computes a
-    :class:`~agentmemory.metrics.tieaware.TieReport` per query and measure
-    (measures without a tie-aware formula get none) from the scores of every
-    entry that could reach the top ``k`` (those scoring at least the
-    ``k``-th hit: the hits themselves unless a tie crosses the cutoff, so the
-    analysis costs a deeper look only for those queries); for a run, only
-    when its scores show where the tie ends.  ``progress`` shows a tqdm bar
-    per retriever (off by default); ``timings`` records each retriever's
-    search latencies and index build (:class:`Timings`; never in an
-    artifact); ``as_of`` shows each query only the entries created by its
-    ``asked_at``.  ``baseline`` is carried for the
-    statistics (:meth:`Evaluation.table`), not used here.
+    ``options`` is an :class:`~agentmemory.evaluation.options.EvalOptions`; instead of it, its fields may be given
+    as keywords (``k=10, relevance="provenance"``), which make one; giving both is an error.  ``k`` (default 5) is
+    the cutoff and ``seed`` (default 7) names the event ids.  ``measures`` adds to the defaults
+    (:func:`~agentmemory.evaluation.options.default_measures_for`: P@k, R@k, RR, RR@k, nDCG@k, AP@k, and the token
+    budgets with a system's own memories).  ``relevance`` is ``"direct"`` or ``"provenance"`` (module docstring).
+    ``ties`` (default True) computes a :class:`~agentmemory.metrics.tieaware.TieReport` per query and measure
+    (measures without a tie-aware formula get none) from the scores of every entry that could reach the top ``k``
+    (those scoring at least the ``k``-th hit: the hits themselves unless a tie crosses the cutoff, so the analysis
+    costs a deeper look only for those queries); for a run, only when its scores show where the tie ends.
+    ``progress`` shows a tqdm bar per retriever (off by default); ``timings`` records each retriever's search
+    latencies and index build (:class:`Timings`; never in an artifact); ``as_of`` shows each query only the entries
+    created by its ``asked_at``.  ``baseline`` is carried for the statistics (:meth:`Evaluation.table`), not used
+    here.
 
     ``store`` reuses the store of an earlier evaluation of the same
     collection (``Evaluation.store``) instead of indexing the entries again:
@@ -516,8 +509,8 @@ def evaluate(
     _check_systems(names := _names(specs, bound, by_system, answered))
     bound += [bind_run(a.run, collection, as_of=options.as_of) for a in answered if a.run is not None]
     extra = default_answer_measures(collection, answered, options.k)
-    memories = _returns_memories(replayed, run_files)
-    chosen, unscored = _scored_measures(options, names, extra, ranked=bool(specs or bound), memories=memories)
+    ranked, memories = bool(specs or bound), _returns_memories(replayed, run_files)
+    chosen, unscored = _scored_measures(options, names, extra, ranked=ranked, memories=memories)
     scorer = _new_scorer(collection, chosen, options)
     first_event = 0 if store is None else len(store.log)
     reused = store is not None
