@@ -38,6 +38,7 @@ record for an evaluation and exports every public name of those modules, so
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -459,8 +460,9 @@ def _baseline_comparisons(
 ) -> tuple[BaselineComparison, ...]:
     """Each ``(system, measure)`` against the baseline with its test (the rest of ``tests``), Holm across all
     of them together, and the number of headline queries above and below the baseline (over the queries
-    where both have a value; a comparison with none is left out)."""
-    rows: list[tuple[str, str, PairedTest, int, int]] = []
+    where both have a value; a comparison with none is left out); when those are fewer than the queries where
+    either has one, both systems' means over them (``BaselineComparison.shared``)."""
+    rows: list[tuple[str, str, PairedTest, int, int, tuple[float, float] | None]] = []
     for name, m in against_base:
         test = next(tests)
         if test is None:
@@ -468,9 +470,15 @@ def _baseline_comparisons(
         ours, theirs = table.pair(name, base, m, headline)
         above = sum(1 for x, y in zip(ours, theirs) if x > y)
         below = sum(1 for x, y in zip(ours, theirs) if x < y)
-        rows.append((name, m, test, above, below))
-    adjusted = holm({f"{name} {m}": t.p_value for name, m, t, _, _ in rows})
-    return tuple(BaselineComparison(name, m, t, adjusted[f"{name} {m}"], up, down) for name, m, t, up, down in rows)
+        own = (len(table.column(name, m, headline)), len(table.column(base, m, headline)))
+        same = own == (len(ours), len(ours))  # both have a value on the same queries: their means are the shown ones
+        shared = None if same else (math.fsum(ours) / len(ours), math.fsum(theirs) / len(ours))
+        rows.append((name, m, test, above, below, shared))
+    adjusted = holm({f"{name} {m}": t.p_value for name, m, t, *_ in rows})
+    return tuple(
+        BaselineComparison(name, m, t, adjusted[f"{name} {m}"], up, down, shared)
+        for name, m, t, up, down, shared in rows
+    )
 
 
 def _baseline_of(labels: Mapping[str, str], baseline: str | None) -> str:

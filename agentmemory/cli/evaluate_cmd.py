@@ -23,6 +23,7 @@ from agentmemory.analysis.artifact import dumps_artifact
 from agentmemory.analysis.card import card_text, evaluation_card
 from agentmemory.analysis.claim_checks import check_claims, claims_text
 from agentmemory.analysis.comparison_table import ComparisonTable, comparison_table, table_format
+from agentmemory.analysis.costs import cost_table
 from agentmemory.analysis.judgments import original_statistics, patch_text
 from agentmemory.analysis.latex_table import latex_label, latex_table
 from agentmemory.analysis.statistics import Statistics, evaluation_statistics
@@ -328,6 +329,9 @@ def _print_head(evaluation: Evaluation, statistics: Statistics, table: Compariso
     card = evaluation_card(evaluation)
     print("Definitions (what every number below is):\n\n" + card_text(card, plain=True) + "\n")
     print(table.render())
+    costs = cost_table(evaluation)
+    if costs is not None:
+        print(costs.render() + "\n")
     original = original_statistics(evaluation, statistics)
     if original is not None:
         print(patch_text(evaluation, statistics, original) + "\n")
@@ -353,7 +357,7 @@ def _read_answers(
 def _print_systems(evaluation: Evaluation, statistics: Statistics, options: EvalOptions) -> None:
     """The memory systems' attribution, the imported answers' judges, seeds and failure split, the timings."""
     if evaluation.systems:
-        print(system_table(evaluation.systems, options.k) + "\n")
+        print(system_table(evaluation.systems, options.k, evaluation.collection, evaluation.relevance) + "\n")
     if evaluation.answers:
         print(answers_text(evaluation, statistics) + "\n")
     generated = live_text(evaluation, timings=options.timings)

@@ -107,7 +107,8 @@ def add_eval_parser(sub: argparse._SubParsersAction) -> None:
     ev.add_argument(
         "--metrics",
         default=None,
-        help="extra measures beyond P@k,R@k,RR,RR@k,nDCG@k,AP@k: a rank cutoff (nDCG@10), a token budget "
+        help="extra measures beyond P@k,R@k,RR,RR@k,nDCG@k,AP@k (and, with --system or a run's --memories, "
+        "R@512tok,R@2048tok,Success@2048tok): a rank cutoff (nDCG@10), a token budget "
         "(R@512tok, nDCG@2048tok, P@512tok, Success@512tok) or tokens@first",
     )
     ev.add_argument(

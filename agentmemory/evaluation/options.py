@@ -39,10 +39,23 @@ from agentmemory.metrics.token_counters import DEFAULT_TOKEN_COUNTER, check_toke
 from agentmemory.systems.attribution import parse_attribution
 from agentmemory.systems.replay import CLOCKS
 
-__all__ = ["RELEVANCE_MODES", "EvalOptions"]
+__all__ = ["BUDGET_DEFAULTS", "RELEVANCE_MODES", "EvalOptions", "default_measures_for"]
 
 RELEVANCE_MODES = ("direct", "provenance")
 """What ``relevance`` takes: trec_eval's judgments, or judgments through provenance (see :mod:`agentmemory.evaluation.runner`)."""
+
+BUDGET_DEFAULTS = ("R@512tok", "R@2048tok", "Success@2048tok")
+"""The token-budget measures (:mod:`agentmemory.metrics.budget`) every evaluation of a system returning its own
+memories computes by default, after the cut-off defaults: a system of session notes and one of one-line facts cost
+an agent different context for the same ``R@k``, and these compare them at equal cost."""
+
+
+def default_measures_for(k: int, *, memories: bool) -> tuple[Measure, ...]:
+    """What an evaluation at ``k`` computes unless told otherwise: ``(P@k, R@k, RR, RR@k, nDCG@k, AP@k)``, then,
+    when a system returns its own memories (``memories``: a memory system, or a run file with its memories),
+    :data:`BUDGET_DEFAULTS`."""
+    chosen = default_measures(k)
+    return chosen + parse_measures(",".join(BUDGET_DEFAULTS)) if memories else chosen
 
 
 def _measures(value: object, name: str) -> tuple[Measure, ...]:
@@ -96,7 +109,8 @@ class EvalOptions:
         k: the rank cutoff, an int >= 1 (default 5).
         seed: seeds the event ids and the statistics, an int >= 0 (default 7).
         measures: the measures beyond the defaults (P@k, R@k, RR, RR@k,
-            nDCG@k, AP@k), as given: text (``"nDCG@10,Success@3"``) or a
+            nDCG@k, AP@k; with a memory system also :data:`BUDGET_DEFAULTS`:
+            :meth:`measures_for`), as given: text (``"nDCG@10,Success@3"``) or a
             sequence of texts and :class:`~agentmemory.metrics.Measure`;
             kept as a tuple of measures.
         relevance: one of :data:`RELEVANCE_MODES` (default ``"direct"``).
@@ -261,7 +275,12 @@ class EvalOptions:
     @property
     def all_measures(self) -> tuple[Measure, ...]:
         """Every measure asked for: the defaults at ``k``, then :attr:`measures` not among them, in order."""
-        chosen = list(default_measures(self.k))
+        return self.measures_for(memories=False)
+
+    def measures_for(self, *, memories: bool) -> tuple[Measure, ...]:
+        """Every measure asked for when a system returns its own memories (``memories``) or not:
+        :func:`default_measures_for`, then :attr:`measures` not among them, in order."""
+        chosen = list(default_measures_for(self.k, memories=memories))
         for m in self.measures:
             if m not in chosen:
                 chosen.append(m)

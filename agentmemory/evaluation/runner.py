@@ -328,6 +328,12 @@ class Evaluation:
     original: Evaluation | None = field(default=None, repr=False, compare=False)
     answers: tuple[AnswerSystem, ...] = field(default=(), repr=False, compare=False)
 
+    @property
+    def returns_memories(self) -> bool:
+        """Whether a system returns its own memories (a memory system, or a run file with its memories file):
+        the token-budget measures are then among the defaults (:func:`~agentmemory.evaluation.options.default_measures_for`)."""
+        return _returns_memories(self.systems, self.runs)
+
     def result(self, name: str) -> RetrieverResult:
         """The result of the system ``name`` (its key, e.g. ``"bm25"``, or a run's name; a label works too)."""
         for res in self.results:
@@ -360,6 +366,11 @@ class Evaluation:
             (r.label, q.query_id, q.group, m, q.metrics[m]) for r in self.results for q in r.per_query for m in r.means
         ]
         return pd.DataFrame(rows, columns=["system", "query", "group", "measure", "value"])
+
+
+def _returns_memories(systems: Sequence[SystemRun], runs: Sequence[RunFile]) -> bool:
+    """A memory system among ``systems``, or a run of ``runs`` with its own memories file."""
+    return bool(systems) or any(r.memories_path is not None for r in runs)
 
 
 def seed_measures(k: int) -> tuple[str, str, str]:
@@ -451,24 +462,19 @@ def evaluate(
     scope).  A judged query a run does not mention retrieved nothing
     (trec_eval ``-c``).
 
-    ``options`` is an :class:`~agentmemory.evaluation.options.EvalOptions`;
-    instead of it, its fields may be given as keywords (``k=10,
-    relevance="provenance"``), which make one; giving both is an error.
-    ``k`` (default 5) is the cutoff and ``seed`` (default 7) names the event
-    ids.  ``measures`` adds to the defaults (P@k, R@k, RR, RR@k, nDCG@k,
-    AP@k).  ``relevance`` is ``"direct"`` or ``"provenance"`` (module
-    docstring).  ``ties`` (default True) computes a
-    :class:`~agentmemory.metrics.tieaware.TieReport` per query and measure
-    (measures without a tie-aware formula get none) from the scores of every
-    entry that could reach the top ``k`` (those scoring at least the
-    ``k``-th hit: the hits themselves unless a tie crosses the cutoff, so the
-    analysis costs a deeper look only for those queries); for a run, only
-    when its scores show where the tie ends.  ``progress`` shows a tqdm bar
-    per retriever (off by default); ``timings`` records each retriever's
-    search latencies and index build (:class:`Timings`; never in an
-    artifact); ``as_of`` shows each query only the entries created by its
-    ``asked_at``.  ``baseline`` is carried for the
-    statistics (:meth:`Evaluation.table`), not used here.
+    ``options`` is an :class:`~agentmemory.evaluation.options.EvalOptions`; instead of it, its fields may be given
+    as keywords (``k=10, relevance="provenance"``), which make one; giving both is an error.  ``k`` (default 5) is
+    the cutoff and ``seed`` (default 7) names the event ids.  ``measures`` adds to the defaults
+    (:func:`~agentmemory.evaluation.options.default_measures_for`: P@k, R@k, RR, RR@k, nDCG@k, AP@k, and the token
+    budgets with a system's own memories).  ``relevance`` is ``"direct"`` or ``"provenance"`` (module docstring).
+    ``ties`` (default True) computes a :class:`~agentmemory.metrics.tieaware.TieReport` per query and measure
+    (measures without a tie-aware formula get none) from the scores of every entry that could reach the top ``k``
+    (those scoring at least the ``k``-th hit: the hits themselves unless a tie crosses the cutoff, so the analysis
+    costs a deeper look only for those queries); for a run, only when its scores show where the tie ends.
+    ``progress`` shows a tqdm bar per retriever (off by default); ``timings`` records each retriever's search
+    latencies and index build (:class:`Timings`; never in an artifact); ``as_of`` shows each query only the entries
+    created by its ``asked_at``.  ``baseline`` is carried for the statistics (:meth:`Evaluation.table`), not used
+    here.
 
     ``store`` reuses the store of an earlier evaluation of the same
     collection (``Evaluation.store``) instead of indexing the entries again:
@@ -505,7 +511,8 @@ def evaluate(
     _check_systems((names := _names(specs, bound, by_system, answered)) + _live_names(options, specs, bound, answered))
     bound += [bind_run(a.run, collection, as_of=options.as_of) for a in answered if a.run is not None]
     extra = default_answer_measures(collection, answered, options.k, generated=_generated(options))
-    chosen, unscored = _scored_measures(options, names, extra, ranked=bool(specs or bound))
+    ranked, memories = bool(specs or bound), _returns_memories(replayed, run_files)
+    chosen, unscored = _scored_measures(options, names, extra, ranked=ranked, memories=memories)
     scorer = _new_scorer(collection, chosen, options)
     first_event, reused = (0 if store is None else len(store.log)), store is not None
     store = _prepared_store(collection, specs, store, options)
@@ -780,10 +787,12 @@ def _scored_measures(
     answer_measures: Sequence[Measure] = (),
     *,
     ranked: bool = True,
+    memories: bool = False,
 ) -> tuple[tuple[Measure, ...], tuple[str, ...]]:
     """The measures computed and those left unscored (no provenance definition, under ``relevance="provenance"``).
 
-    The measures are the options' (:attr:`EvalOptions.all_measures`), then
+    The measures are the options' (:meth:`EvalOptions.measures_for`: with the token-budget defaults when
+    ``memories``, a system returning its own memories), then
     those of the options' claims about ``systems`` (``(key, label)`` pairs)
     not among them, so each such claim has our value under its definition,
     then ``answer_measures`` not among them (an evaluation with answer files);
@@ -792,7 +801,7 @@ def _scored_measures(
     An answer measure (``MeasureDef.reads_answer``) reads no judgment, so it
     is scored under either relevance.
     """
-    chosen = options.all_measures
+    chosen = options.measures_for(memories=memories)
     if options.claims is not None:
         chosen += tuple(m for m in options.claims.measures_for(systems) if m not in chosen)
     chosen += tuple(m for m in answer_measures if m not in chosen)
@@ -1004,7 +1013,7 @@ def _replay_systems(
     if all(isinstance(s, SystemRun) for s in systems):  # replayed already (the original judgments of a patch)
         return list(systems)
     k = options.k
-    depth = max(max(system_depth(m, k) for m in options.all_measures), options.run_depth or 0)
+    depth = max(max(system_depth(m, k) for m in options.measures_for(memories=True)), options.run_depth or 0)
     return system_runs(
         collection,
         systems,

@@ -37,6 +37,7 @@ __all__ = [
     "SYSTEM_TIMING_COLUMNS",
     "SystemRun",
     "is_system_memories",
+    "judged_at_k_note",
     "memories_text",
     "reattributed_run",
     "replay_pool",
@@ -265,23 +266,66 @@ def replay_pool(workers: int) -> Iterator[Executor | None]:
         yield pool
 
 
-def system_table(runs: Sequence[SystemRun], k: int) -> str:
-    """The attribution figures of each system as text: coverage, Judged@k, sensitivity, unattributed examples."""
+def judged_at_k_note(collection: Collection | None, k: int, relevance: str) -> tuple[bool, str | None]:
+    """Whether a table shows Judged@k, and the note that says what it equals when it adds nothing.
+
+    Judged@k counts the top ``k`` memories attributed to an entry judged for
+    the query, whatever its grade; it says more than P@k only where some
+    judged entry is not relevant (a grade <= 0 judgment of a headline
+    query).  Where every judgment is relevant (LoCoMo: only the evidence turns
+    are judged) a memory attributed to a judged entry is one attributed to a
+    relevant entry: under provenance, and with no derived entry in the
+    collection, Judged@k then *is* P@k, so it is not shown and the note says
+    so; otherwise it is shown with a note saying what it counts.  Without a
+    ``collection`` it is shown, with no note.
+    """
+    if collection is None:
+        return True, None
+    judged = collection.qrels
+    graded = (g for q in collection.headline_queries for g in judged.get(q.id, {}).values())
+    if any(grade <= 0 for grade in graded):
+        return True, None
+    derived = any(e.provenance.derived_from for e in collection.entries)
+    if relevance == "provenance" and not derived:
+        return False, (
+            f"Judged@{k} equals P@{k} here (so it is not shown): only relevant entries are judged (no judgment of "
+            "grade 0), and a memory attributed to a judged entry is one attributed to a relevant entry."
+        )
+    return True, (
+        f"Judged@{k} here is the share of the top {k} attributed to a relevant entry: only relevant entries are "
+        "judged (no judgment of grade 0)."
+    )
+
+
+def system_table(
+    runs: Sequence[SystemRun], k: int, collection: Collection | None = None, relevance: str = "provenance"
+) -> str:
+    """The attribution figures of each system as text: coverage, Judged@k, sensitivity, unattributed examples.
+
+    ``collection`` and ``relevance`` (the evaluation's) decide whether Judged@k is shown or only named in a
+    note saying what it equals (:func:`judged_at_k_note`).
+    """
     if not runs:
         return ""
+    shown, note = judged_at_k_note(collection, k, relevance)
+    judged = f"; Judged@{k} = share of the top {k} attributed to a judged entry" if shown else ""
+    column = [f"Judged@{k}"] if shown else []
+    header = ["system", "attribution", "returned", "coverage", *column, "queries returning nothing", "failed queries"]
     lines = [
-        f"Memory systems: attribution (coverage = attributed / returned memories; Judged@{k} = share of the top {k} "
-        "attributed to a judged entry; tie analysis beyond the returned memories is not available for systems)",
+        f"Memory systems: attribution (coverage = attributed / returned memories{judged}; tie analysis beyond the "
+        "returned memories is not available for systems)",
         "",
-        f"| system | attribution | returned | coverage | Judged@{k} | queries returning nothing | failed queries |",
-        "|---|---|---|---|---|---|---|",
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * len(header),
     ]
     for run in runs:
         r = run.attributed.report
-        lines.append(
-            f"| {run.spec.label} | {r.method} | {r.returned} | {r.coverage:.3f} | {r.judged_at_k:.3f} | "
-            f"{len(r.empty_queries)} | {len(r.failures)} |"
-        )
+        value = [f"{r.judged_at_k:.3f}"] if shown else []
+        cells = [run.spec.label, r.method, str(r.returned), f"{r.coverage:.3f}", *value]
+        cells += [str(len(r.empty_queries)), str(len(r.failures))]
+        lines.append("| " + " | ".join(cells) + " |")
+    if note:
+        lines += ["", note]
     lines += ["", f"Sensitivity to attribution (R@{k}, nDCG@{k}, provenance):", ""]
     lines += ["| system | attribution | R@k | nDCG@k |", "|---|---|---|---|"]
     for run in runs:

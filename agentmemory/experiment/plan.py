@@ -115,10 +115,17 @@ class Plan:
         return next(c for c in self.collections if c.name == name)
 
 
-def _measures(k: int, extra: tuple[str, ...], loaded: Collection, answered: list[AnswerSystem]) -> tuple[str, ...]:
+def _measures(
+    k: int, extra: tuple[str, ...], loaded: Collection, answered: list[AnswerSystem], *, memories: bool = False
+) -> tuple[str, ...]:
     """The measures a task at ``k`` computes: the defaults at ``k``, then the grid's others, then the answer
-    measures of the collection's answer systems not among them (as ``evaluate`` orders them)."""
-    chosen = [str(m) for m in EvalOptions(k=k, measures=extra).all_measures]
+    measures of the collection's answer systems not among them (as ``evaluate`` orders them).
+
+    ``memories``: the collection's systems include one returning its own memories (a memory system, a run with
+    its memories), so every task of the collection computes the token-budget defaults too, as ``evaluate``
+    does for such a system, and the merge compares every system on them.
+    """
+    chosen = [str(m) for m in EvalOptions(k=k, measures=extra).measures_for(memories=memories)]
     chosen += [str(m) for m in default_answer_measures(loaded, answered, k) if str(m) not in chosen]
     return tuple(chosen)
 
@@ -313,13 +320,14 @@ def plan_experiment(grid: Grid) -> Plan:
                 system = systems[resolve_retriever(listed.system).key]
             wanted.append((listed.k, listed.seed, system))
         shared = {name: _index_key(system) for name, system in systems.items()}
+        memories = any(s.kind == "system" or s.memories is not None for s in systems.values())
         for k, seed, system in wanted:
             job = TaskJob(
                 source,
                 system,
                 k,
                 seed,
-                _measures(k, grid.measures, loaded, answered),
+                _measures(k, grid.measures, loaded, answered, memories=memories),
                 grid.relevance_of(definition.name),
                 index=shared[system.name],
                 left_out=bool(answered),

@@ -217,14 +217,15 @@ def _best_sentence(
 
 def headline(
     evaluation: Evaluation, statistics: Statistics, *, number: int = 1
-) -> tuple[Png | Markdown, Table, Markdown]:
+) -> tuple[Png | Markdown | Table, ...]:
     """Figure ``number``: the lead measures' means with their intervals, each system a row (the baseline first);
     then the comparison table (every system on every column, against the baseline), which holds the figure's
-    numbers, and the line saying what its markers mean."""
+    numbers, the line saying what its markers mean, and what the rankings cost when a system retrieved
+    (:func:`agentmemory.report.comparison.comparison`)."""
     lead = lead_measures(statistics)
-    table, notation = comparison(evaluation, statistics)
+    shown = comparison(evaluation, statistics)
     if not lead:
-        return Markdown("No measure has a value: nothing to draw."), table, notation
+        return (Markdown("No measure has a value: nothing to draw."), *shown)
     colours = _colours(evaluation)
     rows = [
         MeansRow(r.label, colours[r.name], {m: statistics.intervals[r.name].get(m) for m in lead})
@@ -237,7 +238,7 @@ def headline(
     left = [row.label for row in rows if row not in drawn]
     if left:
         caption += f" ({_and(left)}: no value, not drawn)"
-    return Png(figure.data, caption), table, notation
+    return (Png(figure.data, caption), *shown)
 
 
 def by_category(evaluation: Evaluation, statistics: Statistics, *, number: int = 2) -> tuple[Png | Markdown, Table]:

@@ -17,10 +17,9 @@ from agentmemory.analysis.statistics import Statistics
 from agentmemory.datasets import BUILTIN_FORMATS
 from agentmemory.datasets.base import option_flag_arguments
 from agentmemory.evaluation.answer_runs import AnswersSpec
-from agentmemory.evaluation.options import EvalOptions
+from agentmemory.evaluation.options import EvalOptions, default_measures_for
 from agentmemory.evaluation.runner import Evaluation
 from agentmemory.metrics import Measure
-from agentmemory.metrics.scoring import default_measures
 from agentmemory.metrics.token_counters import DEFAULT_TOKEN_COUNTER
 from agentmemory.report.display import Markdown
 
@@ -136,7 +135,8 @@ def _measure_flags(evaluation: Evaluation) -> list[str]:
     claimed = _claims_only(evaluation)
     if evaluation.answers:  # --answers adds its answer measures; --metrics names only those asked for
         claimed |= {m for m in evaluation.measures if m.definition.reads_answer} - set(evaluation.options.measures)
-    extra = [str(m) for m in evaluation.measures if m not in default_measures(evaluation.k) and m not in claimed]
+    defaults = default_measures_for(evaluation.k, memories=evaluation.returns_memories)
+    extra = [str(m) for m in evaluation.measures if m not in defaults and m not in claimed]
     if extra:
         flags += ["--metrics", ",".join(extra)]
     if evaluation.tokenizer is not None and evaluation.options.tokenizer != DEFAULT_TOKEN_COUNTER:

@@ -273,11 +273,8 @@ def test_other_collection_and_k_give_the_librarys_results(tmp_path):
 
     statistics = stats.run_statistics(evaluation)
     assert _plain(_cell(nb, "per-query")) == [repr(comparison.per_query(evaluation, statistics))]
-    table, notation = _plain(_cell(nb, "comparison"))
-    assert (table, notation) == (
-        repr(comparison.comparison(evaluation, statistics)[0]),
-        comparison.comparison(evaluation, statistics)[1].text,
-    )
+    shown = comparison.comparison(evaluation, statistics)  # the table, its notation, the cost table, its notes
+    assert _plain(_cell(nb, "comparison")) == [repr(shown[0]), shown[1].text, repr(shown[2]), shown[3].text]
 
     [why] = _plain(_cell(nb, "why"))
     assert why == explain.mrr_vs_recall(evaluation).text
@@ -606,8 +603,9 @@ def test_a_users_run_appears_beside_the_built_ins(tmp_path, notes):
     run = tmp_path / "mine.trec"
     write_run(run, {q.query_id: [(h.entry_id, h.score) for h in q.hits] for q in bm25.per_query})
     nb = _run(NOTEBOOKS / "eval.ipynb", tmp_path / "out.ipynb", {"runs": f"mine={run}"})
-    table, notation = _plain(_cell(nb, "comparison"))
+    table, notation, costs, _ = _plain(_cell(nb, "comparison"))  # then the cost table and its notes
     row = next(line for line in table.splitlines() if line.strip().startswith("mine"))
+    assert any(line.strip().startswith("mine ") for line in costs.splitlines())
     assert "0.900 [0.700, 1.000] +0/−0" in row and "0.280 [0.200, 0.360] +0/−0" in row
     assert "Holm's correction over the 10 comparisons of this table" in notation  # RR and RR@5 counted once
     [per_query] = _plain(_cell(nb, "per-query"))

@@ -201,7 +201,7 @@ def test_the_first_screen_is_the_figure_then_the_comparison_table(run):
     """Figure 1 draws Judge and F1 of the answer systems (BM25, without a value, is named as not drawn), then the
     comparison table with the baseline first and its notation."""
     _, evaluation, statistics = run
-    figure, table, notation = answers.headline(evaluation, statistics)
+    figure, table, notation, *_costs = answers.headline(evaluation, statistics)
     assert isinstance(figure, Png) and figure.data.startswith(b"\x89PNG")
     assert figure.caption.startswith("Figure 1: Judge and F1 of each system over the headline questions")
     assert figure.caption.endswith(
@@ -210,7 +210,7 @@ def test_the_first_screen_is_the_figure_then_the_comparison_table(run):
     assert list(table.frame.columns) == ["System", "Judge", "F1", "EM", "BLEU-1", "answer_in_context@5", "R@5"]
     assert table.frame.iloc[0, 0] == "zep (baseline)"
     assert notation.text.startswith("▲/▼: significantly higher/lower than zep at α = 0.05")
-    again, _, _ = answers.headline(evaluation, statistics)
+    again, *_ = answers.headline(evaluation, statistics)
     assert again.data == figure.data  # the same bytes every run
 
 

@@ -183,7 +183,8 @@ def test_the_issues_done_when_command_prints_one_table_with_all_five():
         "agentrecall-db",
         "Fact extractor (example)",
     ]
-    assert "| system | attribution | returned | coverage | Judged@5 |" in done.stdout
+    assert "| system | attribution | returned | coverage | queries returning nothing |" in done.stdout
+    assert "Judged@5 equals P@5 here (so it is not shown): only relevant entries are judged" in done.stdout
     assert "Sensitivity to attribution (R@5, nDCG@5, provenance):" in done.stdout
 
 
