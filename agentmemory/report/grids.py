@@ -55,9 +55,8 @@ def heatmap_figure(grid: ParameterGrid, *, number: int | None = None) -> Png:
         widest = max(len(h.xs) for h in heats)
         fig = _figure(min(16.0, (2.0 + 1.1 * widest) * len(heats) + 1.0), 1.6 + 0.55 * max(len(h.ys) for h in heats))
         axes = fig.subplots(1, len(heats), squeeze=False)[0]
-        image = None
-        for ax, heat in zip(axes, heats):
-            image = _panel(ax, grid, heat, low, high)
+        images = [_panel(ax, grid, heat, low, high) for ax, heat in zip(axes, heats)]
+        image = images[-1]  # every panel has the same scale
         bar = fig.colorbar(image, ax=list(axes), fraction=0.04, pad=0.02)
         bar.set_label(f"headline mean {column_name(grid.measure)}")
         data = png_bytes(fig)
