@@ -42,13 +42,12 @@ from typing import Any
 
 from agentmemory.analysis.card import evaluation_card
 from agentmemory.analysis.latex_table import latex_table
+from agentmemory.analysis.prose import marker_limit
 from agentmemory.analysis.statistics import (
     BaselineComparison,
     Interval,
     Statistics,
     evaluation_statistics,
-    format_p,
-    smallest_p_value,
 )
 from agentmemory.analysis.text_tables import (
     column_name,
@@ -109,6 +108,7 @@ class ComparisonTable:
     tokenizer: str | None = None
     short_form: str = ""
     merged: tuple[str, ...] = ()  # uncut measures shown as their cut form at k (RR as RR@k)
+    n_resamples: int = 10_000  # the paired tests' random sign flips (what the smallest p-value depends on)
 
     @property
     def baseline_label(self) -> str:
@@ -262,21 +262,9 @@ class ComparisonTable:
             f"test, Holm's correction over the {self.comparisons} comparisons of this table); +a/−b: the headline "
             f"queries on which the system scores above/below {self.baseline_label}."
         )
-        if self.comparisons and self.queries:
-            smallest = smallest_p_value(self.queries)
-            adjusted = min(1.0, self.comparisons * smallest)  # Holm's first step multiplies by the family size
-            queries = f"{self.queries} {'query' if self.queries == 1 else 'queries'}"
-            if smallest > self.alpha:
-                text += (
-                    f" With {queries} the smallest attainable p-value is {format_p(smallest)}, so no marker can "
-                    "appear, whatever the systems do."
-                )
-            elif adjusted > self.alpha:
-                text += (
-                    f" With {queries} the smallest attainable p-value is {format_p(smallest)}, "
-                    f"{format_p(adjusted)} after Holm's correction over {self.comparisons} comparisons, so no "
-                    "marker can appear, whatever the systems do."
-                )
+        limit = marker_limit(self.queries, self.comparisons, self.n_resamples, self.alpha)
+        if limit:  # too few queries, or too few resamples, for Holm's smallest adjusted p-value to reach alpha
+            text += f" {limit}"
         text += self._budget_notes()
         if self.merged:
             same = ", ".join(f"{m} is {m}@{self.k}" for m in self.merged)
@@ -424,6 +412,7 @@ def systems_table(
         excluded_groups=statistics.excluded_groups,
         tokenizer=tokenizer,
         merged=merged,
+        n_resamples=statistics.n_resamples,
     )
 
 

@@ -43,7 +43,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from agentmemory.analysis.prose import comparisons_preface, describe_comparison, format_p
+from agentmemory.analysis.prose import comparisons_preface, describe_comparison, format_p, marker_limit
 from agentmemory.analysis.significance import (
     _bootstrap_cis,
     _paired_tests,
@@ -51,6 +51,7 @@ from agentmemory.analysis.significance import (
     bootstrap_ci,
     holm,
     paired_permutation_test,
+    resamples_for_marker,
     smallest_p_value,
 )
 from agentmemory.analysis.summaries import (
@@ -82,8 +83,10 @@ __all__ = [
     "evaluation_statistics",
     "format_p",
     "holm",
+    "marker_limit",
     "paired_permutation_test",
     "per_query_statistics",
+    "resamples_for_marker",
     "smallest_p_value",
 ]
 
@@ -111,6 +114,7 @@ def evaluation_statistics(
     table: Iterable[Measure | str] | str | None = None,
     table_name: str = "table",
     progress: bool = False,
+    pairs: bool = True,
 ) -> Statistics:
     """Intervals and pairwise tests for an :class:`~agentmemory.evaluation.runner.Evaluation`, as a :class:`Statistics`.
 
@@ -149,6 +153,8 @@ def evaluation_statistics(
     ``n`` counting them; its tests and counts are over the queries where both
     systems have one (see :func:`per_query_statistics`).
     ``progress`` shows a tqdm bar (on stderr) over the query groups and the headline, one step each.
+    ``pairs=False`` leaves ``comparisons`` empty and keeps the tests against the baseline (a grid of many
+    settings: :func:`per_query_statistics`).
 
     Every call uses ``default_rng(seed)`` afresh, so intervals over the same
     queries resample the same queries (common random numbers) and the
@@ -184,6 +190,7 @@ def evaluation_statistics(
         baseline=baseline,
         table_measures=distinct_measures(shown, evaluation.k),
         progress=progress,
+        pairs=pairs,
     )
 
 

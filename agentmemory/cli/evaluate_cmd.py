@@ -36,7 +36,7 @@ from agentmemory.datasets.judgment_patch import read_judgment_patch
 from agentmemory.errors import NumberTextError, ParameterError, quote
 from agentmemory.evaluation.answer_runs import AnswersSpec, parse_answers_option, read_answer_files
 from agentmemory.evaluation.options import EvalOptions
-from agentmemory.evaluation.run_export import ExportedRuns, cut_text, depth_text, exported_runs
+from agentmemory.evaluation.run_export import ExportedRuns, cut_text, depth_text, exported_runs, qrels_text
 from agentmemory.evaluation.runfiles import RunFile, check_run_queries, parse_run_option, read_run_file
 from agentmemory.evaluation.runner import Evaluation, evaluate
 from agentmemory.evaluation.system_runs import (
@@ -231,6 +231,8 @@ class _Outputs:
     run_paths: dict[str, Path] = field(default_factory=dict)
     memories_paths: dict[str, Path] = field(default_factory=dict)
     qrels_path: Path | None = None
+    all_qrels_path: Path | None = None
+    runs_shown: str = "DIR"  # --runs-dir as typed, in the lines saying how to re-score
     runs: ExportedRuns | None = None
     shown: list[str] = field(default_factory=list)
 
@@ -256,8 +258,10 @@ class _Outputs:
                 key: plan.file("--runs-dir", runs / (names[key][: -len(".trec")] + ".memories.jsonl"), example="runs/")
                 for key in system_keys
             }
-            outputs.qrels_path = plan.file("--runs-dir", runs / "qrels.txt", example="runs/")
+            outputs.qrels_path = plan.file("--runs-dir", runs / "qrels.txt", example="runs/")  # the headline's
+            outputs.all_qrels_path = plan.file("--runs-dir", runs / "qrels-all.txt", example="runs/")  # if any left out
             outputs.shown.append(f"TREC runs in {runs}")
+            outputs.runs_shown = str(PurePath(str(runs)))
         return outputs
 
     def put(
@@ -274,7 +278,9 @@ class _Outputs:
             self.runs = exported_runs(evaluation)
             for name, rankings in self.runs.rankings.items():
                 self.plan.put(self.run_paths[name], format_run(rankings, tag=name))
-            self.plan.put(self.qrels_path, format_qrels({q: dict(d) for q, d in collection.qrels.items()}))
+            self.plan.put(self.qrels_path, format_qrels(self.runs.qrels))  # the headline queries' (run_export)
+            if self.runs.all_qrels is not None and self.all_qrels_path is not None:
+                self.plan.put(self.all_qrels_path, format_qrels(self.runs.all_qrels))
             for key, text in self.runs.memories.items():
                 self.plan.put(self.memories_paths[key], text)
 
@@ -285,7 +291,8 @@ class _Outputs:
         listed = ", ".join(done[:-1]) + " and " + done[-1] if len(done) > 1 else "".join(done)
         lines = [f"Wrote {listed}" if done else "No file written (--out FILE writes the artifact)."]
         if self.runs is not None:
-            lines += [line for line in (depth_text(self.runs, k), cut_text(self.runs)) if line is not None]
+            found = (depth_text(self.runs, k), cut_text(self.runs), qrels_text(self.runs, self.runs_shown))
+            lines += [line for line in found if line is not None]
         return "\n".join(lines)
 
 

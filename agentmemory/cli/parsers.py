@@ -264,7 +264,9 @@ def _add_runs_arguments(ev: argparse.ArgumentParser) -> None:
         type=output_path,
         metavar="DIR",
         help="also write each system's rankings as TREC run files <system>.trec (its key made "
-        "filename-safe: bm25.trec, bm25-k1=0.9-b=0.4.trec) plus qrels.txt (and a memory system's memories), "
+        "filename-safe: bm25.trec, bm25-k1=0.9-b=0.4.trec) plus qrels.txt, the judgments of the headline queries "
+        "only (so agentmemory score and trec_eval average over the report's queries; qrels-all.txt holds every "
+        "judged query when groups such as LoCoMo's adversarial one are left out), and a memory system's memories; "
         "each ranking as deep as its measures read on it (the top k; down to k' for sess.*, past the "
         "token budget for R@512tok, to the first relevant hit for tokens@first), so they re-score to the same values",
     )

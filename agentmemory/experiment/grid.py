@@ -18,11 +18,11 @@ systems, or the grid's), plus any tasks listed one by one.  Example
     ]
 
     [statistics]                        # every key optional
-    baseline = "tags"                   # default: the first system
+    baseline = "tags"                   # default: default BM25 (bm25) when held, else the first system
     comparisons = "baseline"            # or "all": also every pair of systems
     confidence = 0.95
     alpha = 0.05
-    n_resamples = 10000
+    n_resamples = 10000                 # Holm over m comparisons needs 2 m / (n_resamples + 1) <= alpha
 
     [[collections]]
     path = "../fixtures/assistant-notes"   # relative to the grid file's folder
@@ -80,7 +80,7 @@ from agentmemory.answers import ANSWER_FORMATS
 from agentmemory.errors import AgentMemoryError, InputError, MissingFileError, ParameterError, UnknownNameError
 from agentmemory.evaluation.options import RELEVANCE_MODES, EvalOptions
 from agentmemory.metrics import parse_measures
-from agentmemory.retrievers import RetrieverSpec, resolve_retriever
+from agentmemory.retrievers import RetrieverSpec, full_label, resolve_retriever
 from agentmemory.retrievers.spec import format_value
 from agentmemory.systems.registry import resolve_system
 
@@ -169,7 +169,7 @@ GRID_KEYS: tuple[GridKey, ...] = (
         "statistics",
         "baseline",
         "string",
-        "the first system",
+        "default BM25 (bm25) when held, else the first system",
         "the comparison tables' baseline: a retriever spec, its label or a run's name",
     ),
     GridKey(
@@ -678,6 +678,8 @@ class _Reader:
         names |= {n for s in grid.systems for n in (s.key, s.label, s.text)}
         names |= {n for c in grid.collections for s in (c.systems or ()) for n in (s.key, s.label, s.text)}
         names |= {t.system for t in grid.tasks}
+        listed = (*grid.systems, *(s for c in grid.collections for s in (c.systems or ())))
+        names |= {full_label(s.text) for s in listed if s.kind == "retriever"}  # the label tables show
         if baseline not in names:
             raise self.fail(
                 self.where.item("statistics", 0, "baseline"),

@@ -42,7 +42,19 @@ exact bytes written):
   (:func:`~agentmemory.analysis.comparison_table.systems_table`) of each of the collection's
   evaluations, under a heading ``k = 5, seed = 7``, its caption starting with the definitions
   card's short form (:func:`agentmemory.analysis.card.measured` of the card made when the
-  collection was loaded).
+  collection was loaded), a line saying which system is the baseline and why, and for each
+  retriever with several settings (a system table's ``grid``) its parameter grid
+  (:mod:`agentmemory.analysis.parameter_grid`): the headline measure over each pair of parameters
+  (the numbers of the report's heat map) and the best setting against the default one.
+
+**Labels** name every parameter of a retriever (:func:`agentmemory.retrievers.full_label`:
+``BM25 (k1=0.6, b=0.75)``, never ``BM25 (k1=0.6)``, whose ``b`` a reader would have to know), in
+``results.json`` and in the tables.  **The baseline** is ``[statistics] baseline`` when the grid names
+one; else **default BM25** (the system ``bm25``, every parameter at its default) when the evaluation
+holds it, since a grid over BM25's parameters asks what tuning gains over the default; else the first
+system.  :attr:`Evaluated.warnings` lists each evaluation whose resamples are too few for any marker of
+its table to appear under Holm's correction (:func:`~agentmemory.analysis.prose.marker_limit`), with the
+number that would suffice; ``agentmemory experiment`` prints them.
 """
 
 from __future__ import annotations
@@ -57,14 +69,29 @@ from typing import Any
 from agentmemory import __version__
 from agentmemory.analysis.card import measured
 from agentmemory.analysis.comparison_table import systems_table
-from agentmemory.analysis.statistics import per_query_statistics
+from agentmemory.analysis.parameter_grid import headline_measure, parameter_grids
+from agentmemory.analysis.prose import resamples_warning
+from agentmemory.analysis.statistics import Statistics, per_query_statistics
 from agentmemory.evaluation.runner import defined_mean, mean
 from agentmemory.experiment.plan import Plan, Task
 from agentmemory.metrics import distinct_measures, parse_measure
+from agentmemory.retrievers import full_label
 
-__all__ = ["PER_QUERY_COLUMNS", "SCHEMA_VERSION", "Evaluated", "Failure", "dumps_results", "merge", "per_query_csv"]
+__all__ = [
+    "DEFAULT_BASELINE",
+    "PER_QUERY_COLUMNS",
+    "SCHEMA_VERSION",
+    "Evaluated",
+    "Failure",
+    "dumps_results",
+    "merge",
+    "per_query_csv",
+]
 
 SCHEMA_VERSION = 1
+
+DEFAULT_BASELINE = "bm25"
+"""The system that is the baseline of a grid naming none, when an evaluation holds it: BM25 with its defaults."""
 
 PER_QUERY_COLUMNS = ("collection", "k", "seed", "system", "query_id", "group", "measure", "value")
 """The columns of ``per_query.csv`` (and ``per_query.parquet``)."""
@@ -91,11 +118,13 @@ class Failure:
 
 @dataclass(frozen=True)
 class Evaluated:
-    """The merged experiment: ``results`` (the JSON-ready ``results.json``), per-query rows and table texts."""
+    """The merged experiment: ``results`` (the JSON-ready ``results.json``), per-query rows and table texts;
+    ``warnings`` one line per evaluation whose comparison table can show no marker for want of resamples."""
 
     results: dict[str, Any]
     rows: tuple[tuple[Any, ...], ...]
     tables: dict[str, str]
+    warnings: tuple[str, ...] = ()
 
 
 def _groups(plan: Plan) -> list[tuple[str, int, int, list[Task]]]:
@@ -108,15 +137,45 @@ def _groups(plan: Plan) -> list[tuple[str, int, int, list[Task]]]:
     return [(c, k, s, grouped[(c, k, s)]) for c, k, s in keys]
 
 
-def _baseline(plan: Plan, systems: Sequence[tuple[str, str, str]], texts: Mapping[str, str]) -> str | None:
-    """The grid's baseline as a system name of this evaluation, if it is one of them (else the first system)."""
+def _baseline(plan: Plan, systems: Sequence[tuple[str, str, str]], texts: Mapping[str, str]) -> tuple[str, str]:
+    """The baseline of this evaluation and why: ``(name, "grid")`` for the grid's ``[statistics] baseline`` when it
+    is one of the systems, else ``(DEFAULT_BASELINE, "default")`` when the evaluation holds default BM25, else
+    ``(first system, "first")``.  A retriever is named by its key, its label (every parameter named, or only those
+    that differ from the defaults, as the grid file's checks know it) or its spec as written."""
     wanted = plan.grid.statistics.baseline
-    if wanted is None:
-        return None
-    for name, label, _ in systems:
-        if wanted in (name, label, texts.get(name)):
-            return name
-    return None
+    if wanted is not None:
+        short = _short_labels(plan)
+        for name, label, _ in systems:
+            if wanted in (name, label, texts.get(name), short.get(name)):
+                return name, "grid"
+    if any(name == DEFAULT_BASELINE for name, _, _ in systems):
+        return DEFAULT_BASELINE, "default"
+    return systems[0][0], "first"
+
+
+def _short_labels(plan: Plan) -> dict[str, str]:
+    """Each system's label as the grid file names it (only the parameters that differ from the defaults)."""
+    return {s.name: s.label for c in plan.collections for s in c.systems}
+
+
+def _label(task: Task) -> str:
+    """A system's label in the tables: a retriever's with every parameter (:func:`~agentmemory.retrievers.full_label`)."""
+    system = task.job.system
+    return full_label(system.spec) if system.kind == "retriever" else system.label
+
+
+def baseline_note(plan: Plan, label: str, reason: str) -> str:
+    """Which system (``label``) the comparison table compares with, and why (``reason`` from :func:`_baseline`)."""
+    wanted = plan.grid.statistics.baseline
+    if reason == "grid":
+        return f"The baseline is {label}, the grid's [statistics] baseline."
+    why = "the grid names no [statistics] baseline" if wanted is None else f"the grid's baseline {wanted!r} is not here"
+    if reason == "default":
+        return (
+            f"The baseline is {label}, default BM25: {why}, and default BM25 is then the baseline of every "
+            "evaluation that holds it."
+        )
+    return f"The baseline is {label}, the first system: {why} and this evaluation holds no default BM25."
 
 
 def merge(plan: Plan, outputs: Mapping[str, Mapping[str, Any]], failures: Sequence[Failure]) -> Evaluated:
@@ -124,6 +183,7 @@ def merge(plan: Plan, outputs: Mapping[str, Mapping[str, Any]], failures: Sequen
     evaluations = []
     rows: list[tuple[Any, ...]] = []
     tables: dict[str, list[str]] = {c.name: [] for c in plan.collections}
+    warnings: list[str] = []
     failed = {f.task.key for f in failures}
     for collection_name, k, seed, tasks in _groups(plan):
         done = [t for t in tasks if t.key in outputs and t.key not in failed]
@@ -136,6 +196,9 @@ def merge(plan: Plan, outputs: Mapping[str, Mapping[str, Any]], failures: Sequen
         evaluation, evaluation_rows, table = _evaluation(plan, collection_name, k, seed, done, missing, outputs)
         evaluations.append(evaluation)
         rows.extend(evaluation_rows)
+        warning = resamples_warning(Statistics.from_dict(evaluation["statistics"]))
+        if warning is not None:
+            warnings.append(f"collection {collection_name}, k = {k}, seed = {seed}: {warning}")
         text = f"## k = {k}, seed = {seed}\n\n{table}"
         if missing:
             text += f"\nNot evaluated (the task failed): {', '.join(missing)}.\n"
@@ -144,7 +207,8 @@ def merge(plan: Plan, outputs: Mapping[str, Mapping[str, Any]], failures: Sequen
         name: f"# {name}: comparison tables\n\n" + "\n".join(parts) if parts else f"# {name}\n\nNo task succeeded.\n"
         for name, parts in tables.items()
     }
-    return Evaluated(_results_json(plan, outputs, failed, failures, evaluations), tuple(rows), texts_by_collection)
+    results = _results_json(plan, outputs, failed, failures, evaluations)
+    return Evaluated(results, tuple(rows), texts_by_collection, tuple(warnings))
 
 
 def _evaluation(
@@ -163,9 +227,10 @@ def _evaluation(
     measures = _union([done[0].job.measures, *(out["measures"] for out in results)], results)
     values = {t.system: _values(out, collection.queries, measures) for t, out in zip(done, results)}
     unscored = _union([done[0].job.measures, *(out["unscored"] for out in results)], results, "unscored")
-    systems = [(t.system, t.job.system.label, t.job.system.kind) for t in done]
+    systems = [(t.system, _label(t), t.job.system.kind) for t in done]
     texts = {t.system: t.job.system.spec for t in done}
     labels = {name: label for name, label, _ in systems}
+    baseline, reason = _baseline(plan, systems, texts)
     statistics = per_query_statistics(
         values,
         labels=labels,
@@ -176,7 +241,7 @@ def _evaluation(
         confidence=options.confidence,
         n_resamples=options.n_resamples,
         alpha=options.alpha,
-        baseline=_baseline(plan, systems, texts),
+        baseline=baseline,
         pairs=options.comparisons == "all",
         table_measures=distinct_measures(measures, k),  # RR and RR@k are one measure at k: one column
     )
@@ -191,7 +256,7 @@ def _evaluation(
         "systems": [
             {
                 "name": t.system,
-                "label": t.job.system.label,
+                "label": labels[t.system],
                 "kind": t.job.system.kind,
                 "params": out["system"]["params"],
                 "task": t.key,
@@ -226,7 +291,24 @@ def _evaluation(
     )
     counter = None if tokenizer is None else tokenizer.get("name")
     table = systems_table(systems, statistics, k=k, relevance=relevance, tokenizer=counter)
-    return entry, rows, replace(table, short_form=card["short_form"]).render("markdown")
+    text = replace(table, short_form=card["short_form"]).render("markdown")
+    text += "\n" + baseline_note(plan, labels[baseline], reason) + "\n"
+    return entry, rows, text + _grids_text(systems, results, statistics, k)
+
+
+def _grids_text(
+    systems: Sequence[tuple[str, str, str]],
+    results: Sequence[Mapping[str, Any]],
+    statistics: Statistics,
+    k: int,
+) -> str:
+    """The parameter grids among ``systems`` (settings of one retriever varying its parameters), as Markdown."""
+    settings = [(name, label, kind, out["system"]["params"]) for (name, label, kind), out in zip(systems, results)]
+    measure = headline_measure(list(statistics.shown_measures), k)
+    return "".join(
+        f"\n### Parameter grid: {grid.name} ({len(grid.settings)} settings)\n\n{grid.markdown()}\n"
+        for grid in parameter_grids(settings, statistics, measure)
+    )
 
 
 def _union(lists: Sequence[Sequence[str]], results: Sequence[Mapping[str, Any]], field: str = "measures") -> list[str]:

@@ -215,9 +215,7 @@ def _best_sentence(
     return f"{named} {verb} the {word} on {what or measure}: {values}."
 
 
-def headline(
-    evaluation: Evaluation, statistics: Statistics, *, number: int = 1
-) -> tuple[Png | Markdown | Table, ...]:
+def headline(evaluation: Evaluation, statistics: Statistics, *, number: int = 1) -> tuple[Png | Markdown | Table, ...]:
     """Figure ``number``: the lead measures' means with their intervals, each system a row (the baseline first);
     then the comparison table (every system on every column, against the baseline), which holds the figure's
     numbers, the line saying what its markers mean, and what the rankings cost when a system retrieved

@@ -29,6 +29,7 @@ __all__ = [
     "RetrieverDef",
     "RetrieverLike",
     "RetrieverSpec",
+    "full_label",
     "index_key_of",
     "make_retriever",
     "parse_retrievers",
@@ -490,6 +491,45 @@ def _by_label(target: str) -> str:
                 problem = f"is {name} in other letters (names are case-sensitive)"
             raise ParameterError("retriever", target, problem, f"write {name}")
     return target
+
+
+def full_label(text: str) -> str:
+    """The table label of retriever spec ``text`` with every parameter of its factory, defaults included.
+
+    :func:`resolve_retriever` names only the parameters that differ from the defaults (``bm25[k1=0.6,b=0.75]``
+    is ``BM25 (k1=0.6)``), which a reader of a parameter grid cannot tell from a setting with another ``b``;
+    here each keyword parameter of the factory is named, in the factory's order, with the value given or its
+    default: ``bm25[k1=0.6]`` and ``bm25[k1=0.6,b=0.75]`` are ``BM25 (k1=0.6, b=0.75)``, ``bm25`` is
+    ``BM25 (k1=1.2, b=0.75)``, ``tags`` (no parameter) ``Tag scorer``.  A factory that names itself
+    (``spec_label``: dense, hybrid, recency), a ``module:attribute`` instance, a required parameter without a
+    value or a default that a spec cannot write keep the label :func:`resolve_retriever` gives.
+
+    Raises:
+        as :func:`resolve_retriever`.
+    """
+    spec = resolve_retriever(text)
+    parsed = parse_spec(text)
+    if parsed.is_import:
+        factory = _import(parsed.target, text)
+        if is_retriever(factory) and not isinstance(factory, type):
+            return spec.label  # an instance: it has no parameters to name
+    else:
+        factory = RETRIEVERS.get(parsed.target).factory
+    if has_capability(factory, "spec_label"):
+        return spec.label
+    given = ", ".join(f"{k}={format_value(v)}" for k, v in spec.params.items())
+    suffix = f" ({given})" if given else ""
+    if not spec.label.endswith(suffix):
+        return spec.label
+    defaults, _ = _accepted(factory, text)
+    every = {k: spec.params.get(k, d) for k, d in defaults.items()} | dict(spec.params)
+    if not every or any(v is inspect.Parameter.empty for v in every.values()):
+        return spec.label
+    try:
+        shown = ", ".join(f"{k}={format_value(v)}" for k, v in every.items())
+    except ParameterError:  # a default no spec can write (an object): the label names what it can
+        return spec.label
+    return f"{spec.label[: len(spec.label) - len(suffix)]} ({shown})"
 
 
 def resolve_retrievers(

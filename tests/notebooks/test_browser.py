@@ -247,16 +247,20 @@ def test_longmemeval_report_shows_both_families_and_the_loaders_notes(tmp_path):
 
 
 def test_sweep_report_shows_its_tables_and_images(tmp_path):
-    """The sweep report: both figures loaded, the quantile table visible, the statement in the text."""
+    """The sweep report: its three figures loaded, the quantile table and the heat map's numbers visible, the
+    statement and the best setting in the text."""
     seen = _render(REPORTS / "sweep.html", tmp_path)
-    assert seen["title"] == "agentmemory sweeps: k and seeds"
+    assert seen["title"] == "agentmemory sweeps: k, seeds and BM25's parameters"
     images = seen["images"]
-    assert len(images) == 2
+    assert len(images) == 3
+    assert images[2]["alt"].startswith("Figure 3: BM25's headline mean nDCG@5 over k1 and b (20 settings, 50 queries)")
     for image in images:
         assert image["complete"] and image["naturalWidth"] > 0 and image["naturalHeight"] > 0, image
     texts = [t["text"] for t in seen["tables"] if t["visible"] and t["height"] > 0]
     assert any(t.startswith("Each retriever's mean across 20 seeds per collection shape") for t in texts)
     assert "How much a 16-entry, 5-query evaluation moves across seeds." in seen["text"]
+    assert any(t.startswith("Numbers behind Figure 3: BM25: nDCG@5, headline mean over 50 queries") for t in texts)
+    assert "Best setting on nDCG@5 (highest headline mean of 20 settings)" in seen["text"]
     _screenshot_is_not_blank(tmp_path / "sweep.png")
 
 

@@ -34,6 +34,7 @@ from agentmemory.report import (
     explore,
     figures,
     hardest,
+    grids,
     inputs,
     params,
     ranks,
@@ -518,7 +519,8 @@ def test_table_metrics_that_name_no_measure_are_one_line_before_anything_runs(tm
 
 
 def test_sweep_notebook_with_a_small_sweep(tmp_path):
-    """Seeds 3-5, shapes 16 x 5 and 40 x 10, k = 3, k_max = 4: the tables and the statement are the library's."""
+    """Seeds 3-5, shapes 16 x 5 and 40 x 10, k = 3, k_max = 4: the tables, the statement and the parameter grid's
+    heat map, numbers and best setting are the library's."""
     parameters = {"seeds": "3-5", "sizes": "16,40", "queries": "5,10", "k": 3, "k_max": 4}
     nb = _run(NOTEBOOKS / "sweep.ipynb", tmp_path / "out.ipynb", parameters)
     setup = params.sweep_setup(collection="", mismatch_rate=0.2, retrievers="bm25,tags", progress=False, **parameters)
@@ -533,6 +535,12 @@ def test_sweep_notebook_with_a_small_sweep(tmp_path):
     [statement] = _plain(_cell(nb, "spread"))
     assert statement == sweeps.spread_statement(summary, rows, 3).text
     assert statement.startswith("**How much a 16-entry, 5-query evaluation moves across seeds.** Each of the 3 seeds")
+    grid = sweeps.parameter_grid(setup)  # BM25's k1 x b on the seed-3 collection of 40 entries and 10 queries
+    figure, *numbers, best = _plain(_cell(nb, "grid"))
+    assert figure == repr(grids.heatmap_figure(grid, number=3))
+    assert numbers == [repr(t) for t in grids.heatmap_numbers(grid, number=3)]
+    assert best == grid.best_text()
+    assert [[cell.name for cell in row] for row in grid.heat_maps()[0].cells][2][2] == "bm25"  # b = 0.75, k1 = 1.2
     assert not any(o.output_type == "stream" for c in nb.cells if c.cell_type == "code" for o in c.outputs)
 
 

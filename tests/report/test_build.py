@@ -36,6 +36,7 @@ SWEEP_SECTIONS = [
     "2. Metrics as functions of k",
     "3. Across seeds",
     "4. How much one small evaluation moves",
+    "5. A parameter grid: BM25's k1 and b",
 ]
 
 
@@ -105,7 +106,7 @@ def test_html_is_self_contained_and_reads_as_a_report():
     "name, title, sections, images, first_table",
     [
         ("collection", "agentmemory collection report", COLLECTION_SECTIONS, 2, "mean_recall@k</th>"),
-        ("sweep", "agentmemory sweeps: k and seeds", SWEEP_SECTIONS, 2, "R@k BM25</th>"),
+        ("sweep", "agentmemory sweeps: k, seeds and BM25's parameters", SWEEP_SECTIONS, 3, "R@k BM25</th>"),
         ("answers", "agentmemory answers report", ANSWERS_SECTIONS, 4, "answer_in_context@5</th>"),
     ],
 )
