@@ -43,12 +43,12 @@ test: $(STAMP) $(NODE_STAMP)
 	$(PY) -m pytest -n $(JOBS) --dist loadfile --nbval --nbval-current-env tests reports/eval.ipynb reports/explore.ipynb \
 		reports/collection.ipynb reports/collection-provenance.ipynb \
 		reports/collection-longmemeval.ipynb reports/collection-beam.ipynb reports/collection-systems.ipynb \
-		reports/collection-patched.ipynb reports/sweep.ipynb
+		reports/collection-patched.ipynb reports/sweep.ipynb reports/answers.ipynb
 
 eval: $(STAMP)
 	$(PY) -m agentmemory eval --seed 7 --k 5
 
-# Executed notebooks (eval, explore, collection, sweep), their HTML, the eval-results.json artifacts
+# Executed notebooks (eval, explore, collection, sweep, answers), their HTML, the eval-results.json artifacts
 # (each checked byte for byte against `agentmemory eval`), TREC runs.
 report: $(STAMP)
 	$(PY) -m agentmemory.report.build --seed 7 --k 5

@@ -77,6 +77,9 @@ if TYPE_CHECKING:  # the public names for type checkers (`X as X`: an explicit r
     from agentmemory.store.events import EventLog as EventLog
     from agentmemory.store.events import HashIds as HashIds
     from agentmemory.store.events import SteppingClock as SteppingClock
+    from agentmemory.systems.base import Memory as Memory
+    from agentmemory.systems.base import Turn as Turn
+    from agentmemory.systems.registry import register_system as register_system
 
 # The public names, each listed once with the module it comes from; imported on first use (PEP 562),
 # so `import agentmemory` loads in milliseconds.  The TYPE_CHECKING block above repeats them for type
@@ -127,6 +130,11 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "HashIds",
         "SteppingClock",
     ),
+    "agentmemory.systems.base": (
+        "Memory",
+        "Turn",
+    ),
+    "agentmemory.systems.registry": ("register_system",),
 }
 _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 

@@ -22,9 +22,12 @@ from pathlib import Path
 __all__ = [
     "TRACEBACK_ENV",
     "CacheWarning",
+    "ChatCallError",
+    "LiveCallError",
     "PluginError",
     "MemorySystemError",
     "RetrieverContractError",
+    "SystemContractError",
     "NotebookFailed",
     "ReportParameterError",
     "NumberTextError",
@@ -296,6 +299,20 @@ class RetrieverContractError(AgentMemoryError, AssertionError):
         )
 
 
+class SystemContractError(AgentMemoryError, AssertionError):
+    """A memory system broke the contract of :func:`agentmemory.testing.check_system`; ``violations`` lists how."""
+
+    def __init__(self, label: str, violations: Sequence[str]) -> None:
+        self.violations = tuple(violations)
+        shown = [f"- {v}" for v in self.violations[:_VIOLATIONS_SHOWN]]
+        if len(self.violations) > _VIOLATIONS_SHOWN:
+            shown.append(f"- ... and {len(self.violations) - _VIOLATIONS_SHOWN} more (all in .violations)")
+        super().__init__(
+            f"check_system({label}): {len(self.violations)} violation(s) of the memory-system contract:\n"
+            + "\n".join(shown)
+        )
+
+
 class CacheWarning(UserWarning):
     """A cache file was ignored (corrupt, from another version) or could not be written; the run goes on."""
 
@@ -356,3 +373,47 @@ class MemorySystemError(AgentMemoryError):
         self.problem = problem
         where = "-" if scope is None else scope
         super().__init__(f"{system}: {call} in scope {where}: {' '.join(problem.split())}")
+
+
+class ChatCallError(AgentMemoryError):
+    """One call of a reader's or judge's chat model failed: ``problem`` says how (``HTTP 500: ...``, ``no reply
+    within 60 s``, ``the body is not JSON: ...``).
+
+    A chat model (:mod:`agentmemory.live.endpoints`) raises it from ``complete``; ``retryable`` says whether the
+    same call may succeed when made again (a 429, a 5xx, a timeout, a body that is not a chat completion), and
+    ``retry_after`` the seconds the endpoint asked to wait (its ``Retry-After``), when it said.
+    """
+
+    def __init__(self, problem: str, *, retryable: bool = False, retry_after: float | None = None) -> None:
+        self.problem = problem
+        self.retryable = retryable
+        self.retry_after = retry_after
+        super().__init__(problem)
+
+
+class LiveCallError(AgentMemoryError):
+    """A reader's or judge's call for a question finally failed, or was not in the cache under ``--offline``.
+
+    ``str(err)`` is one line: ``"<system>: the <role> call on question <id> (<who>) <problem>; <advice>"``.
+    ``failed`` holds every ``(question id, reason)`` of the system (the first is the one named).
+    """
+
+    def __init__(
+        self,
+        system: str,
+        role: str,
+        question: str,
+        who: str,
+        problem: str,
+        advice: str,
+        failed: Sequence[tuple[str, str]] = (),
+    ) -> None:
+        self.system = system
+        self.role = role
+        self.question = question
+        self.who = who
+        self.problem = problem
+        self.failed = tuple(failed)
+        super().__init__(
+            f"{system}: the {role} call on question {question} ({who}) {' '.join(problem.split())}; {advice}"
+        )

@@ -1,4 +1,4 @@
-"""A contract test users run on their own retriever: :func:`check_retriever`.
+"""Contract tests users run on their own plugins: :func:`check_retriever` and :func:`check_system`.
 
 Like hypothesis shipping strategies, agentmemory ships the checks its own
 retrievers pass, so a plugin author can run them in their test suite::
@@ -45,21 +45,70 @@ Every violation is collected; :class:`RetrieverContractError` (an
 ``AssertionError``, so pytest shows it as a failure) lists them all.  The
 checks run on the plugin itself, not behind the boundary (which would stop
 at the first violation).
+
+**Memory systems.**  :func:`check_system` does the same for a memory
+system (:mod:`agentmemory.systems`)::
+
+    from agentmemory.testing import check_system
+
+    def test_my_memory_system_keeps_the_contract():
+        check_system(MySystem)                  # or "mypkg.memory:MySystem[depth=3]"
+
+It makes a fresh system per scope of a small built-in conversation
+(:data:`CONTRACT_TURNS`: two scopes with their own words, sessions, times),
+ingests each scope's turns in time order (in batches of the system's
+``batch_size``), asks :data:`CONTRACT_SYSTEM_QUERIES` at ``k`` = 1, 3 and 10,
+closes it, and checks what the replay relies on:
+
+1. ``label``, when present, is a non-empty string; ``batch_size``, when
+   present, an integer >= 1; ``params()``, when present, a dict JSON holds
+   (no NaN or infinity, string keys).
+2. Every search returns a list (or tuple) of at most ``k``
+   :class:`~agentmemory.systems.base.Memory` records with ``str`` text, a
+   finite score or ``None``, ids unique within the result, sources a
+   sequence of entry ids, ``created_at`` a ``datetime`` or ``None``: the
+   replay's own check (:func:`agentmemory.systems.checks.memories_problem`).
+3. Sources are turns of the scope searched: one naming a turn of the other
+   scope is a leak between conversations, one naming no turn an unknown id.
+4. Scopes never share memories: a memory whose text is a turn of the other
+   scope (and not of its own) is a leak too; a fresh system that was given
+   nothing returns no memory naming a source or holding a turn's text.
+5. No call raises (making the system, ``ingest``, ``search``, ``params``,
+   ``close``).
+
+:class:`~agentmemory.errors.SystemContractError` lists every violation.
 """
 
 from __future__ import annotations
 
 import math
+import tempfile
 from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta, timezone
+from functools import partial
+from pathlib import Path
 from typing import Any
 
-from agentmemory.errors import ParameterError, RetrieverContractError, quote
+from agentmemory.errors import ParameterError, RetrieverContractError, SystemContractError, quote, shorten
 from agentmemory.records import Hit, MemoryEntry, Query
 from agentmemory.retrievers import RetrieverSpec, capabilities, resolve_retriever
 from agentmemory.retrievers.base import missing_members
 from agentmemory.retrievers.guard import GuardedRetriever, hit_violations, params_violation, scores_violation
+from agentmemory.systems.base import Turn
+from agentmemory.systems.checks import batch_size_problem, memories_problem, source_problem
+from agentmemory.systems.processes import children_ended
+from agentmemory.systems.registry import SystemLike, SystemSpec, resolve_system
 
-__all__ = ["CONTRACT_ENTRIES", "CONTRACT_QUERIES", "RetrieverContractError", "check_retriever"]
+__all__ = [
+    "CONTRACT_ENTRIES",
+    "CONTRACT_QUERIES",
+    "CONTRACT_SYSTEM_QUERIES",
+    "CONTRACT_TURNS",
+    "RetrieverContractError",
+    "SystemContractError",
+    "check_retriever",
+    "check_system",
+]
 
 
 _SHOWN = 12
@@ -360,3 +409,180 @@ def check_retriever(
         _check_remove(run, first)
     if run.problems:
         raise RetrieverContractError(spec.label, run.problems)
+
+
+# -- memory systems -----------------------------------------------------------------------------------------------
+def _turns(scope: str, day: int, lines: Sequence[tuple[str, str]]) -> tuple[Turn, ...]:
+    start = datetime(2023, 5, day, 9, 0, tzinfo=timezone.utc)
+    return tuple(
+        Turn(
+            f"{scope}/D{1 + i // 3}:{1 + i % 3}",
+            text,
+            role,
+            start + timedelta(hours=i),
+            f"{scope}/S{1 + i // 3}",
+            scope,
+        )
+        for i, (role, text) in enumerate(lines)
+    )
+
+
+CONTRACT_TURNS: tuple[Turn, ...] = _turns(
+    "conv-a",
+    7,
+    [
+        ("Maya", "I adopted a grey kitten called Pixel yesterday"),
+        ("Lena", "Pixel is a lovely name for a kitten"),
+        ("Maya", "Pixel already sleeps on my violin case"),
+        ("Lena", "Do you still practise the violin every evening?"),
+        ("Maya", "Yes, Bach partitas, and Pixel listens"),
+        ("Lena", "Café Zürich has a concert on Friday"),
+    ],
+) + _turns(
+    "conv-b",
+    9,
+    [
+        ("Omar", "We planted tomatoes and basil on the balcony"),
+        ("Jun", "Basil needs sun; the balcony faces south"),
+        ("Omar", "The tomatoes are called Sungold"),
+        ("Jun", "東京の友達が種を送ってくれた"),
+        ("Omar", "Next spring we try peppers"),
+    ],
+)
+"""The conversation of :func:`check_system`: two scopes with words of their own, two sessions each, dated turns."""
+
+CONTRACT_SYSTEM_QUERIES: dict[str, tuple[str, ...]] = {
+    "conv-a": ("What is the kitten called?", "violin practice", "Pixel", "tomatoes on the balcony"),
+    "conv-b": ("Which tomatoes did Omar plant?", "basil", "Pixel the kitten", "種"),
+}
+"""The questions asked of each scope; each scope is also asked about the other's words (a leak would answer)."""
+
+_SYSTEM_KS = (1, 3, 10)
+
+
+class _SystemContract:
+    """One run of :func:`check_system`: the spec, the turns by scope, the violations."""
+
+    def __init__(self, spec: SystemSpec, turns: Sequence[Turn], queries: dict[str, tuple[str, ...]]) -> None:
+        self.spec = spec
+        self.queries = queries
+        self.scopes: dict[str, list[Turn]] = {}
+        for turn in turns:
+            self.scopes.setdefault(turn.scope or "", []).append(turn)
+        self.scope_of = {t.entry_id: t.scope or "" for t in turns}
+        self.text_scopes: dict[str, set[str]] = {}
+        for turn in turns:
+            self.text_scopes.setdefault(turn.text, set()).add(turn.scope or "")
+        self.problems: list[str] = []
+
+    def call(self, where: str, fn: Callable[[], Any]) -> tuple[bool, Any]:
+        """``(True, fn())``, or ``(False, None)`` with the exception listed as a violation."""
+        try:
+            return True, fn()
+        except Exception as err:  # noqa: BLE001 - the system's own failure is a violation to list
+            self.problems.append(f"{where} raised {type(err).__name__}: {shorten(' '.join(str(err).split()))}")
+            return False, None
+
+    def members(self, system: Any, where: str) -> None:
+        """1. ``label``, ``batch_size`` and ``params()`` when present."""
+        label = getattr(system, "label", None)
+        if label is not None and (not isinstance(label, str) or not label.strip()):
+            self.problems.append(f"{where}: label is {quote(label)}, not a non-empty string")
+        problem = batch_size_problem(getattr(system, "batch_size", None))
+        if problem is not None:
+            self.problems.append(f"{where}: {problem}")
+        params = getattr(system, "params", None)
+        if callable(params):
+            ok, value = self.call(f"{where}: params()", params)
+            problem = params_violation(value) if ok else None
+            if problem is not None:
+                self.problems.append(f"{where}: params() returned {problem}")
+
+    def memories(self, result: Any, k: int, scope: str, ingested: set[str], where: str) -> None:
+        """2 to 4. The result's shape at every ``k``, then (at the deepest) each memory's sources and text."""
+        problem = memories_problem(result, k)
+        if problem is not None:
+            self.problems.append(f"{where}: {problem}")
+            return
+        if k != _SYSTEM_KS[-1]:
+            return
+        for position, memory in enumerate(result, start=1):
+            for source in memory.sources or ():
+                owner = self.scope_of.get(source)
+                if owner is None:
+                    self.problems.append(f"{where}: {source_problem(position, source, 'unknown')}")
+                elif owner != scope:
+                    self.problems.append(f"{where}: {source_problem(position, source, 'leak', owner)}")
+                elif source not in ingested:
+                    self.problems.append(f"{where}: {source_problem(position, source, 'not_ingested')}")
+            owners = self.text_scopes.get(memory.text, set())
+            if owners and scope not in owners:
+                self.problems.append(
+                    f"{where}: memory {position} holds the text of a turn of scope {quote(sorted(owners)[0])} "
+                    "(a leak between conversations)"
+                )
+            elif owners and not ingested:
+                self.problems.append(f"{where}: memory {position} holds the text of a turn it was never given")
+
+    def scope(self, scope: str, turns: Sequence[Turn] | None) -> None:
+        """A fresh system for ``scope``: ``turns`` ingested (none: an empty system), the questions asked, closed."""
+        where = f"scope {scope}" if turns is not None else f"scope {scope}, nothing ingested"
+        with tempfile.TemporaryDirectory(prefix="agentmemory-check-") as folder, children_ended():
+            ok, system = self.call(f"{where}: making the system", lambda: self.spec.make(scope, Path(folder)))
+            if not ok:
+                return
+            try:
+                if turns is not None and scope == next(iter(self.scopes)):  # the members once, of the first system
+                    self.members(system, where)
+                ingested: set[str] = set()
+                size = getattr(system, "batch_size", None)
+                size = size if batch_size_problem(size) is None and size else len(turns or ()) or 1
+                for start in range(0, len(turns or ()), size):
+                    chunk = list((turns or ())[start : start + size])
+                    if not self.call(f"{where}: ingest", partial(system.ingest, chunk))[0]:
+                        return
+                    ingested.update(t.entry_id for t in chunk)
+                for text in self.queries.get(scope, ()):
+                    for k in _SYSTEM_KS:
+                        asked = f"{where}: search({text!r}, {k})"
+                        ok, result = self.call(asked, partial(system.search, text, k))
+                        if ok:
+                            self.memories(result, k, scope, ingested, asked)
+            finally:
+                self.call(f"{where}: close()", system.close)
+
+
+def check_system(
+    factory: SystemLike,
+    *,
+    turns: Sequence[Turn] = CONTRACT_TURNS,
+    queries: dict[str, tuple[str, ...]] | None = None,
+) -> None:
+    """Check that memory systems made by ``factory`` keep the memory-system contract (the module docstring).
+
+    Args:
+        factory: a class or function returning a fresh memory system (called as the replay calls it,
+            ``factory(scope=..., workdir=..., **params)``, with what its signature takes), or any spec
+            :func:`agentmemory.systems.registry.resolve_system` takes (``"mypkg.memory:MySystem[depth=3]"``,
+            ``"mcp[profile=server-memory]"``); not an instance (each scope needs a fresh system).
+        turns: the conversation, in time order, its turns' ``scope`` naming the scopes (default: the built-in one).
+        queries: the questions per scope (default: :data:`CONTRACT_SYSTEM_QUERIES`).
+
+    Raises:
+        SystemContractError: every violation found, listed.
+        ParameterError: ``factory`` is not a factory or spec.
+    """
+    if not callable(factory) and all(callable(getattr(factory, m, None)) for m in ("ingest", "search", "close")):
+        raise ParameterError(
+            "factory",
+            factory,
+            "is a memory system instance",
+            "pass its class or a factory: each scope needs a fresh system",
+        )
+    spec = resolve_system(factory, option="factory")
+    run = _SystemContract(spec, turns, CONTRACT_SYSTEM_QUERIES if queries is None else queries)
+    for scope, scope_turns in run.scopes.items():
+        run.scope(scope, scope_turns)
+    run.scope(next(iter(run.scopes), ""), None)  # an empty system: nothing to remember, nothing to name
+    if run.problems:
+        raise SystemContractError(spec.label, list(dict.fromkeys(run.problems)))

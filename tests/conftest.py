@@ -192,6 +192,19 @@ EVAL_SECTIONS = [
     "Timings",
     "Appendix: inputs, the event log and the artifact",
 ]
+ANSWERS_SECTIONS = [
+    "1. Per category",
+    "2. Every pair of systems",
+    "3. Where the wrong answers come from",
+    "4. The answer key",
+    "5. The judges",
+    "6. Seeds",
+    "7. Published numbers beside ours",
+    "Definitions",
+    "Caveats",
+    "Appendix: the artifact",
+]
+"""The section headings of reports/answers.html, in order (the title and the first screen come before them)."""
 
 
 # -- the built wheel, installed in a fresh virtual environment ---------------------------------

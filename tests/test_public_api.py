@@ -43,3 +43,32 @@ def test_import_agentmemory_loads_none_of_its_modules_but_the_package() -> None:
     code = "import sys, agentmemory; print(sorted(m for m in sys.modules if m.startswith('agentmemory.')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_a_memory_system_author_needs_only_the_package_face() -> None:
+    """``Memory``, ``Turn`` and ``register_system`` come from ``agentmemory`` itself: the records a system returns
+    and receives, and the registry call, are the ones the replay uses."""
+    from agentmemory import Memory, Turn, register_system
+    from agentmemory.systems import base
+    from agentmemory.systems.registry import SYSTEMS, resolve_system
+
+    assert (Memory, Turn) == (base.Memory, base.Turn)
+
+    class Echo:
+        def __init__(self, scope=None, workdir=None) -> None:
+            self.turns: list[Turn] = []
+
+        def ingest(self, turns: list[Turn]) -> None:
+            self.turns += turns
+
+        def search(self, query: str, k: int) -> list[Memory]:
+            return [Memory(t.text, id=t.entry_id) for t in self.turns][:k]
+
+        def close(self) -> None:
+            pass
+
+    register_system("echo-face-test", Echo, label="Echo", replace=True)
+    try:
+        assert resolve_system("echo-face-test").label == "Echo"
+    finally:
+        SYSTEMS.unregister("echo-face-test")

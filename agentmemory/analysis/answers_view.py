@@ -10,9 +10,13 @@
   the difference excludes 0 *and* the gap is larger than the seed spread of
   either system);
 * :mod:`agentmemory.analysis.failures`: the split of wrong answers into
-  retrieval and answering failures.
+  retrieval and answering failures;
+* :func:`live_text`: per live answer system (:mod:`agentmemory.live`), the
+  questions answered, judged and failed, the tokens and the cost, and this
+  run's calls (sent, read from the cache, retried; their latency with
+  ``timings``: wall clock, never in an artifact).
 
-:func:`answers_text` puts them together as the command line prints them.
+:func:`answers_text` puts the first three together as the command line prints them.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from agentmemory.evaluation.runner import Evaluation
 from agentmemory.metrics import Measure
 from agentmemory.metrics.definition import AnswerInput
 
-__all__ = ["JudgeRow", "SeedRow", "answers_text", "judge_rows", "seed_rows"]
+__all__ = ["JudgeRow", "SeedRow", "answers_text", "judge_rows", "live_text", "seed_rows"]
 
 JUDGE = "Judge"
 
@@ -59,7 +63,8 @@ def judge_rows(evaluation: Evaluation) -> list[JudgeRow]:
     rows = []
     for system in evaluation.answers:
         matched = sum(1 for q in headline if q in system.records)
-        records = [system.records[q][0] for q in headline if q in system.records and q not in stale]
+        voided = stale if system.live is None else frozenset()  # live verdicts were judged against this key
+        records = [system.records[q][0] for q in headline if q in system.records and q not in voided]
         per_judge: dict[str, list[float]] = {}
         agree = several = ties = 0
         for record in records:
@@ -120,7 +125,7 @@ def _seed_values(
 ) -> list[list[float | None]]:
     """Per seed file, the measure's value on each headline question (``None`` where it has none)."""
     queries = {q.id: q for q in (*evaluation.collection.queries, *evaluation.collection.left_out_queries)}
-    stale = rejudged(evaluation.collection)
+    stale = rejudged(evaluation.collection) if system.live is None else frozenset()
     out = []
     for matched in system.matched:
         column: list[float | None] = []
@@ -186,6 +191,9 @@ def answers_text(evaluation: Evaluation, statistics: Statistics) -> str:
     )
     lines = [
         f"Imported answers (Judge = the file's own judges' verdicts, their accuracy as the harness computed it"
+        f"{without}):"
+        if all(a.live is None for a in evaluation.answers)
+        else f"Answers (Judge = an imported file's own judges' verdicts, or the --judge verdicts of live answers"
         f"{without}):",
         "",
     ]
@@ -232,4 +240,59 @@ def answers_text(evaluation: Evaluation, statistics: Statistics) -> str:
     split = failure_text(failure_splits(evaluation))
     if split:
         lines += ["", split]
+    return "\n".join(lines)
+
+
+def _percentile(values: Sequence[float], q: float) -> float:
+    ordered = sorted(values)
+    position = (len(ordered) - 1) * q / 100
+    low = math.floor(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def live_text(evaluation: Evaluation, *, timings: bool = False) -> str:
+    """The live answer systems as the command line prints them (see the module docstring); ``""`` without any."""
+    systems = [a for a in evaluation.answers if a.live is not None]
+    if not systems:
+        return ""
+    header = ["system", "answered", "judged", "failed (left out)", "reader tokens in / out", "judge tokens in / out"]
+    costed = any(a.live is not None and a.live.options.prices is not None for a in systems)
+    if costed:
+        header.append("cost")
+    body = []
+    sent = cached = retried = 0
+    seconds: list[float] = []
+    for system in systems:
+        live = system.live
+        assert live is not None
+        about = live.describe()
+        tokens = about["tokens"]
+        judged = tokens["judges"].values()
+        row = [
+            system.label,
+            f"{about['answered']:,} of {about['questions']:,}",
+            f"{about['judged']:,}",
+            f"{about['failed']['questions']:,}",
+            f"{tokens['reader']['input']:,} / {tokens['reader']['output']:,}",
+            f"{sum(t['input'] for t in judged):,} / {sum(t['output'] for t in judged):,}",
+        ]
+        if costed:
+            cost = about.get("cost")
+            row.append("-" if cost is None else f"{cost['total']:.4f} {cost['currency']}")
+        body.append(row)
+        sent, cached, retried = sent + live.stats.sent, cached + live.stats.cached, retried + live.stats.retried
+        seconds += live.stats.seconds
+    lines = [
+        "Live answers (tokens from the endpoints' usage, the same on every run):",
+        "",
+        markdown_table(header, body),
+    ]
+    lines.append("")
+    lines.append(f"Calls this run: {sent:,} sent ({retried:,} of them retries), {cached:,} read from the cache.")
+    if timings and seconds:
+        lines.append(
+            f"Call latency (wall clock, never in the artifact): p50 {_percentile(seconds, 50):.3f} s, "
+            f"p95 {_percentile(seconds, 95):.3f} s over {len(seconds):,} sent calls."
+        )
     return "\n".join(lines)

@@ -75,6 +75,7 @@ from agentmemory.analysis.judgments import original_statistics, patch_dict
 from agentmemory.analysis.statistics import Statistics, evaluation_statistics
 from agentmemory.datasets.collection import collection_summary
 from agentmemory.errors import InputError
+from agentmemory.evaluation.answer_runs import AnswerSystem
 from agentmemory.evaluation.runner import Evaluation
 from agentmemory.files.atomic import atomic_write_text
 from agentmemory.files.reading import read_bytes
@@ -94,6 +95,7 @@ def artifact_dict(evaluation: Evaluation, statistics: Statistics | None = None) 
     if statistics is None:
         statistics = evaluation_statistics(evaluation, seed=evaluation.seed)
     card = evaluation_card(evaluation)
+    live = {a.name: a for a in evaluation.answers if a.live is not None}
     return {
         "schema_version": SCHEMA_VERSION,
         "card": card,
@@ -135,11 +137,29 @@ def artifact_dict(evaluation: Evaluation, statistics: Statistics | None = None) 
                 "ties": {m: t.to_dict() for m, t in (q.ties or {}).items() if t.minimum != t.maximum},
                 **({"credited": [list(new) for new in q.credited.new]} if q.credited is not None else {}),
                 **({"visible_entries": q.visible} if q.visible is not None else {}),
+                **(_generated(live[r.name], q.query_id) if r.name in live else {}),
             }
             for r in evaluation.results
             for q in r.per_query
         ],
         "events": [e.to_dict() for e in evaluation.events],
+    }
+
+
+def _generated(system: AnswerSystem, query_id: str) -> dict[str, Any]:
+    """``answer`` of a live answer system's per-query row: the reader's answer, each judge's verdict, every
+    call's tokens (and cost), and the failures that left the question out."""
+    assert system.live is not None
+    result = system.live.by_question.get(query_id)
+    if result is None:
+        return {}
+    return {
+        "answer": {
+            "text": result.answer,
+            "verdicts": [{"judge": v.judge, "value": v.value, "label": v.label} for v in result.verdicts],
+            "calls": [c.to_dict() for c in result.calls],
+            **({"failed": list(result.failed)} if result.failed else {}),
+        }
     }
 
 

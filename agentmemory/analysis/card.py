@@ -312,8 +312,9 @@ def answers_card(evaluation: Evaluation) -> list[dict[str, Any]]:
                 "release": UNKNOWN_RELEASE,
                 "judges": dict(first.judges),
                 "seeds": len(system.files),
-                "retrieval": system.has_retrieval,
+                "retrieval": system.ranked,
                 "files": files,
+                **({"generated": system.live.describe()} if system.live is not None else {}),
             }
         )
     return out
@@ -343,6 +344,9 @@ def answers_lines(card: Mapping[str, Any]) -> list[str]:
             f"{system['release']}): judges {judges}; answer measures over {counted['headline']:,} headline "
             f"questions{also}"
         )
+        if "generated" in system:
+            lines += _generated_lines(system["generated"])
+            continue
         for f in system["files"]:
             names = ", ".join(f"`{x['name']}` (sha256 `{x['sha256']}`)" for x in f["files"])
             matched = ", ".join(f"{n:,} by {key}" for key, n in f["matched_by"].items()) or "none"
@@ -352,6 +356,47 @@ def answers_lines(card: Mapping[str, Any]) -> list[str]:
                 f"{f['missing']:,} questions without a record"
             )
     return lines
+
+
+def _role_text(role: Mapping[str, Any]) -> str:
+    """``mini: openai gpt-4o-mini at URL, temperature 0.0, seed 7, prompt default (sha256 `...`)``."""
+    where = f" at {role['base_url']}" if role.get("base_url") else ""
+    prompt = role["prompt"]
+    return (
+        f"{role['name']}: {role.get('kind', 'model')} {role.get('model', '')}{where}, temperature "
+        f"{role.get('temperature')}, seed {role.get('seed')}, prompt {prompt['source']} (sha256 `{prompt['sha256']}`)"
+    )
+
+
+def _generated_lines(generated: Mapping[str, Any]) -> list[str]:
+    """A live answer system's reader, judges, questions, tokens and cost as list lines."""
+    failed = generated["failed"]
+    lines = [
+        f"    - answers generated live from the top k of {generated['base']}; reader "
+        + _role_text(generated["reader"]),
+        "    - judges: "
+        + ("; ".join(_role_text(j) for j in generated["judges"]) or "none")
+        + (f"; Judge is {generated['judge']}'s verdict" if generated["judge"] else ""),
+        f"    - {generated['questions']:,} questions: {generated['answered']:,} answered, {generated['judged']:,} "
+        f"judged, {generated['without_gold_answer']:,} without a gold answer (not judged), {failed['questions']:,} "
+        "failed (left out of the answer measures, never scored wrong)"
+        + "".join(f"; {n:,} {why}" for why, n in failed["by_reason"].items()),
+    ]
+    tokens = generated["tokens"]
+    parts = [f"reader {_tokens_text(tokens['reader'])}"]
+    parts += [f"judge {name} {_tokens_text(t)}" for name, t in tokens["judges"].items()]
+    lines.append("    - tokens (the endpoints' usage): " + "; ".join(parts))
+    cost = generated.get("cost")
+    if cost is not None:
+        lines.append(
+            f"    - cost: {cost['total']:.4f} {cost['currency']} (prices `{cost['file']}`, sha256 `{cost['sha256']}`)"
+        )
+    return lines
+
+
+def _tokens_text(t: Mapping[str, Any]) -> str:
+    missing = f", {t['without_usage']:,} without usage" if t["without_usage"] else ""
+    return f"{t['input']:,} in, {t['output']:,} out over {t['calls']:,} calls{missing}"
 
 
 def _families(rows: Sequence[Mapping[str, Any]]) -> str:

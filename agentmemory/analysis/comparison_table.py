@@ -10,6 +10,13 @@ system other than the baseline also gets a marker and two counts:
 * ``+a/−b``: the number of headline queries on which the system scores
   above / below the baseline (PyTerrier's ``+``/``-`` columns).
 
+A measure that may have no value on a query (``tokens@first``) has each
+system's mean over the queries where it has one, ``(n of N)`` counting them;
+two systems are compared on the queries where **both** have one, so a
+system's cell also ends with both means over those queries when they are
+not its own queries and the baseline's (``on the 1283 queries both have a
+value, 405.123 against BM25's 1047.456``): the two means the test compares.
+
 Both follow the measure's declared direction (``MeasureDef.direction``): for
 a lower-is-better measure (``stale@k``) the column's header says so, ``▲``
 marks a significantly **lower** value and ``+a/−b`` counts the queries on
@@ -35,13 +42,12 @@ from typing import Any
 
 from agentmemory.analysis.card import evaluation_card
 from agentmemory.analysis.latex_table import latex_table
+from agentmemory.analysis.prose import marker_limit
 from agentmemory.analysis.statistics import (
     BaselineComparison,
     Interval,
     Statistics,
     evaluation_statistics,
-    format_p,
-    smallest_p_value,
 )
 from agentmemory.analysis.text_tables import (
     column_name,
@@ -62,6 +68,11 @@ TABLE_FORMATS = {".csv": "csv", ".md": "markdown", ".tex": "latex", ".txt": "tex
 """File suffix -> the :meth:`ComparisonTable.render` format ``--table-out`` writes."""
 
 _DECIMALS = 3
+_FIELDS = ("mean", "low", "high", "p_holm_table", "marker", "above", "below")
+"""The CSV's and the DataFrame's fields per measure."""
+_SHARED_FIELDS = ("shared_n", "shared_mean", "shared_baseline_mean")
+"""The fields added for a measure on which some system is compared on fewer queries than its own
+(:meth:`ComparisonTable.shared_measures`): the queries both have a value on, and both means over them."""
 
 
 @dataclass(frozen=True)
@@ -97,6 +108,7 @@ class ComparisonTable:
     tokenizer: str | None = None
     short_form: str = ""
     merged: tuple[str, ...] = ()  # uncut measures shown as their cut form at k (RR as RR@k)
+    n_resamples: int = 10_000  # the paired tests' random sign flips (what the smallest p-value depends on)
 
     @property
     def baseline_label(self) -> str:
@@ -128,7 +140,35 @@ class ComparisonTable:
             return f"{text} (not compared: no common query)"
         marker = self.marker(name, measure)
         better, worse = self.counts(name, measure)
-        return f"{text}{' ' + marker if marker else ''} +{better}/−{worse}"
+        return f"{text}{' ' + marker if marker else ''} +{better}/−{worse}{self.shared_text(name, measure)}"
+
+    def shared_text(self, name: str, measure: str) -> str:
+        """``"; on the 4 queries both have a value, 40.000 against BM25's 55.000"``: the system's and the
+        baseline's means over the queries where both have a value, which the test compares
+        (:attr:`BaselineComparison.shared <agentmemory.analysis.summaries.BaselineComparison>`); ``""`` when
+        those are both systems' own queries (or for the baseline)."""
+        versus = self.cells[(name, measure)].versus
+        if versus is None or versus.shared is None:
+            return ""
+        ours, theirs = versus.shared
+        n = versus.test.n
+        return (
+            f"; on the {n} {'query' if n == 1 else 'queries'} both have a value, {ours:.{_DECIMALS}f} against "
+            f"{self.baseline_label}'s {theirs:.{_DECIMALS}f}"
+        )
+
+    def shared_measures(self) -> tuple[str, ...]:
+        """The columns where some system is compared with the baseline on fewer queries than its own or the
+        baseline's (a cell ending with both means over the queries where both have a value)."""
+        return tuple(
+            m
+            for m in self.measures
+            if any(
+                cell.versus is not None and cell.versus.shared is not None
+                for (_, cm), cell in self.cells.items()
+                if cm == m
+            )
+        )
 
     def marker(self, name: str, measure: str) -> str:
         """``"▲"`` when ``name`` is significantly better than the baseline on ``measure`` (higher, or lower for a
@@ -190,7 +230,7 @@ class ComparisonTable:
             "BEAM": "agentmemory's stale-evidence definition for BEAM",
             BUDGET_FAMILY: "agentmemory's context-budget definitions"
             + (f" with the {self.tokenizer} token counter" if self.tokenizer else ""),
-            JUDGE_FAMILY: "the imported judges' verdicts",
+            JUDGE_FAMILY: "the judges' verdicts (imported, or live)",
             LOCOMO_FAMILY: "LoCoMo's official answer scores",
             HAS_ANSWER_FAMILY: "DPR's has_answer on the retrieved texts",
         }
@@ -222,21 +262,9 @@ class ComparisonTable:
             f"test, Holm's correction over the {self.comparisons} comparisons of this table); +a/−b: the headline "
             f"queries on which the system scores above/below {self.baseline_label}."
         )
-        if self.comparisons and self.queries:
-            smallest = smallest_p_value(self.queries)
-            adjusted = min(1.0, self.comparisons * smallest)  # Holm's first step multiplies by the family size
-            queries = f"{self.queries} {'query' if self.queries == 1 else 'queries'}"
-            if smallest > self.alpha:
-                text += (
-                    f" With {queries} the smallest attainable p-value is {format_p(smallest)}, so no marker can "
-                    "appear, whatever the systems do."
-                )
-            elif adjusted > self.alpha:
-                text += (
-                    f" With {queries} the smallest attainable p-value is {format_p(smallest)}, "
-                    f"{format_p(adjusted)} after Holm's correction over {self.comparisons} comparisons, so no "
-                    "marker can appear, whatever the systems do."
-                )
+        limit = marker_limit(self.queries, self.comparisons, self.n_resamples, self.alpha)
+        if limit:  # too few queries, or too few resamples, for Holm's smallest adjusted p-value to reach alpha
+            text += f" {limit}"
         text += self._budget_notes()
         if self.merged:
             same = ", ".join(f"{m} is {m}@{self.k}" for m in self.merged)
@@ -273,8 +301,16 @@ class ComparisonTable:
             if when is not None:
                 text += (
                     f" {m} has no value on a query with {when}: its mean and interval are over the queries with "
-                    "one, (n of N) counting them; its test and +a/−b over the queries where both systems have one."
+                    f"one, (n of N) counting them; each system is compared with {self.baseline_label} on the N "
+                    "queries both have a value (its test and +a/−b), and its cell ends with both means over those "
+                    "N queries where they are not both systems' own."
                 )
+        others = [m for m in self.shared_measures() if parse_measure(m).definition.undefined_when is None]
+        if others:
+            text += (
+                f" {', '.join(others)}: a cell ending with “on the N queries both have a value” is compared with "
+                f"{self.baseline_label} on those N queries only, and gives both means there."
+            )
         return text
 
     def render(self, format: str = "text") -> str:
@@ -282,6 +318,9 @@ class ComparisonTable:
 
         CSV has one row per system and, per measure, the columns ``mean``,
         ``low``, ``high``, ``p_holm_table``, ``marker``, ``above``, ``below``
+        (and, for a measure of :meth:`shared_measures`, ``shared_n``,
+        ``shared_mean``, ``shared_baseline_mean``: empty where the system is
+        compared on its own queries)
         (numbers unrounded, empty for the baseline; ``marker`` follows the
         measure's direction, ``above``/``below`` are the raw counts, and a
         lower-is-better measure's columns are named ``<measure> (lower is
@@ -300,8 +339,11 @@ class ComparisonTable:
     def _csv(self) -> str:
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
-        fields = ("mean", "low", "high", "p_holm_table", "marker", "above", "below")
-        writer.writerow(["system", "baseline", *(f"{self.column(m)} {f}" for m in self.measures for f in fields)])
+        shared = set(self.shared_measures())
+        header = ["system", "baseline"]
+        for m in self.measures:
+            header += [f"{self.column(m)} {f}" for f in (*_FIELDS, *(_SHARED_FIELDS if m in shared else ()))]
+        writer.writerow(header)
         for name, label, _ in self.systems:
             row: list[Any] = [label, "yes" if name == self.baseline else "no"]
             for m in self.measures:
@@ -310,6 +352,9 @@ class ComparisonTable:
                 row += [repr(iv.mean), repr(iv.low), repr(iv.high)] if iv is not None else ["", "", ""]
                 v = cell.versus
                 row += ["", "", "", ""] if v is None else [repr(v.p_holm_table), self.marker(name, m), v.above, v.below]
+                if m in shared:
+                    both = None if v is None else v.shared
+                    row += ["", "", ""] if both is None or v is None else [v.test.n, repr(both[0]), repr(both[1])]
             writer.writerow(row)
         return buffer.getvalue()
 
@@ -367,6 +412,7 @@ def systems_table(
         excluded_groups=statistics.excluded_groups,
         tokenizer=tokenizer,
         merged=merged,
+        n_resamples=statistics.n_resamples,
     )
 
 
@@ -383,7 +429,9 @@ def comparison_frame(
     Index: the systems' labels (baseline first); columns: a MultiIndex of
     (measure, field) with fields ``mean``, ``low``, ``high``, ``p_holm_table``,
     ``marker``, ``above``, ``below`` (``NaN``/empty for the baseline's test fields; ``marker`` follows the
-    measure's direction, ``above``/``below`` are raw counts).
+    measure's direction, ``above``/``below`` are raw counts), and for a measure of
+    :meth:`ComparisonTable.shared_measures` ``shared_n``, ``shared_mean``, ``shared_baseline_mean`` (the
+    queries where the system and the baseline both have a value, and both means over them; empty elsewhere).
 
     Without ``statistics`` they are computed here, seeded by the evaluation's
     seed, against ``baseline`` (default the first system) at ``confidence`` and
@@ -404,7 +452,7 @@ def comparison_frame(
         )
 
     table = comparison_table(evaluation, statistics)
-    fields = ("mean", "low", "high", "p_holm_table", "marker", "above", "below")
+    shared = set(table.shared_measures())
     data = []
     for name, _, _ in table.systems:
         row: list[Any] = []
@@ -417,8 +465,14 @@ def comparison_frame(
                 if v is None
                 else [v.p_holm_table, table.marker(name, m), v.above, v.below]
             )
+            if m in shared:
+                both = None if v is None else v.shared
+                row += [pd.NA, float("nan"), float("nan")] if both is None or v is None else [v.test.n, *both]
         data.append(row)
-    columns = pd.MultiIndex.from_tuples([(m, f) for m in table.measures for f in fields], names=["measure", "field"])
+    columns = pd.MultiIndex.from_tuples(
+        [(m, f) for m in table.measures for f in (*_FIELDS, *(_SHARED_FIELDS if m in shared else ()))],
+        names=["measure", "field"],
+    )
     return pd.DataFrame(data, index=pd.Index([label for _, label, _ in table.systems], name="system"), columns=columns)
 
 

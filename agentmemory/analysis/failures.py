@@ -155,8 +155,9 @@ def _split(evaluation: Evaluation, result: RetrieverResult) -> FailureSplit:
 
 
 def failure_splits(evaluation: Evaluation) -> list[FailureSplit]:
-    """The split of every system that has a ranking and verdicts (an answer file with retrieval), in table order."""
-    with_retrieval = {a.name for a in evaluation.answers if a.has_retrieval}
+    """The split of every system that has a ranking and verdicts (an answer file with retrieval, live answers), in
+    table order."""
+    with_retrieval = {a.name for a in evaluation.answers if a.ranked}
     return [
         _split(evaluation, r)
         for r in evaluation.results

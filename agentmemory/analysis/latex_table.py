@@ -13,6 +13,8 @@ stack, right-aligned::
     .812▲          the headline mean, 3 decimals, the marker as a superscript
     [.70,.91]      its interval, 2 decimals, in \\scriptsize ("all equal" when every query scored the same)
     +12/−3         the queries above / below the baseline (not for the baseline's row)
+    on 4: 40.000 vs 55.000   (only where the system and the baseline are compared on the queries both have a
+                   value, fewer than their own: tokens@first) their two means over those queries
 
 A number in [0, 1) loses its leading zero (``.812``), as tables of
 proportions in papers do; the ends of an interval get 2 decimals (they move
@@ -187,6 +189,9 @@ def _cell(table: ComparisonTable, name: str, measure: str) -> str:
     if cell.versus is not None:
         better, worse = table.counts(name, measure)
         lines.append(f"+{better}/$-${worse}")
+        if cell.versus.shared is not None:  # compared on the queries both have a value: both means there
+            ours, theirs = cell.versus.shared
+            lines.append(f"on {cell.versus.test.n}: {_number(ours, 3)} vs {_number(theirs, 3)}")
     return _stack(lines)
 
 

@@ -23,7 +23,7 @@ from agentmemory.analysis.prose import format_p, signed
 from agentmemory.analysis.significance import smallest_p_value
 from agentmemory.analysis.summaries import Statistics
 
-__all__ = ["MatrixCell", "PairedMatrix", "cell_text", "matrix_caption", "matrix_summary", "paired_matrix"]
+__all__ = ["NO_CELL", "MatrixCell", "PairedMatrix", "cell_text", "matrix_caption", "matrix_summary", "paired_matrix"]
 
 _LISTED = 3  # significant differences named in the summary before "and N more"
 
@@ -37,6 +37,7 @@ class MatrixCell:
         low, high: its bootstrap interval; ``None`` when every paired difference was equal (no interval).
         p: the deciding p-value (Holm-adjusted across the measure's pairs when there are several).
         significant: ``p <= alpha`` and the test could reach ``alpha`` at all.
+        n: the headline queries the test paired (those where both systems have a value).
     """
 
     difference: float
@@ -44,6 +45,7 @@ class MatrixCell:
     high: float | None
     p: float
     significant: bool
+    n: int = 0  # the queries the test paired (where both systems have a value); 0: not stated
 
 
 @dataclass(frozen=True)
@@ -61,7 +63,14 @@ class PairedMatrix:
 
     @property
     def comparisons(self) -> int:
-        return len(self.rows) * len(self.measures)
+        """The cells: every pair on every measure, less those with no query where both systems have a value."""
+        return len(self.cells)
+
+    def text(self, row: int, measure: str, *, fewer: bool = False) -> str:
+        """One cell as :func:`cell_text` writes it (``fewer``: over how many queries, when fewer than the
+        headline's), or :data:`NO_CELL` where the pair was not compared on ``measure``."""
+        cell = self.cells.get((row, measure))
+        return NO_CELL if cell is None else cell_text(cell, self.queries if fewer else None)
 
     def row_label(self, row: int) -> str:
         """``"Hybrid RRF − BM25"``: the pair, first minus second."""
@@ -70,22 +79,34 @@ class PairedMatrix:
 
 
 def paired_matrix(statistics: Statistics, labels: Mapping[str, str]) -> PairedMatrix:
-    """The pairs of ``statistics.comparisons`` (``labels``: each system's name to its label) on the table's measures."""
+    """The pairs of ``statistics.comparisons`` (``labels``: each system's name to its label, in the evaluation's
+    order) on the table's measures.
+
+    The rows are every pair compared on some measure, in the order of ``labels``.  A pair is compared on a
+    measure only where both systems have a value on some headline query, so a pair may have no cell on a
+    measure (an answer file without retrieval against a retriever on R@k; a retriever without answers on
+    Judge): that cell is missing from ``cells``, never another pair's.
+    """
     measures = tuple(m for m in statistics.shown_measures if statistics.comparisons.get(m))
-    first = statistics.comparisons[measures[0]] if measures else ()
-    rows = tuple((labels[c.a], labels[c.b]) for c in first)
-    adjusted = len(first) > 1
+    order = {name: i for i, name in enumerate(labels)}
+    pairs = sorted(
+        {(c.a, c.b) for m in measures for c in statistics.comparisons[m]}, key=lambda p: (order[p[0]], order[p[1]])
+    )
+    index = {pair: row for row, pair in enumerate(pairs)}
+    rows = tuple((labels[a], labels[b]) for a, b in pairs)
+    adjusted = len(pairs) > 1
     cells: dict[tuple[int, str], MatrixCell] = {}
     for m in measures:
-        for row, c in enumerate(statistics.comparisons[m]):
+        for c in statistics.comparisons[m]:
             ci = c.test.effect_ci
             p = c.p_holm if adjusted else c.test.p_value
-            cells[(row, m)] = MatrixCell(
+            cells[(index[(c.a, c.b)], m)] = MatrixCell(
                 difference=c.test.mean_difference,
                 low=None if ci.degenerate else ci.low,
                 high=None if ci.degenerate else ci.high,
                 p=p,
                 significant=c.test.smallest_p_value <= statistics.alpha and p <= statistics.alpha,
+                n=c.test.n,
             )
     smallest = smallest_p_value(statistics.queries, n_resamples=statistics.n_resamples) if statistics.queries else 1.0
     return PairedMatrix(
@@ -93,12 +114,18 @@ def paired_matrix(statistics: Statistics, labels: Mapping[str, str]) -> PairedMa
     )
 
 
-def cell_text(cell: MatrixCell) -> str:
+NO_CELL = "not compared (no query with both values)"
+"""A matrix cell of a pair not compared on a measure: no headline query where both systems have a value."""
+
+
+def cell_text(cell: MatrixCell, queries: int | None = None) -> str:
     """``"−0.09 [−0.13, −0.05] p 0.0006 *"``: the difference, its interval (``all equal`` without one), the
-    deciding p-value, and ``*`` where significant (a no-break space after ``p``)."""
+    deciding p-value, and ``*`` where significant (a no-break space after ``p``); ``" (7 queries)"`` after it
+    when the test paired fewer than ``queries`` (the headline's) queries."""
     interval = "all equal" if cell.low is None else f"[{signed(cell.low)}, {signed(cell.high or 0.0)}]"
     star = " *" if cell.significant else ""
-    return f"{signed(cell.difference)} {interval} p\u00a0{format_p(cell.p)}{star}"
+    fewer = f" ({cell.n} {'query' if cell.n == 1 else 'queries'})" if queries and 0 < cell.n < queries else ""
+    return f"{signed(cell.difference)} {interval} p\u00a0{format_p(cell.p)}{star}{fewer}"
 
 
 def matrix_caption(matrix: PairedMatrix, lower: Sequence[str] = (), *, number: int | None = None) -> str:
@@ -123,13 +150,14 @@ def matrix_summary(matrix: PairedMatrix) -> str:
     if not matrix.cells:
         return "No paired comparison: fewer than two systems, or no headline query."
     pairs = len(matrix.rows)
-    correction = (
-        f"Holm's correction across the {pairs} pairs of each measure" if matrix.adjusted else "one pair, no correction"
-    )
+    missing = pairs * len(matrix.measures) - matrix.comparisons
+    across = "the pairs compared on each measure" if missing else f"the {pairs} pairs of each measure"
+    correction = f"Holm's correction across {across}" if matrix.adjusted else "one pair, no correction"
+    but = f", less {missing} where no query has both systems' values" if missing else ""
     text = [
         f"{matrix.comparisons} paired comparisons ({pairs} {'pair' if pairs == 1 else 'pairs'} of systems x "
-        f"{len(matrix.measures)} measures) over {n} headline {'query' if n == 1 else 'queries'}, each a two-sided "
-        f"paired permutation test ({correction})."
+        f"{len(matrix.measures)} measures{but}) over {n} headline {'query' if n == 1 else 'queries'}, each a "
+        f"two-sided paired permutation test ({correction})."
     ]
     significant = [(row, m) for (row, m), cell in matrix.cells.items() if cell.significant]
     floor = min(1.0, matrix.smallest_p * pairs) if matrix.adjusted else matrix.smallest_p  # Holm's first step
@@ -145,7 +173,8 @@ def matrix_summary(matrix: PairedMatrix) -> str:
             for row, m in significant[:_LISTED]
         ]
         more = f", and {len(significant) - _LISTED} more" if len(significant) > _LISTED else ""
-        text.append(f"{len(significant)} of them are significant at {a} (marked *): {', '.join(named)}{more}.")
+        verb = "is" if len(significant) == 1 else "are"
+        text.append(f"{len(significant)} of them {verb} significant at {a} (marked *): {', '.join(named)}{more}.")
     else:
         text.append(f"None is significant at {a}: these queries do not show a difference between any two systems.")
     (row, m), cell = max(matrix.cells.items(), key=lambda item: (abs(item[1].difference), -item[0][0]))

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from agentmemory.analysis.significance import smallest_p_value
+from agentmemory.analysis.significance import resamples_for_marker, smallest_p_value
 from agentmemory.analysis.summaries import PairedTest, Statistics
 from agentmemory.errors import ParameterError
 
-__all__ = ["comparisons_preface", "describe_comparison", "format_p"]
+__all__ = ["comparisons_preface", "describe_comparison", "format_p", "marker_limit", "resamples_warning"]
 
 
 def signed(value: float) -> str:
@@ -109,4 +109,62 @@ def comparisons_preface(statistics: Statistics) -> str:
         f"Paired permutation tests over the {queries} (two-sided; Holm-adjusted across the pairs of each measure "
         f"when there are several). Not significant at {a} means these queries do not show a difference, which is "
         "not evidence that there is none."
+    )
+
+
+def marker_limit(queries: int, comparisons: int, n_resamples: int, alpha: float) -> str:
+    """The sentence saying that no marker of a comparison table can appear, and why; ``""`` when one can.
+
+    A marker needs Holm's adjusted p-value ``<= alpha``; the smallest it can be is ``comparisons`` times
+    :func:`~agentmemory.analysis.significance.smallest_p_value` (capped at 1).  When even the exact test over
+    ``queries`` could not get there, the queries are too few and the sentence says so (with the smallest
+    attainable p-value, and after Holm's correction when that is what stops it); when more resamples would,
+    it names the resamples, the smallest p-value they allow and how many would suffice
+    (:func:`~agentmemory.analysis.significance.resamples_for_marker`)::
+
+        With 2000 resamples the smallest attainable p-value is 0.000999, 0.114 after Holm's correction over
+        114 comparisons, so no marker can appear, whatever the systems do; 4559 resamples or more would allow one.
+    """
+    if comparisons < 1 or queries < 1:
+        return ""
+    smallest = smallest_p_value(queries, n_resamples=n_resamples)
+    if min(1.0, comparisons * smallest) <= alpha:
+        return ""
+    needed = resamples_for_marker(queries, comparisons, alpha)
+    if needed is None:
+        best = smallest_p_value(queries, n_resamples=2**queries)  # the exact test: no resampling does better
+        adjusted = min(1.0, comparisons * best)
+        shown = f"{queries} {'query' if queries == 1 else 'queries'}"
+        holm_text = (
+            "" if best > alpha else f", {format_p(adjusted)} after Holm's correction over {comparisons} comparisons"
+        )
+        return (
+            f"With {shown} the smallest attainable p-value is {format_p(best)}{holm_text}, so no marker can appear, "
+            "whatever the systems do."
+        )
+    adjusted = min(1.0, comparisons * smallest)
+    holm_text = (
+        "" if smallest > alpha else f", {format_p(adjusted)} after Holm's correction over {comparisons} comparisons"
+    )
+    return (
+        f"With {n_resamples} resamples the smallest attainable p-value is {format_p(smallest)}{holm_text}, so no "
+        f"marker can appear, whatever the systems do; {needed} resamples or more would allow one."
+    )
+
+
+def resamples_warning(statistics: Statistics) -> str | None:
+    """The sentence saying no marker of the comparison table can appear because of too few resamples, with how
+    many would suffice; ``None`` when a marker can appear, or when too few queries, not resamples, prevent it."""
+    comparisons = len(statistics.versus_baseline)
+    queries = statistics.queries
+    if not comparisons or not queries:
+        return None
+    needed = resamples_for_marker(queries, comparisons, statistics.alpha)
+    smallest = smallest_p_value(queries, n_resamples=statistics.n_resamples)
+    if needed is None or min(1.0, comparisons * smallest) <= statistics.alpha:
+        return None
+    return (
+        f"n_resamples = {statistics.n_resamples} allows no marker in the comparison table: the smallest attainable "
+        f"p-value, 2/({statistics.n_resamples} + 1), times Holm's {comparisons} comparisons is above alpha = "
+        f"{statistics.alpha:g}; set [statistics] n_resamples to {needed} or more"
     )

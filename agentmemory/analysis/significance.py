@@ -22,7 +22,7 @@ from agentmemory.analysis._resampling import (
 from agentmemory.analysis.summaries import Interval, PairedTest
 from agentmemory.errors import ParameterError, UnknownNameError, check_positive_int, check_seed
 
-__all__ = ["bootstrap_ci", "holm", "paired_permutation_test", "smallest_p_value"]
+__all__ = ["bootstrap_ci", "holm", "paired_permutation_test", "resamples_for_marker", "smallest_p_value"]
 
 _ALTERNATIVES = ("two-sided", "greater", "less")
 
@@ -121,6 +121,43 @@ def smallest_p_value(n: int, *, n_resamples: int = 10_000, alternative: str = "t
     if n_resamples >= 2**n:
         return min(1.0, factor / 2**n)
     return min(1.0, factor / (n_resamples + 1))
+
+
+def resamples_for_marker(queries: int, comparisons: int, alpha: float) -> int | None:
+    """The fewest ``n_resamples`` with which a two-sided test over ``queries`` pairs can be significant at ``alpha``
+    after Holm's correction over ``comparisons`` comparisons; ``None`` when no number of resamples can.
+
+    Holm's first step multiplies the smallest p-value by the number of comparisons ``m``, so a marker needs
+    ``m * smallest_p_value(queries, n_resamples=n) <= alpha``.  With random sign flips the smallest two-sided
+    p-value is ``2 / (n + 1)`` (scipy's ``(count + 1) / (n_resamples + 1)`` per side, doubled), so
+    ``n + 1 >= 2 m / alpha``; from ``2**queries`` resamples on the test is exact and its smallest p-value,
+    ``2 / 2**queries``, is the least any number of resamples gives: when even that times ``m`` exceeds
+    ``alpha`` the queries are too few and the answer is ``None``.  The comparison is made in the floating-point
+    arithmetic of :func:`smallest_p_value` and :func:`holm` (``m * p > alpha``), so the number returned is the
+    exact threshold: one resample fewer leaves no marker possible.
+    (Example: 114 comparisons at alpha 0.05 over 50 queries need 4559 resamples; 2000 give at best
+    ``114 * 2 / 2001 = 0.114``.)
+
+    Raises:
+        ParameterError: ``queries`` or ``comparisons`` is not an integer >= 1; ``alpha`` not strictly between 0 and 1.
+    """
+    queries = check_positive_int("queries", queries)
+    comparisons = check_positive_int("comparisons", comparisons)
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
+        raise ParameterError("alpha", alpha, "is not strictly between 0 and 1", "use e.g. 0.05")
+
+    def reachable(n: int) -> bool:
+        return min(1.0, comparisons * smallest_p_value(queries, n_resamples=n)) <= alpha
+
+    exact = 2**queries
+    if not reachable(exact):
+        return None
+    n = max(1, min(exact, math.ceil(2 * comparisons / alpha) - 1))
+    while n < exact and not reachable(n):
+        n += 1
+    while n > 1 and reachable(n - 1):
+        n -= 1
+    return n
 
 
 def _check_alternative(alternative: object) -> str:

@@ -38,11 +38,12 @@ record for an evaluation and exports every public name of those modules, so
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from agentmemory.analysis.prose import comparisons_preface, describe_comparison, format_p
+from agentmemory.analysis.prose import comparisons_preface, describe_comparison, format_p, marker_limit
 from agentmemory.analysis.significance import (
     _bootstrap_cis,
     _paired_tests,
@@ -50,6 +51,7 @@ from agentmemory.analysis.significance import (
     bootstrap_ci,
     holm,
     paired_permutation_test,
+    resamples_for_marker,
     smallest_p_value,
 )
 from agentmemory.analysis.summaries import (
@@ -81,8 +83,10 @@ __all__ = [
     "evaluation_statistics",
     "format_p",
     "holm",
+    "marker_limit",
     "paired_permutation_test",
     "per_query_statistics",
+    "resamples_for_marker",
     "smallest_p_value",
 ]
 
@@ -110,6 +114,7 @@ def evaluation_statistics(
     table: Iterable[Measure | str] | str | None = None,
     table_name: str = "table",
     progress: bool = False,
+    pairs: bool = True,
 ) -> Statistics:
     """Intervals and pairwise tests for an :class:`~agentmemory.evaluation.runner.Evaluation`, as a :class:`Statistics`.
 
@@ -148,6 +153,8 @@ def evaluation_statistics(
     ``n`` counting them; its tests and counts are over the queries where both
     systems have one (see :func:`per_query_statistics`).
     ``progress`` shows a tqdm bar (on stderr) over the query groups and the headline, one step each.
+    ``pairs=False`` leaves ``comparisons`` empty and keeps the tests against the baseline (a grid of many
+    settings: :func:`per_query_statistics`).
 
     Every call uses ``default_rng(seed)`` afresh, so intervals over the same
     queries resample the same queries (common random numbers) and the
@@ -183,6 +190,7 @@ def evaluation_statistics(
         baseline=baseline,
         table_measures=distinct_measures(shown, evaluation.k),
         progress=progress,
+        pairs=pairs,
     )
 
 
@@ -459,8 +467,9 @@ def _baseline_comparisons(
 ) -> tuple[BaselineComparison, ...]:
     """Each ``(system, measure)`` against the baseline with its test (the rest of ``tests``), Holm across all
     of them together, and the number of headline queries above and below the baseline (over the queries
-    where both have a value; a comparison with none is left out)."""
-    rows: list[tuple[str, str, PairedTest, int, int]] = []
+    where both have a value; a comparison with none is left out); when those are fewer than the queries where
+    either has one, both systems' means over them (``BaselineComparison.shared``)."""
+    rows: list[tuple[str, str, PairedTest, int, int, tuple[float, float] | None]] = []
     for name, m in against_base:
         test = next(tests)
         if test is None:
@@ -468,9 +477,15 @@ def _baseline_comparisons(
         ours, theirs = table.pair(name, base, m, headline)
         above = sum(1 for x, y in zip(ours, theirs) if x > y)
         below = sum(1 for x, y in zip(ours, theirs) if x < y)
-        rows.append((name, m, test, above, below))
-    adjusted = holm({f"{name} {m}": t.p_value for name, m, t, _, _ in rows})
-    return tuple(BaselineComparison(name, m, t, adjusted[f"{name} {m}"], up, down) for name, m, t, up, down in rows)
+        own = (len(table.column(name, m, headline)), len(table.column(base, m, headline)))
+        same = own == (len(ours), len(ours))  # both have a value on the same queries: their means are the shown ones
+        shared = None if same else (math.fsum(ours) / len(ours), math.fsum(theirs) / len(ours))
+        rows.append((name, m, test, above, below, shared))
+    adjusted = holm({f"{name} {m}": t.p_value for name, m, t, *_ in rows})
+    return tuple(
+        BaselineComparison(name, m, t, adjusted[f"{name} {m}"], up, down, shared)
+        for name, m, t, up, down, shared in rows
+    )
 
 
 def _baseline_of(labels: Mapping[str, str], baseline: str | None) -> str:

@@ -168,6 +168,11 @@ class BaselineComparison:
         p_holm_table: Holm's adjustment of ``test.p_value`` across every
             comparison of the table (every other system x every measure).
         above, below: how many headline queries the system scores above / below the baseline on.
+        shared: ``(system's mean, baseline's mean)`` over the ``test.n`` headline queries where both have a
+            value, when these are fewer than the queries where the system or the baseline has one (a measure
+            that may have no value on a query, ``tokens@first``): the means the test compares, which the table
+            shows beside the system's own mean (over its own queries); ``None`` when both have a value on the
+            same queries (their own means are then these).
     """
 
     system: str
@@ -176,10 +181,12 @@ class BaselineComparison:
     p_holm_table: float
     above: int
     below: int
+    shared: tuple[float, float] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"system", "measure", <the test's fields>, "p_holm_table", "above", "below"}``."""
-        return {
+        """``{"system", "measure", <the test's fields>, "p_holm_table", "above", "below"}``, then, only when
+        :attr:`shared` is set, ``"shared_means": {"system": ..., "baseline": ...}``."""
+        out = {
             "system": self.system,
             "measure": self.measure,
             **self.test.to_dict(),
@@ -187,10 +194,14 @@ class BaselineComparison:
             "above": self.above,
             "below": self.below,
         }
+        if self.shared is not None:
+            out["shared_means"] = {"system": self.shared[0], "baseline": self.shared[1]}
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> BaselineComparison:
         """The comparison :meth:`to_dict` gave."""
+        shared = data.get("shared_means")
         return cls(
             data["system"],
             data["measure"],
@@ -198,6 +209,7 @@ class BaselineComparison:
             data["p_holm_table"],
             data["above"],
             data["below"],
+            None if shared is None else (shared["system"], shared["baseline"]),
         )
 
     def marker(self, alpha: float) -> str:

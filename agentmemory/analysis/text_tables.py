@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agentmemory.analysis.paired_matrix import PairedMatrix, cell_text, matrix_caption, matrix_summary, paired_matrix
+from agentmemory.analysis.paired_matrix import PairedMatrix, matrix_caption, matrix_summary, paired_matrix
 from agentmemory.analysis.statistics import (
     Interval,
     Statistics,
@@ -329,10 +329,7 @@ def matrix_table(matrix: PairedMatrix) -> str:
     """Every pair of systems (rows, first minus second) on every measure of the comparison table (columns), as a
     Markdown table under its caption: what the reports show as a table and a heat map."""
     lower = [m for m in matrix.measures if lower_is_better(m)]
-    rows = [
-        [matrix.row_label(row), *(cell_text(matrix.cells[(row, m)]) for m in matrix.measures)]
-        for row in range(len(matrix.rows))
-    ]
+    rows = [[matrix.row_label(row), *(matrix.text(row, m) for m in matrix.measures)] for row in range(len(matrix.rows))]
     header = ["Pair (first − second)", *(column_name(m) for m in matrix.measures)]
     return matrix_caption(matrix, lower) + ".\n\n" + markdown_table(header, rows)
 

@@ -18,11 +18,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
 
-from agentmemory.analysis.answers_view import answers_text
+from agentmemory.analysis.answers_view import answers_text, live_text
 from agentmemory.analysis.artifact import dumps_artifact
 from agentmemory.analysis.card import card_text, evaluation_card
 from agentmemory.analysis.claim_checks import check_claims, claims_text
 from agentmemory.analysis.comparison_table import ComparisonTable, comparison_table, table_format
+from agentmemory.analysis.costs import cost_table
 from agentmemory.analysis.judgments import original_statistics, patch_text
 from agentmemory.analysis.latex_table import latex_label, latex_table
 from agentmemory.analysis.statistics import Statistics, evaluation_statistics
@@ -35,13 +36,20 @@ from agentmemory.datasets.judgment_patch import read_judgment_patch
 from agentmemory.errors import NumberTextError, ParameterError, quote
 from agentmemory.evaluation.answer_runs import AnswersSpec, parse_answers_option, read_answer_files
 from agentmemory.evaluation.options import EvalOptions
-from agentmemory.evaluation.run_export import ExportedRuns, cut_text, depth_text, exported_runs
-from agentmemory.evaluation.runfiles import check_run_queries, parse_run_option, read_run_file
+from agentmemory.evaluation.run_export import ExportedRuns, cut_text, depth_text, exported_runs, qrels_text
+from agentmemory.evaluation.runfiles import RunFile, check_run_queries, parse_run_option, read_run_file
 from agentmemory.evaluation.runner import Evaluation, evaluate
-from agentmemory.evaluation.system_runs import system_table, system_timings
+from agentmemory.evaluation.system_runs import (
+    is_system_memories,
+    reattributed_run,
+    replay_pool,
+    system_table,
+    system_timings,
+)
 from agentmemory.files.numbers import parse_number
 from agentmemory.files.output_plan import OutputPath, OutputPlan, collection_inputs
 from agentmemory.files.trec import format_qrels, format_run
+from agentmemory.live.config import LiveOptions
 from agentmemory.metrics import Measure, parse_measures
 from agentmemory.metrics.token_counters import DEFAULT_TOKEN_COUNTER
 from agentmemory.retrievers import RetrieverSpec, resolve_retrievers
@@ -59,6 +67,7 @@ FLAG_NAMES = {
     "tokenizer": "--tokenizer",
     "claims": "--claims",
     "run_depth": "--run-depth",
+    "clock": "--clock",
 }
 """How messages about the evaluation's options name them here: by their flags."""
 
@@ -114,8 +123,45 @@ def eval_options(args: argparse.Namespace) -> EvalOptions:
         tokenizer=DEFAULT_TOKEN_COUNTER if args.tokenizer is None else args.tokenizer,  # '' refused there
         claims=args.claims,  # read and checked now, before anything is loaded
         run_depth=_run_depth(args),
+        clock=args.clock,
         names=FLAG_NAMES,
     )
+
+
+LIVE_FLAGS = {
+    "readers": "--reader",
+    "judges": "--judge",
+    "reader_prompt": "--reader-prompt",
+    "judge_prompt": "--judge-prompt",
+    "judge_majority": "--judge-majority",
+    "offline": "--offline",
+    "lenient": "--lenient-answers",
+    "prices": "--prices",
+}
+"""How messages about the live answers' options name them here: by their flags."""
+
+
+def live_options(args: argparse.Namespace) -> LiveOptions | None:
+    """``--reader``, ``--judge`` and their options as one checked record (``None`` when none is given)."""
+    given = {
+        "readers": args.reader,
+        "judges": args.judge,
+        "reader_prompt": args.reader_prompt,
+        "judge_prompt": args.judge_prompt,
+        "judge_majority": args.judge_majority,
+        "offline": args.offline,
+        "lenient": args.lenient_answers,
+        "prices": args.prices,
+    }
+    if not any(given.values()):
+        return None
+    return LiveOptions(**given, names=LIVE_FLAGS)
+
+
+def live_inputs(args: argparse.Namespace) -> list[Path]:
+    """The files the live options read (the prompts' files, ``FILE.py`` of ``FILE.py:NAME``, the price table)."""
+    texts = (args.reader_prompt, args.judge_prompt, args.prices)
+    return [Path(re.sub(r"(\.py):[A-Za-z_][A-Za-z0-9_]*$", r"\1", text)) for text in texts if text]
 
 
 def table_metrics(args: argparse.Namespace) -> tuple[Measure, ...] | None:
@@ -138,6 +184,24 @@ def _run_depth(args: argparse.Namespace) -> int | None:
             "it sets the depth of the runs --runs-dir writes",
         )
     return depth
+
+
+def _reattributed(run: RunFile, collection: Collection, options: EvalOptions) -> RunFile:
+    """A memory system's recorded run (its memories file has ``attribution``) attributed again under an
+    ``--attribution`` other than the default ``auto`` (which keeps what the replay recorded); any other run as read."""
+    if options.attribution == "auto" or run.memories_path is None:
+        return run
+    if not is_system_memories(Path(run.memories_path).read_text(encoding="utf-8")):
+        return run
+    return reattributed_run(run, collection, options.attribution, k=options.k, relevance=options.relevance)
+
+
+def _worker_count(args: argparse.Namespace) -> int:
+    """``--workers`` as an int >= 1 (read before anything is loaded)."""
+    workers = parse_int("--workers", args.workers, "an integer >= 1")
+    if workers < 1:
+        raise ParameterError("--workers", args.workers, "is below 1", "give the number of processes, e.g. 2")
+    return workers
 
 
 def _seconds(text: str) -> float:
@@ -167,6 +231,8 @@ class _Outputs:
     run_paths: dict[str, Path] = field(default_factory=dict)
     memories_paths: dict[str, Path] = field(default_factory=dict)
     qrels_path: Path | None = None
+    all_qrels_path: Path | None = None
+    runs_shown: str = "DIR"  # --runs-dir as typed, in the lines saying how to re-score
     runs: ExportedRuns | None = None
     shown: list[str] = field(default_factory=list)
 
@@ -192,8 +258,10 @@ class _Outputs:
                 key: plan.file("--runs-dir", runs / (names[key][: -len(".trec")] + ".memories.jsonl"), example="runs/")
                 for key in system_keys
             }
-            outputs.qrels_path = plan.file("--runs-dir", runs / "qrels.txt", example="runs/")
+            outputs.qrels_path = plan.file("--runs-dir", runs / "qrels.txt", example="runs/")  # the headline's
+            outputs.all_qrels_path = plan.file("--runs-dir", runs / "qrels-all.txt", example="runs/")  # if any left out
             outputs.shown.append(f"TREC runs in {runs}")
+            outputs.runs_shown = str(PurePath(str(runs)))
         return outputs
 
     def put(
@@ -210,7 +278,9 @@ class _Outputs:
             self.runs = exported_runs(evaluation)
             for name, rankings in self.runs.rankings.items():
                 self.plan.put(self.run_paths[name], format_run(rankings, tag=name))
-            self.plan.put(self.qrels_path, format_qrels({q: dict(d) for q, d in collection.qrels.items()}))
+            self.plan.put(self.qrels_path, format_qrels(self.runs.qrels))  # the headline queries' (run_export)
+            if self.runs.all_qrels is not None and self.all_qrels_path is not None:
+                self.plan.put(self.all_qrels_path, format_qrels(self.runs.all_qrels))
             for key, text in self.runs.memories.items():
                 self.plan.put(self.memories_paths[key], text)
 
@@ -221,7 +291,8 @@ class _Outputs:
         listed = ", ".join(done[:-1]) + " and " + done[-1] if len(done) > 1 else "".join(done)
         lines = [f"Wrote {listed}" if done else "No file written (--out FILE writes the artifact)."]
         if self.runs is not None:
-            lines += [line for line in (depth_text(self.runs, k), cut_text(self.runs)) if line is not None]
+            found = (depth_text(self.runs, k), cut_text(self.runs), qrels_text(self.runs, self.runs_shown))
+            lines += [line for line in found if line is not None]
         return "\n".join(lines)
 
 
@@ -265,6 +336,9 @@ def _print_head(evaluation: Evaluation, statistics: Statistics, table: Compariso
     card = evaluation_card(evaluation)
     print("Definitions (what every number below is):\n\n" + card_text(card, plain=True) + "\n")
     print(table.render())
+    costs = cost_table(evaluation)
+    if costs is not None:
+        print(costs.render() + "\n")
     original = original_statistics(evaluation, statistics)
     if original is not None:
         print(patch_text(evaluation, statistics, original) + "\n")
@@ -290,9 +364,12 @@ def _read_answers(
 def _print_systems(evaluation: Evaluation, statistics: Statistics, options: EvalOptions) -> None:
     """The memory systems' attribution, the imported answers' judges, seeds and failure split, the timings."""
     if evaluation.systems:
-        print(system_table(evaluation.systems, options.k) + "\n")
+        print(system_table(evaluation.systems, options.k, evaluation.collection, evaluation.relevance) + "\n")
     if evaluation.answers:
         print(answers_text(evaluation, statistics) + "\n")
+    generated = live_text(evaluation, timings=options.timings)
+    if generated:
+        print(generated + "\n")
     if options.timings:
         print(timings_table(evaluation) + "\n")
         if evaluation.systems:
@@ -304,17 +381,24 @@ def run(args: argparse.Namespace) -> int:
     options = eval_options(args)
     retrievers = _retrievers(args)
     memory_systems = resolve_systems(args.system, option="--system") if args.system else ()  # checked first
+    workers = _worker_count(args)
     run_args = [parse_run_option(text) for text in args.run]
     memories = getattr(args, "memories", None) or {}
     systems = [(r.key, r.label) for r in retrievers] + [(name, name) for name, _ in run_args]
     systems += [(s.key, s.label) for s in memory_systems]
     answers = _answers(args)
     systems += [(a.name, a.name) for a in answers]
+    live = live_options(args)  # specs, prompts and the price table checked now, before anything is loaded
+    readers = live.readers if live is not None else ()
+    systems += [(f"{key}+{r.name}", f"{label} + {r.name}") for key, label in list(systems) for r in readers]
     options.check_baseline(systems, "--baseline")
-    outputs = _Outputs.declare(args, [key for key, _ in systems], [s.key for s in memory_systems])
+    with_memories = [s.key for s in memory_systems] + [a.name for a in answers]  # written only when they have some
+    outputs = _Outputs.declare(args, [key for key, _ in systems], with_memories)
     outputs.plan.add_inputs(Path(path) for _, path in run_args)
     outputs.plan.add_inputs(Path(path) for path in memories.values())
     outputs.plan.add_inputs(Path(path) for path in (args.qrels_patch, args.claims) if path)
+    outputs.plan.add_inputs(live_inputs(args))
+    options = replace(options, live=live)
     options, answer_files = _read_answers(args, answers, options, outputs.plan)
     collection = load_collection(args, options.progress)
     outputs.plan.add_inputs(collection_inputs(collection_path(args), collection.files))
@@ -329,9 +413,17 @@ def run(args: argparse.Namespace) -> int:
     )
     for run_file in run_data:  # a run made for another collection: refused naming this one, --lenient-run or not
         check_run_queries(run_file, collection, described)
-    evaluation = evaluate(
-        collection, retrievers, runs=run_data, systems=memory_systems, options=options, answers=answer_files
-    )
+    run_data = [_reattributed(r, collection, options) for r in run_data]
+    with replay_pool(workers if memory_systems else 1) as executor:
+        evaluation = evaluate(
+            collection,
+            retrievers,
+            runs=run_data,
+            systems=memory_systems,
+            options=options,
+            answers=answer_files,
+            executor=executor,
+        )
     statistics = evaluation_statistics(
         evaluation,
         seed=options.seed,

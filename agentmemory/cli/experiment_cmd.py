@@ -79,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"{PROG}: task failed: {failure.task.describe()}: {failure.error}", file=sys.stderr)
     for name, error in result.report_failures:
         print(f"{PROG}: report failed: collection {name}: {error}", file=sys.stderr)
+    for warning in result.merged.warnings:  # too few resamples for any marker of a comparison table
+        print(f"{PROG}: warning: {warning}", file=sys.stderr)
     evaluations = len([e for e in result.results["evaluations"] if e["systems"]])
     print(f"Experiment {plan.grid.name}: {result.summary()}; {evaluations} evaluations.")
     print(

@@ -107,7 +107,8 @@ def add_eval_parser(sub: argparse._SubParsersAction) -> None:
     ev.add_argument(
         "--metrics",
         default=None,
-        help="extra measures beyond P@k,R@k,RR,RR@k,nDCG@k,AP@k: a rank cutoff (nDCG@10), a token budget "
+        help="extra measures beyond P@k,R@k,RR,RR@k,nDCG@k,AP@k (and, with --system or a run's --memories, "
+        "R@512tok,R@2048tok,Success@2048tok): a rank cutoff (nDCG@10), a token budget "
         "(R@512tok, nDCG@2048tok, P@512tok, Success@512tok) or tokens@first",
     )
     ev.add_argument(
@@ -156,18 +157,74 @@ def add_eval_parser(sub: argparse._SubParsersAction) -> None:
     ev.add_argument(
         "--timings",
         action="store_true",
-        help="also print each retriever's search latency (p50, p95) and index size and build time "
-        "(wall-clock figures: never in the artifact)",
+        help="also print each retriever's search latency (p50, p95) and index size and build time, and each memory "
+        "system's total and per-conversation wall time (wall-clock figures: never in the artifact)",
     )
     _add_runs_arguments(ev)
     ev.add_argument(
         "--progress",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="progress bars (default: on when stderr is a terminal)",
+        help="progress bars (default: on when stderr is a terminal); a memory system's replay where stderr is "
+        "not a terminal: a plain line every 10 s",
     )
     _add_system_arguments(ev)
     _add_answers_arguments(ev)
+    _add_live_arguments(ev)
+
+
+def _add_live_arguments(ev: argparse.ArgumentParser) -> None:
+    """Live answers (agentmemory.live): ``--reader``, ``--judge`` (both repeatable), their prompts, the rules."""
+    ev.add_argument(
+        "--reader",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="a reader answering every question from each ranked system's top k through an OpenAI-compatible "
+        "endpoint: openai[base_url=http://localhost:8000/v1,model=NAME] (the key from the environment variable "
+        "api_key_env names, default OPENAI_API_KEY); each system and reader is scored as the answer system "
+        "SYSTEM+NAME; repeatable",
+    )
+    ev.add_argument(
+        "--judge",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="a judge grading each answer against the gold answer, e.g. openai[model=gpt-4o-mini]; Judge is the "
+        "first judge's verdict, every judge's is kept and their agreement shown; repeatable",
+    )
+    ev.add_argument(
+        "--reader-prompt",
+        metavar="FILE",
+        help="the reader's prompt template (placeholders {question}, {memories}, {question_date}), or FILE.py:NAME "
+        "for a string constant in a Python file (a benchmark's official prompt); default: the shipped one",
+    )
+    ev.add_argument(
+        "--judge-prompt",
+        metavar="FILE",
+        help="the judge's prompt template ({question}, {gold_answer}, {generated_answer}, {question_date}), or "
+        "FILE.py:NAME (mem0's llm_judge.py:ACCURACY_PROMPT); default: the shipped one",
+    )
+    ev.add_argument(
+        "--judge-majority", action="store_true", help="Judge is the majority of the judges' verdicts (0.5 on a tie)"
+    )
+    ev.add_argument(
+        "--offline",
+        action="store_true",
+        help="make no reader or judge call: every one must be in the cache (a miss is refused, naming it)",
+    )
+    ev.add_argument(
+        "--lenient-answers",
+        action="store_true",
+        help="leave a question whose calls finally failed out of the answer measures, counted in the card "
+        "(default: such a question fails the run, after every other call is cached)",
+    )
+    ev.add_argument(
+        "--prices",
+        metavar="FILE",
+        help="a price table (TOML: [MODEL] input = ..., output = ..., per million tokens) turning the token "
+        "counts into cost",
+    )
 
 
 def _add_answers_arguments(ev: argparse.ArgumentParser) -> None:
@@ -207,7 +264,9 @@ def _add_runs_arguments(ev: argparse.ArgumentParser) -> None:
         type=output_path,
         metavar="DIR",
         help="also write each system's rankings as TREC run files <system>.trec (its key made "
-        "filename-safe: bm25.trec, bm25-k1=0.9-b=0.4.trec) plus qrels.txt (and a memory system's memories), "
+        "filename-safe: bm25.trec, bm25-k1=0.9-b=0.4.trec) plus qrels.txt, the judgments of the headline queries "
+        "only (so agentmemory score and trec_eval average over the report's queries; qrels-all.txt holds every "
+        "judged query when groups such as LoCoMo's adversarial one are left out), and a memory system's memories; "
         "each ranking as deep as its measures read on it (the top k; down to k' for sess.*, past the "
         "token budget for R@512tok, to the first relevant hit for tokens@first), so they re-score to the same values",
     )
@@ -222,7 +281,7 @@ def _add_runs_arguments(ev: argparse.ArgumentParser) -> None:
 
 def _add_system_arguments(ev: argparse.ArgumentParser) -> None:
     """Memory systems (agentmemory.systems): ``--system SPEC`` (repeatable), ``--attribution``,
-    ``--system-timeout``, ``--lenient-system``."""
+    ``--system-timeout``, ``--lenient-system``, ``--workers``, ``--clock``."""
     ev.add_argument(
         "--system",
         action="append",
@@ -249,6 +308,20 @@ def _add_system_arguments(ev: argparse.ArgumentParser) -> None:
         "--lenient-system",
         action="store_true",
         help="record a system's failing search as an empty ranking and list it (default: it is an error)",
+    )
+    ev.add_argument(
+        "--workers",
+        default="1",
+        metavar="N",
+        help="replay a memory system's conversations in N worker processes at once (default 1: one after the "
+        "other); the results are the same byte for byte; the system must be importable by the workers",
+    )
+    ev.add_argument(
+        "--clock",
+        default="real",
+        metavar="CLOCK",
+        help="the clock a memory system sees: real (default) or conversation (now is the newest turn's time during "
+        "ingest and the question's date during search, for systems ranking by recency or decay)",
     )
 
 

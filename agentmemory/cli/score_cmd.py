@@ -1,17 +1,25 @@
-"""``agentmemory score``: TREC run files against TREC qrels, as trec_eval scores them."""
+"""``agentmemory score``: TREC run files against TREC qrels, as trec_eval scores them.
+
+Its means are over the queries both in the run and in the qrels (trec_eval's default), or over every judged
+query of the qrels with ``--complete`` (trec_eval ``-c``, a query missing from the run scoring 0).  Under the
+text table a line names each run that misses judged queries, so a mean over fewer queries is never taken for
+the report's: ``agentmemory eval --runs-dir`` writes the headline queries' judgments to ``qrels.txt``, and a
+headline query whose ranking had no hit is in the report's means as 0 (see
+:mod:`agentmemory.evaluation.run_export`).
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
+from pathlib import Path, PurePath
 
 from agentmemory.cli.args import output_format, parse_int
 from agentmemory.errors import ParameterError, check_positive_int
 from agentmemory.evaluation.runfiles import parse_run_option
 from agentmemory.files.trec import read_qrels, read_run
 from agentmemory.metrics import parse_measures
-from agentmemory.metrics.scoring import default_measures, format_runs_table, format_table, score_run
+from agentmemory.metrics.scoring import ScoreResult, default_measures, format_runs_table, format_table, score_run
 
 __all__ = ["run"]
 
@@ -43,9 +51,24 @@ def run(args: argparse.Namespace) -> int:
             print(json.dumps(result.to_json_dict(), indent=2))
         else:
             print(format_table(result, per_query=args.per_query))
+            _print_missing(results, qrels, args.qrels)
         return 0
     if shown == "json":
         print(json.dumps({name: r.to_json_dict() for name, r in results.items()}, indent=2))
     else:
         print(format_runs_table(results, per_query=args.per_query))
+        _print_missing(results, qrels, args.qrels)
     return 0
+
+
+def _print_missing(results: dict[str, ScoreResult], qrels: dict[str, dict[str, int]], path: str) -> None:
+    """A line per run whose means are over fewer queries than the qrels judge (it has no ranking for the others)."""
+    judged = sum(1 for docs in qrels.values() if docs)
+    for name, result in results.items():
+        if result.queries < judged:
+            missing = judged - result.queries
+            print(
+                f"{name} ranks {result.queries} of the {judged} judged queries of {PurePath(path).name}: its means "
+                f"are over those {result.queries} (trec_eval's default); --complete counts the other {missing} as 0 "
+                "(trec_eval -c), as agentmemory eval's means do."
+            )

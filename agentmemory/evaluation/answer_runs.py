@@ -34,6 +34,14 @@ questions without judgments that a judgment patch did not exclude
 (``Collection.left_out_queries``: LoCoMo's malformed evidence) are scored
 too, their retrieval measures without a value, their answer measures with
 one.
+
+**Live answers** (:mod:`agentmemory.live`, ``EvalOptions.live``): a reader's
+answers to every question from a ranked system's top ``k``, graded by the
+judges, come back as an :class:`~agentmemory.answers.records.AnswerFile`
+(format ``live``) and become an answer system here
+(:func:`live_answer_system`), matched by question id like any file; its
+ranking is the ``base`` system's, its ``Judge`` the first judge's verdict
+(or the judges' majority), and a question whose calls failed has no verdict.
 """
 
 from __future__ import annotations
@@ -53,6 +61,7 @@ from agentmemory.datasets.collection import ANSWER, Collection
 from agentmemory.errors import ParameterError
 from agentmemory.evaluation.runfiles import RunFile
 from agentmemory.evaluation.system_runs import _run_file
+from agentmemory.live.answering import LiveAnswers
 from agentmemory.metrics import Measure
 from agentmemory.metrics.answers import gold_answer
 from agentmemory.metrics.definition import AnswerInput
@@ -69,6 +78,7 @@ __all__ = [
     "spec_name",
     "parse_answers_option",
     "default_answer_measures",
+    "live_answer_system",
     "seed_spread",
     "with_retrieval",
 ]
@@ -124,7 +134,8 @@ class AnswerSystem:
     the collection; ``inputs`` per question id, one :class:`AnswerInput` per
     seed that answers it; ``attributed`` and ``run`` the first file's
     retrieved memories, attributed and made a run (``None`` without
-    retrieval).
+    retrieval).  A live answer system (:func:`live_answer_system`) has the
+    ``base`` system whose ranking its reader read and its ``live`` run.
     """
 
     name: str
@@ -134,19 +145,35 @@ class AnswerSystem:
     attributed: Attributed | None = None
     run: RunFile | None = None
     records: Mapping[str, tuple[AnswerRecord, ...]] = field(default_factory=dict, repr=False)
+    base: str | None = None
+    live: LiveAnswers | None = field(default=None, repr=False)
+    label_text: str | None = None
 
     @property
     def label(self) -> str:
-        return self.name
+        return self.label_text or self.name
 
     @property
     def has_retrieval(self) -> bool:
+        """Whether its files carry retrieved memories (made a run of its own)."""
         return self.run is not None
+
+    @property
+    def ranked(self) -> bool:
+        """Whether it has a ranking beside its answers: its files' retrieval, or a live system's base ranking."""
+        return self.run is not None or self.base is not None
 
     @property
     def params(self) -> dict[str, Any]:
         """What the artifact states of it: the format, each file (name and sha256), the judges, the matching."""
         first = self.files[0]
+        if self.live is not None:
+            return {
+                "answers": self.name,
+                "format": first.format,
+                "matched": [dict(sorted(m.keys.items())) for m in self.matched],
+                **self.live.describe(),
+            }
         out: dict[str, Any] = {
             "answers": self.name,
             "format": first.format,
@@ -274,14 +301,17 @@ def with_retrieval(
     return replace(system, attributed=attributed, run=_run_file(attributed))
 
 
-def default_answer_measures(collection: Collection, answered: Sequence[AnswerSystem], k: int) -> tuple[Measure, ...]:
-    """The answer measures an evaluation with ``answered`` adds to its own: ``Judge`` when a file carries verdicts,
-    LoCoMo's ``F1``, ``EM`` and ``BLEU-1`` on a LoCoMo collection, ``answer_in_context@k`` when a question has
-    a gold answer (none without answer files)."""
-    if not answered:
+def default_answer_measures(
+    collection: Collection, answered: Sequence[AnswerSystem], k: int, *, generated: int = 0
+) -> tuple[Measure, ...]:
+    """The answer measures an evaluation with ``answered`` adds to its own: ``Judge`` when a file carries verdicts
+    (or ``generated`` answers have judges: their number), LoCoMo's ``F1``, ``EM`` and ``BLEU-1`` on a LoCoMo
+    collection, ``answer_in_context@k`` when a question has a gold answer (none without answer files or live
+    readers).  ``generated`` is ``-1`` with live readers and no judge, the number of judges with some."""
+    if not answered and not generated:
         return ()
     out: list[Measure] = []
-    if any(r.verdicts for a in answered for f in a.files for r in f.records):
+    if generated > 0 or any(r.verdicts for a in answered for f in a.files for r in f.records):
         out.append(Measure("Judge"))
     if collection.format == "locomo":
         out += [Measure("F1"), Measure("EM"), Measure("BLEU-1")]
@@ -303,3 +333,29 @@ def seed_spread(values: Sequence[Sequence[float | None]]) -> tuple[tuple[float |
         return tuple(means), None
     centre = math.fsum(known) / len(known)
     return tuple(means), math.sqrt(math.fsum((m - centre) ** 2 for m in known) / (len(known) - 1))
+
+
+def live_answer_system(answers: LiveAnswers, collection: Collection, label: str | None = None) -> AnswerSystem:
+    """The answer system of a live run (:mod:`agentmemory.live`): its file matched to the collection by question
+    id, each question's input its answer, its headline verdict (:meth:`LiveAnswers.headline`: the first judge's,
+    or the majority; ``None`` when a call failed) and the memories the reader read.  Its verdicts were made
+    against the collection's own gold answers, so a corrected key does not void them."""
+    file = answers.answer_file()
+    matched = match_answers(file, collection, key="id")
+    by_id = {r.question_id: r for r in answers.results}
+    inputs: dict[str, tuple[AnswerInput, ...]] = {}
+    records: dict[str, tuple[AnswerRecord, ...]] = {}
+    for qid, record in matched.by_query.items():
+        texts = tuple(m.text for m in record.memories or ())
+        inputs[qid] = (AnswerInput(record.answer, answers.headline(by_id[qid]), texts),)
+        records[qid] = (record,)
+    return AnswerSystem(
+        answers.name,
+        (file,),
+        (matched,),
+        inputs,
+        records=records,
+        base=answers.base,
+        live=answers,
+        label_text=label,
+    )

@@ -32,15 +32,30 @@ from typing import Any
 
 from agentmemory.errors import ParameterError, UnknownNameError, check_positive_int, check_seed
 from agentmemory.evaluation.claims import Claims, read_claims
+from agentmemory.live.config import LiveOptions
 from agentmemory.metrics import Measure, parse_measures
 from agentmemory.metrics.scoring import default_measures
 from agentmemory.metrics.token_counters import DEFAULT_TOKEN_COUNTER, check_token_counter
 from agentmemory.systems.attribution import parse_attribution
+from agentmemory.systems.replay import CLOCKS
 
-__all__ = ["RELEVANCE_MODES", "EvalOptions"]
+__all__ = ["BUDGET_DEFAULTS", "RELEVANCE_MODES", "EvalOptions", "default_measures_for"]
 
 RELEVANCE_MODES = ("direct", "provenance")
 """What ``relevance`` takes: trec_eval's judgments, or judgments through provenance (see :mod:`agentmemory.evaluation.runner`)."""
+
+BUDGET_DEFAULTS = ("R@512tok", "R@2048tok", "Success@2048tok")
+"""The token-budget measures (:mod:`agentmemory.metrics.budget`) every evaluation of a system returning its own
+memories computes by default, after the cut-off defaults: a system of session notes and one of one-line facts cost
+an agent different context for the same ``R@k``, and these compare them at equal cost."""
+
+
+def default_measures_for(k: int, *, memories: bool) -> tuple[Measure, ...]:
+    """What an evaluation at ``k`` computes unless told otherwise: ``(P@k, R@k, RR, RR@k, nDCG@k, AP@k)``, then,
+    when a system returns its own memories (``memories``: a memory system, or a run file with its memories),
+    :data:`BUDGET_DEFAULTS`."""
+    chosen = default_measures(k)
+    return chosen + parse_measures(",".join(BUDGET_DEFAULTS)) if memories else chosen
 
 
 def _measures(value: object, name: str) -> tuple[Measure, ...]:
@@ -94,7 +109,8 @@ class EvalOptions:
         k: the rank cutoff, an int >= 1 (default 5).
         seed: seeds the event ids and the statistics, an int >= 0 (default 7).
         measures: the measures beyond the defaults (P@k, R@k, RR, RR@k,
-            nDCG@k, AP@k), as given: text (``"nDCG@10,Success@3"``) or a
+            nDCG@k, AP@k; with a memory system also :data:`BUDGET_DEFAULTS`:
+            :meth:`measures_for`), as given: text (``"nDCG@10,Success@3"``) or a
             sequence of texts and :class:`~agentmemory.metrics.Measure`;
             kept as a tuple of measures.
         relevance: one of :data:`RELEVANCE_MODES` (default ``"direct"``).
@@ -128,11 +144,23 @@ class EvalOptions:
             than what a whole-ranking measure (``sess.*``, the budget measures,
             ``tokens@first``) read on some query is allowed, and the command
             line says which values the runs then cannot reproduce.
+        left_out: also score the questions the loader left out of retrieval scoring
+            (:func:`~agentmemory.evaluation.runner.left_out_questions`), as an evaluation
+            with answer files does: their retrieval measures have no value, their answer
+            measures one.  An experiment sets it on every task of a collection with answer
+            files, so each of its systems is scored on the questions ``agentmemory eval
+            --answers`` scores it on.
+        live: readers and judges that answer every question from each ranked system's top ``k`` and grade
+            the answers (:class:`~agentmemory.live.config.LiveOptions`; :mod:`agentmemory.live`), each
+            (system, reader) scored as an answer system; ``None`` (the default) for none.
         claims: published numbers to set beside ours (:mod:`agentmemory.evaluation.claims`):
             a :class:`~agentmemory.evaluation.claims.Claims`, or the path of a
             claims file (read and checked here); ``None`` for none.  The
             measures of the claims about the evaluated systems are computed
             too (after :attr:`all_measures`).
+        clock: the clock a memory system sees while replayed, one of
+            :data:`~agentmemory.systems.replay.CLOCKS`: ``"real"`` (the
+            default) or ``"conversation"`` (the turns' and questions' times).
 
     ``names`` (a keyword, not a field) maps a field to the name messages use for it,
     e.g. ``{"k": "--k"}`` on the command line; by default the field's own name.
@@ -159,6 +187,9 @@ class EvalOptions:
     tokenizer: str = DEFAULT_TOKEN_COUNTER
     claims: Claims | None = None
     run_depth: int | None = None
+    left_out: bool = False
+    clock: str = "real"
+    live: LiveOptions | None = None
 
     def __init__(
         self,
@@ -179,6 +210,9 @@ class EvalOptions:
         tokenizer: str = DEFAULT_TOKEN_COUNTER,
         claims: Claims | str | PathLike[str] | None = None,
         run_depth: int | None = None,
+        left_out: bool = False,
+        clock: str = "real",
+        live: LiveOptions | None = None,
         *,
         names: Mapping[str, str] | None = None,
     ) -> None:
@@ -191,7 +225,7 @@ class EvalOptions:
             raise UnknownNameError(name("relevance"), relevance, RELEVANCE_MODES)
         chosen = _measures(measures, name("measures"))
         flags = {"ties": ties, "lenient_run": lenient_run, "as_of": as_of, "timings": timings}
-        flags |= {"progress": progress, "clamp": clamp, "lenient_system": lenient_system}
+        flags |= {"progress": progress, "clamp": clamp, "lenient_system": lenient_system, "left_out": left_out}
         for flag, given in flags.items():
             if not isinstance(given, bool):
                 raise ParameterError(name(flag), given, "is not a bool", "pass True or False")
@@ -207,6 +241,10 @@ class EvalOptions:
                 name("system_timeout"), system_timeout, "is not a number > 0", "give seconds, e.g. 300"
             )
         check_token_counter(tokenizer, name("tokenizer"))
+        if clock not in CLOCKS:
+            raise UnknownNameError(name("clock"), clock, list(CLOCKS))
+        if live is not None and not isinstance(live, LiveOptions):
+            raise ParameterError(name("live"), live, "is not a LiveOptions", "pass agentmemory.live.LiveOptions(...)")
         values: dict[str, object] = {
             "k": k,
             "seed": seed,
@@ -219,6 +257,8 @@ class EvalOptions:
             "tokenizer": tokenizer,
             "claims": _claims(claims, name("claims")),
             "run_depth": _run_depth(run_depth, k, name("k"), chosen, name("run_depth")),
+            "clock": clock,
+            "live": live,
         }
         for key, value in values.items():
             object.__setattr__(self, key, value)  # frozen: set once, here
@@ -235,7 +275,12 @@ class EvalOptions:
     @property
     def all_measures(self) -> tuple[Measure, ...]:
         """Every measure asked for: the defaults at ``k``, then :attr:`measures` not among them, in order."""
-        chosen = list(default_measures(self.k))
+        return self.measures_for(memories=False)
+
+    def measures_for(self, *, memories: bool) -> tuple[Measure, ...]:
+        """Every measure asked for when a system returns its own memories (``memories``) or not:
+        :func:`default_measures_for`, then :attr:`measures` not among them, in order."""
+        chosen = list(default_measures_for(self.k, memories=memories))
         for m in self.measures:
             if m not in chosen:
                 chosen.append(m)

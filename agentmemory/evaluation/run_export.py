@@ -23,6 +23,16 @@ compute without texts or scopes.  One exception: a measure without a cutoff
 ``recip_rank`` equals only on a run no deeper than ``k``; on a deeper run
 compare ``RR@k``.
 
+**Which queries.**  ``qrels.txt`` holds the judgments of the **headline queries** only (the queries behind
+every mean of the report: the judged queries outside the collection's ``headline_excludes``, LoCoMo's
+adversarial category 5 among them), so any scorer that averages over the qrels' queries (``agentmemory
+score``, trec_eval, ir_measures, ranx) gives the report's means; the qrels file is the one input every such
+tool reads, where a side list of query ids would be a convention each tool must learn.  When queries are left
+out, ``qrels-all.txt`` beside it holds every judged query (:attr:`ExportedRuns.all_qrels`), for scoring them
+too; the runs hold every judged query's ranking either way.  A ranking with no hit writes no line (a TREC run
+cannot say "nothing"), so a scorer counts that query only with ``--complete`` (trec_eval ``-c``), as the
+report's means do (:func:`qrels_text` says when that is needed).
+
 ``run_depth`` (:class:`~agentmemory.evaluation.options.EvalOptions`,
 ``--run-depth N``) writes every ranking's top ``N`` instead.  It is refused
 when shallower than ``k`` or a rank cutoff; when shallower than what a
@@ -34,12 +44,12 @@ whole-ranking measure read on some query, the runs are written and
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from agentmemory.evaluation.runner import Evaluation
 from agentmemory.evaluation.system_runs import memories_text
 
-__all__ = ["ExportedRuns", "cut_text", "depth_text", "exported_runs"]
+__all__ = ["ExportedRuns", "cut_text", "depth_text", "exported_runs", "qrels_text"]
 
 
 @dataclass(frozen=True)
@@ -51,13 +61,19 @@ class ExportedRuns:
     maps to ``[]``); ``memories`` each memory system's key to its memories
     file's text; ``cut`` lists ``(system name, query id, measures)`` for each
     ranking ``run_depth`` cut above the depth those measures read; ``depth``
-    is the ``run_depth`` (``None``: as deep as the measures read).
+    is the ``run_depth`` (``None``: as deep as the measures read); ``qrels`` the
+    judgments of the headline queries (``qrels.txt``), ``all_qrels`` those of every
+    judged query when some are left out of the headline (``qrels-all.txt``; ``None``
+    when none is), ``excluded_groups`` the groups left out.
     """
 
     rankings: dict[str, dict[str, list[tuple[str, float]]]]
     memories: dict[str, str]
     cut: tuple[tuple[str, str, tuple[str, ...]], ...]
     depth: int | None
+    qrels: dict[str, dict[str, int]] = field(default_factory=dict)
+    all_qrels: dict[str, dict[str, int]] | None = None
+    excluded_groups: tuple[str, ...] = ()
 
 
 def exported_runs(evaluation: Evaluation) -> ExportedRuns:
@@ -65,7 +81,10 @@ def exported_runs(evaluation: Evaluation) -> ExportedRuns:
     depth = evaluation.options.run_depth
     rankings: dict[str, dict[str, list[tuple[str, float]]]] = {}
     cut: list[tuple[str, str, tuple[str, ...]]] = []
+    unranked = {a.name for a in evaluation.answers if not a.has_retrieval}
     for result in evaluation.results:
+        if result.name in unranked:  # an answer file without retrieval ranked nothing: no run to write
+            continue
         rankings[result.name] = {}
         for q in result.per_query:
             ranking = q.ranking if depth is None else q.ranking[:depth]
@@ -73,13 +92,52 @@ def exported_runs(evaluation: Evaluation) -> ExportedRuns:
             deeper = tuple(m for m, read in q.reads.items() if read > len(ranking))
             if deeper:
                 cut.append((result.name, q.query_id, deeper))
+    attributed = [(s.spec.key, s.run.name, s.attributed) for s in evaluation.systems]
+    attributed += [(a.name, a.name, a.attributed) for a in evaluation.answers if a.attributed is not None]
     memories = {}
-    for system in evaluation.systems:
-        named = None
-        if depth is not None:
-            named = {doc for ranked in rankings[system.run.name].values() for doc, _ in ranked}
-        memories[system.spec.key] = memories_text(system.attributed, named)
-    return ExportedRuns(rankings, memories, tuple(cut), depth)
+    for key, name, what in attributed:  # a memory system's memories, or an answer file's retrieved ones
+        named = None if depth is None else {doc for ranked in rankings[name].values() for doc, _ in ranked}
+        memories[key] = memories_text(what, named)
+    judged = {qid: dict(grades) for qid, grades in evaluation.collection.qrels.items()}
+    headline = {q.query_id for q in evaluation.results[0].headline} if evaluation.results else set(judged)
+    qrels = {qid: grades for qid, grades in judged.items() if qid in headline}
+    left_out = qrels != judged
+    return ExportedRuns(
+        rankings,
+        memories,
+        tuple(cut),
+        depth,
+        qrels,
+        judged if left_out else None,
+        tuple(evaluation.collection.headline_excludes) if left_out else (),
+    )
+
+
+def qrels_text(runs: ExportedRuns, folder: str = "DIR") -> str | None:
+    """One line saying which queries ``qrels.txt`` holds and how to re-score the report's means, or ``None`` when it
+    holds every judged query and every ranking has a hit (then ``agentmemory score`` needs nothing more).
+
+    ``qrels.txt holds the judgments of the 6 headline queries (the means above); qrels-all.txt all 8 judged
+    (groups left out of the headline: 5). 1 ranking has no hit and writes no line: agentmemory score
+    DIR/qrels.txt --run ... --complete (trec_eval -c) counts it as 0, as the means do.``
+    """
+    empty = sum(
+        1 for per_query in runs.rankings.values() for qid, r in per_query.items() if not r and qid in runs.qrels
+    )
+    parts = []
+    if runs.all_qrels is not None:
+        groups = ", ".join(runs.excluded_groups) or "none"
+        parts.append(
+            f"{folder}/qrels.txt holds the judgments of the {len(runs.qrels)} headline queries (the means above); "
+            f"{folder}/qrels-all.txt all {len(runs.all_qrels)} judged (groups left out of the headline: {groups})."
+        )
+    if empty:
+        rankings = f"{empty} ranking{'s' if empty > 1 else ''} of a headline query {'have' if empty > 1 else 'has'}"
+        parts.append(
+            f"{rankings} no hit and write{'' if empty > 1 else 's'} no line: agentmemory score {folder}/qrels.txt "
+            "--run ... --complete (trec_eval -c) counts such a query as 0, as the means do."
+        )
+    return " ".join(parts) or None
 
 
 def cut_text(runs: ExportedRuns, flag: str = "--run-depth") -> str | None:

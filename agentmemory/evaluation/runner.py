@@ -53,12 +53,14 @@ from agentmemory.evaluation.answer_runs import (
     AnswerSystem,
     answer_systems,
     default_answer_measures,
+    live_answer_system,
     spec_name,
     with_retrieval,
 )
 from agentmemory.evaluation.options import RELEVANCE_MODES, EvalOptions
 from agentmemory.evaluation.runfiles import BoundRun, RunFile, bind_run, parse_run_option, read_run_file
 from agentmemory.evaluation.system_runs import SystemRun, system_runs
+from agentmemory.live.answering import ContextMemory, LiveQuestion, answer_questions
 from agentmemory.metrics import Measure, compute_measures, defined
 from agentmemory.metrics.definition import AnswerInput
 from agentmemory.metrics.provenance import Credited, ancestors_of, credit
@@ -86,6 +88,7 @@ __all__ = [
     "Timings",
     "defined_mean",
     "evaluate",
+    "left_out_questions",
     "mean",
     "measure_depth",
     "seed_measures",
@@ -325,6 +328,12 @@ class Evaluation:
     original: Evaluation | None = field(default=None, repr=False, compare=False)
     answers: tuple[AnswerSystem, ...] = field(default=(), repr=False, compare=False)
 
+    @property
+    def returns_memories(self) -> bool:
+        """Whether a system returns its own memories (a memory system, or a run file with its memories file):
+        the token-budget measures are then among the defaults (:func:`~agentmemory.evaluation.options.default_measures_for`)."""
+        return _returns_memories(self.systems, self.runs)
+
     def result(self, name: str) -> RetrieverResult:
         """The result of the system ``name`` (its key, e.g. ``"bm25"``, or a run's name; a label works too)."""
         for res in self.results:
@@ -357,6 +366,11 @@ class Evaluation:
             (r.label, q.query_id, q.group, m, q.metrics[m]) for r in self.results for q in r.per_query for m in r.means
         ]
         return pd.DataFrame(rows, columns=["system", "query", "group", "measure", "value"])
+
+
+def _returns_memories(systems: Sequence[SystemRun], runs: Sequence[RunFile]) -> bool:
+    """A memory system among ``systems``, or a run of ``runs`` with its own memories file."""
+    return bool(systems) or any(r.memories_path is not None for r in runs)
 
 
 def seed_measures(k: int) -> tuple[str, str, str]:
@@ -448,24 +462,19 @@ def evaluate(
     scope).  A judged query a run does not mention retrieved nothing
     (trec_eval ``-c``).
 
-    ``options`` is an :class:`~agentmemory.evaluation.options.EvalOptions`;
-    instead of it, its fields may be given as keywords (``k=10,
-    relevance="provenance"``), which make one; giving both is an error.
-    ``k`` (default 5) is the cutoff and ``seed`` (default 7) names the event
-    ids.  ``measures`` adds to the defaults (P@k, R@k, RR, RR@k, nDCG@k,
-    AP@k).  ``relevance`` is ``"direct"`` or ``"provenance"`` (module
-    docstring).  ``ties`` (default True) computes a
-    :class:`~agentmemory.metrics.tieaware.TieReport` per query and measure
-    (measures without a tie-aware formula get none) from the scores of every
-    entry that could reach the top ``k`` (those scoring at least the
-    ``k``-th hit: the hits themselves unless a tie crosses the cutoff, so the
-    analysis costs a deeper look only for those queries); for a run, only
-    when its scores show where the tie ends.  ``progress`` shows a tqdm bar
-    per retriever (off by default); ``timings`` records each retriever's
-    search latencies and index build (:class:`Timings`; never in an
-    artifact); ``as_of`` shows each query only the entries created by its
-    ``asked_at``.  ``baseline`` is carried for the
-    statistics (:meth:`Evaluation.table`), not used here.
+    ``options`` is an :class:`~agentmemory.evaluation.options.EvalOptions`; instead of it, its fields may be given
+    as keywords (``k=10, relevance="provenance"``), which make one; giving both is an error.  ``k`` (default 5) is
+    the cutoff and ``seed`` (default 7) names the event ids.  ``measures`` adds to the defaults
+    (:func:`~agentmemory.evaluation.options.default_measures_for`: P@k, R@k, RR, RR@k, nDCG@k, AP@k, and the token
+    budgets with a system's own memories).  ``relevance`` is ``"direct"`` or ``"provenance"`` (module docstring).
+    ``ties`` (default True) computes a :class:`~agentmemory.metrics.tieaware.TieReport` per query and measure
+    (measures without a tie-aware formula get none) from the scores of every entry that could reach the top ``k``
+    (those scoring at least the ``k``-th hit: the hits themselves unless a tie crosses the cutoff, so the analysis
+    costs a deeper look only for those queries); for a run, only when its scores show where the tie ends.
+    ``progress`` shows a tqdm bar per retriever (off by default); ``timings`` records each retriever's search
+    latencies and index build (:class:`Timings`; never in an artifact); ``as_of`` shows each query only the entries
+    created by its ``asked_at``.  ``baseline`` is carried for the statistics (:meth:`Evaluation.table`), not used
+    here.
 
     ``store`` reuses the store of an earlier evaluation of the same
     collection (``Evaluation.store``) instead of indexing the entries again:
@@ -488,8 +497,7 @@ def evaluate(
     pool within a pool's worker would oversubscribe the cores, and a Dask
     task would have to secede from its worker to submit more).
 
-    ``answers``: other harnesses' answer files, each scored as a system
-    (:mod:`agentmemory.evaluation.answer_runs`).
+    ``answers``: other harnesses' answer files, each a system (:mod:`agentmemory.evaluation.answer_runs`).
     """
     options, answered = _options_and_answers(collection, answers, bool(systems), options, keywords)
     require_judgments(collection)  # means over no query would print as 0.00, as if measured
@@ -500,15 +508,15 @@ def evaluate(
         raise ParameterError(
             "retrievers", retrievers, "names no system", "name a retriever (e.g. 'bm25') or pass a run"
         )
-    _check_systems(names := _names(specs, bound, by_system, answered))
+    _check_systems((names := _names(specs, bound, by_system, answered)) + _live_names(options, specs, bound, answered))
     bound += [bind_run(a.run, collection, as_of=options.as_of) for a in answered if a.run is not None]
-    extra = default_answer_measures(collection, answered, options.k)
-    chosen, unscored = _scored_measures(options, names, extra, ranked=bool(specs or bound))
+    extra = default_answer_measures(collection, answered, options.k, generated=_generated(options))
+    ranked, memories = bool(specs or bound), _returns_memories(replayed, run_files)
+    chosen, unscored = _scored_measures(options, names, extra, ranked=ranked, memories=memories)
     scorer = _new_scorer(collection, chosen, options)
-    first_event = 0 if store is None else len(store.log)
-    reused = store is not None
+    first_event, reused = (0 if store is None else len(store.log)), store is not None
     store = _prepared_store(collection, specs, store, options)
-    queries = collection.judged_queries + (_left_out(collection) if answered else ())
+    queries = collection.judged_queries + _answer_only(collection, answered, options)
     slices = _time_slices(collection, queries, options.as_of, added=reused)
     durations: dict[str, list[float]] | None = {spec.key: [] for spec in specs} if options.timings else None
     found = _search(collection, specs, store, scorer, slices, options, durations)
@@ -520,6 +528,7 @@ def evaluate(
         for spec in specs
     ]
     results += _other_results(bound, answered, by_system, queries, scorer, excluded, options.k)
+    results, answered = _live_results(collection, results, answered, queries, scorer, options)
     evaluation = Evaluation(
         collection=collection,
         k=options.k,
@@ -541,6 +550,12 @@ def evaluate(
         answers=tuple(answered),
     )
     return _with_original(evaluation)
+
+
+def _answer_only(collection: Collection, answered: Sequence[Any], options: EvalOptions) -> tuple[Query, ...]:
+    """The questions scored on answers only (:func:`left_out_questions`): with answer files, the options'
+    ``live`` readers, or ``left_out`` (an experiment's task of a collection with answer files); else none."""
+    return left_out_questions(collection) if answered or options.left_out or options.live else ()
 
 
 def _options_and_answers(
@@ -572,6 +587,88 @@ def _names(
     return names
 
 
+def _generated(options: EvalOptions) -> int:
+    """What :func:`default_answer_measures` is told of live answers: 0 without readers, the number of judges, or
+    -1 with readers and no judge."""
+    return 0 if options.live is None else (len(options.live.judges) or -1)
+
+
+def _live_names(
+    options: EvalOptions, specs: Sequence[RetrieverSpec], bound: Sequence[BoundRun], answered: Sequence[AnswerSystem]
+) -> list[tuple[str, str]]:
+    """``(key, label)`` of every live answer system: each ranked system (retrievers, runs, memory systems, answer
+    files with retrieval) with each of the options' readers."""
+    if options.live is None:
+        return []
+    ranked = [(s.key, s.label) for s in specs] + [(b.name, b.name) for b in bound]
+    ranked += [(a.name, a.label) for a in answered if a.run is not None]
+    return [(f"{key}+{r.name}", f"{label} + {r.name}") for key, label in ranked for r in options.live.readers]
+
+
+def _live_results(
+    collection: Collection,
+    results: list[RetrieverResult],
+    answered: list[AnswerSystem],
+    queries: Sequence[Query],
+    scorer: _Scorer,
+    options: EvalOptions,
+) -> tuple[list[RetrieverResult], list[AnswerSystem]]:
+    """``results`` and ``answered`` with the options' live readers on every ranked system (:mod:`agentmemory.live`):
+    each question answered from the system's top ``k`` (the texts it returned) and graded by the judges; each
+    (system, reader) an answer system ``<system>+<reader>`` whose ranking is the system's (its rows as they are,
+    the answer measures computed from the reader's answers)."""
+    live = options.live
+    if live is None:
+        return results, answered
+    unranked = {a.name for a in answered if not a.ranked}
+    by_id = {q.id: q for q in queries}
+    made_results, made_systems = [], []
+    for base in [r for r in results if r.name not in unranked]:
+        texts = scorer.with_entries(base.entries)
+        questions = [
+            LiveQuestion.of(by_id[row.query_id], [_context(texts, base, h.entry_id) for h in row.hits[: options.k]])
+            for row in base.per_query
+        ]
+        for reader in live.readers:
+            made = answer_questions(f"{base.name}+{reader.name}", base.name, questions, reader, live)
+            system = live_answer_system(made, collection, label=f"{base.label} + {reader.name}")
+            made_systems.append(system)
+            made_results.append(_live_result(base, system, texts.with_answers(system.inputs), scorer, by_id))
+    return [*results, *made_results], [*answered, *made_systems]
+
+
+def _live_result(
+    base: RetrieverResult, system: AnswerSystem, scoring: _Scorer, scorer: _Scorer, by_id: Mapping[str, Query]
+) -> RetrieverResult:
+    """A live answer system's result: ``base``'s rows with the answer measures computed from its answers."""
+    rows = []
+    for row in base.per_query:
+        metrics, reads = dict(row.metrics), dict(row.reads)
+        qrels = scoring.collection.qrels.get(row.query_id, {})
+        scoring._answer_metrics(by_id[row.query_id], [h.entry_id for h in row.ranking], qrels, metrics, reads)
+        rows.append(replace(row, metrics=metrics, reads=reads))
+    return replace(
+        base,
+        name=system.name,
+        label=system.label,
+        params=system.params,
+        per_query=tuple(rows),
+        means=scorer.means(rows),
+        kind="answers",
+        timings=None,
+        dropped=(),
+        skipped_hits=(),
+    )
+
+
+def _context(texts: _Scorer, base: RetrieverResult, entry_id: str) -> ContextMemory:
+    """One memory of ``base``'s ranking as its reader sees it: the text the system returned, and when it was
+    recorded (the entry's ``created_at``, a run's own memory's when it has one)."""
+    own = base.entries.get(entry_id)
+    entry = own if own is not None else texts.collection.entry(entry_id)
+    return ContextMemory(texts.text(entry_id), entry_id, entry.created_at)
+
+
 def _given(answers: Any, options: EvalOptions) -> bool:
     """Whether ``answers`` (a sequence with items, or one spec) or a claim of the options names an answer file."""
     given = bool(answers) if isinstance(answers, (list, tuple)) else answers is not None
@@ -591,10 +688,11 @@ def _with_claimed(answers: Any, options: EvalOptions) -> list[Any]:
     return out
 
 
-def _left_out(collection: Collection) -> tuple[Query, ...]:
+def left_out_questions(collection: Collection) -> tuple[Query, ...]:
     """The questions without judgments that an answer can still be scored on: those the loader left out of
     retrieval scoring (``Collection.left_out_queries``) and those a judgment patch left unjudged without
-    excluding them (an empty evidence list), never a question the patch excluded."""
+    excluding them (an empty evidence list), never a question the patch excluded.  An evaluation with answer
+    files (or ``left_out=True``) scores them after the judged questions, in this order."""
     judged = collection.qrels
     excluded = set(collection.excluded_query_ids)
     kept = [q for q in collection.queries if q.id not in judged]
@@ -635,7 +733,7 @@ def _with_original(evaluation: Evaluation) -> Evaluation:
         systems=evaluation.systems,
         store=None if evaluation.as_of else evaluation.store,
         options=evaluation.options,
-        answers=[a.files for a in evaluation.answers],
+        answers=[a.files for a in evaluation.answers if a.live is None],  # live answers are made again (cached)
     )
     return replace(evaluation, original=original)
 
@@ -689,10 +787,12 @@ def _scored_measures(
     answer_measures: Sequence[Measure] = (),
     *,
     ranked: bool = True,
+    memories: bool = False,
 ) -> tuple[tuple[Measure, ...], tuple[str, ...]]:
     """The measures computed and those left unscored (no provenance definition, under ``relevance="provenance"``).
 
-    The measures are the options' (:attr:`EvalOptions.all_measures`), then
+    The measures are the options' (:meth:`EvalOptions.measures_for`: with the token-budget defaults when
+    ``memories``, a system returning its own memories), then
     those of the options' claims about ``systems`` (``(key, label)`` pairs)
     not among them, so each such claim has our value under its definition,
     then ``answer_measures`` not among them (an evaluation with answer files);
@@ -701,7 +801,7 @@ def _scored_measures(
     An answer measure (``MeasureDef.reads_answer``) reads no judgment, so it
     is scored under either relevance.
     """
-    chosen = options.all_measures
+    chosen = options.measures_for(memories=memories)
     if options.claims is not None:
         chosen += tuple(m for m in options.claims.measures_for(systems) if m not in chosen)
     chosen += tuple(m for m in answer_measures if m not in chosen)
@@ -913,7 +1013,7 @@ def _replay_systems(
     if all(isinstance(s, SystemRun) for s in systems):  # replayed already (the original judgments of a patch)
         return list(systems)
     k = options.k
-    depth = max(max(system_depth(m, k) for m in options.all_measures), options.run_depth or 0)
+    depth = max(max(system_depth(m, k) for m in options.measures_for(memories=True)), options.run_depth or 0)
     return system_runs(
         collection,
         systems,
@@ -925,6 +1025,8 @@ def _replay_systems(
         lenient=options.lenient_system,
         as_of=options.as_of,
         executor=executor,
+        clock=options.clock,
+        progress=options.progress,
     )
 
 
@@ -1084,7 +1186,7 @@ class _Scorer:
         self.ranked = ranked  # False: the system told no ranking (an answer file without retrieval)
         excluded = collection.headline_excludes
         self.headline = {q.id for q in collection.headline_queries}
-        self.headline |= {q.id for q in _left_out(collection) if q.group not in excluded}
+        self.headline |= {q.id for q in left_out_questions(collection) if q.group not in excluded}
         if self.extra:
             scopes: dict[str | None, set[str]] = {}
             for entry in (*collection.entries, *self.extra.values()):

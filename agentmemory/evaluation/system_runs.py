@@ -14,27 +14,37 @@ of ``n`` memories, so trec_eval's order (score descending) is the system's.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
-from collections.abc import Container, Sequence
-from concurrent.futures import Executor
-from dataclasses import dataclass
+import multiprocessing
+from collections.abc import Container, Iterator, Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from agentmemory.datasets.collection import Collection
+from agentmemory.errors import check_positive_int
 from agentmemory.evaluation.runfiles import RunFile
+from agentmemory.files.reading import decode_utf8, json_lines, read_bytes
 from agentmemory.systems.attribution import Attributed, AttributionReport, Attributor, attribute
 from agentmemory.systems.base import Memory
 from agentmemory.systems.registry import SystemLike, SystemSpec, resolve_systems
 from agentmemory.systems.replay import Replay, ReplayTimings, replay
 
 __all__ = [
+    "SYSTEM_TIMING_COLUMNS",
     "SystemRun",
     "is_system_memories",
+    "judged_at_k_note",
     "memories_text",
+    "reattributed_run",
+    "replay_pool",
     "recorded_attribution",
     "system_runs",
     "system_table",
+    "system_timing_cells",
     "system_timings",
 ]
 
@@ -51,7 +61,8 @@ class SystemRun:
     @property
     def params(self) -> dict[str, Any]:
         """What the artifact states of the system: its parameters, then the attribution's figures."""
-        return {"system": self.spec.key, "params": self.replay.params, **self.attributed.report.summary()}
+        clock = {"clock": self.replay.clock} if self.replay.clock != "real" else {}  # stated only when not the default
+        return {"system": self.spec.key, "params": self.replay.params, **clock, **self.attributed.report.summary()}
 
 
 def memories_text(attributed: Attributed, named: Container[str] | None = None) -> str:
@@ -123,6 +134,58 @@ def recorded_attribution(run: RunFile, collection: Collection, method: str, *, k
     return attribute(recorded, collection, "sources", k=k, sensitivity=method).report
 
 
+def reattributed_run(run: RunFile, collection: Collection, method: str, *, k: int, relevance: str) -> RunFile:
+    """A memory system's recorded run (its ``--runs-dir`` run and memories file) with its memories attributed again
+    by ``method``, so ``--run NAME=RUN --memories FILE --attribution METHOD`` re-scores it without a replay.
+
+    Each memory of the run stands as a :class:`~agentmemory.systems.base.Memory`
+    with its recorded text, in the run's order (scores descending, the
+    system's), its sources the turns (``turns``, else ``derived_from``) of
+    the memories the replay attributed by their own ``sources`` (their
+    ``attribution`` is ``"sources"``; the system's sources are not kept
+    otherwise), none for the rest.  They are attributed by ``method`` as a
+    replay's are (:func:`~agentmemory.systems.attribution.attribute`: the same
+    memory ids, in the same order); the files' names and digests stay the
+    run's.
+    """
+    recorded = _recorded_records(run)
+    entries = {e.id: e for e in collection.entries}
+    answers: dict[str, tuple[Memory, ...]] = {}
+    for qid, hits in run.hits.items():
+        ranked = sorted(hits, key=lambda h: (-h[1], h[2]))
+        memories = []
+        for doc, _, _ in ranked:
+            if doc in recorded:
+                text, sources = recorded[doc]
+                memories.append(Memory(text, id=doc, sources=sources))
+            elif doc in entries:
+                memories.append(Memory(entries[doc].text, id=doc, sources=(doc,)))
+        answers[qid] = tuple(memories)
+    replayed = Replay(run.name, run.name, {}, answers, {q.id: q.scope for q in collection.judged_queries})
+    attributed = attribute(replayed, collection, method, k=k, relevance=relevance)
+    remade = _run_file(attributed)
+    return replace(
+        remade,
+        path=run.path,
+        sha256=run.sha256,
+        format=run.format,
+        memories_path=run.memories_path,
+        memories_sha256=run.memories_sha256,
+    )
+
+
+def _recorded_records(run: RunFile) -> dict[str, tuple[str, tuple[str, ...] | None]]:
+    """Each recorded memory's text and, when the replay attributed it by the system's own sources, those turns."""
+    assert run.memories_path is not None
+    path = Path(run.memories_path)
+    out: dict[str, tuple[str, tuple[str, ...] | None]] = {}
+    for _, record in json_lines(path, decode_utf8(path, read_bytes(path, "memories file"))):
+        own = record.get("attribution") == "sources"
+        sources = tuple(record.get("turns") or record.get("derived_from") or ()) if own else None
+        out[record["_id"]] = (record["text"], sources)
+    return out
+
+
 def _run_file(attributed: Attributed) -> RunFile:
     hits = {
         qid: tuple((doc, float(len(ranking) - i), i + 1) for i, doc in enumerate(ranking))
@@ -157,46 +220,116 @@ def system_runs(
     lenient: bool = False,
     as_of: bool = False,
     executor: Executor | None = None,
+    clock: str = "real",
+    progress: bool = False,
 ) -> list[SystemRun]:
     """Replay and attribute each of ``systems``; ``depth`` memories asked per query (at least ``k``).
 
     ``executor`` (a ``concurrent.futures.Executor``) runs each scope's
     replay as a task (:func:`agentmemory.systems.replay.replay`); the
-    results are the same as without one.
+    results are the same as without one.  ``clock`` and ``progress`` are
+    the replay's (:func:`~agentmemory.systems.replay.replay`).
     """
     specs = resolve_systems(systems)
     helper = Attributor(collection)
     out = []
     for spec in specs:
         answered = replay(
-            spec, collection, depth=depth, as_of=as_of, timeout=timeout, lenient=lenient, executor=executor
+            spec,
+            collection,
+            depth=depth,
+            as_of=as_of,
+            timeout=timeout,
+            lenient=lenient,
+            executor=executor,
+            clock=clock,
+            progress=progress,
         )
         attributed = attribute(answered, collection, attribution, k=k, relevance=relevance, attributor=helper)
         out.append(SystemRun(spec, answered, attributed, _run_file(attributed)))
     return out
 
 
-def system_table(runs: Sequence[SystemRun], k: int) -> str:
-    """The attribution figures of each system as text: coverage, ambiguity, Judged@k, sensitivity, unattributed examples."""
+@contextlib.contextmanager
+def replay_pool(workers: int) -> Iterator[Executor | None]:
+    """``workers`` processes to replay a memory system's conversations on (``None`` for one: serially).
+
+    Spawned, so a worker inherits no thread of ours; the system's factory must be importable by them (a
+    ``package.module:attribute``, a registered name).  The answers are those of a serial replay
+    (:func:`agentmemory.systems.replay.replay`).
+    """
+    check_positive_int("workers", workers)
+    if workers == 1:
+        yield None
+        return
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        yield pool
+
+
+def judged_at_k_note(collection: Collection | None, k: int, relevance: str) -> tuple[bool, str | None]:
+    """Whether a table shows Judged@k, and the note that says what it equals when it adds nothing.
+
+    Judged@k counts the top ``k`` memories attributed to an entry judged for
+    the query, whatever its grade; it says more than P@k only where some
+    judged entry is not relevant (a grade <= 0 judgment of a headline
+    query).  Where every judgment is relevant (LoCoMo: only the evidence turns
+    are judged) a memory attributed to a judged entry is one attributed to a
+    relevant entry: under provenance, and with no derived entry in the
+    collection, Judged@k then *is* P@k, so it is not shown and the note says
+    so; otherwise it is shown with a note saying what it counts.  Without a
+    ``collection`` it is shown, with no note.
+    """
+    if collection is None:
+        return True, None
+    judged = collection.qrels
+    graded = (g for q in collection.headline_queries for g in judged.get(q.id, {}).values())
+    if any(grade <= 0 for grade in graded):
+        return True, None
+    derived = any(e.provenance.derived_from for e in collection.entries)
+    if relevance == "provenance" and not derived:
+        return False, (
+            f"Judged@{k} equals P@{k} here (so it is not shown): only relevant entries are judged (no judgment of "
+            "grade 0), and a memory attributed to a judged entry is one attributed to a relevant entry."
+        )
+    return True, (
+        f"Judged@{k} here is the share of the top {k} attributed to a relevant entry: only relevant entries are "
+        "judged (no judgment of grade 0)."
+    )
+
+
+def system_table(
+    runs: Sequence[SystemRun], k: int, collection: Collection | None = None, relevance: str = "provenance"
+) -> str:
+    """The attribution figures of each system as text: coverage, ambiguity, Judged@k, sensitivity, unattributed
+    examples.
+
+    ``collection`` and ``relevance`` (the evaluation's) decide whether Judged@k is shown or only named in a
+    note saying what it equals (:func:`judged_at_k_note`).
+    """
     if not runs:
         return ""
+    shown, note = judged_at_k_note(collection, k, relevance)
+    judged = f"; Judged@{k} = share of the top {k} attributed to a judged entry" if shown else ""
+    column = [f"Judged@{k}"] if shown else []
+    header = ["system", "attribution", "returned", "coverage", "ambiguous", "credits (mean)", "credits (most)"]
+    header += [*column, "queries returning nothing", "failed queries"]
     lines = [
         f"Memory systems: attribution (coverage = attributed / returned memories; ambiguous = returned memories "
-        "attributed to more than one entry, credits = entries per attributed memory, mean and most; "
-        f"Judged@{k} = share of the top {k} attributed to a judged entry; tie analysis beyond the returned memories "
-        "is not available for systems)",
+        f"attributed to more than one entry, credits = entries per attributed memory, mean and most{judged}; tie "
+        "analysis beyond the returned memories is not available for systems)",
         "",
-        f"| system | attribution | returned | coverage | ambiguous | credits (mean) | credits (most) | Judged@{k} | "
-        "queries returning nothing | failed queries |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * len(header),
     ]
     for run in runs:
         r = run.attributed.report
-        lines.append(
-            f"| {run.spec.label} | {r.method} | {r.returned} | {r.coverage:.3f} | {r.ambiguous} | "
-            f"{r.credits_per_memory:.2f} | {r.most_credits} | {r.judged_at_k:.3f} | {len(r.empty_queries)} | "
-            f"{len(r.failures)} |"
-        )
+        value = [f"{r.judged_at_k:.3f}"] if shown else []
+        cells = [run.spec.label, r.method, str(r.returned), f"{r.coverage:.3f}"]
+        cells += [str(r.ambiguous), f"{r.credits_per_memory:.2f}", str(r.most_credits), *value]
+        cells += [str(len(r.empty_queries)), str(len(r.failures))]
+        lines.append("| " + " | ".join(cells) + " |")
+    if note:
+        lines += ["", note]
     lines += ["", f"Sensitivity to attribution (R@{k}, nDCG@{k}, provenance):", ""]
     lines += ["| system | attribution | R@k | nDCG@k |", "|---|---|---|---|"]
     for run in runs:
@@ -215,18 +348,44 @@ def system_table(runs: Sequence[SystemRun], k: int) -> str:
 
 
 def system_timings(runs: Sequence[SystemRun]) -> str:
-    """p50/p95 of ingest seconds per turn and of search seconds, per system (wall clock; never in an artifact)."""
+    """Per system: its whole replay's wall time, the conversations (scopes) and the p50 and largest of their wall
+    times, then p50/p95 of ingest seconds per turn and of search seconds (wall clock; never in an artifact)."""
     lines = [
         "Memory systems, wall clock on this machine (not in the artifact):",
         "",
-        "| system | ingest p50 (ms/turn) | ingest p95 (ms/turn) | search p50 (ms) | search p95 (ms) |",
-        "|---|---|---|---|---|",
+        "| system | total (s) | conversations | per conversation p50 (s) | per conversation max (s) | "
+        "ingest p50 (ms/turn) | ingest p95 (ms/turn) | search p50 (ms) | search p95 (ms) |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for run in runs:
-        t = run.replay.timings
-        p = ReplayTimings.percentile
-        lines.append(
-            f"| {run.spec.label} | {1000 * p(t.ingest_per_turn, 50):.3f} | {1000 * p(t.ingest_per_turn, 95):.3f} | "
-            f"{1000 * p(t.search, 50):.3f} | {1000 * p(t.search, 95):.3f} |"
-        )
+        lines.append("| " + " | ".join([run.spec.label, *system_timing_cells(run.replay.timings)]) + " |")
     return "\n".join(lines)
+
+
+SYSTEM_TIMING_COLUMNS = (
+    "total (s)",
+    "conversations",
+    "per conversation p50 (s)",
+    "per conversation max (s)",
+    "ingest p50 (ms/turn)",
+    "ingest p95 (ms/turn)",
+    "search p50 (ms)",
+    "search p95 (ms)",
+)
+"""The columns of :func:`system_timing_cells`, after the system's label."""
+
+
+def system_timing_cells(t: ReplayTimings) -> list[str]:
+    """One system's replay timings as table cells, in the order of :data:`SYSTEM_TIMING_COLUMNS`."""
+    p = ReplayTimings.percentile
+    scopes = [seconds for _, seconds in t.scopes]
+    return [
+        f"{t.total:.3f}",
+        str(len(scopes)),
+        f"{p(scopes, 50):.3f}",
+        f"{max(scopes, default=0.0):.3f}",
+        f"{1000 * p(t.ingest_per_turn, 50):.3f}",
+        f"{1000 * p(t.ingest_per_turn, 95):.3f}",
+        f"{1000 * p(t.search, 50):.3f}",
+        f"{1000 * p(t.search, 95):.3f}",
+    ]

@@ -18,11 +18,11 @@ systems, or the grid's), plus any tasks listed one by one.  Example
     ]
 
     [statistics]                        # every key optional
-    baseline = "tags"                   # default: the first system
+    baseline = "tags"                   # default: default BM25 (bm25) when held, else the first system
     comparisons = "baseline"            # or "all": also every pair of systems
     confidence = 0.95
     alpha = 0.05
-    n_resamples = 10000
+    n_resamples = 10000                 # Holm over m comparisons needs 2 m / (n_resamples + 1) <= alpha
 
     [[collections]]
     path = "../fixtures/assistant-notes"   # relative to the grid file's folder
@@ -35,6 +35,7 @@ systems, or the grid's), plus any tasks listed one by one.  Example
     relevance = "provenance"                # default: the grid's relevance
     systems = ["bm25"]                      # instead of the grid's systems
     runs = [{ name = "mine", path = "runs/mine.trec", memories = "runs/mine-memories.jsonl", lenient = false }]
+    answers = [{ name = "zep", paths = ["zep/zep_locomo_grades.json"], format = "zep" }]
 
     [[tasks]]                               # one task more, outside the cross product
     collection = "notes"
@@ -49,8 +50,11 @@ order written), each with the fixed ``params`` too.  A table
 specs: ``"agentrecall"``, ``"mcp[profile=server-memory]"``,
 ``"package.module:attribute"``), replayed over the collection by each of its
 tasks under the collection's ``relevance`` (its own, else the grid's) and attribution ``auto``; ``[[tasks]]``
-name retrievers and runs only.  A run file belongs to
-its collection: it is never crossed with another one.
+name retrievers, runs and answer systems only.  A run file belongs to
+its collection: it is never crossed with another one.  So does an **answer
+system** (``answers``: other harnesses' answer files, one per seed, read as
+``agentmemory eval --answers NAME=FILE[,FILE...]`` with ``--answers-format``
+and ``--answers-mapping`` reads them, :mod:`agentmemory.evaluation.answer_runs`).
 
 :data:`GRID_KEYS` declares every key of every table, once; :func:`read_grid` reads and checks a file;
 :func:`parse_grid` the text.
@@ -72,10 +76,11 @@ from os import PathLike
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from agentmemory.errors import AgentMemoryError, InputError, MissingFileError, ParameterError
+from agentmemory.answers import ANSWER_FORMATS
+from agentmemory.errors import AgentMemoryError, InputError, MissingFileError, ParameterError, UnknownNameError
 from agentmemory.evaluation.options import RELEVANCE_MODES, EvalOptions
 from agentmemory.metrics import parse_measures
-from agentmemory.retrievers import RetrieverSpec, resolve_retriever
+from agentmemory.retrievers import RetrieverSpec, full_label, resolve_retriever
 from agentmemory.retrievers.spec import format_value
 from agentmemory.systems.registry import resolve_system
 
@@ -83,6 +88,7 @@ __all__ = [
     "COMPARISONS",
     "GRID_KEYS",
     "GRID_TABLES",
+    "AnswersDef",
     "CollectionDef",
     "Grid",
     "GridKey",
@@ -117,6 +123,7 @@ GRID_TABLES: dict[str, str] = {
     "statistics": "[statistics]",
     "collections": "[[collections]]",
     "runs": "runs = [{ ... }] of a collection",
+    "answers": "answers = [{ ... }] of a collection",
     "systems": "a system table { retriever = ... }",
     "tasks": "[[tasks]]",
 }
@@ -162,7 +169,7 @@ GRID_KEYS: tuple[GridKey, ...] = (
         "statistics",
         "baseline",
         "string",
-        "the first system",
+        "default BM25 (bm25) when held, else the first system",
         "the comparison tables' baseline: a retriever spec, its label or a run's name",
     ),
     GridKey(
@@ -227,7 +234,47 @@ GRID_KEYS: tuple[GridKey, ...] = (
         "file's folder",
     ),
     GridKey(
+        "collections",
+        "answers",
+        "list of answer tables",
+        "[]",
+        "other harnesses' per-question answer files, each table one system scored on its answers, verdicts and "
+        "retrieved memories (the table below), as agentmemory eval --answers; never crossed with another "
+        "collection",
+    ),
+    GridKey(
         "runs", "lenient", "boolean", "false", "true drops the run's unusable lines and lists each, as --lenient-run"
+    ),
+    GridKey(
+        "answers",
+        "name",
+        "string",
+        "required",
+        "the system's name (no space, comma, bracket or '='), as --answers NAME=",
+    ),
+    GridKey(
+        "answers",
+        "paths",
+        "list of strings",
+        "required",
+        "its answer files, one per seed (several: seeds of one system, each question's value their mean), relative "
+        "to the grid file's folder; a reader finds a file's companions beside it (zep's responses and search results)",
+    ),
+    GridKey(
+        "answers",
+        "format",
+        "string",
+        '"auto"',
+        "the files' answer format, a name of the answer-format registry, as --answers-format (auto: each file's "
+        "shape tells)",
+    ),
+    GridKey(
+        "answers",
+        "mapping",
+        "string",
+        "",
+        "a mapping file (TOML) describing files no reader knows, as --answers-mapping; relative to the grid file's "
+        "folder",
     ),
     GridKey(
         "systems", "retriever", "string", "required", "the retriever's registered name or package.module:attribute"
@@ -241,7 +288,13 @@ GRID_KEYS: tuple[GridKey, ...] = (
         "parameter = [values]: one spec per combination, the cross product in the order written",
     ),
     GridKey("tasks", "collection", "string", "required", "a collection's name"),
-    GridKey("tasks", "system", "string", "required", "a retriever spec or one of that collection's run names"),
+    GridKey(
+        "tasks",
+        "system",
+        "string",
+        "required",
+        "a retriever spec, or one of that collection's run or answer-system names",
+    ),
     GridKey("tasks", "k", "integer >= 1", "required", "the cutoff"),
     GridKey("tasks", "seed", "integer >= 0", "required", "the seed"),
 )
@@ -257,6 +310,7 @@ def _allowed(table: str) -> tuple[str, ...]:
 _TOP_KEYS = _allowed("grid")
 _COLLECTION_KEYS = _allowed("collections")
 _RUN_KEYS = _allowed("runs")
+_ANSWER_KEYS = _allowed("answers")
 _SYSTEM_KEYS = _allowed("systems")
 _STATISTICS_KEYS = _allowed("statistics")
 _TASK_KEYS = _allowed("tasks")
@@ -290,11 +344,24 @@ class RunDef:
 
 
 @dataclass(frozen=True)
+class AnswersDef:
+    """An answer system bound to one collection: its name, its files (one per seed, resolved against the grid
+    file's folder), the answer format (``None``: detected from each file), a mapping file, and the grid file's
+    line that names it (for the messages of reading it)."""
+
+    name: str
+    paths: tuple[Path, ...]
+    format: str | None = None
+    mapping: Path | None = None
+    line: int | None = None
+
+
+@dataclass(frozen=True)
 class CollectionDef:
     """One collection of the grid: ``path`` resolved against the grid file's folder, ``given`` as written.
 
     ``systems`` are its own retrievers (``None``: the grid's); ``runs`` its run files; ``relevance`` its own
-    relevance mode (``None``: the grid's).
+    relevance mode (``None``: the grid's); ``answers`` its answer systems.
     """
 
     name: str
@@ -306,6 +373,12 @@ class CollectionDef:
     runs: tuple[RunDef, ...] = ()
     line: int | None = None
     relevance: str | None = None
+    answers: tuple[AnswersDef, ...] = ()
+
+    @property
+    def bound(self) -> tuple[str, ...]:
+        """The names of the systems bound to it: its runs, then its answer systems."""
+        return tuple(r.name for r in self.runs) + tuple(a.name for a in self.answers)
 
 
 @dataclass(frozen=True)
@@ -574,7 +647,7 @@ class _Reader:
     def check_systems(self, grid: Grid, collection: CollectionDef, line: int | None) -> None:
         """Within a collection, two systems never share a key or a label (a run's label is its name)."""
         own = collection.systems if collection.systems is not None else grid.systems
-        listed = [(s.key, s.label, s.text) for s in own] + [(r.name, r.name, r.name) for r in collection.runs]
+        listed = [(s.key, s.label, s.text) for s in own] + [(n, n, n) for n in collection.bound]
         by_key: dict[str, tuple[str, str]] = {}
         by_label: dict[str, tuple[str, str]] = {}
         for key, label, text in listed:
@@ -582,11 +655,12 @@ class _Reader:
                 raise self.fail(
                     line,
                     f"collection {collection.name!r}: the system {text!r} is {label!r}, which is already a system "
-                    "of it; give each system once (a run's name must differ from every retriever's)",
+                    "of it; give each system once (a run's or an answer system's name must differ from every other "
+                    "system's)",
                 )
             by_key[key] = by_label[label] = (key, label)
         for task in grid.tasks:
-            if task.collection != collection.name or task.system in {r.name for r in collection.runs}:
+            if task.collection != collection.name or task.system in collection.bound:
                 continue
             spec = self.spec(task.system, "tasks system", task.line)
             if by_key.get(spec.key, (spec.key, spec.label)) != (spec.key, spec.label) or by_label.get(
@@ -600,15 +674,17 @@ class _Reader:
             by_key[spec.key] = by_label[spec.label] = (spec.key, spec.label)
 
     def check_baseline(self, grid: Grid, baseline: str) -> None:
-        names = {r.name for c in grid.collections for r in c.runs}
+        names = {n for c in grid.collections for n in c.bound}
         names |= {n for s in grid.systems for n in (s.key, s.label, s.text)}
         names |= {n for c in grid.collections for s in (c.systems or ()) for n in (s.key, s.label, s.text)}
         names |= {t.system for t in grid.tasks}
+        listed = (*grid.systems, *(s for c in grid.collections for s in (c.systems or ())))
+        names |= {full_label(s.text) for s in listed if s.kind == "retriever"}  # the label tables show
         if baseline not in names:
             raise self.fail(
                 self.where.item("statistics", 0, "baseline"),
-                f"statistics baseline: {baseline!r} is not a system of the grid; name a retriever spec, its label "
-                "or a run's name",
+                f"statistics baseline: {baseline!r} is not a system of the grid; name a retriever spec, its label, "
+                "a run's or an answer system's name",
             )
 
     def measures(self, value: object, line: int | None) -> tuple[str, ...]:
@@ -675,10 +751,17 @@ class _Reader:
         if not isinstance(raw_runs, list) or not all(isinstance(r, dict) for r in raw_runs):
             raise self.fail(at("runs"), f'{what} runs: write runs = [{{ name = "mine", path = "mine.trec" }}]')
         runs = tuple(self.run(r, f"{what} runs", at("runs")) for r in raw_runs)
+        raw_answers = table.get("answers", [])
+        if not isinstance(raw_answers, list) or not all(isinstance(a, dict) for a in raw_answers):
+            raise self.fail(
+                at("answers"),
+                f'{what} answers: write answers = [{{ name = "zep", paths = ["zep_locomo_grades.json"] }}]',
+            )
+        answers = tuple(self.answers(a, f"{what} answers[{i + 1}]", at("answers")) for i, a in enumerate(raw_answers))
         relevance = None
         if "relevance" in table:
             relevance = self.relevance(table["relevance"], f"{what} relevance", at("relevance"))
-        return CollectionDef(name, path, given, fmt, options, systems, runs, at(), relevance)
+        return CollectionDef(name, path, given, fmt, options, systems, runs, at(), relevance, answers)
 
     def run(self, table: Mapping[str, Any], what: str, line: int | None) -> RunDef:
         self.keys(table, _RUN_KEYS, what, lambda _: line)
@@ -697,6 +780,41 @@ class _Reader:
         if not isinstance(lenient, bool):
             raise self.fail(line, f"{what} lenient: {lenient!r} is not true or false")
         return RunDef(name, path, memories, lenient)
+
+    def answers(self, table: Mapping[str, Any], what: str, line: int | None) -> AnswersDef:
+        """One answer system: ``{ name, paths, format, mapping }`` (``agentmemory eval --answers``'s, checked here:
+        the name, that each file and the mapping exist, that the format is registered and takes a mapping)."""
+        self.keys(table, _ANSWER_KEYS, what, lambda _: line)
+        name = self.string(table.get("name"), f"{what} name", line)
+        if any(c in name for c in ",[]= \t"):
+            raise self.fail(
+                line, f"{what} name: {name!r} has a space, comma, bracket or '='; name the system without them"
+            )
+        given = table.get("paths")
+        if given is None:
+            raise self.fail(line, f'{what}: the answer system {name!r} has no paths; write paths = ["{name}.json"]')
+        if not isinstance(given, list) or not given:
+            raise self.fail(
+                line, f'{what} paths: {given!r} ({type(given).__name__}) is not a non-empty list; write paths = ["..."]'
+            )
+        paths = tuple(self.path(p, f"{what} paths", line, "answer file")[0] for p in given)
+        if len(set(paths)) != len(paths):
+            raise self.fail(line, f"{what} paths: {given!r} lists a file twice; list each seed's file once")
+        fmt = None
+        if "format" in table:
+            fmt = self.string(table["format"], f"{what} format", line)
+            if fmt != "auto" and fmt not in ANSWER_FORMATS:
+                raise self.fail(line, str(UnknownNameError(f"{what} format", fmt, ["auto", *ANSWER_FORMATS.names()])))
+        mapping = None
+        if "mapping" in table:
+            mapping, _ = self.path(table["mapping"], f"{what} mapping", line, "mapping file (TOML)")
+            if fmt not in (None, "auto") and ANSWER_FORMATS.get(fmt).option("mapping") is None:
+                raise self.fail(
+                    line,
+                    f"{what} mapping: the {fmt} answer format takes no mapping file; leave mapping out, or write "
+                    'format = "mapping"',
+                )
+        return AnswersDef(name, paths, None if fmt == "auto" else fmt, mapping, line)
 
     def task(self, table: Mapping[str, Any], index: int, collections: tuple[CollectionDef, ...]) -> GridTask:
         line = self.where.item("tasks", index)
@@ -718,8 +836,8 @@ class _Reader:
                 f"{what} collection: {collection!r} is not a collection of the grid; choose from: {', '.join(known)}",
             )
         system = self.string(table["system"], f"{what} system", line)
-        runs = {r.name for r in next(c for c in collections if c.name == collection).runs}
-        if system not in runs:
+        bound = next(c for c in collections if c.name == collection).bound
+        if system not in bound:
             self.spec(system, f"{what} system", line)  # a retriever spec the registries resolve
         (k,) = self.ints(table["k"], f"{what} k", 1, line)
         (seed,) = self.ints(table["seed"], f"{what} seed", 0, line)
@@ -733,7 +851,7 @@ class _Reader:
         if not grid.k or not grid.seeds:
             empty = "k" if not grid.k else "seeds"
             raise self.fail(self.where.top(empty), f"the cross product is empty: {empty} = []; list at least one value")
-        if not any((c.systems if c.systems is not None else grid.systems) or c.runs for c in grid.collections):
+        if not any((c.systems if c.systems is not None else grid.systems) or c.bound for c in grid.collections):
             raise self.fail(
                 self.where.top("systems"),
                 'the cross product is empty: no collection has a system; write systems = ["bm25", ...] or give '

@@ -4,11 +4,22 @@ Tasks are grouped into **evaluations**, one per ``(collection, k, seed)``, in
 the plan's order; within one, the systems keep the plan's order.  Each
 evaluation gets what ``agentmemory eval``'s artifact holds for it, from the
 per-query values alone: the headline means (:func:`~agentmemory.evaluation.runner.mean`
-over the headline queries, as ``evaluate`` computes them), the means per
+over the headline queries, as ``evaluate`` computes them: over the queries with a
+value where a measure has none on some), the means per
 query group, the tie-aware means the tasks reported, and
 :func:`~agentmemory.analysis.statistics.per_query_statistics` seeded by the evaluation's
 seed.  Nothing here depends on which worker ran a task, when, or in which
 order the tasks finished: the same task results give the same bytes.
+
+The questions are the collection's judged ones, then, when it has answer
+systems, those left out of retrieval scoring
+(:attr:`~agentmemory.experiment.plan.PlannedCollection.queries`: the
+questions ``agentmemory eval --answers`` scores).  The measures are the
+tasks' (every task of an evaluation computes the same, in the same order,
+except an answer system without retrieval, which computes its answer
+measures only); a value a task did not compute has none (``None``, an empty
+cell), never 0: an answer system's retrieval measures without retrieval, a
+retrieval measure on a question left out of retrieval scoring.
 
 Outputs (all text; :func:`dumps_results` and :func:`per_query_csv` are the
 exact bytes written):
@@ -23,7 +34,7 @@ exact bytes written):
   ``skipped_query_hits`` when it names questions the loader skipped), systems not
   evaluated, the token counter when a measure counted tokens, aggregate
   means, group means, tie-aware means, statistics);
-* ``per_query.csv``: one row per evaluation x system x judged query x
+* ``per_query.csv``: one row per evaluation x system x question (as above) x
   measure: ``collection,k,seed,system,query_id,group,measure,value``
   (values in Python's shortest round-trip form; empty where the measure has
   no value on the query, ``tokens@first`` without a relevant hit);
@@ -31,7 +42,19 @@ exact bytes written):
   (:func:`~agentmemory.analysis.comparison_table.systems_table`) of each of the collection's
   evaluations, under a heading ``k = 5, seed = 7``, its caption starting with the definitions
   card's short form (:func:`agentmemory.analysis.card.measured` of the card made when the
-  collection was loaded).
+  collection was loaded), a line saying which system is the baseline and why, and for each
+  retriever with several settings (a system table's ``grid``) its parameter grid
+  (:mod:`agentmemory.analysis.parameter_grid`): the headline measure over each pair of parameters
+  (the numbers of the report's heat map) and the best setting against the default one.
+
+**Labels** name every parameter of a retriever (:func:`agentmemory.retrievers.full_label`:
+``BM25 (k1=0.6, b=0.75)``, never ``BM25 (k1=0.6)``, whose ``b`` a reader would have to know), in
+``results.json`` and in the tables.  **The baseline** is ``[statistics] baseline`` when the grid names
+one; else **default BM25** (the system ``bm25``, every parameter at its default) when the evaluation
+holds it, since a grid over BM25's parameters asks what tuning gains over the default; else the first
+system.  :attr:`Evaluated.warnings` lists each evaluation whose resamples are too few for any marker of
+its table to appear under Holm's correction (:func:`~agentmemory.analysis.prose.marker_limit`), with the
+number that would suffice; ``agentmemory experiment`` prints them.
 """
 
 from __future__ import annotations
@@ -46,14 +69,29 @@ from typing import Any
 from agentmemory import __version__
 from agentmemory.analysis.card import measured
 from agentmemory.analysis.comparison_table import systems_table
-from agentmemory.analysis.statistics import per_query_statistics
+from agentmemory.analysis.parameter_grid import headline_measure, parameter_grids
+from agentmemory.analysis.prose import resamples_warning
+from agentmemory.analysis.statistics import Statistics, per_query_statistics
 from agentmemory.evaluation.runner import defined_mean, mean
 from agentmemory.experiment.plan import Plan, Task
 from agentmemory.metrics import distinct_measures, parse_measure
+from agentmemory.retrievers import full_label
 
-__all__ = ["PER_QUERY_COLUMNS", "SCHEMA_VERSION", "Evaluated", "Failure", "dumps_results", "merge", "per_query_csv"]
+__all__ = [
+    "DEFAULT_BASELINE",
+    "PER_QUERY_COLUMNS",
+    "SCHEMA_VERSION",
+    "Evaluated",
+    "Failure",
+    "dumps_results",
+    "merge",
+    "per_query_csv",
+]
 
 SCHEMA_VERSION = 1
+
+DEFAULT_BASELINE = "bm25"
+"""The system that is the baseline of a grid naming none, when an evaluation holds it: BM25 with its defaults."""
 
 PER_QUERY_COLUMNS = ("collection", "k", "seed", "system", "query_id", "group", "measure", "value")
 """The columns of ``per_query.csv`` (and ``per_query.parquet``)."""
@@ -80,11 +118,13 @@ class Failure:
 
 @dataclass(frozen=True)
 class Evaluated:
-    """The merged experiment: ``results`` (the JSON-ready ``results.json``), per-query rows and table texts."""
+    """The merged experiment: ``results`` (the JSON-ready ``results.json``), per-query rows and table texts;
+    ``warnings`` one line per evaluation whose comparison table can show no marker for want of resamples."""
 
     results: dict[str, Any]
     rows: tuple[tuple[Any, ...], ...]
     tables: dict[str, str]
+    warnings: tuple[str, ...] = ()
 
 
 def _groups(plan: Plan) -> list[tuple[str, int, int, list[Task]]]:
@@ -97,15 +137,45 @@ def _groups(plan: Plan) -> list[tuple[str, int, int, list[Task]]]:
     return [(c, k, s, grouped[(c, k, s)]) for c, k, s in keys]
 
 
-def _baseline(plan: Plan, systems: Sequence[tuple[str, str, str]], texts: Mapping[str, str]) -> str | None:
-    """The grid's baseline as a system name of this evaluation, if it is one of them (else the first system)."""
+def _baseline(plan: Plan, systems: Sequence[tuple[str, str, str]], texts: Mapping[str, str]) -> tuple[str, str]:
+    """The baseline of this evaluation and why: ``(name, "grid")`` for the grid's ``[statistics] baseline`` when it
+    is one of the systems, else ``(DEFAULT_BASELINE, "default")`` when the evaluation holds default BM25, else
+    ``(first system, "first")``.  A retriever is named by its key, its label (every parameter named, or only those
+    that differ from the defaults, as the grid file's checks know it) or its spec as written."""
     wanted = plan.grid.statistics.baseline
-    if wanted is None:
-        return None
-    for name, label, _ in systems:
-        if wanted in (name, label, texts.get(name)):
-            return name
-    return None
+    if wanted is not None:
+        short = _short_labels(plan)
+        for name, label, _ in systems:
+            if wanted in (name, label, texts.get(name), short.get(name)):
+                return name, "grid"
+    if any(name == DEFAULT_BASELINE for name, _, _ in systems):
+        return DEFAULT_BASELINE, "default"
+    return systems[0][0], "first"
+
+
+def _short_labels(plan: Plan) -> dict[str, str]:
+    """Each system's label as the grid file names it (only the parameters that differ from the defaults)."""
+    return {s.name: s.label for c in plan.collections for s in c.systems}
+
+
+def _label(task: Task) -> str:
+    """A system's label in the tables: a retriever's with every parameter (:func:`~agentmemory.retrievers.full_label`)."""
+    system = task.job.system
+    return full_label(system.spec) if system.kind == "retriever" else system.label
+
+
+def baseline_note(plan: Plan, label: str, reason: str) -> str:
+    """Which system (``label``) the comparison table compares with, and why (``reason`` from :func:`_baseline`)."""
+    wanted = plan.grid.statistics.baseline
+    if reason == "grid":
+        return f"The baseline is {label}, the grid's [statistics] baseline."
+    why = "the grid names no [statistics] baseline" if wanted is None else f"the grid's baseline {wanted!r} is not here"
+    if reason == "default":
+        return (
+            f"The baseline is {label}, default BM25: {why}, and default BM25 is then the baseline of every "
+            "evaluation that holds it."
+        )
+    return f"The baseline is {label}, the first system: {why} and this evaluation holds no default BM25."
 
 
 def merge(plan: Plan, outputs: Mapping[str, Mapping[str, Any]], failures: Sequence[Failure]) -> Evaluated:
@@ -113,6 +183,7 @@ def merge(plan: Plan, outputs: Mapping[str, Mapping[str, Any]], failures: Sequen
     evaluations = []
     rows: list[tuple[Any, ...]] = []
     tables: dict[str, list[str]] = {c.name: [] for c in plan.collections}
+    warnings: list[str] = []
     failed = {f.task.key for f in failures}
     for collection_name, k, seed, tasks in _groups(plan):
         done = [t for t in tasks if t.key in outputs and t.key not in failed]
@@ -125,6 +196,9 @@ def merge(plan: Plan, outputs: Mapping[str, Mapping[str, Any]], failures: Sequen
         evaluation, evaluation_rows, table = _evaluation(plan, collection_name, k, seed, done, missing, outputs)
         evaluations.append(evaluation)
         rows.extend(evaluation_rows)
+        warning = resamples_warning(Statistics.from_dict(evaluation["statistics"]))
+        if warning is not None:
+            warnings.append(f"collection {collection_name}, k = {k}, seed = {seed}: {warning}")
         text = f"## k = {k}, seed = {seed}\n\n{table}"
         if missing:
             text += f"\nNot evaluated (the task failed): {', '.join(missing)}.\n"
@@ -133,7 +207,8 @@ def merge(plan: Plan, outputs: Mapping[str, Mapping[str, Any]], failures: Sequen
         name: f"# {name}: comparison tables\n\n" + "\n".join(parts) if parts else f"# {name}\n\nNo task succeeded.\n"
         for name, parts in tables.items()
     }
-    return Evaluated(_results_json(plan, outputs, failed, failures, evaluations), tuple(rows), texts_by_collection)
+    results = _results_json(plan, outputs, failed, failures, evaluations)
+    return Evaluated(results, tuple(rows), texts_by_collection, tuple(warnings))
 
 
 def _evaluation(
@@ -149,11 +224,13 @@ def _evaluation(
     options = plan.grid.statistics
     collection = plan.collection(collection_name)
     results = [outputs[t.key] for t in done]
-    measures = list(results[0]["measures"])
-    values = {t.system: {row["query_id"]: row["metrics"] for row in out["per_query"]} for t, out in zip(done, results)}
-    systems = [(t.system, t.job.system.label, t.job.system.kind) for t in done]
+    measures = _union([done[0].job.measures, *(out["measures"] for out in results)], results)
+    values = {t.system: _values(out, collection.queries, measures) for t, out in zip(done, results)}
+    unscored = _union([done[0].job.measures, *(out["unscored"] for out in results)], results, "unscored")
+    systems = [(t.system, _label(t), t.job.system.kind) for t in done]
     texts = {t.system: t.job.system.spec for t in done}
     labels = {name: label for name, label, _ in systems}
+    baseline, reason = _baseline(plan, systems, texts)
     statistics = per_query_statistics(
         values,
         labels=labels,
@@ -164,21 +241,22 @@ def _evaluation(
         confidence=options.confidence,
         n_resamples=options.n_resamples,
         alpha=options.alpha,
-        baseline=_baseline(plan, systems, texts),
+        baseline=baseline,
         pairs=options.comparisons == "all",
         table_measures=distinct_measures(measures, k),  # RR and RR@k are one measure at k: one column
     )
     headline = [qid for qid, group in collection.queries if group not in collection.excluded_groups]
+    tokenizer = next((out["tokenizer"] for out in results if "tokenizer" in out), None)
     entry = {
         "collection": collection_name,
         "k": k,
         "seed": seed,
         "measures": measures,
-        "unscored": list(results[0]["unscored"]),
+        "unscored": unscored,
         "systems": [
             {
                 "name": t.system,
-                "label": t.job.system.label,
+                "label": labels[t.system],
                 "kind": t.job.system.kind,
                 "params": out["system"]["params"],
                 "task": t.key,
@@ -188,7 +266,7 @@ def _evaluation(
             for t, out in zip(done, results)
         ],
         "not_evaluated": missing,
-        **({"tokenizer": results[0]["tokenizer"]} if "tokenizer" in results[0] else {}),
+        **({"tokenizer": tokenizer} if tokenizer is not None else {}),
         "aggregate": [
             {"system": name, **{m: _mean(m, (values[name][qid][m] for qid in headline)) for m in measures}}
             for name in labels
@@ -209,11 +287,45 @@ def _evaluation(
         [parse_measure(m) for m in measures],
         k=k,
         relevance=relevance,
-        unscored=list(results[0]["unscored"]),
+        unscored=unscored,
     )
-    tokenizer = results[0].get("tokenizer", {}).get("name")
-    table = systems_table(systems, statistics, k=k, relevance=relevance, tokenizer=tokenizer)
-    return entry, rows, replace(table, short_form=card["short_form"]).render("markdown")
+    counter = None if tokenizer is None else tokenizer.get("name")
+    table = systems_table(systems, statistics, k=k, relevance=relevance, tokenizer=counter)
+    text = replace(table, short_form=card["short_form"]).render("markdown")
+    text += "\n" + baseline_note(plan, labels[baseline], reason) + "\n"
+    return entry, rows, text + _grids_text(systems, results, statistics, k)
+
+
+def _grids_text(
+    systems: Sequence[tuple[str, str, str]],
+    results: Sequence[Mapping[str, Any]],
+    statistics: Statistics,
+    k: int,
+) -> str:
+    """The parameter grids among ``systems`` (settings of one retriever varying its parameters), as Markdown."""
+    settings = [(name, label, kind, out["system"]["params"]) for (name, label, kind), out in zip(systems, results)]
+    measure = headline_measure(list(statistics.shown_measures), k)
+    return "".join(
+        f"\n### Parameter grid: {grid.name} ({len(grid.settings)} settings)\n\n{grid.markdown()}\n"
+        for grid in parameter_grids(settings, statistics, measure)
+    )
+
+
+def _union(lists: Sequence[Sequence[str]], results: Sequence[Mapping[str, Any]], field: str = "measures") -> list[str]:
+    """The measures (or ``unscored`` measures) the ``results`` report, each once: in the planned order (the first
+    of ``lists``, every task's ``measures``) and then as reported.  Tasks of one evaluation compute the same
+    measures, except an answer system without retrieval, which computes only its answer measures."""
+    reported = {m for out in results for m in out[field]}
+    return [m for m in dict.fromkeys(m for listed in lists for m in listed) if m in reported]
+
+
+def _values(
+    out: Mapping[str, Any], queries: Sequence[tuple[str, str | None]], measures: Sequence[str]
+) -> dict[str, dict[str, float | None]]:
+    """A task's value of every measure on every question of the evaluation; ``None`` where it has none (a measure
+    it did not compute: an answer system's retrieval measures without retrieval)."""
+    rows = {row["query_id"]: row["metrics"] for row in out["per_query"]}
+    return {qid: {m: rows.get(qid, {}).get(m) for m in measures} for qid, _ in queries}
 
 
 def _skipped(out: Mapping[str, Any]) -> dict[str, Any]:
@@ -225,11 +337,14 @@ def _skipped(out: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _mean(measure: str, values: Iterable[float | None]) -> float | None:
-    """A measure's mean over queries: over those with a value when it may have none on some (``tokens@first``:
-    :func:`~agentmemory.evaluation.runner.defined_mean`), else :func:`~agentmemory.evaluation.runner.mean`."""
-    if parse_measure(measure).definition.undefined_when is not None:
-        return defined_mean(values)
-    return mean(v for v in values if v is not None)
+    """A measure's mean over queries, as ``evaluate`` computes it: over those with a value when it may have none
+    on some (``tokens@first``) or has none on one (an answer measure without an answer, a retrieval measure of
+    a question left out of retrieval scoring: :func:`~agentmemory.evaluation.runner.defined_mean`, ``None``
+    when none has one), else :func:`~agentmemory.evaluation.runner.mean`."""
+    listed = list(values)
+    if parse_measure(measure).definition.undefined_when is not None or any(v is None for v in listed):
+        return defined_mean(listed)
+    return mean(v for v in listed if v is not None)
 
 
 def _group_means(

@@ -10,11 +10,21 @@ it again.
 
 The tasks come in a fixed order, the order of every output: collections in
 the grid's order, then ``k`` and ``seed`` in the grid's order, then the
-systems (the collection's retrievers, then its runs); the tasks listed under
-``[[tasks]]`` follow.  A task listed twice is run once.  Each retriever
-task carries its spec's ``index_key`` (tasks of one collection with the
-same one share an index), and :func:`batches` cuts tasks into the calls a
-worker gets (docs/grids.md, "what each worker builds").
+systems (the collection's retrievers, then its runs, then its answer
+systems); the tasks listed under ``[[tasks]]`` follow.  A task listed twice
+is run once.  Each retriever task carries its spec's ``index_key`` (tasks of
+one collection with the same one share an index), and :func:`batches` cuts
+tasks into the calls a worker gets (docs/grids.md, "what each worker builds").
+
+A collection's **answer systems** are read and matched to its questions here
+(:func:`agentmemory.evaluation.answer_runs.answer_systems`), so a bad answer
+file stops the plan, and what was read (every file's sha256, the companions a
+reader found beside it too) is part of the task's key.  Every task of such a
+collection computes the answer measures an evaluation with all of them would
+(:func:`~agentmemory.evaluation.answer_runs.default_answer_measures`: a
+retriever's ``answer_in_context@k``, say) and scores the questions left out
+of retrieval scoring too (``EvalOptions.left_out``), so each system's values
+are those of ``agentmemory eval --answers`` over the same question set.
 """
 
 from __future__ import annotations
@@ -30,11 +40,22 @@ from typing import Any
 
 from agentmemory import datasets  # called as datasets.load(...), looked up at call time (tests patch it)
 from agentmemory.analysis.card import collection_card
-from agentmemory.datasets.collection import collection_summary
+from agentmemory.answers import ANSWER_FORMATS
+from agentmemory.datasets.collection import Collection, collection_summary
 from agentmemory.errors import AgentMemoryError, InputError
+from agentmemory.evaluation.answer_runs import AnswersSpec, AnswerSystem, answer_systems, default_answer_measures
 from agentmemory.evaluation.options import EvalOptions
+from agentmemory.evaluation.runner import left_out_questions
 from agentmemory.experiment.grid import CollectionDef, Grid
-from agentmemory.experiment.task import CollectionSource, SystemSource, TaskJob, remember, task_key
+from agentmemory.experiment.task import (
+    AnswersSource,
+    CollectionSource,
+    SystemSource,
+    TaskJob,
+    answers_read,
+    remember,
+    task_key,
+)
 from agentmemory.files.atomic import sha256_file
 from agentmemory.retrievers import RETRIEVERS, resolve_retriever
 from agentmemory.retrievers.spec import parse_spec
@@ -61,7 +82,12 @@ class Task:
 
 @dataclass(frozen=True)
 class PlannedCollection:
-    """A loaded collection, reduced to what the merge needs (the entries are not kept here)."""
+    """A loaded collection, reduced to what the merge needs (the entries are not kept here).
+
+    ``queries`` are the questions its tasks score, ``(id, group)`` in order: the judged ones, then, when it
+    has answer systems, those left out of retrieval scoring
+    (:func:`~agentmemory.evaluation.runner.left_out_questions`).
+    """
 
     definition: CollectionDef
     source: CollectionSource
@@ -89,9 +115,19 @@ class Plan:
         return next(c for c in self.collections if c.name == name)
 
 
-def _measures(k: int, extra: tuple[str, ...]) -> tuple[str, ...]:
-    """The measures a task at ``k`` computes: the defaults at ``k``, then the grid's others (as ``evaluate`` does)."""
-    return tuple(str(m) for m in EvalOptions(k=k, measures=extra).all_measures)
+def _measures(
+    k: int, extra: tuple[str, ...], loaded: Collection, answered: list[AnswerSystem], *, memories: bool = False
+) -> tuple[str, ...]:
+    """The measures a task at ``k`` computes: the defaults at ``k``, then the grid's others, then the answer
+    measures of the collection's answer systems not among them (as ``evaluate`` orders them).
+
+    ``memories``: the collection's systems include one returning its own memories (a memory system, a run with
+    its memories), so every task of the collection computes the token-budget defaults too, as ``evaluate``
+    does for such a system, and the merge compares every system on them.
+    """
+    chosen = [str(m) for m in EvalOptions(k=k, measures=extra).measures_for(memories=memories)]
+    chosen += [str(m) for m in default_answer_measures(loaded, answered, k) if str(m) not in chosen]
+    return tuple(chosen)
 
 
 def _load(grid: Grid, definition: CollectionDef) -> tuple[CollectionSource, Any]:
@@ -127,6 +163,33 @@ def _run_source(grid: Grid, definition: CollectionDef, index: int) -> SystemSour
         memories_sha256=memories_sha,
         lenient=run.lenient,
     )
+
+
+def _answers_source(
+    grid: Grid, definition: CollectionDef, index: int, loaded: Collection
+) -> tuple[SystemSource, AnswerSystem]:
+    """The collection's ``index``-th answer system, read and matched to its questions (bad files stop the plan)."""
+    answers = definition.answers[index]
+    paths = tuple(str(p.resolve()) for p in answers.paths)
+    mapping = str(answers.mapping.resolve()) if answers.mapping is not None else None
+    try:
+        [answered] = answer_systems(loaded, [AnswersSpec(answers.name, paths, answers.format, mapping)])
+    except AgentMemoryError as err:
+        raise InputError(
+            grid.source,
+            answers.line or definition.line,
+            f"collection {definition.name!r} answers {answers.name!r}: {err}",
+        ) from None
+    formats = sorted({f.format for f in answered.files})
+    code = tuple(sorted({c for name in formats for c in _answer_format_code(name)}))
+    source = AnswersSource(paths, answers.format, mapping, answers_read(answered.files))
+    return SystemSource("answers", answers.name, answers.name, code=code, answers=source), answered
+
+
+def _answer_format_code(name: str) -> list[tuple[str, str, str]]:
+    """What identifies a plugin answer format's reader (none for agentmemory's own formats)."""
+    module = getattr(ANSWER_FORMATS.get(name).read, "__module__", None) or ""
+    return _module_code(name, module) if module and not _ours(module) else []
 
 
 def _ours(module: str) -> bool:
@@ -224,6 +287,9 @@ def plan_experiment(grid: Grid) -> Plan:
             code = plugin_code(spec.text, spec.kind)
             systems.setdefault(spec.key, SystemSource(spec.kind, spec.key, spec.label, spec=spec.text, code=code))
         runs = {run.name: _run_source(grid, definition, i) for i, run in enumerate(definition.runs)}
+        read = [_answers_source(grid, definition, i, loaded) for i in range(len(definition.answers))]
+        answered = [a for _, a in read]
+        runs.update({s.name: s for s, _ in read})  # bound to the collection, as runs are
         systems.update(runs)
         crossed = list(systems.values())
         for listed in explicit[definition.name]:
@@ -234,7 +300,8 @@ def plan_experiment(grid: Grid) -> Plan:
             systems.setdefault(
                 resolved.key, SystemSource("retriever", resolved.key, resolved.label, spec=listed.system, code=code)
             )
-        judged = tuple((q.id, q.group) for q in loaded.judged_queries)
+        scored = (*loaded.judged_queries, *(left_out_questions(loaded) if answered else ()))
+        judged = tuple((q.id, q.group) for q in scored)
         planned = PlannedCollection(
             definition,
             source,
@@ -253,15 +320,17 @@ def plan_experiment(grid: Grid) -> Plan:
                 system = systems[resolve_retriever(listed.system).key]
             wanted.append((listed.k, listed.seed, system))
         shared = {name: _index_key(system) for name, system in systems.items()}
+        memories = any(s.kind == "system" or s.memories is not None for s in systems.values())
         for k, seed, system in wanted:
             job = TaskJob(
                 source,
                 system,
                 k,
                 seed,
-                _measures(k, grid.measures),
+                _measures(k, grid.measures, loaded, answered, memories=memories),
                 grid.relevance_of(definition.name),
                 index=shared[system.name],
+                left_out=bool(answered),
             )
             tasks.setdefault(
                 (definition.name, system.name, k, seed), Task(definition.name, system.name, k, seed, task_key(job), job)

@@ -1,4 +1,5 @@
-"""Reports at scale: a report notebook rendered once per collection, each render a task on the executor.
+"""Reports at scale: a report notebook rendered once per collection, each render a task on the executor, and the
+grid's own report.
 
 :func:`render_report` runs on a worker: papermill executes the notebook
 (the shipped ``collection.ipynb`` by default) with the collection's
@@ -10,6 +11,11 @@ is absolute), so renders may share a process; each starts its own kernel.
 The notebook evaluates the collection's retrievers (run files are not
 notebook parameters) and its format option ``repair``; a failure is
 returned as one line, as a task's is.
+
+:func:`write_grid_report` writes the grid's own report beside them, ``DIR/reports/grid.ipynb`` and its HTML
+(:func:`agentmemory.report.grids.grid_report`, from the merged ``results.json``): the heat maps of every
+parameter grid with their numbers, the best settings against the default ones, and a warning for each
+comparison table whose resamples are too few for any marker.  It is built by the client, without a kernel.
 """
 
 from __future__ import annotations
@@ -26,10 +32,20 @@ from agentmemory.report.shipped import notebook_folder
 if TYPE_CHECKING:
     from agentmemory.experiment.grid import RunDef
 
-__all__ = ["REPORT_FILES", "default_notebook", "render_report", "report_parameters"]
+__all__ = [
+    "GRID_REPORT_FILES",
+    "REPORT_FILES",
+    "default_notebook",
+    "render_report",
+    "report_parameters",
+    "write_grid_report",
+]
 
 REPORT_FILES = ("collection.ipynb", "collection.html", "eval-results.json")
 """What a report folder holds (the notebook's name, then its HTML and the artifact it writes)."""
+
+GRID_REPORT_FILES = ("grid.ipynb", "grid.html")
+"""The grid's own report in ``DIR/reports/``: the notebook and its HTML."""
 
 
 def default_notebook() -> Path:
@@ -141,3 +157,15 @@ def _render(notebook: Path, parameters: dict[str, Any], folder: Path) -> list[st
     atomic_write_text(folder / REPORT_FILES[0], nbformat.writes(nb) + "\n")
     atomic_write_text(folder / REPORT_FILES[1], render_html(nb))
     return [name for name in REPORT_FILES if (folder / name).is_file()]
+
+
+def write_grid_report(results: dict[str, Any], folder: Path) -> list[Path]:
+    """Write the grid's own report (:data:`GRID_REPORT_FILES`) into ``folder`` (``DIR/reports``); the files written."""
+    from agentmemory.report.grids import grid_report  # matplotlib and pandas, only when reports are asked for
+    from agentmemory.report.render import notebook_text, render_html
+
+    nb = grid_report(results)
+    paths = [folder / name for name in GRID_REPORT_FILES]
+    atomic_write_text(paths[0], notebook_text(nb))
+    atomic_write_text(paths[1], render_html(nb))
+    return paths

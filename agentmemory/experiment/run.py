@@ -12,8 +12,8 @@
 * ``results.json``, ``per_query.csv``, ``tables/<collection>.md`` (see
   :mod:`agentmemory.experiment.merge`), and ``per_query.parquet`` with
   ``parquet=True``.
-* ``reports/<collection>/`` with ``reports=True`` (see
-  :mod:`agentmemory.experiment.reports`).
+* ``reports/<collection>/`` and ``reports/grid.ipynb`` with its HTML (the heat maps of the parameter
+  grids) with ``reports=True`` (see :mod:`agentmemory.experiment.reports`).
 
 **Byte-identical results.**  A task's rows depend only on its inputs (the
 key); the client always reads them back from the task file's JSON text
@@ -44,7 +44,13 @@ from agentmemory.experiment.executors import as_executor, parallelism
 from agentmemory.experiment.grid import Grid, read_grid
 from agentmemory.experiment.merge import PER_QUERY_COLUMNS, Evaluated, Failure, dumps_results, merge, per_query_csv
 from agentmemory.experiment.plan import Plan, Task, batches, default_out, plan_experiment
-from agentmemory.experiment.reports import check_report_dependencies, default_notebook, render_report, report_parameters
+from agentmemory.experiment.reports import (
+    check_report_dependencies,
+    default_notebook,
+    render_report,
+    report_parameters,
+    write_grid_report,
+)
 from agentmemory.experiment.task import canonical_json, error_line, execute_batch, forget_indexes
 from agentmemory.files.atomic import atomic_write_bytes, atomic_write_text
 
@@ -321,6 +327,7 @@ def run_experiment(
     report_failures: list[tuple[str, str]] = []
     if source is not None:
         written += _reports(plan, pool, source, folder, report_failures)
+        written += write_grid_report(merged.results, folder / "reports")
     reused = sum(1 for t in plan.tasks if t.key in reused_keys)
     return ExperimentResult(
         out=folder,

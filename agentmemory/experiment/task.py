@@ -23,8 +23,12 @@ canonical JSON of :meth:`TaskJob.identity`: the collection's digest,
 format and options (every declared option, defaults included: LoCoMo's
 ``repair`` changes the collection, not its file), the system (a
 retriever's or memory system's canonical key and label; a run's name, the sha256 of its file
-and of its memories, and ``lenient``), ``k``, ``seed``, the measures,
-the relevance mode and agentmemory's version, and what identifies the code
+and of its memories, and ``lenient``; an answer system's name and, for each
+of its files, the format it was read with, the name and sha256 of every file
+the reader read (a Zep file's companions too) and the reader's parameters
+(a mapping file's name and sha256): :func:`answers_read`), ``k``, ``seed``, the measures,
+the relevance mode, whether the questions left out of retrieval scoring are
+scored (a collection with answer systems) and agentmemory's version, and what identifies the code
 of every plugin the system's spec names (``SystemSource.code``, made by
 :func:`agentmemory.experiment.plan.plugin_code`: the sha256 of the module
 file a ``package.module:attribute`` target, or a plugin registered under a
@@ -42,8 +46,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,8 +57,10 @@ from agentmemory import (
     __version__,
     datasets,  # called as datasets.load(...), looked up at call time (tests patch it)
 )
+from agentmemory.answers.records import AnswerFile
 from agentmemory.datasets.collection import Collection
 from agentmemory.errors import AgentMemoryError, InputError, shorten
+from agentmemory.evaluation.answer_runs import AnswersSpec, read_answer_files
 from agentmemory.evaluation.options import EvalOptions
 from agentmemory.evaluation.runfiles import read_run_file
 from agentmemory.evaluation.runner import Evaluation, evaluate
@@ -62,9 +70,11 @@ from agentmemory.store.core import MemoryStore
 __all__ = [
     "CACHE_SIZE",
     "INDEX_CACHE_SIZE",
+    "AnswersSource",
     "CollectionSource",
     "SystemSource",
     "TaskJob",
+    "answers_read",
     "execute_batch",
     "execute_task",
     "forget_indexes",
@@ -101,12 +111,42 @@ class CollectionSource:
         return {"digest": self.digest, "format": self.format, "options": dict(self.options)}
 
 
+def answers_read(files: Sequence[AnswerFile]) -> tuple[dict[str, Any], ...]:
+    """What identifies an answer system's files as read: per file (seed), the format it was read with, the name
+    and sha256 of every file the reader read (``[name, sha256]`` pairs) and the reader's parameters."""
+    return tuple(
+        {
+            "format": f.format,
+            "files": [[os.path.basename(p), h] for p, h in zip(f.paths, f.sha256)],
+            "params": dict(f.params),
+        }
+        for f in files
+    )
+
+
+@dataclass(frozen=True)
+class AnswersSource:
+    """An answer system as a worker reads it: its files (absolute paths, one per seed), the format and mapping
+    file the grid names (``None``: detected, none), and ``read``, what the client read
+    (:func:`answers_read`), which the worker's reading must equal."""
+
+    paths: tuple[str, ...]
+    format: str | None
+    mapping: str | None
+    read: tuple[dict[str, Any], ...]
+
+    def spec(self, name: str) -> AnswersSpec:
+        """The files as ``agentmemory eval --answers NAME=FILE,...`` names them."""
+        return AnswersSpec(name, self.paths, self.format, self.mapping)
+
+
 @dataclass(frozen=True)
 class SystemSource:
-    """A system as a worker makes it: a retriever spec or a memory system's (``spec``, resolved there), or a run file.
+    """A system as a worker makes it: a retriever spec or a memory system's (``spec``, resolved there), a run file,
+    or an answer system's files (``answers``).
 
-    ``name`` is the system's name in results (a retriever's key or the run's
-    name) and ``label`` its name in tables.
+    ``name`` is the system's name in results (a retriever's key, the run's or
+    the answer system's name) and ``label`` its name in tables.
     """
 
     kind: str
@@ -119,11 +159,14 @@ class SystemSource:
     memories_sha256: str | None = None
     lenient: bool = False
     code: tuple[tuple[str, str, str], ...] = ()
+    answers: AnswersSource | None = None
 
     def identity(self) -> dict[str, Any]:
+        code = {"code": [list(c) for c in self.code]} if self.code else {}
         if self.kind in ("retriever", "system"):
-            code = {"code": [list(c) for c in self.code]} if self.code else {}
             return {"kind": self.kind, "key": self.name, "label": self.label, **code}
+        if self.answers is not None:
+            return {"kind": "answers", "name": self.name, "read": list(self.answers.read), **code}
         return {
             "kind": "run",
             "name": self.name,
@@ -146,6 +189,7 @@ class TaskJob:
     version: str = __version__
     index: str | None = None  # the retriever's index_key: tasks of one collection with the same one share an index
     keep: bool = False  # keep this task's index for another task of the run (set by run_experiment)
+    left_out: bool = False  # score the questions left out of retrieval scoring too (a collection with answers)
 
     def identity(self) -> dict[str, Any]:
         """What the task's result depends on (its key is the hash of this)."""
@@ -157,12 +201,19 @@ class TaskJob:
             "seed": self.seed,
             "measures": list(self.measures),
             "relevance": self.relevance,
+            **({"left_out": True} if self.left_out else {}),
         }
 
     def options(self) -> EvalOptions:
-        """The evaluation's options: k, seed, every measure, the relevance mode, and the run's ``lenient``."""
+        """The evaluation's options: k, seed, every measure, the relevance mode, the run's ``lenient``, and
+        whether the questions left out of retrieval scoring are scored."""
         return EvalOptions(
-            k=self.k, seed=self.seed, measures=self.measures, relevance=self.relevance, lenient_run=self.system.lenient
+            k=self.k,
+            seed=self.seed,
+            measures=self.measures,
+            relevance=self.relevance,
+            lenient_run=self.system.lenient,
+            left_out=self.left_out,
         )
 
 
@@ -228,7 +279,8 @@ def execute_task(job: TaskJob) -> dict[str, Any]:
     The result: ``system`` (name, label, kind, params), ``measures`` (text
     forms, in order), ``unscored`` (measures with no provenance definition
     under ``relevance="provenance"``), ``per_query`` (``query_id`` and
-    ``metrics`` of every judged query, in collection order), ``tie_aware``
+    ``metrics`` of every judged query, in collection order, then with
+    ``left_out`` of the questions left out of retrieval scoring), ``tie_aware``
     (the headline means of the tie reports), ``dropped`` (run lines left
     out by ``lenient``) and, when a run names questions the loader skipped,
     ``skipped_hits`` (``[query_id, hits]`` each, ignored).
@@ -261,6 +313,8 @@ def _execute(job: TaskJob) -> tuple[dict[str, Any], int]:
         evaluation, built = _evaluate_retriever(collection, job)
     elif system.kind == "system":  # a memory system, replayed over the collection here (attribution auto)
         evaluation = evaluate(collection, None, systems=[system.spec], options=job.options())
+    elif system.answers is not None:
+        evaluation = _evaluate_answers(collection, job, system.answers)
     else:
         assert system.path is not None  # a run always has its path (see plan)
         run = read_run_file(system.path, system.name, memories=system.memories)
@@ -285,6 +339,18 @@ def _execute(job: TaskJob) -> tuple[dict[str, Any], int]:
         **({"skipped_hits": [list(s) for s in result.skipped_hits]} if result.skipped_hits else {}),
         **({"tokenizer": dict(evaluation.tokenizer)} if evaluation.tokenizer is not None else {}),
     }, built
+
+
+def _evaluate_answers(collection: Collection, job: TaskJob, answers: AnswersSource) -> Evaluation:
+    """An answer system's evaluation: its files read here (as ``agentmemory eval --answers`` reads them) and
+    checked against what the client read when it planned."""
+    files = read_answer_files(answers.spec(job.system.name))
+    for path, now, planned in zip(answers.paths, answers_read(files), answers.read):
+        if canonical_json(now) != canonical_json(planned):
+            raise InputError(
+                path, None, "has changed, or a file read with it has, since the experiment was planned; run it again"
+            )
+    return evaluate(collection, None, answers=[files], options=job.options())
 
 
 @dataclass

@@ -9,9 +9,10 @@ judgments, so it is computed the same way under every relevance mode, and
 on questions the loader left out of retrieval scoring (LoCoMo's malformed
 evidence) when an evaluation imports answers.
 
-* ``Judge``: the imported verdict (:attr:`AnswerInput.verdict`: 1 correct,
-  0 wrong; the majority of several judges, 0.5 where they tie); its mean is
-  the accuracy the harness published.  Family ``judge``: whatever model and
+* ``Judge``: the verdict (:attr:`AnswerInput.verdict`: 1 correct, 0 wrong):
+  an imported file's (the majority of several judges, 0.5 where they tie),
+  whose mean is the accuracy the harness published, or the live judges'
+  (:mod:`agentmemory.live`: the first judge's, or their majority).  Family ``judge``: whatever model and
   prompt the file's harness used, stated in the definitions card.
 * ``F1``, ``EM``, ``BLEU-1``: LoCoMo's official answer scores of the
   generated answer against the gold answer
@@ -98,14 +99,17 @@ def _in_context(ctx: QueryContext) -> float | None:
     return 1.0 if has_answer(gold, list(texts[: ctx.cutoff])) else 0.0
 
 
-_NO_VERDICT = "no imported verdict (a system without judges, or a question its answer file has no record for)"
+_NO_VERDICT = (
+    "no verdict (a system without judges, a question its answer file has no record for, or whose live calls failed)"
+)
 _NO_ANSWER = "no answer from the system, or no gold answer"
 
 JUDGE = MeasureDef(
     "Judge",
     _judge,
     CutoffRule.FORBIDDEN,
-    "the imported judges' verdict on the answer (1 correct, 0 wrong; majority of several, 0.5 on a tie); mean = accuracy",
+    "the judges' verdict on the answer (1 correct, 0 wrong): the imported judges' majority (0.5 on a tie), or the "
+    "live judges' first verdict (or their majority); mean = accuracy",
     family=JUDGE_FAMILY,
     undefined_when=_NO_VERDICT,
     reads_answer=True,

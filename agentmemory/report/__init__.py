@@ -15,4 +15,7 @@ comparisons in words), :mod:`.hardest` (the hardest queries), :mod:`.ranks`
 (the distribution of first-relevant ranks), :mod:`.ties` (queries whose tied
 scores straddle the cutoff, and how far each measure could move) and
 :mod:`.sweeps` (k and seed sweeps, and how much a small evaluation moves).
+
+For the answers report (``answers.ipynb``): :mod:`.answer_report` (the verdict, the sections on imported
+answer files) and :mod:`.answer_figures` (its plots).
 """

@@ -18,7 +18,10 @@ and k (default 7 and 5) it
    the example system) beside bm25 and hybrid, under provenance, and as
    ``collection-patched`` with the sample's judgment patch
    (:data:`QRELS_PATCH`) and the example claims (:data:`CLAIMS`) beside bm25,
-   dense and hybrid; and ``notebooks/sweep.ipynb`` with its default (small) sweep;
+   dense and hybrid; ``notebooks/sweep.ipynb`` with its default (small) sweep; and
+   ``notebooks/answers.ipynb`` on the LoCoMo sample (repaired) with the authored answer files of
+   :data:`ANSWERS` (zep, mem0's two seeds, evermemos), bm25 beside them and the authored errata
+   (:data:`ERRATA`) as the answer-key patch;
 2. strips what differs between runs (:func:`agentmemory.report.render.normalize_notebook`) and writes
    ``reports/<name>.ipynb`` for each: these executed notebooks are the
    references nbval checks;
@@ -29,7 +32,8 @@ and k (default 7 and 5) it
    ``reports/runs/``), the artifact in a temporary file, and fails unless
    each artifact is byte-identical to its notebook's.
 
-Running it twice without changes gives byte-identical files.
+Running it twice without changes gives byte-identical files.  ``--only answers`` (comma-separated stems)
+regenerates those reports alone, through the same steps, and leaves the others' files as they are.
 
 **Nothing partial.**  Parameters are checked first (``seed`` an integer >= 0,
 ``k`` >= 1, by :mod:`agentmemory.files.numbers`'s rule on the command line; the
@@ -91,6 +95,14 @@ QRELS_PATCH = "fixtures/locomo-sample/qrels-patch.jsonl"
 CLAIMS = "fixtures/claims/claims.toml"
 """The example claims file: two published numbers and illustrative ones, marked (``collection-patched``)."""
 PATCHED_RETRIEVERS = "bm25,dense,hybrid"
+ERRATA = "fixtures/locomo-sample/errata-sample.json"
+"""The authored errata of the LoCoMo sample in locomo-audit's shape (answer and evidence corrections: ``answers``)."""
+ANSWERS = (
+    ("zep", ("fixtures/answers/zep/zep_locomo_grades.json",)),
+    ("mem0", ("fixtures/answers/mem0-locomo-sample.json", "fixtures/answers/mem0-locomo-sample-run2.json")),
+    ("evermemos", ("fixtures/answers/evermemos-locomo-sample.json",)),
+)
+"""The authored answer files of ``answers``: each system and its files (mem0's two: its seeds)."""
 _ROOT = Path(__file__).resolve().parent.parent.parent  # the source checkout holding fixtures/
 BASELINES = "bm25,tags,dense,hybrid,recency"
 SYSTEMS_DIR = "fixtures/locomo-systems"
@@ -120,7 +132,7 @@ class Report(NamedTuple):
     ``parameters`` are the notebook's (``output_dir`` is added when
     ``artifact`` names a folder under ``reports/``); ``cli`` are the
     ``agentmemory eval`` options that must write the same artifact, byte for
-    byte (``{reports}`` is the reports folder, ``{root}`` the source checkout).
+    byte (``{reports}`` is the reports folder, ``{root}`` the source checkout, ``{k}`` the cutoff).
     """
 
     stem: str
@@ -220,6 +232,35 @@ REPORTS: tuple[Report, ...] = (
         ),
     ),
     Report("sweep", "sweep.ipynb", {}),
+    Report(
+        "answers",
+        "answers.ipynb",
+        {
+            "repair": True,
+            "answers": ";".join(f"{name}={','.join(paths)}" for name, paths in ANSWERS),
+            "retrievers": "bm25",
+            "qrels_patch": ERRATA,
+        },
+        "answers",
+        (
+            "--collection",
+            f"{{root}}/{SAMPLE}",
+            "--repair",
+            "--retrievers",
+            "bm25",
+            *(
+                arg
+                for name, paths in ANSWERS
+                for arg in ("--answers", f"{name}=" + ",".join(f"{{root}}/{p}" for p in paths))
+            ),
+            "--baseline",
+            ANSWERS[0][0],
+            "--table-metrics",
+            "Judge,F1,EM,BLEU-1,answer_in_context@{k},R@{k}",
+            "--qrels-patch",
+            f"{{root}}/{ERRATA}",
+        ),
+    ),
 )
 """The reports ``build`` regenerates, in order."""
 
@@ -263,20 +304,44 @@ def _mirror(cwd: Path, staging: Path, own: set[str]) -> None:
             os.symlink(cwd / name, staging / name, target_is_directory=(cwd / name).is_dir())
 
 
+def _chosen(only: Sequence[str] | None) -> tuple[Report, ...]:
+    """The reports ``only`` names (their stems), in :data:`REPORTS`' order; all of them for ``None``.
+
+    Raises:
+        ParameterError: a name that is no report's stem (the stems are listed).
+    """
+    if only is None:
+        return REPORTS
+    stems = [r.stem for r in REPORTS]
+    for name in only:
+        if name not in stems:
+            raise ParameterError("--only", name, "is not a report of the build", f"choose from: {', '.join(stems)}")
+    return tuple(r for r in REPORTS if r.stem in only)
+
+
 def build(
-    *, seed: int = 7, k: int = 5, notebooks: Path = Path("notebooks"), reports: Path = Path("reports")
+    *,
+    seed: int = 7,
+    k: int = 5,
+    notebooks: Path = Path("notebooks"),
+    reports: Path = Path("reports"),
+    only: Sequence[str] | None = None,
 ) -> list[Path]:
     """Regenerate ``reports`` (see the module docstring); return the files written (and the runs folder).
 
+    ``only`` names the reports to regenerate (their stems, ``["answers"]``); the others' files are left as
+    they are.  ``None`` (the default, ``make report``): every report.
+
     Raises:
         ParameterError: ``seed`` or ``k`` out of range; ``reports`` outside
-            the working folder; an output that is an input.
+            the working folder; an output that is an input; ``only`` naming no report.
         InputError: a notebook is missing.
         NotebookFailed: a notebook stopped on an error (nothing is written).
         RuntimeError: a notebook's artifact differs from the CLI's (nothing is written).
     """
     seed = check_seed(seed)
     k = check_positive_int("k", k)
+    chosen = _chosen(only)
     for name in NOTEBOOKS:
         if not (notebooks / name).is_file():
             raise InputError(notebooks / name, None, "not found; run from the repository root or pass --notebooks")
@@ -289,14 +354,14 @@ def build(
             plan.file("--reports", reports / f"{report.stem}.ipynb"),
             plan.file("--reports", reports / f"{report.stem}.html"),
         )
-        for report in REPORTS
+        for report in chosen
     ]
     artifacts = {
         report.stem: plan.file("--reports", reports / report.artifact / ARTIFACT_NAME)
-        for report in REPORTS
+        for report in chosen
         if report.artifact is not None
     }
-    own = {(relative / report.artifact / ARTIFACT_NAME).parts[0] for report in REPORTS if report.artifact is not None}
+    own = {(relative / report.artifact / ARTIFACT_NAME).parts[0] for report in chosen if report.artifact is not None}
     own.add((relative / "runs").parts[0])
     written = [path for _, notebook_path, html_path in pages for path in (notebook_path, html_path)]
     with tempfile.TemporaryDirectory(prefix="agentmemory-build-") as tmp:
@@ -311,11 +376,11 @@ def build(
             nb = _execute_checked(notebooks / report.notebook, parameters, staging)
             plan.put(notebook_path, notebook_text(nb))
             plan.put(html_path, render_html(nb))
-        for report in REPORTS:
+        for report in chosen:
             if report.artifact is None:
                 continue
             staged_reports = staging / relative
-            cli = [arg.format(reports=staged_reports.as_posix(), root=_ROOT.as_posix()) for arg in report.cli]
+            cli = [arg.format(reports=staged_reports.as_posix(), root=_ROOT.as_posix(), k=k) for arg in report.cli]
             staged = staged_reports / report.artifact / ARTIFACT_NAME
             plan.put(artifacts[report.stem], _check_against_cli(seed, k, staged, cli))
             written.append(artifacts[report.stem])
@@ -391,11 +456,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--k", default="5", help="rank cutoff (default 5)")
     parser.add_argument("--notebooks", type=Path, default=Path("notebooks"), help="folder of the source notebooks")
     parser.add_argument("--reports", type=Path, default=Path("reports"), help="folder to regenerate")
+    parser.add_argument(
+        "--only", default=None, help="comma-separated reports to regenerate (e.g. answers); default every report"
+    )
     try:
         args = parser.parse_args(argv)
         seed = check_seed(_int("--seed", args.seed), "--seed")
         k = check_positive_int("--k", _int("--k", args.k))
-        written = build(seed=seed, k=k, notebooks=args.notebooks, reports=args.reports)
+        only = None if args.only is None else [name.strip() for name in args.only.split(",")]
+        written = build(seed=seed, k=k, notebooks=args.notebooks, reports=args.reports, only=only)
     except NotebookFailed as err:
         print(f"{_PROG}: error: {_one_line(str(err))}", file=sys.stderr)
         return 2 if err.bad_input else 1

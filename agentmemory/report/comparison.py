@@ -2,7 +2,9 @@
 
 :func:`comparison` shows :func:`agentmemory.analysis.comparison_table.comparison_table` (the
 table ``agentmemory eval`` prints first and ``--table-out`` writes) with its
-caption and the line saying what its markers mean.  :func:`per_query`
+caption and the line saying what its markers mean, then the cost table
+beside it (:func:`costs`: what each system's ranking costs in memories and
+tokens, and where rankings ran out of hits).  :func:`per_query`
 replaces one table per system: one row per judged query, each system's
 values beside each other, and each system's difference to the baseline.
 """
@@ -12,18 +14,31 @@ from __future__ import annotations
 import pandas as pd
 
 from agentmemory.analysis.comparison_table import comparison_table
+from agentmemory.analysis.costs import cost_table
 from agentmemory.analysis.statistics import Statistics
 from agentmemory.evaluation.runner import Evaluation, seed_measures
 from agentmemory.report.display import Markdown, Table, plural, short
 
-__all__ = ["comparison", "per_query"]
+__all__ = ["comparison", "costs", "per_query"]
 
 
-def comparison(evaluation: Evaluation, statistics: Statistics) -> tuple[Table, Markdown]:
-    """The comparison table (caption above, cells ``mean [low, high] marker +a/−b``) and its notation line."""
+def comparison(evaluation: Evaluation, statistics: Statistics) -> tuple[Table | Markdown, ...]:
+    """The comparison table (caption above, cells ``mean [low, high] marker +a/−b``) and its notation line, then
+    :func:`costs` (nothing more when no system ranked anything)."""
     table = comparison_table(evaluation, statistics)
     frame = pd.DataFrame(table.rows(), columns=table.header())
-    return Table(frame, table.caption()), Markdown(table.notation())
+    return (Table(frame, table.caption()), Markdown(table.notation()), *costs(evaluation))
+
+
+def costs(evaluation: Evaluation) -> tuple[Table | Markdown, ...]:
+    """The cost table (:func:`agentmemory.analysis.costs.cost_table`: memories returned, tokens per memory and in
+    the top k, per system) and its notes, as a list (what the columns count, then each system whose rankings ran
+    out of hits before a measure's depth or budget); nothing when no system ranked anything."""
+    table = cost_table(evaluation)
+    if table is None:
+        return ()
+    frame = pd.DataFrame(table.cells(), columns=table.header())
+    return Table(frame, table.caption()), Markdown("\n".join(f"- {line}" for line in table.notes()))
 
 
 def _delta(value: float) -> str:

@@ -364,20 +364,25 @@ def sweep_figure(rows: list[dict], measures: list[str], names: dict[str, str], *
 def comparison_heatmap(matrix: PairedMatrix, *, number: int | None = None) -> Png | Markdown:
     """The paired matrix as a heat map: a row per pair of systems (first minus second), a column per measure, each
     cell coloured by the mean paired difference (blue: the first system higher; red: lower; the scale symmetric
-    around 0) and labelled with it, ``*`` where significant.  :func:`agentmemory.report.stats.comparison_matrix` is
+    around 0) and labelled with it, ``*`` where significant; a pair not compared on a measure (no query where both
+    have a value) is a blank cell marked ``–``.  :func:`agentmemory.report.stats.comparison_matrix` is
     the table of the same numbers.  With nothing to compare (one system, no headline query) it says so instead."""
     if not matrix.cells:
         return Markdown(f"{_caption(number, 'no paired comparison')}: fewer than two systems, or no headline query.")
     rows, measures = len(matrix.rows), list(matrix.measures)
-    values = [[matrix.cells[(r, m)].difference for m in measures] for r in range(rows)]
-    reach = max((abs(v) for row in values for v in row), default=0.0) or 1.0
+    nan = float("nan")  # a pair not compared on a measure: a blank cell
+    values = [[_difference(matrix, r, m, nan) for m in measures] for r in range(rows)]
+    reach = max((abs(c.difference) for c in matrix.cells.values()), default=0.0) or 1.0
     with matplotlib.style.context("default"), matplotlib.rc_context(_RC):
         fig = _figure(9, max(2.4, 1.3 + 0.32 * rows))  # room for the colour bar's label with one pair too
         ax = fig.subplots()
         image = ax.imshow(values, cmap="RdBu", vmin=-reach, vmax=reach, aspect="auto")
         for r in range(rows):
             for c, m in enumerate(measures):
-                cell = matrix.cells[(r, m)]
+                cell = matrix.cells.get((r, m))
+                if cell is None:
+                    ax.text(c, r, "–", ha="center", va="center", fontsize=8, color="grey")
+                    continue
                 shade = abs(cell.difference) / reach > 0.6
                 text = signed(cell.difference) + ("*" if cell.significant else "")
                 ax.text(c, r, text, ha="center", va="center", fontsize=8, color="white" if shade else "black")
@@ -398,3 +403,9 @@ def comparison_heatmap(matrix: PairedMatrix, *, number: int | None = None) -> Pn
             f"(first minus second; * significant at {matrix.alpha:g})",
         ),
     )
+
+
+def _difference(matrix: PairedMatrix, row: int, measure: str, missing: float) -> float:
+    """The mean paired difference of a matrix cell, ``missing`` where the pair was not compared on ``measure``."""
+    cell = matrix.cells.get((row, measure))
+    return missing if cell is None else cell.difference

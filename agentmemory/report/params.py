@@ -22,7 +22,7 @@ as on the command line.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from os import PathLike
 from pathlib import Path
@@ -30,6 +30,8 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from agentmemory.analysis.statistics import Statistics, evaluation_statistics
+from agentmemory.answers.formats import ANSWER_FORMATS
+from agentmemory.answers.records import AnswerFile
 from agentmemory.datasets import FORMATS, detect_format, load
 from agentmemory.datasets.collection import Collection, default_collection_path, require_judgments
 from agentmemory.datasets.judgment_patch import read_judgment_patch
@@ -44,10 +46,11 @@ from agentmemory.errors import (
     check_positive_int,
     quote,
 )
+from agentmemory.evaluation.answer_runs import AnswersSpec, parse_answers_option, read_answer_files
 from agentmemory.evaluation.options import EvalOptions
 from agentmemory.evaluation.runfiles import RunFile, parse_run_option, read_run_file
 from agentmemory.evaluation.runner import Evaluation, evaluate
-from agentmemory.evaluation.system_runs import is_system_memories
+from agentmemory.evaluation.system_runs import is_system_memories, replay_pool
 from agentmemory.files.numbers import parse_integer
 from agentmemory.files.output_plan import OutputPlan, collection_inputs
 from agentmemory.metrics import Measure, parse_measures
@@ -58,13 +61,18 @@ from agentmemory.systems.registry import SystemSpec, resolve_systems
 from agentmemory.tokenize import tokenize
 
 __all__ = [
+    "ANSWERS_SEPARATOR",
     "SAMPLE",
+    "SAMPLE_ANSWERS",
     "SAMPLE_PATH",
+    "Answers",
+    "AnswersSetup",
     "CollectionSetup",
     "EvalSetup",
     "ExploreSetup",
     "SweepConfig",
     "SweepSetup",
+    "answers_setup",
     "collection_setup",
     "eval_setup",
     "explore_setup",
@@ -221,6 +229,130 @@ def _found(path: str) -> Path:
     return beside if beside.exists() else given
 
 
+ANSWERS_SEPARATOR = ";"
+"""What separates the systems of the ``answers`` parameter (and the entries of ``answers_format`` and
+``answers_mapping``): a semicolon, since a comma separates one system's files (its seeds)."""
+
+SAMPLE_ANSWERS = (
+    "zep=fixtures/answers/zep/zep_locomo_grades.json;"
+    "mem0=fixtures/answers/mem0-locomo-sample.json,fixtures/answers/mem0-locomo-sample-run2.json;"
+    "evermemos=fixtures/answers/evermemos-locomo-sample.json"
+)
+"""The authored answer files of the LoCoMo sample (``fixtures/answers``): ``answers = ""`` with ``collection = ""``."""
+
+_ANSWERS_HELP = (
+    'pass NAME=FILE[,FILE...] entries separated by ";" (one system\'s seeds by ","), '
+    'e.g. "mem0=mem0_results.json;zep=zep_locomo_grades.json"'
+)
+
+
+@dataclass(frozen=True)
+class Answers:
+    """The ``answers`` parameters read: each system as given (:class:`AnswersSpec`: name, files, format and
+    mapping as typed, for the command line), its files read (one tuple per system, a file per seed), and
+    every file read (the output plan's inputs)."""
+
+    given: tuple[AnswersSpec, ...] = ()
+    files: tuple[tuple[AnswerFile, ...], ...] = ()
+    paths: tuple[Path, ...] = ()
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The systems' names, in the order given."""
+        return tuple(spec.name for spec in self.given)
+
+    @property
+    def has_retrieval(self) -> bool:
+        """Whether a system's (first) file carries retrieved memories: then hits are judged through provenance,
+        as ``agentmemory eval --answers`` judges them."""
+        return any(files[0].has_retrieval for files in self.files)
+
+
+def _entries(name: str, value: object) -> list[str]:
+    """``"a;b"`` -> ``["a", "b"]`` (``""`` gives none): the ``answers`` parameters' entries."""
+    if value is None or value == "":
+        return []
+    if not isinstance(value, str) or "\n" in value:
+        raise ParameterError(name, value, "is not one line of text", _ANSWERS_HELP)
+    items = [item.strip() for item in value.split(ANSWERS_SEPARATOR)]
+    if not all(items):
+        raise ParameterError(name, value, "has an empty entry", f'separate entries by single "{ANSWERS_SEPARATOR}"')
+    return items
+
+
+def _keyed(name: str, value: object, systems: Sequence[str], example: str) -> dict[str, str]:
+    """``answers_format`` / ``answers_mapping``: ``NAME=VALUE`` entries, each ``NAME`` a system of ``answers``."""
+    out: dict[str, str] = {}
+    for item in _entries(name, value):
+        key, sep, given = (part.strip() for part in item.partition("="))
+        if not sep or not key or not given:
+            raise ParameterError(name, item, "is not NAME=VALUE", f'pass e.g. "{example}", NAME a system of answers')
+        if key not in systems:
+            raise UnknownNameError(name, key, list(systems))
+        if key in out:
+            raise ParameterError(name, value, f"names the system {key!r} twice", "give each system once")
+        out[key] = given
+    return out
+
+
+def read_answers_parameters(
+    answers: object, answers_format: object = "", answers_mapping: object = "", *, sample: bool = False
+) -> Answers:
+    """The ``answers``, ``answers_format`` and ``answers_mapping`` parameters, checked and their files read.
+
+    ``answers`` is ``NAME=FILE[,FILE...]`` entries separated by ``;``
+    (:data:`ANSWERS_SEPARATOR`): each entry one system, its files its seeds
+    (:func:`agentmemory.evaluation.answer_runs.parse_answers_option`: a file may be a glob; without ``NAME=``
+    the system is named after its first file).  ``answers_format`` and
+    ``answers_mapping`` are ``NAME=FORMAT`` and ``NAME=FILE.toml`` entries the
+    same way (``""`` for none: each file's format is detected from its shape).
+    ``""`` for ``answers`` is :data:`SAMPLE_ANSWERS` when ``sample`` (the
+    collection is the LoCoMo sample), else refused.  Paths are found as the
+    runs are (:func:`_found`: from the working directory, else the repository
+    root).  Every file is read here, so a file no reader takes is one line
+    before anything is evaluated.
+
+    Raises:
+        AgentMemoryError: the first bad entry or file.
+    """
+    text = SAMPLE_ANSWERS if sample and answers in ("", None) else answers
+    items = _entries("answers", text)
+    if not items:
+        raise ParameterError(
+            "answers",
+            answers,
+            "names no answer file",
+            _ANSWERS_HELP + ' ("" means the authored samples with the LoCoMo sample only: collection = "")',
+        )
+    specs = [parse_answers_option(item, "answers") for item in items]
+    names = [spec.name for spec in specs]
+    twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
+    if twice is not None:
+        raise ParameterError(
+            "answers",
+            answers,
+            f"names the system {twice!r} twice",
+            "give each system once, with its seeds' files after one NAME= separated by commas",
+        )
+    formats = _keyed("answers_format", answers_format, names, "zep=zep")
+    for chosen in formats.values():
+        if chosen != "auto" and chosen not in ANSWER_FORMATS:
+            raise UnknownNameError("answers_format", chosen, [*ANSWER_FORMATS.names(), "auto"])
+    mappings = _keyed("answers_mapping", answers_mapping, names, "mine=mine.toml")
+    given = tuple(replace(s, format=formats.get(s.name), mapping=mappings.get(s.name)) for s in specs)
+    found = tuple(
+        replace(
+            s,
+            paths=tuple(str(_found(p)) for p in s.paths),
+            mapping=None if s.mapping is None else str(_found(s.mapping)),
+        )
+        for s in given
+    )
+    files = tuple(read_answer_files(spec) for spec in found)
+    paths = tuple(Path(p) for spec in found for p in (*spec.paths, *([spec.mapping] if spec.mapping else ())))
+    return Answers(given, files, paths)
+
+
 @dataclass(frozen=True)
 class Systems:
     """What a report compares beside its retrievers, and how: its runs and the options that concern them
@@ -245,6 +377,8 @@ class _Evaluates:
     recorded: tuple[str, ...]
     inputs: Mapping[str, str]
     table: tuple[Measure, ...] | None
+    answers: Answers
+    workers: int
 
     @property
     def k(self) -> int:
@@ -268,10 +402,19 @@ class _Evaluates:
         return Systems(self.runs, o.relevance, o.lenient_run, o.baseline, o.timings, o.as_of)
 
     def evaluate(self) -> Evaluation:
-        """:func:`agentmemory.evaluate` with these parameters: the retrievers, the runs, the memory systems, the options."""
-        return evaluate(
-            self.collection, self.retrievers, runs=self.runs, systems=self.memory_systems, options=self.options
-        )
+        """:func:`agentmemory.evaluate` with these parameters: the retrievers, the runs, the memory systems, the
+        answer files, the options; the memory systems' conversations replayed in ``workers`` processes (the same
+        results)."""
+        with replay_pool(self.workers if self.memory_systems else 1) as executor:
+            return evaluate(
+                self.collection,
+                self.retrievers,
+                runs=self.runs,
+                systems=self.memory_systems,
+                options=self.options,
+                executor=executor,
+                answers=list(self.answers.files),
+            )
 
     def statistics(self, evaluation: Evaluation) -> Statistics:
         """The run's statistics (seeded by its seed) against the chosen baseline, the comparison table's columns
@@ -308,6 +451,10 @@ class EvalSetup(_Evaluates):
     """The input files given beside the collection, as given: ``qrels_patch`` and ``claims`` when set."""
     table: tuple[Measure, ...] | None = None
     """The comparison table's columns (``table_metrics``), ``None`` for every measure."""
+    answers: Answers = field(default_factory=Answers)
+    """Imported answer files scored as systems (``answers``; none by default)."""
+    workers: int = 1
+    """Processes the memory systems' conversations are replayed in (``workers``; 1: one after the other)."""
 
     def command(self, evaluation: Evaluation) -> str:
         """The ``agentmemory eval`` command that writes this notebook's artifact (see :func:`.results.cli_command`)."""
@@ -389,12 +536,14 @@ def _check_output(
     loaded: Collection,
     runs: tuple[RunFile, ...],
     given: Mapping[str, str] | None = None,
+    extra: Sequence[Path] = (),
 ) -> None:
     """The artifact the notebook will write must not be one of its inputs: the collection's files, the runs'
-    files, the judgment patch and the claims file (``given``)."""
+    files, the judgment patch and the claims file (``given``), the answer files and mapping files (``extra``)."""
     if output_dir is not None:
         inputs = [_found(p) for r in runs for p in (r.path, r.memories_path) if p is not None]
         inputs += [_found(p) for p in (given or {}).values()]
+        inputs += list(extra)
         OutputPlan([*collection_inputs(path, loaded.files), *inputs]).file("output_dir", output_dir / ARTIFACT_NAME)
 
 
@@ -426,6 +575,7 @@ def eval_setup(
     qrels_patch: object = "",
     claims: object = "",
     table_metrics: object = "",
+    workers: object = 1,
 ) -> EvalSetup:
     """Validate ``eval.ipynb``'s parameters and load the collection.
 
@@ -444,7 +594,8 @@ def eval_setup(
     (checked with the options) and ``qrels_patch`` (checked against the
     loaded collection, then applied) are the paths of a claims file and a
     judgment patch, ``""`` for none (``agentmemory eval --claims`` and
-    ``--qrels-patch``).
+    ``--qrels-patch``).  ``workers`` (an int >= 1) is the processes the
+    memory systems' conversations are replayed in (``--workers``).
 
     Raises:
         ReportParameterError: the first rejected value, with the library's message.
@@ -492,6 +643,7 @@ def eval_setup(
         _recorded(read),
         MappingProxyType(given),
         table,
+        workers=_workers(workers),
     )
 
 
@@ -653,6 +805,10 @@ class CollectionSetup(_Evaluates):
     """The input files given beside the collection, as given: ``qrels_patch`` and ``claims`` when set."""
     table: tuple[Measure, ...] | None = None
     """The comparison table's columns (``table_metrics``), ``None`` for every measure."""
+    answers: Answers = field(default_factory=Answers)
+    """Imported answer files scored as systems (``answers``; none by default)."""
+    workers: int = 1
+    """Processes the memory systems' conversations are replayed in (``workers``; 1: one after the other)."""
 
 
 def collection_setup(
@@ -680,6 +836,7 @@ def collection_setup(
     qrels_patch: object = "",
     claims: object = "",
     table_metrics: object = "",
+    workers: object = 1,
 ) -> CollectionSetup:
     """Validate ``collection.ipynb``'s parameters and load the collection with :func:`agentmemory.datasets.load`.
 
@@ -694,7 +851,7 @@ def collection_setup(
     comma-separated ``KEY=VALUE`` pairs read with their declared types, as
     ``--format-option`` reads them (``"granularity=turn,all_turns=true"`` for
     LongMemEval); an option the format does not take is refused by ``load``,
-    naming those it does.  ``qrels_patch`` and ``claims`` as in :func:`eval_setup`.
+    naming those it does.  ``qrels_patch``, ``claims`` and ``workers`` as in :func:`eval_setup`.
 
     Raises:
         ReportParameterError: the first rejected value, with the library's message.
@@ -721,13 +878,8 @@ def collection_setup(
             claims=claims,
             table=table,
         )
-        path, source, cli_path = _collection_source(collection)
-        resolved = (
-            detect_format(path, names={"path": "collection = ", "format": "format ="}) if format == "auto" else format
-        )
-        given = _format_options(format_options, resolved, repair)
-        format_args = {**given, **({} if repair is False else {"repair": repair})}
-        loaded = load(path, format=resolved, **format_args)  # type: ignore[arg-type]
+        read_collection = _read_collection(collection, format, format_options, repair)
+        path, loaded = read_collection.path, read_collection.collection
         inputs = _given_inputs(qrels_patch=qrels_patch, claims=claims)
         _check_output(out, path, loaded, read, inputs)
         require_judgments(loaded, path)
@@ -740,19 +892,52 @@ def collection_setup(
         options,
         names,
         loaded,
-        source,
-        cli_path,
-        str(resolved),
+        read_collection.source,
+        read_collection.cli_path,
+        read_collection.format,
         str(format),
         bool(repair),
         out,
         read,
-        MappingProxyType(given),
+        MappingProxyType(read_collection.options),
         memory,
         _recorded(read),
         MappingProxyType(inputs),
         table,
+        workers=_workers(workers),
     )
+
+
+class _ReadCollection(NamedTuple):
+    """A collection as ``collection.ipynb`` and ``answers.ipynb`` read it: where from, named how, in which format."""
+
+    path: Path
+    source: str
+    cli_path: str
+    format: str
+    options: dict[str, Any]
+    collection: Collection
+
+
+def _read_collection(collection: object, format: object, format_options: object, repair: object) -> _ReadCollection:
+    """The ``collection``, ``format``, ``format_options`` and ``repair`` parameters read and the collection loaded
+    (``""``: the LoCoMo sample); ``format`` ``"auto"`` detected, ``repair`` passed on unless ``False``."""
+    path, source, cli_path = _collection_source(collection)
+    resolved = (
+        detect_format(path, names={"path": "collection = ", "format": "format ="}) if format == "auto" else format
+    )
+    given = _format_options(format_options, resolved, repair)
+    format_args = {**given, **({} if repair is False else {"repair": repair})}
+    loaded = load(path, format=resolved, **format_args)  # type: ignore[arg-type]
+    return _ReadCollection(path, source, cli_path, str(resolved), given, loaded)
+
+
+def _workers(workers: object) -> int:
+    """``workers``: an int >= 1, the processes a memory system's conversations are replayed in."""
+    try:
+        return check_positive_int("workers", workers)
+    except ParameterError as err:
+        raise ReportParameterError(err) from err
 
 
 def _collection_source(collection: object) -> tuple[Path, str, str]:
@@ -786,6 +971,140 @@ def _format_options(text: object, format_name: object, repair: object) -> dict[s
             "format_options", text, "sets repair a second time", "set repair with the repair parameter only"
         )
     return options
+
+
+@dataclass(frozen=True)
+class AnswersSetup(_Evaluates):
+    """The validated parameters of ``answers.ipynb``: the loaded collection and the answer files read.
+
+    ``source``, ``cli_path``, ``format`` (the format read) and
+    ``format_given`` as in :class:`CollectionSetup`; ``answers`` the systems
+    (:class:`Answers`); ``table`` the ``table_metrics`` given, ``None`` for
+    the default columns (:meth:`columns`).
+    """
+
+    options: EvalOptions
+    retrievers: tuple[RetrieverSpec, ...]
+    collection: Collection
+    source: str
+    cli_path: str
+    format: str
+    format_given: str
+    repair: bool
+    output_dir: Path | None
+    answers: Answers
+    format_options: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    inputs: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    """The input files given beside the collection, as given: ``qrels_patch`` and ``claims`` when set."""
+    table: tuple[Measure, ...] | None = None
+    runs: tuple[RunFile, ...] = ()
+    memory_systems: tuple[SystemSpec, ...] = ()
+    recorded: tuple[str, ...] = ()
+
+    def columns(self, evaluation: Evaluation) -> tuple[Measure, ...]:
+        """The comparison table's columns: ``table_metrics`` when given, else every answer measure the
+        evaluation computed (``Judge``, LoCoMo's ``F1``, ``EM``, ``BLEU-1``, ``answer_in_context@k``) and then
+        ``R@k`` when a system has a ranking (a retriever, or an answer file with retrieved memories)."""
+        if self.table is not None:
+            return self.table
+        chosen = [m for m in evaluation.measures if m.definition.reads_answer]
+        recall = Measure("R", evaluation.k)
+        ranked = self.retrievers or self.answers.has_retrieval
+        if ranked and recall in evaluation.measures:
+            chosen.append(recall)
+        return tuple(chosen)
+
+    def statistics(self, evaluation: Evaluation) -> Statistics:
+        """The run's statistics (seeded by its seed) against the baseline, on the table's :meth:`columns`: the
+        artifact's ``statistics``."""
+        return evaluation_statistics(
+            evaluation,
+            seed=evaluation.seed,
+            baseline=self.options.baseline,
+            table=self.columns(evaluation),
+            table_name="table_metrics",
+        )
+
+
+def answers_setup(
+    *,
+    collection: str | PathLike[str] | None,
+    format: object,
+    format_options: object,
+    repair: object,
+    answers: object,
+    answers_format: object,
+    answers_mapping: object,
+    retrievers: object,
+    baseline: object,
+    table_metrics: object,
+    k: object,
+    seed: object,
+    attribution: object,
+    qrels_patch: object,
+    claims: object,
+    output_dir: object,
+) -> AnswersSetup:
+    """Validate ``answers.ipynb``'s parameters, read the answer files and load the collection.
+
+    Checks, in order: ``table_metrics``, the answer parameters
+    (:func:`read_answers_parameters`: ``""`` means the authored samples when
+    ``collection`` is ``""`` too), ``retrievers`` (``""`` for none, or specs
+    as in :func:`eval_setup`: ``"bm25"`` sets a retriever's top k beside the
+    systems' answers), the options (``k``, ``seed``, ``attribution``,
+    ``claims``; relevance is ``provenance`` when an answer file carries
+    retrieved memories, as ``agentmemory eval --answers`` judges them),
+    ``baseline`` (a system's name; ``""``: the first system of ``answers``,
+    so the answer measures have a baseline), ``output_dir``, then the
+    collection as :func:`collection_setup` loads it (``format``,
+    ``format_options``, ``repair``) and the judgment patch ``qrels_patch``
+    (answer, exclusion and evidence lines, or locomo-audit's errata file).
+
+    Raises:
+        ReportParameterError: the first rejected value, with the library's message.
+    """
+    try:
+        table = _table(table_metrics)
+        read = read_answers_parameters(answers, answers_format, answers_mapping, sample=collection in ("", None))
+        names = () if retrievers in ("", None) else resolve_retrievers(retrievers)  # type: ignore[arg-type]
+        if not isinstance(baseline, str):
+            raise ParameterError("baseline", baseline, "is not text", 'pass a system\'s name, or "" for the first')
+        options = EvalOptions(
+            k=k,  # type: ignore[arg-type]  # checked by the record
+            seed=seed,  # type: ignore[arg-type]
+            relevance="provenance" if read.has_retrieval else "direct",
+            measures=_with_table((), table or ()),
+            baseline=baseline or read.names[0],
+            attribution=attribution,  # type: ignore[arg-type]
+            claims=_input_path("claims", claims),
+        )
+        options.check_baseline([(r.key, r.label) for r in names] + [(n, n) for n in read.names])
+        out = _output_dir(output_dir)
+        read_collection = _read_collection(collection, format, format_options, repair)
+        path, loaded = read_collection.path, read_collection.collection
+        inputs = _given_inputs(qrels_patch=qrels_patch, claims=claims)
+        _check_output(out, path, loaded, (), inputs, read.paths)
+        require_judgments(loaded, path)
+        loaded = _patched(loaded, qrels_patch)
+    except ReportParameterError:
+        raise
+    except AgentMemoryError as err:
+        raise ReportParameterError(err) from err
+    return AnswersSetup(
+        options,
+        names,
+        loaded,
+        read_collection.source,
+        read_collection.cli_path,
+        read_collection.format,
+        str(format),
+        bool(repair),
+        out,
+        read,
+        MappingProxyType(read_collection.options),
+        MappingProxyType(inputs),
+        table,
+    )
 
 
 class SweepConfig(NamedTuple):

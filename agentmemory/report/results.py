@@ -16,10 +16,10 @@ from agentmemory.analysis.artifact import dumps_artifact, write_artifact
 from agentmemory.analysis.statistics import Statistics
 from agentmemory.datasets import BUILTIN_FORMATS
 from agentmemory.datasets.base import option_flag_arguments
-from agentmemory.evaluation.options import EvalOptions
+from agentmemory.evaluation.answer_runs import AnswersSpec
+from agentmemory.evaluation.options import EvalOptions, default_measures_for
 from agentmemory.evaluation.runner import Evaluation
 from agentmemory.metrics import Measure
-from agentmemory.metrics.scoring import default_measures
 from agentmemory.metrics.token_counters import DEFAULT_TOKEN_COUNTER
 from agentmemory.report.display import Markdown
 
@@ -40,6 +40,7 @@ def cli_command(
     out: str = "reports/eval-results.json",
     inputs: Mapping[str, str] | None = None,
     table: Sequence[Measure] | None = None,
+    answers: Sequence[AnswersSpec] = (),
 ) -> str:
     """The ``agentmemory eval`` command that writes the same artifact, quoted for a POSIX shell.
 
@@ -58,7 +59,9 @@ def cli_command(
     tokens with another counter than the default); ``inputs`` (the judgment
     patch and the claims file as given: ``{"qrels_patch": ..., "claims":
     ...}``) become ``--qrels-patch`` and ``--claims``; ``table`` (the comparison table's chosen columns)
-    ``--table-metrics``.
+    ``--table-metrics``; ``answers`` (the answer files as given) ``--answers NAME=FILE[,FILE...]`` with
+    ``--answers-format`` and ``--answers-mapping`` where set (relevance ``provenance`` and ``--attribution``
+    then follow the answer files' retrieved memories as they follow memory systems).
     """
     parts = ["agentmemory", "eval"]
     if source is not None and source != SHIPPED:
@@ -75,7 +78,8 @@ def cli_command(
     if evaluation.lenient_run:
         parts.append("--lenient-run")
     parts += _system_arguments(evaluation)
-    if evaluation.relevance != ("provenance" if evaluation.systems else "direct"):  # --system's default
+    parts += _answers_arguments(answers)
+    if evaluation.relevance != ("provenance" if _attributed(evaluation) else "direct"):  # --system's default
         parts += ["--relevance", evaluation.relevance]
     if evaluation.as_of:
         parts.append("--as-of")
@@ -90,14 +94,31 @@ def cli_command(
     return shlex.join(parts)
 
 
+def _attributed(evaluation: Evaluation) -> bool:
+    """Whether memories are attributed: a memory system's, or an answer file's retrieved memories (then the
+    command line judges through provenance unless told otherwise)."""
+    return bool(evaluation.systems) or any(a.has_retrieval for a in evaluation.answers)
+
+
+def _answers_arguments(answers: Sequence[AnswersSpec]) -> list[str]:
+    """``--answers NAME=FILE[,FILE...]`` for each system as given, then ``--answers-format`` and
+    ``--answers-mapping`` for those that set them."""
+    parts: list[str] = []
+    for spec in answers:
+        parts += ["--answers", f"{spec.name}={','.join(spec.paths)}"]
+    parts += [arg for spec in answers if spec.format for arg in ("--answers-format", f"{spec.name}={spec.format}")]
+    parts += [arg for spec in answers if spec.mapping for arg in ("--answers-mapping", f"{spec.name}={spec.mapping}")]
+    return parts
+
+
 def _system_arguments(evaluation: Evaluation) -> list[str]:
     """``--system`` for each memory system, with ``--attribution``, ``--system-timeout`` and ``--lenient-system``
-    when not their defaults (none without a memory system)."""
+    when not their defaults (none without a memory system); ``--attribution`` also for answer files' memories."""
     chosen = evaluation.options
     parts: list[str] = []
     for system in evaluation.systems:
         parts += ["--system", system.spec.key]
-    if evaluation.systems and chosen.attribution != "auto":
+    if _attributed(evaluation) and chosen.attribution != "auto":
         parts += ["--attribution", chosen.attribution]
     if evaluation.systems and chosen.system_timeout != EvalOptions().system_timeout:
         parts += ["--system-timeout", repr(chosen.system_timeout)]
@@ -107,11 +128,15 @@ def _system_arguments(evaluation: Evaluation) -> list[str]:
 
 
 def _measure_flags(evaluation: Evaluation) -> list[str]:
-    """``--metrics`` (the measures beyond the defaults, less those only a claim asked for) and ``--tokenizer``
-    (a counter other than the default that measures counted tokens with), as :func:`cli_command` writes them."""
+    """``--metrics`` (the measures beyond the defaults, less those only a claim asked for and the answer measures
+    answer files add by themselves) and ``--tokenizer`` (a counter other than the default that measures counted
+    tokens with), as :func:`cli_command` writes them."""
     flags: list[str] = []
     claimed = _claims_only(evaluation)
-    extra = [str(m) for m in evaluation.measures if m not in default_measures(evaluation.k) and m not in claimed]
+    if evaluation.answers:  # --answers adds its answer measures; --metrics names only those asked for
+        claimed |= {m for m in evaluation.measures if m.definition.reads_answer} - set(evaluation.options.measures)
+    defaults = default_measures_for(evaluation.k, memories=evaluation.returns_memories)
+    extra = [str(m) for m in evaluation.measures if m not in defaults and m not in claimed]
     if extra:
         flags += ["--metrics", ",".join(extra)]
     if evaluation.tokenizer is not None and evaluation.options.tokenizer != DEFAULT_TOKEN_COUNTER:

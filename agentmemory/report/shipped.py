@@ -11,7 +11,7 @@ from pathlib import Path
 
 __all__ = ["NOTEBOOK_NAMES", "notebook_folder"]
 
-NOTEBOOK_NAMES = ("eval", "explore", "collection", "sweep")
+NOTEBOOK_NAMES = ("eval", "explore", "collection", "sweep", "answers")
 """The shipped notebooks, by name (``notebooks/<name>.ipynb``); each has a setup function in
 :mod:`agentmemory.report.params` (``<name>_setup``)."""
 

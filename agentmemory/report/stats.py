@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from agentmemory.analysis.paired_matrix import PairedMatrix, cell_text, matrix_caption, matrix_summary, paired_matrix
+from agentmemory.analysis.paired_matrix import PairedMatrix, matrix_caption, matrix_summary, paired_matrix
 from agentmemory.analysis.prose import comparisons_preface, describe_comparison, format_p
 from agentmemory.analysis.statistics import evaluation_statistics
 from agentmemory.analysis.summaries import Statistics
@@ -96,13 +96,14 @@ def pairs_matrix(evaluation: Evaluation, statistics: Statistics) -> PairedMatrix
     return paired_matrix(statistics, {r.name: r.label for r in evaluation.results})
 
 
-def comparison_matrix(matrix: PairedMatrix, *, number: int | None = None) -> Table:
+def comparison_matrix(matrix: PairedMatrix, *, number: int | None = None, fewer: bool = False) -> Table:
     """Every pair of systems (rows, first minus second) on every measure of the comparison table (columns): the
     mean paired difference, its interval, the deciding p-value, ``*`` where significant.  The numbers behind
-    :func:`agentmemory.report.figures.comparison_heatmap` (Figure ``number``, when given, in the caption)."""
+    :func:`agentmemory.report.figures.comparison_heatmap` (Figure ``number``, when given, in the caption).
+    ``fewer``: a test over fewer queries than the headline's (where both systems have a value) says over how many."""
     columns = ["pair (first − second)", *(column_name(m) for m in matrix.measures)]
     rows = [
-        [matrix.row_label(row), *(cell_text(matrix.cells[(row, m)]) for m in matrix.measures)]
+        [matrix.row_label(row), *(matrix.text(row, m, fewer=fewer) for m in matrix.measures)]
         for row in range(len(matrix.rows))
     ]
     lower = [m for m in matrix.measures if lower_is_better(m)]

@@ -10,6 +10,9 @@
   table, and in words: the 5%-95% range of each retriever's mean at the
   first shape (the fixture's) against the others, and how often each
   retriever comes out ahead.
+* :func:`parameter_grid`: BM25 over :data:`BM25_GRID` (``k1`` x ``b``, 20 settings) on one synthetic
+  collection of the last shape, against default BM25; the report draws it with
+  :func:`agentmemory.report.grids.heatmap_figure`.
 """
 
 from __future__ import annotations
@@ -19,16 +22,25 @@ from typing import Any
 
 import pandas as pd
 
+from agentmemory.analysis.parameter_grid import ParameterGrid, headline_measure, parameter_grids, value_text
+from agentmemory.analysis.statistics import evaluation_statistics
 from agentmemory.analysis.text_tables import seed_measures
+from agentmemory.datasets.synthetic import synthetic_collection
 from agentmemory.errors import ParameterError
+from agentmemory.evaluation.options import EvalOptions
+from agentmemory.evaluation.runner import evaluate
 from agentmemory.evaluation.sweeps import QUANTILES, k_sweep, seed_sweep, summarize_sweep
 from agentmemory.report.display import Markdown, Table
 from agentmemory.report.params import SweepSetup
+from agentmemory.retrievers import full_label
 
 __all__ = [
+    "BM25_GRID",
+    "grid_specs",
     "head_to_head",
     "k_curves",
     "measure_names",
+    "parameter_grid",
     "quantile_table",
     "seed_rows",
     "spread_statement",
@@ -36,6 +48,15 @@ __all__ = [
     "sweep_measures",
     "sweep_overview",
 ]
+
+
+BM25_GRID: dict[str, tuple[float, ...]] = {"k1": (0.6, 0.9, 1.2, 1.5, 2.0), "b": (0.25, 0.5, 0.75, 1.0)}
+"""The parameter grid of the report: BM25's ``k1`` and ``b`` (20 settings, default ``k1 = 1.2, b = 0.75`` among them)."""
+
+
+def grid_specs(grid: dict[str, tuple[float, ...]] = BM25_GRID) -> list[str]:
+    """The BM25 specs of ``grid``, ``k1`` outer: ``bm25[k1=0.6,b=0.25]``, ``bm25[k1=0.6,b=0.5]``, ..."""
+    return [f"bm25[k1={k1},b={b}]" for k1 in grid["k1"] for b in grid["b"]]
 
 
 def sweep_measures(k: int) -> list[str]:
@@ -61,6 +82,8 @@ def sweep_overview(setup: SweepSetup) -> Markdown:
     seeds = setup.seeds
     seed_text = f"{seeds[0]}..{seeds[-1]}" if len(seeds) > 1 else str(seeds[0])
     c = setup.collection
+    last = setup.configs[-1]
+    grid = " x ".join(f"{name} in {', '.join(value_text(v) for v in values)}" for name, values in BM25_GRID.items())
     lines = [
         f"- **k sweep:** `{c.name}` ({setup.source}), {len(c.entries)} entries, {len(c.judged_queries)} judged "
         f"queries; k = 1..{max(setup.ks)}",
@@ -68,6 +91,8 @@ def sweep_overview(setup: SweepSetup) -> Markdown:
         f"vocabulary mismatch rate {setup.mismatch_rate:g}, cutoff k = {setup.k}, for each shape: "
         + "; ".join(_shape(n, q) for n, q in setup.configs),
         f"- **Retrievers:** {', '.join(s.key for s in setup.retrievers)}",
+        f"- **Parameter grid:** BM25 with {grid} ({len(grid_specs())} settings) on the synthetic collection of seed "
+        f"{setup.seeds[0]} with {_shape(last.n_entries, last.n_queries)}, cutoff k = {setup.k}, against default BM25",
     ]
     return Markdown("\n".join(lines))
 
@@ -253,3 +278,20 @@ def spread_statement(summary: Sequence[Mapping[str, Any]], rows: Sequence[Mappin
             f"(the middle 90% of {seeds} seeds), and {verdict}.",
         ]
     return Markdown("\n".join(lines))
+
+
+def parameter_grid(setup: SweepSetup) -> ParameterGrid:
+    """BM25 over :data:`BM25_GRID` on the synthetic collection of the setup's first seed and last shape, at its
+    cutoff k: the :class:`~agentmemory.analysis.parameter_grid.ParameterGrid` of ``nDCG@k``, every label naming
+    ``k1`` and ``b``, tested against default BM25 (the comparison table's baseline; tests against it only, Holm
+    over every other setting x measure, 10,000 resamples, the run seed)."""
+    last = setup.configs[-1]
+    collection = synthetic_collection(
+        seed=setup.seeds[0], n_entries=last.n_entries, n_queries=last.n_queries, mismatch_rate=setup.mismatch_rate
+    )
+    evaluation = evaluate(collection, grid_specs(), options=EvalOptions(k=setup.k, seed=setup.seed))
+    statistics = evaluation_statistics(evaluation, seed=setup.seed, baseline="bm25", pairs=False)
+    systems = [(r.name, full_label(r.name), r.kind, r.params) for r in evaluation.results]
+    measure = headline_measure(list(statistics.shown_measures), setup.k)
+    [grid] = parameter_grids(systems, statistics, measure)
+    return grid

@@ -10,7 +10,10 @@ cell only calls one function here.  The figures are defined in
   headline queries (each query's memories counted; queries that returned
   nothing counted apart);
 * Judged@k = mean over the headline queries of the share of the top k
-  memories attributed to an entry judged for the query (any grade);
+  memories attributed to an entry judged for the query (any grade); where
+  only relevant entries are judged it equals P@k under provenance, and the
+  coverage table leaves it out and says so
+  (:func:`~agentmemory.evaluation.system_runs.judged_at_k_note`);
 * the sensitivity table: R@k and nDCG@k (provenance) re-attributed at three
   thresholds, so a reader sees how much a number rests on attribution.
 
@@ -36,7 +39,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from agentmemory.evaluation.runner import Evaluation
-from agentmemory.evaluation.system_runs import recorded_attribution
+from agentmemory.evaluation.system_runs import judged_at_k_note, recorded_attribution
 from agentmemory.report.display import Markdown, Table, plural
 from agentmemory.systems.attribution import AttributionReport
 
@@ -148,14 +151,29 @@ def _rounded(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
     return shown
 
 
+def _judged(evaluation: Evaluation) -> tuple[bool, str | None]:
+    """Whether Judged@k is shown, and the note saying what it equals (:func:`~agentmemory.evaluation.system_runs.judged_at_k_note`)."""
+    return judged_at_k_note(evaluation.collection, evaluation.k, evaluation.relevance)
+
+
 def coverage_table(evaluation: Evaluation, reports: Reports | None = None) -> Table:
-    """:func:`coverage_frame` with 3 decimals and a caption defining coverage and Judged@k."""
+    """:func:`coverage_frame` with 3 decimals and a caption defining coverage and Judged@k.
+
+    Where Judged@k equals P@k (only relevant entries judged, under provenance:
+    :func:`~agentmemory.evaluation.system_runs.judged_at_k_note`) its column is left out and the caption says
+    what it equals; where it only counts memories attributed to a relevant entry the caption says so.
+    """
     k = evaluation.k
+    shown, note = _judged(evaluation)
     frame = _rounded(coverage_frame(evaluation, reports), ["coverage", f"Judged@{k}"])
-    caption = (
-        f"Memory systems: coverage = attributed / returned memories; Judged@{k} = share of the top {k} attributed "
-        "to a judged entry (headline queries)"
-    )
+    caption = "Memory systems: coverage = attributed / returned memories"
+    if shown:
+        caption += f"; Judged@{k} = share of the top {k} attributed to a judged entry"
+    else:
+        frame = frame.drop(columns=[f"Judged@{k}"])
+    caption += " (headline queries)"
+    if note:
+        caption += ". " + note.rstrip(".")
     return Table(frame, caption)
 
 
@@ -228,12 +246,12 @@ def systems_section(evaluation: Evaluation, recorded: Sequence[str] = ()) -> lis
     if not reports:
         return []
     k = evaluation.k
+    judged = f"the share of the top {k} attributed to a judged entry (Judged@{k}), " if _judged(evaluation)[0] else ""
     shown: list[Markdown | Table] = [
         Markdown(
             f"## Memory systems: attribution\n\nWhat each memory system returned, attributed to the collection's "
-            f"entries: the share attributed (coverage), the share of the top {k} attributed to a judged entry "
-            f"(Judged@{k}), and R@{k} and nDCG@{k} re-attributed at three thresholds (how much a number rests on "
-            "attribution)."
+            f"entries: the share attributed (coverage), {judged}and R@{k} and nDCG@{k} re-attributed at three "
+            "thresholds (how much a number rests on attribution)."
         ),
         systems_note(evaluation, reports),
         coverage_table(evaluation, reports),

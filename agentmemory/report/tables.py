@@ -15,7 +15,9 @@ import pandas as pd
 
 from agentmemory.analysis.text_tables import SEED_COLUMNS, TIMING_COLUMNS, seed_measures, seed_rows, timing_rows
 from agentmemory.evaluation.runner import Evaluation, QueryResult, RetrieverResult
+from agentmemory.evaluation.system_runs import SYSTEM_TIMING_COLUMNS, system_timing_cells
 from agentmemory.report.display import Markdown, Table, params_text, short
+from agentmemory.systems.replay import ReplayTimings
 
 __all__ = [
     "appendix",
@@ -219,20 +221,34 @@ def per_query_table(evaluation: Evaluation, retriever: str, *, width: int = 40) 
 
 
 def timings(evaluation: Evaluation) -> Markdown | Table:
-    """Each retriever's search latency (p50, p95 in ms), index build time and size, when the run measured them.
+    """Each retriever's search latency (p50, p95 in ms), index build time and size, when the run measured them;
+    each memory system's search latency, turns ingested, and its replay's total and per-conversation wall time.
 
     Wall-clock figures of one machine and run: shown here, never written into
     ``eval-results.json``.  Without ``timings=True`` it says how to get them.
     """
-    if all(r.timings is None for r in evaluation.results):
+    replays = {s.spec.key: s.replay for s in evaluation.systems} if evaluation.options.timings else {}
+    if all(r.timings is None for r in evaluation.results) and not replays:
         return Markdown(
             "Not measured in this run (`timings = False`): wall-clock figures differ from run to run, so the "
             "committed report leaves them out. Pass `-p timings True` (or `agentmemory eval --timings`)."
         )
     rows = timing_rows(evaluation)
-    columns = list(TIMING_COLUMNS)
+    extra = list(SYSTEM_TIMING_COLUMNS[:4])
+    for row, result in zip(rows, evaluation.results):
+        replayed = replays.get(result.name)
+        if replayed is None:
+            row += ["-"] * len(extra)
+            continue
+        t = replayed.timings
+        p = ReplayTimings.percentile
+        row[1:3] = [f"{1000 * p(t.search, 50):.3f}", f"{1000 * p(t.search, 95):.3f}"]
+        row[4:6] = [f"{t.turns} turns", "a memory system"]
+        row += system_timing_cells(t)[: len(extra)]
+    columns = [*TIMING_COLUMNS, *(f"replay {c}" if c.startswith("total") else c for c in extra)]
     n = len(evaluation.results[0].per_query)
     return Table(
         pd.DataFrame(rows, columns=columns),
-        f"Search latency over the {n} judged queries and index build, wall clock on this machine (not in the artifact)",
+        f"Search latency over the {n} judged queries, index build and memory systems' replays, wall clock on this "
+        "machine (not in the artifact)",
     )

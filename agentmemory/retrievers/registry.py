@@ -29,6 +29,7 @@ __all__ = [
     "RetrieverDef",
     "RetrieverLike",
     "RetrieverSpec",
+    "full_label",
     "index_key_of",
     "make_retriever",
     "parse_retrievers",
@@ -344,7 +345,9 @@ def index_key_of(target: str, factory: Any, given: dict[str, Any], key: str, plu
     return Spec(target, {k: v for k, v in given.items() if k in names}).text()
 
 
-def _import(target: str, whole: str) -> Any:
+def _import(target: str, whole: str, kind: str = "retriever") -> Any:
+    """The attribute ``module:attribute`` names (``whole`` is the spec as given); ``kind`` (``retriever``,
+    ``system``) names the plugin when its module raises on import."""
     module_name, _, attribute = target.partition(":")
     try:
         obj: Any = importlib.import_module(module_name)
@@ -355,9 +358,9 @@ def _import(target: str, whole: str) -> Any:
             err.name == module_name or module_name.startswith(f"{err.name}.")
         )
         if not missing:  # the module exists and failed while it ran: a plugin's fault
-            raise PluginError.raised("retriever", whole, None, "import", err) from err
+            raise PluginError.raised(kind, whole, None, "import", err) from err
         raise ParameterError(
-            "retriever spec",
+            f"{kind} spec",
             whole,
             f"cannot be imported: {type(err).__name__}: {shorten(str(err), 200)}",
             "name an importable package.module:attribute (is the package installed?)",
@@ -365,7 +368,7 @@ def _import(target: str, whole: str) -> Any:
     for part in attribute.split("."):
         if not hasattr(obj, part):
             raise ParameterError(
-                "retriever spec",
+                f"{kind} spec",
                 whole,
                 f"names {attribute!r}, which module {module_name!r} does not have",
                 f"check the attribute name after the ':' in {target!r}",
@@ -488,6 +491,45 @@ def _by_label(target: str) -> str:
                 problem = f"is {name} in other letters (names are case-sensitive)"
             raise ParameterError("retriever", target, problem, f"write {name}")
     return target
+
+
+def full_label(text: str) -> str:
+    """The table label of retriever spec ``text`` with every parameter of its factory, defaults included.
+
+    :func:`resolve_retriever` names only the parameters that differ from the defaults (``bm25[k1=0.6,b=0.75]``
+    is ``BM25 (k1=0.6)``), which a reader of a parameter grid cannot tell from a setting with another ``b``;
+    here each keyword parameter of the factory is named, in the factory's order, with the value given or its
+    default: ``bm25[k1=0.6]`` and ``bm25[k1=0.6,b=0.75]`` are ``BM25 (k1=0.6, b=0.75)``, ``bm25`` is
+    ``BM25 (k1=1.2, b=0.75)``, ``tags`` (no parameter) ``Tag scorer``.  A factory that names itself
+    (``spec_label``: dense, hybrid, recency), a ``module:attribute`` instance, a required parameter without a
+    value or a default that a spec cannot write keep the label :func:`resolve_retriever` gives.
+
+    Raises:
+        as :func:`resolve_retriever`.
+    """
+    spec = resolve_retriever(text)
+    parsed = parse_spec(text)
+    if parsed.is_import:
+        factory = _import(parsed.target, text)
+        if is_retriever(factory) and not isinstance(factory, type):
+            return spec.label  # an instance: it has no parameters to name
+    else:
+        factory = RETRIEVERS.get(parsed.target).factory
+    if has_capability(factory, "spec_label"):
+        return spec.label
+    given = ", ".join(f"{k}={format_value(v)}" for k, v in spec.params.items())
+    suffix = f" ({given})" if given else ""
+    if not spec.label.endswith(suffix):
+        return spec.label
+    defaults, _ = _accepted(factory, text)
+    every = {k: spec.params.get(k, d) for k, d in defaults.items()} | dict(spec.params)
+    if not every or any(v is inspect.Parameter.empty for v in every.values()):
+        return spec.label
+    try:
+        shown = ", ".join(f"{k}={format_value(v)}" for k, v in every.items())
+    except ParameterError:  # a default no spec can write (an object): the label names what it can
+        return spec.label
+    return f"{spec.label[: len(spec.label) - len(suffix)]} ({shown})"
 
 
 def resolve_retrievers(

@@ -85,6 +85,8 @@ class MemorySystem(Protocol):
 SYSTEM_CAPABILITIES: dict[str, str] = {
     "batch_size": "int >= 1: the most turns per ingest call (default: all turns up to the next question at once)",
     "label": "str: the name shown in tables (default: the spec's key)",
+    "label_for": "label_for(params) -> str, on the factory (a class method): the label from the spec's parameters "
+    "(default: label, then the parameters)",
     "params": "params() -> dict: JSON-serialisable parameters, stated in the artifact",
     "reset": "reset(): forget everything ingested (the replay uses a fresh system per scope instead)",
 }

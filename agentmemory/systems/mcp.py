@@ -21,11 +21,13 @@ a search result becomes memories::
     [[ingest]]                             # one or more steps, run in order for each ingest batch
     tool = "remember"
     each = "turn"                          # turn | session | new-session | batch
+    result = "ignore"                      # ignore (default) | json | text: how the tool's answer is read
     arguments = { text = "{text}", speaker = "{role}" }
 
     [search]
     tool = "recall"
     arguments = { query = "{query}", limit = "{k}" }
+    result = "json"                        # json (default) | text (then split and match, below)
     records = "hits"                       # path from the result to the list of records
     items = ""                             # optional path from a record to a list: one memory per element
     text = "item.text"                     # paths (or templates) from {record, item, position}
@@ -50,8 +52,27 @@ folder) in ``command`` and ``env``.  In a session or batch step an object
 ``{ "$each-turn" = TEMPLATE }`` becomes the list of TEMPLATE rendered for
 each of that step's turns, in time order.
 
-*Results.*  The tool's ``structured_content`` is read (when a server gives
-none, its text content is parsed as JSON).  A path is a dotted list of keys
+*Answers.*  Each step and the search say how the tool's answer is read,
+``result``: ``"json"`` reads its ``structured_content``, or when the
+server gives none, its text content parsed as JSON (text that is not JSON
+is a fault naming the key to set); ``"text"`` reads its text blocks joined
+by newlines; ``"ignore"`` (a step only, and a step's default: the answer
+to a write is not used) reads nothing.  A tool error is a fault whatever
+``result`` says.  Many servers answer a write in plain text
+(``"Successfully processed 1 entities"``, ``"Saved: ..."``), some a search
+too: with ``result = "text"`` the search's text becomes records by
+``split``: ``"lines"`` (the default: each non-empty line), ``"whole"``
+(the whole text, one record) or ``{ regex = "PATTERN" }`` (the pieces
+between the pattern's matches); each piece stripped, empty ones dropped.
+With ``match = "PATTERN"`` (named groups required) only the pieces it
+matches (``re.search``) are records, each the table of its named groups
+(``'^(?P<id>m[0-9]+): (?P<text>.*)$'`` gives ``record.id`` and
+``record.text``; a header line such as ``"Found 3 memories:"`` is not
+matched, so not a memory); without it a record is the piece itself (a
+string: ``text = "record"``).  ``records`` and ``items`` are not used
+then; a score read from a group is a number written as text.
+
+*Results.*  A path is a dotted list of keys
 and list positions (``hits.0.text``; ``""`` is the value itself).  ``records``
 leads from the result to a list; with ``items``, each record's list at that
 path is flattened in the server's order, one memory per element (``item``);
@@ -75,6 +96,22 @@ text *is* a turn's text, so ``exact`` attribution (what ``auto`` picks)
 maps it back to our entries.  The server drops an observation equal to one
 its entity already has, so two turns of one session with the same text are
 one memory (attributed to both by ``exact``).
+
+**mcp-memory-libsql.**  ``mcp[profile=mcp-memory-libsql]``: an MCP memory
+server keeping entities and observations in a libSQL (SQLite) file, a fresh
+``LIBSQL_URL`` file per scope.  It answers a write in plain text (ignored)
+and a search with JSON text.  One entity per turn, named by its entry id,
+its one observation the turn's text (the server replaces an entity's
+observations on every write), 50 a call.  ``search_nodes`` keeps the
+entities matching ``%<the query, runs of spaces, "_" and "-" as %>%`` with
+SQL ``LIKE`` (ASCII case-insensitive): the query's words in order, anything
+between them; name matches rank first, then type, then observation, newest
+first (by the server's own clock, to the second), at most 50.  A memory's id
+is our entry id; ``exact`` attribution maps its text back.
+
+**Labels.**  A spec ``mcp[profile=...]`` is labelled ``MCP <the profile's
+name>`` (:meth:`MCPSystem.label_for`), whether the profile is shipped or a
+file: tables show ``MCP my-server``, never a path.
 
 **Faults.**  Every failure is a :class:`~agentmemory.errors.MemorySystemError`
 of one line naming the system, scope, call and problem: a server that does
@@ -118,6 +155,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from agentmemory.errors import InputError, MemorySystemError, ParameterError, quote, shorten
+from agentmemory.retrievers.spec import format_value
 from agentmemory.systems.base import Memory, Turn
 from agentmemory.systems.checks import scrub_paths
 from agentmemory.systems.processes import pids, stat
@@ -136,6 +174,11 @@ NODE_DIR = Path(__file__).parent / "node"
 """The node package (``package.json`` + lockfile) holding the shipped profiles' servers; ``{node}`` in a profile."""
 
 STEP_KINDS = ("turn", "session", "new-session", "batch")
+STEP_RESULTS = ("ignore", "json", "text")
+"""How an ingest step's answer is read: not at all (the default), as JSON (a fault when it is not), as text."""
+SEARCH_RESULTS = ("json", "text")
+"""How a search's answer is read: JSON (structured content, else its text parsed; the default), or plain text."""
+TEXT_SPLITS = ("lines", "whole")
 _STEP_FIELDS = {
     "turn": {"entry_id", "text", "role", "created_at", "session", "scope"},
     "session": {"session", "scope"},
@@ -159,6 +202,39 @@ class Step:
     tool: str
     each: str
     arguments: Any
+    result: str = "ignore"  # json | text | ignore: how the tool's answer is read
+
+
+@dataclass(frozen=True)
+class TextRecords:
+    """How a search answered in plain text becomes records: ``split`` the text, keep the pieces ``match`` fits.
+
+    ``split`` is ``"lines"`` (each non-empty line), ``"whole"`` (the whole text, when not empty) or a
+    compiled pattern the text is split at; ``match``, when given, keeps only the pieces it matches
+    (``re.search``), each as the table of its named groups.
+    """
+
+    split: str | re.Pattern[str]
+    match: re.Pattern[str] | None = None
+
+    def records(self, text: str) -> list[Any]:
+        """The pieces of ``text``, stripped, empty ones dropped; with ``match`` the named groups of those it fits."""
+        if self.split == "lines":
+            pieces = text.splitlines()
+        elif self.split == "whole":
+            pieces = [text]
+        else:
+            assert isinstance(self.split, re.Pattern)
+            pieces = self.split.split(text)
+        kept = [piece.strip() for piece in pieces if isinstance(piece, str) and piece.strip()]
+        if self.match is None:
+            return kept
+        out = []
+        for piece in kept:
+            found = self.match.search(piece)
+            if found is not None:
+                out.append({name: value for name, value in found.groupdict().items() if value is not None})
+        return out
 
 
 @dataclass(frozen=True)
@@ -174,6 +250,8 @@ class SearchMapping:
     score: str | None = None
     sources: str | None = None
     created_at: str | None = None
+    result: str = "json"  # json | text
+    text_records: TextRecords | None = None  # with result = "text": how the text becomes records
 
 
 @dataclass(frozen=True)
@@ -208,6 +286,10 @@ def load_profile(profile: str | os.PathLike[str]) -> Profile:
         ParameterError: ``profile`` names no shipped profile and no file.
         InputError: the file is not valid TOML/JSON or not a valid profile (one line naming the file and the key).
     """
+    if not isinstance(profile, (str, os.PathLike)):
+        raise ParameterError(
+            "profile", profile, "is not a profile name or file", f"use one of {', '.join(profile_names())}, or a path"
+        )
     text = os.fspath(profile)
     path = PROFILES_DIR / f"{text}.toml" if text in profile_names() else Path(text)
     if not path.is_file():
@@ -282,8 +364,16 @@ def _profile_steps(data: Mapping[str, Any], path: Path) -> list[Step]:
         if not isinstance(arguments, dict):
             raise _bad(path, f"{where}arguments", arguments, "expected a table")
         _check_fields(arguments, _STEP_FIELDS[each], path, f"{where}arguments", each_turn=each != "turn")
+        result = step.get("result", "ignore")
+        if result not in STEP_RESULTS:
+            raise _bad(path, f"{where}result", result, f"expected one of {', '.join(STEP_RESULTS)}")
+        unknown = sorted(set(step) - {"tool", "each", "arguments", "result"})
+        if unknown:
+            raise _bad(
+                path, f"{where}{unknown[0]}", step[unknown[0]], "unknown key; a step has tool, each, arguments, result"
+            )
         assert tool is not None
-        steps.append(Step(tool, each, arguments))
+        steps.append(Step(tool, each, arguments, result))
     return steps
 
 
@@ -297,14 +387,69 @@ def _profile_search(data: Mapping[str, Any], path: Path) -> SearchMapping:
     if not isinstance(arguments, dict):
         raise _bad(path, "search.arguments", arguments, "expected a table")
     _check_fields(arguments, _SEARCH_FIELDS, path, "search.arguments", each_turn=False)
-    records = _string(path, search, "records", "search.")
+    result = search.get("result", "json")
+    if result not in SEARCH_RESULTS:
+        raise _bad(path, "search.result", result, f"expected one of {', '.join(SEARCH_RESULTS)}")
+    known = {"tool", "arguments", "result", "records", "items", "text", "id", "score", "sources", "created_at"}
+    known |= {"split", "match"} if result == "text" else set()
+    for key in search:
+        if key not in known:
+            allowed = (
+                'split and match belong to a search with result = "text"'
+                if key in ("split", "match")
+                else f"a search has {', '.join(sorted(known))}"
+            )
+            raise _bad(path, f"search.{key}", search[key], f"unknown key; {allowed}")
+    text_records = _text_records(search, path) if result == "text" else None
+    if text_records is not None:
+        for key in ("records", "items"):
+            if key in search:
+                raise _bad(
+                    path,
+                    f"search.{key}",
+                    search[key],
+                    'not used with result = "text": split (and match) make the records from the text',
+                )
+        records: str | None = ""
+    else:
+        records = _string(path, search, "records", "search.")
     text = _string(path, search, "text", "search.")
     assert tool is not None and records is not None and text is not None
     optional = {
         key: _string(path, search, key, "search.", required=False)
         for key in ("items", "id", "score", "sources", "created_at")
     }
-    return SearchMapping(tool=tool, arguments=arguments, records=records, text=text, **optional)
+    return SearchMapping(
+        tool=tool, arguments=arguments, records=records, text=text, result=result, text_records=text_records, **optional
+    )
+
+
+def _text_records(search: Mapping[str, Any], path: Path) -> TextRecords:
+    """``split`` (``"lines"``, ``"whole"`` or ``{ regex = "..." }``) and ``match`` (a pattern) of a text search."""
+    split = search.get("split", "lines")
+    pattern: str | re.Pattern[str]
+    if isinstance(split, dict) and set(split) == {"regex"} and isinstance(split["regex"], str):
+        pattern = _compiled(path, "search.split.regex", split["regex"])
+    elif split in TEXT_SPLITS:
+        pattern = split
+    else:
+        raise _bad(
+            path, "search.split", split, f'expected {" or ".join(map(repr, TEXT_SPLITS))}, or {{ regex = "..." }}'
+        )
+    match = search.get("match")
+    if match is not None and not isinstance(match, str):
+        raise _bad(path, "search.match", match, "expected a regular expression (a string)")
+    compiled = None if match is None else _compiled(path, "search.match", match)
+    if compiled is not None and not compiled.groupindex:
+        raise _bad(path, "search.match", match, "expected named groups, e.g. (?P<text>.*), which the paths read")
+    return TextRecords(pattern, compiled)
+
+
+def _compiled(path: Path, key: str, pattern: str) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern, re.MULTILINE)
+    except re.error as err:
+        raise _bad(path, key, pattern, f"not a regular expression ({err})") from None
 
 
 def _parse_profile(data: Any, path: Path) -> Profile:
@@ -421,6 +566,15 @@ def _extract(context: Mapping[str, Any], spec: str) -> Any:
     return _follow(context, spec)
 
 
+def _number(text: str) -> float | str:
+    """``text`` as a finite float, or ``text`` itself when it is not one (then refused as not a number)."""
+    try:
+        value = float(text)
+    except ValueError:
+        return text
+    return value if math.isfinite(value) else text
+
+
 def _as_text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
@@ -489,6 +643,15 @@ class MCPSystem:
     """
 
     label = "MCP"
+
+    @classmethod
+    def label_for(cls, params: Mapping[str, Any]) -> str:
+        """``MCP <the profile's name>``, then the other parameters given: the label tables show, not the file's path."""
+        profile = load_profile(params["profile"]).name if "profile" in params else "(no profile)"
+        rest = {key: value for key, value in params.items() if key != "profile"}
+        if not rest:
+            return f"MCP {profile}"
+        return f"MCP {profile} (" + ", ".join(f"{key}={format_value(value)}" for key, value in rest.items()) + ")"
 
     def __init__(
         self,
@@ -730,24 +893,34 @@ class MCPSystem:
             return f"the server answered {what} with error {code}: {self._text(str(getattr(data, 'message', err)))}"
         return f"{what} failed: {type(err).__name__}: {self._text(' '.join(str(err).split()))}"
 
-    def _call_tool(self, call: str, tool: str, arguments: Any) -> Any:
-        """The tool's result (structured content, else its text parsed as JSON), or a MemorySystemError."""
+    def _call_tool(self, call: str, tool: str, arguments: Any, result: str = "json") -> Any:
+        """The tool's answer read as ``result`` says: ``"json"`` its structured content, else its text parsed as
+        JSON; ``"text"`` its text blocks joined by newlines; ``"ignore"`` nothing (``None``).  A tool error is a
+        MemorySystemError whatever ``result`` says."""
         try:
-            result = self._run(f"tool {tool}", self._session.call_tool, tool, arguments)
+            answer = self._run(f"tool {tool}", self._session.call_tool, tool, arguments)
         except _Fault as fault:
             raise self._error(f"{call} (tool {tool})", str(fault)) from None
-        texts = [getattr(block, "text", "") for block in result.content if getattr(block, "type", None) == "text"]
-        if result.is_error:
+        texts = [getattr(block, "text", "") for block in answer.content if getattr(block, "type", None) == "text"]
+        if answer.is_error:
             raise self._error(f"{call} (tool {tool})", f"the tool answered an error: {self._text(' '.join(texts))}")
-        if result.structured_content is not None:
-            return result.structured_content
+        if result == "ignore":
+            return None
+        if result == "text":
+            return "\n".join(texts)
+        if answer.structured_content is not None:
+            return answer.structured_content
         joined = "".join(texts)
         try:
             return json.loads(joined)
         except ValueError:
+            where = "ingest" if call == "ingest" else "search"
             raise self._error(
                 f"{call} (tool {tool})",
-                f"the tool answered no structured content and text that is not JSON: {self._quote(joined)}",
+                f"the tool answered no structured content and text that is not JSON: {self._quote(joined)} "
+                f'(a server answering plain text needs result = "text" in the profile\'s {where}'
+                + (', or "ignore"' if where == "ingest" else "")
+                + ")",
             ) from None
 
     # -- the protocol -------------------------------------------------------------------------------------------------
@@ -762,7 +935,7 @@ class MCPSystem:
         scope = turns[0].scope
         for step in self.profile.ingest:
             for arguments in self._step_arguments(step, fields, sessions, scope):
-                self._call_tool("ingest", step.tool, arguments)
+                self._call_tool("ingest", step.tool, arguments, step.result)
         self._seen_sessions.update(sessions)
 
     def _step_arguments(
@@ -782,13 +955,17 @@ class MCPSystem:
     def search(self, query: str, k: int) -> list[Memory]:
         """The profile's search tool's result as memories, in the server's order, cut at ``k``."""
         mapping = self.profile.search
-        result = self._call_tool("search", mapping.tool, _render(mapping.arguments, {"query": query, "k": k}))
+        arguments = _render(mapping.arguments, {"query": query, "k": k})
+        result = self._call_tool("search", mapping.tool, arguments, mapping.result)
         call = f"search (tool {mapping.tool})"
         memories: list[Memory] = []
-        try:
-            records = _follow(result, mapping.records)
-        except _PathMissing as missing:
-            raise self._error(call, f"the result has no {str(missing)!r} on the path {mapping.records!r}") from None
+        if mapping.text_records is not None:
+            records = mapping.text_records.records(result)
+        else:
+            try:
+                records = _follow(result, mapping.records)
+            except _PathMissing as missing:
+                raise self._error(call, f"the result has no {str(missing)!r} on the path {mapping.records!r}") from None
         if not isinstance(records, list):
             raise self._error(call, f"the result's {mapping.records!r} is not a list: {self._quote(records)}")
         for r, record in enumerate(records):
@@ -826,6 +1003,8 @@ class MCPSystem:
             raise self._error(call, f"record {r}: the text at {mapping.text!r} is not a string: {self._quote(text)}")
         ident = get("id", mapping.id)
         score = get("score", mapping.score)
+        if isinstance(score, str) and mapping.text_records is not None:  # a regex group: a number written as text
+            score = _number(score)
         if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))):
             raise self._error(call, f"record {r}: the score at {mapping.score!r} is not a number: {self._quote(score)}")
         sources = get("sources", mapping.sources)

@@ -22,7 +22,9 @@ anything runs.
 The spec's ``key`` (its canonical text with only the parameters that differ
 from the defaults) names the system in the artifact and the run files; its
 ``label`` (the factory's ``label`` attribute, else the name, then the
-parameters) names it in tables.  A wrapped retriever is labelled
+parameters) names it in tables.  A factory with a ``label_for(params)``
+class method names itself from its parameters instead (``mcp`` reads its
+profile's ``name``: ``mcp[profile=my.toml]`` is ``MCP my-server``).  A wrapped retriever is labelled
 ``"<retriever label> as a system"``.
 """
 
@@ -184,6 +186,22 @@ def _label(base: str, params: dict[str, Any]) -> str:
     return f"{base} (" + ", ".join(f"{k}={format_value(v)}" for k, v in params.items()) + ")"
 
 
+def _spec_label(factory: Any, base: str, given: dict[str, Any]) -> str:
+    """The factory's ``label_for(params)`` when it has one (a non-empty string), else ``base (k=v, ...)``."""
+    label_for = getattr(factory, "label_for", None)
+    if not callable(label_for):
+        return _label(base, given)
+    label = label_for(dict(given))
+    if not isinstance(label, str) or not label.strip():
+        raise ParameterError(
+            "system spec",
+            base,
+            f"has a label_for() that returned {label!r}",
+            "label_for(params) must return a non-empty string",
+        )
+    return label
+
+
 def resolve_system(item: SystemLike, *, option: str = "system") -> SystemSpec:
     """One system (a name, a spec, ``module:attribute``, a retriever name, a factory) as a :class:`SystemSpec`.
 
@@ -219,7 +237,7 @@ def _resolve(item: SystemLike) -> SystemSpec:
 def _resolve_text(text: str) -> SystemSpec:
     spec: Spec = parse_spec(text)
     if spec.is_import:
-        obj = _import(spec.target, text)
+        obj = _import(spec.target, text, "system")
         if not callable(obj):
             raise ParameterError(
                 "system spec",
@@ -229,7 +247,7 @@ def _resolve_text(text: str) -> SystemSpec:
             )
         given = _check_params(spec.target, obj, spec.params)
         base = _factory_label(obj, spec.target.rpartition(":")[2].rpartition(".")[2])
-        return SystemSpec(spec.text(given), _label(base, given), given, obj, dict(spec.params))
+        return SystemSpec(spec.text(given), _spec_label(obj, base, given), given, obj, dict(spec.params))
     if spec.target in SYSTEMS or spec.target not in RETRIEVERS:
         if spec.target not in SYSTEMS:
             raise UnknownNameError("system", spec.target, [*SYSTEMS.names(), *RETRIEVERS.names()])
@@ -237,9 +255,8 @@ def _resolve_text(text: str) -> SystemSpec:
         given = _check_params(spec.target, definition.factory, spec.params)
         if spec.target == "retriever":
             return _wrapped(str(spec.params["of"]))
-        return SystemSpec(
-            spec.text(given), _label(definition.label, given), given, definition.factory, dict(spec.params)
-        )
+        label = _spec_label(definition.factory, definition.label, given)
+        return SystemSpec(spec.text(given), label, given, definition.factory, dict(spec.params))
     return _wrapped(text)
 
 

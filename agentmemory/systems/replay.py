@@ -66,6 +66,7 @@ Latencies (:class:`ReplayTimings`) are wall-clock seconds: kept for
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 import threading
 import time
@@ -78,7 +79,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from agentmemory.datasets.collection import Collection
-from agentmemory.errors import MemorySystemError, shorten
+from agentmemory.errors import MemorySystemError, UnknownNameError, shorten
 from agentmemory.records import MemoryEntry, Query
 from agentmemory.retrievers.guard import WorkingFolder, params_violation, plain_json
 from agentmemory.systems.base import Memory, MemorySystem, Turn
@@ -90,10 +91,12 @@ from agentmemory.systems.checks import (
     source_problem,
 )
 from agentmemory.systems.processes import children_ended
+from agentmemory.systems.progress import ReplayProgress
 from agentmemory.systems.registry import SystemSpec
 from agentmemory.systems.turns import turn_index
 
 __all__ = [
+    "CLOCKS",
     "Replay",
     "ReplayTimings",
     "ScopeResult",
@@ -108,6 +111,14 @@ __all__ = [
 
 T = TypeVar("T")
 
+CLOCKS = {
+    "real": "the system sees this machine's clock",
+    "conversation": "the system sees the conversation's time as now: the newest turn's created_at during an "
+    "ingest call, the question's asked_at (else the newest turn's time so far) during a search; frozen there "
+    "(time-machine); only this Python process: a server the system started keeps the real clock",
+}
+"""What ``clock`` may be (``--clock``), with its meaning."""
+
 CLOSE_GRACE = 5.0
 """Seconds ``close()`` may take after a call of the scope timed out, when the timeout is shorter: a system may
 need a grace period to end what the hung call holds (an MCP server gets two seconds to exit before its process
@@ -116,10 +127,15 @@ group is killed)."""
 
 @dataclass(frozen=True)
 class ReplayTimings:
-    """Wall-clock seconds: per ingest call, its seconds divided by its turns; per search call, its seconds."""
+    """Wall-clock seconds: per ingest call, its seconds divided by its turns; per search call, its seconds; per
+    scope, ``(scope, seconds from making its system to closing it)``; ``total``, the whole replay's seconds
+    (with an executor running scopes at once, less than the scopes' sum)."""
 
     ingest_per_turn: tuple[float, ...]
     search: tuple[float, ...]
+    scopes: tuple[tuple[str | None, float], ...] = ()
+    total: float = 0.0
+    turns: int = 0  # the turns of the scopes replayed
 
     @staticmethod
     def percentile(values: Sequence[float], q: float) -> float:
@@ -135,7 +151,8 @@ class Replay:
 
     ``failures`` lists ``(query_id, message)`` for the queries ``lenient``
     recorded as empty answers; ``params`` the system's ``params()`` of its
-    first scope (when it has that member), else the spec's parameters.
+    first scope (when it has that member), else the spec's parameters;
+    ``clock`` the clock the system saw (:data:`CLOCKS`).
     """
 
     key: str
@@ -145,6 +162,7 @@ class Replay:
     scopes: Mapping[str, str | None]
     failures: tuple[tuple[str, str], ...] = ()
     timings: ReplayTimings = field(default_factory=lambda: ReplayTimings((), ()), repr=False, compare=False)
+    clock: str = "real"
 
 
 def turn_of(entry: MemoryEntry) -> Turn:
@@ -259,7 +277,8 @@ class ScopeTask:
 
     ``turns`` are in replay order (see the module docstring); ``queries``
     are ``(query id, text, asked_at)`` in ask order; ``want_params`` asks
-    the system for its ``params()`` (the first scope only).
+    the system for its ``params()`` (the first scope only); ``clock`` is
+    ``"real"`` or ``"conversation"`` (:data:`CLOCKS`).
     """
 
     spec: SystemSpec
@@ -271,6 +290,7 @@ class ScopeTask:
     timeout: float | None = None
     lenient: bool = False
     want_params: bool = False
+    clock: str = "real"
 
 
 @dataclass(frozen=True)
@@ -298,6 +318,7 @@ class ScopeResult:
     params: dict[str, Any] | None
     ingest_per_turn: tuple[float, ...]
     search: tuple[float, ...]
+    seconds: float = 0.0  # wall clock from making the system to closing it
 
 
 class _Stop(Exception):
@@ -317,6 +338,7 @@ def scope_tasks(
     as_of: bool = False,
     timeout: float | None = None,
     lenient: bool = False,
+    clock: str = "real",
 ) -> list[ScopeTask]:
     """The replay of ``collection`` into ``spec`` as one task per scope with a judged query, in scope order."""
     queries_of: dict[str | None, list[Query]] = {}
@@ -329,7 +351,7 @@ def scope_tasks(
     for position, scope in enumerate(order):
         turns = tuple(turn_of(e) for e in sorted(turns_of.get(scope, ()), key=_time_key))
         asked = tuple((q.id, q.text, q.asked_at) for q in _ask_order(queries_of[scope], as_of))
-        tasks.append(ScopeTask(spec, scope, turns, asked, depth, as_of, timeout, lenient, position == 0))
+        tasks.append(ScopeTask(spec, scope, turns, asked, depth, as_of, timeout, lenient, position == 0, clock))
     return tasks
 
 
@@ -365,7 +387,8 @@ def _search_checked(
     name = f"search {qid!r}"
     started = time.perf_counter()
     try:
-        memories, found = call(name, partial(_answer, system, text, task.depth))
+        with _clock_at(task.clock, state.asked):
+            memories, found = call(name, partial(_answer, system, text, task.depth))
     except MemorySystemError as err:
         raise _Stop(err.call, err.problem) from None
     times.append(time.perf_counter() - started)
@@ -375,6 +398,20 @@ def _search_checked(
     if fault is not None:
         raise _Stop(name, fault)
     return memories
+
+
+@contextlib.contextmanager
+def _clock_at(clock: str, when: datetime | None) -> Iterator[None]:
+    """Under ``clock="conversation"`` with a time, this process's clock stands at ``when`` inside (time-machine,
+    imported only here; ``time.monotonic`` and ``perf_counter`` run on).  Entered around a guarded call, in the
+    replay's own thread: a call that times out leaves the clock restored when the replay moves on."""
+    if clock != "conversation" or when is None:
+        yield
+        return
+    import time_machine  # a dependency, imported only under --clock conversation
+
+    with time_machine.travel(when, tick=False):
+        yield
 
 
 def _ask_all(
@@ -407,8 +444,10 @@ def _ask_all(
                 failures.append((qid, "", str(err)))
                 answers[qid] = ()
                 continue
+        state.asked = asked_at if asked_at is not None else state.newest
         try:
             answers[qid] = _search_checked(task, system, call, qid, text, known, state, search_times)
+            state.tick(0, 1)
         except _Stop as stop:
             if not task.lenient:
                 raise stop from None
@@ -431,11 +470,13 @@ def _list_unanswered(
             answers[qid] = ()
 
 
-def run_scope(task: ScopeTask) -> ScopeResult:
+def run_scope(task: ScopeTask, tick: Callable[[int, int], None] | None = None) -> ScopeResult:
     """Replay one scope (a fresh system, its turns ingested, its queries asked, closed); never raises for the system.
 
-    A module-level function of a picklable task, for ``executor.submit(run_scope, task)``.
+    A module-level function of a picklable task, for ``executor.submit(run_scope, task)``.  ``tick(turns,
+    questions)``, when given, is told of each ingest call's turns and each question answered (progress).
     """
+    began = time.perf_counter()
     call = _Call(task.spec.key, task.scope, task.timeout)
     answers: dict[str, tuple[Memory, ...]] = {}
     failures: list[tuple[str, str, str | SourceFault]] = []
@@ -461,7 +502,7 @@ def run_scope(task: ScopeTask) -> ScopeResult:
             problem = batch_size_problem(batch)
             if problem is not None:
                 raise call.error("start", problem)
-            state = _ScopeState(system, call, batch, ingest_times)
+            state = _ScopeState(system, call, batch, ingest_times, task.clock, tick)
             _ask_all(task, system, call, state, known, answers, failures, search_times)
         except _Stop as stop:
             error = (stop.call, stop.problem)
@@ -480,6 +521,7 @@ def run_scope(task: ScopeTask) -> ScopeResult:
         params,
         tuple(ingest_times),
         tuple(search_times),
+        time.perf_counter() - began,
     )
 
 
@@ -525,6 +567,8 @@ def replay(
     timeout: float | None = None,
     lenient: bool = False,
     executor: Executor | None = None,
+    clock: str = "real",
+    progress: ReplayProgress | bool = False,
 ) -> Replay:
     """Replay ``collection`` into the system ``spec`` and ask each judged query for ``depth`` memories.
 
@@ -537,21 +581,36 @@ def replay(
     answers, failures and the error raised are the same either way (the
     scopes after a failing one may have run; their results are dropped).
 
+    ``clock`` is one of :data:`CLOCKS`: under ``"conversation"`` the
+    system's ``datetime.now()`` and ``time.time()`` read the conversation's
+    time (the newest turn's during an ingest call, the question's
+    ``asked_at`` during a search).  ``progress`` (``True``, or a
+    :class:`~agentmemory.systems.progress.ReplayProgress`) shows the replay on
+    stderr: a bar on a terminal, else a plain line every ten seconds.
+
     Raises:
         MemorySystemError: a call failed, timed out or returned something
             the checks refuse (unless ``lenient`` and the call was ``search``).
+        ParameterError: ``clock`` is not one of :data:`CLOCKS`.
     """
-    tasks = scope_tasks(spec, collection, depth=depth, as_of=as_of, timeout=timeout, lenient=lenient)
+    if clock not in CLOCKS:
+        raise UnknownNameError("clock", clock, list(CLOCKS))
+    began = time.perf_counter()
+    tasks = scope_tasks(spec, collection, depth=depth, as_of=as_of, timeout=timeout, lenient=lenient, clock=clock)
     scope_of = turn_index(collection).scope_of
+    shown = progress if isinstance(progress, ReplayProgress) else (ReplayProgress() if progress else None)
+    if shown is not None:
+        shown.start(spec.label, len(tasks))
     if executor is None:
-        results: Iterator[ScopeResult] = (run_scope(task) for task in tasks)
+        results: Iterator[ScopeResult] = _serially(tasks, shown)
     else:
         futures = [executor.submit(run_scope, task) for task in tasks]
-        results = (_result(future, task) for future, task in zip(futures, tasks))
+        results = _read_back(futures, tasks, shown)
     answers: dict[str, tuple[Memory, ...]] = {}
     failures: list[tuple[str, str]] = []
     ingest_times: list[float] = []
     search_times: list[float] = []
+    scope_seconds: list[tuple[str | None, float]] = []
     params: dict[str, Any] | None = None
     try:
         for task, done in zip(tasks, results, strict=True):
@@ -565,10 +624,13 @@ def replay(
             answers.update(done.answers)
             ingest_times.extend(done.ingest_per_turn)
             search_times.extend(done.search)
+            scope_seconds.append((task.scope, done.seconds))
     finally:
         if executor is not None:
             for future in futures:
                 future.cancel()
+        if shown is not None:
+            shown.finish()
     return Replay(
         spec.key,
         spec.label,
@@ -576,8 +638,35 @@ def replay(
         answers,
         {q.id: q.scope for q in collection.judged_queries},
         tuple(failures),
-        ReplayTimings(tuple(ingest_times), tuple(search_times)),
+        ReplayTimings(
+            tuple(ingest_times),
+            tuple(search_times),
+            tuple(scope_seconds),
+            time.perf_counter() - began,
+            sum(len(task.turns) for task in tasks),
+        ),
+        clock,
     )
+
+
+def _serially(tasks: Sequence[ScopeTask], shown: ReplayProgress | None) -> Iterator[ScopeResult]:
+    """Each scope replayed here in turn, the progress told of each scope, ingest batch and question."""
+    for position, task in enumerate(tasks):
+        if shown is not None:
+            shown.scope(position)
+        yield run_scope(task, None if shown is None else shown.tick)
+
+
+def _read_back(
+    futures: Sequence[Future[ScopeResult]], tasks: Sequence[ScopeTask], shown: ReplayProgress | None
+) -> Iterator[ScopeResult]:
+    """Each scope's result from its executor, in scope order, the progress told as each is read."""
+    for position, (future, task) in enumerate(zip(futures, tasks)):
+        done = _result(future, task)
+        if shown is not None:
+            shown.tick(len(task.turns), len(task.queries))
+            shown.scope(position + 1)
+        yield done
 
 
 def _result(future: Future[ScopeResult], task: ScopeTask) -> ScopeResult:
@@ -621,13 +710,30 @@ def _plain_params(method: Callable[[], Any]) -> tuple[dict[str, Any], str | None
 class _ScopeState:
     """The turns given to one scope's system so far, given in batches of at most ``batch``."""
 
-    def __init__(self, system: MemorySystem, call: _Call, batch: int | None, times: list[float]) -> None:
+    def __init__(
+        self,
+        system: MemorySystem,
+        call: _Call,
+        batch: int | None,
+        times: list[float],
+        clock: str = "real",
+        tick: Callable[[int, int], None] | None = None,
+    ) -> None:
         self.system = system
         self.call = call
         self.batch = batch
         self.times = times
+        self.clock = clock
+        self.progress = tick
         self.ingested: set[str] = set()
         self.failed: str | None = None
+        self.newest: datetime | None = None  # the newest created_at ingested so far
+        self.asked: datetime | None = None  # "now" of the question being asked, under the conversation's clock
+
+    def tick(self, turns: int, questions: int) -> None:
+        """Tell the progress (when there is one) of turns ingested and questions answered."""
+        if self.progress is not None:
+            self.progress(turns, questions)
 
     def ingest(self, turns: Sequence[Turn]) -> None:
         """``turns`` given in batches; each call gets a fresh list (the system may keep or change it), and the
@@ -635,7 +741,12 @@ class _ScopeState:
         size = self.batch or len(turns)
         for start in range(0, len(turns), size):
             chunk = tuple(turns[start : start + size])
+            dated = [t.created_at for t in chunk if t.created_at is not None]
+            if dated:
+                self.newest = max(dated) if self.newest is None else max(self.newest, *dated)
             began = time.perf_counter()
-            self.call("ingest", partial(self.system.ingest, list(chunk)))
+            with _clock_at(self.clock, self.newest):
+                self.call("ingest", partial(self.system.ingest, list(chunk)))
             self.times.append((time.perf_counter() - began) / len(chunk))
             self.ingested.update(t.entry_id for t in chunk)
+            self.tick(len(chunk), 0)

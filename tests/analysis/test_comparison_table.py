@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from agentmemory import evaluate
-from agentmemory.analysis.comparison_table import comparison_frame, comparison_table, table_format
-from agentmemory.analysis.statistics import evaluation_statistics, holm
+from agentmemory.analysis.comparison_table import comparison_frame, comparison_table, systems_table, table_format
+from agentmemory.analysis.statistics import Statistics, evaluation_statistics, holm, per_query_statistics
 from agentmemory.cli.app import main
 from agentmemory.datasets.synthetic import synthetic_collection
 from agentmemory.errors import ParameterError, UnknownNameError
@@ -191,3 +191,45 @@ def test_cli_table_metrics_choose_the_table_only(tmp_path: Path, capsys) -> None
         "commas, e.g. 'P@5,RR'\n"
     )
     assert not (tmp_path / "x.md").exists()
+
+
+def test_tokens_at_first_is_compared_on_the_queries_both_have_a_value() -> None:
+    """Each mean of tokens@first is over the queries where its system has a value; the comparison is over those
+    where both have one, and the table says so with both means there.
+
+    BM25 (the baseline) has values 100, 200, 300, 400 on q1 to q4 (none on q5): mean 250.  Hybrid has 50, 150, 30 on
+    q1, q3, q5: mean 230 / 3.  Both have a value on q1 and q3 only: Hybrid's mean there is (50 + 150) / 2 = 100 and
+    BM25's (100 + 300) / 2 = 200; Hybrid is lower (better) on both.  R@5 has a value everywhere: no such note.
+    """
+    tokens = {"bm25": [100.0, 200.0, 300.0, 400.0, None], "hybrid": [50.0, None, 150.0, None, 30.0]}
+    recall = {"bm25": [1.0, 0.0, 0.5, 1.0, 0.0], "hybrid": [1.0, 0.5, 0.5, 0.0, 1.0]}
+    ids = [f"q{i}" for i in range(1, 6)]
+    values = {
+        name: {q: {"R@5": recall[name][i], "tokens@first": tokens[name][i]} for i, q in enumerate(ids)}
+        for name in tokens
+    }
+    labels = {"bm25": "BM25", "hybrid": "Hybrid"}
+    statistics = per_query_statistics(
+        values, labels=labels, queries=[(q, None) for q in ids], measures=["R@5", "tokens@first"], seed=7
+    )
+    cell = statistics.against_baseline("hybrid", "tokens@first")
+    assert cell is not None and cell.test.n == 2 and cell.shared == (100.0, 200.0)
+    assert statistics.intervals["hybrid"]["tokens@first"].mean == 230 / 3  # type: ignore[union-attr]
+    assert statistics.against_baseline("hybrid", "R@5").shared is None  # type: ignore[union-attr]
+    table = systems_table([(n, label, "retriever") for n, label in labels.items()], statistics, k=5)
+    text = table.cell_text("hybrid", "tokens@first")
+    assert text.startswith(f"{230 / 3:.3f} [")
+    assert text.endswith("(3 of 5) +2/−0; on the 2 queries both have a value, 100.000 against BM25's 200.000")
+    assert "on the" not in table.cell_text("hybrid", "R@5") and "on the" not in table.cell_text("bm25", "tokens@first")
+    assert table.shared_measures() == ("tokens@first",)
+    assert (
+        "each system is compared with BM25 on the N queries both have a value (its test and +a/−b), and its cell "
+        "ends with both means over those N queries where they are not both systems' own."
+    ) in table.notation()
+    rows = list(csv.reader(io.StringIO(table.render("csv"))))
+    shared = [rows[0].index(f"tokens@first (lower is better) {f}") for f in ("shared_n", "shared_mean")]
+    assert [rows[2][i] for i in shared] == ["2", "100.0"] and [rows[1][i] for i in shared] == ["", ""]
+    assert "R@5 shared_n" not in rows[0]
+    data = statistics.to_dict()["versus_baseline"]
+    assert data[1]["shared_means"] == {"system": 100.0, "baseline": 200.0} and "shared_means" not in data[0]
+    assert Statistics.from_dict(statistics.to_dict()) == statistics

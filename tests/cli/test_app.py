@@ -8,6 +8,7 @@ user sees them.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import shutil
@@ -17,7 +18,8 @@ import pytest
 import pytrec_eval
 from conftest import FIXTURE_DIR, REPO_ROOT, replace_once
 
-from agentmemory import __version__
+from agentmemory import __version__, evaluate, load_collection
+from agentmemory.analysis.costs import cost_table
 from agentmemory.cli.app import main
 from agentmemory.metrics import ALIASES, REGISTRY
 from agentmemory.retrievers import DEFAULT_RETRIEVERS, RETRIEVERS
@@ -67,6 +69,13 @@ here (each ranking is cut at k = 5), the same measure under two names: shown onc
 """
 
 
+@functools.cache
+def _costs() -> str:
+    """The cost table `agentmemory eval --seed 7 --k 5` prints under the comparison table (its numbers are
+    agentmemory.analysis.costs' to test)."""
+    return cost_table(evaluate(load_collection(FIXTURE_DIR), k=5, seed=7)).render()
+
+
 def _assert_seed_stdout(stdout: str, last_line: str) -> None:
     """The output opens with the definitions card, then the comparison table, then exactly the seed's block, and
     ends with `last_line`.
@@ -76,7 +85,7 @@ def _assert_seed_stdout(stdout: str, last_line: str) -> None:
     assert stdout.startswith(CARD_HEAD)
     card, _, rest = stdout.partition("\n\n" + COMPARISON_STDOUT)
     assert "| Measure | Family | Better | Definition |" in card
-    assert rest.startswith("\n" + SEED_STDOUT + "\n")
+    assert rest.startswith("\n" + _costs() + "\n\n" + SEED_STDOUT + "\n")
     assert stdout.endswith("\n" + last_line + "\n")
     assert stdout.count(last_line) == 1
 
@@ -137,7 +146,7 @@ def test_eval_prints_each_comparison_once_with_its_caveat_said_once(tmp_path: Pa
     the reports show it), then a few sentences; what 5 queries can show is said once under it, not per cell."""
     assert main(["eval", "--seed", "7", "--k", "5", "--out", str(tmp_path / "e.json")]) == 0
     stdout = capsys.readouterr().out
-    assert (COMPARISON_STDOUT + "\n" + SEED_STDOUT + "\n" + SEED_COMPARISONS) in stdout
+    assert (COMPARISON_STDOUT + "\n" + _costs() + "\n\n" + SEED_STDOUT + "\n" + SEED_COMPARISONS) in stdout
     assert stdout.count("smallest attainable") == 1  # under the comparison table
     assert stdout.count("no p-value can fall below 0.0625") == 1  # under the matrix
 

@@ -26,7 +26,8 @@ def test_every_declared_key_belongs_to_a_table_and_says_what_it_does():
 
 def test_grid_reader_accepts_exactly_the_declared_keys(tmp_path):
     """GRID_KEYS is what the reader checks: each table's unknown-key error lists that table's declared names,
-    sorted, and a grid using every declared key of the top level, a collection and a run is read."""
+    sorted, and a grid using every declared key of the top level, a collection, a run and an answer system is
+    read."""
     (tmp_path / "notes").mkdir()
     shutil.copytree(REPO_ROOT / "fixtures" / "assistant-notes", tmp_path / "notes", dirs_exist_ok=True)
     (tmp_path / "mine.trec").write_text("q1 Q0 m1 1 1.0 mine\n", encoding="utf-8")
@@ -37,15 +38,19 @@ def test_grid_reader_accepts_exactly_the_declared_keys(tmp_path):
         '[[collections]]\npath = "notes"\nname = "notes"\nformat = "auto"\noptions = {}\nrelevance = "direct"\n'
         'systems = [{ retriever = "bm25", params = { b = 0.5 }, grid = { k1 = [0.9, 1.2] } }]\n'
         'runs = [{ name = "mine", path = "mine.trec", memories = "mine.jsonl", lenient = true }]\n'
+        'answers = [{ name = "theirs", paths = ["theirs.jsonl"], format = "mapping", mapping = "theirs.toml" }]\n'
         '[[tasks]]\ncollection = "notes"\nsystem = "mine"\nk = 3\nseed = 7\n'
     )
+    (tmp_path / "theirs.jsonl").write_text("{}\n", encoding="utf-8")  # read when planned, not here
+    (tmp_path / "theirs.toml").write_text('records = "[*]"\n', encoding="utf-8")
     grid = parse_grid(every, source="grid.toml", base=tmp_path)
     assert [s.text for s in grid.collections[0].systems] == ["bm25[b=0.5,k1=0.9]", "bm25[b=0.5,k1=1.2]"]
     used = {
         "grid": ["name", "k", "seeds", "measures", "relevance", "systems", "statistics", "collections", "tasks"],
         "statistics": ["baseline", "comparisons", "confidence", "alpha", "n_resamples"],
-        "collections": ["path", "name", "format", "options", "relevance", "systems", "runs"],
+        "collections": ["path", "name", "format", "options", "relevance", "systems", "runs", "answers"],
         "runs": ["name", "path", "memories", "lenient"],
+        "answers": ["name", "paths", "format", "mapping"],
         "systems": ["retriever", "params", "grid"],
         "tasks": ["collection", "system", "k", "seed"],
     }
@@ -58,6 +63,10 @@ def test_grid_reader_accepts_exactly_the_declared_keys(tmp_path):
         "runs": (
             '[[collections]]\npath = "notes"\nruns = [{ name = "m", path = "mine.trec", bogus = 1 }]\n',
             "collections[1] runs",
+        ),
+        "answers": (
+            '[[collections]]\npath = "notes"\nanswers = [{ name = "m", paths = ["mine.jsonl"], bogus = 1 }]\n',
+            "collections[1] answers[1]",
         ),
         "systems": (
             'systems = [{ retriever = "bm25", bogus = 1 }]\n[[collections]]\npath = "notes"\n',

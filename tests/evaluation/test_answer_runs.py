@@ -21,7 +21,7 @@ from agentmemory.datasets import load
 from agentmemory.datasets.judgment_patch import read_judgment_patch
 from agentmemory.errors import ParameterError
 from agentmemory.evaluation.answer_runs import parse_answers_option, seed_spread
-from agentmemory.evaluation.runner import evaluate
+from agentmemory.evaluation.runner import evaluate, left_out_questions
 from agentmemory.metrics.answer_text import answer_f1, has_answer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -96,6 +96,23 @@ def test_left_out_questions_are_scored_for_answers_only(strict):
     assert bm25.means["R@5"] == pytest.approx(math.fsum(q.metrics["R@5"] for q in judged) / len(judged))
     stats = evaluation_statistics(e, seed=7, n_resamples=200)
     assert stats.intervals["bm25"]["R@5"].n == len(judged) < stats.queries
+
+
+def test_left_out_scores_a_retriever_as_an_evaluation_with_answers_does(strict):
+    """left_out=True (what an experiment's tasks set) scores the questions answer files add, without any: a
+    retriever's per-query values and means are those it has beside an answer file; a non-bool is refused."""
+    beside = evaluate(strict, "bm25", answers=[f"mem0={MEM0}"]).result("bm25")
+    measures = "Judge,F1,EM,BLEU-1,answer_in_context@5"
+    alone = evaluate(strict, "bm25", left_out=True, measures=measures).result("bm25")
+    assert [(q.query_id, q.metrics) for q in alone.per_query] == [(q.query_id, q.metrics) for q in beside.per_query]
+    assert alone.means == beside.means
+    assert (
+        len(alone.per_query)
+        == len(strict.judged_queries) + len(left_out_questions(strict))
+        > len(evaluate(strict, "bm25").result("bm25").per_query)
+    )
+    with pytest.raises(ParameterError, match=r"^left_out: 'yes' \(str\) is not a bool; pass True or False$"):
+        evaluate(strict, "bm25", left_out="yes")
 
 
 def test_the_retrieval_in_an_answer_file_is_attributed_and_scored(repaired):
@@ -246,3 +263,22 @@ def test_an_artifact_without_answers_has_no_answers_section(repaired):
     assert "answers" not in evaluation_card(e)
     assert not any(m.definition.reads_answer for m in e.measures)
     assert '"answers"' not in dumps_artifact(e)
+
+
+def test_runs_dir_writes_an_answer_files_retrieval_so_it_rescores(tmp_path):
+    """--runs-dir writes an answer file's retrieved memories as a run and a memories file (the same retrieval
+    measures re-scored from them, without the answer file), and no run for a file that retrieved nothing."""
+    runs = tmp_path / "runs"
+    args = ["eval", "--collection", str(SAMPLE), "--repair", "--retrievers", "bm25"]
+    args += ["--answers", f"zep={ZEP}", "--answers", f"mem0={MEM0}", "--runs-dir", str(runs)]
+    assert main([*args, "--out", str(tmp_path / "a.json")]) == 0
+    assert sorted(p.name for p in runs.iterdir()) == ["bm25.trec", "qrels.txt", "zep.memories.jsonl", "zep.trec"]
+    rescored = ["eval", "--collection", str(SAMPLE), "--repair", "--retrievers", "", "--relevance", "provenance"]
+    rescored += ["--run", f"zep={runs / 'zep.trec'}", "--memories", str(runs / "zep.memories.jsonl")]
+    assert main([*rescored, "--out", str(tmp_path / "b.json")]) == 0
+    first = json.loads((tmp_path / "a.json").read_text(encoding="utf-8"))
+    second = json.loads((tmp_path / "b.json").read_text(encoding="utf-8"))
+    ours = next(r for r in first["aggregate"] if r["retriever"] == "zep")
+    again = next(r for r in second["aggregate"] if r["retriever"] == "zep")
+    for measure in ("P@5", "R@5", "nDCG@5", "AP@5"):
+        assert ours[measure] == pytest.approx(again[measure]), measure

@@ -8,8 +8,9 @@ from dataclasses import replace
 import pytest
 
 from agentmemory import EvalOptions, ParameterError, UnknownNameError, evaluate
-from agentmemory.evaluation.options import RELEVANCE_MODES
+from agentmemory.evaluation.options import BUDGET_DEFAULTS, RELEVANCE_MODES, default_measures_for
 from agentmemory.metrics import Measure
+from agentmemory.metrics.scoring import default_measures
 
 
 def test_defaults_are_evaluate_s_defaults() -> None:
@@ -17,6 +18,20 @@ def test_defaults_are_evaluate_s_defaults() -> None:
     options = EvalOptions()
     assert (options.k, options.seed, options.relevance, options.ties, options.measures) == (5, 7, "direct", True, ())
     assert [str(m) for m in options.all_measures] == ["P@5", "R@5", "RR", "RR@5", "nDCG@5", "AP@5"]
+
+
+def test_a_system_s_own_memories_add_the_token_budget_defaults() -> None:
+    """measures_for(memories=True): the cut-off defaults, then BUDGET_DEFAULTS, then the extra measures not among
+    them; all_measures is measures_for(memories=False)."""
+    options = EvalOptions(k=3, measures="R@2048tok,nDCG@10")
+    assert [str(m) for m in options.measures_for(memories=True)] == [
+        *["P@3", "R@3", "RR", "RR@3", "nDCG@3", "AP@3"],
+        *BUDGET_DEFAULTS,
+        "nDCG@10",
+    ]
+    assert options.all_measures == options.measures_for(memories=False)
+    assert default_measures_for(3, memories=False) == default_measures(3)
+    assert BUDGET_DEFAULTS == ("R@512tok", "R@2048tok", "Success@2048tok")
 
 
 def test_measures_are_parsed_once_and_added_after_the_defaults() -> None:

@@ -161,8 +161,8 @@ OK_COLLECTION = f'[[collections]]\npath = "{NOTES}"\n'
         ),
         (
             'systems = ["bm25"]\n[[collections]]\npath = "' + NOTES + '"\nfromat = "beir"\n',
-            "grid.toml:4: unknown key 'fromat' in collections[1]; allowed: format, name, options, path, relevance, runs, "
-            "systems",
+            "grid.toml:4: unknown key 'fromat' in collections[1]; allowed: answers, format, name, options, path, "
+            "relevance, runs, systems",
         ),
         (
             'systems = ["bm25"]\n[statistics]\nbaseline = "bm25"\npairs = "all"\n' + OK_COLLECTION,
@@ -206,12 +206,13 @@ OK_COLLECTION = f'[[collections]]\npath = "{NOTES}"\n'
         (
             'systems = ["bm25", "bm25[k1=1.2]"]\n' + OK_COLLECTION,
             "grid.toml:2: collection 'assistant-notes': the system 'bm25[k1=1.2]' is 'BM25', which is already a "
-            "system of it; give each system once (a run's name must differ from every retriever's)",
+            "system of it; give each system once (a run's or an answer system's name must differ from every other "
+            "system's)",
         ),
         (
             'systems = ["bm25"]\n[statistics]\nbaseline = "dense"\n' + OK_COLLECTION,
-            "grid.toml:3: statistics baseline: 'dense' is not a system of the grid; name a retriever spec, its label "
-            "or a run's name",
+            "grid.toml:3: statistics baseline: 'dense' is not a system of the grid; name a retriever spec, its label, "
+            "a run's or an answer system's name",
         ),
         (
             'systems = ["bm25"]\n[statistics]\ncomparisons = "some"\n' + OK_COLLECTION,

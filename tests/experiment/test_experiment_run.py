@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from dataclasses import replace
 from multiprocessing import get_context
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from agentmemory.analysis.statistics import evaluation_statistics
 from agentmemory.cli.app import main
 from agentmemory.evaluation.runfiles import read_run_file
 from agentmemory.experiment import run_experiment
+from agentmemory.retrievers import full_label, resolve_retriever
 
 HERE = Path(__file__).resolve().parent
 EXAMPLE = REPO_ROOT / "examples" / "grid.toml"
@@ -146,7 +148,8 @@ def test_loaded_once_in_a_serial_run(tmp_path: Path, monkeypatch):
 
 def test_results_are_agentmemory_evals_numbers(tmp_path: Path):
     """With comparisons = "all", an evaluation's means, statistics and table equal evaluate + evaluation_statistics
-    on the same systems, although each system ran as its own task."""
+    on the same systems labelled as grids label them (every parameter named: full_label), although each system ran
+    as its own task."""
     run = REPO_ROOT / "examples" / "runs" / "notes-keyword.trec"
     grid = write_grid(
         tmp_path,
@@ -155,9 +158,11 @@ def test_results_are_agentmemory_evals_numbers(tmp_path: Path):
     )
     result = run_experiment(grid, out=tmp_path / "out")
     [evaluation] = result.results["evaluations"]
+    specs = [replace(resolve_retriever(s), label=full_label(s)) for s in ("bm25", "tags", "bm25[k1=0.9,b=0.4]")]
+    assert [s.label for s in specs] == ["BM25 (k1=1.2, b=0.75)", "Tag scorer", "BM25 (k1=0.9, b=0.4)"]
     expected = evaluate(
         load(FIXTURE_DIR),
-        ["bm25", "tags", "bm25[k1=0.9,b=0.4]"],
+        specs,
         runs=[read_run_file(run, "keyword")],
         k=5,
         seed=3,
@@ -269,7 +274,8 @@ def test_parquet_holds_the_csv_rows(tmp_path: Path):
 
 def test_reports_render_one_notebook_per_collection_on_processes(tmp_path: Path, capsys):
     """--reports renders notebooks/collection.ipynb for each collection (on the process pool), each in its own
-    folder, and its artifact is what `agentmemory eval` writes for the same parameters."""
+    folder, and its artifact is what `agentmemory eval` writes for the same parameters; the grid's own report beside
+    them."""
     pytest.importorskip("papermill")
     grid = write_grid(
         tmp_path,
@@ -280,6 +286,7 @@ def test_reports_render_one_notebook_per_collection_on_processes(tmp_path: Path,
     assert main([*argv, "--no-progress"]) == 0
     folder = out / "reports" / "notes"
     assert sorted(p.name for p in folder.iterdir()) == ["collection.html", "collection.ipynb", "eval-results.json"]
+    assert sorted(p.name for p in (out / "reports").iterdir()) == ["grid.html", "grid.ipynb", "notes"]  # the grid's own
     assert "<html" in (folder / "collection.html").read_text(encoding="utf-8")
     assert main(["eval", "--collection", NOTES, "--k", "3", "--seed", "7", "--out", str(tmp_path / "a.json")]) == 0
     assert (tmp_path / "a.json").read_bytes() == (folder / "eval-results.json").read_bytes()

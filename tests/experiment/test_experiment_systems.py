@@ -16,6 +16,7 @@ from conftest import REPO_ROOT
 
 from agentmemory import evaluate, load
 from agentmemory.errors import InputError
+from agentmemory.evaluation.options import BUDGET_DEFAULTS
 from agentmemory.experiment import run_experiment
 from agentmemory.experiment.grid import parse_grid
 
@@ -89,7 +90,8 @@ def test_the_rows_are_the_evaluations(serial) -> None:
             if r["system"] == result.name and r["k"] == "5"
         }
         expected = {(q.query_id, m): v for q in result.per_query for m, v in q.metrics.items()}
-        assert mine == expected and len(mine) == 6 * len(result.per_query)
+        assert mine == expected and len(mine) == len(evaluation.measures) * len(result.per_query)
+    assert {str(m) for m in evaluation.measures} >= set(BUDGET_DEFAULTS)  # a memory system's defaults, every row
     text = serial["results.json"].decode("utf-8")
     assert '"Fact extractor (example)"' in text and '"agentrecall-db"' in text and json.loads(text)
 

@@ -130,6 +130,33 @@ def test_a_plugin_module_that_fails_on_import_gives_one_line(
     assert _written(tmp_path) == []
 
 
+@pytest.mark.parametrize(
+    ("module", "problem"),
+    [
+        ("am_faults_import", "import raised ValueError: this plugin module cannot be imported on purpose"),
+        ("am_no_such_module", None),
+    ],
+)
+def test_a_system_module_that_does_not_import_is_called_a_system(
+    module: str, problem: str | None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A ``--system`` module that raises on import, or is not there, is one line naming it a system (not a
+    retriever spec), status 2."""
+    spec = f"{module}:Anything"
+    argv = ["eval", "--collection", COLLECTION, "--system", spec, "--out", str(tmp_path / "eval-results.json")]
+    status, _, stderr = _run(argv, capsys)
+    if problem is not None:
+        assert (status, stderr) == (2, f"agentmemory: error: system plugin '{spec}': {problem}\n")
+    else:
+        assert (status, stderr) == (
+            2,
+            f"agentmemory: error: --system: '{spec}' (str) cannot be imported: ModuleNotFoundError: No module named "
+            f"'{module}'; name an importable package.module:attribute (is the package installed?)\n",
+        )
+    assert "retriever" not in stderr
+    assert _written(tmp_path) == []
+
+
 def test_a_function_factory_that_raises_is_named_when_its_spec_is_resolved(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -79,7 +79,8 @@ def test_a_system_that_changes_the_working_folder_moves_no_output(
     argv += ["--out", "loc.json", "--runs-dir", "runs", "--table-out", "table.md"]
     status, out, err = _run(argv, capsys)
     assert (status, err) == (0, "")
-    assert out.splitlines()[-1] == "Wrote loc.json, table.md and TREC runs in runs"
+    assert out.splitlines()[-2] == "Wrote loc.json, table.md and TREC runs in runs"
+    assert out.splitlines()[-1].startswith("runs/qrels.txt holds the judgments of the 6 headline queries")
     assert (world / "elsewhere" / "loc.json").read_bytes() == before
     assert _files(world / "elsewhere") == ["loc.json"]
     key = f"am_systems-Hostile-fault=chdir_{call}"
@@ -89,6 +90,7 @@ def test_a_system_that_changes_the_working_folder_moves_no_output(
         f"runs/{key}.memories.jsonl",
         f"runs/{key}.trec",
         "runs/bm25.trec",
+        "runs/qrels-all.txt",
         "runs/qrels.txt",
         "table.md",
     ]
@@ -109,6 +111,7 @@ def test_a_retriever_that_changes_the_working_folder_moves_no_output(
         "elsewhere/loc.json",
         "loc.json",
         "runs/am_systems-Wandering.trec",
+        "runs/qrels-all.txt",
         "runs/qrels.txt",
         "t.csv",
     ]

@@ -256,10 +256,11 @@ def test_the_fixture_both_ways(repo_root: Path, monkeypatch, capsys, relevance: 
     out = capsys.readouterr().out
     row = next(line for line in out.splitlines() if line.startswith("| derived |"))
     assert row.split(" | ")[2].startswith(recall), row
-    family = (
+    family = (  # the run has its own memories: the token budgets are among the defaults
         "judgments through provenance (evidence-level; no trec_eval equivalent)"
         if relevance == "provenance"
-        else "trec_eval's definitions"
+        else "trec_eval's definitions (P@5, R@5, RR@5, nDCG@5, AP@5) and agentmemory's context-budget definitions "
+        "with the llama2 token counter (R@512tok, R@2048tok, Success@2048tok)"
     )
     assert out.startswith("Definitions (what every number below is):\n")  # the card first
     assert f"- Relevance: {relevance}: " in out

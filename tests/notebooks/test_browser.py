@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 from conftest import EVAL_SECTIONS as SECTIONS
-from conftest import REPO_ROOT
+from conftest import ANSWERS_SECTIONS, REPO_ROOT
 
 REPORTS = REPO_ROOT / "reports"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -42,6 +42,7 @@ window.addEventListener("load", () => {
     title: document.title,
     text: document.body.innerText,
     headings: Array.from(document.querySelectorAll("h2")).map((h) => h.innerText.replace(/\\u00b6$/, "").trim()),
+    paragraphs: Array.from(document.querySelectorAll("p")).map((p) => Object.assign(box(p), {text: p.innerText})),
     tables: Array.from(document.querySelectorAll("table")).map((t) => Object.assign(box(t), {text: t.innerText})),
     images: Array.from(document.images).map((i) => Object.assign(box(i), {
       complete: i.complete, naturalWidth: i.naturalWidth, naturalHeight: i.naturalHeight, alt: i.alt})),
@@ -246,14 +247,46 @@ def test_longmemeval_report_shows_both_families_and_the_loaders_notes(tmp_path):
 
 
 def test_sweep_report_shows_its_tables_and_images(tmp_path):
-    """The sweep report: both figures loaded, the quantile table visible, the statement in the text."""
+    """The sweep report: its three figures loaded, the quantile table and the heat map's numbers visible, the
+    statement and the best setting in the text."""
     seen = _render(REPORTS / "sweep.html", tmp_path)
-    assert seen["title"] == "agentmemory sweeps: k and seeds"
+    assert seen["title"] == "agentmemory sweeps: k, seeds and BM25's parameters"
     images = seen["images"]
-    assert len(images) == 2
+    assert len(images) == 3
+    assert images[2]["alt"].startswith("Figure 3: BM25's headline mean nDCG@5 over k1 and b (20 settings, 50 queries)")
     for image in images:
         assert image["complete"] and image["naturalWidth"] > 0 and image["naturalHeight"] > 0, image
     texts = [t["text"] for t in seen["tables"] if t["visible"] and t["height"] > 0]
     assert any(t.startswith("Each retriever's mean across 20 seeds per collection shape") for t in texts)
     assert "How much a 16-entry, 5-query evaluation moves across seeds." in seen["text"]
+    assert any(t.startswith("Numbers behind Figure 3: BM25: nDCG@5, headline mean over 50 queries") for t in texts)
+    assert "Best setting on nDCG@5 (highest headline mean of 20 settings)" in seen["text"]
     _screenshot_is_not_blank(tmp_path / "sweep.png")
+
+
+def test_answers_report_opens_with_the_verdict_the_figure_and_the_table(tmp_path):
+    """reports/answers.html: the verdict, Figure 1 (Judge and F1 with intervals) and the comparison table all on the
+    first screen (1280 x 1024), in that order; every figure loads with its caption visible; code hidden."""
+    seen = _render(REPORTS / "answers.html", tmp_path)
+    assert seen["title"] == "agentmemory answers report"
+    assert seen["headings"] == ANSWERS_SECTIONS
+    screen = 1024
+    verdict = next(p for p in seen["paragraphs"] if p["text"].startswith("Verdict. "))
+    assert verdict["visible"] and verdict["top"] + verdict["height"] < screen
+    assert "compared on the 15 headline questions of the agentmemory LoCoMo sample" in verdict["text"]
+    assert "Against the baseline zep on Judge" in verdict["text"]
+    first = seen["images"][0]
+    assert first["alt"].startswith("Figure 1: Judge and F1 of each system over the headline questions")
+    assert first["complete"] and first["visible"] and first["top"] + first["height"] < screen
+    table = next(t for t in seen["tables"] if "(baseline)" in t["text"])
+    assert table["visible"] and table["top"] < screen
+    assert table["text"].splitlines()[1] == "System\tJudge\tF1\tEM\tBLEU-1\tanswer_in_context@5\tR@5"
+    assert table["text"].splitlines()[2].startswith("zep (baseline)\t")
+    assert verdict["top"] < first["top"] < table["top"]
+    images = seen["images"]
+    assert [image["alt"].split(":")[0] for image in images] == ["Figure 1", "Figure 2", "Figure 3", "Figure 4"]
+    for image in images:
+        assert image["complete"] and image["naturalWidth"] > 0 and image["visible"], image
+        assert image["alt"] in seen["text"], "each figure's caption is visible text"
+    assert "answers_setup" not in seen["text"], "code cells must be hidden"
+    _screenshot_is_not_blank(tmp_path / "answers.png")

@@ -34,6 +34,7 @@ from agentmemory.report import (
     explore,
     figures,
     hardest,
+    grids,
     inputs,
     params,
     ranks,
@@ -71,6 +72,7 @@ EVAL_PARAMS = {
     "qrels_patch": "str",
     "claims": "str",
     "table_metrics": "str",
+    "workers": "int",
 }
 EXPLORE_PARAMS = {"collection": "str", "query": "str", "query_tags": "str", "k": "int", "explain_entry": "str"}
 COLLECTION_PARAMS = {
@@ -97,6 +99,7 @@ COLLECTION_PARAMS = {
     "qrels_patch": "str",
     "claims": "str",
     "table_metrics": "str",
+    "workers": "int",
 }
 SWEEP_PARAMS = {
     "collection": "str",
@@ -109,11 +112,30 @@ SWEEP_PARAMS = {
     "retrievers": "str",
     "progress": "bool",
 }
+ANSWERS_PARAMS = {
+    "collection": "str",
+    "format": "str",
+    "format_options": "str",
+    "repair": "bool",
+    "answers": "str",
+    "answers_format": "str",
+    "answers_mapping": "str",
+    "retrievers": "str",
+    "baseline": "str",
+    "table_metrics": "str",
+    "k": "int",
+    "seed": "int",
+    "attribution": "str",
+    "qrels_patch": "str",
+    "claims": "str",
+    "output_dir": "str",
+}
 ALL_PARAMS = [
     ("eval", EVAL_PARAMS),
     ("explore", EXPLORE_PARAMS),
     ("collection", COLLECTION_PARAMS),
     ("sweep", SWEEP_PARAMS),
+    ("answers", ANSWERS_PARAMS),
 ]
 
 
@@ -161,7 +183,7 @@ def test_parameters_cell_is_tagged_annotated_and_first(name, expected):
     assert nb.metadata["kernelspec"]["name"] == "python3"
 
 
-@pytest.mark.parametrize("name", ["eval", "explore", "collection", "sweep"])
+@pytest.mark.parametrize("name", ["eval", "explore", "collection", "sweep", "answers"])
 def test_notebooks_hold_no_library_logic(name):
     """Cells only call agentmemory: no def, class, lambda or computation of their own, imports from agentmemory only."""
     nb = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
@@ -252,11 +274,8 @@ def test_other_collection_and_k_give_the_librarys_results(tmp_path):
 
     statistics = stats.run_statistics(evaluation)
     assert _plain(_cell(nb, "per-query")) == [repr(comparison.per_query(evaluation, statistics))]
-    table, notation = _plain(_cell(nb, "comparison"))
-    assert (table, notation) == (
-        repr(comparison.comparison(evaluation, statistics)[0]),
-        comparison.comparison(evaluation, statistics)[1].text,
-    )
+    shown = comparison.comparison(evaluation, statistics)  # the table, its notation, the cost table, its notes
+    assert _plain(_cell(nb, "comparison")) == [repr(shown[0]), shown[1].text, repr(shown[2]), shown[3].text]
 
     [why] = _plain(_cell(nb, "why"))
     assert why == explain.mrr_vs_recall(evaluation).text
@@ -358,7 +377,7 @@ def test_default_collection_is_found_from_any_working_directory(tmp_path):
 
 def test_help_notebook_documents_the_new_notebooks():
     """papermill --help-notebook lists collection.ipynb's and sweep.ipynb's parameters with types, no Unknown type."""
-    for name, expected in (("collection", COLLECTION_PARAMS), ("sweep", SWEEP_PARAMS)):
+    for name, expected in (("collection", COLLECTION_PARAMS), ("sweep", SWEEP_PARAMS), ("answers", ANSWERS_PARAMS)):
         done = subprocess.run(
             [PAPERMILL, "--help-notebook", f"notebooks/{name}.ipynb"],
             cwd=REPO_ROOT,
@@ -500,7 +519,8 @@ def test_table_metrics_that_name_no_measure_are_one_line_before_anything_runs(tm
 
 
 def test_sweep_notebook_with_a_small_sweep(tmp_path):
-    """Seeds 3-5, shapes 16 x 5 and 40 x 10, k = 3, k_max = 4: the tables and the statement are the library's."""
+    """Seeds 3-5, shapes 16 x 5 and 40 x 10, k = 3, k_max = 4: the tables, the statement and the parameter grid's
+    heat map, numbers and best setting are the library's."""
     parameters = {"seeds": "3-5", "sizes": "16,40", "queries": "5,10", "k": 3, "k_max": 4}
     nb = _run(NOTEBOOKS / "sweep.ipynb", tmp_path / "out.ipynb", parameters)
     setup = params.sweep_setup(collection="", mismatch_rate=0.2, retrievers="bm25,tags", progress=False, **parameters)
@@ -515,6 +535,12 @@ def test_sweep_notebook_with_a_small_sweep(tmp_path):
     [statement] = _plain(_cell(nb, "spread"))
     assert statement == sweeps.spread_statement(summary, rows, 3).text
     assert statement.startswith("**How much a 16-entry, 5-query evaluation moves across seeds.** Each of the 3 seeds")
+    grid = sweeps.parameter_grid(setup)  # BM25's k1 x b on the seed-3 collection of 40 entries and 10 queries
+    figure, *numbers, best = _plain(_cell(nb, "grid"))
+    assert figure == repr(grids.heatmap_figure(grid, number=3))
+    assert numbers == [repr(t) for t in grids.heatmap_numbers(grid, number=3)]
+    assert best == grid.best_text()
+    assert [[cell.name for cell in row] for row in grid.heat_maps()[0].cells][2][2] == "bm25"  # b = 0.75, k1 = 1.2
     assert not any(o.output_type == "stream" for c in nb.cells if c.cell_type == "code" for o in c.outputs)
 
 
@@ -528,8 +554,14 @@ def test_sweep_notebook_with_a_small_sweep(tmp_path):
             "seeds: 'abc' (str) is not a count or a range; pass a number of seeds such as 20 (seeds 0..19) or an "
             'inclusive range such as "100-199"',
         ),
+        (
+            "answers",
+            {"answers": "zep=fixtures/answers/zep/zep_locomo_grades.json;;"},
+            "answers: 'zep=fixtures/answers/zep/zep_locomo_grades.json;;' (str) has an empty entry; separate "
+            'entries by single ";"',
+        ),
     ],
-    ids=["collection-repair", "sweep-seeds"],
+    ids=["collection-repair", "sweep-seeds", "answers-entry"],
 )
 def test_new_notebooks_stop_at_the_validation_cell(name, bad, message, tmp_path):
     """A bad parameter stops collection.ipynb and sweep.ipynb at the validation cell with the library's one line."""
@@ -544,6 +576,32 @@ def test_new_notebooks_stop_at_the_validation_cell(name, bad, message, tmp_path)
     assert all(c.execution_count is None and not c.outputs for c in after if c.cell_type == "code")
 
 
+def test_answers_notebook_with_ones_own_files_gives_the_librarys_results(tmp_path):
+    """answers.ipynb with two systems of one's own choosing (no retriever, no patch, k = 3, strict loading): the
+    verdict, the comparison table and the seeds cell are what the library gives for the same parameters."""
+    from agentmemory.report import answer_report as answers
+
+    parameters = {
+        "collection": "fixtures/locomo-sample/locomo-sample.json",
+        "answers": "mem0=fixtures/answers/mem0-locomo-sample.json,fixtures/answers/mem0-locomo-sample-run2.json;"
+        "evermemos=fixtures/answers/evermemos-locomo-sample.json",
+        "k": 3,
+    }
+    nb = _run(NOTEBOOKS / "answers.ipynb", tmp_path / "out.ipynb", parameters)
+    defaults = {name: p["default"] for name, p in papermill.inspect_notebook(str(NOTEBOOKS / "answers.ipynb")).items()}
+    values = {name: ast.literal_eval(text) for name, text in defaults.items()} | parameters
+    setup = params.answers_setup(**values)
+    evaluation = setup.evaluate()
+    statistics = setup.statistics(evaluation)
+    assert _plain(_cell(nb, "verdict")) == [answers.verdict(evaluation, statistics).text]
+    _, table, _ = answers.headline(evaluation, statistics)
+    assert _plain(_cell(nb, "comparison"))[1] == repr(table)
+    assert "mem0 (baseline)" in repr(table) and "answer_in_context@3" in repr(table)
+    assert _plain(_cell(nb, "seeds")) == [repr(answers.seeds(evaluation, statistics))]
+    [key] = _plain(_cell(nb, "key"))
+    assert key.startswith("No answer-key patch")
+
+
 def test_a_users_run_appears_beside_the_built_ins(tmp_path, notes):
     """papermill eval.ipynb -p runs "mine=PATH": the run is a row of the comparison table and a column of every
     per-query table, with the values trec_eval gives it (here BM25's own ranking, so BM25's numbers)."""
@@ -553,8 +611,9 @@ def test_a_users_run_appears_beside_the_built_ins(tmp_path, notes):
     run = tmp_path / "mine.trec"
     write_run(run, {q.query_id: [(h.entry_id, h.score) for h in q.hits] for q in bm25.per_query})
     nb = _run(NOTEBOOKS / "eval.ipynb", tmp_path / "out.ipynb", {"runs": f"mine={run}"})
-    table, notation = _plain(_cell(nb, "comparison"))
+    table, notation, costs, _ = _plain(_cell(nb, "comparison"))  # then the cost table and its notes
     row = next(line for line in table.splitlines() if line.strip().startswith("mine"))
+    assert any(line.strip().startswith("mine ") for line in costs.splitlines())
     assert "0.900 [0.700, 1.000] +0/−0" in row and "0.280 [0.200, 0.360] +0/−0" in row
     assert "Holm's correction over the 10 comparisons of this table" in notation  # RR and RR@5 counted once
     [per_query] = _plain(_cell(nb, "per-query"))

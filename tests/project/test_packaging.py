@@ -50,7 +50,7 @@ def test_wheel_carries_the_fixture(wheel: Path, wheel_names: list[str], name: st
     assert _read(wheel, member) == (FIXTURE_DIR / name).read_bytes()
 
 
-@pytest.mark.parametrize("name", ["eval", "explore", "collection", "sweep"])
+@pytest.mark.parametrize("name", ["eval", "explore", "collection", "sweep", "answers"])
 def test_wheel_carries_the_notebooks(wheel: Path, wheel_names: list[str], name: str) -> None:
     """The wheel holds agentmemory/_notebooks/<name>.ipynb, byte-identical to notebooks/<name>.ipynb, so that
     `agentmemory report NAME` finds a shipped notebook in an installed package."""

@@ -89,3 +89,48 @@ def test_the_command_names_a_tokenizer_other_than_the_default():
         assert results.cli_command(e, out="x.json").endswith("--metrics R@64tok --tokenizer mine --out x.json")
         plain = evaluate(load(SAMPLE), "bm25", k=5, measures="R@64tok")
         assert "--tokenizer" not in results.cli_command(plain, out="x.json")
+
+
+def test_a_system_evaluation_computes_the_budget_defaults_and_its_command_does_not_repeat_them(tmp_path):
+    """With a memory system, or a run with its own memories, the token-budget measures are among the defaults: every
+    system is scored on them, and the report's equivalent command does not list them under --metrics; a run
+    without memories, or retrievers alone, leave them out."""
+    from agentmemory.evaluation.options import BUDGET_DEFAULTS
+    from agentmemory.evaluation.runfiles import read_run_file
+    from agentmemory.report import results
+
+    sample = load(REPO_ROOT / "fixtures" / "locomo-sample" / "locomo-sample.json")
+    system = evaluate(sample, "bm25", systems=["examples.my_memory_system:System"], k=5, measures="R@64tok")
+    assert [str(m) for m in system.measures][6:] == [*BUDGET_DEFAULTS, "R@64tok"] and system.returns_memories
+    assert all(set(BUDGET_DEFAULTS) <= set(r.means) for r in system.results)
+    assert "--metrics R@64tok --" in results.cli_command(system, out="x.json")
+    run = tmp_path / "run.jsonl"
+    run.write_text('{"query_id": "conv-1/q0", "hits": [{"entry_id": "m1", "score": 1}]}\n', encoding="utf-8")
+    memories = tmp_path / "memories.jsonl"
+    memories.write_text('{"_id": "m1", "text": "a note", "scope": "conv-1"}\n', encoding="utf-8")
+    with_memories = evaluate(sample, [], runs=[read_run_file(run, "notes", memories=memories)], k=5)
+    assert set(BUDGET_DEFAULTS) <= {str(m) for m in with_memories.measures}
+    plain_run = tmp_path / "plain.jsonl"
+    plain_run.write_text('{"query_id": "conv-1/q0", "hits": [{"entry_id": "conv-1/D1:1", "score": 1}]}\n', "utf-8")
+    for plain in (evaluate(sample, "bm25", k=5), evaluate(sample, [], runs=[read_run_file(plain_run, "p")], k=5)):
+        assert not plain.returns_memories and not set(BUDGET_DEFAULTS) & {str(m) for m in plain.measures}
+
+
+def test_the_report_shows_the_cost_table_beside_the_comparison_table():
+    """report.comparison.comparison: the comparison table and its notation, then the cost table (the same cells as
+    agentmemory eval prints) and its notes as a list, a ranking that ran out of hits named with its count."""
+    from agentmemory.analysis.costs import cost_table
+    from agentmemory.analysis.statistics import evaluation_statistics
+    from agentmemory.report import comparison
+    from agentmemory.report.display import Markdown, Table
+
+    e = evaluate(load(SAMPLE), "bm25,tags", k=5, measures="R@512tok")
+    shown = comparison.comparison(e, evaluation_statistics(e, seed=7, n_resamples=200))
+    assert [type(part) for part in shown] == [Table, Markdown, Table, Markdown]
+    table = cost_table(e)
+    assert table is not None
+    assert shown[2].caption == table.caption() and shown[2].frame.values.tolist() == table.cells()
+    assert list(shown[2].frame.columns) == table.header()
+    assert shown[3].text == "\n".join(f"- {line}" for line in table.notes())
+    ran_out = [line for line in table.notes() if " ran out of hits " in line]
+    assert ran_out and all(f"- {line}" in shown[3].text for line in ran_out)

@@ -7,10 +7,10 @@ import shutil
 
 import nbformat
 import pytest
-from conftest import EVAL_SECTIONS, REPO_ROOT
+from conftest import ANSWERS_SECTIONS, EVAL_SECTIONS, REPO_ROOT
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from agentmemory.errors import InputError
+from agentmemory.errors import InputError, ParameterError
 from agentmemory.report.build import build, main
 from agentmemory.report.render import normalize_notebook, render_html
 
@@ -36,6 +36,7 @@ SWEEP_SECTIONS = [
     "2. Metrics as functions of k",
     "3. Across seeds",
     "4. How much one small evaluation moves",
+    "5. A parameter grid: BM25's k1 and b",
 ]
 
 
@@ -61,7 +62,7 @@ def test_normalize_notebook_strips_what_changes_between_runs():
     assert plain.metadata == {} and plain.execution_count == 3 and plain.outputs[0]["data"] == {"text/plain": "2"}
 
 
-@pytest.mark.parametrize("name", ["eval.ipynb", "explore.ipynb", "collection.ipynb", "sweep.ipynb"])
+@pytest.mark.parametrize("name", ["eval.ipynb", "explore.ipynb", "collection.ipynb", "sweep.ipynb", "answers.ipynb"])
 def test_committed_notebooks_hold_nothing_volatile(name):
     """No papermill metadata, no timing, no absolute path, no memory address in a committed notebook."""
     text = (REPORTS / name).read_text(encoding="utf-8")
@@ -105,7 +106,8 @@ def test_html_is_self_contained_and_reads_as_a_report():
     "name, title, sections, images, first_table",
     [
         ("collection", "agentmemory collection report", COLLECTION_SECTIONS, 2, "mean_recall@k</th>"),
-        ("sweep", "agentmemory sweeps: k and seeds", SWEEP_SECTIONS, 2, "R@k BM25</th>"),
+        ("sweep", "agentmemory sweeps: k, seeds and BM25's parameters", SWEEP_SECTIONS, 3, "R@k BM25</th>"),
+        ("answers", "agentmemory answers report", ANSWERS_SECTIONS, 4, "answer_in_context@5</th>"),
     ],
 )
 def test_new_reports_render_self_contained(name, title, sections, images, first_table):
@@ -145,6 +147,24 @@ def test_build_without_notebooks_says_where_to_run(tmp_path, monkeypatch, capsys
         "agentmemory.report.build: error: notebooks/eval.ipynb: not found; run from the repository root "
         "or pass --notebooks\n"
     )
+
+
+def test_only_names_reports_of_the_build(tmp_path, monkeypatch, capsys):
+    """--only takes the stems of the build's reports; another name is one line listing them, before anything runs."""
+    from agentmemory.report.build import REPORTS as BUILT
+
+    shutil.copytree(REPO_ROOT / "notebooks", tmp_path / "notebooks")
+    monkeypatch.chdir(tmp_path)
+    stems = ", ".join(r.stem for r in BUILT)
+    with pytest.raises(
+        ParameterError, match=rf"^--only: 'answer' \(str\) is not a report of the build; choose from: {stems}$"
+    ):
+        build(only=["answer"])
+    assert main(["--only", "answers,answer"]) == 2
+    assert capsys.readouterr().err == (
+        f"agentmemory.report.build: error: --only: 'answer' (str) is not a report of the build; choose from: {stems}\n"
+    )
+    assert not (tmp_path / "reports").exists()
 
 
 def test_make_test_runs_nbval_over_every_committed_report():

@@ -69,6 +69,8 @@ def test_systems_parameter_resolves_specs_and_relevance_defaults_to_provenance()
         ({"systems": EXAMPLE, "system_timeout": "5"}, "system_timeout: '5' (str) is not a number"),
         ({"systems": EXAMPLE, "lenient_system": "yes"}, "lenient_system: 'yes' (str) is not a bool"),
         ({"systems": EXAMPLE, "baseline": "nobody"}, "nobody"),
+        ({"systems": EXAMPLE, "workers": 0}, "workers: 0 (int) is less than 1; workers must be an integer >= 1"),
+        ({"systems": EXAMPLE, "workers": "2"}, "workers: '2' (str) is not an integer; workers must be an integer >= 1"),
     ],
 )
 def test_bad_system_parameters_raise_the_library_message(changes, message):
@@ -177,14 +179,15 @@ def test_the_issues_done_when_command_prints_one_table_with_all_five():
     assert labels == [
         "BM25 (baseline)",
         "Hybrid RRF (BM25 + Dense (wordllama))",
-        "MCP (profile=server-memory)",
+        "MCP server-memory",
         "agentrecall-db",
         "Fact extractor (example)",
     ]
     assert (
-        "| system | attribution | returned | coverage | ambiguous | credits (mean) | credits (most) | Judged@5 |"
-        in (done.stdout)
+        "| system | attribution | returned | coverage | ambiguous | credits (mean) | credits (most) | "
+        "queries returning nothing |" in done.stdout
     )
+    assert "Judged@5 equals P@5 here (so it is not shown): only relevant entries are judged" in done.stdout
     assert "Sensitivity to attribution (R@5, nDCG@5, provenance):" in done.stdout
 
 
@@ -202,3 +205,16 @@ def test_evaluate_replays_on_an_executor_with_the_same_results():
         pooled = evaluate(collection, None, systems=[EXAMPLE, "agentrecall"], k=5, executor=pool)
     assert [r.per_query for r in pooled.results] == [r.per_query for r in alone.results]
     assert [memories_text(s.attributed) for s in pooled.systems] == [memories_text(s.attributed) for s in alone.systems]
+
+
+def test_the_workers_parameter_replays_in_processes_with_the_same_artifact():
+    """The notebooks' ``workers`` parameter replays the memory systems' conversations in that many processes; the
+    artifact is the one of ``workers = 1`` byte for byte."""
+    one = _setup(systems=EXAMPLE, retrievers="bm25")
+    two = _setup(systems=EXAMPLE, retrievers="bm25", workers=2)
+    assert (one.workers, two.workers) == (1, 2)
+    texts = []
+    for setup in (one, two):
+        evaluation = setup.evaluate()
+        texts.append(dumps_artifact(evaluation, setup.statistics(evaluation)))
+    assert texts[0] == texts[1] and "Fact extractor" in texts[0]

@@ -4,6 +4,7 @@ render it as `make report` does."""
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
@@ -84,7 +85,7 @@ def test_notebooks_are_found_by_name_or_path(tmp_path: Path) -> None:
         own_report.find_notebook("colection")
     assert str(info.value) == (
         "NOTEBOOK: 'colection' (str) is neither a notebook file nor a shipped notebook's name; give the path of an "
-        ".ipynb file or one of: eval, explore, collection, sweep"
+        ".ipynb file or one of: eval, explore, collection, sweep, answers"
     )
 
 
@@ -110,3 +111,47 @@ def test_help_notebook_writes_pairs_with_the_equals_sign(capsys) -> None:
     assert "(default '')  other systems' run files beside the retrievers, NAME=PATH pairs, comma-separated" in runs
     assert any(line.lstrip().startswith("k: int") and "(default 5)" in line for line in lines)
     assert "Unknown type" not in text and "NAME:PATH" not in text and "equals sign" not in text
+
+
+ANSWERS = (
+    "zep=fixtures/answers/zep/zep_locomo_grades.json;"
+    "mem0=fixtures/answers/mem0-locomo-sample.json,fixtures/answers/mem0-locomo-sample-run2.json"
+)
+
+
+def test_the_answers_report_of_ones_own_files(checkout: Path) -> None:
+    """`agentmemory report answers --out DIR -p collection ... -p answers ...` writes the executed notebook and its
+    HTML (verdict first, figures embedded) and the artifact agentmemory eval --answers writes for the same files."""
+    script = Path(sys.executable).parent / "agentmemory"
+    argv = [str(script), "report", "answers", "--out", "out/answers", "-p", "collection", USER_REPORT_SAMPLE]
+    argv += ["-p", "answers", ANSWERS, "-p", "repair", "true", "-p", "retrievers", "bm25"]
+    done = subprocess.run(argv, cwd=checkout, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Wrote out/answers/answers.ipynb and out/answers/answers.html\n"
+    out = checkout / "out" / "answers"
+    nb = nbformat.read(out / "answers.ipynb", as_version=4)
+    html = (out / "answers.html").read_text(encoding="utf-8")
+    assert html == render_html(nb)
+    assert "<strong>Verdict.</strong> 2 imported systems, zep and mem0, compared on the 15 headline questions" in html
+    assert html.count('src="data:image/png;base64,') == 4 and "params.answers_setup(" not in html
+    cli = checkout / "answers-cli.json"
+    args = ["eval", "--collection", str(checkout / USER_REPORT_SAMPLE), "--repair", "--retrievers", "bm25"]
+    for entry in ANSWERS.split(";"):
+        name, files = entry.split("=")
+        args += ["--answers", f"{name}=" + ",".join(str(checkout / f) for f in files.split(","))]
+    args += ["--baseline", "zep", "--table-metrics", "Judge,F1,EM,BLEU-1,answer_in_context@5,R@5"]
+    assert main([*args, "--out", str(cli), "--no-progress"]) == 0
+    assert (out / "eval-results.json").read_bytes() == cli.read_bytes()
+
+
+def test_a_bad_answers_parameter_is_one_line_before_any_kernel(checkout: Path, capsys, monkeypatch) -> None:
+    """An answer file that is not there, or a system named twice: one line, exit 2, nothing written."""
+    monkeypatch.chdir(checkout)
+    cases = [
+        (["-p", "answers", "zep=no/such.json"], "agentmemory: error: no/such.json: no such file\n"),
+        (["-p", "baseline", "tags"], "agentmemory: error: baseline: 'tags' (str) is not a known name; choose from: "),
+    ]
+    for args, start in cases:
+        assert main(["report", "answers", "--out", "bad", *args]) == 2
+        assert capsys.readouterr().err.startswith(start)
+    assert not (checkout / "bad").exists()

@@ -54,7 +54,9 @@ def test_defaults():
         "- **k sweep:** `assistant-notes` (the shipped fixture), 16 entries, 5 judged queries; k = 1..16\n"
         "- **Seed sweep:** 20 seeds (0..19) of `agentmemory.datasets.synthetic.synthetic_collection`, vocabulary mismatch "
         "rate 0.2, cutoff k = 5, for each shape: 16 entries and 5 queries; 200 entries and 50 queries\n"
-        "- **Retrievers:** bm25, tags"
+        "- **Retrievers:** bm25, tags\n"
+        "- **Parameter grid:** BM25 with k1 in 0.6, 0.9, 1.2, 1.5, 2.0 x b in 0.25, 0.5, 0.75, 1.0 (20 settings) on "
+        "the synthetic collection of seed 0 with 200 entries and 50 queries, cutoff k = 5, against default BM25"
     )
 
 

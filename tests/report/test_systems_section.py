@@ -17,6 +17,7 @@ from agentmemory.report.systems import (
     sensitivity_frame,
     systems_markdown,
     systems_note,
+    systems_section,
     unattributed_frame,
 )
 from agentmemory.systems import Memory
@@ -75,7 +76,7 @@ def test_unattributed_examples_and_the_note(hand) -> None:
     assert "**Three**: attributed by `auto`; 2 of 3 returned memories attributed (coverage 0.667), below 0.8" in note
     assert "Tie analysis beyond the returned memories is not available for systems" in note
     text = systems_markdown(hand).text
-    assert "| Three | auto | 3 | 2 | 0.667 | 0.333 | 0 | 0 | 1 |" in text
+    assert "| Three | auto | 3 | 2 | 0.667 | 0 | 0 | 1 |" in text  # Judged@3 left out: it equals P@3 here
     assert "| Three | overlap[threshold=0.5] | 1.000 | 0.500 |" in text
     assert "| Three | 1 | zzz qqq nonsense |" in text
 
@@ -105,3 +106,49 @@ def test_without_systems() -> None:
     evaluation = evaluate(sample, "bm25", k=5)
     assert coverage_frame(evaluation).empty and "Judged@5" in coverage_frame(evaluation).columns
     assert systems_markdown(evaluation).text == "No memory system in this evaluation."
+
+
+@pytest.fixture(scope="module")
+def judged_zero():
+    """The hand collection with c (which Three never returns) and b judged not relevant (grade 0)."""
+    qrels = {"q": {"a": 1, "b": 0, "c": 0}}
+    collection = Collection("hand", TURNS, (Query("q", "cat", scope="s"),), qrels, {"f": "0"})
+    return evaluate(collection, None, systems=[Three], k=3, relevance="provenance")
+
+
+def test_judged_at_k_is_left_out_where_it_equals_p_at_k(hand) -> None:
+    """Only a is judged (relevant): Judged@3 is P@3 under provenance, so the table leaves it out and says so."""
+    assert coverage_frame(hand).iloc[0]["Judged@3"] == hand.results[0].means["P@3"] == 1 / 3
+    table = coverage_table(hand)
+    assert "Judged@3" not in table.frame.columns
+    assert table.caption.endswith(
+        "(headline queries). Judged@3 equals P@3 here (so it is not shown): only relevant entries are judged (no "
+        "judgment of grade 0), and a memory attributed to a judged entry is one attributed to a relevant entry"
+    )
+    assert "(Judged@3)" not in systems_section(hand)[0].text
+
+
+def test_judged_at_k_is_shown_where_a_non_relevant_entry_is_judged(judged_zero) -> None:
+    """b is judged grade 0: Judged@3 (b and a, 2/3) says more than P@3 (a, 1/3), and is shown without a note."""
+    row = coverage_frame(judged_zero).iloc[0]
+    assert (row["Judged@3"], judged_zero.results[0].means["P@3"]) == (2 / 3, 1 / 3)
+    table = coverage_table(judged_zero)
+    assert table.frame.iloc[0]["Judged@3"] == "0.667"
+    assert table.caption == (
+        "Memory systems: coverage = attributed / returned memories; Judged@3 = share of the top 3 attributed to a "
+        "judged entry (headline queries)"
+    )
+    assert "(Judged@3)" in systems_section(judged_zero)[0].text
+
+
+def test_under_direct_relevance_judged_at_k_is_shown_with_what_it_counts() -> None:
+    """Under direct relevance a memory counts only when it is one entry, so Judged@3 is not P@3: it is shown, and
+    the note says it counts the memories attributed to a relevant entry (the only judged ones here)."""
+    collection = Collection("hand", TURNS, (Query("q", "cat", scope="s"),), {"q": {"a": 1}}, {"f": "0"})
+    evaluation = evaluate(collection, None, systems=[Three], k=3, relevance="direct")
+    table = coverage_table(evaluation)
+    assert table.frame.iloc[0]["Judged@3"] == "0.333"
+    assert table.caption.endswith(
+        "(headline queries). Judged@3 here is the share of the top 3 attributed to a relevant entry: only relevant "
+        "entries are judged (no judgment of grade 0)"
+    )

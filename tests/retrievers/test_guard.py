@@ -28,6 +28,7 @@ from agentmemory.retrievers import (
 from agentmemory.retrievers.base import REQUIRED
 from agentmemory.retrievers.encoders import PrecomputedEncoder
 from agentmemory.retrievers.guard import hit_violations, is_ours
+from agentmemory.systems.base import SYSTEM_CAPABILITIES
 from agentmemory.testing import check_retriever
 
 PACKAGE = REPO_ROOT / "agentmemory"
@@ -120,11 +121,12 @@ def _probes() -> set[tuple[str, str]]:
 
 
 def test_nothing_is_probed_on_a_retriever_that_is_not_declared() -> None:
-    """Every member the code looks up by name on a retriever or factory is required or a declared capability.
+    """Every member the code looks up by name on a retriever or factory is required or a declared capability (of
+    a retriever, or of a memory system and its factory: SYSTEM_CAPABILITIES).
 
     (The probes on encoders, executors and parsed values are about other objects.)
     """
-    declared = set(REQUIRED) | {c.name for c in CAPABILITY_TABLE} | {"label", "name"}
+    declared = set(REQUIRED) | {c.name for c in CAPABILITY_TABLE} | {"label", "name"} | set(SYSTEM_CAPABILITIES)
     others = {"__name__", "__module__", "__qualname__", "encode", "params", "dim", "cacheable", "filename"}
     probed = {(f, m) for f, m in _probes() if m not in others}
     assert probed, "the scan found no probe at all: it is not looking where the code is"

@@ -21,6 +21,7 @@ from agentmemory.retrievers import (
     BM25,
     RETRIEVERS,
     TagScorer,
+    full_label,
     make_retriever,
     register_retriever,
     resolve_retriever,
@@ -172,6 +173,31 @@ def test_resolve_derives_key_and_label_from_the_non_default_parameters(text, key
     """Default parameters keep the registry name and label; others make both from the parameters that differ."""
     spec = resolve_retriever(text)
     assert (spec.key, spec.label, spec.params) == (key, label, params)
+
+
+@pytest.mark.parametrize(
+    ("text", "label"),
+    [
+        ("bm25", "BM25 (k1=1.2, b=0.75)"),
+        ("bm25[k1=0.6]", "BM25 (k1=0.6, b=0.75)"),
+        ("bm25[k1=0.6,b=0.75]", "BM25 (k1=0.6, b=0.75)"),
+        ("bm25[b=0.4,k1=0.9]", "BM25 (k1=0.9, b=0.4)"),
+        ("tags", "Tag scorer"),
+        ("recency[decay=0.9]", "Recency (BM25; decay=0.9)"),
+        ("hybrid[of=bm25+tags]", "Hybrid RRF (BM25 + Tag scorer)"),
+    ],
+)
+def test_full_label_names_every_parameter(text, label) -> None:
+    """A grid's label names every parameter, defaults included, in the factory's order; a retriever that names
+    itself (spec_label) or has no parameter keeps resolve_retriever's label."""
+    assert full_label(text) == label
+
+
+def test_full_label_of_plugins(plugin_module: str) -> None:
+    """A plugin factory's parameters are named with their defaults; an instance keeps its label."""
+    assert full_label(f"{plugin_module}:Boosted[k1=0.9]") == "Boosted BM25 (dim=8, k1=0.9)"
+    assert full_label(f"{plugin_module}:make") == "BM25 (k1=1.2)"  # the label of what it makes
+    assert full_label(f"{plugin_module}:INSTANCE") == "BM25"
 
 
 def test_a_spec_builds_a_configured_retriever() -> None:

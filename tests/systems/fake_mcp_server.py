@@ -11,6 +11,9 @@ the mode breaks it:
 * ``malformed``: answers ``recall`` with a line that is not JSON;
 * ``hang``: never answers ``recall``;
 * ``child``: as ``ok``, and first starts a child process that sleeps (a server with a process tree);
+* ``text``: answers in plain text only, as many real servers do: ``remember`` with ``Saved: <text>`` and
+  ``recall`` with a header line ``Found N memories:`` and one line ``[<id>] <score> <text>`` per hit (no
+  structured content, no JSON);
 * ``tool-error``: answers ``recall`` with a tool error whose text names this machine's folders: the
   ``WORKDIR`` of its environment (the scope's workdir, through the profile's ``env``), the current folder,
   the home folder and the temporary folder.
@@ -78,6 +81,9 @@ def main() -> None:
             name, args = message["params"]["name"], message["params"].get("arguments") or {}
             if name == "remember":
                 kept.append({"text": args["text"], "entry": args["entry"]})
+                if MODE == "text":
+                    result(ident, {"content": [{"type": "text", "text": f"Saved: {args['text']}"}]})
+                    continue
                 result(ident, {"content": [{"type": "text", "text": "ok"}], "structuredContent": {"kept": len(kept)}})
             elif name == "recall":
                 if MODE == "exit-on-recall":
@@ -102,6 +108,12 @@ def main() -> None:
                     for i, k in enumerate(kept)
                     if query in k["text"].lower()
                 ]
+                if MODE == "text":
+                    lines = [f"Found {len(hits)} memories:"] + [
+                        f"[{h['id']}] {h['score']:.2f} {h['text']}" for h in hits
+                    ]
+                    result(ident, {"content": [{"type": "text", "text": "\n".join(lines)}]})
+                    continue
                 result(
                     ident,
                     {"content": [{"type": "text", "text": json.dumps(hits)}], "structuredContent": {"hits": hits}},

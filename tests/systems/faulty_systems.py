@@ -54,8 +54,8 @@ class Faulty:
             return {"text": first.text}
         if fault in ("nan", "inf"):
             return [Memory(first.text, score=float(fault))]
-        if fault == "too_many":
-            return [Memory(t.text) for t in self.turns[: k + 1]]
+        if fault == "too_many":  # k + 1 memories, however few turns (systems are asked past the token budgets)
+            return [Memory(self.turns[i % len(self.turns)].text) for i in range(k + 1)]
         if fault == "duplicate_ids":
             return [Memory(first.text, id="m1"), Memory(first.text, id="m1")]
         if fault == "leak":

@@ -13,11 +13,14 @@ from conftest import REPO_ROOT
 from agentmemory.cli.app import main
 from agentmemory.datasets import load
 from agentmemory.errors import MemorySystemError
-from agentmemory.evaluation.runner import evaluate
+from agentmemory.evaluation.options import EvalOptions
+from agentmemory.evaluation.runner import evaluate, system_depth
 from agentmemory.systems.checks import scrub_paths
 
 SAMPLE = REPO_ROOT / "fixtures" / "locomo-sample" / "locomo-sample.json"
 FIRST = "search 'conv-1/q0' in scope conv-1"
+ASKED = max(system_depth(m, 5) for m in EvalOptions().measures_for(memories=True))
+"""How many memories a system is asked for at k = 5: past the deepest default token budget."""
 
 CASES = [
     ("raise_ingest", "ingest in scope conv-1: raised RuntimeError: disk full"),
@@ -25,7 +28,10 @@ CASES = [
     ("not_list", f"{FIRST}: returned a dict, not a list of Memory"),
     ("nan", f"{FIRST}: memory 1 has the score nan; scores must be finite numbers or None"),
     ("inf", f"{FIRST}: memory 1 has the score inf; scores must be finite numbers or None"),
-    ("too_many", f"{FIRST}: returned 6 memories for k=5; search(query, k) returns at most k"),
+    (
+        "too_many",
+        f"{FIRST}: returned {ASKED + 1} memories for k={ASKED}; search(query, k) returns at most k",
+    ),
     ("duplicate_ids", f"{FIRST}: memories 1 and 2 have the same id 'm1'"),
     (
         "leak",
