@@ -206,7 +206,7 @@ class Attributor:
         self._exact: dict[str | None, dict[tuple[str, ...], tuple[str, ...]]] = {}
         self._postings: dict[str | None, _ScopeWeights] = {}
         self._vectors: dict[str | None, np.ndarray] = {}
-        self._shared: dict[tuple[str | None, str], dict[int, frozenset[str]]] = {}
+        self._containment: dict[tuple[str | None, str], dict[int, float]] = {}
         self._cosine: dict[tuple[str | None, str], np.ndarray] = {}
         self._encoder: Any = None
 
@@ -236,41 +236,33 @@ class Attributor:
             built = self._postings[scope] = _ScopeWeights(sets, postings, weight, totals)
         return built
 
-    def shared(self, scope: str | None, text: str) -> dict[int, frozenset[str]]:
-        """``S(t) = T(t) & T(m)`` for each turn position ``t`` of the scope sharing a token with the text."""
-        cached = self._shared.get((scope, text))
+    def containment(self, scope: str | None, text: str) -> dict[int, float]:
+        """``W(T(t) & T(m)) / W(T(t))`` for each turn position ``t`` of the scope sharing a token with the text."""
+        cached = self._containment.get((scope, text))
         if cached is not None:
             return cached
-        postings = self._weights(scope).postings
-        found: dict[int, set[str]] = {}
-        for token in set(tokenize(text)):
-            for position in postings.get(token, ()):
-                found.setdefault(position, set()).add(token)
-        shares = {p: frozenset(tokens) for p, tokens in found.items()}
-        self._shared[(scope, text)] = shares
-        return shares
-
-    def containment(self, scope: str | None, text: str) -> dict[int, float]:
-        """``W(S(t)) / W(T(t))`` for each turn position ``t`` of the scope sharing a token with the text."""
         built = self._weights(scope)
-        return {
-            p: built.weight_of(tokens) / built.totals[p] if built.totals[p] else 0.0
-            for p, tokens in self.shared(scope, text).items()
-        }
+        weights: dict[int, list[float]] = {}
+        for token in set(tokenize(text)):
+            for position in built.postings.get(token, ()):
+                weights.setdefault(position, []).append(built.weight[token])
+        # fsum is exact, so a share does not depend on the order tokens are met (string hashes vary by process)
+        shares = {p: math.fsum(w) / built.totals[p] if built.totals[p] else 0.0 for p, w in weights.items()}
+        self._containment[(scope, text)] = shares
+        return shares
 
     def overlap(self, scope: str | None, text: str, threshold: float) -> tuple[str, ...]:
         """The turns credited by ``overlap`` at ``threshold`` (see the module docstring), in collection order."""
         turns = self.turns.get(scope, ())
         built = self._weights(scope)
+        mine = frozenset(tokenize(text))
         candidates = []
-        for p, tokens in self.shared(scope, text).items():
-            total = built.totals[p]
-            if len(tokens) < OVERLAP_MIN_SHARED or not total:
+        for p, share in self.containment(scope, text).items():
+            if share < threshold - _EPSILON:
                 continue
-            mass = built.weight_of(tokens)
-            share = mass / total
-            if share >= threshold - _EPSILON:
-                candidates.append((-round(share, 9), -round(mass, 9), p, tokens))
+            tokens = built.sets[p] & mine
+            if len(tokens) >= OVERLAP_MIN_SHARED:
+                candidates.append((-round(share, 9), -round(built.weight_of(tokens), 9), p, tokens))
         candidates.sort()
         least = min(threshold, OVERLAP_NEW)
         explained: set[str] = set()
