@@ -272,7 +272,8 @@ def test_runs_dir_writes_an_answer_files_retrieval_so_it_rescores(tmp_path):
     args = ["eval", "--collection", str(SAMPLE), "--repair", "--retrievers", "bm25"]
     args += ["--answers", f"zep={ZEP}", "--answers", f"mem0={MEM0}", "--runs-dir", str(runs)]
     assert main([*args, "--out", str(tmp_path / "a.json")]) == 0
-    assert sorted(p.name for p in runs.iterdir()) == ["bm25.trec", "qrels.txt", "zep.memories.jsonl", "zep.trec"]
+    written = sorted(p.name for p in runs.iterdir())
+    assert written == ["bm25.trec", "qrels-all.txt", "qrels.txt", "zep.memories.jsonl", "zep.trec"]
     rescored = ["eval", "--collection", str(SAMPLE), "--repair", "--retrievers", "", "--relevance", "provenance"]
     rescored += ["--run", f"zep={runs / 'zep.trec'}", "--memories", str(runs / "zep.memories.jsonl")]
     assert main([*rescored, "--out", str(tmp_path / "b.json")]) == 0

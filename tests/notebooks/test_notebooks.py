@@ -594,7 +594,7 @@ def test_answers_notebook_with_ones_own_files_gives_the_librarys_results(tmp_pat
     evaluation = setup.evaluate()
     statistics = setup.statistics(evaluation)
     assert _plain(_cell(nb, "verdict")) == [answers.verdict(evaluation, statistics).text]
-    _, table, _ = answers.headline(evaluation, statistics)
+    _, table, *_ = answers.headline(evaluation, statistics)
     assert _plain(_cell(nb, "comparison"))[1] == repr(table)
     assert "mem0 (baseline)" in repr(table) and "answer_in_context@3" in repr(table)
     assert _plain(_cell(nb, "seeds")) == [repr(answers.seeds(evaluation, statistics))]
