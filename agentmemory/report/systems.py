@@ -71,6 +71,9 @@ def _k_columns(k: int) -> list[str]:
         "returned",
         "attributed",
         "coverage",
+        "credited to several entries",
+        "credits per memory",
+        "most credits",
         f"Judged@{k}",
         "queries returning nothing",
         "failed queries",
@@ -103,7 +106,9 @@ def _given(evaluation: Evaluation, reports: Reports | None) -> Reports:
 
 
 def coverage_frame(evaluation: Evaluation, reports: Reports | None = None) -> pd.DataFrame:
-    """One row per memory system: attribution method, memories returned and attributed, coverage, Judged@k (unrounded).
+    """One row per memory system: attribution method, memories returned and attributed, coverage, its ambiguity
+    (memories credited to more than one entry, credits per attributed memory, the most credits one memory got),
+    Judged@k (unrounded).
 
     ``reports`` defaults to :func:`attribution_reports` of the replayed systems (the same for every function here).
     """
@@ -116,6 +121,9 @@ def coverage_frame(evaluation: Evaluation, reports: Reports | None = None) -> pd
                 r.returned,
                 r.attributed,
                 r.coverage,
+                r.ambiguous,
+                r.credits_per_memory,
+                r.most_credits,
                 r.judged_at_k,
                 len(r.empty_queries),
                 len(r.failures),
@@ -165,8 +173,12 @@ def coverage_table(evaluation: Evaluation, reports: Reports | None = None) -> Ta
     """
     k = evaluation.k
     shown, note = _judged(evaluation)
-    frame = _rounded(coverage_frame(evaluation, reports), ["coverage", f"Judged@{k}"])
-    caption = "Memory systems: coverage = attributed / returned memories"
+    frame = _rounded(coverage_frame(evaluation, reports), ["coverage", "credits per memory", f"Judged@{k}"])
+    caption = (
+        "Memory systems: coverage = attributed / returned memories; credited to several entries, credits per "
+        "memory and most credits = how ambiguous the attribution is (memories given to more than one entry, the "
+        "mean number of entries an attributed memory is credited to, the largest)"
+    )
     if shown:
         caption += f"; Judged@{k} = share of the top {k} attributed to a judged entry"
     else:

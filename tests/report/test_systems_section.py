@@ -53,11 +53,15 @@ def hand():
 def test_coverage_and_judged_at_k_by_hand(hand) -> None:
     """2 of 3 memories attributed (coverage 2/3); only the third is judged (Judged@3 = 1/3)."""
     frame = coverage_frame(hand)
-    assert list(frame.columns)[:6] == ["system", "attribution", "returned", "attributed", "coverage", "Judged@3"]
+    assert list(frame.columns)[:5] == ["system", "attribution", "returned", "attributed", "coverage"]
+    assert list(frame.columns)[5:9] == ["credited to several entries", "credits per memory", "most credits", "Judged@3"]
     row = frame.iloc[0]
     assert (row["system"], row["attribution"], row["returned"], row["attributed"]) == ("Three", "auto", 3, 2)
     assert row["coverage"] == 2 / 3 and row["Judged@3"] == 1 / 3
     assert row["unattributed (distinct)"] == 1 and row["queries returning nothing"] == 0
+    report = hand.systems[0].attributed.report  # the ambiguity beside coverage, as the CLI's table shows it
+    assert (row["credited to several entries"], row["most credits"]) == (report.ambiguous, report.most_credits)
+    assert row["credits per memory"] == report.credits_per_memory and report.most_credits >= 1
     assert coverage_table(hand).frame.iloc[0]["coverage"] == "0.667"
 
 
@@ -76,7 +80,8 @@ def test_unattributed_examples_and_the_note(hand) -> None:
     assert "**Three**: attributed by `auto`; 2 of 3 returned memories attributed (coverage 0.667), below 0.8" in note
     assert "Tie analysis beyond the returned memories is not available for systems" in note
     text = systems_markdown(hand).text
-    assert "| Three | auto | 3 | 2 | 0.667 | 0 | 0 | 1 |" in text  # Judged@3 left out: it equals P@3 here
+    # no memory credited to several entries, 1 credit each; Judged@3 left out: it equals P@3 here
+    assert "| Three | auto | 3 | 2 | 0.667 | 0 | 1.000 | 1 | 0 | 0 | 1 |" in text
     assert "| Three | overlap[threshold=0.5] | 1.000 | 0.500 |" in text
     assert "| Three | 1 | zzz qqq nonsense |" in text
 
@@ -135,8 +140,10 @@ def test_judged_at_k_is_shown_where_a_non_relevant_entry_is_judged(judged_zero) 
     table = coverage_table(judged_zero)
     assert table.frame.iloc[0]["Judged@3"] == "0.667"
     assert table.caption == (
-        "Memory systems: coverage = attributed / returned memories; Judged@3 = share of the top 3 attributed to a "
-        "judged entry (headline queries)"
+        "Memory systems: coverage = attributed / returned memories; credited to several entries, credits per "
+        "memory and most credits = how ambiguous the attribution is (memories given to more than one entry, the "
+        "mean number of entries an attributed memory is credited to, the largest); Judged@3 = share of the top 3 "
+        "attributed to a judged entry (headline queries)"
     )
     assert "(Judged@3)" in systems_section(judged_zero)[0].text
 
