@@ -51,11 +51,12 @@ an agent different context for the same ``R@k``, and these compare them at equal
 
 
 def default_measures_for(k: int, *, memories: bool) -> tuple[Measure, ...]:
-    """What an evaluation at ``k`` computes unless told otherwise: ``(P@k, R@k, RR, RR@k, nDCG@k, AP@k)``, then,
-    when a system returns its own memories (``memories``: a memory system, or a run file with its memories),
-    :data:`BUDGET_DEFAULTS`."""
+    """What an evaluation at ``k`` computes unless told otherwise: ``(P@k, R@k, RR, RR@k, nDCG@k, AP@k)``; when a
+    system returns its own memories (``memories``: a memory system, or a run file with its memories),
+    :data:`BUDGET_DEFAULTS` first, so the comparison table leads with the systems at equal context cost (five
+    session notes and five turn notes are not the same amount of text), then the cut-off measures."""
     chosen = default_measures(k)
-    return chosen + parse_measures(",".join(BUDGET_DEFAULTS)) if memories else chosen
+    return parse_measures(",".join(BUDGET_DEFAULTS)) + chosen if memories else chosen
 
 
 def _measures(value: object, name: str) -> tuple[Measure, ...]:

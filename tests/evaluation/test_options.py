@@ -21,12 +21,12 @@ def test_defaults_are_evaluate_s_defaults() -> None:
 
 
 def test_a_system_s_own_memories_add_the_token_budget_defaults() -> None:
-    """measures_for(memories=True): the cut-off defaults, then BUDGET_DEFAULTS, then the extra measures not among
-    them; all_measures is measures_for(memories=False)."""
+    """measures_for(memories=True): BUDGET_DEFAULTS first (the table leads at equal context cost), then the cut-off
+    defaults, then the extra measures not among them; all_measures is measures_for(memories=False)."""
     options = EvalOptions(k=3, measures="R@2048tok,nDCG@10")
     assert [str(m) for m in options.measures_for(memories=True)] == [
-        *["P@3", "R@3", "RR", "RR@3", "nDCG@3", "AP@3"],
         *BUDGET_DEFAULTS,
+        *["P@3", "R@3", "RR", "RR@3", "nDCG@3", "AP@3"],
         "nDCG@10",
     ]
     assert options.all_measures == options.measures_for(memories=False)
