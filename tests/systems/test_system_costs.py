@@ -68,7 +68,9 @@ def test_the_command_line_shows_both_granularities_at_equal_budget(capsys) -> No
     args = ["eval", "--collection", str(SAMPLE), "--retrievers", "bm25"]
     assert main([*args, *(a for s in systems for a in ("--system", s))]) == 0
     out = capsys.readouterr().out
-    header = "| System | R@512tok | R@2048tok | Success@2048tok | P@5 | R@5 | RR@5 | nDCG@5 | AP@5 |"  # equal cost first
+    header = (
+        "| System | R@512tok | R@2048tok | Success@2048tok | P@5 | R@5 | RR@5 | nDCG@5 | AP@5 |"  # equal cost first
+    )
     assert header in out
     evaluation = evaluate(load(SAMPLE), "bm25", systems=[granular_systems.TurnNotes, granular_systems.SessionNotes])
     table = cost_table(evaluation)
