@@ -106,25 +106,25 @@ def test_the_documented_table_is_the_computed_one(qualities) -> None:
 
 def _scope(*turns: tuple[str, str]) -> Collection:
     entries = tuple(MemoryEntry(i, text, scope="s") for i, text in turns)
-    return Collection("hand", entries, (Query("q", "support group", scope="s"),), {"q": {"D1:3": 1}}, {"f": "0"})
+    return Collection("hand", entries, (Query("q", "ceramics workshop", scope="s"),), {"q": {"D1:3": 1}}, {"f": "0"})
 
 
-GOLD = ("D1:3", "Caroline: I went to a LGBTQ support group yesterday and it was so powerful.")
+GOLD = ("D1:3", "Priya: I went to a ceramics workshop yesterday and it was so very inspiring.")
 HAND = _scope(
     GOLD,
-    ("D2:1", "Melanie: I was at a pottery class and it was fun."),
-    ("D2:2", "Caroline: I love that, it sounds great to me."),
-    ("D5:1", "Caroline: The group met again and I went with a friend."),
-    ("D12:1", "Melanie: I took the kids to a park and it was sunny."),
-    ("D12:2", "Caroline: Sounds like a lovely day for the family."),
+    ("D2:1", "Tomasz: I was at a pottery class and it was fun."),
+    ("D2:2", "Priya: I love that, it sounds great to me."),
+    ("D5:1", "Priya: The workshop met again and I went with a friend."),
+    ("D12:1", "Tomasz: I took the kids to a park and it was sunny."),
+    ("D12:2", "Priya: Sounds like a lovely day for the family."),
 )
 
 
 def test_a_chunk_sharing_half_a_turns_tokens_is_not_credited_to_it() -> None:
-    """As conv-26/q0: a chunk of D12:1 and D12:2 holds 7 of the 14 distinct tokens of D1:3 (the old inclusive 0.5);
+    """The shape of conv-26/q0 (authored text): a chunk of D12:1 and D12:2 holds 7 of the 14 distinct tokens of D1:3 (the old inclusive 0.5);
     overlap and auto credit the chunk's two turns only."""
     chunk = Memory(
-        "Melanie: I took the kids to a park and it was sunny.\nCaroline: Sounds like a lovely day for the family."
+        "Tomasz: I took the kids to a park and it was sunny.\nPriya: Sounds like a lovely day for the family."
     )
     gold = set(tokenize(GOLD[1]))
     assert len(gold) == 14 and len(gold & set(tokenize(chunk.text))) == 7
@@ -135,17 +135,17 @@ def test_a_chunk_sharing_half_a_turns_tokens_is_not_credited_to_it() -> None:
 
 
 def test_a_restyled_turn_is_credited_to_that_turn_alone() -> None:
-    """A turn with a date and 'said' is credited to itself, not to D5:1 whose words (group, went, i) it also holds."""
+    """A turn with a date and 'said' is credited to itself, not to D5:1 whose words (workshop, went, i) it also holds."""
     helper = Attributor(HAND)
-    memory = Memory("[8 May 2023] Caroline said: I went to a LGBTQ support group yesterday and it was so powerful.")
+    memory = Memory("[8 May 2023] Priya said: I went to a ceramics workshop yesterday and it was so very inspiring.")
     for method in ("overlap[threshold=0.3]", "overlap", "overlap[threshold=0.7]", "auto"):
         assert helper.attribute(parse_attribution(method), "s", memory)[0] == ("D1:3",), method
 
 
 def test_the_threshold_is_the_share_of_the_turns_weighted_tokens() -> None:
-    """D1:3 with 'LGBTQ', 'powerful' and 'yesterday' cut: credited at 0.5, not at 0.7 (its containment lies between)."""
+    """D1:3 with 'ceramics', 'inspiring' and 'yesterday' cut: credited at 0.5, not at 0.7 (its containment lies between)."""
     helper = Attributor(HAND)
-    text = "Caroline: I went to a support group and it was so."
+    text = "Priya: I went to a workshop and it was so very."
     share = helper.containment("s", text)[0]
     assert 0.5 < share < 0.7
     assert helper.overlap("s", text, 0.5) == ("D1:3",)
@@ -170,9 +170,7 @@ class _Chunky:
         pass
 
     def search(self, query: str, k: int) -> list[Memory]:
-        chunk = (
-            "Melanie: I took the kids to a park and it was sunny.\nCaroline: Sounds like a lovely day for the family."
-        )
+        chunk = "Tomasz: I took the kids to a park and it was sunny.\nPriya: Sounds like a lovely day for the family."
         return [Memory(chunk), Memory(GOLD[1]), Memory("zzz qqq")][:k]
 
     def close(self) -> None:
