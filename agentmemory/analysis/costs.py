@@ -166,14 +166,16 @@ def _limits(measures: Sequence[Measure]) -> tuple[Limit, ...]:
     return tuple(Limit(kind, value, tuple(names)) for (kind, value), names in sorted(found.items()))
 
 
-def _text_of(evaluation: Evaluation, result: RetrieverResult) -> Callable[[str], str]:
-    """The text ``result``'s system returned for a hit's id: its own memory, else the collection's entry."""
+def _text_of(evaluation: Evaluation, result: RetrieverResult) -> Callable[[str, str], str]:
+    """The text ``result``'s system returned for a query's hit: its own memory (also where one stands in for an
+    entry under ``direct`` relevance), else the collection's entry."""
     own = result.entries
     entry = evaluation.collection.entry
 
-    def text(hit_id: str) -> str:
-        mine = own.get(hit_id)
-        return mine.text if mine is not None else entry(hit_id).text
+    def text(query_id: str, hit_id: str) -> str:
+        returned = result.returned_id(query_id, hit_id)
+        mine = own.get(returned)
+        return mine.text if mine is not None else entry(returned).text
 
     return text
 
@@ -184,8 +186,8 @@ def _row(
     k = evaluation.k
     judged = evaluation.collection.qrels
     text = _text_of(evaluation, result)
-    rankings = [[h.entry_id for h in q.ranking] for q in result.headline if q.query_id in judged]
-    lengths = [counter.count([text(i) for i in ranking]) for ranking in rankings]
+    rankings = [(q.query_id, [h.entry_id for h in q.ranking]) for q in result.headline if q.query_id in judged]
+    lengths = [counter.count([text(qid, i) for i in ranking]) for qid, ranking in rankings]
     top = [n[:k] for n in lengths]
     in_top = sum(len(t) for t in top)
     ran_out = tuple(
@@ -197,8 +199,8 @@ def _row(
         name=result.name,
         label=result.label,
         queries=queries,
-        returned=math.fsum(len(r) for r in rankings) / queries if queries else 0.0,
-        most=max((len(r) for r in rankings), default=0),
+        returned=math.fsum(len(r) for _, r in rankings) / queries if queries else 0.0,
+        most=max((len(r) for _, r in rankings), default=0),
         tokens_per_memory=math.fsum(sum(t) for t in top) / in_top if in_top else None,
         tokens_at_k=math.fsum(sum(t) for t in top) / queries if queries else 0.0,
         ran_out=ran_out,

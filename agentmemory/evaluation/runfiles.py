@@ -66,6 +66,9 @@ class RunFile:
 
     ``name`` is the system's name (``--run NAME=PATH``), ``path`` the path as
     given, ``sha256`` the file's digest, ``format`` ``"trec"`` or ``"jsonl"``.
+    ``stand_ins`` (a replayed memory system under ``direct`` relevance), per
+    query, maps an entry id of the ranking to the id of the memory standing
+    in for it, whose own text is what the system returned at that rank.
     """
 
     name: str
@@ -76,6 +79,7 @@ class RunFile:
     memories: tuple[MemoryEntry, ...] = ()
     memories_path: str | None = None
     memories_sha256: str | None = None
+    stand_ins: Mapping[str, Mapping[str, str]] = field(default_factory=dict, repr=False)
 
     def summary(self) -> dict[str, object]:
         """What the artifact records of the run: file names (never a folder), digests, format, depth."""

@@ -214,7 +214,10 @@ class RetrieverResult:
     ``skipped_hits`` ``(query_id, hits)`` for each question of a run that the
     loader skipped (its hits ignored: :attr:`skipped_note`);
     ``rankings`` a run's whole ranking per query (as deep as the file goes),
-    which reports read below the top k.  ``means`` are over the headline
+    which reports read below the top k; ``stand_ins`` a replayed memory
+    system's memories standing in for entries under ``direct`` relevance
+    (:attr:`~agentmemory.evaluation.runfiles.RunFile.stand_ins`, read through
+    :meth:`returned_id`).  ``means`` are over the headline
     queries; a measure that may have no value on a query averages those with
     one (:func:`defined_mean`; ``None`` when none has).
     """
@@ -233,6 +236,12 @@ class RetrieverResult:
     skipped_hits: tuple[tuple[str, int], ...] = ()
     timings: Timings | None = field(default=None, repr=False, compare=False)
     rankings: Mapping[str, tuple[Hit, ...]] = field(default_factory=dict, repr=False, compare=False)
+    stand_ins: Mapping[str, Mapping[str, str]] = field(default_factory=dict, repr=False, compare=False)
+
+    def returned_id(self, query_id: str, entry_id: str) -> str:
+        """The id whose text the system returned for hit ``entry_id`` of ``query_id``: the memory standing in for
+        that entry under ``direct`` relevance, else ``entry_id`` itself."""
+        return self.stand_ins.get(query_id, {}).get(entry_id, entry_id)
 
     @property
     def skipped_note(self) -> str | None:
@@ -626,7 +635,10 @@ def _live_results(
     for base in [r for r in results if r.name not in unranked]:
         texts = scorer.with_entries(base.entries)
         questions = [
-            LiveQuestion.of(by_id[row.query_id], [_context(texts, base, h.entry_id) for h in row.hits[: options.k]])
+            LiveQuestion.of(
+                by_id[row.query_id],
+                [_context(texts, base, base.returned_id(row.query_id, h.entry_id)) for h in row.hits[: options.k]],
+            )
             for row in base.per_query
         ]
         for reader in live.readers:
@@ -939,7 +951,7 @@ def _run_result(
 ) -> RetrieverResult:
     """One run file's (or replayed memory system's, or answer file's) result, scored over the collection plus
     its own memories."""
-    scorer_run = scorer.with_entries(run.entries)
+    scorer_run = scorer.with_entries(run.entries, run.run.stand_ins)
     if answered is not None:
         scorer_run = scorer_run.with_answers(answered.inputs)
     kept = system is not None or answered is not None
@@ -962,6 +974,7 @@ def _run_result(
         entries=run.entries,
         dropped=run.dropped,
         skipped_hits=run.skipped_hits,
+        stand_ins=run.run.stand_ins,
     )
 
 
@@ -1173,8 +1186,10 @@ class _Scorer:
         keep: int = 0,
         answers: Mapping[str, tuple[AnswerInput, ...]] | None = None,
         ranked: bool = True,
+        stand_ins: Mapping[str, Mapping[str, str]] | None = None,
     ) -> None:
         self.collection = collection
+        self.stand_ins = stand_ins or {}  # per query, entry id -> the memory standing in for it (direct relevance)
         self.k = k
         self.keep = keep  # each query's ranking is kept at least this deep (the options' run_depth)
         self.measures = measures
@@ -1204,11 +1219,14 @@ class _Scorer:
         # A measure looking deeper than k has no tie report of the depth-k run.
         self.at_k = tuple(groups.get(k, ()))
 
-    def with_entries(self, extra: Mapping[str, MemoryEntry]) -> _Scorer:
-        """The same scorer over the collection plus a run's own memories (the same token counts remembered)."""
-        if not extra:
+    def with_entries(
+        self, extra: Mapping[str, MemoryEntry], stand_ins: Mapping[str, Mapping[str, str]] | None = None
+    ) -> _Scorer:
+        """The same scorer over the collection plus a run's own memories (the same token counts remembered), and
+        the memories standing in for entries (``stand_ins``, under ``direct`` relevance)."""
+        if not extra and not stand_ins:
             return self
-        return self._copy(extra=extra)
+        return self._copy(extra=extra, stand_ins=stand_ins)
 
     def with_answers(self, answers: Mapping[str, tuple[AnswerInput, ...]], *, ranked: bool = True) -> _Scorer:
         """The same scorer for an answer file's system: its answers per query (one per seed); ``ranked=False``
@@ -1222,6 +1240,7 @@ class _Scorer:
             "keep": self.keep,
             "answers": self.answers,
             "ranked": self.ranked,
+            "stand_ins": self.stand_ins,
         }
         fields.update(changes)
         return _Scorer(self.collection, self.k, self.measures, ties=self.ties, relevance=self.relevance, **fields)
@@ -1237,11 +1256,19 @@ class _Scorer:
         own = self.extra.get(entry_id)
         return own.text if own is not None else self.collection.entry(entry_id).text
 
-    def lengths(self, ranking: Sequence[str], group: Sequence[Measure]) -> Sequence[int] | None:
+    def texts_of(self, query_id: str) -> Callable[[str], str]:
+        """:meth:`text` for ``query_id``'s ranking, where a memory standing in for an entry (direct relevance)
+        is read as its own text, not the entry's."""
+        stand = self.stand_ins.get(query_id)
+        if not stand:
+            return self.text
+        return lambda entry_id: self.text(stand.get(entry_id, entry_id))
+
+    def lengths(self, ranking: Sequence[str], group: Sequence[Measure], query_id: str) -> Sequence[int] | None:
         """The token lengths of ``ranking``'s texts (counted as read) when a measure of ``group`` reads them."""
         if self.counter is None or not any(m.definition.reads_lengths for m in group):
             return None
-        return _Lengths(ranking, self.text, self.counter)
+        return _Lengths(ranking, self.texts_of(query_id), self.counter)
 
     def score(
         self,
@@ -1293,7 +1320,7 @@ class _Scorer:
         scope = self.scope_ids.get(query.scope, frozenset())
         for depth, group in self.groups:  # each measure sees the ranking as deep as it needs (see measure_depth)
             ranking = whole if depth is None else whole[:depth]
-            lengths = self.lengths(ranking, group)
+            lengths = self.lengths(ranking, group, query.id)
             relevant: Mapping[str, int] = qrels
             if self.relevance == "provenance":
                 credited_here = credit(ranking, qrels, self.ancestors, lengths)
@@ -1347,7 +1374,8 @@ class _Scorer:
         with no value under any seed has none), and how deep each read the ranking into ``reads``."""
         for m in self.answer_measures:
             depth = min(m.rank_cutoff or 0, len(whole)) if self.ranked else 0
-            texts = tuple(self.text(i) for i in whole[:depth]) if self.ranked else None
+            text = self.texts_of(query.id)
+            texts = tuple(text(i) for i in whole[:depth]) if self.ranked else None
             inputs = (AnswerInput(None, None, texts),) if self.answers is None else self.answers.get(query.id, ())
             values = [
                 m._compute(whole, qrels, None, query, None, None, a if a.texts is not None else a._replace(texts=texts))

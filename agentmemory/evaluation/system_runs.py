@@ -205,6 +205,7 @@ def _run_file(attributed: Attributed) -> RunFile:
         memories=attributed.memories,
         memories_path=f"{attributed.key}.memories.jsonl",
         memories_sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        stand_ins=attributed.stand_ins,
     )
 
 

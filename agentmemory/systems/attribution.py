@@ -377,7 +377,10 @@ class Attributed:
     score under the given relevance (memory ids under ``provenance``;
     entry ids where a memory is one entry under ``direct``); ``turns``, only
     when entries are coarser than turns, maps each memory id to the turns it
-    was attributed to before the mapping up.
+    was attributed to before the mapping up; ``stand_ins``, per judged query,
+    maps each entry a memory stands in for (a memory that is one entry, as
+    the ``direct`` ranking places it) to that memory's id, so that what a
+    reader or a budget reads at that rank is the memory's own text.
     """
 
     key: str
@@ -389,6 +392,7 @@ class Attributed:
     rankings: Mapping[str, tuple[str, ...]]
     report: AttributionReport = field(repr=False)
     turns: Mapping[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
+    stand_ins: Mapping[str, Mapping[str, str]] = field(default_factory=dict, repr=False)
 
 
 def _memory_ids(collection: Collection) -> str:
@@ -426,6 +430,21 @@ def _new_memory_entry(
     return entry
 
 
+def _direct_id(
+    entry: MemoryEntry, how: str, placed: set[str], collection: Collection, standing: dict[str, str]
+) -> str:
+    """The id ``entry`` (a memory) takes in the ``direct`` ranking: the one entry it is (by its sources or its
+    exact text), the first time that entry is placed, else its own id.  A memory standing in for an entry with
+    another text is noted in ``standing`` (its own text is what the system returned there)."""
+    found = entry.provenance.derived_from
+    if len(found) != 1 or how not in ("sources", "exact") or found[0] in placed:
+        return entry.id
+    placed.add(found[0])
+    if entry.text != collection.entry(found[0]).text:
+        standing[found[0]] = entry.id
+    return found[0]
+
+
 def attribute(
     replay: Replay,
     collection: Collection,
@@ -461,6 +480,7 @@ def attribute(
     turns_of: dict[str, tuple[str, ...]] = {}
     rankings: dict[str, tuple[str, ...]] = {}
     ranked_memories: dict[str, tuple[str, ...]] = {}
+    stand_ins: dict[str, dict[str, str]] = {}
     returned = attributed = credits = ambiguous = most = 0
     empty: list[str] = []
     unattributed: list[str] = []
@@ -472,6 +492,7 @@ def attribute(
         ids: list[str] = []
         direct: list[str] = []
         placed: set[str] = set()
+        standing: dict[str, str] = {}
         judged = collection.qrels[query.id]
         hits_judged = 0
         for position, memory in enumerate(answer):
@@ -483,10 +504,7 @@ def attribute(
                 )
             found = entry.provenance.derived_from
             ids.append(entry.id)
-            one = len(found) == 1 and how[entry.id] in ("sources", "exact") and found[0] not in placed
-            direct.append(found[0] if one else entry.id)
-            if one:
-                placed.add(found[0])
+            direct.append(_direct_id(entry, how[entry.id], placed, collection, standing))
             if query.id in headline:
                 returned += 1
                 attributed += bool(found)
@@ -500,6 +518,8 @@ def attribute(
                 empty.append(query.id)
             judged_shares.append(hits_judged / k)
         ranked_memories[query.id] = tuple(ids)
+        if standing:
+            stand_ins[query.id] = standing
         rankings[query.id] = tuple(direct) if relevance == "direct" else tuple(ids)
     entries = tuple(memories.values())
     texts = tuple(dict.fromkeys(shorten(" ".join(t.split()), _TEXT_SHOWN) for t in unattributed))
@@ -524,7 +544,9 @@ def attribute(
             k,
         ),
     )
-    return Attributed(replay.key, replay.label, replay.params, relevance, entries, how, rankings, report, turns_of)
+    return Attributed(
+        replay.key, replay.label, replay.params, relevance, entries, how, rankings, report, turns_of, stand_ins
+    )
 
 
 def _sensitivity(

@@ -15,6 +15,7 @@ from plugins import restored
 from agentmemory import Collection, MemoryEntry, Query, evaluate
 from agentmemory.analysis.artifact import artifact_dict, dumps_artifact, loads_artifact
 from agentmemory.analysis.comparison_table import comparison_table
+from agentmemory.analysis.costs import cost_table
 from agentmemory.analysis.statistics import evaluation_statistics
 from agentmemory.analysis.text_tables import group_table, interval_cell
 from agentmemory.datasets import load
@@ -157,6 +158,33 @@ def test_a_memory_system_is_read_by_its_memories_own_texts(words):
     # Newest first: t5's digest (5 + 2 words) fits in 9; t4's (4 + 2) would make 13: t4, relevant to q1, is not read.
     assert q1.metrics["R@9tok"] == 0.0 and q1.metrics["tokens@first"] == 13.0
     assert q2.metrics["R@9tok"] == 1.0 and q2.metrics["tokens@first"] == 7.0
+
+
+@pytest.mark.parametrize("relevance", ["provenance", "direct"])
+def test_a_memory_standing_in_for_an_entry_costs_its_own_text_under_either_relevance(words, relevance):
+    """Under direct relevance a memory attributed to one entry is ranked as that entry, yet costs its own text:
+    the same budget values and tokens@first as under provenance, and the cost table counts the digests."""
+    e = evaluate(
+        COLLECTION,
+        None,
+        systems=[Digest],
+        k=2,
+        measures="R@9tok,tokens@first",
+        tokenizer=words,
+        relevance=relevance,
+        attribution="sources",
+    )
+    result = e.results[0]
+    q1, q2 = result.per_query
+    if relevance == "direct":
+        assert [h.entry_id for h in q1.ranking[:2]] == ["t5", "t4"]  # ranked as the entries they stand in for
+        assert result.returned_id("q1", "t5") != "t5"
+    assert q1.metrics["R@9tok"] == 0.0 and q1.metrics["tokens@first"] == 13.0  # 'digest of ' counted, not 9
+    assert q2.metrics["R@9tok"] == 1.0 and q2.metrics["tokens@first"] == 7.0
+    costs = cost_table(e)
+    assert costs is not None
+    (row,) = costs.rows
+    assert row.tokens_at_k == 13.0  # both queries' top 2: digests of t5 and t4 (7 + 6 words)
 
 
 def test_the_tokenizer_is_checked_and_named_in_the_artifact():
