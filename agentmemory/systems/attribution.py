@@ -430,9 +430,7 @@ def _new_memory_entry(
     return entry
 
 
-def _direct_id(
-    entry: MemoryEntry, how: str, placed: set[str], collection: Collection, standing: dict[str, str]
-) -> str:
+def _direct_id(entry: MemoryEntry, how: str, placed: set[str], collection: Collection, standing: dict[str, str]) -> str:
     """The id ``entry`` (a memory) takes in the ``direct`` ranking: the one entry it is (by its sources or its
     exact text), the first time that entry is placed, else its own id.  A memory standing in for an entry with
     another text is noted in ``standing`` (its own text is what the system returned there)."""
