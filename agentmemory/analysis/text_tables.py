@@ -254,10 +254,20 @@ TIMING_COLUMNS = ("System", "search p50 (ms)", "search p95 (ms)", "index build (
 
 
 def timing_rows(evaluation: Evaluation) -> list[list[str]]:
-    """Per system: search latency p50 and p95 (ms), index build (s), entries and index size; ``-`` where not measured."""
+    """Per system: search latency p50 and p95 (ms), index build (s), entries and index size; ``-`` where not measured.
+
+    A memory system's row gives its search calls' latency as its replay timed them, and the turns it ingested.
+    """
     rows = []
+    replays = {s.spec.key: s.replay.timings for s in evaluation.systems}
     for r in evaluation.results:
         t = r.timings
+        replayed = replays.get(r.name)
+        if replayed is not None and r.kind == "system":  # its search calls, timed by the replay
+            p = replayed.percentile
+            p50, p95 = 1000 * p(replayed.search, 50), 1000 * p(replayed.search, 95)
+            rows.append([r.label, f"{p50:.3f}", f"{p95:.3f}", "-", f"{replayed.turns} turns", "a memory system"])
+            continue
         if t is None:
             rows.append([r.label, "-", "-", "-", "-", "a run file" if r.kind == "run" else "-"])
             continue

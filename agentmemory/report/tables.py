@@ -17,7 +17,6 @@ from agentmemory.analysis.text_tables import SEED_COLUMNS, TIMING_COLUMNS, seed_
 from agentmemory.evaluation.runner import Evaluation, QueryResult, RetrieverResult
 from agentmemory.evaluation.system_runs import SYSTEM_TIMING_COLUMNS, system_timing_cells
 from agentmemory.report.display import Markdown, Table, params_text, short
-from agentmemory.systems.replay import ReplayTimings
 
 __all__ = [
     "appendix",
@@ -240,11 +239,7 @@ def timings(evaluation: Evaluation) -> Markdown | Table:
         if replayed is None:
             row += ["-"] * len(extra)
             continue
-        t = replayed.timings
-        p = ReplayTimings.percentile
-        row[1:3] = [f"{1000 * p(t.search, 50):.3f}", f"{1000 * p(t.search, 95):.3f}"]
-        row[4:6] = [f"{t.turns} turns", "a memory system"]
-        row += system_timing_cells(t)[: len(extra)]
+        row += system_timing_cells(replayed.timings)[: len(extra)]
     columns = [*TIMING_COLUMNS, *(f"replay {c}" if c.startswith("total") else c for c in extra)]
     n = len(evaluation.results[0].per_query)
     return Table(

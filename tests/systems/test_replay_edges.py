@@ -54,6 +54,26 @@ def test_timings_table_has_total_and_per_conversation_columns():
     ]
 
 
+def test_the_command_lines_timings_table_fills_the_system_rows():
+    """``eval --timings``' first table gives a memory system its search latency (its replay's search calls, p50
+    and p95 in ms) and its turns, not dashes; a retriever keeps its own figures."""
+    from agentmemory.analysis.text_tables import timing_rows
+
+    evaluation = evaluate(load(SAMPLE), "bm25", systems=[EXAMPLE], k=5, timings=True)
+    rows = {row[0]: row for row in timing_rows(evaluation)}
+    t = evaluation.systems[0].replay.timings
+    p = t.percentile
+    system = rows["Fact extractor (example)"]
+    assert system[1:] == [
+        f"{1000 * p(t.search, 50):.3f}",
+        f"{1000 * p(t.search, 95):.3f}",
+        "-",
+        f"{t.turns} turns",
+        "a memory system",
+    ]
+    assert rows["BM25"][4] == str(len(evaluation.collection.entries))
+
+
 def test_report_timings_table_fills_the_system_rows():
     """The report's timings table gives a memory system its search latency, its turns and its replay's total and
     per-conversation wall time, instead of dashes."""
