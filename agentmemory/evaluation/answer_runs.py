@@ -67,15 +67,14 @@ from typing import Any
 
 from agentmemory.answers.formats import read_answers
 from agentmemory.answers.matching import Matched, match_answers
-from agentmemory.answers.records import AnswerFile, AnswerRecord
+from agentmemory.answers.records import AnswerFile, AnswerRecord, Verdict
 from agentmemory.datasets.collection import ANSWER, Collection
 from agentmemory.errors import ParameterError
 from agentmemory.evaluation.runfiles import RunFile
 from agentmemory.evaluation.system_runs import _run_file
-from agentmemory.answers.records import Verdict
 from agentmemory.live.answering import LiveAnswers, LiveQuestion, QuestionResult, judge_answers
+from agentmemory.live.call_progress import CallProgress
 from agentmemory.live.config import LiveOptions
-from agentmemory.live.progress import CallProgress
 from agentmemory.live.verdicts import VERDICT_RULE
 from agentmemory.metrics import Measure
 from agentmemory.metrics.answers import gold_answer
@@ -399,9 +398,7 @@ def _majority(values: Sequence[float]) -> float | None:
     return 1.0 if share > 0.5 else 0.0 if share < 0.5 else 0.5
 
 
-def _rejudged_verdict(
-    own: Sequence[Verdict], result: QuestionResult, judges: int, majority: bool
-) -> float | None:
+def _rejudged_verdict(own: Sequence[Verdict], result: QuestionResult, judges: int, majority: bool) -> float | None:
     """A re-judged question's ``Judge`` (see the module docstring): ``own`` the file's verdicts that count."""
     complete = not result.failed and len(result.verdicts) == judges
     if majority:
@@ -424,7 +421,9 @@ def with_live_judges(
         ParameterError: a judge named like one of the files' own judges (give it another ``name=``).
         LiveCallError: offline, a call the cache does not hold; without ``live.lenient``, a failed judge call.
     """
-    own = {j for f in system.files for j in f.judges} | {v.judge for f in system.files for r in f.records for v in r.verdicts}
+    own = {j for f in system.files for j in f.judges} | {
+        v.judge for f in system.files for r in f.records for v in r.verdicts
+    }
     for judge in live.judges:
         if judge.name in own:
             raise ParameterError(

@@ -71,9 +71,9 @@ import numpy as np
 from agentmemory.answers.records import AnswerFile, AnswerRecord, ImportedMemory, Verdict
 from agentmemory.errors import ChatCallError, LiveCallError, ParameterError, shorten
 from agentmemory.live.call_cache import CallCache, request_key
+from agentmemory.live.call_progress import CallProgress
 from agentmemory.live.config import LiveOptions
 from agentmemory.live.endpoints import Completion
-from agentmemory.live.progress import CallProgress
 from agentmemory.live.roles import RoleSpec
 from agentmemory.live.verdicts import VERDICT_RULE, parse_verdict
 from agentmemory.metrics.answers import gold_answer
@@ -281,9 +281,7 @@ class _Caller:
         cost = None
         if self.options.prices is not None:
             cost = self.options.prices.cost(spec.price_model, reply.input_tokens, reply.output_tokens)
-        return reply, CallRecord(
-            spec.role, spec.name, reply.input_tokens, reply.output_tokens, cost, latency=latency
-        )
+        return reply, CallRecord(spec.role, spec.name, reply.input_tokens, reply.output_tokens, cost, latency=latency)
 
     def _reply(
         self, spec: RoleSpec, key: str, request: dict[str, Any], messages: list[dict[str, str]]
@@ -487,9 +485,7 @@ class LiveAnswers:
         reader = self.reader
         out: dict[str, Any] = {
             "base": self.base,
-            "reader": None
-            if reader is None
-            else {**reader.describe(), "prompt": options.reader_prompt.describe()},
+            "reader": None if reader is None else {**reader.describe(), "prompt": options.reader_prompt.describe()},
             "judges": [{**j.describe(), "prompt": options.judge_prompt.describe()} for j in options.judges],
             "judge": ("majority of the judges" if options.judge_majority else "the first judge")
             if options.judges
@@ -614,7 +610,7 @@ def answer_questions(
     """``reader`` answers every one of ``questions`` and ``options.judges`` grade the answers (module docstring).
 
     ``name`` is the answer system's name, ``base`` the system whose memories the questions carry.  ``progress``
-    (``True``, or a :class:`~agentmemory.live.progress.CallProgress`) shows the questions done and the calls on
+    (``True``, or a :class:`~agentmemory.live.call_progress.CallProgress`) shows the questions done and the calls on
     stderr: a bar on a terminal, a plain line every few seconds elsewhere.
 
     Raises:
