@@ -330,6 +330,14 @@ class _Caller:
         self, spec: RoleSpec, messages: list[dict[str, str]], left: float | None
     ) -> tuple[Completion | ChatCallError, float]:
         with self._gates[id(spec.model)]:
+            prepare = getattr(spec.model, "prepare", None)
+            try:
+                if callable(prepare):
+                    prepare()  # outside the latency: a client made once, a library imported
+            except ChatCallError as err:
+                return err, 0.0
+            except Exception as err:  # noqa: BLE001 - a plugin model's own failure fails the call, not the run
+                return ChatCallError(f"raised {type(err).__name__}: {shorten(' '.join(str(err).split()), 120)}"), 0.0
             start = time.perf_counter()
             try:
                 if left is not None and self._timeouts[id(spec.model)]:

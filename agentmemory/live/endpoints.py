@@ -10,7 +10,9 @@ A **chat model** is what ``--reader`` and ``--judge`` name: an object with
 * ``identity() -> dict``: JSON-ready, everything that decides the reply (the
   endpoint, the model, the sampling parameters): the cache key holds it with
   the exact messages, and the card and the artifact state it;
-* optionally ``label`` (the name tables show; default the spec's name),
+* optionally ``prepare()``, called before the first call is sent and
+  outside its latency (a client made, a library imported: once),
+  ``label`` (the name tables show; default the spec's name),
   ``retries``, ``backoff``, ``concurrency`` and ``deadline`` (how the calls are made: see
   :mod:`agentmemory.live.answering`), ``price_model`` (the name the price
   table knows it by).
@@ -278,6 +280,14 @@ class OpenAIChat:
                     )
                 )
             return self._client_box[0]
+
+    def prepare(self) -> None:
+        """Make the client (importing ``openai``) before the first call, so its latency is the call's alone.
+
+        Raises:
+            ChatCallError: the openai client is not installed, or OpenAI's own endpoint has no key.
+        """
+        self._client()
 
     def complete(self, messages: Sequence[Mapping[str, str]], *, timeout: float | None = None) -> Completion:
         """One call: ``POST {base_url}/chat/completions`` with the messages and the sampling parameters, within
