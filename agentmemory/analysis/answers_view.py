@@ -149,7 +149,7 @@ def _seed_values(
     queries = {q.id: q for q in (*evaluation.collection.queries, *evaluation.collection.left_out_queries)}
     stale = rejudged(evaluation.collection) if system.live is None else frozenset()
     out = []
-    for matched in system.matched:
+    for i, matched in enumerate(system.matched):
         column: list[float | None] = []
         for qid in headline:
             record = matched.by_query.get(qid)
@@ -157,7 +157,11 @@ def _seed_values(
                 column.append(None)
                 continue
             texts = None if record.memories is None else tuple(m.text for m in record.memories)
-            answer = AnswerInput(record.answer, None if qid in stale else record.verdict, texts)
+            if system.file_verdicts:  # re-judged live: each file's Judge as its inputs hold it
+                verdict = system.file_verdicts[i].get(qid)
+            else:
+                verdict = None if qid in stale else record.verdict
+            answer = AnswerInput(record.answer, verdict, texts)
             column.append(measure._compute((), {}, None, queries.get(qid), None, None, answer))
         out.append(column)
     return out
@@ -219,6 +223,8 @@ def answers_text(evaluation: Evaluation, statistics: Statistics) -> str:
         f"{without}):",
         "",
     ]
+    if any(a.rejudged for a in evaluation.answers):
+        lines[0] = lines[0][:-2] + "; the --judge verdicts on the files' answers are more judges beside theirs):"
     header = ["system", "questions matched", "Judge (accuracy)", "each judge", "judges agree", "judges split evenly"]
     body = []
     for row in judge_rows(evaluation):

@@ -152,7 +152,8 @@ class AnswerSystem:
     retrieval).  A live answer system (:func:`live_answer_system`) has the
     ``base`` system whose ranking its reader read and its ``live`` run; an
     imported one re-judged live (:func:`with_live_judges`) has ``rejudged``,
-    the judges' run on each file's answers (one per file, in order).
+    the judges' run on each file's answers (one per file, in order), ``given`` the files as read and
+    ``file_verdicts`` each file's ``Judge`` per question.
     """
 
     name: str
@@ -167,6 +168,7 @@ class AnswerSystem:
     label_text: str | None = None
     rejudged: tuple[LiveAnswers, ...] = field(default=(), repr=False)
     given: tuple[AnswerFile, ...] = field(default=(), repr=False)
+    file_verdicts: tuple[Mapping[str, float | None], ...] = field(default=(), repr=False)
 
     @property
     def given_files(self) -> tuple[AnswerFile, ...]:
@@ -434,7 +436,7 @@ def with_live_judges(
             )
     queries = {q.id: q for q in (*collection.queries, *collection.left_out_queries)}
     replaced = rejudged(collection)
-    runs, files, matched = [], [], []
+    runs, files, matched, verdicts = [], [], [], []
     inputs: dict[str, list[AnswerInput]] = {}
     records: dict[str, list[AnswerRecord]] = {}
     for i, (file, found) in enumerate(zip(system.files, system.matched)):
@@ -449,10 +451,12 @@ def with_live_judges(
         )
         runs.append(run)
         made: dict[int, AnswerRecord] = {}
+        headline: dict[str, float | None] = {}
         for qid, result in zip(qids, run.results):
             record = found.by_query[qid]
             counted = () if qid in replaced else record.verdicts
             verdict = _rejudged_verdict(counted, result, len(live.judges), live.judge_majority)
+            headline[qid] = verdict
             new = replace(record, verdicts=(*record.verdicts, *result.verdicts))
             made[id(record)] = new
             texts = None if record.memories is None else tuple(m.text for m in record.memories)
@@ -461,6 +465,7 @@ def with_live_judges(
         judges = {**file.judges, **{j.name: VERDICT_RULE for j in live.judges}}
         files.append(replace(file, records=tuple(made.get(id(r), r) for r in file.records), judges=judges))
         matched.append(replace(found, by_query={q: made[id(r)] for q, r in found.by_query.items()}))
+        verdicts.append(headline)
     return replace(
         system,
         files=tuple(files),
@@ -469,4 +474,5 @@ def with_live_judges(
         records={q: tuple(v) for q, v in records.items()},
         rejudged=tuple(runs),
         given=system.files,
+        file_verdicts=tuple(verdicts),
     )

@@ -152,3 +152,55 @@ def test_eval_rejudges_then_repeats_byte_for_byte_offline(server, cache, tmp_pat
     assert main([*args, "--out", str(second), "--offline"]) == 0
     assert "Calls this run: 0 sent (0 of them retries), 15 read from the cache." in capsys.readouterr().out
     assert second.read_bytes() == first.read_bytes()
+
+
+def test_under_a_corrected_key_the_live_judge_grades_against_the_corrected_answer(sample, server, cache) -> None:
+    """The errata replace two gold answers: the file's verdicts there are none (made against the old answer), the
+    live judge's, graded against the corrected answer, are Judge; the original-key evaluation grades against the
+    original answers (its own calls)."""
+    from agentmemory.datasets.judgment_patch import read_judgment_patch
+    from agentmemory.evaluation.answer_runs import rejudged
+
+    patched = read_judgment_patch(REPO / "fixtures" / "locomo-sample" / "errata-sample.json", sample).apply(sample)
+    replaced = rejudged(patched)
+    e = _run(patched, server)
+    expected = _expected(patched, e)
+    rows = {r.query_id: r for r in e.result("mem0").per_query}
+    for qid in replaced:
+        gold = gold_answer(next(q for q in (*patched.queries, *patched.left_out_queries) if q.id == qid))
+        prompt = next(
+            b["messages"][0]["content"]
+            for b in server.calls("judge-1")
+            if f"Gold answer: {gold}\n" in b["messages"][0]["content"]
+        )
+        assert e.answers[0].records[qid][0].answer in prompt
+        assert rows[qid].metrics["Judge"] == float(expected[qid] == "CORRECT"), qid
+    assert len(server.calls("judge-1")) == 15 + len(replaced)  # the original key's two gold answers graded too
+    assert e.original is not None and e.original.answers[0].rejudged
+
+
+def test_each_answer_file_of_a_seeded_system_is_graded_and_its_seed_mean_follows(sample, server, cache) -> None:
+    """mem0's two runs: every answer of each file is graded (an answer both files give is asked once, then read
+    from the cache); under --judge-majority each seed's Judge mean is over its own file's and the judge's verdicts."""
+    from agentmemory.analysis.answers_view import seed_rows
+    from agentmemory.analysis.statistics import evaluation_statistics
+
+    run2 = REPO / "fixtures" / "answers" / "mem0-locomo-sample-run2.json"
+    options = LiveOptions(judges=[_judge(server)], judge_majority=True)
+    e = evaluate(sample, None, answers=[f"mem0={MEM0},{run2}"], live=options)
+    system = e.answers[0]
+    queries = {q.id: q for q in (*sample.queries, *sample.left_out_queries)}
+    headline = [q.query_id for q in e.results[0].headline]
+    means = []
+    for matched in system.matched:
+        values = []
+        for qid in headline:
+            record = matched.by_query[qid]
+            label = judge_reply(f"Gold answer: {gold_answer(queries[qid])}\nGenerated answer: {record.answer}")
+            own, live = record.verdicts[0].value, float(label == "CORRECT")
+            values.append(own if own == live else 0.5)
+        means.append(sum(values) / len(values))
+    asked = {(qid, r.answer) for m in system.matched for qid, r in m.by_query.items()}
+    assert len(server.calls("judge-1")) == len(asked) < 30
+    [row] = [r for r in seed_rows(e, evaluation_statistics(e, seed=7)) if r.measure == "Judge"]
+    assert row.seeds == pytest.approx(tuple(means))
