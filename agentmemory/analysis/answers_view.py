@@ -11,12 +11,18 @@
   either system);
 * :mod:`agentmemory.analysis.failures`: the split of wrong answers into
   retrieval and answering failures;
+* :mod:`agentmemory.analysis.agreement`: every pair of judges per category,
+  percent agreement and Cohen's kappa (:func:`agreement_text`);
 * :func:`live_text`: per live answer system (:mod:`agentmemory.live`), the
-  questions answered, judged and failed, the tokens and the cost, and this
-  run's calls (sent, read from the cache, retried; their latency with
-  ``timings``: wall clock, never in an artifact).
+  questions answered, judged and failed, the tokens and the cost, the
+  latency of the reader's and the judges' calls (p50 and p95, as measured
+  when each call was made: stored in the cache, the same on every re-run),
+  and this run's calls (sent, read from the cache, retried; the latency of
+  this run's sent attempts with ``timings``: wall clock, never in an
+  artifact).
 
-:func:`answers_text` puts the first three together as the command line prints them.
+:func:`answers_text` puts the judges, the agreement, the seeds and the failure split together as the command line
+prints them.
 """
 
 from __future__ import annotations
@@ -24,16 +30,29 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from agentmemory.analysis.agreement import ALL, AgreementRow, judge_agreement
 from agentmemory.analysis.failures import failure_splits, failure_text
 from agentmemory.analysis.summaries import Statistics
 from agentmemory.analysis.text_tables import interval_cell, markdown_table
 from agentmemory.evaluation.answer_runs import AnswerSystem, rejudged, seed_spread
 from agentmemory.evaluation.runner import Evaluation
+from agentmemory.live.answering import LiveAnswers
 from agentmemory.metrics import Measure
 from agentmemory.metrics.definition import AnswerInput
 
-__all__ = ["JudgeRow", "SeedRow", "answers_text", "judge_rows", "live_text", "seed_rows"]
+__all__ = [
+    "JudgeRow",
+    "SeedRow",
+    "agreement_rows",
+    "agreement_text",
+    "answers_text",
+    "judge_rows",
+    "live_rows",
+    "live_text",
+    "seed_rows",
+]
 
 JUDGE = "Judge"
 
@@ -64,17 +83,20 @@ def judge_rows(evaluation: Evaluation) -> list[JudgeRow]:
     for system in evaluation.answers:
         matched = sum(1 for q in headline if q in system.records)
         voided = stale if system.live is None else frozenset()  # live verdicts were judged against this key
-        records = [system.records[q][0] for q in headline if q in system.records and q not in voided]
+        live = system.live_judges  # re-judged imported answers: the live judges' verdicts are never voided
         per_judge: dict[str, list[float]] = {}
         agree = several = ties = 0
-        for record in records:
-            values = [v.value for v in record.verdicts]
-            for v in record.verdicts:
+        for qid in (q for q in headline if q in system.records):
+            verdicts = [v for v in system.records[qid][0].verdicts if qid not in voided or v.judge in live]
+            if not verdicts:
+                continue
+            values = [v.value for v in verdicts]
+            for v in verdicts:
                 per_judge.setdefault(v.judge, []).append(v.value)
             if len(values) >= 2:
                 several += 1
                 agree += len(set(values)) == 1
-            ties += record.verdict == 0.5
+            ties += math.fsum(values) / len(values) == 0.5
         judges = tuple((j, math.fsum(v) / len(v), len(v)) for j, v in per_judge.items())
         rows.append(
             JudgeRow(
@@ -127,7 +149,7 @@ def _seed_values(
     queries = {q.id: q for q in (*evaluation.collection.queries, *evaluation.collection.left_out_queries)}
     stale = rejudged(evaluation.collection) if system.live is None else frozenset()
     out = []
-    for matched in system.matched:
+    for i, matched in enumerate(system.matched):
         column: list[float | None] = []
         for qid in headline:
             record = matched.by_query.get(qid)
@@ -135,7 +157,11 @@ def _seed_values(
                 column.append(None)
                 continue
             texts = None if record.memories is None else tuple(m.text for m in record.memories)
-            answer = AnswerInput(record.answer, None if qid in stale else record.verdict, texts)
+            if system.file_verdicts:  # re-judged live: each file's Judge as its inputs hold it
+                verdict = system.file_verdicts[i].get(qid)
+            else:
+                verdict = None if qid in stale else record.verdict
+            answer = AnswerInput(record.answer, verdict, texts)
             column.append(measure._compute((), {}, None, queries.get(qid), None, None, answer))
         out.append(column)
     return out
@@ -197,6 +223,8 @@ def answers_text(evaluation: Evaluation, statistics: Statistics) -> str:
         f"{without}):",
         "",
     ]
+    if any(a.rejudged for a in evaluation.answers):
+        lines[0] = lines[0][:-2] + "; the --judge verdicts on the files' answers are more judges beside theirs):"
     header = ["system", "questions matched", "Judge (accuracy)", "each judge", "judges agree", "judges split evenly"]
     body = []
     for row in judge_rows(evaluation):
@@ -214,6 +242,9 @@ def answers_text(evaluation: Evaluation, statistics: Statistics) -> str:
             ]
         )
     lines.append(markdown_table(header, body))
+    agreement = agreement_text(evaluation)
+    if agreement:
+        lines += ["", agreement]
     seeds = seed_rows(evaluation, statistics)
     if seeds:
         lines += [
@@ -251,45 +282,126 @@ def _percentile(values: Sequence[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
-def live_text(evaluation: Evaluation, *, timings: bool = False) -> str:
-    """The live answer systems as the command line prints them (see the module docstring); ``""`` without any."""
-    systems = [a for a in evaluation.answers if a.live is not None]
-    if not systems:
+AGREEMENT_HEADER = ("system", "judges", "category", "questions both judged", "agree", "Cohen's kappa")
+"""The columns of :func:`agreement_rows`."""
+
+
+def agreement_rows(evaluation: Evaluation) -> list[list[str]]:
+    """:func:`~agentmemory.analysis.agreement.judge_agreement` as table rows (:data:`AGREEMENT_HEADER`): the
+    pair ``a vs b``, the category (``(not in the headline)`` when so), the questions, the share agreeing with its
+    count, kappa (``-`` when undefined)."""
+    return [_agreement_row(row) for row in judge_agreement(evaluation)]
+
+
+def _agreement_row(row: AgreementRow) -> list[str]:
+    category = row.category if row.headline else f"{row.category} (not in the headline)"
+    share = "-" if row.share is None else f"{row.share:.3f} ({row.agree:,} of {row.questions:,})"
+    return [
+        row.system,
+        f"{row.first} vs {row.second}",
+        category,
+        f"{row.questions:,}",
+        share,
+        "-" if row.kappa is None else f"{row.kappa:.3f}",
+    ]
+
+
+def agreement_text(evaluation: Evaluation) -> str:
+    """Every pair of judges per category as the command line prints it; ``""`` when no system has two judges."""
+    rows = agreement_rows(evaluation)
+    if not rows:
         return ""
-    header = ["system", "answered", "judged", "failed (left out)", "reader tokens in / out", "judge tokens in / out"]
-    costed = any(a.live is not None and a.live.options.prices is not None for a in systems)
+    return "\n".join(
+        [
+            f"Judge agreement per category (each pair of judges over the questions both judged, {ALL} first; "
+            "Cohen's kappa = (p_o - p_e) / (1 - p_e), '-' when both judges gave one and the same verdict "
+            "throughout):",
+            "",
+            markdown_table(list(AGREEMENT_HEADER), rows),
+        ]
+    )
+
+
+LIVE_HEADER = (
+    "system",
+    "answered",
+    "judged",
+    "failed (left out)",
+    "reader tokens in / out",
+    "judge tokens in / out",
+    "reader latency p50 / p95 (s)",
+    "judge latency p50 / p95 (s)",
+)
+"""The columns of :func:`live_rows` (then ``cost`` when a price table was given)."""
+
+
+def _latency_cell(summary: dict[str, Any]) -> str:
+    if summary["p50"] is None:
+        return "-"
+    missing = f" ({summary['without_latency']:,} unrecorded)" if summary["without_latency"] else ""
+    return f"{summary['p50']:.3f} / {summary['p95']:.3f}{missing}"
+
+
+def _live_runs(evaluation: Evaluation) -> list[tuple[str, LiveAnswers]]:
+    """``(label, run)`` of every live run: each live answer system's, and each re-judged file's."""
+    runs: list[tuple[str, LiveAnswers]] = []
+    for system in evaluation.answers:
+        if system.live is not None:
+            runs.append((system.label, system.live))
+        runs += [(f"{run.name} (re-judged)", run) for run in system.rejudged]
+    return runs
+
+
+def live_rows(evaluation: Evaluation) -> tuple[list[str], list[list[str]]]:
+    """The header and one row per live run (:func:`_live_runs`): questions answered, judged and failed, the
+    tokens, the reader's and the judges' latency per call (p50 / p95 of the values stored in the cache), and the
+    cost when priced."""
+    runs = _live_runs(evaluation)
+    header = list(LIVE_HEADER)
+    costed = any(run.options.prices is not None for _, run in runs)
     if costed:
         header.append("cost")
     body = []
-    sent = cached = retried = 0
-    seconds: list[float] = []
-    for system in systems:
-        live = system.live
-        assert live is not None
-        about = live.describe()
-        tokens = about["tokens"]
+    for label, run in runs:
+        about = run.describe()
+        tokens, latency = about["tokens"], about["latency"]
         judged = tokens["judges"].values()
+        reader = run.reader is not None
         row = [
-            system.label,
+            label,
             f"{about['answered']:,} of {about['questions']:,}",
             f"{about['judged']:,}",
             f"{about['failed']['questions']:,}",
-            f"{tokens['reader']['input']:,} / {tokens['reader']['output']:,}",
+            f"{tokens['reader']['input']:,} / {tokens['reader']['output']:,}" if reader else "-",
             f"{sum(t['input'] for t in judged):,} / {sum(t['output'] for t in judged):,}",
+            _latency_cell(latency["reader"]),
+            _latency_cell(latency["judge"]),
         ]
         if costed:
             cost = about.get("cost")
             row.append("-" if cost is None else f"{cost['total']:.4f} {cost['currency']}")
         body.append(row)
-        sent, cached, retried = sent + live.stats.sent, cached + live.stats.cached, retried + live.stats.retried
-        seconds += live.stats.seconds
+    return header, body
+
+
+def live_text(evaluation: Evaluation, *, timings: bool = False) -> str:
+    """The live answer systems as the command line prints them (see the module docstring); ``""`` without any."""
+    runs = _live_runs(evaluation)
+    if not runs:
+        return ""
+    header, body = live_rows(evaluation)
+    sent = sum(run.stats.sent for _, run in runs)
+    cached = sum(run.stats.cached for _, run in runs)
+    retried = sum(run.stats.retried for _, run in runs)
+    seconds = [s for _, run in runs for s in run.stats.seconds]
     lines = [
-        "Live answers (tokens from the endpoints' usage, the same on every run):",
+        "Live answers (tokens from the endpoints' usage, latency per call as measured when it was made and stored in "
+        "the cache: the same on every run):",
         "",
         markdown_table(header, body),
+        "",
+        f"Calls this run: {sent:,} sent ({retried:,} of them retries), {cached:,} read from the cache.",
     ]
-    lines.append("")
-    lines.append(f"Calls this run: {sent:,} sent ({retried:,} of them retries), {cached:,} read from the cache.")
     if timings and seconds:
         lines.append(
             f"Call latency (wall clock, never in the artifact): p50 {_percentile(seconds, 50):.3f} s, "

@@ -95,7 +95,7 @@ def artifact_dict(evaluation: Evaluation, statistics: Statistics | None = None) 
     if statistics is None:
         statistics = evaluation_statistics(evaluation, seed=evaluation.seed)
     card = evaluation_card(evaluation)
-    live = {a.name: a for a in evaluation.answers if a.live is not None}
+    live = {a.name: a for a in evaluation.answers if a.live is not None or a.rejudged}
     return {
         "schema_version": SCHEMA_VERSION,
         "card": card,
@@ -149,7 +149,8 @@ def artifact_dict(evaluation: Evaluation, statistics: Statistics | None = None) 
 def _generated(system: AnswerSystem, query_id: str) -> dict[str, Any]:
     """``answer`` of a live answer system's per-query row: the reader's answer, each judge's verdict, every
     call's tokens (and cost), and the failures that left the question out."""
-    assert system.live is not None
+    if system.live is None:
+        return _rejudged(system, query_id)
     result = system.live.by_question.get(query_id)
     if result is None:
         return {}
@@ -161,6 +162,25 @@ def _generated(system: AnswerSystem, query_id: str) -> dict[str, Any]:
             **({"failed": list(result.failed)} if result.failed else {}),
         }
     }
+
+
+def _rejudged(system: AnswerSystem, query_id: str) -> dict[str, Any]:
+    """``rejudged`` of an imported answer system's per-query row graded by live judges: per answer file, the
+    judges' verdicts on its answer, their calls and the failures."""
+    out: list[dict[str, Any] | None] = []
+    for run in system.rejudged:
+        result = run.by_question.get(query_id)
+        if result is None:
+            out.append(None)
+            continue
+        out.append(
+            {
+                "verdicts": [{"judge": v.judge, "value": v.value, "label": v.label} for v in result.verdicts],
+                "calls": [c.to_dict() for c in result.calls],
+                **({"failed": list(result.failed)} if result.failed else {}),
+            }
+        )
+    return {"rejudged": out} if any(o is not None for o in out) else {}
 
 
 def _skipped_hits(evaluation: Evaluation) -> dict[str, Any]:

@@ -315,6 +315,7 @@ def answers_card(evaluation: Evaluation) -> list[dict[str, Any]]:
                 "retrieval": system.ranked,
                 "files": files,
                 **({"generated": system.live.describe()} if system.live is not None else {}),
+                **({"rejudged": [run.describe() for run in system.rejudged]} if system.rejudged else {}),
             }
         )
     return out
@@ -347,6 +348,8 @@ def answers_lines(card: Mapping[str, Any]) -> list[str]:
         if "generated" in system:
             lines += _generated_lines(system["generated"])
             continue
+        for run in system.get("rejudged", ()):
+            lines += _generated_lines(run)
         for f in system["files"]:
             names = ", ".join(f"`{x['name']}` (sha256 `{x['sha256']}`)" for x in f["files"])
             matched = ", ".join(f"{n:,} by {key}" for key, n in f["matched_by"].items()) or "none"
@@ -371,9 +374,11 @@ def _role_text(role: Mapping[str, Any]) -> str:
 def _generated_lines(generated: Mapping[str, Any]) -> list[str]:
     """A live answer system's reader, judges, questions, tokens and cost as list lines."""
     failed = generated["failed"]
+    reader = generated["reader"]
     lines = [
-        f"    - answers generated live from the top k of {generated['base']}; reader "
-        + _role_text(generated["reader"]),
+        f"    - answers generated live from the top k of {generated['base']}; reader " + _role_text(reader)
+        if reader is not None
+        else f"    - the answers of {generated['base']} graded live (no reader)",
         "    - judges: "
         + ("; ".join(_role_text(j) for j in generated["judges"]) or "none")
         + (f"; Judge is {generated['judge']}'s verdict" if generated["judge"] else ""),
@@ -383,15 +388,34 @@ def _generated_lines(generated: Mapping[str, Any]) -> list[str]:
         + "".join(f"; {n:,} {why}" for why, n in failed["by_reason"].items()),
     ]
     tokens = generated["tokens"]
-    parts = [f"reader {_tokens_text(tokens['reader'])}"]
+    parts = [f"reader {_tokens_text(tokens['reader'])}"] if reader is not None else []
     parts += [f"judge {name} {_tokens_text(t)}" for name, t in tokens["judges"].items()]
+    total = tokens.get("total")
+    if total is not None:
+        parts.append(f"total {total['input']:,} in, {total['output']:,} out")
     lines.append("    - tokens (the endpoints' usage): " + "; ".join(parts))
+    latency = generated.get("latency")
+    if latency is not None:
+        shown = [f"reader {_latency_text(latency['reader'])}"] if reader is not None else []
+        shown += [f"judge {name} {_latency_text(t)}" for name, t in latency["judges"].items()]
+        lines.append(
+            "    - latency per call (seconds, measured when the call was made and read from the cache since): "
+            + ("; ".join(shown) or "no call")
+        )
     cost = generated.get("cost")
     if cost is not None:
         lines.append(
             f"    - cost: {cost['total']:.4f} {cost['currency']} (prices `{cost['file']}`, sha256 `{cost['sha256']}`)"
         )
     return lines
+
+
+def _latency_text(t: Mapping[str, Any]) -> str:
+    """``p50 0.012, p95 0.031 over 17 calls`` (and the calls whose cache file held no latency)."""
+    missing = f", {t['without_latency']:,} without a recorded latency" if t["without_latency"] else ""
+    if t["p50"] is None:
+        return f"none recorded over {t['calls']:,} calls"
+    return f"p50 {t['p50']:.3f}, p95 {t['p95']:.3f} over {t['calls']:,} calls{missing}"
 
 
 def _tokens_text(t: Mapping[str, Any]) -> str:

@@ -137,6 +137,7 @@ LIVE_FLAGS = {
     "offline": "--offline",
     "lenient": "--lenient-answers",
     "prices": "--prices",
+    "answers": "--answers",
 }
 """How messages about the live answers' options name them here: by their flags."""
 
@@ -389,6 +390,8 @@ def run(args: argparse.Namespace) -> int:
     answers = _answers(args)
     systems += [(a.name, a.name) for a in answers]
     live = live_options(args)  # specs, prompts and the price table checked now, before anything is loaded
+    if live is not None:
+        live.require_answers(bool(answers))
     readers = live.readers if live is not None else ()
     systems += [(f"{key}+{r.name}", f"{label} + {r.name}") for key, label in list(systems) for r in readers]
     options.check_baseline(systems, "--baseline")

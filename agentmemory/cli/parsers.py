@@ -191,7 +191,8 @@ def _add_live_arguments(ev: argparse.ArgumentParser) -> None:
         default=[],
         metavar="SPEC",
         help="a judge grading each answer against the gold answer, e.g. openai[model=gpt-4o-mini]; Judge is the "
-        "first judge's verdict, every judge's is kept and their agreement shown; repeatable",
+        "first judge's verdict, every judge's is kept and their agreement shown per category; without --reader it "
+        "grades the --answers files' answers, beside their own judges; repeatable",
     )
     ev.add_argument(
         "--reader-prompt",

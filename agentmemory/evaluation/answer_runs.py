@@ -42,6 +42,17 @@ judges, come back as an :class:`~agentmemory.answers.records.AnswerFile`
 (:func:`live_answer_system`), matched by question id like any file; its
 ranking is the ``base`` system's, its ``Judge`` the first judge's verdict
 (or the judges' majority), and a question whose calls failed has no verdict.
+
+**Re-judged answers** (judges and no reader: ``--judge`` without
+``--reader``): :func:`with_live_judges` has the judges grade each imported
+file's answers against the collection's gold answers (every call cached);
+their verdicts join the file's own in each record, as more judges after the
+file's.  ``Judge`` stays the file's own verdict where the file gives one (a
+verdict made against an answer the judgment patch replaced is none), and is
+the first live judge's elsewhere; with ``judge_majority`` it is the majority
+of every verdict, the file's and the live judges'.  A question whose live
+judge call failed has no ``Judge`` under the majority, and keeps the file's
+otherwise.
 """
 
 from __future__ import annotations
@@ -56,12 +67,15 @@ from typing import Any
 
 from agentmemory.answers.formats import read_answers
 from agentmemory.answers.matching import Matched, match_answers
-from agentmemory.answers.records import AnswerFile, AnswerRecord
+from agentmemory.answers.records import AnswerFile, AnswerRecord, Verdict
 from agentmemory.datasets.collection import ANSWER, Collection
 from agentmemory.errors import ParameterError
 from agentmemory.evaluation.runfiles import RunFile
 from agentmemory.evaluation.system_runs import _run_file
-from agentmemory.live.answering import LiveAnswers
+from agentmemory.live.answering import LiveAnswers, LiveQuestion, QuestionResult, judge_answers
+from agentmemory.live.call_progress import CallProgress
+from agentmemory.live.config import LiveOptions
+from agentmemory.live.verdicts import VERDICT_RULE
 from agentmemory.metrics import Measure
 from agentmemory.metrics.answers import gold_answer
 from agentmemory.metrics.definition import AnswerInput
@@ -80,6 +94,7 @@ __all__ = [
     "default_answer_measures",
     "live_answer_system",
     "seed_spread",
+    "with_live_judges",
     "with_retrieval",
 ]
 
@@ -135,7 +150,10 @@ class AnswerSystem:
     seed that answers it; ``attributed`` and ``run`` the first file's
     retrieved memories, attributed and made a run (``None`` without
     retrieval).  A live answer system (:func:`live_answer_system`) has the
-    ``base`` system whose ranking its reader read and its ``live`` run.
+    ``base`` system whose ranking its reader read and its ``live`` run; an
+    imported one re-judged live (:func:`with_live_judges`) has ``rejudged``,
+    the judges' run on each file's answers (one per file, in order), ``given`` the files as read and
+    ``file_verdicts`` each file's ``Judge`` per question.
     """
 
     name: str
@@ -148,6 +166,19 @@ class AnswerSystem:
     base: str | None = None
     live: LiveAnswers | None = field(default=None, repr=False)
     label_text: str | None = None
+    rejudged: tuple[LiveAnswers, ...] = field(default=(), repr=False)
+    given: tuple[AnswerFile, ...] = field(default=(), repr=False)
+    file_verdicts: tuple[Mapping[str, float | None], ...] = field(default=(), repr=False)
+
+    @property
+    def given_files(self) -> tuple[AnswerFile, ...]:
+        """The files as read, before any live judge's verdicts joined them."""
+        return self.given or self.files
+
+    @property
+    def live_judges(self) -> frozenset[str]:
+        """The names of the judges that graded its imported answers live (none unless re-judged)."""
+        return frozenset(j.name for run in self.rejudged for j in run.options.judges)
 
     @property
     def label(self) -> str:
@@ -358,4 +389,90 @@ def live_answer_system(answers: LiveAnswers, collection: Collection, label: str 
         base=answers.base,
         live=answers,
         label_text=label,
+    )
+
+
+def _majority(values: Sequence[float]) -> float | None:
+    """1 or 0 by the majority of ``values`` (their mean above or below 0.5), 0.5 on a tie, ``None`` without any."""
+    if not values:
+        return None
+    share = math.fsum(values) / len(values)
+    return 1.0 if share > 0.5 else 0.0 if share < 0.5 else 0.5
+
+
+def _rejudged_verdict(own: Sequence[Verdict], result: QuestionResult, judges: int, majority: bool) -> float | None:
+    """A re-judged question's ``Judge`` (see the module docstring): ``own`` the file's verdicts that count."""
+    complete = not result.failed and len(result.verdicts) == judges
+    if majority:
+        if result.judged and not complete:
+            return None
+        return _majority([v.value for v in (*own, *result.verdicts)])
+    if own:
+        return _majority([v.value for v in own])
+    return result.verdicts[0].value if result.judged and complete else None
+
+
+def with_live_judges(
+    system: AnswerSystem, collection: Collection, live: LiveOptions, *, progress: CallProgress | bool = False
+) -> AnswerSystem:
+    """``system`` (imported answer files) with ``live``'s judges' verdicts on every answer its files give (see
+    the module docstring): each record's verdicts the file's then the judges', ``inputs`` with the ``Judge``
+    that follows, ``rejudged`` the judges' runs (one per file).
+
+    Raises:
+        ParameterError: a judge named like one of the files' own judges (give it another ``name=``).
+        LiveCallError: offline, a call the cache does not hold; without ``live.lenient``, a failed judge call.
+    """
+    own = {j for f in system.files for j in f.judges} | {
+        v.judge for f in system.files for r in f.records for v in r.verdicts
+    }
+    for judge in live.judges:
+        if judge.name in own:
+            raise ParameterError(
+                live.name("judges"),
+                judge.key,
+                f"is named {judge.name!r}, as a judge of {system.name}'s answer file is",
+                "give it another name: openai[...,name=NAME]",
+            )
+    queries = {q.id: q for q in (*collection.queries, *collection.left_out_queries)}
+    replaced = rejudged(collection)
+    runs, files, matched, verdicts = [], [], [], []
+    inputs: dict[str, list[AnswerInput]] = {}
+    records: dict[str, list[AnswerRecord]] = {}
+    for i, (file, found) in enumerate(zip(system.files, system.matched)):
+        qids = list(found.by_query)
+        name = system.name if len(system.files) == 1 else f"{system.name} (file {i + 1})"
+        run = judge_answers(
+            name,
+            [LiveQuestion.of(queries[q], ()) for q in qids],
+            [found.by_query[q].answer for q in qids],
+            live,
+            progress=progress,
+        )
+        runs.append(run)
+        made: dict[int, AnswerRecord] = {}
+        headline: dict[str, float | None] = {}
+        for qid, result in zip(qids, run.results):
+            record = found.by_query[qid]
+            counted = () if qid in replaced else record.verdicts
+            verdict = _rejudged_verdict(counted, result, len(live.judges), live.judge_majority)
+            headline[qid] = verdict
+            new = replace(record, verdicts=(*record.verdicts, *result.verdicts))
+            made[id(record)] = new
+            texts = None if record.memories is None else tuple(m.text for m in record.memories)
+            inputs.setdefault(qid, []).append(AnswerInput(record.answer, verdict, texts))
+            records.setdefault(qid, []).append(new)
+        judges = {**file.judges, **{j.name: VERDICT_RULE for j in live.judges}}
+        files.append(replace(file, records=tuple(made.get(id(r), r) for r in file.records), judges=judges))
+        matched.append(replace(found, by_query={q: made[id(r)] for q, r in found.by_query.items()}))
+        verdicts.append(headline)
+    return replace(
+        system,
+        files=tuple(files),
+        matched=tuple(matched),
+        inputs={q: tuple(v) for q, v in inputs.items()},
+        records={q: tuple(v) for q, v in records.items()},
+        rejudged=tuple(runs),
+        given=system.files,
+        file_verdicts=tuple(verdicts),
     )

@@ -55,6 +55,7 @@ from agentmemory.evaluation.answer_runs import (
     default_answer_measures,
     live_answer_system,
     spec_name,
+    with_live_judges,
     with_retrieval,
 )
 from agentmemory.evaluation.options import RELEVANCE_MODES, EvalOptions
@@ -509,6 +510,7 @@ def evaluate(
     ``answers``: other harnesses' answer files, each a system (:mod:`agentmemory.evaluation.answer_runs`).
     """
     options, answered = _options_and_answers(collection, answers, bool(systems), options, keywords)
+    answered = _judged_live(collection, answered, options)
     require_judgments(collection)  # means over no query would print as 0.00, as if measured
     specs = _specs(retrievers)
     run_files, bound, replayed = _bound_runs(collection, runs, systems, options, executor)
@@ -602,6 +604,20 @@ def _generated(options: EvalOptions) -> int:
     return 0 if options.live is None else (len(options.live.judges) or -1)
 
 
+def _judged_live(collection: Collection, answered: list[AnswerSystem], options: EvalOptions) -> list[AnswerSystem]:
+    """The imported answer systems, their answers graded by the options' live judges when there are judges and
+    no reader (:func:`with_live_judges`); as they are otherwise.
+
+    Raises:
+        ParameterError: judges without a reader and without answer files (nothing to grade).
+    """
+    live = options.live
+    if live is None or live.readers or not live.judges:
+        return answered
+    live.require_answers(bool(answered))
+    return [with_live_judges(a, collection, live, progress=options.progress) for a in answered]
+
+
 def _live_names(
     options: EvalOptions, specs: Sequence[RetrieverSpec], bound: Sequence[BoundRun], answered: Sequence[AnswerSystem]
 ) -> list[tuple[str, str]]:
@@ -642,7 +658,8 @@ def _live_results(
             for row in base.per_query
         ]
         for reader in live.readers:
-            made = answer_questions(f"{base.name}+{reader.name}", base.name, questions, reader, live)
+            name = f"{base.name}+{reader.name}"
+            made = answer_questions(name, base.name, questions, reader, live, progress=options.progress)
             system = live_answer_system(made, collection, label=f"{base.label} + {reader.name}")
             made_systems.append(system)
             made_results.append(_live_result(base, system, texts.with_answers(system.inputs), scorer, by_id))
@@ -745,7 +762,7 @@ def _with_original(evaluation: Evaluation) -> Evaluation:
         systems=evaluation.systems,
         store=None if evaluation.as_of else evaluation.store,
         options=evaluation.options,
-        answers=[a.files for a in evaluation.answers if a.live is None],  # live answers are made again (cached)
+        answers=[a.given_files for a in evaluation.answers if a.live is None],  # live calls made again (cached)
     )
     return replace(evaluation, original=original)
 

@@ -8,13 +8,22 @@ through any OpenAI-compatible endpoint; every call cached on disk, counted, and 
 * :mod:`~agentmemory.live.prices`: a price table turning token counts into cost.
 * :mod:`~agentmemory.live.call_cache`: the call cache.
 * :mod:`~agentmemory.live.config`: :class:`LiveOptions`.
-* :mod:`~agentmemory.live.answering`: :func:`answer_questions`, retries, concurrency, failures.
+* :mod:`~agentmemory.live.answering`: :func:`answer_questions` (and :func:`judge_answers`: judges without a
+  reader), retries, concurrency, deadlines, latency, failures.
+* :mod:`~agentmemory.live.call_progress`: the progress line of the calls on stderr.
 
 An evaluation runs it for each ranked system and reader
 (:class:`EvalOptions.live <agentmemory.evaluation.options.EvalOptions>`, ``agentmemory eval --reader ...``).
 """
 
-from agentmemory.live.answering import ContextMemory, LiveAnswers, LiveQuestion, QuestionResult, answer_questions
+from agentmemory.live.answering import (
+    ContextMemory,
+    LiveAnswers,
+    LiveQuestion,
+    QuestionResult,
+    answer_questions,
+    judge_answers,
+)
 from agentmemory.live.config import LiveOptions
 from agentmemory.live.endpoints import ChatModel, Completion, OpenAIChat
 from agentmemory.live.prices import PriceTable, read_prices
@@ -38,6 +47,7 @@ __all__ = [
     "RoleSpec",
     "answer_questions",
     "default_prompt",
+    "judge_answers",
     "load_prompt",
     "parse_verdict",
     "read_prices",

@@ -24,8 +24,16 @@ its :class:`~agentmemory.errors.ChatCallError` is ``retryable`` (a 408, 409,
 waiting ``backoff * 2**(n - 1)`` seconds before the n-th retry (the model's
 ``backoff``, default 1; the endpoint's ``Retry-After`` instead when it sent
 one; at most :data:`MAX_WAIT`); at most ``concurrency`` calls to one model
-are in flight at once.  Each call's wall-clock time is kept in
-:class:`CallStats` (printed, never in an artifact).
+are in flight at once.  With the model's ``deadline`` (seconds; default none),
+the attempts and the waits between them end within it: an attempt gets at
+most the time left (when its ``complete`` takes a ``timeout`` keyword, as
+``openai`` does), and a retry whose wait would reach the deadline is not
+made.  Each sent attempt's wall-clock time is kept in :class:`CallStats`
+(printed, never in an artifact); the seconds of the attempt that returned
+the reply are the call's **latency**, stored with the reply in the cache
+and reported from there, so a re-run from the cache reports the latency
+measured when the call was made (and writes the same artifact).  The same
+request is sent once per run, whatever asks it.
 
 **A failed call** (retries spent, a refusal such as HTTP 401, an empty reply,
 a judge's reply that is not a verdict) fails its question, which is never
@@ -38,10 +46,15 @@ means are over the questions with a value, ``(n of N)``.  **Offline**, a call
 the cache does not hold is never sent: the run stops naming it, lenient or
 not.  Ctrl-C stops the calls not yet started; the cache's files are each
 written whole (atomically) or not at all.
+
+:func:`judge_answers` is the same without a reader: the judges grade answers
+made elsewhere (an imported answer file's), every call cached and counted
+alike.
 """
 
 from __future__ import annotations
 
+import inspect
 import math
 import threading
 import time
@@ -53,9 +66,12 @@ from datetime import datetime
 from functools import cached_property
 from typing import Any
 
+import numpy as np
+
 from agentmemory.answers.records import AnswerFile, AnswerRecord, ImportedMemory, Verdict
-from agentmemory.errors import ChatCallError, LiveCallError, shorten
+from agentmemory.errors import ChatCallError, LiveCallError, ParameterError, shorten
 from agentmemory.live.call_cache import CallCache, request_key
+from agentmemory.live.call_progress import CallProgress
 from agentmemory.live.config import LiveOptions
 from agentmemory.live.endpoints import Completion
 from agentmemory.live.roles import RoleSpec
@@ -72,13 +88,16 @@ __all__ = [
     "LiveQuestion",
     "QuestionResult",
     "answer_questions",
+    "judge_answers",
     "memories_text",
 ]
 
 MAX_WAIT = 60.0
 """The longest wait before a retry, in seconds (a ``Retry-After`` above it is cut to it)."""
 
-_DEFAULTS = {"retries": 4, "backoff": 1.0, "concurrency": 4}
+_DEFAULTS: dict[str, Any] = {"retries": 4, "backoff": 1.0, "concurrency": 4, "deadline": None}
+LATENCY_DIGITS = 6
+"""A call's latency is kept to the microsecond (rounded once, when measured)."""
 LIVE_FORMAT = "live"
 """The format an :class:`AnswerFile` of generated answers states."""
 
@@ -135,7 +154,9 @@ def memories_text(memories: Sequence[ContextMemory]) -> str:
 @dataclass(frozen=True)
 class CallRecord:
     """One call of one question, as the artifact states it: the role, the reader's or judge's name, the tokens
-    (``None`` without usage), the cost (``None`` without a price), and why it failed (``None`` when it did not)."""
+    (``None`` without usage), the cost (``None`` without a price), why it failed (``None`` when it did not) and
+    its latency (seconds, as measured when the call was made and stored in the cache; ``None`` when it failed or
+    its cache file holds none)."""
 
     role: str
     name: str
@@ -143,6 +164,7 @@ class CallRecord:
     output_tokens: int | None = None
     cost: float | None = None
     failed: str | None = None
+    latency: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -150,6 +172,7 @@ class CallRecord:
             "name": self.name,
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
+            "latency": self.latency,
         }
         if self.cost is not None:
             out["cost"] = self.cost
@@ -207,9 +230,19 @@ class _Missed(Exception):
 def _policy(spec: RoleSpec, key: str) -> Any:
     value = getattr(spec.model, key, None)
     default = _DEFAULTS[key]
-    if isinstance(value, bool) or not isinstance(value, type(default) if key != "backoff" else (int, float)):
+    kinds = (int, float) if key in ("backoff", "deadline") else (int,)
+    if isinstance(value, bool) or not isinstance(value, kinds) or (key == "deadline" and not value > 0):
         return default
     return value
+
+
+def _takes_timeout(model: Any) -> bool:
+    """Whether ``model.complete`` takes a ``timeout`` keyword (so an attempt can be held to a deadline)."""
+    try:
+        parameters = inspect.signature(model.complete).parameters
+    except (TypeError, ValueError):
+        return False
+    return "timeout" in parameters
 
 
 def who(spec: RoleSpec) -> str:
@@ -228,59 +261,101 @@ class _Caller:
         self.stats = stats
         self.stop = stop
         self._gates: dict[int, threading.Semaphore] = {}
+        self._timeouts: dict[int, bool] = {}
         for spec in (*options.readers, *options.judges):
             self._gates.setdefault(id(spec.model), threading.Semaphore(_policy(spec, "concurrency")))
+            self._timeouts.setdefault(id(spec.model), _takes_timeout(spec.model))
+        self._keys: dict[str, threading.Lock] = {}
+        self._made: dict[str, tuple[Completion, float | None]] = {}
+        self._lock = threading.Lock()
 
     def call(self, spec: RoleSpec, content: str) -> tuple[Completion, CallRecord]:
         """The reply to one user message, from the cache or the model; raises _Missed offline, _Failed."""
         messages = [{"role": "user", "content": content}]
         request = {"endpoint": spec.identity(), "messages": messages}
         key = request_key(request)
-        reply = self.cache.load(key, request)
-        if reply is not None:
-            self.stats.add(cached=1)
-        elif self.options.offline:
-            raise _Missed()
-        else:
-            reply = self._send(spec, messages)
-            self.cache.save(key, request, reply)
+        with self._lock:
+            gate = self._keys.setdefault(key, threading.Lock())
+        with gate:  # the same request twice in one run: sent once, the second reads the first's reply
+            reply, latency = self._reply(spec, key, request, messages)
         cost = None
         if self.options.prices is not None:
             cost = self.options.prices.cost(spec.price_model, reply.input_tokens, reply.output_tokens)
-        return reply, CallRecord(spec.role, spec.name, reply.input_tokens, reply.output_tokens, cost)
+        return reply, CallRecord(spec.role, spec.name, reply.input_tokens, reply.output_tokens, cost, latency=latency)
 
-    def _send(self, spec: RoleSpec, messages: list[dict[str, str]]) -> Completion:
+    def _reply(
+        self, spec: RoleSpec, key: str, request: dict[str, Any], messages: list[dict[str, str]]
+    ) -> tuple[Completion, float | None]:
+        made = self._made.get(key)
+        if made is not None:
+            self.stats.add(cached=1)
+            return made
+        found = self.cache.read(key, request)
+        if found is not None:
+            self.stats.add(cached=1)
+            return found
+        if self.options.offline:
+            raise _Missed()
+        reply, seconds = self._send(spec, messages)
+        latency = round(seconds, LATENCY_DIGITS)
+        self.cache.save(key, request, reply, latency)
+        self._made[key] = (reply, latency)
+        return reply, latency
+
+    def _send(self, spec: RoleSpec, messages: list[dict[str, str]]) -> tuple[Completion, float]:
+        """The reply and the seconds of the attempt that returned it; raises _Failed when every attempt failed."""
         retries, backoff = _policy(spec, "retries"), float(_policy(spec, "backoff"))
+        deadline: float | None = _policy(spec, "deadline")
+        began = time.monotonic()
         attempts = 0
         while True:
             if self.stop.is_set():
                 raise _Failed("was not made: the run was interrupted")
-            error = self._attempt(spec, messages)
+            left = None if deadline is None else deadline - (time.monotonic() - began)
+            outcome, seconds = self._attempt(spec, messages, left)
             attempts += 1
-            if isinstance(error, Completion):
-                return error
-            if not error.retryable or attempts > retries:
-                plural = "s" if attempts != 1 else ""
-                raise _Failed(f"{error.problem} ({attempts} attempt{plural})")
+            if isinstance(outcome, Completion):
+                return outcome, seconds
+            tried = f"{attempts} attempt{'s' if attempts != 1 else ''}"
+            if not outcome.retryable or attempts > retries:
+                raise _Failed(f"{outcome.problem} ({tried})")
+            wait = outcome.retry_after if outcome.retry_after is not None else backoff * 2 ** (attempts - 1)
+            wait = min(wait, MAX_WAIT)
+            if deadline is not None and time.monotonic() - began + wait >= deadline:
+                raise _Failed(f"{outcome.problem} ({tried}; its deadline of {deadline:g} s leaves no time to retry)")
             self.stats.add(retried=1)
-            wait = error.retry_after if error.retry_after is not None else backoff * 2 ** (attempts - 1)
-            self.stop.wait(min(wait, MAX_WAIT))
+            self.stop.wait(wait)
 
-    def _attempt(self, spec: RoleSpec, messages: list[dict[str, str]]) -> Completion | ChatCallError:
+    def _attempt(
+        self, spec: RoleSpec, messages: list[dict[str, str]], left: float | None
+    ) -> tuple[Completion | ChatCallError, float]:
         with self._gates[id(spec.model)]:
+            prepare = getattr(spec.model, "prepare", None)
+            try:
+                if callable(prepare):
+                    prepare()  # outside the latency: a client made once, a library imported
+            except ChatCallError as err:
+                return err, 0.0
+            except Exception as err:  # noqa: BLE001 - a plugin model's own failure fails the call, not the run
+                return ChatCallError(f"raised {type(err).__name__}: {shorten(' '.join(str(err).split()), 120)}"), 0.0
             start = time.perf_counter()
             try:
-                reply = spec.model.complete(messages)
+                if left is not None and self._timeouts[id(spec.model)]:
+                    reply = spec.model.complete(messages, timeout=max(left, 1e-3))
+                else:
+                    reply = spec.model.complete(messages)
             except ChatCallError as err:
-                return err
+                return err, 0.0
             except Exception as err:  # noqa: BLE001 - a plugin model's own failure fails the call, not the run
-                return ChatCallError(f"raised {type(err).__name__}: {shorten(' '.join(str(err).split()), 120)}")
+                problem = f"raised {type(err).__name__}: {shorten(' '.join(str(err).split()), 120)}"
+                return ChatCallError(problem), 0.0
             finally:
+                seconds = time.perf_counter() - start
                 self.stats.add(sent=1)
-                self.stats.timed(time.perf_counter() - start)
+                self.stats.timed(seconds)
         if not isinstance(reply, Completion):
-            return ChatCallError(f"returned a {type(reply).__name__}, not a Completion")
-        return reply
+            return ChatCallError(f"returned a {type(reply).__name__}, not a Completion"), seconds
+        return reply, seconds
 
 
 def _values(question: LiveQuestion) -> dict[str, str]:
@@ -308,10 +383,18 @@ def _one(caller: _Caller, question: LiveQuestion, reader: RoleSpec) -> QuestionR
     if not answer:
         failed = f"the reader call ({who(reader)}) replied with an empty message"
         return QuestionResult(question.id, None, calls=(record,), failed=(failed,))
-    calls, verdicts, failures, missed = [record], [], [], []
-    judged = question.gold is not None and bool(options.judges)
+    return _judged(caller, question, answer, (record,))
+
+
+def _judged(
+    caller: _Caller, question: LiveQuestion, answer: str | None, before: tuple[CallRecord, ...] = ()
+) -> QuestionResult:
+    """Each judge's call on ``answer`` to ``question`` (none without an answer, a gold answer or a judge)."""
+    options = caller.options
+    calls, verdicts, failures, missed = list(before), [], [], []
+    judged = answer is not None and question.gold is not None and bool(options.judges)
     if judged:
-        judge_values = {**values, "gold_answer": str(question.gold), "generated_answer": answer}
+        judge_values = {**_values(question), "gold_answer": str(question.gold), "generated_answer": str(answer)}
         for judge in options.judges:
             try:
                 reply, record = caller.call(judge, options.judge_prompt.render(judge_values))
@@ -332,19 +415,21 @@ def _one(caller: _Caller, question: LiveQuestion, reader: RoleSpec) -> QuestionR
 
 
 def record_failed(record: CallRecord, reason: str) -> CallRecord:
-    """``record`` marked failed (a reply that came back but cannot be used), its tokens kept."""
-    return CallRecord(record.role, record.name, record.input_tokens, record.output_tokens, record.cost, reason)
+    """``record`` marked failed (a reply that came back but cannot be used), its tokens and latency kept."""
+    return CallRecord(
+        record.role, record.name, record.input_tokens, record.output_tokens, record.cost, reason, record.latency
+    )
 
 
 @dataclass(frozen=True)
 class LiveAnswers:
     """One answer system's live run: the ``name`` (``bm25+mini``), the ``base`` system whose memories the reader
-    read, the ``reader``, the options, the questions and their results (in the same order), and the run's
-    :class:`CallStats`."""
+    read, the ``reader`` (``None`` when the judges graded answers made elsewhere: :func:`judge_answers`), the
+    options, the questions and their results (in the same order), and the run's :class:`CallStats`."""
 
     name: str
     base: str
-    reader: RoleSpec
+    reader: RoleSpec | None
     options: LiveOptions
     questions: tuple[LiveQuestion, ...]
     results: tuple[QuestionResult, ...]
@@ -402,12 +487,13 @@ class LiveAnswers:
     def describe(self) -> dict[str, Any]:
         """What the card and the artifact state of the run (see docs/live-answers.md): the base system, the
         reader and judges with their prompts (sha256), the headline rule, the questions answered, judged and
-        failed, the tokens and the cost."""
+        failed, the tokens, the cost and the latency of the calls (as stored in the cache)."""
         options = self.options
         results = self.results
+        reader = self.reader
         out: dict[str, Any] = {
             "base": self.base,
-            "reader": {**self.reader.describe(), "prompt": options.reader_prompt.describe()},
+            "reader": None if reader is None else {**reader.describe(), "prompt": options.reader_prompt.describe()},
             "judges": [{**j.describe(), "prompt": options.judge_prompt.describe()} for j in options.judges],
             "judge": ("majority of the judges" if options.judge_majority else "the first judge")
             if options.judges
@@ -422,6 +508,7 @@ class LiveAnswers:
             },
             "lenient": options.lenient,
             "tokens": _usage(results, "tokens"),
+            "latency": _latency(results),
         }
         if options.prices is not None:
             out["cost"] = {**options.prices.describe(), **_usage(results, "cost")}
@@ -480,36 +567,128 @@ def _usage(results: Sequence[QuestionResult], what: str) -> dict[str, Any]:
     if what == "cost":
         every = [c.cost for calls in groups.values() for c in calls if c.cost is not None]
         out["total"] = math.fsum(every)
+    else:
+        every_call = [c for calls in groups.values() for c in calls]
+        total = summary(every_call)
+        out["total"] = {"input": total["input"], "output": total["output"]}
     return out
 
 
+def _percentile(values: Sequence[float], q: float) -> float | None:
+    """The ``q``-th percentile of ``values`` (NumPy's default, linear between the closest ranks), to the
+    microsecond; ``None`` without values."""
+    return round(float(np.percentile(values, q)), LATENCY_DIGITS) if values else None
+
+
+def _latency(results: Sequence[QuestionResult]) -> dict[str, Any]:
+    """The calls' latency as stored with their replies: per role (the reader; each judge by name; every judge's
+    calls together), the calls that got a reply, their median (``p50``) and 95th percentile (``p95``) in
+    seconds, and the calls whose cache file holds no latency."""
+    replied = [c for r in results for c in r.calls if c.failed is None or c.input_tokens is not None]
+
+    def summary(calls: Sequence[CallRecord]) -> dict[str, Any]:
+        known = [c.latency for c in calls if c.latency is not None]
+        return {
+            "calls": len(calls),
+            "p50": _percentile(known, 50),
+            "p95": _percentile(known, 95),
+            "without_latency": len(calls) - len(known),
+        }
+
+    judges: dict[str, list[CallRecord]] = {}
+    for call in replied:
+        if call.role == "judge":
+            judges.setdefault(call.name, []).append(call)
+    return {
+        "reader": summary([c for c in replied if c.role == "reader"]),
+        "judge": summary([c for c in replied if c.role == "judge"]),
+        "judges": {name: summary(calls) for name, calls in judges.items()},
+    }
+
+
 def answer_questions(
-    name: str, base: str, questions: Sequence[LiveQuestion], reader: RoleSpec, options: LiveOptions
+    name: str,
+    base: str,
+    questions: Sequence[LiveQuestion],
+    reader: RoleSpec,
+    options: LiveOptions,
+    *,
+    progress: CallProgress | bool = False,
 ) -> LiveAnswers:
     """``reader`` answers every one of ``questions`` and ``options.judges`` grade the answers (module docstring).
 
-    ``name`` is the answer system's name, ``base`` the system whose memories the questions carry.
+    ``name`` is the answer system's name, ``base`` the system whose memories the questions carry.  ``progress``
+    (``True``, or a :class:`~agentmemory.live.call_progress.CallProgress`) shows the questions done and the calls on
+    stderr: a bar on a terminal, a plain line every few seconds elsewhere.
 
     Raises:
         LiveCallError: offline, a call the cache does not hold; without ``options.lenient``, a question whose
             calls finally failed (each names the first such question in order, and holds them all).
     """
     stats = CallStats()
-    stop = threading.Event()
-    caller = _Caller(options, stats, stop)
-    workers = max(_policy(spec, "concurrency") for spec in (reader, *options.judges))
-    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="agentmemory-live")
-    try:
-        futures = [pool.submit(_one, caller, q, reader) for q in questions]
-        results = tuple(f.result() for f in futures)
-    except BaseException:  # Ctrl-C: no new call starts; those in flight end within their timeout
-        stop.set()
-        pool.shutdown(wait=False, cancel_futures=True)
-        raise
-    pool.shutdown()
+    caller = _Caller(options, stats, threading.Event())
+    results = _run(caller, name, [(_one, (caller, q, reader)) for q in questions], (reader, *options.judges), progress)
     answers = LiveAnswers(name, base, reader, options, tuple(questions), results, stats)
     _check(answers)
     return answers
+
+
+def judge_answers(
+    name: str,
+    questions: Sequence[LiveQuestion],
+    answers: Sequence[str | None],
+    options: LiveOptions,
+    *,
+    progress: CallProgress | bool = False,
+) -> LiveAnswers:
+    """``options.judges`` grade ``answers`` (one per question, ``None`` where there is none: not judged) made
+    elsewhere, such as an imported answer file's; no reader is called.  ``name`` names the answers (the system).
+
+    The calls, the cache, the failures and ``progress`` are :func:`answer_questions`'s.
+
+    Raises:
+        LiveCallError: as :func:`answer_questions`.
+    """
+    if len(answers) != len(questions):
+        raise ParameterError("answers", len(answers), f"is not one per question ({len(questions)})", "give one each")
+    stats = CallStats()
+    caller = _Caller(options, stats, threading.Event())
+    tasks = [(_judged, (caller, q, None if a is None else a.strip() or None)) for q, a in zip(questions, answers)]
+    results = _run(caller, name, tasks, options.judges, progress)
+    judged = LiveAnswers(name, name, None, options, tuple(questions), results, stats)
+    _check(judged)
+    return judged
+
+
+def _run(
+    caller: _Caller,
+    name: str,
+    tasks: Sequence[tuple[Any, tuple[Any, ...]]],
+    specs: Sequence[RoleSpec],
+    progress: CallProgress | bool,
+) -> tuple[QuestionResult, ...]:
+    """Each task (one question's calls) on a pool as wide as the widest model's concurrency, in order; Ctrl-C
+    stops the calls not yet started (those in flight end within their timeout)."""
+    shown = progress if isinstance(progress, CallProgress) else (CallProgress() if progress else None)
+    stats = caller.stats
+    if shown is not None:
+        shown.start(name, len(tasks), lambda: (stats.sent, stats.cached, stats.retried))
+    workers = max((_policy(spec, "concurrency") for spec in specs), default=1)
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="agentmemory-live")
+    try:
+        futures = [pool.submit(function, *arguments) for function, arguments in tasks]
+        if shown is not None:
+            for future in futures:
+                future.add_done_callback(lambda _: shown.question())
+        results = tuple(f.result() for f in futures)
+    except BaseException:  # Ctrl-C: no new call starts; those in flight end within their timeout
+        caller.stop.set()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
+    if shown is not None:
+        shown.finish()
+    return results
 
 
 def _check(answers: LiveAnswers) -> None:

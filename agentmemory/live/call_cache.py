@@ -13,8 +13,12 @@ retrieved the memories) is not in it, so the same prompt to the same model
 is asked once whatever asks it, and re-judging old answers with a new judge
 prompt makes only the judge calls.
 
-**A file** holds the format version, the key, the request and the reply
-(content, token counts, the answering model, the finish reason).  Only calls
+**A file** holds the format version, the key, the request, the reply
+(content, token counts, the answering model, the finish reason) and the
+``latency``: the seconds the attempt that returned the reply took, measured
+when the call was made.  A re-run reports that stored value, never a new
+measurement, so an offline re-run writes the same artifact (a file written
+before latency was recorded has none: ``None``, counted as such).  Only calls
 that returned a chat completion are written (a failed call is asked again on
 the next run); each file is written atomically
 (:func:`agentmemory.files.atomic.atomic_write_bytes`), so an interrupted run
@@ -28,17 +32,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from agentmemory.errors import CacheWarning, shorten
 from agentmemory.files.atomic import atomic_write_bytes
 from agentmemory.files.cache import WARNING_SOURCE, cache_dir
 from agentmemory.live.endpoints import Completion
 
-__all__ = ["CACHE_FOLDER", "FORMAT_VERSION", "CallCache", "request_key"]
+__all__ = ["CACHE_FOLDER", "FORMAT_VERSION", "CachedReply", "CallCache", "request_key"]
 
 CACHE_FOLDER = "chat"
 """The cache's folder inside the user's cache folder."""
@@ -54,6 +59,13 @@ def _canonical(value: Any) -> bytes:
 def request_key(request: Mapping[str, Any]) -> str:
     """The hex sha256 of ``{"format": FORMAT_VERSION, **request}`` as canonical JSON (see the module docstring)."""
     return hashlib.sha256(_canonical({"format": FORMAT_VERSION, **request})).hexdigest()
+
+
+class CachedReply(NamedTuple):
+    """A cached call: the reply, and the seconds the call took when it was made (``None`` when not recorded)."""
+
+    reply: Completion
+    latency: float | None
 
 
 def _warn(message: str) -> None:
@@ -72,6 +84,11 @@ class CallCache:
 
     def load(self, key: str, request: Mapping[str, Any]) -> Completion | None:
         """The cached reply to ``request`` (whose key is ``key``), or ``None`` (absent, or untrustworthy: warned)."""
+        found = self.read(key, request)
+        return None if found is None else found.reply
+
+    def read(self, key: str, request: Mapping[str, Any]) -> CachedReply | None:
+        """The cached reply to ``request`` with its recorded latency, or ``None`` (as :meth:`load`)."""
         path = self.path(key)
         try:
             data = path.read_bytes()
@@ -103,22 +120,25 @@ class CallCache:
             _warn(f"agentmemory: chat cache file {path} is corrupt ({problem}); asking again")
             return None
         assert isinstance(reply, dict)
-        return Completion(
+        completion = Completion(
             reply["content"],
             _int(reply.get("input_tokens")),
             _int(reply.get("output_tokens")),
             reply.get("model") if isinstance(reply.get("model"), str) else None,
             reply.get("finish_reason") if isinstance(reply.get("finish_reason"), str) else None,
         )
+        return CachedReply(completion, _seconds(found.get("latency")))
 
-    def save(self, key: str, request: Mapping[str, Any], reply: Completion) -> None:
-        """Write the reply to ``request`` atomically; a write error is a warning (the run goes on)."""
+    def save(self, key: str, request: Mapping[str, Any], reply: Completion, latency: float | None = None) -> None:
+        """Write the reply to ``request`` (and the seconds it took) atomically; a write error is a warning (the run
+        goes on)."""
         path = self.path(key)
         document = {
             "format": FORMAT_VERSION,
             "key": key,
             "request": json.loads(_canonical(request)),
             "reply": reply._asdict(),
+            "latency": latency,
         }
         try:
             atomic_write_bytes(path, json.dumps(document, ensure_ascii=False, indent=1).encode("utf-8") + b"\n")
@@ -128,3 +148,9 @@ class CallCache:
 
 def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _seconds(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) and value >= 0 else None

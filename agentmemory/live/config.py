@@ -59,8 +59,11 @@ class LiveOptions:
     Attributes:
         readers: the readers (:func:`~agentmemory.live.roles.resolve_role`: a spec such as
             ``"openai[base_url=http://localhost:8000/v1,model=qwen]"``, a ``RoleSpec`` or a chat model
-            object); each answers every question from every ranked system's top ``k``.  At least one.
-        judges: the judges, in order (none: the answers are scored by F1/EM/BLEU-1 only).
+            object); each answers every question from every ranked system's top ``k``.  None: the judges grade
+            the imported answer files' answers instead (``--judge`` without ``--reader``; their verdicts join
+            the files' own as more judges).
+        judges: the judges, in order (none: the answers are scored by F1/EM/BLEU-1 only).  A reader or a judge
+            at least.
         reader_prompt, judge_prompt: the templates (:func:`~agentmemory.live.prompts.load_prompt`: a path,
             ``FILE.py:NAME``, a ``PromptTemplate``, or ``None`` for the shipped default).
         judge_majority: ``Judge`` is the majority of the judges' verdicts (0.5 on a tie) instead of the first
@@ -106,13 +109,14 @@ class LiveOptions:
             return named.get(field, field)
 
         made_readers = _roles(readers, "reader", name("readers"))
-        if not made_readers:
+        made_judges = _roles(judges, "judge", name("judges"))
+        if not made_readers and not made_judges:
             raise ParameterError(
                 name("readers"),
                 readers,
-                "names no reader",
-                f"give one, e.g. openai[base_url=http://localhost:8000/v1,model=NAME]; {name('judges')} grades "
-                "what a reader answered",
+                f"names no reader, and {name('judges')} no judge",
+                f"give one, e.g. openai[base_url=http://localhost:8000/v1,model=NAME]; {name('judges')} alone "
+                "grades the answers of answer files",
             )
         for flag, given in (("judge_majority", judge_majority), ("offline", offline), ("lenient", lenient)):
             if not isinstance(given, bool):
@@ -123,7 +127,7 @@ class LiveOptions:
             prices = read_prices(prices)
         values = {
             "readers": made_readers,
-            "judges": _roles(judges, "judge", name("judges")),
+            "judges": made_judges,
             "reader_prompt": _prompt(reader_prompt, "reader", name("reader_prompt")),
             "judge_prompt": _prompt(judge_prompt, "judge", name("judge_prompt")),
             "judge_majority": judge_majority,
@@ -135,6 +139,22 @@ class LiveOptions:
         }
         for key, value in values.items():
             object.__setattr__(self, key, value)
+
+    def require_answers(self, given: bool) -> None:
+        """Judges without a reader grade answer files' answers: refused when no answer file is ``given``.
+
+        Raises:
+            ParameterError: judges, no reader and no answer file (it names the judges and says what to add).
+        """
+        if self.readers or not self.judges or given:
+            return
+        raise ParameterError(
+            self.name("judges"),
+            self.judges[0].key,
+            f"has no answers to grade: there is no {self.name('readers')} and no answer file",
+            f"give a reader ({self.name('readers')}) to answer the questions, or answer files "
+            f"({self.name('answers')}) whose answers the judges grade",
+        )
 
     def name(self, field: str) -> str:
         """How messages name ``field`` (its flag on the command line)."""

@@ -5,12 +5,15 @@ A **chat model** is what ``--reader`` and ``--judge`` name: an object with
 * ``complete(messages) -> Completion``: one chat-completions call (the
   messages are ``{"role", "content"}`` dicts), raising
   :class:`~agentmemory.errors.ChatCallError` when it fails (``retryable``
-  when the same call may succeed again);
+  when the same call may succeed again); when it takes a ``timeout``
+  keyword, it is given the seconds a ``deadline`` leaves;
 * ``identity() -> dict``: JSON-ready, everything that decides the reply (the
   endpoint, the model, the sampling parameters): the cache key holds it with
   the exact messages, and the card and the artifact state it;
-* optionally ``label`` (the name tables show; default the spec's name),
-  ``retries``, ``backoff`` and ``concurrency`` (how the calls are made: see
+* optionally ``prepare()``, called before the first call is sent and
+  outside its latency (a client made, a library imported: once),
+  ``label`` (the name tables show; default the spec's name),
+  ``retries``, ``backoff``, ``concurrency`` and ``deadline`` (how the calls are made: see
   :mod:`agentmemory.live.answering`), ``price_model`` (the name the price
   table knows it by).
 
@@ -177,7 +180,10 @@ class OpenAIChat:
       body that is not a chat completion (default 4), ``backoff`` seconds
       before the first retry, doubled for each next one (default 1; a
       ``Retry-After`` header wins), ``concurrency`` calls in flight at once
-      (default 4).
+      (default 4), ``deadline`` seconds for the whole call, its attempts and
+      the waits between them together (default ``null``: none; an attempt
+      gets at most the time left, and a retry that would start past it is not
+      made).
     """
 
     base_url: str = DEFAULT_BASE_URL
@@ -190,6 +196,7 @@ class OpenAIChat:
     retries: int = 4
     backoff: float = 1.0
     concurrency: int = 4
+    deadline: float | None = None
     _client_box: list[Any] = field(default_factory=list, init=False, repr=False, compare=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
 
@@ -219,6 +226,9 @@ class OpenAIChat:
         _integer("retries", self.retries, 0, "give an integer >= 0")
         object.__setattr__(self, "backoff", _number("backoff", self.backoff, 0.0, 3_600.0, "give seconds >= 0"))
         _integer("concurrency", self.concurrency, 1, "give an integer >= 1")
+        if self.deadline is not None:
+            deadline = _number("deadline", self.deadline, 1e-3, 86_400.0, "give seconds > 0, or null for none")
+            object.__setattr__(self, "deadline", deadline)
 
     @property
     def label(self) -> str:
@@ -271,8 +281,17 @@ class OpenAIChat:
                 )
             return self._client_box[0]
 
-    def complete(self, messages: Sequence[Mapping[str, str]]) -> Completion:
-        """One call: ``POST {base_url}/chat/completions`` with the messages and the sampling parameters.
+    def prepare(self) -> None:
+        """Make the client (importing ``openai``) before the first call, so its latency is the call's alone.
+
+        Raises:
+            ChatCallError: the openai client is not installed, or OpenAI's own endpoint has no key.
+        """
+        self._client()
+
+    def complete(self, messages: Sequence[Mapping[str, str]], *, timeout: float | None = None) -> Completion:
+        """One call: ``POST {base_url}/chat/completions`` with the messages and the sampling parameters, within
+        ``timeout`` seconds when it is shorter than the model's own (the time a ``deadline`` leaves).
 
         Raises:
             ChatCallError: an HTTP error (retryable on 408, 409, 429 and 5xx), a timeout or a lost connection
@@ -281,7 +300,8 @@ class OpenAIChat:
         import openai
 
         client = self._client()
-        extra: dict[str, Any] = {}
+        seconds = self.timeout if timeout is None else min(self.timeout, timeout)
+        extra: dict[str, Any] = {} if seconds == self.timeout else {"timeout": seconds}
         if self.seed is not None:
             extra["seed"] = self.seed
         if self.max_tokens is not None:
@@ -300,7 +320,7 @@ class OpenAIChat:
                 retry_after=_retry_after(getattr(err.response, "headers", None)),
             ) from None
         except openai.APITimeoutError:
-            raise ChatCallError(f"got no reply within {self.timeout:g} s", retryable=True) from None
+            raise ChatCallError(f"got no reply within {seconds:g} s", retryable=True) from None
         except openai.APIConnectionError as err:
             cause = err.__cause__ or err
             raise ChatCallError(

@@ -12,8 +12,11 @@ comparison table, which holds the figure's numbers).  Then
 :func:`by_category`, :func:`paired` (the matrix of every pair),
 :func:`failures` (where wrong answers came from: retrieval or answering),
 :func:`answer_key` (a judgment patch's effect and the answer key's ceiling per
-category), :func:`judges` (agreement between judges), :func:`seeds` (several
-files of one system) and :func:`caveats`.  Nothing is computed here that the
+category), :func:`judges` (agreement between judges), :func:`agreement` (every
+pair of judges per category: percent agreement and Cohen's kappa),
+:func:`live_calls` (the answers and verdicts made live: tokens, cost and
+each call's latency), :func:`seeds` (several files of one system) and
+:func:`caveats`.  Nothing is computed here that the
 analysis layer does not compute already: this module chooses, words and draws.
 """
 
@@ -24,7 +27,8 @@ from typing import Any
 
 import pandas as pd
 
-from agentmemory.analysis.answers_view import judge_rows, seed_rows
+from agentmemory.analysis.agreement import ALL
+from agentmemory.analysis.answers_view import AGREEMENT_HEADER, agreement_rows, judge_rows, live_rows, seed_rows
 from agentmemory.analysis.card import evaluation_card
 from agentmemory.analysis.claim_checks import check_claims, claims_text
 from agentmemory.analysis.failures import FOUND, FailureSplit, failure_splits
@@ -44,6 +48,7 @@ from agentmemory.report.results import cli_command
 from agentmemory.report.stats import comparison_matrix, comparison_summary, pairs_matrix
 
 __all__ = [
+    "agreement",
     "answer_key",
     "by_category",
     "caveats",
@@ -53,6 +58,7 @@ __all__ = [
     "headline",
     "judges",
     "lead_measures",
+    "live_calls",
     "paired",
     "seeds",
     "verdict",
@@ -517,6 +523,41 @@ def judges(evaluation: Evaluation, statistics: Statistics) -> tuple[Table | Mark
         if a.files[0].judges
     ]
     return table, Markdown("What each judge's labels mean:\n\n" + "\n".join(lines) if lines else "No file has a judge.")
+
+
+def agreement(evaluation: Evaluation) -> Table | Markdown:
+    """Every pair of judges of every system with two judges or more, over the headline questions and then per
+    category: the questions both judged, the share on which they agree and Cohen's kappa
+    (:func:`agentmemory.analysis.agreement.judge_agreement`); one line when no system has two judges."""
+    rows = agreement_rows(evaluation)
+    if not rows:
+        return Markdown(
+            "No system has the verdicts of two judges on a question: there is no agreement to show. A file with "
+            "several judges, several `--judge`, or `--judge` re-grading a file's answers give one."
+        )
+    return Table(
+        pd.DataFrame(rows, columns=list(AGREEMENT_HEADER)),
+        f"Judge agreement per category: each pair of judges over the questions both judged ({ALL} first), the "
+        "share with the same verdict, and Cohen's kappa = (p_o − p_e) / (1 − p_e), p_o that share and p_e the "
+        "share chance gives with each judge's own verdict frequencies ('-' when both gave one verdict throughout)",
+    )
+
+
+def live_calls(evaluation: Evaluation) -> Table | Markdown:
+    """Per answer system made live (a reader's answers, or a file's answers re-graded by live judges): the
+    questions answered, judged and failed, the tokens, the reader's and the judges' latency per call (p50 and
+    p95) and the cost when priced; one line without any."""
+    header, body = live_rows(evaluation)
+    if not body:
+        return Markdown(
+            "No answer or verdict was made live here (`--reader`, `--judge`): every answer and verdict is a file's."
+        )
+    return Table(
+        pd.DataFrame(body, columns=header),
+        "The calls made live: tokens from the endpoints' usage; latency per call in seconds, p50 and p95, as "
+        "measured when each call was made and stored with its reply in the cache (a re-run from the cache "
+        "reports the same values)",
+    )
 
 
 def _mean(value: float | None) -> str:

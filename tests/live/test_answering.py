@@ -360,3 +360,29 @@ def test_memories_are_one_numbered_line_each() -> None:
     text = memories_text([ContextMemory("a\nb", "x", when), ContextMemory("c")])
     assert text == "1. [2023-05-08 13:56] a b\n2. c"
     assert memories_text([]) == "(no memories)"
+
+
+def test_two_live_judges_agreement_per_category_and_the_reports_tables(sample, server, cache) -> None:
+    """judge-2 always says WRONG: in each category where judge-1 gives both verdicts kappa is 0 (their agreement
+    is what chance gives), where judge-1 too says only WRONG it is undefined; the answers report's tables are the
+    analysis rows."""
+    from agentmemory.analysis.agreement import ALL, judge_agreement
+    from agentmemory.analysis.answers_view import agreement_rows, live_rows
+    from agentmemory.report import answer_report
+
+    server.replies["judge-2"] = "WRONG"
+    e = _run(sample, server, judges=[_judge(server), _judge(server, model="judge-2")])
+    expected = _expected(e, sample)
+    groups = {q.id: q.group for q in (*sample.queries, *sample.left_out_queries)}
+    rows = judge_agreement(e)
+    assert rows[0].category == ALL and {(r.first, r.second) for r in rows} == {("judge-1", "judge-2")}
+    for row in rows[1:]:
+        labels = [v for q, (_, v, _) in expected.items() if v is not None and groups[q] == row.category]
+        assert row.questions == len(labels) and row.agree == labels.count("WRONG")
+        assert row.kappa == (0.0 if "CORRECT" in labels else None), row.category
+    table = answer_report.agreement(e)
+    assert table.frame.values.tolist() == agreement_rows(e)
+    header, body = live_rows(e)
+    calls = answer_report.live_calls(e)
+    assert list(calls.frame.columns) == header and calls.frame.values.tolist() == body
+    assert "latency per call in seconds, p50 and p95, as measured when each call was made" in calls.caption

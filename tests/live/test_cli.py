@@ -86,12 +86,13 @@ def test_offline_without_the_cache_refuses_naming_the_first_call(server, cache, 
     assert server.requests == []
 
 
-def test_judges_without_a_reader_are_refused_before_anything_is_read(capsys) -> None:
-    """--judge grades what a reader answered: alone it is one line naming --reader."""
+def test_judges_without_a_reader_or_answer_files_are_refused_before_anything_is_read(capsys) -> None:
+    """--judge without --reader grades answer files' answers: without --answers it is one line naming both."""
     assert main(["eval", "--collection", str(SAMPLE), "--judge", "openai[base_url=http://127.0.0.1:9/v1]"]) == 2
     assert capsys.readouterr().err.strip().splitlines() == [
-        "agentmemory: error: --reader: [] (list) names no reader; give one, e.g. "
-        "openai[base_url=http://localhost:8000/v1,model=NAME]; --judge grades what a reader answered"
+        "agentmemory: error: --judge: 'openai[base_url=http://127.0.0.1:9/v1]' (str) has no answers to grade: there "
+        "is no --reader and no answer file; give a reader (--reader) to answer the questions, or answer files "
+        "(--answers) whose answers the judges grade"
     ]
 
 

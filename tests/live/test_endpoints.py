@@ -120,6 +120,8 @@ def test_the_identity_holds_what_decides_the_reply_and_never_the_key(monkeypatch
         ),
         ("openai[retries=-1]", r"^--reader retries: -1 \(int\) is out of range; give an integer >= 0$"),
         ("openai[concurrency=0]", r"^--reader concurrency: 0 \(int\) is out of range; give an integer >= 1$"),
+        ("openai[deadline=0]", r"^--reader deadline: 0 \(int\) is out of range; give seconds > 0, or null for none$"),
+        ("openai[deadline=soon]", r"^--reader deadline: 'soon' \(str\) is not a number; give seconds > 0, or null "),
         (
             "openai[modle=x]",
             r"^--reader openai parameter: 'modle' \(str\) is not a known name; choose from: api_key_env",

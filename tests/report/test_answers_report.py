@@ -350,3 +350,24 @@ def test_the_command_writes_the_notebooks_artifact(run, tmp_path, monkeypatch):
     with contextlib.redirect_stdout(io.StringIO()):
         assert cli_main(["eval", *args]) == 0
     assert out.read_text(encoding="utf-8") == dumps_artifact(evaluation, statistics)
+
+
+def test_judge_agreement_per_category_and_the_live_calls_sections(run):
+    """The agreement table is the analysis rows (evermemos's three judges, per category); without a live call
+    the live section is one line."""
+    from agentmemory.analysis.answers_view import AGREEMENT_HEADER, agreement_rows
+
+    _, evaluation, _ = run
+    table = answers.agreement(evaluation)
+    assert isinstance(table, Table) and list(table.frame.columns) == list(AGREEMENT_HEADER)
+    assert table.frame.values.tolist() == agreement_rows(evaluation) != []
+    assert set(table.frame["system"]) == {"evermemos"}
+    assert "Cohen's kappa = (p_o − p_e) / (1 − p_e)" in table.caption
+    live = answers.live_calls(evaluation)
+    assert isinstance(live, Markdown) and live.text.startswith("No answer or verdict was made live here")
+
+
+def test_without_two_judges_the_agreement_section_is_one_line():
+    setup = _setup(answers=f"mem0={MEM0}", retrievers="", qrels_patch="")
+    shown = answers.agreement(setup.evaluate())
+    assert isinstance(shown, Markdown) and shown.text.startswith("No system has the verdicts of two judges")
