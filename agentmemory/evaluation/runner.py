@@ -46,7 +46,7 @@ from functools import partial
 from os import PathLike
 from typing import Any
 
-from agentmemory.datasets.collection import Collection, require_judgments
+from agentmemory.collection import Collection, require_judgments
 from agentmemory.errors import ParameterError
 from agentmemory.evaluation.answer_runs import (
     AnswersSpec,

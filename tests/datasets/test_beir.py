@@ -21,9 +21,9 @@ from agentmemory import (
     load,
     load_collection,
 )
+from agentmemory.collection import collection_summary, default_collection_path
 from agentmemory.datasets import beir
-from agentmemory.datasets.beir import parse_timestamp
-from agentmemory.datasets.collection import collection_summary, default_collection_path
+from agentmemory.files.fields import parse_timestamp
 from agentmemory.records import Provenance
 
 BEIR = REPO_ROOT / "fixtures" / "beir-sample"

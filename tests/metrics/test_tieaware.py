@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from plugins import restored
 
+from agentmemory.collection import default_collection_path
 from agentmemory.datasets.beir import load_collection
-from agentmemory.datasets.collection import default_collection_path
 from agentmemory.errors import ParameterError, UnknownNameError
 from agentmemory.evaluation.runner import evaluate
 from agentmemory.metrics import REGISTRY, CutoffRule, Measure, MeasureDef, QueryContext, parse_measure, register_measure

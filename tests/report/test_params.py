@@ -9,7 +9,7 @@ import papermill
 import pytest
 from conftest import REPO_ROOT
 
-from agentmemory.datasets.collection import default_collection_path
+from agentmemory.collection import default_collection_path
 from agentmemory.errors import (
     TRACEBACK_ENV,
     AgentMemoryError,
