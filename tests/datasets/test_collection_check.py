@@ -124,3 +124,18 @@ def test_importing_the_record_or_the_store_loads_no_format() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out == "[]\n"
+
+
+def test_the_old_module_path_still_imports_the_record_with_a_warning(monkeypatch) -> None:
+    """agentmemory.datasets.collection (where the record lived) imports agentmemory.collection for one release,
+    with a DeprecationWarning naming the new path."""
+    import importlib
+    import sys
+
+    import agentmemory.collection
+
+    monkeypatch.delitem(sys.modules, "agentmemory.datasets.collection", raising=False)
+    message = "agentmemory.datasets.collection is now agentmemory.collection; the old path will be removed in 0.3.0"
+    with pytest.warns(DeprecationWarning, match=f"^{re.escape(message)}$"):
+        old = importlib.import_module("agentmemory.datasets.collection")
+    assert old.Collection is agentmemory.collection.Collection is Collection
