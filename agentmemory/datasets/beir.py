@@ -232,7 +232,8 @@ def load_collection(path: str | PathLike[str], *, split: str = "test", progress:
         MissingFileError: the folder or one of its files does not exist.
         InputError: the path or one of the files is not what it should be
             (a file, a FIFO, a link loop: said which); a malformed line,
-            naming the file and the line.
+            naming the file and the line (a query whose scope no entry has
+            included).
     """
     check_split(split)
     root = _collection_folder(path)
@@ -240,6 +241,7 @@ def load_collection(path: str | PathLike[str], *, split: str = "test", progress:
     entries, first_line = _load_corpus(root, files, progress)
     queries, query_line = _load_queries(root, files)
     qrels = _load_qrels(root / "qrels" / f"{split}.tsv", root, files, query_line, first_line)
+    _check_scopes(root / "queries.jsonl", queries, query_line, {e.scope for e in entries})
     return Collection(
         name=root.resolve().name,
         entries=tuple(entries),
@@ -309,6 +311,18 @@ def _load_queries(root: Path, files: dict[str, str]) -> tuple[list[Query], dict[
             )
         )
     return queries, query_line
+
+
+def _check_scopes(path: Path, queries: list[Query], query_line: dict[str, int], scopes: set[str | None]) -> None:
+    """Refuse a query whose scope no entry has (it could find nothing), naming its line."""
+    for query in queries:
+        if query.scope is not None and query.scope not in scopes:
+            raise InputError(
+                path,
+                query_line[query.id],
+                f"scope {quote(query.scope)} is the scope of no entry in corpus.jsonl; a query finds only the "
+                "entries of its own scope (leave scope out for the entries without one)",
+            )
 
 
 def _load_qrels(

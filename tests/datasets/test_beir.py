@@ -208,6 +208,13 @@ BAD_INPUTS = [
         id="query-missing-id",
     ),
     pytest.param(
+        "queries.jsonl",
+        QUERIES + '{"_id": "q3", "text": "where?", "scope": "elsewhere"}\n',
+        ":3: scope 'elsewhere' is the scope of no entry in corpus.jsonl; a query finds only the entries of its own "
+        "scope (leave scope out for the entries without one)",
+        id="query-scope-of-no-entry",
+    ),
+    pytest.param(
         "qrels/test.tsv",
         QRELS + "q1\te9\t1\n",
         ":4: unknown entry 'e9' (not in corpus.jsonl); judge only entries of corpus.jsonl",
