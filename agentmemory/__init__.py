@@ -12,10 +12,10 @@ if TYPE_CHECKING:
     from types import ModuleType
 
 if TYPE_CHECKING:  # the public names for type checkers (`X as X`: an explicit re-export); at run time _EXPORTS
+    from agentmemory.collection import Collection as Collection
     from agentmemory.datasets import load as load
     from agentmemory.datasets import register_format as register_format
     from agentmemory.datasets.beir import load_collection as load_collection
-    from agentmemory.datasets.collection import Collection as Collection
     from agentmemory.errors import (
         AgentMemoryError as AgentMemoryError,
     )
@@ -90,7 +90,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "register_format",
     ),
     "agentmemory.datasets.beir": ("load_collection",),
-    "agentmemory.datasets.collection": ("Collection",),
+    "agentmemory.collection": ("Collection",),
     "agentmemory.errors": (
         "AgentMemoryError",
         "InputError",
@@ -157,7 +157,8 @@ def __dir__() -> list[str]:
 
 __all__ = ["__version__", *sorted(_WHERE)]
 
-# Modules that moved when the package was regrouped (0.2.0).  For one release the old paths still
+# Modules that moved when the package was regrouped (0.2.0; the collection record left agentmemory.datasets
+# for agentmemory.collection after it).  For one release the old paths still
 # import, with a DeprecationWarning naming the new path; each is served by the one finder below
 # rather than by a stub file per old module.
 _MOVED = {
@@ -165,8 +166,8 @@ _MOVED = {
     "agentmemory.backend": "agentmemory.store.backend",
     "agentmemory.batch": "agentmemory.evaluation.batch",
     "agentmemory.cache": "agentmemory.files.cache",
-    "agentmemory.collection": "agentmemory.datasets.collection",
     "agentmemory.compare": "agentmemory.analysis.comparison_table",
+    "agentmemory.datasets.collection": "agentmemory.collection",
     "agentmemory.evaluate": "agentmemory.evaluation.runner",
     "agentmemory.events": "agentmemory.store.events",
     "agentmemory.inputs": "agentmemory.files.reading",

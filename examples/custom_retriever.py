@@ -13,7 +13,7 @@ from __future__ import annotations
 from agentmemory import BM25, Hit, evaluate, load
 from agentmemory.analysis.comparison_table import comparison_table
 from agentmemory.analysis.statistics import evaluation_statistics
-from agentmemory.datasets.collection import default_collection_path
+from agentmemory.collection import default_collection_path
 from agentmemory.testing import check_retriever
 
 

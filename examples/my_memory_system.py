@@ -45,8 +45,8 @@ class System:
 if __name__ == "__main__":
     from agentmemory.analysis.comparison_table import comparison_table
     from agentmemory.analysis.statistics import evaluation_statistics
+    from agentmemory.collection import default_collection_path
     from agentmemory.datasets import load
-    from agentmemory.datasets.collection import default_collection_path
     from agentmemory.evaluation.runner import evaluate
 
     path = default_collection_path().parent / "locomo-sample" / "locomo-sample.json"

@@ -18,7 +18,7 @@ from pathlib import Path
 from agentmemory import evaluate, load
 from agentmemory.analysis.comparison_table import comparison_table
 from agentmemory.analysis.statistics import evaluation_statistics
-from agentmemory.datasets.collection import default_collection_path
+from agentmemory.collection import default_collection_path
 
 
 def external_system(collection, path: Path) -> None:

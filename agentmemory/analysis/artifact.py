@@ -73,7 +73,7 @@ from agentmemory.analysis.card import evaluation_card
 from agentmemory.analysis.claim_checks import check_claims, claims_dict
 from agentmemory.analysis.judgments import original_statistics, patch_dict
 from agentmemory.analysis.statistics import Statistics, evaluation_statistics
-from agentmemory.datasets.collection import collection_summary
+from agentmemory.collection import collection_summary
 from agentmemory.errors import InputError
 from agentmemory.evaluation.answer_runs import AnswerSystem
 from agentmemory.evaluation.runner import Evaluation

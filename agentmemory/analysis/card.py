@@ -46,7 +46,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from agentmemory.analysis.text_tables import markdown_table
-from agentmemory.datasets.collection import EVIDENCE, Collection, JudgmentPatch
+from agentmemory.collection import EVIDENCE, Collection, JudgmentPatch
 from agentmemory.datasets.judgment_patch import answer_key_ceiling
 from agentmemory.datasets.releases import release_of
 from agentmemory.evaluation.runner import Evaluation
@@ -85,13 +85,9 @@ _BUDGET = re.compile(r"([0-9]+)tok")
 
 
 def granularity_of(collection: Collection) -> str | None:
-    """What one entry is: the ``granularity`` the loader records (``settings``) or was read with
-    (``format_options``); ``None`` when the format declares none."""
-    for source in (collection.settings, collection.format_options):
-        value = source.get("granularity")
-        if value is not None:
-            return str(value)
-    return None
+    """What one entry is (:attr:`Collection.granularity <agentmemory.collection.Collection>`); ``None`` when the
+    format declares none."""
+    return collection.granularity
 
 
 def release_name(collection: Collection) -> str | None:

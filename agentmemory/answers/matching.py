@@ -61,7 +61,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from agentmemory.answers.records import AnswerFile, AnswerRecord
-from agentmemory.datasets.collection import Collection
+from agentmemory.collection import Collection
 from agentmemory.errors import InputError, ParameterError, quote
 
 __all__ = ["MATCH_KEYS", "Matched", "match_answers", "normalise"]

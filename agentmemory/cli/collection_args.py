@@ -14,9 +14,9 @@ import gc
 from pathlib import Path
 
 from agentmemory.cli.args import LazyHelp
+from agentmemory.collection import Collection, default_collection_path
 from agentmemory.datasets import BUILTIN_FORMATS, FORMATS, detect_format, load
 from agentmemory.datasets.base import FormatOption, option_flags
-from agentmemory.datasets.collection import Collection, default_collection_path
 from agentmemory.errors import ParameterError, UnknownNameError
 
 __all__ = ["add_collection_arguments", "collection_path", "load_collection"]

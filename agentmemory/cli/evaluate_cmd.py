@@ -31,7 +31,7 @@ from agentmemory.analysis.text_tables import full_report, timings_table
 from agentmemory.answers.records import AnswerFile
 from agentmemory.cli.args import parse_int, progress
 from agentmemory.cli.collection_args import collection_path, load_collection
-from agentmemory.datasets.collection import Collection, require_judgments
+from agentmemory.collection import Collection, require_judgments
 from agentmemory.datasets.judgment_patch import read_judgment_patch
 from agentmemory.errors import NumberTextError, ParameterError, quote
 from agentmemory.evaluation.answer_runs import AnswersSpec, parse_answers_option, read_answer_files

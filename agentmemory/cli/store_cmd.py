@@ -19,6 +19,7 @@ from pathlib import Path
 from agentmemory.cli.args import output_format
 from agentmemory.cli.collection_args import load_collection
 from agentmemory.errors import NumberTextError, ParameterError
+from agentmemory.files.fields import parse_time
 from agentmemory.files.numbers import parse_number
 from agentmemory.files.output_plan import OutputPlan, collection_inputs
 from agentmemory.store.core import MemoryStore
@@ -30,7 +31,6 @@ from agentmemory.store.transfer import (
     export_run,
     format_stats,
     import_collection,
-    parse_time,
     store_stats,
 )
 

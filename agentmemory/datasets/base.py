@@ -1,4 +1,4 @@
-"""The format registry and :func:`load`: how a collection on disk becomes a :class:`~agentmemory.datasets.collection.Collection`.
+"""The format registry and :func:`load`: how a collection on disk becomes a :class:`~agentmemory.collection.Collection`.
 
 A **format** is a record (:class:`Format`): a name, a one-line description,
 a ``recognise(path) -> bool`` that says whether a path looks like this
@@ -37,7 +37,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
-from agentmemory.datasets.collection import Collection
+from agentmemory.collection import Collection
 from agentmemory.errors import InputError, MissingFileError, NumberTextError, ParameterError, UnknownNameError, quote
 from agentmemory.files.numbers import INTEGER_FORM, NUMBER_FORM, parse_integer, parse_number
 from agentmemory.files.reading import path_kind
@@ -459,7 +459,10 @@ def load(path: str | PathLike[str], format: str = "auto", *, progress: bool = Fa
         UnknownNameError: ``format`` is not registered (nor ``"auto"``).
         ParameterError: ``path`` is recognised by no format; an option the
             format does not declare; a value of the wrong type; ``progress``
-            not a bool; ``read`` returned something other than a Collection.
+            not a bool; ``read`` returned something other than a Collection,
+            or one :meth:`Collection.check` refuses (two entries or queries
+            with one id, a query in a scope no entry has, a judgment naming
+            no entry or no query), named in one line with the format.
         MissingFileError, InputError: from the format's reader.
     """
     if not isinstance(format, str) or (format != "auto" and format not in FORMATS):
@@ -479,10 +482,10 @@ def load(path: str | PathLike[str], format: str = "auto", *, progress: bool = Fa
             f"has a read function that returned {type(collection).__name__}, not a Collection",
             "a format's read must return an agentmemory.Collection",
         )
-    if collection.format is not None:  # the built-in readers record their own (so does any path to them)
-        return collection
-    declared = {o.name: values[o.name] for o in fmt.options}  # what the card states: every option, defaults too
-    return dataclasses.replace(collection, format=name, format_options=MappingProxyType(declared))
+    if collection.format is None:  # the built-in readers record their own (so does any path to them)
+        declared = {o.name: values[o.name] for o in fmt.options}  # what the card states: every option, defaults too
+        collection = dataclasses.replace(collection, format=name, format_options=MappingProxyType(declared))
+    return collection.check()  # every format's result, a plugin's included
 
 
 def option_flags(format_names: Iterable[str]) -> dict[str, list[tuple[str, FormatOption]]]:

@@ -1,4 +1,4 @@
-"""The BEAM benchmark as a :class:`~agentmemory.datasets.collection.Collection`: the ``beam`` format.
+"""The BEAM benchmark as a :class:`~agentmemory.collection.Collection`: the ``beam`` format.
 
 BEAM ("Beyond a Million Tokens", Tavakoli et al., 2025; github
 mohammadtavakoli78/BEAM) has no license file: it is not ours to ship, and
@@ -114,8 +114,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
+from agentmemory.collection import Collection
 from agentmemory.datasets.base import Format, FormatOption
-from agentmemory.datasets.collection import Collection
 from agentmemory.errors import InputError, MissingFileError, ParameterError, UnknownNameError, quote
 from agentmemory.files.reading import decode_utf8, describe_json, parse_json, path_kind, read_bytes
 from agentmemory.files.trec import TREC_ID_RULE, trec_id_problem

@@ -17,7 +17,7 @@ timezone, in :data:`agentmemory.records.TIME_RANGE`; grades are integers by
 :mod:`agentmemory.files.numbers`'s rule; JSON is read strictly
 (:func:`agentmemory.files.reading.parse_json`).  A judgments file with no judgment
 loads (a collection to retrieve from, or to judge later); evaluating it is
-refused (:func:`agentmemory.datasets.collection.require_judgments`).  Any BEIR
+refused (:func:`agentmemory.collection.require_judgments`).  Any BEIR
 dataset on disk loads as it is (``title`` is joined to ``text``; other
 fields become metadata).  :func:`write_collection` writes a collection back
 as such a folder.
@@ -29,11 +29,9 @@ folder holding ``corpus.jsonl``; option ``split`` picks the qrels file.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping
-from datetime import datetime
+from collections.abc import Iterable, Iterator
 from itertools import repeat
 from operator import attrgetter, eq, itemgetter
 from os import PathLike
@@ -41,63 +39,22 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from agentmemory.collection import Collection, check_split
+from agentmemory.collection import write_folder as write_collection
 from agentmemory.datasets.base import Format, FormatOption
-from agentmemory.datasets.collection import Collection
-from agentmemory.errors import InputError, MissingFileError, NumberTextError, ParameterError, quote
+from agentmemory.errors import InputError, MissingFileError, NumberTextError, quote
+from agentmemory.files.fields import parse_id, parse_timestamp
 from agentmemory.files.numbers import INTEGER_FORM, parse_integer
-from agentmemory.files.output_plan import OutputPlan
 from agentmemory.files.reading import decode_utf8, gc_paused, json_lines, json_values, path_kind, read_bytes
-from agentmemory.files.trec import TREC_ID_RULE, trec_id_problem
-from agentmemory.records import NO_METADATA, TIME_RANGE, UNKNOWN_PROVENANCE, MemoryEntry, Provenance, Query, usable_time
+from agentmemory.records import NO_METADATA, UNKNOWN_PROVENANCE, MemoryEntry, Provenance, Query
 
-__all__ = ["FORMAT", "load_collection", "parse_timestamp", "recognise", "write_collection"]
+__all__ = ["FORMAT", "load_collection", "recognise", "write_collection"]
 
 _CORPUS_KEYS = {"_id", "text", "title", "tags", "created_at", "provenance", "scope"}
 _QUERY_KEYS = {"_id", "text", "tags", "scope", "group", "asked_at"}
 _PROVENANCE_KEYS = {"source", "ref", "actor", "derived_from"}
 # Field names the reader interprets: a metadata key of one of these names would not be read back as
 # metadata (a "title" would be joined to the text), so the writer refuses it.
-_RESERVED_CORPUS_KEYS = ("_id", "text", "title", "tags", "created_at", "provenance", "scope")
-_RESERVED_QUERY_KEYS = ("_id", "text", "tags", "scope", "group", "asked_at")
-
-
-_TIMESTAMP_TEXT = re.compile(r"[0-9T:.,+\-Zz W]+", re.ASCII)
-
-
-def parse_timestamp(value: object, path: str, line: int, field: str = "created_at") -> datetime:
-    """An ISO 8601 timestamp with a timezone (``Z`` allowed), as an aware datetime in UTC.
-
-    Raises:
-        InputError: not a string, not ISO 8601 (ASCII digits and separators
-            only), no timezone, or outside :data:`agentmemory.records.TIME_RANGE`
-            (``9999-12-31T23:00:00-05:00`` is in the year 10000 in UTC).
-    """
-    if not isinstance(value, str):
-        raise InputError(
-            path, line, f"{field} {quote(value)} is not a string; expected ISO 8601 like 2026-03-01T09:30:00Z"
-        )
-    text = value[:-1] + "+00:00" if value.endswith(("Z", "z")) else value
-    try:
-        if _TIMESTAMP_TEXT.fullmatch(value) is None:
-            raise ValueError(value)
-        parsed = datetime.fromisoformat(text)
-    except ValueError:
-        raise InputError(
-            path, line, f"{field} {quote(value)} is not ISO 8601; expected e.g. 2026-03-01T09:30:00Z"
-        ) from None
-    if parsed.tzinfo is None:
-        raise InputError(path, line, f"{field} {quote(value)} has no timezone; add one, e.g. 2026-03-01T09:30:00Z")
-    utc = usable_time(parsed)
-    if utc is None:
-        raise InputError(path, line, f"{field} {quote(value)} is out of range; expected {TIME_RANGE}")
-    return utc
-
-
-def _check_split(split: object) -> None:
-    if not isinstance(split, str) or not split or any(c in split for c in "/\\") or split.startswith("."):
-        raise ParameterError(
-            "split", split, "is not a split name", "a split names a file qrels/<split>.tsv, e.g. 'test' or 'dev'"
-        )
 
 
 def _read(path: Path, files: dict[str, str], root: Path) -> str:
@@ -121,14 +78,7 @@ def _jsonl(path: Path, text: str) -> Iterator[tuple[int, dict]]:
 def _string_id(obj: dict, path: Path, line: int) -> str:
     if "_id" not in obj:
         raise InputError(path, line, "missing _id; every line needs a string _id")
-    value = obj["_id"]
-    if isinstance(value, bool) or not isinstance(value, (str, int)) or value == "":
-        raise InputError(path, line, f"_id {quote(value)} is not a non-empty string; every line needs a string _id")
-    text = value if isinstance(value, str) else str(value)
-    problem = trec_id_problem(text)
-    if problem is not None:
-        raise InputError(path, line, f"_id {quote(value)} {problem}; {TREC_ID_RULE}")
-    return text
+    return parse_id(obj["_id"], path, line)
 
 
 def _text(obj: dict, path: Path, line: int) -> str:
@@ -282,14 +232,16 @@ def load_collection(path: str | PathLike[str], *, split: str = "test", progress:
         MissingFileError: the folder or one of its files does not exist.
         InputError: the path or one of the files is not what it should be
             (a file, a FIFO, a link loop: said which); a malformed line,
-            naming the file and the line.
+            naming the file and the line (a query whose scope no entry has
+            included).
     """
-    _check_split(split)
+    check_split(split)
     root = _collection_folder(path)
     files: dict[str, str] = {}  # each file read, relative to the folder, with its sha256
     entries, first_line = _load_corpus(root, files, progress)
     queries, query_line = _load_queries(root, files)
     qrels = _load_qrels(root / "qrels" / f"{split}.tsv", root, files, query_line, first_line)
+    _check_scopes(root / "queries.jsonl", queries, query_line, {e.scope for e in entries})
     return Collection(
         name=root.resolve().name,
         entries=tuple(entries),
@@ -361,6 +313,18 @@ def _load_queries(root: Path, files: dict[str, str]) -> tuple[list[Query], dict[
     return queries, query_line
 
 
+def _check_scopes(path: Path, queries: list[Query], query_line: dict[str, int], scopes: set[str | None]) -> None:
+    """Refuse a query whose scope no entry has (it could find nothing), naming its line."""
+    for query in queries:
+        if query.scope is not None and query.scope not in scopes:
+            raise InputError(
+                path,
+                query_line[query.id],
+                f"scope {quote(query.scope)} is the scope of no entry in corpus.jsonl; a query finds only the "
+                "entries of its own scope (leave scope out for the entries without one)",
+            )
+
+
 def _load_qrels(
     qrels_path: Path, root: Path, files: dict[str, str], query_line: dict[str, int], first_line: dict[str, int]
 ) -> dict[str, dict[str, int]]:
@@ -415,88 +379,6 @@ def _qrels_line(qrels_path: Path, number: int, fields: list[str]) -> tuple[str, 
             f"score {quote(grade_text)} {err.problem}; expected an integer grade such as 0, 1 or 2 ({INTEGER_FORM})",
         ) from None
     return query_id, entry_id, grade
-
-
-def _extra(metadata: Mapping[str, Any], reserved: tuple[str, ...], what: str, item_id: str) -> dict[str, Any]:
-    clash = sorted(set(metadata) & set(reserved))
-    if clash:
-        raise ParameterError(
-            f"{what} {quote(item_id)} metadata",
-            clash[0],
-            "is a reserved field name",
-            "rename the metadata key; reserved: " + ", ".join(reserved),
-        )
-    return dict(metadata)
-
-
-def corpus_line(entry: MemoryEntry) -> dict[str, Any]:
-    """The ``corpus.jsonl`` object for ``entry``, keys in the writer's fixed order (see :func:`write_collection`)."""
-    line: dict[str, Any] = {"_id": entry.id, "text": entry.text, "tags": list(entry.tags)}
-    if entry.created_at is not None:
-        line["created_at"] = entry.created_at.isoformat()
-    line["provenance"] = entry.provenance.to_dict()
-    if entry.scope is not None:
-        line["scope"] = entry.scope
-    line.update(_extra(entry.metadata, _RESERVED_CORPUS_KEYS, "entry", entry.id))
-    return line
-
-
-def query_line(query: Query) -> dict[str, Any]:
-    """The ``queries.jsonl`` object for ``query``, keys in the writer's fixed order (see :func:`write_collection`)."""
-    line: dict[str, Any] = {"_id": query.id, "text": query.text}
-    if query.tags is not None:
-        line["tags"] = list(query.tags)
-    for key in ("scope", "group"):
-        if getattr(query, key) is not None:
-            line[key] = getattr(query, key)
-    if query.asked_at is not None:
-        line["asked_at"] = query.asked_at.isoformat()
-    line.update(_extra(query.metadata, _RESERVED_QUERY_KEYS, "query", query.id))
-    return line
-
-
-def write_collection(collection: Collection, folder: str | PathLike[str], *, split: str = "test") -> dict[str, str]:
-    """Write ``collection`` as a BEIR-style folder that :func:`load_collection` reads.
-
-    Files (UTF-8, ``\\n`` line endings, one JSON object per line, keys in a
-    fixed order)::
-
-        corpus.jsonl        _id, text, tags, [created_at], provenance, [scope], metadata keys
-        queries.jsonl       _id, text, [tags], [scope], [group], [asked_at], metadata keys
-        qrels/<split>.tsv   "query-id<TAB>corpus-id<TAB>score", then one line per judgment
-
-    The three files are written through one
-    :class:`~agentmemory.files.output_plan.OutputPlan`: all are rendered first, then
-    each is written atomically, and a failure before the last rename
-    changes none of them.  Existing files of those names are replaced.  Metadata keys
-    are written as top-level fields, which the loader returns as metadata.
-    ``scope``, ``group`` and ``asked_at`` are written when set.  ``skipped``, ``repairs``
-    and ``headline_excludes`` are not written.
-
-    Returns:
-        The written files' paths relative to ``folder`` (POSIX) -> sha256,
-        sorted: what ``load_collection(folder).files`` will hold.
-
-    Raises:
-        ParameterError: a metadata key is a field name the reader interprets
-            (it would not come back as metadata), or ``split`` is not a
-            split name.
-    """
-    _check_split(split)
-    root = Path(folder)
-    texts = {
-        "corpus.jsonl": "".join(json.dumps(corpus_line(e), ensure_ascii=False) + "\n" for e in collection.entries),
-        "queries.jsonl": "".join(json.dumps(query_line(q), ensure_ascii=False) + "\n" for q in collection.queries),
-        f"qrels/{split}.tsv": "query-id\tcorpus-id\tscore\n"
-        + "".join(
-            f"{qid}\t{eid}\t{int(grade)}\n" for qid, judged in collection.qrels.items() for eid, grade in judged.items()
-        ),
-    }
-    plan = OutputPlan()
-    for name, text in texts.items():
-        plan.put(plan.file("folder", root / name), text)
-    plan.write()
-    return {name: hashlib.sha256(text.encode("utf-8")).hexdigest() for name, text in sorted(texts.items())}
 
 
 def recognise(path: Path) -> bool:

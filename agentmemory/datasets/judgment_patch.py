@@ -66,7 +66,7 @@ empty patch is refused too.
 every judgment is removed becomes unjudged, left out of every mean, as
 trec_eval leaves out a query with no judgment), with the corrected answers
 in its queries' metadata; it carries the patch
-(:attr:`Collection.judgment_patch <agentmemory.datasets.collection.Collection>`),
+(:attr:`Collection.judgment_patch <agentmemory.collection.Collection>`),
 from which :meth:`JudgmentPatch.revert` gives back the original judgments,
 answers and order exactly: :func:`agentmemory.evaluate` scores both, and
 every report shows both.
@@ -85,7 +85,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from agentmemory.datasets.collection import (
+from agentmemory.collection import (
     ANSWER,
     EVIDENCE,
     EXCLUDE,

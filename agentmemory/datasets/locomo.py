@@ -1,4 +1,4 @@
-"""The LoCoMo long-conversation benchmark as a :class:`~agentmemory.datasets.collection.Collection`: the ``locomo`` format.
+"""The LoCoMo long-conversation benchmark as a :class:`~agentmemory.collection.Collection`: the ``locomo`` format.
 
 The data (``locomo10.json`` from snap-research/locomo) is not ours to ship;
 users bring their own copy.  :func:`load_locomo` reads it, or a file holding
@@ -120,8 +120,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from agentmemory.collection import Collection
 from agentmemory.datasets.base import Format, FormatOption
-from agentmemory.datasets.collection import Collection
 from agentmemory.datasets.sniff import first_record_has_keys
 from agentmemory.errors import InputError, ParameterError, UnknownNameError, quote, shorten
 from agentmemory.files.reading import describe_json, read_json
@@ -663,6 +663,7 @@ def load_locomo(
         repairs=tuple(repairs),
         headline_excludes=(CATEGORIES[5],),
         settings=MappingProxyType({"granularity": "session"}) if by_session else MappingProxyType({}),
+        granularity=granularity,
         turns=MappingProxyType(turns),
         session_of=locomo_session_of,
         format="locomo",

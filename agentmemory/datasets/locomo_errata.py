@@ -64,7 +64,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from agentmemory.datasets.collection import ANSWER, EVIDENCE, Collection
+from agentmemory.collection import ANSWER, EVIDENCE, Collection
 from agentmemory.errors import InputError, quote
 from agentmemory.files.reading import describe_json, parse_json
 from agentmemory.records import Query

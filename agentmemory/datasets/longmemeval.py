@@ -1,4 +1,4 @@
-"""The LongMemEval benchmark as a :class:`~agentmemory.datasets.collection.Collection`: the ``longmemeval`` format.
+"""The LongMemEval benchmark as a :class:`~agentmemory.collection.Collection`: the ``longmemeval`` format.
 
 LongMemEval (Wu et al., ICLR 2025; MIT; github xiaowu0162/LongMemEval) is
 not ours to ship: users download ``longmemeval_s_cleaned.json``,
@@ -43,7 +43,7 @@ it: a session whose id contains ``answer`` but none of whose user turns has
 ``answer`` session whose ``has_answer`` is false.  A turn id therefore maps
 back to its (possibly renamed) session by dropping its last ``_`` part, which
 is what the ``sess.`` measures do (:func:`longmemeval_session_of`, the
-collection's :attr:`~agentmemory.datasets.collection.Collection.session_of`).  ``scope`` is the ``question_id``;
+collection's :attr:`~agentmemory.collection.Collection.session_of`).  ``scope`` is the ``question_id``;
 ``created_at`` the session's date (every turn of a session shares it);
 ``provenance`` ``source="conversation"``, ``ref`` the session id, ``actor``
 the turn's role (a session entry: ``"user"``, or ``None`` with
@@ -148,8 +148,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
+from agentmemory.collection import Collection
 from agentmemory.datasets.base import Format, FormatOption
-from agentmemory.datasets.collection import Collection
 from agentmemory.datasets.sniff import first_record_has_keys
 from agentmemory.errors import InputError, ParameterError, UnknownNameError, quote
 from agentmemory.files.reading import describe_json, read_json
@@ -923,6 +923,7 @@ def _load(source: Path, *, granularity: str, all_turns: bool, repair: bool, prog
         repairs=tuple(repairs),
         notes=tuple(notes),
         settings=MappingProxyType({"granularity": granularity, "indexed_turns": "all" if all_turns else "user"}),
+        granularity=granularity,
         turns=_SessionTurns({e.id: e for e in entries if e.id in spans}, spans) if spans else {},
         session_of=longmemeval_session_of,
         left_out_queries=tuple(left_out),

@@ -1,7 +1,7 @@
 """Known releases of collection files: which published (or shipped) file a sha256 is, and how we know.
 
 Every collection records its input files' sha256 (:attr:`Collection.files
-<agentmemory.datasets.collection.Collection>`).  :data:`RELEASES` is the one
+<agentmemory.collection.Collection>`).  :data:`RELEASES` is the one
 table that turns those hashes into a release's name for the definitions card
 (:mod:`agentmemory.analysis.card`): a collection whose every file is a file
 of one release is that release; any other (one byte changed, another copy,

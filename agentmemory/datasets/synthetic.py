@@ -1,6 +1,6 @@
 """Seeded synthetic collections: small stores whose difficulty is set by parameters.
 
-:func:`synthetic_collection` builds a :class:`~agentmemory.datasets.collection.Collection`
+:func:`synthetic_collection` builds a :class:`~agentmemory.collection.Collection`
 from ``numpy.random.default_rng(seed)`` alone, so the same arguments give the
 same collection (on the same numpy version; numpy does not promise the same
 random stream across versions, and the collection's digest would show a
@@ -66,8 +66,7 @@ from typing import Any
 
 import numpy as np
 
-from agentmemory.datasets.beir import corpus_line, query_line
-from agentmemory.datasets.collection import Collection
+from agentmemory.collection import Collection, corpus_line, query_line
 from agentmemory.errors import ParameterError, check_positive_int, check_seed
 from agentmemory.records import MemoryEntry, Provenance, Query
 

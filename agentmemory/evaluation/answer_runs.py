@@ -68,7 +68,7 @@ from typing import Any
 from agentmemory.answers.formats import read_answers
 from agentmemory.answers.matching import Matched, match_answers
 from agentmemory.answers.records import AnswerFile, AnswerRecord, Verdict
-from agentmemory.datasets.collection import ANSWER, Collection
+from agentmemory.collection import ANSWER, Collection
 from agentmemory.errors import ParameterError
 from agentmemory.evaluation.runfiles import RunFile
 from agentmemory.evaluation.system_runs import _run_file

@@ -12,7 +12,7 @@ turned into ``{query_id: [(entry_id, score), ...]}``.
 
 from __future__ import annotations
 
-from agentmemory.datasets.collection import Collection
+from agentmemory.collection import Collection
 from agentmemory.errors import ParameterError, check_positive_int
 from agentmemory.records import Hit
 from agentmemory.retrievers import RetrieverLike, resolve_retrievers

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field, replace
 from os import PathLike
 from pathlib import Path
 
-from agentmemory.datasets.collection import Collection
+from agentmemory.collection import Collection
 from agentmemory.errors import InputError, MissingFileError, NumberTextError, ParameterError, quote
 from agentmemory.files.numbers import NUMBER_FORM, parse_number
 from agentmemory.files.reading import decode_utf8, json_lines, read_bytes

@@ -10,9 +10,10 @@ available for it.
 relevant when it is judged so.  ``relevance="provenance"`` credits a hit with
 the judged sources its ``derived_from`` chain reaches, each source once
 (:mod:`agentmemory.metrics.provenance`): evidence-level numbers, their own family
-(trec_eval has no equivalent); only measures with a provenance definition
-are computed, the others are listed in :attr:`Evaluation.unscored`, and no
-tie analysis is made.
+(trec_eval has no equivalent); a measure asked for without a provenance
+definition is refused (:func:`agentmemory.metrics.modes.require_defined`), a
+claim's is listed in :attr:`Evaluation.unscored` (the claims check says so),
+and no tie analysis is made.
 
 :func:`evaluate` builds one :class:`~agentmemory.store.core.MemoryStore` whose
 event ids and timestamps are derived from the run's inputs and seed
@@ -46,7 +47,7 @@ from functools import partial
 from os import PathLike
 from typing import Any
 
-from agentmemory.datasets.collection import Collection, require_judgments
+from agentmemory.collection import Collection, require_judgments
 from agentmemory.errors import ParameterError
 from agentmemory.evaluation.answer_runs import (
     AnswersSpec,
@@ -64,6 +65,7 @@ from agentmemory.evaluation.system_runs import SystemRun, system_runs
 from agentmemory.live.answering import ContextMemory, LiveQuestion, answer_questions
 from agentmemory.metrics import Measure, compute_measures, defined
 from agentmemory.metrics.definition import AnswerInput
+from agentmemory.metrics.modes import defined_under, require_defined
 from agentmemory.metrics.provenance import Credited, ancestors_of, credit
 from agentmemory.metrics.tieaware import TieReport, tie_reports
 from agentmemory.metrics.token_counters import CachedCounter, token_counter
@@ -818,7 +820,9 @@ def _scored_measures(
     ranked: bool = True,
     memories: bool = False,
 ) -> tuple[tuple[Measure, ...], tuple[str, ...]]:
-    """The measures computed and those left unscored (no provenance definition, under ``relevance="provenance"``).
+    """The measures computed and the claims' measures left unscored (no provenance definition, under
+    ``relevance="provenance"``: the claims check says so); a measure asked for without one is refused
+    (:func:`agentmemory.metrics.modes.require_defined`).
 
     The measures are the options' (:meth:`EvalOptions.measures_for`: with the token-budget defaults when
     ``memories``, a system returning its own memories), then
@@ -831,18 +835,15 @@ def _scored_measures(
     is scored under either relevance.
     """
     chosen = options.measures_for(memories=memories)
+    if ranked:  # a measure asked for without a definition under the relevance is refused; a claim's is named
+        require_defined(chosen, options.relevance)
     if options.claims is not None:
         chosen += tuple(m for m in options.claims.measures_for(systems) if m not in chosen)
     chosen += tuple(m for m in answer_measures if m not in chosen)
     if not ranked:  # answer files alone: no system ranked anything, so only the answer measures have values
         chosen = tuple(m for m in chosen if m.definition.reads_answer and m.rank_cutoff is None)
-    if options.relevance != "provenance":
-        return chosen, ()
-
-    def scored(m: Measure) -> bool:
-        return m.definition.provenance is not None or m.definition.reads_answer
-
-    return tuple(m for m in chosen if scored(m)), tuple(str(m) for m in chosen if not scored(m))
+    kept = tuple(m for m in chosen if defined_under(m, options.relevance))
+    return kept, tuple(str(m) for m in chosen if m not in kept)
 
 
 def _prepared_store(

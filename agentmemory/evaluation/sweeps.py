@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from agentmemory.datasets.collection import Collection
+from agentmemory.collection import Collection
 from agentmemory.datasets.synthetic import synthetic_collection
 from agentmemory.errors import ParameterError, check_positive_int, check_seed
 from agentmemory.evaluation.options import EvalOptions

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from agentmemory.datasets.collection import Collection
+from agentmemory.collection import Collection
 from agentmemory.errors import check_positive_int
 from agentmemory.evaluation.runfiles import RunFile
 from agentmemory.files.reading import decode_utf8, json_lines, read_bytes

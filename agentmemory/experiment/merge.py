@@ -27,7 +27,7 @@ exact bytes written):
 * ``results.json``: ``schema_version``, ``agentmemory``, ``grid`` (name,
   relevance, extra measures, statistics options), ``collections`` (name,
   path as written, format, options, relevance (its own, else the grid's), digest and
-  :func:`~agentmemory.datasets.collection.collection_summary`), ``tasks`` (counts),
+  :func:`~agentmemory.collection.collection_summary`), ``tasks`` (counts),
   ``failures`` (each failed task's collection, system, k, seed, key and
   error line) and ``evaluations`` (collection, k, seed, measures,
   unscored, systems with their parameters and task key (and a run's

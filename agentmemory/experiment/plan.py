@@ -41,7 +41,7 @@ from typing import Any
 from agentmemory import datasets  # called as datasets.load(...), looked up at call time (tests patch it)
 from agentmemory.analysis.card import collection_card
 from agentmemory.answers import ANSWER_FORMATS
-from agentmemory.datasets.collection import Collection, collection_summary
+from agentmemory.collection import Collection, collection_summary
 from agentmemory.errors import AgentMemoryError, InputError
 from agentmemory.evaluation.answer_runs import AnswersSpec, AnswerSystem, answer_systems, default_answer_measures
 from agentmemory.evaluation.options import EvalOptions

@@ -58,7 +58,7 @@ from agentmemory import (
     datasets,  # called as datasets.load(...), looked up at call time (tests patch it)
 )
 from agentmemory.answers.records import AnswerFile
-from agentmemory.datasets.collection import Collection
+from agentmemory.collection import Collection
 from agentmemory.errors import AgentMemoryError, InputError, shorten
 from agentmemory.evaluation.answer_runs import AnswersSpec, read_answer_files
 from agentmemory.evaluation.options import EvalOptions

@@ -16,7 +16,7 @@ every list of valid choices read the live registry, so a measure registered
 at run time parses at once.
 
 Every built-in measure of the trec_eval family (``P R RR nDCG AP Success
-Rprec``) follows trec_eval (``-l 1``): a document is relevant when its judged
+Rprec bpref``) follows trec_eval (``-l 1``): a document is relevant when its judged
 grade is >= 1; unjudged documents are not relevant; a query with no relevant
 judged document scores 0.0 on every measure.  The LongMemEval family
 (``recall_any recall_all ndcg_any`` and their ``sess.`` versions,
@@ -43,6 +43,7 @@ from agentmemory.errors import NumberTextError, ParameterError, PluginError, Unk
 from agentmemory.files.numbers import parse_integer
 from agentmemory.metrics.answers import ANSWER_DEFINITIONS
 from agentmemory.metrics.average_precision import DEFINITION as AVERAGE_PRECISION
+from agentmemory.metrics.bpref import DEFINITION as BPREF
 from agentmemory.metrics.budget import DEFINITION as TOKENS_TO_FIRST
 from agentmemory.metrics.definition import (
     BUDGET_SUFFIX,
@@ -651,7 +652,7 @@ def compute_measures(
 
 # The built-in trec_eval measures, in the order the tables show them, then LongMemEval's official
 # measures (their own family).
-for _definition in (PRECISION, RECALL, RECIPROCAL_RANK, NDCG, AVERAGE_PRECISION, SUCCESS, R_PRECISION):
+for _definition in (PRECISION, RECALL, RECIPROCAL_RANK, NDCG, AVERAGE_PRECISION, SUCCESS, R_PRECISION, BPREF):
     register_measure(_definition)
 for _definition in LONGMEMEVAL_DEFINITIONS:
     register_measure(_definition)

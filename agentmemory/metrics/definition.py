@@ -123,7 +123,7 @@ class QueryContext(NamedTuple):
             raises :class:`~agentmemory.errors.ParameterError` without it.
         session_of: the collection's entry-to-session mapping, an entry id to
             its session's id (:attr:`Collection.session_of
-            <agentmemory.datasets.collection.Collection>`: LoCoMo's
+            <agentmemory.collection.Collection>`: LoCoMo's
             ``<sample_id>/D3:7 -> <sample_id>/S3``), or ``None`` when none is
             known; the ``sess.`` measures then use LongMemEval's rule (the id
             without its last ``_`` part).

@@ -63,7 +63,7 @@ order of operations:
 1. ``session(id)`` is the collection's entry-to-session mapping
    (:attr:`QueryContext.session_of <agentmemory.metrics.definition.QueryContext>`,
    which an evaluation takes from
-   :attr:`Collection.session_of <agentmemory.datasets.collection.Collection>`):
+   :attr:`Collection.session_of <agentmemory.collection.Collection>`):
    for LongMemEval, and whenever none is known (``agentmemory score``, a
    collection whose format declares none), the official ``strip_turn_id``
    (:func:`session_of`): the id without its last ``_`` part

@@ -13,8 +13,9 @@ How (``N`` scored documents, ``J`` judgments):
    document, its score in the run (or NaN: not retrieved) into flat lists
    with C-level ``list.extend`` (``J`` dictionary look-ups, not ``N``).
 2. Every built-in measure depends on the run only through the ranks of the
-   retrieved documents with a positive grade (relevant means grade >= 1;
-   nDCG's gain is any grade > 0).  Such a document's trec_eval rank is
+   retrieved judged documents with a grade >= 0 (relevant means grade >= 1;
+   nDCG's gain is any grade > 0; bpref counts the judged non-relevant ones,
+   grade in ``[0, 1)``, above each relevant one).  Such a document's trec_eval rank is
    ``1 + #{scores above it} + #{equal scores with a larger id}``.  The
    scores of each query are sorted once (rows of a matrix), and both counts
    come from a vectorised binary search by value.  Only documents whose
@@ -70,6 +71,13 @@ class Ranked:
         ideal_query, ideal_pos, ideal_gain: every judged grade > 0 (retrieved or
             not), sorted by (query, grade descending); ``ideal_pos`` is the
             0-based position in the query's ideal ranking.
+        num_nonrel: ``N`` per query: judged non-relevant documents (grade in
+            ``[0, 1)``: trec_eval's judged but below the relevance level),
+            retrieved or not.  Negative grades (trec_eval: in the pool but
+            unjudged) count in neither ``R`` nor ``N``.
+        nonrel_query, nonrel_rank: the retrieved judged non-relevant documents
+            (grade in ``[0, 1)``), sorted by (query, trec_eval rank): what
+            ``bpref`` reads (:mod:`agentmemory.metrics.bpref`).
     """
 
     n: int
@@ -84,6 +92,9 @@ class Ranked:
     ideal_query: np.ndarray
     ideal_pos: np.ndarray
     ideal_gain: np.ndarray
+    num_nonrel: np.ndarray
+    nonrel_query: np.ndarray
+    nonrel_rank: np.ndarray
 
 
 # --- shared by the measures' batch kernels ----------------------------------
@@ -279,10 +290,12 @@ def rank_judged(docs: Sequence[Mapping[str, float]], judged: Sequence[Mapping[st
 
     relevant = grade >= 1
     positive = grade > 0
+    nonrel = (grade >= 0) & (grade < 1)
     num_rel = count_per_query(judged_query[relevant], n)
+    num_nonrel = count_per_query(judged_query[nonrel], n)
 
-    # Ranks of the retrieved documents with a positive grade.
-    picked = np.flatnonzero(positive & ~np.isnan(judged_score))
+    # Ranks of the retrieved documents with a grade >= 0 (every positive grade among them).
+    picked = np.flatnonzero((positive | nonrel) & ~np.isnan(judged_score))
     query = judged_query[picked]
     score = judged_score[picked]
     starts = np.cumsum(lengths) - lengths
@@ -301,7 +314,11 @@ def rank_judged(docs: Sequence[Mapping[str, float]], judged: Sequence[Mapping[st
 
     # Sorted by (query, rank): the order the helpers walk a ranking in.
     order = np.argsort(query * (int(lengths.max(initial=0)) + 1) + rank)  # query * (longest + 1) + rank < 2**63
-    gain_query, gain_rank, gain = query[order], rank[order], grade[picked][order]
+    ranked_query, ranked_rank, ranked_grade = query[order], rank[order], grade[picked][order]
+    gains = ranked_grade > 0
+    gain_query, gain_rank, gain = ranked_query[gains], ranked_rank[gains], ranked_grade[gains]
+    below = ranked_grade < 1  # and >= 0: judged non-relevant
+    nonrel_query, nonrel_rank = ranked_query[below], ranked_rank[below]
     is_rel = gain >= 1
     rel_query, rel_rank = gain_query[is_rel], gain_rank[is_rel]
     rel_starts = np.cumsum(count_per_query(rel_query, n)) - count_per_query(rel_query, n)
@@ -335,4 +352,7 @@ def rank_judged(docs: Sequence[Mapping[str, float]], judged: Sequence[Mapping[st
         ideal_query=ideal_query,
         ideal_pos=ideal_pos,
         ideal_gain=ideal_gain,
+        num_nonrel=num_nonrel,
+        nonrel_query=nonrel_query,
+        nonrel_rank=nonrel_rank,
     )

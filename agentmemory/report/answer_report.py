@@ -36,7 +36,7 @@ from agentmemory.analysis.judgments import correction_lines, original_statistics
 from agentmemory.analysis.prose import format_p
 from agentmemory.analysis.summaries import BaselineComparison, Interval, Statistics
 from agentmemory.analysis.text_tables import column_name, group_rows, interval_cell
-from agentmemory.datasets.collection import ANSWER, EXCLUDE, JudgmentPatch, Judgments
+from agentmemory.collection import ANSWER, EXCLUDE, JudgmentPatch, Judgments
 from agentmemory.datasets.judgment_patch import answer_key_ceiling, evidence_corrections
 from agentmemory.evaluation.runner import Evaluation, RetrieverResult
 from agentmemory.report.answer_figures import FailureBar, MeansRow, failure_figure, group_figure, means_figure

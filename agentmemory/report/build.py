@@ -67,7 +67,7 @@ from typing import Any, NamedTuple, NoReturn
 
 import nbformat
 
-from agentmemory.datasets.collection import default_collection_path
+from agentmemory.collection import default_collection_path
 from agentmemory.errors import (
     AgentMemoryError,
     InputError,

@@ -22,7 +22,7 @@ from agentmemory.analysis.card import card_text, collection_card, evaluation_car
 from agentmemory.analysis.claim_checks import check_claims, claims_text
 from agentmemory.analysis.judgments import correction_lines, original_statistics, patch_caption, patch_rows
 from agentmemory.analysis.statistics import Statistics
-from agentmemory.datasets.collection import Collection
+from agentmemory.collection import Collection
 from agentmemory.evaluation.runner import Evaluation
 from agentmemory.evaluation.sweeps import CURVES
 from agentmemory.metrics import Measure, parse_measure

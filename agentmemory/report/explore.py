@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 
 import pandas as pd
 
-from agentmemory.datasets.collection import Collection
+from agentmemory.collection import Collection
 from agentmemory.records import Hit, Query
 from agentmemory.report.display import Markdown, Table, short
 from agentmemory.report.params import ExploreSetup

@@ -1,7 +1,7 @@
 """What a collection report evaluated: the loaded collection, its scopes and groups, and what the loader left out.
 
 Used by ``collection.ipynb`` (section 1).  Everything comes from the
-:class:`~agentmemory.datasets.collection.Collection` the loader built: its
+:class:`~agentmemory.collection.Collection` the loader built: its
 ``skipped`` queries with their reasons and its ``repairs``, listed in full,
 never summarised away.
 """

@@ -9,7 +9,7 @@ notebook it shows as that one line, without a traceback, and papermill stops
 at that cell.
 
 Parameter conventions shared by the notebooks: ``collection = ""`` (or
-``None``) means the shipped fixture (:func:`agentmemory.datasets.collection.default_collection_path`),
+``None``) means the shipped fixture (:func:`agentmemory.collection.default_collection_path`),
 found from any working directory; any other value is a collection folder,
 relative to the kernel's working directory.  ``collection.ipynb`` is the
 exception: there ``""`` means the authored LoCoMo sample
@@ -32,8 +32,8 @@ from typing import Any, NamedTuple
 from agentmemory.analysis.statistics import Statistics, evaluation_statistics
 from agentmemory.answers.formats import ANSWER_FORMATS
 from agentmemory.answers.records import AnswerFile
+from agentmemory.collection import Collection, default_collection_path, require_judgments
 from agentmemory.datasets import FORMATS, detect_format, load
-from agentmemory.datasets.collection import Collection, default_collection_path, require_judgments
 from agentmemory.datasets.judgment_patch import read_judgment_patch
 from agentmemory.datasets.synthetic import synthetic_collection
 from agentmemory.errors import (

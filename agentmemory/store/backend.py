@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
+from agentmemory.collection import corpus_line
 from agentmemory.errors import ParameterError, StoreError
 from agentmemory.records import Event, Hit, MemoryEntry, Query
 from agentmemory.store.events import Clock, EventLog, IdSource
@@ -180,10 +181,6 @@ def check_metadata(entry: MemoryEntry, keeps: str = "", *, exact: bool = False) 
             f"cannot be kept exactly: {problem}",
             f"{keeps or 'a store exports metadata as JSON'}: {_METADATA_ALLOWED}",
         )
-    # Deferred (ARCHITECTURE.md): the collection formats add ~35 ms to importing the store, and only
-    # entries with metadata need their writer.
-    from agentmemory.datasets.beir import corpus_line
-
     corpus_line(entry)  # a key the format reserves is refused here, named
 
 

@@ -5,7 +5,7 @@ What ``agentmemory store ...`` runs, as functions:
 * :func:`import_collection` puts a collection's entries (one ``add``
   event), queries and judgments into a store, in one transaction;
   :func:`export_collection` writes a store back as a BEIR-style folder
-  (:func:`agentmemory.datasets.beir.write_collection`).  The round trip is
+  (:func:`agentmemory.collection.write_folder`).  The round trip is
   lossless: importing a folder and exporting it, twice, gives
   byte-identical folders.
 * :func:`export_run` writes the searches a persistent store recorded with
@@ -33,8 +33,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Union
 
-from agentmemory.datasets.beir import _check_split, query_line, write_collection
-from agentmemory.datasets.collection import Collection
+from agentmemory.collection import Collection, check_split, query_line, write_folder
 from agentmemory.errors import ParameterError, StoreError
 from agentmemory.files.atomic import atomic_write_text
 from agentmemory.files.output_plan import OutputPlan, database_files
@@ -50,7 +49,6 @@ __all__ = [
     "export_queries",
     "export_run",
     "import_collection",
-    "parse_time",
     "retrievals",
     "store_collection",
     "format_stats",
@@ -78,29 +76,6 @@ class Unindexed:
 
 UNINDEXED = Unindexed
 """The retriever ``agentmemory store import`` opens a store with: importing 100,000 entries indexes none."""
-
-
-def parse_time(text: str, name: str = "time") -> datetime:
-    """An ISO 8601 time with a timezone (``2026-03-01T09:30:00Z``), or a date (``2026-03-01``: midnight UTC).
-
-    Raises:
-        ParameterError: anything else, a time without a timezone included.
-    """
-    allowed = "write an ISO 8601 time with a timezone, e.g. 2026-03-01T09:30:00Z, or a date such as 2026-03-01"
-    if not isinstance(text, str):
-        raise ParameterError(name, text, "is not a time", allowed)
-    value = text.strip()
-    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
-        value += "T00:00:00+00:00"
-    elif value.endswith(("Z", "z")):
-        value = value[:-1] + "+00:00"
-    try:
-        moment = datetime.fromisoformat(value)
-    except ValueError:
-        raise ParameterError(name, text, "is not an ISO 8601 time", allowed) from None
-    if moment.tzinfo is None:
-        raise ParameterError(name, text, "has no timezone", allowed)
-    return moment
 
 
 @contextmanager
@@ -289,7 +264,7 @@ def import_collection(store: MemoryStore, collection: Collection, *, split: str 
     Raises:
         ParameterError: an entry or query id the store already has.
     """
-    _check_split(split)
+    check_split(split)
     store._check_writable()
     backend = store._backend
     have = {q.id for q in backend.queries()}
@@ -371,7 +346,7 @@ def export_collection(source: Source, folder: str | PathLike[str]) -> dict[str, 
         )
     written: dict[str, str] = {}
     for split, collection in zip(splits, collections):
-        written.update(write_collection(collection, folder, split=split))
+        written.update(write_folder(collection, folder, split=split))
     return dict(sorted(written.items()))
 
 

@@ -86,7 +86,7 @@ from typing import Any
 
 import numpy as np
 
-from agentmemory.datasets.collection import Collection
+from agentmemory.collection import Collection
 from agentmemory.errors import InputError, ParameterError, UnknownNameError, quote, shorten
 from agentmemory.files.reading import decode_utf8, json_lines, read_bytes
 from agentmemory.metrics import Measure, defined

@@ -78,7 +78,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
-from agentmemory.datasets.collection import Collection
+from agentmemory.collection import Collection
 from agentmemory.errors import MemorySystemError, UnknownNameError, shorten
 from agentmemory.records import MemoryEntry, Query
 from agentmemory.retrievers.guard import WorkingFolder, params_violation, plain_json

@@ -3,7 +3,7 @@
 Systems always ingest **turns**.  When each entry of a collection is one
 turn (LoCoMo, a BEIR-style folder, LongMemEval at turn granularity), the
 turns are the entries.  When entries are coarser (LongMemEval at session
-granularity), :attr:`~agentmemory.datasets.collection.Collection.turns`
+granularity), :attr:`~agentmemory.collection.Collection.turns`
 gives the turns each entry holds, and a memory attributed to a turn counts
 for the entry holding it: ``entry_of(t)``.  Attribution
 (:mod:`agentmemory.systems.attribution`) works on turns, then maps each set
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from agentmemory.datasets.collection import Collection
+from agentmemory.collection import Collection
 from agentmemory.errors import ParameterError, quote
 from agentmemory.records import MemoryEntry
 

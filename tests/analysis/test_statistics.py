@@ -26,8 +26,8 @@ from agentmemory.analysis.statistics import (
     per_query_statistics,
     smallest_p_value,
 )
+from agentmemory.collection import default_collection_path
 from agentmemory.datasets.beir import load_collection
-from agentmemory.datasets.collection import default_collection_path
 from agentmemory.datasets.synthetic import synthetic_collection
 from agentmemory.errors import ParameterError, UnknownNameError
 from agentmemory.evaluation.runner import evaluate

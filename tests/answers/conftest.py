@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from agentmemory.collection import Collection
 from agentmemory.datasets import load
-from agentmemory.datasets.collection import Collection
 from agentmemory.datasets.locomo import CATEGORIES
 from agentmemory.records import Query
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentmemory.answers import MATCH_KEYS, AnswerFile, AnswerRecord, match_answers, read_answers
-from agentmemory.datasets.collection import Collection
+from agentmemory.collection import Collection
 from agentmemory.errors import InputError, ParameterError
 from agentmemory.records import Query
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from conftest import REPO_ROOT
 
+from agentmemory.collection import Collection, collection_summary
 from agentmemory.datasets import load
-from agentmemory.datasets.collection import Collection, collection_summary
 from agentmemory.datasets.judgment_patch import (
     JudgmentPatch,
     answer_key_ceiling,

@@ -21,9 +21,9 @@ from agentmemory import (
     load,
     load_collection,
 )
+from agentmemory.collection import collection_summary, default_collection_path
 from agentmemory.datasets import beir
-from agentmemory.datasets.beir import parse_timestamp
-from agentmemory.datasets.collection import collection_summary, default_collection_path
+from agentmemory.files.fields import parse_timestamp
 from agentmemory.records import Provenance
 
 BEIR = REPO_ROOT / "fixtures" / "beir-sample"
@@ -206,6 +206,13 @@ BAD_INPUTS = [
         '{"text": "no id"}\n',
         ":1: missing _id; every line needs a string _id",
         id="query-missing-id",
+    ),
+    pytest.param(
+        "queries.jsonl",
+        QUERIES + '{"_id": "q3", "text": "where?", "scope": "elsewhere"}\n',
+        ":3: scope 'elsewhere' is the scope of no entry in corpus.jsonl; a query finds only the entries of its own "
+        "scope (leave scope out for the entries without one)",
+        id="query-scope-of-no-entry",
     ),
     pytest.param(
         "qrels/test.tsv",

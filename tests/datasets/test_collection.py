@@ -6,7 +6,7 @@ from types import MappingProxyType
 
 import pytest
 
-from agentmemory.datasets.collection import Collection, require_judgments
+from agentmemory.collection import Collection, require_judgments
 from agentmemory.errors import ParameterError
 from agentmemory.records import Query
 

@@ -74,7 +74,7 @@ def test_help_lists_every_collection_option(capsys):
         "--user-turns-only longmemeval format: index the user's turns only (the default, stated explicitly)",
         "--include-captions locomo format: append each turn's image caption to its text",
         "--format-option KEY=VALUE an option of the chosen format",
-        "--format NAME collection format: auto (default) or one of beam, beir, locomo, longmemeval",
+        "--format NAME collection format: auto (default) or one of " + ", ".join(sorted(FORMATS.names())),
     ):
         assert piece in text
 
@@ -184,7 +184,7 @@ ERRORS = [
     ),
     pytest.param(
         ["--format", "csv"],
-        "--format: 'csv' (str) is not a known name; choose from: auto, beam, beir, locomo, longmemeval",
+        "--format: 'csv' (str) is not a known name; choose from: auto, " + ", ".join(sorted(FORMATS.names())),
         id="unknown-format",
     ),
 ]

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from agentmemory.collection import collection_summary
 from agentmemory.datasets import load
-from agentmemory.datasets.collection import collection_summary
 from agentmemory.datasets.locomo import CATEGORIES, load_locomo, locomo_session_of, parse_session_datetime
 from agentmemory.errors import InputError, MissingFileError, ParameterError, UnknownNameError
 from agentmemory.records import Provenance

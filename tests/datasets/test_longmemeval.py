@@ -19,8 +19,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from strategies import longmemeval_questions
 
+from agentmemory.collection import collection_summary
 from agentmemory.datasets import load
-from agentmemory.datasets.collection import collection_summary
 from agentmemory.datasets.longmemeval import load_longmemeval, parse_longmemeval_date
 from agentmemory.errors import InputError, MissingFileError, ParameterError, UnknownNameError
 from agentmemory.records import Provenance

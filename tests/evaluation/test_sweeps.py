@@ -10,9 +10,9 @@ from conftest import REPO_ROOT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from agentmemory.collection import default_collection_path
 from agentmemory.datasets import load
 from agentmemory.datasets.beir import load_collection
-from agentmemory.datasets.collection import default_collection_path
 from agentmemory.datasets.synthetic import synthetic_collection
 from agentmemory.errors import ParameterError
 from agentmemory.evaluation.runner import evaluate

@@ -3,7 +3,7 @@ than P@k, else named in a note saying what it equals."""
 
 from __future__ import annotations
 
-from agentmemory.datasets.collection import Collection
+from agentmemory.collection import Collection
 from agentmemory.evaluation.runner import evaluate
 from agentmemory.evaluation.system_runs import judged_at_k_note, system_table
 from agentmemory.records import MemoryEntry, Provenance, Query

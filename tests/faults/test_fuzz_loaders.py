@@ -37,8 +37,8 @@ from strategies import (
     trec_files,
 )
 
+from agentmemory.collection import Collection
 from agentmemory.datasets import load
-from agentmemory.datasets.collection import Collection
 from agentmemory.errors import AgentMemoryError
 from agentmemory.evaluation.runfiles import read_memories, read_run_file
 from agentmemory.evaluation.runner import evaluate

@@ -30,6 +30,7 @@ from agentmemory.datasets import load
 from agentmemory.errors import InputError
 from agentmemory.evaluation.runner import evaluate
 from agentmemory.experiment import parse_grid, run_experiment
+from agentmemory.metrics.token_counters import DEFAULT_TOKEN_COUNTER, TOKEN_COUNTERS
 
 SAMPLE = REPO_ROOT / "fixtures" / "locomo-sample" / "locomo-sample.json"
 SYSTEMS_TESTS = REPO_ROOT / "tests" / "systems"
@@ -244,7 +245,8 @@ GRAMMAR = (
         ),
         (
             ["--tokenizer", ""],
-            "--tokenizer: '' (str) is empty; choose from: llama2 (leave it out for the default, llama2)",
+            f"--tokenizer: '' (str) is empty; choose from: {', '.join(sorted(TOKEN_COUNTERS.names()))} (leave it out "
+            f"for the default, {DEFAULT_TOKEN_COUNTER})",
         ),
         (["--retrievers", "bm25[k1"], f"--retrievers: 'bm25[k1' (str) has a '[' without its ']'; {GRAMMAR}"),
     ],

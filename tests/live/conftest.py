@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from agentmemory.collection import Collection
 from agentmemory.datasets import load
-from agentmemory.datasets.collection import Collection
 
 from .server import ChatServer
 

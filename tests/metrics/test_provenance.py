@@ -223,15 +223,24 @@ def _run_file(collection: Collection, ranking: list[str]):
     )
 
 
-def test_a_measure_without_a_provenance_definition_is_named_not_computed() -> None:
-    """Under provenance a measure with no provenance function is listed in Evaluation.unscored, never computed."""
+def test_a_measure_without_a_provenance_definition_is_refused_naming_it_and_the_mode() -> None:
+    """Under provenance a measure asked for with no provenance function is refused in one line naming the measure
+    and the mode (never dropped from the numbers); under direct relevance it is computed."""
     from agentmemory.metrics import REGISTRY, CutoffRule, MeasureDef, register_measure
 
     register_measure(MeasureDef("Plain", lambda q: 1.0, CutoffRule.FORBIDDEN, "always 1 (a test measure)"))
     try:
+        having = sorted(d.name for d in REGISTRY.registered().values() if d.provenance is not None or d.reads_answer)
+        assert "Plain" not in having and "P" in having
+        message = (
+            "measure: 'Plain' (str) has no definition under relevance = provenance; leave it out, or evaluate it "
+            f"under another relevance; under provenance these have one: {', '.join(having)}"
+        )
         collection = Collection("tiny", ENTRIES, (Query("q", "turn"),), {"q": QRELS}, {"corpus": "0" * 64})
-        e = evaluate(collection, "bm25", k=2, measures="Plain", relevance="provenance")
-        assert e.unscored == ("Plain",) and "Plain" not in e.results[0].means
+        with pytest.raises(ParameterError, match=f"^{re.escape(message)}$"):
+            evaluate(collection, "bm25", k=2, measures="P@2,Plain", relevance="provenance")
+        e = evaluate(collection, "bm25", k=2, measures="Plain")
+        assert e.unscored == () and e.results[0].means["Plain"] == 1.0
     finally:
         REGISTRY.unregister("Plain")
 

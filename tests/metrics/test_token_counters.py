@@ -82,8 +82,9 @@ def test_default_is_llama2_and_names_come_from_the_registry():
     """llama2 is the default; an unknown name lists the registered ones."""
     assert DEFAULT_TOKEN_COUNTER == "llama2" and "llama2" in TOKEN_COUNTERS
     assert token_counter().describe()["name"] == "llama2"
+    names = re.escape(", ".join(sorted(TOKEN_COUNTERS.names())))
     with pytest.raises(
-        UnknownNameError, match=r"^token counter: 'gpt' \(str\) is not a known name; choose from: llama2$"
+        UnknownNameError, match=rf"^token counter: 'gpt' \(str\) is not a known name; choose from: {names}$"
     ):
         token_counter("gpt")
 

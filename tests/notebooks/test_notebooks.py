@@ -27,7 +27,7 @@ from papermill.exceptions import PapermillExecutionError
 from agentmemory import evaluate, load_collection
 from agentmemory.cli.app import main as cli_main
 from agentmemory.datasets import load
-from agentmemory.datasets.collection import default_collection_path
+from agentmemory.collection import default_collection_path
 from agentmemory.report import (
     comparison,
     explain,

@@ -105,7 +105,7 @@ SEED_TABLE = ("| BM25 | 0.90 | 0.28 | 1.00 |", "| Tag scorer | 1.00 | 0.32 | 1.0
 def test_fresh_venv_imports_the_installed_package(fresh_venv: FreshVenv) -> None:
     """In the fresh venv, agentmemory, its version and its default collection come from the wheel, not the source tree."""
     code = (
-        "import sys, importlib.metadata as md, agentmemory, agentmemory.datasets.collection as c\n"
+        "import sys, importlib.metadata as md, agentmemory, agentmemory.collection as c\n"
         "print(sys.prefix); print(agentmemory.__file__); print(c.default_collection_path())\n"
         "print(md.version('agentmemory-eval')); print(agentmemory.__version__)"
     )

@@ -15,6 +15,7 @@ from agentmemory.analysis.artifact import dumps_artifact
 from agentmemory.analysis.failures import failure_splits
 from agentmemory.analysis.judgments import original_statistics
 from agentmemory.analysis.text_tables import interval_cell
+from agentmemory.answers import ANSWER_FORMATS
 from agentmemory.cli.app import main as cli_main
 from agentmemory.datasets.judgment_patch import answer_key_ceiling
 from agentmemory.errors import ReportParameterError
@@ -117,8 +118,8 @@ HELP = (
         ),
         (
             {"answers_format": "mem0=nope"},
-            "answers_format: 'nope' (str) is not a known name; choose from: auto, evermemos, longmemeval, mapping, "
-            "mem0, zep",
+            "answers_format: 'nope' (str) is not a known name; choose from: "
+            + ", ".join(sorted(["auto", *ANSWER_FORMATS.names()])),
         ),
         (
             {"answers_mapping": "zep=x.toml;zep=y.toml"},

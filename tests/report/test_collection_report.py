@@ -7,7 +7,8 @@ import pytest
 from conftest import REPO_ROOT
 
 from agentmemory import evaluate
-from agentmemory.datasets import load
+from agentmemory.datasets import FORMATS, load
+from agentmemory.datasets.longmemeval import GRANULARITIES
 from agentmemory.errors import MissingFileError, ReportParameterError
 from agentmemory.report import hardest, inputs, params, ranks, tables
 from agentmemory.report.params import SAMPLE, collection_setup, sample_collection_path
@@ -88,7 +89,7 @@ def test_repair_and_a_beir_folder(tmp_path):
         ({"repair": "yes"}, "repair: 'yes' (str) is not a bool; pass repair=True or repair=False"),
         (
             {"format": "csv"},
-            "format: 'csv' (str) is not a known name; choose from: auto, beam, beir, locomo, longmemeval",
+            "format: 'csv' (str) is not a known name; choose from: " + ", ".join(sorted(["auto", *FORMATS.names()])),
         ),
         (
             {"collection": str(GARDEN), "repair": True},
@@ -108,7 +109,7 @@ def test_repair_and_a_beir_folder(tmp_path):
         ),
         (
             {"collection": LONGMEMEVAL, "format_options": "granularity=sentence"},
-            "granularity: 'sentence' (str) is not a known name; choose from: session, turn",
+            "granularity: 'sentence' (str) is not a known name; choose from: " + ", ".join(sorted(GRANULARITIES)),
         ),
         (
             {"collection": LONGMEMEVAL, "format_options": "all_turns=maybe"},

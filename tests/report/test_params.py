@@ -9,7 +9,7 @@ import papermill
 import pytest
 from conftest import REPO_ROOT
 
-from agentmemory.datasets.collection import default_collection_path
+from agentmemory.collection import default_collection_path
 from agentmemory.errors import (
     TRACEBACK_ENV,
     AgentMemoryError,
@@ -19,6 +19,7 @@ from agentmemory.errors import (
     traceback_wanted,
 )
 from agentmemory.report.params import SHIPPED, eval_setup, explore_setup
+from agentmemory.retrievers import RETRIEVERS
 
 GARDEN = REPO_ROOT / "tests" / "data" / "garden-notes"
 GOOD = {"seed": 7, "k": 5, "collection": "", "retrievers": "bm25,tags", "output_dir": ""}
@@ -62,7 +63,7 @@ def test_a_collection_path_and_output_dir_are_kept_as_given(tmp_path):
         ({"seed": "7"}, "seed: '7' (str) is not an integer; seed must be an integer >= 0"),
         (
             {"retrievers": "bm25,bm99"},
-            "retriever: 'bm99' (str) is not a known name; choose from: bm25, dense, hybrid, recency, tags",
+            "retriever: 'bm99' (str) is not a known name; choose from: " + ", ".join(sorted(RETRIEVERS.names())),
         ),
         (
             {"retrievers": "bm25,,tags"},

@@ -30,7 +30,7 @@ def _cli(tmp_path, *args):
 )
 def test_write_results_is_byte_identical_to_the_cli(tmp_path, collection, k, seed, retrievers):
     """write_results and agentmemory eval write the same bytes for the same collection, k, seed, retrievers."""
-    from agentmemory.datasets.collection import default_collection_path
+    from agentmemory.collection import default_collection_path
 
     loaded = load_collection(collection or default_collection_path())
     evaluation = evaluate(loaded, retrievers, k=k, seed=seed)
@@ -66,7 +66,7 @@ def test_no_output_dir_writes_nothing(seed_evaluation, tmp_path, monkeypatch):
 
 def test_committed_artifact_is_current():
     """reports/eval-results.json (from make report) equals what the library writes now for seed 7, k 5."""
-    from agentmemory.datasets.collection import default_collection_path
+    from agentmemory.collection import default_collection_path
 
     evaluation = evaluate(load_collection(default_collection_path()), k=5, seed=7)
     committed = (REPO_ROOT / "reports" / "eval-results.json").read_text(encoding="utf-8")

@@ -7,8 +7,8 @@ import math
 import pytest
 from conftest import REPO_ROOT
 
+from agentmemory.collection import Collection
 from agentmemory.datasets import load
-from agentmemory.datasets.collection import Collection
 from agentmemory.evaluation.runner import evaluate
 from agentmemory.records import MemoryEntry, Query
 from agentmemory.report.systems import (

@@ -24,9 +24,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from agentmemory import HashIds, MemoryEntry, MemoryStore, ParameterError, Provenance, Query, SteppingClock
+from agentmemory.collection import Collection
 from agentmemory.datasets import load
 from agentmemory.datasets.beir import load_collection
-from agentmemory.datasets.collection import Collection
 from agentmemory.store.transfer import export_collection, import_collection, store_collection
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)

@@ -23,6 +23,7 @@ from agentmemory import (
 )
 from agentmemory.errors import StoreError
 from agentmemory.evaluation.runfiles import read_run_file
+from agentmemory.files.fields import parse_time
 from agentmemory.files.trec import read_run
 from agentmemory.store.backend import anonymous_query_id
 from agentmemory.store.transfer import (
@@ -30,7 +31,6 @@ from agentmemory.store.transfer import (
     export_queries,
     export_run,
     import_collection,
-    parse_time,
     retrievals,
     store_collection,
 )

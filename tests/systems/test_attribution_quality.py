@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import REPO_ROOT
 
+from agentmemory.collection import Collection
 from agentmemory.datasets import load
-from agentmemory.datasets.collection import Collection
 from agentmemory.errors import InputError, ParameterError
 from agentmemory.evaluation.runner import evaluate
 from agentmemory.evaluation.system_runs import system_table

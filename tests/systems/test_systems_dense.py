@@ -7,7 +7,7 @@ import socket
 import numpy as np
 import pytest
 
-from agentmemory.datasets.collection import Collection
+from agentmemory.collection import Collection
 from agentmemory.records import MemoryEntry, Query
 from agentmemory.retrievers import encoders as encoders_module
 from agentmemory.retrievers import load_encoder

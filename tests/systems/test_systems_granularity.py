@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO_ROOT
 
-from agentmemory.datasets.collection import Collection
+from agentmemory.collection import Collection
 from agentmemory.datasets.longmemeval import load_longmemeval
 from agentmemory.evaluation.runfiles import read_memories
 from agentmemory.evaluation.runner import evaluate

@@ -11,8 +11,8 @@ import pytest
 from conftest import REPO_ROOT
 
 from agentmemory.cli.app import main
+from agentmemory.collection import Collection
 from agentmemory.datasets import load
-from agentmemory.datasets.collection import Collection
 from agentmemory.evaluation.options import BUDGET_DEFAULTS
 from agentmemory.evaluation.runner import evaluate
 from agentmemory.records import MemoryEntry, Query

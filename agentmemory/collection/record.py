@@ -3,7 +3,9 @@
 :class:`Collection` is the one typed record the readers of
 :mod:`agentmemory.datasets` build (a BEIR-style folder, LoCoMo, a seeded
 synthetic store, or a format a plugin registers); everything downstream
-(evaluation, artifacts, reports) reads only this record.
+(evaluation, artifacts, reports) reads only this record.  It lives below the
+formats, so importing it loads none of them.  :meth:`Collection.check` is what
+:func:`agentmemory.datasets.load` holds every format's result to;
 :func:`collection_summary` is its JSON-ready description for artifacts and
 :func:`default_collection_path` finds the shipped fixture.
 """
@@ -295,10 +297,14 @@ class Collection:
     numbers do); their queries are still evaluated and appear in the group means.
     ``notes`` lists ``(query_id, remark)`` for what a loader noticed about a
     query it kept without changing anything (LongMemEval: judgments that
-    disagree with the file's own ``answer_session_ids``); ``settings`` records
-    how the loader built the entries and judgments when that changes the
-    numbers (LongMemEval: ``granularity`` and ``indexed_turns``).  Both are
-    reported beside ``skipped`` and ``repairs``.
+    disagree with the file's own ``answer_session_ids``); ``settings`` records,
+    for the artifact, how the loader built the entries and judgments when that
+    changes the numbers (LongMemEval: ``granularity`` and ``indexed_turns``).
+    Both are reported beside ``skipped`` and ``repairs``.  Code reads what one
+    entry is from ``granularity``, never from ``settings``.
+    ``granularity`` is what one entry is (``"turn"``, ``"session"``) when the
+    format declares it (LoCoMo and LongMemEval at either granularity), else
+    ``None``: the definitions card states it and the claims check compares it.
     ``turns`` maps an entry id to the conversation turns the entry holds, in
     order, each as a :class:`~agentmemory.records.MemoryEntry` (its own id,
     the turn's text, role as ``provenance.actor``, ``created_at``, ``scope``),
@@ -336,6 +342,7 @@ class Collection:
     headline_excludes: tuple[str, ...] = ()
     notes: tuple[tuple[str, str], ...] = ()
     settings: Mapping[str, Any] = field(default_factory=dict)
+    granularity: str | None = None
     turns: Mapping[str, tuple[MemoryEntry, ...]] = field(default_factory=dict, compare=False, repr=False)
     session_of: Callable[[str], str] | None = field(default=None, compare=False, repr=False)
     format: str | None = field(default=None, compare=False)
@@ -382,6 +389,47 @@ class Collection:
         """Ids judged relevant (grade >= 1) for ``query_id``, sorted."""
         return tuple(sorted(d for d, g in self.qrels.get(query_id, {}).items() if g >= 1))
 
+    def check(self) -> Collection:
+        """This collection, once its parts agree; what :func:`agentmemory.datasets.load` holds every format's
+        result to, a plugin's included (plugins are untrusted).
+
+        Refused, each in one line naming the format that read the collection
+        (``format``; the collection's ``name`` when none is recorded) and the
+        bad value: two entries with one id; two queries with one id; a query
+        whose scope no entry has (it could retrieve nothing); a judgment of a
+        query the collection does not hold (kept or left out); a judgment
+        naming no entry (relevant but unreachable).
+
+        Raises:
+            ParameterError: ``format: 'mine' (str) read ...; a format's read ...``.
+        """
+        problem = _duplicate("entry", (e.id for e in self.entries)) or _duplicate(
+            "query", (q.id for q in (*self.queries, *self.left_out_queries))
+        )
+        if problem is None:
+            problem = self._unreachable()
+        if problem is not None:
+            if self.format is None:
+                raise ParameterError("collection", self.name, f"is a collection {problem}", _CHECK_ALLOWED)
+            raise ParameterError("format", self.format, f"read a collection {problem}", _CHECK_ALLOWED)
+        return self
+
+    def _unreachable(self) -> str | None:
+        """What a query or judgment names that the collection does not hold, in a message's words, or ``None``."""
+        scopes = self.scope_ids
+        asked = {q.id for q in (*self.queries, *self.left_out_queries)}
+        for query in self.queries:
+            if query.scope is not None and query.scope not in scopes:
+                return f"whose query {quote(query.id)} has scope {quote(query.scope)}, which no entry has"
+        entries = self._by_id
+        for query_id, judged in self.qrels.items():
+            if query_id not in asked:
+                return f"with judgments of query {quote(query_id)}, which is not among its queries"
+            missing = next((e for e in judged if e not in entries), None)
+            if missing is not None:
+                return f"whose judgments of query {quote(query_id)} name entry {quote(missing)}, which is not among its entries"
+        return None
+
     def entry(self, entry_id: str) -> MemoryEntry:
         return self._by_id[entry_id]
 
@@ -392,6 +440,20 @@ class Collection:
             cache = {e.id: e for e in self.entries}
             object.__setattr__(self, "_by_id_cache", cache)
         return cache
+
+
+_CHECK_ALLOWED = "a format's read returns every entry its judgments name and every scope its queries name, each id once"
+
+
+def _duplicate(kind: str, ids: Iterable[str]) -> str | None:
+    """``"with two entries 'e1'"`` for the first id ``ids`` holds twice, else ``None``."""
+    seen: set[str] = set()
+    for item in ids:
+        if item in seen:
+            plural = "entries" if kind == "entry" else "queries"
+            return f"with two {plural} {quote(item)}"
+        seen.add(item)
+    return None
 
 
 def require_judgments(collection: Collection, path: str | PathLike[str] | None = None) -> None:
