@@ -130,8 +130,9 @@ def add_eval_parser(sub: argparse._SubParsersAction) -> None:
         "--claims",
         metavar="FILE",
         help="published numbers to set beside ours, TOML [[claim]] tables (system, collection, measure, k or "
-        "budget, granularity, value, source or citation): each claim about an evaluated system is printed with "
-        "our value under its definition and the differences we can detect",
+        "budget, granularity, value, source or citation): every claim is a published row of the comparison table "
+        "(its figure, not re-measured; its differences in a note), and each claim about an evaluated system is "
+        "printed with our value under its definition",
     )
     ev.add_argument(
         "--out",
@@ -145,6 +146,15 @@ def add_eval_parser(sub: argparse._SubParsersAction) -> None:
         type=output_path,
         metavar="FILE",
         help="also write the comparison table, as CSV, Markdown, LaTeX or text by the suffix (.csv, .md, .tex, .txt)",
+    )
+    ev.add_argument(
+        "--table-label",
+        action="append",
+        default=[],
+        metavar="SYSTEM=LABEL",
+        help="the label --table-out shows for a system (its key or label), e.g. --table-label "
+        "'hybrid=Hybrid'; repeat for several (default: the labels as printed; LaTeX shortens nested ones, "
+        "Dense (wordllama) to Dense, keeping labels apart)",
     )
     ev.add_argument(
         "--table-metrics",
