@@ -141,6 +141,28 @@ def add_eval_parser(sub: argparse._SubParsersAction) -> None:
         metavar="FILE",
         help="write the eval-results.json artifact here (default: write none)",
     )
+    _add_table_arguments(ev)
+    ev.add_argument(
+        "--timings",
+        action="store_true",
+        help="also print each retriever's search latency (p50, p95) and index size and build time, and each memory "
+        "system's total and per-conversation wall time (wall-clock figures: never in the artifact)",
+    )
+    _add_runs_arguments(ev)
+    ev.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="progress bars (default: on when stderr is a terminal); a memory system's replay where stderr is "
+        "not a terminal: a plain line every 10 s",
+    )
+    _add_system_arguments(ev)
+    _add_answers_arguments(ev)
+    _add_live_arguments(ev)
+
+
+def _add_table_arguments(ev: argparse.ArgumentParser) -> None:
+    """``--table-out``, ``--table-label`` and ``--table-metrics``: the comparison table's file, labels and columns."""
     ev.add_argument(
         "--table-out",
         type=output_path,
@@ -164,23 +186,6 @@ def add_eval_parser(sub: argparse._SubParsersAction) -> None:
         "the printed table, --table-out and the artifact's versus_baseline follow it, everything else keeps every "
         "measure",
     )
-    ev.add_argument(
-        "--timings",
-        action="store_true",
-        help="also print each retriever's search latency (p50, p95) and index size and build time, and each memory "
-        "system's total and per-conversation wall time (wall-clock figures: never in the artifact)",
-    )
-    _add_runs_arguments(ev)
-    ev.add_argument(
-        "--progress",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="progress bars (default: on when stderr is a terminal); a memory system's replay where stderr is "
-        "not a terminal: a plain line every 10 s",
-    )
-    _add_system_arguments(ev)
-    _add_answers_arguments(ev)
-    _add_live_arguments(ev)
 
 
 def _add_live_arguments(ev: argparse.ArgumentParser) -> None:
