@@ -41,7 +41,8 @@ from agentmemory.retrievers import CAPABILITY_TABLE
 from agentmemory.systems import SYSTEM_CAPABILITIES, Memory, Turn
 
 MARKER = re.compile(r"^<!-- generated: ([a-z-]+) -->$", re.MULTILINE)
-USAGE_WIDTH = "100"  # argparse wraps usage lines at $COLUMNS: fixed, so the page is the same on every terminal
+USAGE_WIDTH = "78"  # argparse wraps usage lines at $COLUMNS: fixed, so the page is the same on every terminal, and narrow
+# enough for the page's code column (a usage line never wraps twice)
 
 
 # -- the entries, one line each to repoint ------------------------------------------------------------------
@@ -109,8 +110,68 @@ def _default(action: argparse.Action) -> str:
     return _code(default)
 
 
+OPTION_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (
+        "The collection",
+        (
+            "--collection",
+            "--format",
+            "--split",
+            "--repair",
+            "--include-captions",
+            "--granularity",
+            "--all-turns",
+            "--user-turns-only",
+            "--updates",
+            "--format-option",
+        ),
+    ),
+    ("Retrievers and run files", ("--retrievers", "--retriever", "--run", "--memories", "--lenient-run")),
+    (
+        "Memory systems",
+        ("--system", "--attribution", "--system-timeout", "--lenient-system", "--workers", "--clock"),
+    ),
+    ("Published answer files", ("--answers", "--answers-format", "--answers-mapping", "--lenient-answers")),
+    (
+        "Live readers and judges",
+        ("--reader", "--judge", "--reader-prompt", "--judge-prompt", "--judge-majority", "--offline", "--prices"),
+    ),
+    (
+        "What is measured",
+        ("--k", "--metrics", "--relevance", "--as-of", "--tokenizer", "--qrels-patch", "--seed", "--baseline"),
+    ),
+    ("The comparison table", ("--claims", "--table-out", "--table-label", "--table-metrics")),
+    ("Outputs", ("--out", "--runs-dir", "--run-depth", "--timings", "--progress")),
+)
+"""The options of a long command (more than :data:`GROUPED_FROM`) grouped by purpose on the CLI page, each group a
+heading of its own; an option of no group is listed under "Other options", so none is ever left out."""
+GROUPED_FROM = 12
+
+
+def _option_tables(parser: argparse.ArgumentParser, level: str) -> list[str]:
+    """The argument tables of one command: one, or one per group of :data:`OPTION_GROUPS` for a long command."""
+    actions = [a for a in parser._actions if not isinstance(a, (argparse._HelpAction, argparse._SubParsersAction))]
+    if not actions:
+        return []
+    header = ["argument", "default", "what it does"]
+    if len(actions) <= GROUPED_FROM:
+        return [_table(header, [[_argument(a), _default(a), _text(a.help or "")] for a in actions])]
+    grouped: dict[str, list[argparse.Action]] = {}
+    for action in actions:
+        first = action.option_strings[0] if action.option_strings else ""
+        title = next((t for t, names in OPTION_GROUPS if first in names), "Other options")
+        grouped.setdefault(title, []).append(action)
+    order = [t for t, _ in OPTION_GROUPS if t in grouped] + (["Other options"] if "Other options" in grouped else [])
+    out = []
+    for title in order:
+        out.append(f"{level}# {title}")
+        out.append(_table(header, [[_argument(a), _default(a), _text(a.help or "")] for a in grouped[title]]))
+    return out
+
+
 def cli_reference() -> str:
-    """Every command and subcommand of :func:`top_level_parser`: usage, then each argument with its help."""
+    """Every command and subcommand of :func:`top_level_parser`: usage, then each argument with its help (grouped
+    by purpose for a long command, :data:`OPTION_GROUPS`)."""
     before = os.environ.get("COLUMNS")
     os.environ["COLUMNS"] = USAGE_WIDTH
     try:
@@ -123,13 +184,7 @@ def cli_reference() -> str:
             if summary:
                 out.append(_text(summary[0].upper() + summary[1:]).rstrip(".") + ".")
             out.append(f"```text\n{parser.format_usage().strip()}\n```")
-            rows = [
-                [_argument(a), _default(a), _text(a.help or "")]
-                for a in parser._actions
-                if not isinstance(a, (argparse._HelpAction, argparse._SubParsersAction))
-            ]
-            if rows:
-                out.append(_table(["argument", "default", "what it does"], rows))
+            out += _option_tables(parser, level)
         return "\n\n".join(out)
     finally:
         if before is None:
@@ -316,6 +371,16 @@ def on_page_markdown(markdown: str, page: Any, **_: Any) -> str:
         return GENERATORS[name]()
 
     return MARKER.sub(generate, markdown)
+
+
+def on_page_context(context: dict[str, Any], page: Any, **_: Any) -> dict[str, Any]:
+    """The measures page's table of contents lists the measures only: each measure's section keeps its module's
+    documented members (``DEFINITION``, ``BUDGET_DEFINITION``, functions) on the page, out of the contents."""
+    if page.file.src_uri == "measures.md":
+        for item in page.toc:
+            for section in item.children:  # the page's own sections have no subsections; the measures' are members
+                section.children = []
+    return context
 
 
 _ROLE = re.compile(r":(?:py:)?(class|func|meth|mod|data|attr|exc|obj):<code>(~?)([\w.]+)(\(\))?</code>")

@@ -13,8 +13,10 @@ evaluated in the run, :func:`check_claims` gives a :class:`ClaimCheck`:
   measure's.  Otherwise the claim **cannot be reproduced** here,
   and the check says why instead of setting another number beside it;
 * **the definitional differences we can detect**, each one line:
-  the **release** (the claim's collection against the card's release, by
-  name; an unknown release of ours never matches), the **granularity**, the
+  the **release** (the claim's files against ours, by sha256: the claim's
+  ``sha256``, or the hashes of the known release its ``collection`` names, so
+  ``"locomo10"`` and "LoCoMo (original = mem0 copy)" are one release; a claim
+  whose files we cannot tell never matches), the **granularity**, the
   **measure family** (when the claim states one), the **denominator** (the
   claim's question count against our headline count; "not stated" when it
   gives none), and our **relevance** when it is not the usual one
@@ -24,7 +26,9 @@ Under a judgment patch (``--qrels-patch``) our value is the one under the
 collection's own judgments, as the claim's number is (the release's
 judgments); the value under the patched judgments is given beside it.
 
-A claim whose system was not evaluated is listed as such, with no value.
+A claim whose system was not evaluated is listed as such, with no value of
+ours, and its differences (a published row of the comparison table,
+:mod:`agentmemory.analysis.comparison_table`, whose footnote they are).
 Nothing is guessed: a difference we cannot see (how the source tokenised,
 which BM25) is not in the list, so a claim without listed differences is
 "comparable as far as we can tell", and said so.
@@ -38,6 +42,7 @@ from typing import Any
 
 from agentmemory.analysis.statistics import Interval, Statistics
 from agentmemory.analysis.text_tables import interval_cell
+from agentmemory.datasets.releases import Release, release_named, release_of
 from agentmemory.evaluation.claims import Claim, Claims
 from agentmemory.evaluation.runner import Evaluation
 
@@ -94,12 +99,44 @@ def _measure_granularity(claim: Claim, card: Mapping[str, Any]) -> str | None:
     return claim.measure.definition.granularity or card["granularity"]
 
 
+def _release_difference(claim: Claim, card: Mapping[str, Any]) -> str | None:
+    """The release line, or ``None`` when the claim's files are ours: compared by sha256, never by label.
+
+    The claim's hashes are its ``sha256``, else those of the known release its ``collection`` names
+    (:func:`~agentmemory.datasets.releases.release_named`: ``"locomo10"`` is LoCoMo's file); ours are the card's
+    files'.  They match when they are the same files or files of one known release (a collection may read part of
+    one: a qrels split)."""
+    ours = {f["sha256"] for f in card["data"]["files"]}
+    named = release_named(claim.collection)
+    theirs = set(claim.sha256) or (set(named.files.values()) if named is not None else set())
+    if _same_files(theirs, ours):
+        return None
+    release = card["data"]["release"] or f"{card['data']['collection']}, an unknown release"
+    if not theirs:
+        return f"release: the claim's is {claim.collection}, not known by hash (no sha256 given); ours is {release}"
+    known = _release(theirs)
+    what = known.name if known is not None else "sha256 " + ", ".join(sorted(h[:12] for h in theirs))
+    said = claim.collection if what == claim.collection else f"{claim.collection}, which is {what}"
+    return f"release: the claim's is {said}; ours is {release}"
+
+
+def _release(hashes: set[str]) -> Release | None:
+    return release_of({h: h for h in hashes})
+
+
+def _same_files(theirs: set[str], ours: set[str]) -> bool:
+    """The same files, or files of one known release."""
+    if not theirs or not ours:
+        return False
+    known = _release(ours)
+    return theirs == ours or (known is not None and known is _release(theirs))
+
+
 def _differences(claim: Claim, card: Mapping[str, Any], counted: int) -> list[str]:
     out = []
-    release = card["data"]["release"]
-    if release is None or claim.collection.casefold() != release.casefold():
-        ours = release or f"{card['data']['collection']}, an unknown release"
-        out.append(f"release: the claim's is {claim.collection}; ours is {ours}")
+    release = _release_difference(claim, card)
+    if release is not None:
+        out.append(release)
     ours_granularity = _measure_granularity(claim, card)
     if ours_granularity is None:
         out.append(f"granularity: the claim's is {claim.granularity}; ours is not declared by the format")
@@ -156,8 +193,8 @@ def check_claims(
     checks = []
     for claim in chosen.claims:
         result = next((r for r in evaluation.results if claim.is_about([(r.name, r.label)])), None)
-        if result is None:
-            checks.append(ClaimCheck(claim, None, None, None, ()))
+        if result is None:  # a published row of the comparison table: its differences are its footnote
+            checks.append(ClaimCheck(claim, None, None, None, tuple(_differences(claim, card, own.queries))))
             continue
         why_not = _why_not(claim, evaluation, card)
         ours = patched = None
@@ -209,6 +246,9 @@ def claims_text(claims: Claims, checks: Sequence[ClaimCheck], *, plain: bool = F
         named = ", ".join(
             f"{c.claim.system} ({'line ' + str(c.claim.line) if c.claim.line is not None else 'claim'})" for c in absent
         )
-        lines += ["", f"Not evaluated in this run, so not shown ({len(absent)}): {named}."]
+        lines += [
+            "",
+            f"Not evaluated in this run ({len(absent)}), so each is a published row of the comparison table: {named}.",
+        ]
     text = "\n".join(lines)
     return text.replace("**", "") if plain else text

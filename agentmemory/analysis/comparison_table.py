@@ -23,6 +23,19 @@ marks a significantly **lower** value and ``+a/−b`` counts the queries on
 which the system scores below / above the baseline, so ``▲`` and ``+`` are
 always the better side; the notation line says it for those columns.
 
+**Published rows.**  With a claims file (``--claims``,
+:mod:`agentmemory.evaluation.claims`) every claim whose measure is a column
+is a row of its own below our systems, marked ``(published, note n)`` (or
+``(illustrative, note n)``): the figure as its source states it, in its
+measure's column, not re-measured, with no interval, no marker and no
+counts, whether or not we evaluated that system (an evaluation computes
+every claim's measure, so our rows have a value beside it).  Note ``n``
+under the table says where the figure comes from and how its definition
+differs from ours (:func:`agentmemory.analysis.claim_checks.check_claims`:
+release by sha256, granularity, family, questions); a claim whose measure
+is not a column (``--table-metrics``) is named there instead.  The best
+value of a column (:meth:`ComparisonTable.best`) is among our rows only.
+
 Everything here reads a :class:`~agentmemory.analysis.statistics.Statistics` computed with
 the run's seed (:func:`agentmemory.analysis.statistics.evaluation_statistics`), so the
 table, ``eval-results.json`` and every report agree.  :func:`comparison_table`
@@ -36,11 +49,12 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from agentmemory.analysis.card import evaluation_card
+from agentmemory.analysis.claim_checks import check_claims
 from agentmemory.analysis.latex_table import latex_table
 from agentmemory.analysis.prose import marker_limit
 from agentmemory.analysis.statistics import (
@@ -57,12 +71,21 @@ from agentmemory.analysis.text_tables import (
     may_be_undefined,
 )
 from agentmemory.errors import ParameterError
+from agentmemory.evaluation.claims import Claim
 from agentmemory.evaluation.runner import Evaluation
 from agentmemory.metrics import parse_measure
 from agentmemory.metrics.answers import HAS_ANSWER_FAMILY, JUDGE_FAMILY, LOCOMO_FAMILY
 from agentmemory.metrics.budget import FAMILY as BUDGET_FAMILY
 
-__all__ = ["TABLE_FORMATS", "ComparisonTable", "comparison_frame", "comparison_table", "systems_table", "table_format"]
+__all__ = [
+    "TABLE_FORMATS",
+    "ComparisonTable",
+    "PublishedRow",
+    "comparison_frame",
+    "comparison_table",
+    "systems_table",
+    "table_format",
+]
 
 TABLE_FORMATS = {".csv": "csv", ".md": "markdown", ".tex": "latex", ".txt": "text"}
 """File suffix -> the :meth:`ComparisonTable.render` format ``--table-out`` writes."""
@@ -81,6 +104,45 @@ class TableCell:
 
     interval: Interval | None
     versus: BaselineComparison | None  # None for the baseline itself
+
+
+@dataclass(frozen=True)
+class PublishedRow:
+    """A claim's figure as a row of the comparison table (module docstring): not measured here.
+
+    ``column`` is the table's measure it sits in; ``differences`` how its definition differs from ours, one
+    line each (:attr:`ClaimCheck.differences <agentmemory.analysis.claim_checks.ClaimCheck>`)."""
+
+    claim: Claim
+    column: str
+    differences: tuple[str, ...]
+
+    def label(self, note: int) -> str:
+        """``"hebb-mind (published, note 1)"``; ``"(illustrative, note 1)"`` for an illustrative claim."""
+        kind = "illustrative" if self.claim.illustrative else "published"
+        return f"{self.claim.system} ({kind}, note {note})"
+
+    @property
+    def value(self) -> str:
+        """The figure as its source states it, with our rows' three decimals where that loses nothing (``0.800``,
+        ``0.9575``): never rounded."""
+        text = f"{self.claim.value:.{_DECIMALS}f}"
+        return text if float(text) == self.claim.value else format(self.claim.value, ".12g")
+
+    def note(self, number: int) -> str:
+        """Note ``number``: the claim (what was measured, on which release, where published) and its differences."""
+        claim = self.claim
+        about = f" ({claim.about})" if claim.about else ""
+        count = f", {claim.questions:,} questions" if claim.questions is not None else ""
+        cite = claim.source or claim.citation
+        text = (
+            f"{number}. {claim.system}{about}: {claim.measure} = {self.value} on {claim.collection}, "
+            f"{claim.granularity} granularity{count}; {cite}."
+        )
+        if not self.differences:
+            return text + " No difference from our definition that we can detect."
+        said = [f"{d[:1].upper()}{d[1:]}." for d in self.differences]
+        return text + " Differs from our rows: " + " ".join(said)
 
 
 @dataclass(frozen=True)
@@ -109,6 +171,10 @@ class ComparisonTable:
     short_form: str = ""
     merged: tuple[str, ...] = ()  # uncut measures shown as their cut form at k (RR as RR@k)
     n_resamples: int = 10_000  # the paired tests' random sign flips (what the smallest p-value depends on)
+    published: tuple[PublishedRow, ...] = ()  # the claims' figures, rows below ours (module docstring)
+    unplaced: tuple[Claim, ...] = ()  # claims whose measure is not a column of this table
+    claims_file: str = ""  # the claims file's name, for the published notes
+    collection: str = ""  # the release (or the collection's name): the LaTeX caption and label read it
 
     @property
     def baseline_label(self) -> str:
@@ -209,7 +275,56 @@ class ComparisonTable:
         for name, label, _ in self.systems:
             shown = f"{label} (baseline)" if name == self.baseline else label
             out.append([shown, *(self.cell_text(name, m) for m in self.measures)])
+        for number, row in enumerate(self.published, 1):
+            out.append([row.label(number), *(row.value if m == row.column else "" for m in self.measures)])
         return out
+
+    def best(self, measure: str) -> tuple[str, ...]:
+        """The systems (names) with the best mean of ``measure`` as shown (3 decimals), in the measure's direction;
+        several on a tie; none when fewer than two systems have a value or all of them tie (nothing stands out).
+        Published rows are not measured here: never among them."""
+        means = {
+            name: round(cell.interval.mean, _DECIMALS)
+            for (name, m), cell in self.cells.items()
+            if m == measure and cell.interval is not None
+        }
+        if len(set(means.values())) < 2:
+            return ()
+        top = min(means.values()) if lower_is_better(measure) else max(means.values())
+        return tuple(name for name, _, _ in self.systems if means.get(name) == top)
+
+    def published_notes(self) -> str:
+        """The notes of the published rows (:meth:`PublishedRow.note`), and the claims whose measure is not a
+        column; ``""`` without claims."""
+        if not self.published and not self.unplaced:
+            return ""
+        source = f" ({self.claims_file})" if self.claims_file else ""
+        lines = []
+        if self.published:
+            lines.append(
+                f"Published rows{source}: each figure as its source states it, in its measure's column; not measured "
+                "here, so no interval, no marker and no counts."
+            )
+            lines += [row.note(number) for number, row in enumerate(self.published, 1)]
+        if self.unplaced:
+            named = ", ".join(f"{c.system} ({c.measure})" for c in self.unplaced)
+            lines.append(f"Claims whose measure is not a column of this table, so not shown: {named}.")
+        return "\n".join(lines)
+
+    def relabel(self, labels: Mapping[str, str], *, option: str = "labels") -> ComparisonTable:
+        """The table with systems renamed: ``labels`` maps a system's key or label to the label to show.
+
+        Raises:
+            ParameterError: a key that names no system of the table (``option`` names the setting).
+        """
+        known = [name for name, _, _ in self.systems] + [label for _, label, _ in self.systems]
+        for key in labels:
+            if key not in known:
+                raise ParameterError(
+                    option, key, "names no system of the table", "choose a key or label from: " + ", ".join(known)
+                )
+        systems = tuple((name, labels.get(name, labels.get(label, label)), kind) for name, label, kind in self.systems)
+        return replace(self, systems=systems)
 
     def families(self) -> str:
         """Which definitions the numbers follow: ``trec_eval's definitions``, or each family with its measures.
@@ -316,7 +431,8 @@ class ComparisonTable:
     def render(self, format: str = "text") -> str:
         """The table as ``"text"`` (caption, Markdown table, notation), ``"markdown"``, ``"csv"`` or ``"latex"``.
 
-        CSV has one row per system and, per measure, the columns ``mean``,
+        CSV has one row per system (then one per published row, ``baseline`` = ``published``, its figure as
+        ``mean``) and, per measure, the columns ``mean``,
         ``low``, ``high``, ``p_holm_table``, ``marker``, ``above``, ``below``
         (and, for a measure of :meth:`shared_measures`, ``shared_n``,
         ``shared_mean``, ``shared_baseline_mean``: empty where the system is
@@ -334,7 +450,8 @@ class ComparisonTable:
         if format not in ("text", "markdown"):
             raise ParameterError("format", format, "is not a table format", "choose text, markdown, csv or latex")
         body = markdown_table(self.header(), self.rows())
-        return f"{self.caption()}:\n\n{body}\n\n{self.notation()}\n"
+        notes = self.published_notes()
+        return f"{self.caption()}:\n\n{body}\n\n{self.notation()}\n" + (f"\n{notes}\n" if notes else "")
 
     def _csv(self) -> str:
         buffer = io.StringIO()
@@ -356,6 +473,12 @@ class ComparisonTable:
                     both = None if v is None else v.shared
                     row += ["", "", ""] if both is None or v is None else [v.test.n, repr(both[0]), repr(both[1])]
             writer.writerow(row)
+        for number, published in enumerate(self.published, 1):
+            row = [published.label(number), "published"]
+            for m in self.measures:
+                row += [repr(published.claim.value) if m == published.column else ""] + [""] * (len(_FIELDS) - 1)
+                row += [""] * (len(_SHARED_FIELDS) if m in shared else 0)
+            writer.writerow(row)
         return buffer.getvalue()
 
     def _latex(self) -> str:
@@ -371,7 +494,28 @@ def comparison_table(evaluation: Evaluation, statistics: Statistics) -> Comparis
     systems = [(r.name, r.label, r.kind) for r in evaluation.results]
     tokenizer = None if evaluation.tokenizer is None else str(evaluation.tokenizer.get("name"))
     table = systems_table(systems, statistics, k=evaluation.k, relevance=evaluation.relevance, tokenizer=tokenizer)
-    return replace(table, short_form=evaluation_card(evaluation)["short_form"])
+    card = evaluation_card(evaluation)
+    collection = card["data"]["release"] or card["data"]["collection"]
+    table = replace(table, short_form=card["short_form"], collection=collection)
+    claims = evaluation.options.claims
+    if claims is None:
+        return table
+    published, unplaced = [], []
+    for check in check_claims(evaluation, statistics, card):
+        column = _column(table, str(check.claim.measure))
+        if column is None:
+            unplaced.append(check.claim)
+        else:
+            published.append(PublishedRow(check.claim, column, check.differences))
+    return replace(table, published=tuple(published), unplaced=tuple(unplaced), claims_file=claims.name)
+
+
+def _column(table: ComparisonTable, measure: str) -> str | None:
+    """The column a claim's ``measure`` sits in: its own, or its cut form when the table shows it so (RR as RR@k)."""
+    if measure in table.measures:
+        return measure
+    cut = f"{measure}@{table.k}"
+    return cut if measure in table.merged and cut in table.measures else None
 
 
 def systems_table(

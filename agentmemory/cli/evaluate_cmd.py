@@ -25,7 +25,7 @@ from agentmemory.analysis.claim_checks import check_claims, claims_text
 from agentmemory.analysis.comparison_table import ComparisonTable, comparison_table, table_format
 from agentmemory.analysis.costs import cost_table
 from agentmemory.analysis.judgments import original_statistics, patch_text
-from agentmemory.analysis.latex_table import latex_label, latex_table
+from agentmemory.analysis.latex_table import latex_table
 from agentmemory.analysis.statistics import Statistics, evaluation_statistics
 from agentmemory.analysis.text_tables import full_report, timings_table
 from agentmemory.answers.records import AnswerFile
@@ -228,6 +228,7 @@ class _Outputs:
     out: Path | None = None
     table_out: Path | None = None
     table_kind: str | None = None
+    table_labels: dict[str, str] = field(default_factory=dict)  # --table-label SYSTEM=LABEL
     runs_dir: Path | None = None
     run_paths: dict[str, Path] = field(default_factory=dict)
     memories_paths: dict[str, Path] = field(default_factory=dict)
@@ -247,6 +248,7 @@ class _Outputs:
         if args.table_out:
             outputs.table_out = plan.file("--table-out", args.table_out, example="comparison.md")
             outputs.table_kind = table_format(str(args.table_out))
+            outputs.table_labels = _table_labels(getattr(args, "table_label", None) or [])
             outputs.shown.append(str(PurePath(str(args.table_out))))
         if args.runs_dir:
             runs = args.runs_dir if isinstance(args.runs_dir, OutputPath) else OutputPath(args.runs_dir)
@@ -271,10 +273,11 @@ class _Outputs:
         """Render every output (rendering checks ids, scores and text); :meth:`OutputPlan.write` writes them all."""
         if self.out is not None:
             self.plan.put(self.out, dumps_artifact(evaluation, statistics))
-        if self.table_out is not None and self.table_kind == "latex":  # \label{tab:<the file's stem>}
-            self.plan.put(self.table_out, latex_table(table, label=latex_label(self.table_out.stem)))
+        if self.table_out is not None and self.table_kind == "latex":  # \label{tab:<collection>-<measure>}
+            self.plan.put(self.table_out, latex_table(table, labels=self.table_labels))
         elif self.table_out is not None and self.table_kind is not None:
-            self.plan.put(self.table_out, table.render(self.table_kind))
+            shown = table.relabel(self.table_labels, option="--table-label")
+            self.plan.put(self.table_out, shown.render(self.table_kind))
         if self.qrels_path is not None:  # each ranking as deep as its measures read (evaluation.run_export)
             self.runs = exported_runs(evaluation)
             for name, rankings in self.runs.rankings.items():
@@ -295,6 +298,27 @@ class _Outputs:
             found = (depth_text(self.runs, k), cut_text(self.runs), qrels_text(self.runs, self.runs_shown))
             lines += [line for line in found if line is not None]
         return "\n".join(lines)
+
+
+def _table_labels(texts: Sequence[str]) -> dict[str, str]:
+    """``--table-label SYSTEM=LABEL`` options as a mapping (the systems are checked once they are known)."""
+    out: dict[str, str] = {}
+    for text in texts:
+        name, sep, label = text.partition("=")
+        if not sep or not name.strip() or not label.strip():
+            raise ParameterError("--table-label", text, "is not SYSTEM=LABEL", "give e.g. --table-label hybrid=Hybrid")
+        out[name.strip()] = label.strip()
+    return out
+
+
+def _check_table_labels(labels: dict[str, str], systems: Sequence[tuple[str, str]]) -> None:
+    """Every ``--table-label`` names a system by its key or label, before anything is read."""
+    known = [name for pair in systems for name in pair]
+    for name in labels:
+        if name not in known:
+            raise ParameterError(
+                "--table-label", name, "names no evaluated system", "choose a key or label from: " + ", ".join(known)
+            )
 
 
 def _retrievers(args: argparse.Namespace) -> tuple[RetrieverSpec, ...]:
@@ -397,6 +421,7 @@ def run(args: argparse.Namespace) -> int:
     options.check_baseline(systems, "--baseline")
     with_memories = [s.key for s in memory_systems] + [a.name for a in answers]  # written only when they have some
     outputs = _Outputs.declare(args, [key for key, _ in systems], with_memories)
+    _check_table_labels(outputs.table_labels, systems)
     outputs.plan.add_inputs(Path(path) for _, path in run_args)
     outputs.plan.add_inputs(Path(path) for path in memories.values())
     outputs.plan.add_inputs(Path(path) for path in (args.qrels_patch, args.claims) if path)

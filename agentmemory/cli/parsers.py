@@ -130,8 +130,9 @@ def add_eval_parser(sub: argparse._SubParsersAction) -> None:
         "--claims",
         metavar="FILE",
         help="published numbers to set beside ours, TOML [[claim]] tables (system, collection, measure, k or "
-        "budget, granularity, value, source or citation): each claim about an evaluated system is printed with "
-        "our value under its definition and the differences we can detect",
+        "budget, granularity, value, source or citation): every claim is a published row of the comparison table "
+        "(its figure, not re-measured; its differences in a note), and each claim about an evaluated system is "
+        "printed with our value under its definition",
     )
     ev.add_argument(
         "--out",
@@ -140,20 +141,7 @@ def add_eval_parser(sub: argparse._SubParsersAction) -> None:
         metavar="FILE",
         help="write the eval-results.json artifact here (default: write none)",
     )
-    ev.add_argument(
-        "--table-out",
-        type=output_path,
-        metavar="FILE",
-        help="also write the comparison table, as CSV, Markdown, LaTeX or text by the suffix (.csv, .md, .tex, .txt)",
-    )
-    ev.add_argument(
-        "--table-metrics",
-        metavar="LIST",
-        help="the comparison table's columns, comma-separated measures (P@5,R@5,nDCG@5), computed if they are not "
-        "already; Holm's correction runs over the table's comparisons (default: every measure, RR and RR@k once); "
-        "the printed table, --table-out and the artifact's versus_baseline follow it, everything else keeps every "
-        "measure",
-    )
+    _add_table_arguments(ev)
     ev.add_argument(
         "--timings",
         action="store_true",
@@ -171,6 +159,33 @@ def add_eval_parser(sub: argparse._SubParsersAction) -> None:
     _add_system_arguments(ev)
     _add_answers_arguments(ev)
     _add_live_arguments(ev)
+
+
+def _add_table_arguments(ev: argparse.ArgumentParser) -> None:
+    """``--table-out``, ``--table-label`` and ``--table-metrics``: the comparison table's file, labels and columns."""
+    ev.add_argument(
+        "--table-out",
+        type=output_path,
+        metavar="FILE",
+        help="also write the comparison table, as CSV, Markdown, LaTeX or text by the suffix (.csv, .md, .tex, .txt)",
+    )
+    ev.add_argument(
+        "--table-label",
+        action="append",
+        default=[],
+        metavar="SYSTEM=LABEL",
+        help="the label --table-out shows for a system (its key or label), e.g. --table-label "
+        "'hybrid=Hybrid'; repeat for several (default: the labels as printed; LaTeX shortens nested ones, "
+        "Dense (wordllama) to Dense, keeping labels apart)",
+    )
+    ev.add_argument(
+        "--table-metrics",
+        metavar="LIST",
+        help="the comparison table's columns, comma-separated measures (P@5,R@5,nDCG@5), computed if they are not "
+        "already; Holm's correction runs over the table's comparisons (default: every measure, RR and RR@k once); "
+        "the printed table, --table-out and the artifact's versus_baseline follow it, everything else keeps every "
+        "measure",
+    )
 
 
 def _add_live_arguments(ev: argparse.ArgumentParser) -> None:

@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-__all__ = ["RELEASES", "Release", "release_of"]
+__all__ = ["RELEASES", "Release", "release_named", "release_of"]
 
 
 @dataclass(frozen=True)
@@ -42,11 +42,14 @@ class Release:
         name: how cards and captions name it (``"LoCoMo (original = mem0 copy)"``).
         files: file name (as the release names it, POSIX, relative to its folder) -> sha256.
         source: where each hash comes from: the file it was computed from, or the source that states it.
+        aliases: other names people give the release (``"locomo10"``, ``"snap-research/LoCoMo"``), which
+            :func:`release_named` reads besides the name and the file names.
     """
 
     name: str
     files: Mapping[str, str]
     source: str
+    aliases: tuple[str, ...] = ()
 
 
 _OURS = "authored for agentmemory and shipped in fixtures/{}; sha256 of the committed files, recomputed by "
@@ -59,6 +62,7 @@ RELEASES: tuple[Release, ...] = (
         "sha256 of github.com/snap-research/LoCoMo data/locomo10.json (commit cbfbc1db, 2024-08-09) and of "
         "github.com/mem0ai/mem0 evaluation/dataset/locomo10.json (added in commit ea220047, 2025-04-29): the same "
         "bytes; checked against the developers' copy",
+        ("LoCoMo", "LoCoMo10", "snap-research/LoCoMo", "mem0ai/mem0 locomo10"),
     ),
     Release(
         "agentmemory assistant-notes fixture",
@@ -118,3 +122,28 @@ def release_of(files: Mapping[str, str], releases: tuple[Release, ...] = RELEASE
     if not hashes:
         return None
     return next((r for r in releases if hashes <= set(r.files.values())), None)
+
+
+def _plain(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def release_named(text: str, releases: tuple[Release, ...] = RELEASES) -> Release | None:
+    """The release ``text`` names, or ``None``: its name, one of its aliases, or one of its files' names with or
+    without the suffix (``"locomo10"``, ``"locomo10.json"``), compared without case.
+
+    What a claims file writes for ``collection`` is a label; this turns it into the release's hashes, so that two
+    labels of one file are one release.  A text that names files of two releases (``"corpus"``) names neither.
+    """
+    wanted = _plain(text)
+    for release in releases:
+        if wanted in {_plain(release.name), *(_plain(a) for a in release.aliases)}:
+            return release
+    found = []
+    for release in releases:
+        names = {_plain(n) for n in release.files} | {
+            _plain(n.rsplit("/", 1)[-1].rsplit(".", 1)[0]) for n in release.files
+        }
+        if wanted in names:
+            found.append(release)
+    return found[0] if len(found) == 1 else None

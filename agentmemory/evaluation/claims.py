@@ -4,13 +4,16 @@ A claims file is TOML, one ``[[claim]]`` table per claim::
 
     [[claim]]
     system = "bm25"                       # the system of the run the claim is set beside (its key or label)
-    collection = "LongMemEval-S (cleaned)"  # the release the number was measured on
+    collection = "LongMemEval-S (cleaned)"  # the release the number was measured on (a known release's
+                                          # name, alias or file name: "locomo10" is LoCoMo's locomo10.json)
     measure = "recall_any"                # a measure name of the registry (an alias too), without cutoff
     k = 5                                 # its cutoff; or budget = 2048 (tokens: R@2048tok); neither for RR
     granularity = "session"               # what the source's ranked items were: turn, session, ...
     value = 0.862                         # the number claimed, on the measure's own scale (0.862, not 86.2)
     source = "https://..."                # where it is published; or citation = "Author et al. 2025, Table 2"
     # optional:
+    sha256 = "79fa87e9..."                # the sha256 of the file(s) measured on (one, or a list): the release
+                                          # is matched by these hashes, whatever collection calls it
     questions = 500                       # how many questions the number averages over
     family = "LongMemEval"                # the definition the source states, when it states one
     about = "their BM25 (Porter stemming)"  # what the source measured, when not this run's system itself
@@ -69,6 +72,7 @@ CLAIM_FIELDS: Mapping[str, str] = {
     "value": "required: the number claimed, on the measure's own scale",
     "source": "where it is published (a URL); or citation",
     "citation": "the publication, when there is no URL; or source",
+    "sha256": "the sha256 of the file the number was measured on (or a list, one per file): releases match by hash",
     "questions": "how many questions the number averages over, an integer >= 1",
     "family": "the family of definitions the source states",
     "about": "what the source measured, when not this run's system itself",
@@ -115,6 +119,7 @@ class Claim:
     illustrative: bool = False
     answers: tuple[str, ...] = ()
     answers_format: str | None = None
+    sha256: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The claim as written, its measure in the registry's text form; absent optional fields left out."""
@@ -129,6 +134,8 @@ class Claim:
         for key in ("source", "citation", "questions", "family", "about", "note"):
             if getattr(self, key) is not None:
                 out[key] = getattr(self, key)
+        if self.sha256:
+            out["sha256"] = list(self.sha256)
         if self.illustrative:
             out["illustrative"] = True
         if self.answers:
@@ -155,6 +162,12 @@ class Claims:
             if claim.answers and claim.system not in seen:
                 seen[claim.system] = (claim.system, claim.answers, claim.answers_format)
         return tuple(seen.values())
+
+    @property
+    def measures(self) -> tuple[Measure, ...]:
+        """The measures of every claim, each once, in file order: an evaluation computes them all, so a claim
+        about a system it did not evaluate is a published row beside our systems' values in its column."""
+        return tuple(dict.fromkeys(claim.measure for claim in self.claims))
 
     def measures_for(self, systems: Sequence[tuple[str, str]]) -> tuple[Measure, ...]:
         """The measures of the claims about ``systems`` (``(key, label)`` pairs), each once, in file order."""
@@ -239,7 +252,24 @@ def _claim(path: Path, line: int | None, table: object) -> Claim:
         illustrative,
         answers,
         table.get("answers_format"),
+        _hashes(table.get("sha256"), fail),
     )
+
+
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+
+
+def _hashes(value: object, fail: Any) -> tuple[str, ...]:
+    """A claim's ``sha256``: one hash or a list of them, each 64 hexadecimal digits (lower case once read)."""
+    if value is None:
+        return ()
+    given = [value] if isinstance(value, str) else value
+    if not isinstance(given, list) or not given or not all(isinstance(v, str) for v in given):
+        raise fail(f"sha256 {quote(value)} is not a hash or a list of them ({CLAIM_FIELDS['sha256']})")
+    for item in given:
+        if not _SHA256.match(item.strip().lower()):
+            raise fail(f"sha256 {quote(item)} is not 64 hexadecimal digits (sha256sum FILE prints them)")
+    return tuple(dict.fromkeys(v.strip().lower() for v in given))
 
 
 def _answer_paths(path: Path, value: object, fail: Any) -> tuple[str, ...]:

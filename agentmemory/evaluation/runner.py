@@ -826,8 +826,10 @@ def _scored_measures(
 
     The measures are the options' (:meth:`EvalOptions.measures_for`: with the token-budget defaults when
     ``memories``, a system returning its own memories), then
-    those of the options' claims about ``systems`` (``(key, label)`` pairs)
-    not among them, so each such claim has our value under its definition,
+    those of the options' claims not among them (:attr:`Claims.measures
+    <agentmemory.evaluation.claims.Claims.measures>`: every claim's, so each claim about one of ``systems``
+    (``(key, label)`` pairs) has our value under its definition, and every claim is a published row of the
+    comparison table, in its measure's column),
     then ``answer_measures`` not among them (an evaluation with answer files);
     when no system ranks anything (answer files without retrieval alone),
     only the answer measures.
@@ -838,7 +840,7 @@ def _scored_measures(
     if ranked:  # a measure asked for without a definition under the relevance is refused; a claim's is named
         require_defined(chosen, options.relevance)
     if options.claims is not None:
-        chosen += tuple(m for m in options.claims.measures_for(systems) if m not in chosen)
+        chosen += tuple(m for m in options.claims.measures if m not in chosen)
     chosen += tuple(m for m in answer_measures if m not in chosen)
     if not ranked:  # answer files alone: no system ranked anything, so only the answer measures have values
         chosen = tuple(m for m in chosen if m.definition.reads_answer and m.rank_cutoff is None)

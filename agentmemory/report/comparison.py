@@ -23,11 +23,14 @@ __all__ = ["comparison", "costs", "per_query"]
 
 
 def comparison(evaluation: Evaluation, statistics: Statistics) -> tuple[Table | Markdown, ...]:
-    """The comparison table (caption above, cells ``mean [low, high] marker +a/−b``) and its notation line, then
+    """The comparison table (caption above, cells ``mean [low, high] marker +a/−b``; the claims' figures as
+    published rows below ours) and its notation line, the published rows' notes, then
     :func:`costs` (nothing more when no system ranked anything)."""
     table = comparison_table(evaluation, statistics)
     frame = pd.DataFrame(table.rows(), columns=table.header())
-    return (Table(frame, table.caption()), Markdown(table.notation()), *costs(evaluation))
+    notes = table.published_notes()  # the claims' rows (--claims): where each figure comes from, how it differs
+    published = (Markdown(notes.replace("\n", "\n\n")),) if notes else ()
+    return (Table(frame, table.caption()), Markdown(table.notation()), *published, *costs(evaluation))
 
 
 def costs(evaluation: Evaluation) -> tuple[Table | Markdown, ...]:

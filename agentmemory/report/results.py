@@ -149,8 +149,7 @@ def _claims_only(evaluation: Evaluation) -> set[Measure]:
     claims = evaluation.options.claims
     if claims is None:
         return set()
-    systems = [(r.name, r.label) for r in evaluation.results]
-    return set(claims.measures_for(systems)) - set(evaluation.options.measures)
+    return set(claims.measures) - set(evaluation.options.measures)
 
 
 def artifact_summary(

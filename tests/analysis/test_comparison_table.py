@@ -9,13 +9,17 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import REPO_ROOT
 
 from agentmemory import evaluate
 from agentmemory.analysis.comparison_table import comparison_frame, comparison_table, systems_table, table_format
 from agentmemory.analysis.statistics import Statistics, evaluation_statistics, holm, per_query_statistics
 from agentmemory.cli.app import main
+from agentmemory.datasets import load
 from agentmemory.datasets.synthetic import synthetic_collection
 from agentmemory.errors import ParameterError, UnknownNameError
+from agentmemory.evaluation.options import EvalOptions
+from agentmemory.report.comparison import comparison
 
 CSV_FIELDS = ("mean", "low", "high", "p_holm_table", "marker", "above", "below")
 
@@ -233,3 +237,34 @@ def test_tokens_at_first_is_compared_on_the_queries_both_have_a_value() -> None:
     data = statistics.to_dict()["versus_baseline"]
     assert data[1]["shared_means"] == {"system": 100.0, "baseline": 200.0} and "shared_means" not in data[0]
     assert Statistics.from_dict(statistics.to_dict()) == statistics
+
+
+def test_claims_are_published_rows_below_ours(tmp_path: Path) -> None:
+    """Each claim whose measure is a column is a row below our systems, marked published or illustrative, its
+    figure in its column as stated, no interval; the notes say where from and what differs, in the text, the CSV
+    and the report's table; a claim about a system we did not evaluate is there too."""
+    claims = REPO_ROOT / "fixtures/claims/claims.toml"
+    evaluation = evaluate(
+        load(REPO_ROOT / "fixtures/locomo-sample/locomo-sample.json"), "bm25", options=EvalOptions(claims=claims)
+    )
+    statistics = evaluation_statistics(evaluation, seed=7, table="R@5,recall_any@10")
+    table = comparison_table(evaluation, statistics)
+    rows = table.rows()
+    assert [r[0] for r in rows] == ["BM25 (baseline)", "hebb-mind (published, note 1)", "bm25 (illustrative, note 2)"]
+    assert rows[1][1:] == ["", "0.9575"] and rows[2][1:] == ["0.800", ""]
+    notes = table.published_notes().splitlines()
+    assert notes[0].startswith("Published rows (claims.toml): each figure as its source states it")
+    assert notes[1].startswith("1. hebb-mind (hebb-mind, prod-mirror + rerank (bge-large-1024, bge-reranker-base)): ")
+    assert "Release: the claim's is snap-research/locomo, which is LoCoMo (original = mem0 copy); ours is" in notes[1]
+    assert notes[2].endswith("No difference from our definition that we can detect.")
+    assert notes[3] == (
+        "Claims whose measure is not a column of this table, so not shown: bm25 (recall_any@5), "
+        "hybrid (sess.recall_any@5), dense (recall_any@5), bm25 (Success@5)."
+    )
+    assert table.render().endswith("\n\n" + table.published_notes() + "\n")
+    data = list(csv.reader(io.StringIO(table.render("csv"))))
+    assert data[2][:2] == ["hebb-mind (published, note 1)", "published"]
+    assert data[2][data[0].index("recall_any@10 mean")] == "0.9575" and data[2][data[0].index("R@5 mean")] == ""
+    shown = comparison(evaluation, statistics)
+    assert list(shown[0].frame.iloc[1]) == rows[1]
+    assert shown[2].text.startswith("Published rows (claims.toml)")

@@ -19,13 +19,18 @@ from conftest import REPO_ROOT
 
 from agentmemory import evaluate
 from agentmemory.analysis.comparison_table import comparison_table
-from agentmemory.analysis.latex_table import latex_escape, latex_label, latex_table
+from agentmemory.analysis.latex_table import latex_escape, latex_label, latex_table, short_labels, table_label
 from agentmemory.analysis.statistics import evaluation_statistics
 from agentmemory.cli.app import main
+from agentmemory.datasets import load
 from agentmemory.datasets.synthetic import synthetic_collection
+from agentmemory.errors import ParameterError
+from agentmemory.evaluation.options import EvalOptions
 
 PDFLATEX = shutil.which("pdflatex")
 SAMPLE = REPO_ROOT / "fixtures" / "locomo-sample" / "locomo-sample.json"
+CLAIMS = REPO_ROOT / "fixtures" / "claims" / "claims.toml"
+SAMPLE_LABEL = "tab:agentmemory-locomo-sample-p5"  # the collection's release and the table's first measure
 OVERFULL_LIMIT = 10.0  # pt
 
 needs_pdflatex = pytest.mark.skipif(
@@ -84,8 +89,8 @@ def test_default_table_compiles_and_fits_a_column(tmp_path: Path, capsys) -> Non
     assert main([*argv, "--table-out", str(tex), "--no-progress"]) == 0
     capsys.readouterr()
     text = tex.read_text(encoding="utf-8")
-    assert "\\begin{table}[tbp]" in text and "\\label{tab:results}" in text
-    _, overfull = compile_table(tex, "tab:results")
+    assert "\\begin{table}[tbp]" in text and f"\\label{{{SAMPLE_LABEL}}}" in text
+    _, overfull = compile_table(tex, SAMPLE_LABEL)
     assert max(overfull, default=0.0) <= OVERFULL_LIMIT, overfull
 
 
@@ -114,7 +119,7 @@ def test_a_wider_table_spans_both_columns_and_fits(tmp_path: Path, capsys) -> No
     assert main([*argv, "--no-progress"]) == 0
     capsys.readouterr()
     assert "\\begin{table*}[tbp]" in tex.read_text(encoding="utf-8")
-    _, overfull = compile_table(tex, "tab:wide")
+    _, overfull = compile_table(tex, SAMPLE_LABEL)
     assert max(overfull, default=0.0) <= OVERFULL_LIMIT, overfull
 
 
@@ -127,11 +132,15 @@ def test_structure_booktabs_label_caption_footnote(large) -> None:
     assert "\\hline" not in text
     assert lines[lines.index("\\toprule") + 1] == "System & P@5 & R@5 & RR@5 & nDCG@5 & AP@5 \\\\"
     assert "\\label{tab:mine}" in lines
-    assert lines[2].startswith("\\stepcounter{footnote}")
+    assert lines[3].startswith("\\stepcounter{footnote}")
     caption = next(line for line in lines if line.startswith("\\caption["))
     assert caption.endswith(".\\protect\\footnotemark[\\value{footnote}]}")
-    assert latex_escape(large.caption()) in caption
-    assert lines[-1] == f"\\footnotetext[\\value{{footnote}}]{{{latex_escape(large.notation())}}}"
+    sentence = (
+        f"Retrieval on {large.collection}: 2 systems over 60 questions at k = 5, against BM25; best per column in bold"
+    )
+    assert caption == f"\\caption[{sentence}]{{{sentence}.\\protect\\footnotemark[\\value{{footnote}}]}}"
+    details = f"{large.caption()}. {large.notation()}"
+    assert lines[-1] == f"\\footnotetext[\\value{{footnote}}]{{{latex_escape(details)}}}"
     assert "\\alpha" in lines[-1] and "α" not in text
 
 
@@ -179,3 +188,99 @@ def test_latex_escape(text: str, expected: str) -> None:
 def test_latex_label_from_the_file_stem(stem: str, expected: str) -> None:
     """--table-out x.tex labels the table tab:x (letters, digits, '-' and '.' kept)."""
     assert latex_label(stem) == expected
+
+
+@pytest.mark.parametrize(
+    ("labels", "expected"),
+    [
+        (
+            ["BM25", "Dense (wordllama)", "Hybrid RRF (BM25 + Dense (wordllama))", "Recency (BM25)"],
+            ["BM25", "Dense", "Hybrid RRF", "Recency"],
+        ),
+        (["BM25", "BM25 (k1=0.9, b=0.4)"], ["BM25", "BM25 (k1=0.9, b=0.4)"]),  # the short form would collide
+        (
+            ["Hybrid RRF (BM25 + Dense (wordllama))", "Hybrid RRF (BM25 + Dense (hashing))"],
+            ["Hybrid RRF (BM25 + Dense (wordllama))", "Hybrid RRF (BM25 + Dense (hashing))"],  # only the full differs
+        ),
+        (
+            ["Hybrid RRF (BM25 + Tag scorer + Recency (BM25); rrf_k=20)", "Hybrid RRF (BM25 + Dense (wordllama))"],
+            ["Hybrid RRF (BM25 + Tag scorer + Recency; rrf_k=20)", "Hybrid RRF (BM25 + Dense)"],
+        ),
+        (["Tag scorer", "mem0"], ["Tag scorer", "mem0"]),
+    ],
+)
+def test_short_labels_drop_parentheses_while_labels_stay_apart(labels: list[str], expected: list[str]) -> None:
+    """A label loses all its parentheses, else only the nested ones, else nothing: the shortest form no other
+    label of the table also takes."""
+    assert short_labels(labels) == expected
+
+
+@pytest.mark.parametrize(
+    ("collection", "measure", "expected"),
+    [
+        ("agentmemory LoCoMo sample", "R@5", "tab:agentmemory-locomo-sample-r5"),
+        ("LoCoMo (original = mem0 copy)", "nDCG@10", "tab:locomo-original-mem0-copy-ndcg10"),
+        ("", "R@2048tok", "tab:r2048tok"),
+        ("", "", "tab:comparison"),
+    ],
+)
+def test_the_label_is_the_collection_and_the_first_measure(collection: str, measure: str, expected: str) -> None:
+    """\\label{tab:<collection>-<measure>}: lower case, letters and digits joined by '-'."""
+    assert table_label(collection, measure) == expected
+
+
+@pytest.fixture(scope="module")
+def claimed():
+    """BM25, dense, hybrid and recency on the LoCoMo sample with the example claims."""
+    evaluation = evaluate(load(SAMPLE), "bm25,dense,hybrid,recency", options=EvalOptions(claims=CLAIMS))
+    statistics = evaluation_statistics(evaluation, seed=7, table="R@5,nDCG@5,recall_any@10,sess.recall_any@5")
+    return comparison_table(evaluation, statistics)
+
+
+def _row(text: str, start: str) -> list[str]:
+    line = next(line for line in text.splitlines() if line.startswith(start))
+    return line.removesuffix(" \\\\[2pt]").split(" & ")
+
+
+def test_the_best_mean_of_each_column_is_bold_and_labels_are_short(claimed) -> None:
+    """The best mean per column (3 decimals, the measure's direction) is bold, ties included; a column where every
+    system ties has none bold; labels are short, their full forms in the footnote."""
+    text = latex_table(claimed)
+    for measure in ("R@5", "nDCG@5"):
+        means = {name: round(claimed.cells[(name, measure)].interval.mean, 3) for name, _, _ in claimed.systems}
+        assert claimed.best(measure) == tuple(n for n, v in means.items() if v == max(means.values()))
+    assert claimed.best("recall_any@10") == ()  # every system at 1.000: nothing stands out
+    hybrid = _row(text, "Hybrid RRF & ")
+    assert hybrid[1].startswith("\\begin{tabular}[t]{@{}r@{}}\\textbf{.917}") and "textbf" not in hybrid[3]
+    assert "textbf" not in "".join(_row(text, "Recency & "))
+    assert "Labels in full: Dense: Dense (wordllama); Hybrid RRF: Hybrid RRF (BM25 + Dense (wordllama))" in text
+
+
+def test_a_label_map_names_the_systems(claimed) -> None:
+    """labels maps a system's key or label to its label in the table; the others keep their short form."""
+    text = latex_table(claimed, labels={"hybrid": "RRF", "Dense (wordllama)": "Embeddings"})
+    assert _row(text, "RRF & ")[0] == "RRF" and _row(text, "Embeddings & ")[0] == "Embeddings"
+    assert "Labels in full: Embeddings: Dense (wordllama); RRF: Hybrid RRF (BM25 + Dense (wordllama))" in text
+    with pytest.raises(ParameterError, match=r"^--table-label: 'mem0' \(str\) names no system of the table; choose"):
+        claimed.relabel({"mem0": "Mem0"}, option="--table-label")
+
+
+def test_published_rows_sit_below_a_rule_unrounded(claimed) -> None:
+    """Each claim whose measure is a column is a row below ours: its figure as stated (.9575, not .958), no
+    interval; its source and differences in the footnote; the others are named there."""
+    text = latex_table(claimed)
+    hebb = _row(text, "\\begin{tabular}[t]{@{}l@{}}hebb-mind")
+    assert hebb[0].endswith("{\\scriptsize published, note 1}\\end{tabular}") and hebb[1:] == ["", "", ".9575", ""]
+    assert text.splitlines().count("\\midrule") == 2
+    footnote = text.splitlines()[-1]
+    assert "1. hebb-mind (hebb-mind, prod-mirror + rerank" in footnote
+    assert "so not shown: bm25 (recall\\_any@5), dense (recall\\_any@5), bm25 (Success@5)." in footnote
+
+
+@needs_pdflatex
+def test_published_rows_and_short_labels_compile(claimed, tmp_path: Path) -> None:
+    """The table with published rows, bold means and the derived label compiles and fits a column."""
+    tex = tmp_path / "claims.tex"
+    tex.write_text(latex_table(claimed), encoding="utf-8")
+    _, overfull = compile_table(tex, "tab:agentmemory-locomo-sample-r5")
+    assert max(overfull, default=0.0) <= OVERFULL_LIMIT, overfull

@@ -118,24 +118,33 @@ def test_each_claim_beside_our_value_under_its_definition(patched) -> None:
     assert reproduced.ours.mean == pytest.approx(_headline_mean(patched.original, "bm25", "R@5"), abs=1e-15)
     assert reproduced.patched.mean == pytest.approx(_headline_mean(patched, "bm25", "R@5"), abs=1e-15)
     assert checks[0].ours is None and checks[0].differences == (
-        "release: the claim's is LongMemEval-S (cleaned); ours is agentmemory LoCoMo sample",
+        "release: the claim's is LongMemEval-S (cleaned), not known by hash (no sha256 given); ours is agentmemory "
+        "LoCoMo sample",
         "granularity: the claim's is session; our recall_any@5 scores turns",
         "denominator: the claim averages over 500 questions; ours 6 of 17 questions",
     )
     assert checks[4].differences[-1] == "denominator: not stated by the claim; ours 6 of 17 questions"
     text = claims_text(patched.options.claims, checks)
-    assert "\n\nNot evaluated in this run, so not shown (1): hebb-mind (line 21)." in text
+    assert (
+        "\n\nNot evaluated in this run (1), so each is a published row of the comparison table: hebb-mind (line 21)."
+    ) in text
+    assert checks[1].differences[0] == (  # snap-research/locomo names LoCoMo's file: the release is told by hash
+        "release: the claim's is snap-research/locomo, which is LoCoMo (original = mem0 copy); ours is agentmemory "
+        "LoCoMo sample"
+    )
     assert "**Illustrative, not a published number.**" in text
 
 
 def test_claim_measures_are_computed_and_unscored_ones_cannot_be_reproduced(sample) -> None:
-    """A claim's measure is computed for an evaluated system (sess.recall_any@5 beside the defaults); under
-    provenance a measure without a provenance definition is not, and the claim says so."""
+    """Every claim's measure is computed (sess.recall_any@5 beside the defaults), whether or not its system is
+    evaluated (each claim is a published row in its measure's column); under provenance a measure without a
+    provenance definition is not, and the claim says so."""
     direct = evaluate(sample, "bm25,dense,hybrid", options=EvalOptions(claims=CLAIMS))
     defaults = ["P@5", "R@5", "RR", "RR@5", "nDCG@5", "AP@5"]
-    assert [str(m) for m in direct.measures] == [*defaults, "recall_any@5", "sess.recall_any@5", "Success@5"]
+    claimed = ["recall_any@5", "recall_any@10", "sess.recall_any@5", "Success@5"]
+    assert [str(m) for m in direct.measures] == [*defaults, *claimed]
     only_bm25 = evaluate(sample, "bm25", options=EvalOptions(claims=CLAIMS))
-    assert "sess.recall_any@5" not in [str(m) for m in only_bm25.measures]  # that claim is about hybrid
+    assert [str(m) for m in only_bm25.measures] == [*defaults, *claimed]  # hybrid's and hebb-mind's too
     proven = evaluate(sample, "bm25", options=EvalOptions(claims=CLAIMS, relevance="provenance"))
     statistics = evaluation_statistics(proven, seed=7)
     checks = check_claims(proven, statistics, evaluation_card(proven))
@@ -152,3 +161,43 @@ def test_a_memory_system_is_replayed_once_for_both_judgments(sample) -> None:
     assert evaluation.original is not None
     assert evaluation.original.systems[0] is evaluation.systems[0]
     assert [r.name for r in evaluation.original.results] == [r.name for r in evaluation.results]
+
+
+LOCOMO_SHA = "79fa87e90f04081343b8c8debecb80a9a6842b76a7aa537dc9fdf651ea698ff4"
+
+
+@pytest.mark.parametrize(
+    ("fields", "release"),
+    [
+        ('collection = "locomo10"', None),  # LoCoMo's file, by its name: the same hash as ours
+        (f'collection = "my copy"\nsha256 = "{LOCOMO_SHA}"', None),  # any label, the stated hash
+        (
+            'collection = "my copy"',
+            "release: the claim's is my copy, not known by hash (no sha256 given); ours is LoCoMo (original = mem0 "
+            "copy)",
+        ),
+        (
+            f'collection = "locomo10"\nsha256 = "{"0" * 64}"',
+            "release: the claim's is locomo10, which is sha256 000000000000; ours is LoCoMo (original = mem0 copy)",
+        ),
+    ],
+)
+def test_releases_match_by_sha256_not_by_label(sample, tmp_path, fields: str, release: str | None) -> None:
+    """A claim on "locomo10" is the release LoCoMo (original = mem0 copy) is: the hashes match, whatever the
+    labels; a label we cannot tell, or another hash, is a difference."""
+    path = tmp_path / "claims.toml"
+    path.write_text(
+        f'[[claim]]\nsystem = "bm25"\n{fields}\nmeasure = "R"\nk = 5\ngranularity = "turn"\nvalue = 0.5\n'
+        'questions = 6\nsource = "https://example.org"\n',
+        encoding="utf-8",
+    )
+    evaluation = evaluate(sample, "bm25", options=EvalOptions(claims=path))
+    statistics = evaluation_statistics(evaluation, seed=7)
+    card = evaluation_card(evaluation)
+    card["data"] = {
+        **card["data"],
+        "files": [{"name": "locomo10.json", "sha256": LOCOMO_SHA}],
+        "release": "LoCoMo (original = mem0 copy)",
+    }  # the card of the real file: its hash is all a check reads
+    (check,) = check_claims(evaluation, statistics, card)
+    assert [d for d in check.differences if d.startswith("release")] == ([release] if release else [])

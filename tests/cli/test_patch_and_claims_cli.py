@@ -64,7 +64,7 @@ def test_claims_alone_add_their_measures_and_keep_the_judgments(tmp_path: Path, 
     assert "| sess.recall_any@5 |" in printed
     data = json.loads(out.read_text(encoding="utf-8"))
     assert "judgment_patch" not in data and data["card"]["judgments"] == "the collection's own"
-    assert data["params"]["measures"][-3:] == ["recall_any@5", "sess.recall_any@5", "Success@5"]
+    assert data["params"]["measures"][-4:] == ["recall_any@5", "recall_any@10", "sess.recall_any@5", "Success@5"]
 
 
 def _bad(tmp_path: Path, name: str, text: str) -> Path:
@@ -136,3 +136,37 @@ def test_an_output_may_not_overwrite_the_patch_or_the_claims(tmp_path: Path, cap
         err = capsys.readouterr().err
         assert err.startswith("agentmemory: error: --out: ") and "input" in err
         assert copy.read_bytes() == before
+
+
+def test_the_printed_table_and_the_table_file_carry_the_published_rows(tmp_path: Path, capsys) -> None:
+    """The printed comparison table ends with the claims' published rows and their notes; --table-label renames a
+    system in the --table-out file only."""
+    table = tmp_path / "t.md"
+    argv = [*BASE, "--claims", CLAIMS, "--table-metrics", "R@5,recall_any@10", "--table-out", str(table)]
+    assert main([*argv, "--table-label", "hybrid=Hybrid", "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    assert "| hebb-mind (published, note 1) |  | 0.9575 |" in printed
+    assert "\n1. hebb-mind (hebb-mind, prod-mirror + rerank" in printed
+    assert "| Hybrid RRF (BM25 + Dense (wordllama)) | " in printed
+    written = table.read_text(encoding="utf-8")
+    assert "\n| Hybrid | " in written and "Hybrid RRF (BM25" not in written
+    assert "| bm25 (illustrative, note 2) | 0.800 |  |" in written
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("hybrid", "--table-label: 'hybrid' (str) is not SYSTEM=LABEL; give e.g. --table-label hybrid=Hybrid"),
+        (
+            "mem0=Mem0",
+            "--table-label: 'mem0' (str) names no evaluated system; choose a key or label from: bm25, BM25, dense, ",
+        ),
+    ],
+)
+def test_a_bad_table_label_is_one_line(tmp_path: Path, capsys, value: str, message: str) -> None:
+    """--table-label that is not SYSTEM=LABEL, or names no system, is refused before anything runs."""
+    table = tmp_path / "t.tex"
+    assert main([*BASE, "--table-out", str(table), "--table-label", value]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"agentmemory: error: {message}") and err.count("\n") == 1
+    assert not table.exists()

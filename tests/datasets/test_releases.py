@@ -12,7 +12,7 @@ from conftest import REPO_ROOT
 from agentmemory import evaluate
 from agentmemory.analysis.card import UNKNOWN_RELEASE, card_text, evaluation_card
 from agentmemory.datasets import load
-from agentmemory.datasets.releases import RELEASES, Release, release_of
+from agentmemory.datasets.releases import RELEASES, Release, release_named, release_of
 
 # Each of our releases and the fixture folder it is shipped in.
 OURS = {
@@ -75,3 +75,21 @@ def test_one_changed_byte_makes_the_card_say_unknown_release(tmp_path: Path) -> 
     assert changed["short_form"].startswith(f"locomo-sample ({UNKNOWN_RELEASE}), turns, ")
     assert f"release: **{UNKNOWN_RELEASE}**" in card_text(changed)
     assert str(tmp_path) not in card_text(changed)  # the file's name only, never its folder
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("LoCoMo (original = mem0 copy)", "LoCoMo (original = mem0 copy)"),
+        ("locomo10", "LoCoMo (original = mem0 copy)"),  # the file's name without its suffix
+        ("locomo10.json", "LoCoMo (original = mem0 copy)"),
+        ("snap-research/locomo", "LoCoMo (original = mem0 copy)"),  # an alias, without case
+        ("agentmemory  LoCoMo sample", "agentmemory LoCoMo sample"),
+        ("corpus", None),  # files of two releases: neither
+        ("LongMemEval-S (cleaned)", None),
+    ],
+)
+def test_release_named_reads_names_aliases_and_file_names(text: str, expected: str | None) -> None:
+    """A claim's label for a collection becomes a known release (and so its hashes) when it names one."""
+    found = release_named(text)
+    assert (found.name if found is not None else None) == expected

@@ -222,6 +222,40 @@ def test_measures_page_lists_every_registered_measure(site):
     assert "n_T = max{n >= 0 : l_1 + ... + l_n <= T}" in text
 
 
+def test_measures_page_contents_list_the_measures_only(site):
+    """The measures page's table of contents: its own sections, then one entry per defining module of the
+    registry's measures, and none of the modules' members (DEFINITION, BUDGET_DEFINITION, functions)."""
+    nav = _soup(site / "measures.html").find("nav", class_="md-nav--secondary")
+    entries = [a.get_text(" ", strip=True) for a in nav.find_all("a")]
+    measures = entries[entries.index("Every measure") + 1 :]
+    assert measures[:4] == ["P", "R", "RR", "nDCG"]
+    assert all(name in " ".join(measures) for name in REGISTRY.registered()), measures
+    assert not any("DEFINITION" in e or "(" in e for e in entries), entries
+
+
+def test_a_long_commands_options_are_grouped_by_purpose(site, hooks):
+    """eval's options are tables under headings by purpose (OPTION_GROUPS), each option in exactly one; a
+    short command's options are one table."""
+    soup = _soup(site / "cli.html")
+    heading = next(h for h in soup.find_all("h2") if h.get_text(strip=True).rstrip("¶") == "agentmemory eval")
+    groups = []
+    for tag in heading.find_all_next(["h2", "h3"]):
+        if tag.name == "h2":
+            break
+        groups.append(tag.get_text(strip=True).rstrip("¶"))
+    assert groups[:3] == ["The collection", "Retrievers and run files", "Memory systems"]
+    assert "Other options" not in groups  # every eval option has a purpose
+    top = hooks.top_level_parser()
+    subparsers = next(a for a in top._actions if type(a).__name__ == "_SubParsersAction")
+    options = [a.option_strings[0] for a in subparsers.choices["eval"]._actions if a.option_strings][1:]
+    listed = [
+        row.find("td").get_text(" ", strip=True).split()[0].rstrip(",")
+        for h in heading.find_all_next("h3")[: len(groups)]
+        for row in h.find_next("table").find_all("tr")[1:]
+    ]
+    assert sorted(listed) == sorted(options)
+
+
 def test_grid_page_lists_every_key_the_grid_reader_accepts(site, hooks):
     """Every key of every table of a grid file, as GRID_KEYS declares it, is a row of its table, with its help."""
     declarations = hooks.grid_key_declarations()
@@ -430,3 +464,95 @@ def test_browser_shows_navigation_and_search_and_fetches_nothing_remote(site, se
     assert any(r.endswith(".js") for r in seen["resources"]), seen["resources"]
     remote = [r for r in seen["resources"] + seen["assets"] if not r.startswith(served)]
     assert remote == [], remote
+
+
+# -- every page in a browser, through the DevTools protocol (tests/docs/cdp_probe.mjs) ----------------------
+CDP_PROBE = Path(__file__).with_name("cdp_probe.mjs")
+
+
+def _node_websocket() -> list[str] | None:
+    """The node command line that has a WebSocket (Node >= 22 has it; 20.10+ behind a flag), or None."""
+    node = shutil.which("node")
+    if node is None:
+        return None
+    for flags in ([], ["--experimental-websocket"]):
+        done = subprocess.run(
+            [node, *flags, "-e", "process.exit(typeof WebSocket === 'function' ? 0 : 1)"],
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
+        if done.returncode == 0:
+            return [node, *flags]
+    return None
+
+
+NODE = _node_websocket()
+needs_cdp = pytest.mark.skipif(
+    CHROMIUM is None or NODE is None,
+    reason="chromium and node (>= 20.10, for its WebSocket) are needed to drive the browser",
+)
+
+MEASURE = """
+const wide = [...document.querySelectorAll("article pre, article pre > code")]
+  .filter((e) => e.scrollWidth > e.clientWidth + 1).map((e) => e.innerText.slice(0, 80));
+const broken = [...document.querySelectorAll("article td:first-child code")]
+  .filter((e) => e.getClientRects().length > 1).map((e) => e.innerText);
+return {wide, broken, title: document.title};
+"""
+
+SEARCH = """
+await new Promise((r) => setTimeout(r, 1500));
+const input = document.querySelector("input.md-search__input");
+input.focus();
+input.value = "claims";
+input.dispatchEvent(new Event("input", {bubbles: true}));
+input.dispatchEvent(new KeyboardEvent("keyup", {bubbles: true, key: "s"}));
+for (let i = 0; i < 100 && !document.querySelector(".md-search-result__item"); i++) {
+  await new Promise((r) => setTimeout(r, 100));
+}
+return {items: document.querySelectorAll(".md-search-result__item").length,
+        meta: document.querySelector(".md-search-result__meta").innerText.trim()};
+"""
+
+
+def _probe(expression: str, urls: list[str], shots: Path) -> list[dict]:
+    """What :data:`CDP_PROBE` read of each of ``urls`` (one browser for all), screenshots in ``shots``."""
+    assert NODE is not None and CHROMIUM is not None
+    shots.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(
+        [*NODE, str(CDP_PROBE), CHROMIUM, str(shots / "profile"), str(shots), expression, *urls],
+        capture_output=True,
+        text=True,
+        timeout=BROWSER_TIMEOUT * 4,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    assert [s["url"] for s in seen] == urls, done.stderr[-3000:]
+    assert all(s["error"] is None for s in seen), [s["error"] for s in seen]
+    return seen
+
+
+@needs_cdp
+def test_no_code_block_overflows_and_no_option_name_breaks(site, tmp_path):
+    """Every built page, opened from its file at 1,280 px: no code block is wider than its box (long lines wrap
+    instead of hiding past the right edge), no option or measure name in a table's first column is broken
+    over two lines; a screenshot of each page's first screens is saved (tmp_path/shots/<n>.png)."""
+    pages = sorted(p for p in _pages(site) if p.name != "404.html")
+    assert len(pages) >= len(NAV_PAGES)
+    seen = _probe(MEASURE, [p.as_uri() for p in pages], tmp_path / "shots")
+    wide = {s["url"]: s["value"]["wide"] for s in seen if s["value"]["wide"]}
+    broken = {s["url"]: s["value"]["broken"] for s in seen if s["value"]["broken"]}
+    assert wide == {} and broken == {}, (wide, broken)
+    for n in range(len(pages)):
+        shot = tmp_path / "shots" / f"{n}.png"
+        assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000, shot
+
+
+@needs_cdp
+def test_search_works_from_the_files(site, tmp_path):
+    """Opened from its files (file://, no server), the site's search finds pages: the offline plugin bundles the
+    index, and the web-worker shim it needs is shipped with the site (docs/javascripts), not fetched."""
+    (seen,) = _probe(SEARCH, [(site / "index.html").as_uri()], tmp_path / "shots")
+    assert seen["value"]["items"] >= 3 and seen["value"]["meta"].endswith("matching documents"), seen

@@ -128,6 +128,11 @@ def test_a_measure_registered_at_run_time_is_a_claim_measure(tmp_path: Path) -> 
             r"take; fields: system, collection, measure, k, budget, ",
         ),
         (("value = 0.449", "value = 0.449\nillustrative = 'yes'"), r":1: claim: illustrative 'yes' is not true"),
+        (
+            ("value = 0.449", "value = 0.449\nsha256 = 'abc'"),
+            r":1: claim: sha256 'abc' is not 64 hexadecimal digits \(sha256sum FILE prints them\)$",
+        ),
+        (("value = 0.449", "value = 0.449\nsha256 = 5"), r":1: claim: sha256 5 is not a hash or a list of them "),
         (("[[claim]]", "[[claims]]"), r": has the key 'claims'; a claims file holds only \[\[claim\]\] tables$"),
         (("value = 0.449", "value = 0.449\nvalue = 1"), r":8: is not TOML: "),
     ],
