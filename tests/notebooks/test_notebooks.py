@@ -13,6 +13,7 @@ import ast
 import contextlib
 import io
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -622,3 +623,21 @@ def test_a_users_run_appears_beside_the_built_ins(tmp_path, notes):
     assert "  - mine: run file `mine.trec` (trec, 5 queries, up to 5 hits each" in overview
     [why] = _plain(_cell(nb, "why"))
     assert "an explanation is not available for mine (a run file gives none)" in why
+
+
+@pytest.mark.parametrize("name", ["eval", "collection", "sweep"])
+def test_help_notebook_lists_the_registered_retrievers_and_formats(name):
+    """The parameters cell names every registered retriever (and eval's every format) where it says "registry names
+    (...)", so `papermill --help-notebook` shows the registry, not an old list."""
+    from agentmemory.datasets.base import FORMATS
+    from agentmemory.retrievers.registry import RETRIEVERS
+
+    source = json.loads((REPO_ROOT / "notebooks" / f"{name}.ipynb").read_text(encoding="utf-8"))
+    cell = next(c for c in source["cells"] if "parameters" in c["metadata"].get("tags", []))
+    text = "".join(cell["source"])
+    listed = re.search(r"registry names \(([^)]*), or a plugin's\)", text)
+    assert listed is not None and listed.group(1).split(", ") == sorted(RETRIEVERS.names())
+    formats = re.search(r"a registered format's name \(([^)]*), or a plugin's\)", text)
+    if formats is not None:
+        assert formats.group(1).split(", ") == sorted(FORMATS.names())
+    assert name != "eval" or formats is not None
