@@ -12,11 +12,14 @@ import statistics
 from collections import Counter
 from datetime import datetime, timezone
 
+import matplotlib
+import matplotlib.style
 import pandas as pd
 
 from agentmemory.datasets.collection import Collection
 from agentmemory.records import Hit, Query
 from agentmemory.report.display import Markdown, Png, Table, plural, short
+from agentmemory.report.figures import _RC, _caption, _figure, png_bytes
 from agentmemory.report.params import ExploreSetup
 from agentmemory.retrievers import BM25, TagScorer
 from agentmemory.store.core import MemoryStore
@@ -269,11 +272,6 @@ def verdict(exploration: Exploration) -> Markdown:
 def scores_figure(exploration: Exploration, *, number: int) -> Png:
     """Figure ``number``: each retriever's top-k scores as bars, a panel per retriever (scores are on different
     scales), each bar labelled with its entry id; the side-by-side table holds the numbers."""
-    import matplotlib
-    import matplotlib.style
-
-    from agentmemory.report.figures import _RC, _caption, _figure, png_bytes
-
     hits = exploration.search()
     with matplotlib.style.context("default"), matplotlib.rc_context(_RC):
         fig = _figure(9, 0.9 + 0.3 * max((len(f) for f in hits.values()), default=1))
