@@ -121,10 +121,10 @@ def group_figure(
             if _unit(cells.get((g, m)) for _, _, cells in rows for g in groups):
                 ax.set_ylim(-0.05, 1.05)
             ax.set_title(f"{m} per {noun} (mean, 95% interval)")
-            if len(groups) > 6:
-                ax.tick_params(axis="x", labelrotation=90)
+            if len(groups) > 6 or max(len(g) for g in groups) > 14:  # long labels: slanted, never overlapping
+                ax.set_xticks(range(len(groups)), list(groups), rotation=30, ha="right")
             ax.grid(axis="y", color="0.9")
-        axes[0].set_ylabel(f"mean over the {noun}'s questions")
+        axes[0].set_ylabel("mean over its questions")
         fig.legend(*axes[0].get_legend_handles_labels(), loc="outside upper center", ncols=4, frameon=False)
         data = png_bytes(fig)
     return Png(

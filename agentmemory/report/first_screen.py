@@ -84,14 +84,16 @@ def _interval(cell: Interval) -> str:
     return f"{cell.mean:.3f} [{cell.low:.3f}, {cell.high:.3f}]"
 
 
-def _versus(c: BaselineComparison, label: str, statistics: Statistics, measure: str) -> str:
+def _versus(
+    c: BaselineComparison, label: str, statistics: Statistics, measure: str, *, say_meaning: bool = True
+) -> str:
     """One system against the baseline in words: the difference, its interval, p after Holm's correction over the
     table and what it allows (higher/lower read in the measure's direction)."""
     test = c.test
     ci = test.effect_ci
     decimals = decimals_for(test.mean_difference, ci.low, ci.high)
     if ci.degenerate:
-        shown = f"{difference(test.mean_difference, decimals)} (the same on each question)"
+        shown = f"{difference(test.mean_difference, decimals)} on every question"
     else:
         shown = (
             f"{difference(test.mean_difference, decimals)} "
@@ -100,13 +102,26 @@ def _versus(c: BaselineComparison, label: str, statistics: Statistics, measure: 
     if test.n < statistics.queries:
         shown += f" over the {test.n} questions both answer"
     better = (test.mean_difference < 0) if lower_is_better(measure) else (test.mean_difference > 0)
-    if test.smallest_p_value > statistics.alpha:
-        meaning = f"cannot be significant over {plural(test.n, 'question', 'questions')}"
+    reason = _impossible(c, statistics)
+    if reason:
+        meaning = f"cannot be significant {reason}"
     elif c.marker(statistics.alpha):
         meaning = f"significantly {'better' if better else 'worse'}"
     else:
         meaning = "not significant"
-    return f"{label} {shown} (p = {format_p(c.p_holm_table)}, {meaning})"
+    return f"{label} {shown} (p = {format_p(c.p_holm_table)}" + (f", {meaning})" if say_meaning else ")")
+
+
+def _impossible(c: BaselineComparison, statistics: Statistics) -> str:
+    """Why ``c`` cannot be significant whatever the systems do (``"over 5 questions"``, ``"after Holm's correction
+    over 32 comparisons"``); ``""`` when it can."""
+    test = c.test
+    comparisons = len(statistics.versus_baseline)
+    if test.smallest_p_value > statistics.alpha:
+        return f"over {plural(test.n, 'question', 'questions')}"
+    if min(1.0, comparisons * test.smallest_p_value) > statistics.alpha:
+        return f"after Holm's correction over {comparisons} comparisons"
+    return ""
 
 
 def verdict(evaluation: Evaluation, statistics: Statistics) -> Markdown:
@@ -127,18 +142,21 @@ def verdict(evaluation: Evaluation, statistics: Statistics) -> Markdown:
         return Markdown(" ".join(text))
     direction = "lower is better" if lower_is_better(measure) else "higher is better"
     leaders = _leaders(evaluation, statistics, measure)
-    named = " and ".join(f"**{label}**" for label, _ in leaders)
+    named = _and([f"**{label}**" for label, _ in leaders])
     values = "; ".join(f"{label + ' ' if len(leaders) > 1 else ''}{_interval(cell)}" for label, cell in leaders)
     text.append(f"{named} {'leads' if len(leaders) == 1 else 'tie for the lead'} on {measure} ({direction}): {values}.")
-    against = [
-        _versus(c, labels[c.system], statistics, measure) for c in statistics.versus_baseline if c.measure == measure
-    ]
+    compared = [c for c in statistics.versus_baseline if c.measure == measure]
+    reasons = {_impossible(c, statistics) for c in compared}
+    shared = next(iter(reasons)) if len(reasons) == 1 else ""  # every comparison cannot be significant, for one reason
+    against = [_versus(c, labels[c.system], statistics, measure, say_meaning=not shared) for c in compared]
     base = labels.get(statistics.baseline, statistics.baseline)
     if against:
         text.append(
             f"Against the baseline {base} on {measure} (difference, 95% interval; p after Holm's correction over the "
             f"table's {len(statistics.versus_baseline)} comparisons): " + "; ".join(against) + "."
         )
+    if shared:
+        text.append(f"No difference can be significant {shared}, whatever the systems do.")
     return Markdown(" ".join(text))
 
 
