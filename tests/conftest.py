@@ -180,8 +180,6 @@ def eval_runs(tmp_path_factory) -> list[tuple[subprocess.CompletedProcess[str], 
 
 # The eval report's section headings, in order (read by the build and browser tests).
 EVAL_SECTIONS = [
-    "Definitions",
-    "The comparison",
     "1. What was evaluated",
     "2. Metrics",
     "3. Every query, side by side",
@@ -189,9 +187,11 @@ EVAL_SECTIONS = [
     "5. Plots",
     "6. Caveats",
     "7. Statistics",
+    "Definitions",
     "Timings",
     "Appendix: inputs, the event log and the artifact",
 ]
+"""The section headings of reports/eval.html, in order (the title and the first screen come before them)."""
 ANSWERS_SECTIONS = [
     "1. Per category",
     "2. Every pair of systems",

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from agentmemory.analysis.prose import format_p, signed
+from agentmemory.analysis.prose import format_p, signed, visible_decimals
 from agentmemory.analysis.significance import smallest_p_value
 from agentmemory.analysis.summaries import Statistics
 
@@ -122,10 +122,16 @@ def cell_text(cell: MatrixCell, queries: int | None = None) -> str:
     """``"−0.09 [−0.13, −0.05] p 0.0006 *"``: the difference, its interval (``all equal`` without one), the
     deciding p-value, and ``*`` where significant (a no-break space after ``p``); ``" (7 queries)"`` after it
     when the test paired fewer than ``queries`` (the headline's) queries."""
-    interval = "all equal" if cell.low is None else f"[{signed(cell.low)}, {signed(cell.high or 0.0)}]"
+    d = visible_decimals(cell.difference, *(() if cell.low is None else (cell.low, cell.high or 0.0)))
+    interval = "all equal" if cell.low is None else f"[{signed(cell.low, d)}, {signed(cell.high or 0.0, d)}]"
     star = " *" if cell.significant else ""
     fewer = f" ({cell.n} {'query' if cell.n == 1 else 'queries'})" if queries and 0 < cell.n < queries else ""
-    return f"{signed(cell.difference)} {interval} p\u00a0{format_p(cell.p)}{star}{fewer}"
+    return f"{signed(cell.difference, d)} {interval} p\u00a0{format_p(cell.p)}{star}{fewer}"
+
+
+def _difference(cell: MatrixCell) -> str:
+    """The cell's difference with the decimals that keep it visible (never ``0.00`` for a non-zero one)."""
+    return signed(cell.difference, visible_decimals(cell.difference))
 
 
 def matrix_caption(matrix: PairedMatrix, lower: Sequence[str] = (), *, number: int | None = None) -> str:
@@ -169,7 +175,7 @@ def matrix_summary(matrix: PairedMatrix) -> str:
         )
     elif significant:
         named = [
-            f"{matrix.row_label(row)} on {m} ({signed(matrix.cells[(row, m)].difference)})"
+            f"{matrix.row_label(row)} on {m} ({_difference(matrix.cells[(row, m)])})"
             for row, m in significant[:_LISTED]
         ]
         more = f", and {len(significant) - _LISTED} more" if len(significant) > _LISTED else ""
@@ -178,10 +184,13 @@ def matrix_summary(matrix: PairedMatrix) -> str:
     else:
         text.append(f"None is significant at {a}: these queries do not show a difference between any two systems.")
     (row, m), cell = max(matrix.cells.items(), key=lambda item: (abs(item[1].difference), -item[0][0]))
+    d = visible_decimals(cell.difference, *(() if cell.low is None else (cell.low, cell.high or 0.0)))
     interval = (
-        "every query the same" if cell.low is None else f"interval [{signed(cell.low)}, {signed(cell.high or 0.0)}]"
+        "every query the same"
+        if cell.low is None
+        else f"interval [{signed(cell.low, d)}, {signed(cell.high or 0.0, d)}]"
     )
-    text.append(f"The largest difference is {matrix.row_label(row)} on {m}, {signed(cell.difference)} ({interval}).")
+    text.append(f"The largest difference is {matrix.row_label(row)} on {m}, {signed(cell.difference, d)} ({interval}).")
     text.append(
         "The measures are read on the same queries and move together, so several significant measures of one pair "
         "are one finding, not several; a difference that is not significant is not evidence that there is none."

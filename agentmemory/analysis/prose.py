@@ -6,14 +6,32 @@ from agentmemory.analysis.significance import resamples_for_marker, smallest_p_v
 from agentmemory.analysis.summaries import PairedTest, Statistics
 from agentmemory.errors import ParameterError
 
-__all__ = ["comparisons_preface", "describe_comparison", "format_p", "marker_limit", "resamples_warning"]
+__all__ = [
+    "comparisons_preface",
+    "describe_comparison",
+    "format_p",
+    "marker_limit",
+    "resamples_warning",
+    "signed",
+    "visible_decimals",
+]
 
 
-def signed(value: float) -> str:
-    """``+0.12``, ``−0.12`` (a real minus sign), and ``0.00`` for what rounds to zero (never ``-0.00``)."""
-    if round(value, 2) == 0:
-        return "0.00"
-    return f"+{value:.2f}" if value > 0 else f"−{-value:.2f}"
+def visible_decimals(*values: float, least: int = 2, most: int = 6) -> int:
+    """The fewest decimals (at least ``least``, at most ``most``) at which no non-zero value of ``values`` reads
+    as zero: ``visible_decimals(0.0018)`` is 3 (``0.002``), ``visible_decimals(0.12)`` 2."""
+    for decimals in range(least, most + 1):
+        if all(v == 0 or round(v, decimals) != 0 for v in values):
+            return decimals
+    return most
+
+
+def signed(value: float, decimals: int = 2) -> str:
+    """``+0.12``, ``−0.12`` (a real minus sign), and ``0.00`` for what is zero at ``decimals`` (never ``-0.00``);
+    give ``decimals`` from :func:`visible_decimals` so that a non-zero difference never reads ``0.00``."""
+    if round(value, decimals) == 0:
+        return f"{0:.{decimals}f}"
+    return f"+{value:.{decimals}f}" if value > 0 else f"−{-value:.{decimals}f}"
 
 
 def format_p(p: float) -> str:

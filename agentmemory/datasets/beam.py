@@ -664,7 +664,7 @@ def _judged(
     """The message ids judged relevant for question ``q`` (its repairs into ``out``, a knowledge update's sides into
     ``metadata``), or ``None`` when it is skipped (the reason in ``out.skipped``)."""
     if q.ability == "abstention":
-        out.skipped.append((qid, "abstention question: it has no evidence by design (left out, as LongMemEval's are)"))
+        out.skipped.append((qid, "abstention question: it has no evidence by design, so no retrieval measure applies"))
         return None
     ev, reason = _usable_evidence(q, ids, repair)
     if ev is None:

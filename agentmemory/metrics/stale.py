@@ -136,6 +136,6 @@ DEFINITION = MeasureDef(
     tie_aware=expected_stale,
     family="BEAM",
     direction="lower",
-    undefined_when="not a knowledge update with both sides (original_info and updated_info)",
+    undefined_when="no knowledge update that has both sides (original_info and updated_info)",
 )
 """``stale@k``: lower is better."""

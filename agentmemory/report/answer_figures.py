@@ -9,7 +9,7 @@ the evaluation's systems.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
 
 import matplotlib
@@ -40,6 +40,11 @@ def _point(ax, x: float, y: float, cell: Interval, colour: int, *, horizontal: b
         ax.errorbar([x], [y], yerr=err, fmt="o", color=f"C{colour}", capsize=3, markersize=4)
 
 
+def _unit(cells: Iterable[Interval | None]) -> bool:
+    """Whether every interval lies within [0, 1] (a share: the axis is drawn from 0 to 1)."""
+    return all(cell is None or (cell.low >= 0 and cell.high <= 1) for cell in cells)
+
+
 def means_figure(rows: Sequence[MeansRow], measures: Sequence[str], baseline: str, *, number: int | None) -> Png:
     """Each system's headline mean with its 95% interval, a panel per measure, systems top to bottom in the
     table's order (the baseline first, its mean a dashed line); ``n/a`` where a system has no value; each
@@ -65,7 +70,8 @@ def means_figure(rows: Sequence[MeansRow], measures: Sequence[str], baseline: st
                 )
                 if row.label == baseline:
                     ax.axvline(cell.mean, color="grey", linestyle="--", linewidth=1)
-            ax.set_xlim(0, 1.05)
+            if _unit(row.intervals.get(m) for row in rows):
+                ax.set_xlim(0, 1.05)
             ax.set_title(f"{m} (mean, 95% interval)")
             ax.grid(axis="x", color="0.9")
         axes[0].set_yticks(range(len(rows)), [r.label + (" (baseline)" if r.label == baseline else "") for r in rows])
@@ -87,11 +93,12 @@ def group_figure(
     measures: Sequence[str],
     *,
     number: int | None,
+    noun: str = "category",
 ) -> Png:
     """Per category (x) each system's mean with its 95% interval, side by side, a panel per measure.
 
     ``rows`` are ``(label, colour, intervals)`` with ``intervals[(group, measure)]``; a system without a value in
-    a group has no point there.
+    a group has no point there.  ``noun`` is what a group is called (``category``, ``question type``, ``ability``).
     """
     width = 0.8 / max(len(rows), 1)
     with matplotlib.style.context("default"), matplotlib.rc_context(_RC):
@@ -111,15 +118,18 @@ def group_figure(
                     continue
                 ax.plot([], [], "o", color=f"C{colour}", label=label)
             ax.set_xticks(range(len(groups)), [g.replace(" ", "\n", 1) for g in groups])
-            ax.set_ylim(-0.05, 1.05)
-            ax.set_title(f"{m} per category (mean, 95% interval)")
+            if _unit(cells.get((g, m)) for _, _, cells in rows for g in groups):
+                ax.set_ylim(-0.05, 1.05)
+            ax.set_title(f"{m} per {noun} (mean, 95% interval)")
+            if len(groups) > 6 or max(len(g) for g in groups) > 14:  # long labels: slanted, never overlapping
+                ax.set_xticks(range(len(groups)), list(groups), rotation=30, ha="right")
             ax.grid(axis="y", color="0.9")
-        axes[0].set_ylabel("mean over the category's questions")
+        axes[0].set_ylabel("mean over its questions")
         fig.legend(*axes[0].get_legend_handles_labels(), loc="outside upper center", ncols=4, frameon=False)
         data = png_bytes(fig)
     return Png(
         data,
-        _caption(number, f"{' and '.join(measures)} per category, each system side by side, with 95% intervals"),
+        _caption(number, f"{' and '.join(measures)} per {noun}, each system side by side, with 95% intervals"),
     )
 
 

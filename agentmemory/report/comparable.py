@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from agentmemory.analysis.card import card_text, collection_card, evaluation_card
+from agentmemory.analysis.card import card_text, collection_card, evaluation_card, short_form
 from agentmemory.analysis.claim_checks import check_claims, claims_text
 from agentmemory.analysis.judgments import correction_lines, original_statistics, patch_caption, patch_rows
 from agentmemory.analysis.statistics import Statistics
@@ -30,7 +30,7 @@ from agentmemory.report.display import Markdown, Table
 from agentmemory.report.params import SweepSetup
 from agentmemory.report.sweep_notebook import sweep_measures
 
-__all__ = ["beside", "card", "explore_card", "sweep_card"]
+__all__ = ["beside", "card", "explore_card", "explore_card_line", "sweep_card", "sweep_card_line"]
 
 
 def card(evaluation: Evaluation) -> Markdown:
@@ -59,6 +59,24 @@ def sweep_card(setup: SweepSetup) -> Markdown:
         f"{seeds[0]}..{seeds[-1]}, cut at k = {setup.k}",
     ]
     return Markdown(card_text(shown, extra))
+
+
+_FULL_CARD = "(the full definitions card: [Definitions](#Definitions))"
+
+
+def sweep_card_line(setup: SweepSetup) -> Markdown:
+    """The sweep card in one line (the k sweep's collection, then the seed sweep's synthetic collections), pointing
+    to the full card further down."""
+    seeds = setup.seeds
+    return Markdown(
+        f"**What the numbers are:** the k sweep on {short_form(collection_card(setup.collection))}; the seed sweep "
+        f"and the grid on synthetic collections (seeds {seeds[0]}..{seeds[-1]}, k = {setup.k}) {_FULL_CARD}."
+    )
+
+
+def explore_card_line(collection: Collection) -> Markdown:
+    """The exploration card in one line, pointing to the full card further down."""
+    return Markdown(f"**What the data is:** {short_form(collection_card(collection))} {_FULL_CARD}.")
 
 
 def beside(evaluation: Evaluation, statistics: Statistics) -> tuple[Table | Markdown, ...]:

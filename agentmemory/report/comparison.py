@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import pandas as pd
 
-from agentmemory.analysis.comparison_table import comparison_table
+from agentmemory.analysis.comparison_table import ComparisonTable, comparison_table
 from agentmemory.analysis.costs import cost_table
 from agentmemory.analysis.statistics import Statistics
+from agentmemory.analysis.text_tables import lower_is_better
 from agentmemory.evaluation.runner import Evaluation, seed_measures
 from agentmemory.report.display import Markdown, Table, plural, short
 
-__all__ = ["comparison", "costs", "per_query"]
+__all__ = ["best_cells", "comparison", "costs", "per_query"]
 
 
 def comparison(evaluation: Evaluation, statistics: Statistics) -> tuple[Table | Markdown, ...]:
@@ -30,7 +31,30 @@ def comparison(evaluation: Evaluation, statistics: Statistics) -> tuple[Table | 
     frame = pd.DataFrame(table.rows(), columns=table.header())
     notes = table.published_notes()  # the claims' rows (--claims): where each figure comes from, how it differs
     published = (Markdown(notes.replace("\n", "\n\n")),) if notes else ()
-    return (Table(frame, table.caption()), Markdown(table.notation()), *published, *costs(evaluation))
+    notation = table.notation() + " **Bold**: the best mean of each column (to three decimals)."
+    return (
+        Table(frame, table.caption(), bold=best_cells(table), fold=False),
+        Markdown(notation),
+        *published,
+        *costs(evaluation),
+    )
+
+
+def best_cells(table: ComparisonTable) -> frozenset[tuple[int, int]]:
+    """The ``(row, column)`` of each column's best mean in :meth:`ComparisonTable.rows` (the highest, or the lowest
+    for a lower-is-better measure; every system tied with it at three decimals); none in a column of one value."""
+    best: set[tuple[int, int]] = set()
+    for column, measure in enumerate(table.measures, start=1):
+        means = {
+            row: round(cell.interval.mean, 3)
+            for row, (name, _, _) in enumerate(table.systems)
+            if (cell := table.cells[(name, measure)]).interval is not None
+        }
+        if len(set(means.values())) < 2:
+            continue
+        top = (min if lower_is_better(measure) else max)(means.values())
+        best |= {(row, column) for row, mean in means.items() if mean == top}
+    return frozenset(best)
 
 
 def costs(evaluation: Evaluation) -> tuple[Table | Markdown, ...]:

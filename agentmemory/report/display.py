@@ -17,7 +17,23 @@ import pandas as pd
 
 from agentmemory.analysis.prose import signed  # re-exported for the report modules
 
-__all__ = ["Markdown", "Png", "Table", "ordinal", "param_text", "params_text", "plural", "short", "signed"]
+__all__ = [
+    "FOLD_ROWS",
+    "Folded",
+    "Markdown",
+    "Png",
+    "Table",
+    "ordinal",
+    "param_text",
+    "params_text",
+    "plural",
+    "short",
+    "signed",
+]
+
+FOLD_ROWS = 12
+"""A table longer than this many rows is folded (``<details>``) in the HTML report: its caption and row count stay
+visible, the rows open on a click, and a printed report leaves them out (the length budget)."""
 
 
 def plural(n: int, one: str, many: str) -> str:
@@ -39,7 +55,8 @@ def params_text(params: Mapping[str, object]) -> str:
 def param_text(value: object) -> str:
     """One parameter's value as text, never a Python repr: text as it is (no quotes), a list as ``[a, b]``, a
     mapping as ``(key = value, ...)``, a component (a mapping with ``label`` and ``params``, as a hybrid lists its
-    parts) as ``label (key = value, ...)`` (components separated by ``;``); ``[]`` and ``{}`` as ``none``."""
+    parts) as ``label (key = value, ...)`` (components separated by ``;``); ``[]`` and ``{}`` as ``none``; a float to
+    four significant digits."""
     if isinstance(value, Mapping):
         if not value:
             return "none"
@@ -52,6 +69,8 @@ def param_text(value: object) -> str:
             return "none"
         parts = [param_text(item) for item in value]
         return "[" + ("; " if any(isinstance(item, Mapping) for item in value) else ", ").join(parts) + "]"
+    if isinstance(value, float):
+        return format(value, ".4g")  # 0.0697, never 0.06972477064220184
     return str(value)
 
 
@@ -92,13 +111,36 @@ _TABLE_STYLE = (
 
 @dataclass(frozen=True, eq=False)
 class Table:
-    """A DataFrame shown without its index: HTML for the report, ``to_string`` for nbval."""
+    """A DataFrame shown without its index: HTML for the report, ``to_string`` for nbval.
+
+    ``bold`` holds ``(row, column)`` positions shown in bold in the HTML (the best value of a column); the plain
+    form is unchanged.  ``fold``: ``None`` folds the table in a ``<details>`` element when it has more than
+    :data:`FOLD_ROWS` rows, ``True`` always, ``False`` never; a folded table's summary is its caption and row count.
+    A table without rows shows its caption alone (no empty header row).
+    """
 
     frame: pd.DataFrame
     caption: str = ""
+    bold: frozenset[tuple[int, int]] = frozenset()
+    fold: bool | None = None
+
+    @property
+    def folded(self) -> bool:
+        """Whether the HTML report shows the rows folded (see the class docstring)."""
+        return bool(len(self.frame)) and (self.fold if self.fold is not None else len(self.frame) > FOLD_ROWS)
 
     def _repr_html_(self) -> str:
-        html = self.frame.to_html(index=False, border=0, escape=True, na_rep="", classes=_TABLE_CLASS, justify="left")
+        if not len(self.frame):
+            return f"<p><strong>{_escape(self.caption)}</strong></p>" if self.caption else ""
+        frame = self.frame.astype(str).map(_escape) if len(self.frame.columns) else self.frame
+        for row, column in self.bold:
+            frame.iat[row, column] = f"<strong>{frame.iat[row, column]}</strong>"
+        html = frame.to_html(index=False, border=0, escape=False, na_rep="", classes=_TABLE_CLASS, justify="left")
+        html = html.replace("<td>nan</td>", "<td></td>")
+        if self.folded:
+            rows = plural(len(self.frame), "row", "rows")
+            summary = f"{_escape(self.caption)} ({rows})" if self.caption else rows
+            return f"{_TABLE_STYLE}<details><summary>{summary}</summary>\n{html}\n</details>"
         if self.caption:
             html = html.replace(">\n", f">\n  <caption>{_escape(self.caption)}</caption>\n", 1)
         return _TABLE_STYLE + html
@@ -106,6 +148,24 @@ class Table:
     def __repr__(self) -> str:
         body = self.frame.to_string(index=False, na_rep="") if len(self.frame) else "(no rows)"
         return f"{self.caption}\n{body}" if self.caption else body
+
+
+@dataclass(frozen=True)
+class Folded:
+    """Markdown shown folded in the HTML report: a one-line summary, the text under it on a click (left out of a
+    printed report); the plain form, which nbval compares, is the summary then the text."""
+
+    summary: str
+    text: str
+
+    def _repr_html_(self) -> str:
+        import mistune  # nbconvert's own Markdown renderer
+
+        body = mistune.html(self.text)
+        return f"<details><summary>{_escape(self.summary)}</summary>\n{body}</details>"
+
+    def __repr__(self) -> str:
+        return f"{self.summary}\n{self.text}"
 
 
 @dataclass(frozen=True, eq=False)

@@ -12,11 +12,14 @@ import statistics
 from collections import Counter
 from datetime import datetime, timezone
 
+import matplotlib
+import matplotlib.style
 import pandas as pd
 
 from agentmemory.collection import Collection
 from agentmemory.records import Hit, Query
-from agentmemory.report.display import Markdown, Table, short
+from agentmemory.report.display import Markdown, Png, Table, plural, short
+from agentmemory.report.figures import _RC, _caption, _figure, png_bytes
 from agentmemory.report.params import ExploreSetup
 from agentmemory.retrievers import BM25, TagScorer
 from agentmemory.store.core import MemoryStore
@@ -33,6 +36,8 @@ __all__ = [
     "side_by_side",
     "tag_overlap",
     "tag_table",
+    "scores_figure",
+    "verdict",
 ]
 
 
@@ -232,3 +237,53 @@ def tag_overlap(exploration: Exploration, entry_id: str | None) -> Markdown:
             ]
         )
     )
+
+
+def verdict(exploration: Exploration) -> Markdown:
+    """The paragraph the exploration opens with: the query, each retriever's first hit (its score and text) and
+    how many entries it found, and how many of their top k the retrievers share."""
+    hits = exploration.search()
+    c = exploration.collection
+    k = exploration.setup.k
+    text = [f'**Verdict.** For "{exploration.query.text}" (top {k} of {plural(len(c.entries), "entry", "entries")}):']
+    parts = []
+    for name, found in hits.items():
+        label = exploration.label(name)
+        if not found:
+            parts.append(f"{label} finds no entry with a score above 0")
+            continue
+        top = found[0]
+        parts.append(
+            f'{label}\'s first hit is **{top.entry_id}** (score {top.score:.2f}: "{short(c.entry(top.entry_id).text, 60)}"), '
+            f"{plural(len(found), 'hit', 'hits')} in all"
+        )
+    text.append("; ".join(parts) + ".")
+    tops = [{h.entry_id for h in found} for found in hits.values()]
+    if len(tops) == 2:
+        shared = sorted(tops[0] & tops[1])
+        text.append(
+            f"They share {len(shared)} of their top {k}"
+            + (f" ({', '.join(shared)})." if shared else ".")
+            + " Their scores are on different scales, so compare ranks, not scores."
+        )
+    return Markdown(" ".join(text))
+
+
+def scores_figure(exploration: Exploration, *, number: int) -> Png:
+    """Figure ``number``: each retriever's top-k scores as bars, a panel per retriever (scores are on different
+    scales), each bar labelled with its entry id; the side-by-side table holds the numbers."""
+    hits = exploration.search()
+    with matplotlib.style.context("default"), matplotlib.rc_context(_RC):
+        fig = _figure(9, 0.9 + 0.3 * max((len(f) for f in hits.values()), default=1))
+        axes = fig.subplots(1, len(hits), squeeze=False)[0]
+        for i, (ax, (name, found)) in enumerate(zip(axes, hits.items())):
+            ax.barh(range(len(found)), [h.score for h in found], color=f"C{i}")
+            ax.set_yticks(range(len(found)), [f"{rank}. {h.entry_id}" for rank, h in enumerate(found, start=1)])
+            ax.set_ylim(max(len(found), 1) - 0.5, -0.5)
+            ax.set_title(f"{exploration.label(name)}: score of each hit")
+            ax.grid(axis="x", color="0.9")
+        data = png_bytes(fig)
+    caption = _caption(
+        number, f"each retriever's top {exploration.setup.k} for the query, by score (its numbers: the table below)"
+    )
+    return Png(data, caption)

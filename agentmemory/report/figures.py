@@ -226,7 +226,7 @@ def first_rank_numbers(frame: pd.DataFrame, *, number: int | None = None) -> Tab
     for label in retrievers:
         rows = frame[frame["retriever"] == label].set_index("bin")
         out[label] = [f"{int(rows.loc[b, 'queries'])} ({rows.loc[b, 'share']:.0%})" for b in bins]
-    return Table(out, _behind(number, "the first-rank figure", "headline queries per bin (share of them)"))
+    return Table(out, _behind(number, "the first-rank figure", "headline queries per bin (share of them)"), fold=True)
 
 
 def first_rank_figure(frame: pd.DataFrame, k: int, *, number: int | None = None) -> Png:

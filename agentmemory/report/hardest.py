@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pandas as pd
 
 from agentmemory.analysis.text_tables import seed_measures
@@ -9,7 +11,7 @@ from agentmemory.errors import check_positive_int
 from agentmemory.evaluation.runner import Evaluation, QueryResult
 from agentmemory.report.display import Table, short
 
-__all__ = ["hardest_queries", "hardest_table"]
+__all__ = ["hardest_queries", "hardest_table", "hardest_tables"]
 
 
 def hardest_queries(evaluation: Evaluation, retriever: str, n: int = 5) -> tuple[QueryResult, ...]:
@@ -89,3 +91,8 @@ def hardest_table(evaluation: Evaluation, retriever: str, n: int = 5, *, width: 
         f"{result.label}: the {len(rows)} hardest of {total} judged queries at k = {k} "
         "(lowest RR, then lowest recall; every group included)",
     )
+
+
+def hardest_tables(evaluation: Evaluation, n: int = 5) -> list[Table]:
+    """:func:`hardest_table` of every system, each folded in the HTML report (a click opens it)."""
+    return [replace(hardest_table(evaluation, r.name, n), fold=True) for r in evaluation.results]

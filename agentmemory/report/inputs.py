@@ -114,11 +114,16 @@ def scopes_table(evaluation: Evaluation) -> Table:
             for scope, row in rows.items()
         ]
     )
-    return Table(
-        frame,
-        "Scopes (LoCoMo: one per conversation; LongMemEval: one per question's haystack): entries, judged "
-        "queries and when the entries were created",
-    )
+    what = SCOPE_WORDS.get(evaluation.collection.format or "", "each question searches only its own scope")
+    return Table(frame, f"Scopes ({what}): entries, judged queries and when the entries were created")
+
+
+SCOPE_WORDS = {
+    "locomo": "LoCoMo: one per conversation, which its questions search",
+    "longmemeval": "LongMemEval: one per question, its haystack",
+    "beam": "BEAM: one per chat, which its questions search",
+}
+"""What a scope is in each format's words (any other format: each question searches only its own scope)."""
 
 
 def groups_table(evaluation: Evaluation) -> Table:
@@ -138,13 +143,21 @@ def groups_table(evaluation: Evaluation) -> Table:
             for group, queries in sorted(groups.items())
         ]
     )
-    return Table(frame, "Queries per group (LoCoMo: per category; LongMemEval: per question type)")
+    noun = {"locomo": "category", "longmemeval": "question type", "beam": "ability"}.get(c.format or "", "group")
+    return Table(frame, f"Queries per {noun}")
 
 
 def skipped_table(evaluation: Evaluation) -> Table:
-    """Every query the loader skipped, with its reason (left out of every number)."""
+    """Every query the loader skipped, one row per reason (in order of first appearance): the reason, how many
+    questions, their ids (left out of every number; folded when long)."""
     skipped = evaluation.collection.skipped
-    frame = pd.DataFrame(list(skipped), columns=["query", "reason"])
+    reasons: dict[str, list[str]] = {}
+    for qid, reason in skipped:
+        reasons.setdefault(reason, []).append(qid)
+    frame = pd.DataFrame(
+        [[reason, str(len(ids)), ", ".join(ids)] for reason, ids in reasons.items()],
+        columns=["reason", "questions", "queries"],
+    )
     return Table(frame, f"Skipped by the loader ({len(skipped)}), left out of every number")
 
 
@@ -186,5 +199,5 @@ def headline_note(evaluation: Evaluation) -> Markdown:
     return Markdown(
         f"The headline means are over {len(headline)} of the {len(judged)} judged queries: "
         f"{', '.join(c.headline_excludes)} ({plural(left, 'query', 'queries')}) is left out, as most "
-        "published numbers do, and shown separately in section 3."
+        "published numbers do, and shown separately in section 2."
     )

@@ -117,10 +117,55 @@ def render_html(nb: nbformat.NotebookNode) -> str:
         embed_images=True,
         log=_NBCONVERT_LOG,
     )
-    body, _ = exporter.from_notebook_node(nb)
+    body, _ = exporter.from_notebook_node(_stderr_folded(nb))
     captions = iter(_image_captions(nb))
     body = _NO_ALT.sub(lambda _: f'alt="{html.escape(next(captions, "Figure"))}"', body)
-    return _EXTERNAL.sub("", body)
+    body = _EXTERNAL.sub("", body)
+    return _with_contents(body).replace("</head>", f"{_PRINT_STYLE}</head>", 1)
+
+
+_H1_INTRO = re.compile(r"</h1>(\s*<p>.*?</p>)?", re.DOTALL)
+_H2 = re.compile(r'<h2 id="([^"]+)">(.*?)<a class="anchor-link"', re.DOTALL)
+_PRINT_STYLE = (
+    "<style>@page { margin: 12mm; } @media print { body { font-size: 9pt; } .jp-Cell { padding: 0; } "
+    ".jp-RenderedHTMLCommon { font-size: 9pt; } .jp-RenderedHTMLCommon table { font-size: 8pt; } "
+    "figure img { max-width: 80%; height: auto; } figure { margin: 0; break-inside: avoid; } }</style>\n"
+)
+"""A printed report: a smaller font, no cell padding, no figure split across pages."""
+
+
+def _with_contents(body: str) -> str:
+    """``body`` with a table of contents (a line of links to every ``<h2>``, by the anchors nbconvert gives them)
+    after the title and its first paragraph; unchanged without a title or with fewer than two sections."""
+    sections = [(anchor, re.sub(r"<[^>]+>", "", text).strip()) for anchor, text in _H2.findall(body)]
+    title = _H1_INTRO.search(body)
+    if title is None or len(sections) < 2:
+        return body
+    links = " · ".join(f'<a href="#{html.escape(anchor)}">{text}</a>' for anchor, text in sections)
+    nav = f'<nav class="agentmemory-contents"><p><strong>Contents:</strong> {links}</p></nav>'
+    return body[: title.end()] + nav + body[title.end() :]
+
+
+def _stderr_folded(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """A copy of ``nb`` whose stderr streams (what a plugin, a library or a memory system's server printed while the
+    cell ran) are each one folded ``<details>`` section, its summary counting the lines, instead of nbconvert's red
+    block; the notebook itself keeps them as they were."""
+    import copy
+
+    shown = copy.deepcopy(nb)
+    for cell in shown.cells:
+        if cell.cell_type != "code":
+            continue
+        for i, output in enumerate(cell.outputs):
+            if output.get("output_type") == "stream" and output.get("name") == "stderr":
+                text = output.get("text", "")
+                lines = len(text.rstrip("\n").splitlines())
+                folded = (
+                    f"<details><summary>Messages written to stderr while this ran ({lines} "
+                    f"{'line' if lines == 1 else 'lines'})</summary><pre>{html.escape(text)}</pre></details>"
+                )
+                cell.outputs[i] = nbformat.v4.new_output("display_data", data={"text/html": folded, "text/plain": text})
+    return shown
 
 
 def _image_captions(nb: nbformat.NotebookNode) -> list[str]:

@@ -12,15 +12,19 @@ is marked ``(all equal)``, because it says nothing about uncertainty.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pandas as pd
 
 from agentmemory.analysis.paired_matrix import PairedMatrix, matrix_caption, matrix_summary, paired_matrix
-from agentmemory.analysis.prose import comparisons_preface, describe_comparison, format_p
+from agentmemory.analysis.prose import comparisons_preface, describe_comparison, format_p, visible_decimals
 from agentmemory.analysis.statistics import evaluation_statistics
 from agentmemory.analysis.summaries import Statistics
 from agentmemory.analysis.text_tables import column_name, group_rows, interval_cell, interval_rows, lower_is_better
 from agentmemory.evaluation.runner import Evaluation
-from agentmemory.report.display import Markdown, Table
+from agentmemory.report.answer_figures import group_figure as draw_groups
+from agentmemory.report.display import Markdown, Png, Table
+from agentmemory.report.first_screen import headline_measure
 from agentmemory.report.knowledge_update import knowledge_update_tables
 
 __all__ = [
@@ -29,6 +33,9 @@ __all__ = [
     "comparison_sentences",
     "comparison_summary",
     "comparison_table",
+    "group_figure",
+    "group_noun",
+    "group_section",
     "group_tables",
     "interval_cell",
     "interval_table",
@@ -91,6 +98,45 @@ def group_tables(evaluation: Evaluation, statistics: Statistics) -> list[Table]:
     return tables + knowledge_update_tables(evaluation, statistics)  # BEAM's knowledge updates; [] for the others
 
 
+GROUP_NOUNS = {"locomo": "category", "longmemeval": "question type", "beam": "ability"}
+"""What a query group is called in each format's own words (any other format: ``group``)."""
+
+
+def group_noun(evaluation: Evaluation) -> str:
+    """``category`` (LoCoMo), ``question type`` (LongMemEval), ``ability`` (BEAM), else ``group``."""
+    return GROUP_NOUNS.get(evaluation.collection.format or "", "group")
+
+
+def group_figure(evaluation: Evaluation, statistics: Statistics, *, number: int) -> Png | Markdown:
+    """Figure ``number``: per query group, every system's headline-measure mean with its 95% interval, side by
+    side (groups left out of the headline means last, marked); a line saying so when there is nothing to draw."""
+    measure = headline_measure(evaluation, statistics)
+    noun = group_noun(evaluation)
+    if measure is None or not statistics.groups:
+        return Markdown(f"Figure {number}: no query has a {noun}, so there is nothing to draw.")
+    excluded = set(statistics.excluded_groups)
+    groups = sorted(statistics.groups, key=lambda g: (g in excluded, g))
+    shown = {g: f"{g} (left out)" if g in excluded else g for g in groups}
+    colours = {r.name: i for i, r in enumerate(evaluation.results)}
+    ordered = sorted(evaluation.results, key=lambda r: r.name != statistics.baseline)
+    rows = [
+        (
+            r.label,
+            colours[r.name],
+            {(shown[g], measure): statistics.groups[g].intervals[r.name].get(measure) for g in groups},
+        )
+        for r in ordered
+    ]
+    return draw_groups([shown[g] for g in groups], rows, [measure], number=number, noun=noun)
+
+
+def group_section(evaluation: Evaluation, statistics: Statistics, *, number: int) -> list[Png | Markdown | Table]:
+    """The per-group section: :func:`group_figure`, then :func:`group_tables` (its numbers and every other
+    measure; folded when long)."""
+    tables = [replace(t, fold=True) if isinstance(t, Table) else t for t in group_tables(evaluation, statistics)]
+    return [group_figure(evaluation, statistics, number=number), *tables]
+
+
 def pairs_matrix(evaluation: Evaluation, statistics: Statistics) -> PairedMatrix:
     """:func:`agentmemory.analysis.paired_matrix.paired_matrix` of the run, with the systems' labels."""
     return paired_matrix(statistics, {r.name: r.label for r in evaluation.results})
@@ -107,7 +153,7 @@ def comparison_matrix(matrix: PairedMatrix, *, number: int | None = None, fewer:
         for row in range(len(matrix.rows))
     ]
     lower = [m for m in matrix.measures if lower_is_better(m)]
-    return Table(pd.DataFrame(rows, columns=columns), matrix_caption(matrix, lower, number=number))
+    return Table(pd.DataFrame(rows, columns=columns), matrix_caption(matrix, lower, number=number), fold=True)
 
 
 def comparison_summary(matrix: PairedMatrix) -> Markdown:
@@ -133,7 +179,8 @@ def comparison_table(evaluation: Evaluation, statistics: Statistics) -> Table:
         for c in comparisons:
             test = c.test
             ci = test.effect_ci
-            interval = "all equal" if ci.degenerate else f"[{ci.low:.2f}, {ci.high:.2f}]"
+            d = visible_decimals(test.mean_difference, ci.low, ci.high)
+            interval = "all equal" if ci.degenerate else f"[{ci.low:.{d}f}, {ci.high:.{d}f}]"
             decisive = c.p_holm if several else test.p_value
             if test.smallest_p_value > alpha:
                 verdict = f"cannot be significant (smallest p {format_p(test.smallest_p_value)})"
@@ -146,7 +193,7 @@ def comparison_table(evaluation: Evaluation, statistics: Statistics) -> Table:
                 [
                     measure,
                     f"{labels[c.a]} - {labels[c.b]}{over}",
-                    f"{test.mean_difference:.2f}",
+                    f"{test.mean_difference:.{d}f}",
                     interval,
                     format_p(test.p_value),
                     format_p(c.p_holm) if several else "-",
@@ -236,7 +283,7 @@ def significance_note(evaluation: Evaluation, statistics: Statistics) -> Markdow
             f"- **Interval widths:** the widest 95% interval of a headline mean is {wide[1]}'s {wide[2]}, "
             f"[{wide[3].low:.2f}, {wide[3].high:.2f}] (width {wide[0]:.2f}); the narrowest is "
             f"{narrow[1]}'s {narrow[2]}, [{narrow[3].low:.2f}, {narrow[3].high:.2f}] "
-            f"(width {narrow[0]:.2f}). Each query weighs 1/{n} = {1 / n:.2f} in a mean."
+            f"(width {narrow[0]:.2f}). Each query weighs 1/{n} = {1 / n:.3g} in a mean."
         )
     degenerate = [
         f"{r.label} {m}"
@@ -251,11 +298,12 @@ def significance_note(evaluation: Evaluation, statistics: Statistics) -> Markdow
         )
     measure, largest = max(comparisons, key=lambda item: abs(item[1].test.mean_difference))
     ci = largest.test.effect_ci
-    where = "all paired differences equal" if ci.degenerate else f"95% interval [{ci.low:.2f}, {ci.high:.2f}]"
+    d = visible_decimals(largest.test.mean_difference, ci.low, ci.high)
+    where = "all paired differences equal" if ci.degenerate else f"95% interval [{ci.low:.{d}f}, {ci.high:.{d}f}]"
     labels = {r.name: r.label for r in evaluation.results}
     lines.append(
         f"- **Largest difference:** {labels[largest.a]} - {labels[largest.b]} on {measure}, "
-        f"{largest.test.mean_difference:.2f} ({where}), p = {format_p(largest.test.p_value)}."
+        f"{largest.test.mean_difference:.{d}f} ({where}), p = {format_p(largest.test.p_value)}."
     )
     several = any(len(rows) > 1 for rows in statistics.comparisons.values())
     significant = sum(

@@ -47,6 +47,7 @@ __all__ = [
     "summaries",
     "sweep_measures",
     "sweep_overview",
+    "verdict",
 ]
 
 
@@ -295,3 +296,49 @@ def parameter_grid(setup: SweepSetup) -> ParameterGrid:
     measure = headline_measure(list(statistics.shown_measures), setup.k)
     [grid] = parameter_grids(systems, statistics, measure)
     return grid
+
+
+def verdict(
+    summary: Sequence[Mapping[str, Any]], rows: Sequence[Mapping[str, Any]], grid: ParameterGrid, k: int
+) -> Markdown:
+    """The paragraph the sweep report opens with: on the largest shape, each retriever's median nDCG@k across the
+    seeds with its 5%-95% range and how often the first retriever is ahead of each other; how much wider the band
+    of the first shape (the fixture's) is; and the best BM25 setting of the grid against the default."""
+    if not summary:
+        raise ParameterError("summary", list(summary), "is empty", "pass the summaries of the seed sweep's rows")
+    measure = sweep_measures(k)[-1]
+    name = measure_names(k).get(measure, measure)
+    shapes = list(dict.fromkeys((s["n_entries"], s["queries"]) for s in summary))
+    cells = {(s["n_entries"], s["queries"], s["retriever"]): s for s in summary}
+    retrievers = list(dict.fromkeys(s["retriever"] for s in summary))
+    labels = {s["retriever"]: s["label"] for s in summary}
+    seeds = summary[0]["seeds"]
+    last, first = shapes[-1], shapes[0]
+    medians = {r: cells[(*last, r)][measure] for r in retrievers}
+    leader = max(retrievers, key=lambda r: medians[r]["median"])
+    text = [
+        f"**Verdict.** Over {seeds} synthetic collections of {_shape(*last)}, **{labels[leader]}** has the highest "
+        f"median {name}: "
+        + "; ".join(
+            f"{labels[r]} {medians[r]['median']:.2f} (5%-95%: {medians[r]['p05']:.2f} to {medians[r]['p95']:.2f})"
+            for r in retrievers
+        )
+        + "."
+    ]
+    for other in retrievers:
+        if other == leader:
+            continue
+        up, level, down = head_to_head(rows, measure, leader, other)[last]
+        text.append(
+            f"{labels[leader]} is ahead of {labels[other]} on {up} of the {up + level + down} collections (level on {level})."
+        )
+    if first != last:
+        base = cells[(*first, leader)][measure]
+        width = base["p95"] - base["p05"]
+        wide = medians[leader]["p95"] - medians[leader]["p05"]
+        text.append(
+            f"At {_shape(*first)} (the fixture's size) {labels[leader]}'s {name} spans {base['p05']:.2f} to "
+            f"{base['p95']:.2f}, {_ratio(wide, width)} than at the largest shape: one small table is a single draw."
+        )
+    text.append(grid.best_text())
+    return Markdown(" ".join(text))

@@ -45,6 +45,7 @@ from agentmemory.systems.attribution import AttributionReport
 
 __all__ = [
     "LOW_COVERAGE",
+    "NONE_RETURNED",
     "attribution_reports",
     "coverage_frame",
     "coverage_table",
@@ -164,6 +165,10 @@ def _judged(evaluation: Evaluation) -> tuple[bool, str | None]:
     return judged_at_k_note(evaluation.collection, evaluation.k, evaluation.relevance)
 
 
+NONE_RETURNED = "none returned"
+"""What a ratio over the memories a system returned shows when it returned none (never ``0.000``)."""
+
+
 def coverage_table(evaluation: Evaluation, reports: Reports | None = None) -> Table:
     """:func:`coverage_frame` with 3 decimals and a caption defining coverage and Judged@k.
 
@@ -173,7 +178,10 @@ def coverage_table(evaluation: Evaluation, reports: Reports | None = None) -> Ta
     """
     k = evaluation.k
     shown, note = _judged(evaluation)
-    frame = _rounded(coverage_frame(evaluation, reports), ["coverage", "credits per memory", f"Judged@{k}"])
+    raw = coverage_frame(evaluation, reports)
+    frame = _rounded(raw, ["coverage", "credits per memory", f"Judged@{k}"])
+    nothing = raw["returned"] == 0
+    frame.loc[nothing, ["coverage", "credits per memory", f"Judged@{k}"]] = NONE_RETURNED
     caption = (
         "Memory systems: coverage = attributed / returned memories; credited to several entries, credits per "
         "memory and most credits = how ambiguous the attribution is (memories given to more than one entry, the "

@@ -146,7 +146,8 @@ def metric_frame(evaluation: Evaluation) -> pd.DataFrame:
 
 
 def metric_table(evaluation: Evaluation) -> Table:
-    """Section 2: the seed's table (2 decimals, as ``agentmemory eval`` prints it) with the other measures (4 decimals)."""
+    """Section 2: the seed's table (2 decimals, as ``agentmemory eval`` prints it) with the other measures (4 decimals),
+    folded in the HTML report (the comparison table already shows these means, with their intervals)."""
     others = other_measures(evaluation)
     text_rows = seed_rows(evaluation)
     for row, result in zip(text_rows, evaluation.results):
@@ -161,7 +162,7 @@ def metric_table(evaluation: Evaluation) -> Table:
         f"{'query' if headline == 1 else 'queries'}{left_out}, {len(c.entries)} entries. {first} is the mean of "
         f"{measure}, " + ", ".join(f"{column} of {m}" for column, m in rest) + "."
     )
-    return Table(frame, caption)
+    return Table(frame, caption, fold=True)
 
 
 def _labelled(ids: tuple[str, ...], evaluation: Evaluation, width: int) -> str:

@@ -17,6 +17,8 @@ inside the top k can move only the order-sensitive measures (RR, AP, nDCG).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pandas as pd
 
 from agentmemory.evaluation.runner import Evaluation, QueryResult, RetrieverResult
@@ -32,6 +34,7 @@ __all__ = [
     "tie_flags",
     "tie_means_table",
     "tie_table",
+    "tie_tables",
 ]
 
 
@@ -101,13 +104,22 @@ def _availability(evaluation: Evaluation, result: RetrieverResult) -> tuple[str,
         return "", True
     if result.kind == "run" and len(missing) < len(result.per_query):
         return (
-            f"- **{label}:** in {plural(len(missing), 'query', 'queries')} ({', '.join(missing)}) a tie at the "
+            f"- **{label}:** in {plural(len(missing), 'query', 'queries')}{_ids(missing)} a tie at the "
             "cutoff reaches the run's last hit, and a run holds no scores below its depth: the analysis is not "
             "available for them; the other queries follow."
         ), True
     if result.kind == "run":
         return f"- **{label}:** tie analysis is not available: every tie at the cutoff reaches the run's end.", False
     return f"- **{label}:** ties were not analysed (the run used `evaluate(..., ties=False)`).", False
+
+
+_LISTED_IDS = 10
+"""Up to this many query ids a line names them; more are counted (the folded tables list them)."""
+
+
+def _ids(ids: list[str]) -> str:
+    """`` (q1, q2)`` for a few ids, ``""`` for more than :data:`_LISTED_IDS`."""
+    return f" ({', '.join(ids)})" if len(ids) <= _LISTED_IDS else ""
 
 
 def _retriever_flags(result: RetrieverResult, k: int, *, per_query: bool) -> list[str]:
@@ -123,10 +135,10 @@ def _retriever_flags(result: RetrieverResult, k: int, *, per_query: bool) -> lis
         return [text + ": every value is what the scores alone give."]
     lines: list[str] = []
     if straddle:
-        ids = ", ".join(q.query_id for q in straddle)
+        ids = f" ({', '.join(q.query_id for q in straddle)})" if per_query else ""
         lines.append(
             f"- **{label}: tied scores straddle the cutoff k = {k} in {len(straddle)} of "
-            f"{plural(len(result.per_query), 'query', 'queries')}** ({ids}): the tie rule (higher entry id first), "
+            f"{plural(len(result.per_query), 'query', 'queries')}**{ids}: the tie rule (higher entry id first), "
             "not the score, chose which tied entries made the top k."
         )
         if per_query:
@@ -134,8 +146,7 @@ def _retriever_flags(result: RetrieverResult, k: int, *, per_query: bool) -> lis
     if inside:
         lines.append(
             f"- **{label}: ties inside the top {k}** (not at the cutoff) can move order-sensitive measures in "
-            f"{plural(len(inside), 'query', 'queries')}"
-            + (":" if per_query else f" ({', '.join(q.query_id for q in inside)}).")
+            f"{plural(len(inside), 'query', 'queries')}" + (":" if per_query else ".")
         )
         if per_query:
             lines += [_query_line(q, k, False) for q in inside]
@@ -195,6 +206,23 @@ def tie_table(evaluation: Evaluation, retriever: str) -> Table:
         "each measure: "
         "value under the tie rule / expected over all orders of tied scores / [worst, best]",
     )
+
+
+def tie_tables(evaluation: Evaluation) -> list[Table | Markdown]:
+    """:func:`tie_table` of every system with a query whose tied scores straddle the cutoff, each folded (its
+    caption and number of queries stay visible); one line naming the systems without any (no empty table)."""
+    tables: list[Table | Markdown] = []
+    without = []
+    for result in evaluation.results:
+        table = tie_table(evaluation, result.name)
+        if len(table.frame):
+            tables.append(replace(table, fold=True))
+        else:
+            without.append(result.label)
+    if without:
+        names = ", ".join(without)
+        tables.append(Markdown(f"No tied scores straddle the cutoff k = {evaluation.k} for {names}."))
+    return tables
 
 
 def tie_means_table(evaluation: Evaluation) -> Table:

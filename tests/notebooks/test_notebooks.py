@@ -13,6 +13,7 @@ import ast
 import contextlib
 import io
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -33,6 +34,7 @@ from agentmemory.report import (
     explain,
     explore,
     figures,
+    first_screen,
     hardest,
     grids,
     inputs,
@@ -274,8 +276,10 @@ def test_other_collection_and_k_give_the_librarys_results(tmp_path):
 
     statistics = stats.run_statistics(evaluation)
     assert _plain(_cell(nb, "per-query")) == [repr(comparison.per_query(evaluation, statistics))]
-    shown = comparison.comparison(evaluation, statistics)  # the table, its notation, the cost table, its notes
-    assert _plain(_cell(nb, "comparison")) == [repr(shown[0]), shown[1].text, repr(shown[2]), shown[3].text]
+    figure, *shown = first_screen.headline(evaluation, statistics, number=1)  # Figure 1, the table, its notation,
+    expected = [repr(figure), repr(shown[0]), shown[1].text, repr(shown[2]), shown[3].text]  # the costs, their notes
+    assert _plain(_cell(nb, "comparison")) == expected
+    assert _plain(_cell(nb, "verdict")) == [first_screen.verdict(evaluation, statistics).text]
 
     [why] = _plain(_cell(nb, "why"))
     assert why == explain.mrr_vs_recall(evaluation).text
@@ -321,7 +325,12 @@ def test_explore_with_ones_own_query(tmp_path):
     nb = _run(NOTEBOOKS / "explore.ipynb", tmp_path / "out.ipynb", parameters)
     setup = params.explore_setup(collection="", query_tags="", **parameters)
     exploration = explore.Exploration(setup)
-    assert _plain(_cell(nb, "side-by-side")) == [repr(explore.side_by_side(exploration))]
+    assert _plain(_cell(nb, "side-by-side")) == [
+        repr(explore.scores_figure(exploration, number=1)),
+        repr(explore.side_by_side(exploration)),
+    ]
+    assert _plain(_cell(nb, "verdict")) == [explore.verdict(exploration).text]
+    assert "m12" in explore.verdict(exploration).text
     terms, overlap = _plain(_cell(nb, "explain"))
     assert terms == repr(explore.bm25_terms(exploration, "m12"))
     assert "penicillin" in terms and "BM25 for m12" in terms
@@ -417,21 +426,23 @@ def test_collection_notebook_with_repair_and_k3_run_from_elsewhere(tmp_path):
     assert skipped == repr(inputs.skipped_table(evaluation)) and "Skipped by the loader (3)" in skipped
     assert repairs == repr(inputs.repairs_table(evaluation)) and "nothing was changed" not in repairs
     assert _plain(_cell(nb, "groups")) == [repr(inputs.groups_table(evaluation))]
-    assert _plain(_cell(nb, "metrics")) == [repr(tables.metric_table(evaluation))]
-    assert _plain(_cell(nb, "intervals")) == [repr(stats.interval_table(evaluation, statistics))]
-    assert _plain(_cell(nb, "per-group")) == [repr(t) for t in stats.group_tables(evaluation, statistics)]
+    assert _plain(_cell(nb, "verdict")) == [first_screen.verdict(evaluation, statistics).text]
+    assert _plain(_cell(nb, "headline-note")) == [inputs.headline_note(evaluation).text]
+    group_figure, *group_tables = _plain(_cell(nb, "per-group"))
+    assert group_figure == repr(stats.group_figure(evaluation, statistics, number=2))
+    assert group_tables == [repr(t) for t in stats.group_tables(evaluation, statistics)]
     matrix = stats.pairs_matrix(evaluation, statistics)
     assert _plain(_cell(nb, "significance")) == [stats.comparison_summary(matrix).text]
     heatmap, numbers = _plain(_cell(nb, "comparisons"))
-    assert heatmap == repr(figures.comparison_heatmap(matrix, number=1))
-    assert numbers == repr(stats.comparison_matrix(matrix, number=1)) and "BM25 − Tag scorer" in numbers
+    assert heatmap == repr(figures.comparison_heatmap(matrix, number=3))
+    assert numbers == repr(stats.comparison_matrix(matrix, number=3)) and "BM25 − Tag scorer" in numbers
     assert _plain(_cell(nb, "hardest")) == [repr(hardest.hardest_table(evaluation, n)) for n in ("bm25", "tags")]
     caption, numbers, note = _plain(_cell(nb, "first-rank"))
-    assert caption == "Figure 2: headline queries by rank of the first relevant hit, by system (k = 3)"
-    assert numbers == repr(figures.first_rank_numbers(ranks.first_rank_frame(evaluation), number=2))
+    assert caption == "Figure 4: headline queries by rank of the first relevant hit, by system (k = 3)"
+    assert numbers == repr(figures.first_rank_numbers(ranks.first_rank_frame(evaluation), number=4))
     assert "not found in top 3" in numbers and note == ranks.first_rank_note(evaluation).text
     assert _plain(_cell(nb, "tie-flags")) == [ties.tie_flags(evaluation, per_query=False).text]
-    assert _plain(_cell(nb, "tie-queries")) == [repr(ties.tie_table(evaluation, n)) for n in ("bm25", "tags")]
+    assert _plain(_cell(nb, "tie-queries")) == [repr(t) for t in ties.tie_tables(evaluation)]
     [artifact] = _plain(_cell(nb, "artifact"))
     assert (
         "`agentmemory eval --collection fixtures/locomo-sample/locomo-sample.json --repair --seed 7 --k 3 " in artifact
@@ -487,7 +498,8 @@ def test_table_metrics_choose_the_columns_as_the_command_line_does(tmp_path, not
         tmp_path / "out.ipynb",
         {"table_metrics": chosen, "output_dir": str(out_dir), "retrievers": "bm25,tags"},
     )
-    [comparison, *_] = _plain(_cell(nb, "comparison"))
+    [figure, comparison, *_] = _plain(_cell(nb, "comparison"))
+    assert figure.startswith("Figure 1: R@5 of each system over the headline questions")
     header = next(line.split() for line in comparison.splitlines() if line.strip().startswith("System"))
     assert header == ["System", "Success@3", "R@5", "nDCG@5"], header
     [artifact] = _plain(_cell(nb, "artifact"))
@@ -526,16 +538,17 @@ def test_sweep_notebook_with_a_small_sweep(tmp_path):
     setup = params.sweep_setup(collection="", mismatch_rate=0.2, retrievers="bm25,tags", progress=False, **parameters)
     rows = sweeps.seed_rows(setup)
     summary = sweeps.summaries(rows)
+    grid = sweeps.parameter_grid(setup)  # BM25's k1 x b on the seed-3 collection of 40 entries and 10 queries
+    assert _plain(_cell(nb, "verdict")) == [sweeps.verdict(summary, rows, grid, 3).text]
+    caption, quantiles = _plain(_cell(nb, "seed-figure"))
+    assert caption == "Figure 1: recall@3, precision@3, MRR across 3 seeds, by collection shape and retriever"
+    assert quantiles == repr(sweeps.quantile_table(summary, 3))
     _, k_numbers = _plain(_cell(nb, "k-sweep"))
-    assert k_numbers == repr(figures.k_sweep_numbers(sweeps.k_curves(setup), number=1))
-    assert _plain(_cell(nb, "seed-sweep")) == [repr(sweeps.quantile_table(summary, 3))]
-    caption, numbers = _plain(_cell(nb, "seed-figure"))
-    assert caption == "Figure 2: recall@3, precision@3, MRR across 3 seeds, by collection shape and retriever"
-    assert numbers == repr(figures.sweep_numbers(rows, sweeps.sweep_measures(3), number=2))
+    assert k_numbers == repr(figures.k_sweep_numbers(sweeps.k_curves(setup), number=2))
+    assert _plain(_cell(nb, "seed-numbers")) == [repr(figures.sweep_numbers(rows, sweeps.sweep_measures(3), number=1))]
     [statement] = _plain(_cell(nb, "spread"))
     assert statement == sweeps.spread_statement(summary, rows, 3).text
     assert statement.startswith("**How much a 16-entry, 5-query evaluation moves across seeds.** Each of the 3 seeds")
-    grid = sweeps.parameter_grid(setup)  # BM25's k1 x b on the seed-3 collection of 40 entries and 10 queries
     figure, *numbers, best = _plain(_cell(nb, "grid"))
     assert figure == repr(grids.heatmap_figure(grid, number=3))
     assert numbers == [repr(t) for t in grids.heatmap_numbers(grid, number=3)]
@@ -611,7 +624,7 @@ def test_a_users_run_appears_beside_the_built_ins(tmp_path, notes):
     run = tmp_path / "mine.trec"
     write_run(run, {q.query_id: [(h.entry_id, h.score) for h in q.hits] for q in bm25.per_query})
     nb = _run(NOTEBOOKS / "eval.ipynb", tmp_path / "out.ipynb", {"runs": f"mine={run}"})
-    table, notation, costs, _ = _plain(_cell(nb, "comparison"))  # then the cost table and its notes
+    _, table, notation, costs, _ = _plain(_cell(nb, "comparison"))  # Figure 1, then the cost table and its notes
     row = next(line for line in table.splitlines() if line.strip().startswith("mine"))
     assert any(line.strip().startswith("mine ") for line in costs.splitlines())
     assert "0.900 [0.700, 1.000] +0/−0" in row and "0.280 [0.200, 0.360] +0/−0" in row
@@ -622,3 +635,21 @@ def test_a_users_run_appears_beside_the_built_ins(tmp_path, notes):
     assert "  - mine: run file `mine.trec` (trec, 5 queries, up to 5 hits each" in overview
     [why] = _plain(_cell(nb, "why"))
     assert "an explanation is not available for mine (a run file gives none)" in why
+
+
+@pytest.mark.parametrize("name", ["eval", "collection", "sweep"])
+def test_help_notebook_lists_the_registered_retrievers_and_formats(name):
+    """The parameters cell names every registered retriever (and eval's every format) where it says "registry names
+    (...)", so `papermill --help-notebook` shows the registry, not an old list."""
+    from agentmemory.datasets.base import FORMATS
+    from agentmemory.retrievers.registry import RETRIEVERS
+
+    source = json.loads((REPO_ROOT / "notebooks" / f"{name}.ipynb").read_text(encoding="utf-8"))
+    cell = next(c for c in source["cells"] if "parameters" in c["metadata"].get("tags", []))
+    text = "".join(cell["source"])
+    listed = re.search(r"registry names \(([^)]*), or a plugin's\)", text)
+    assert listed is not None and listed.group(1).split(", ") == sorted(RETRIEVERS.names())
+    formats = re.search(r"a registered format's name \(([^)]*), or a plugin's\)", text)
+    if formats is not None:
+        assert formats.group(1).split(", ") == sorted(FORMATS.names())
+    assert name != "eval" or formats is not None

@@ -17,26 +17,23 @@ from agentmemory.report.render import normalize_notebook, render_html
 REPORTS = REPO_ROOT / "reports"
 SECTIONS = EVAL_SECTIONS
 COLLECTION_SECTIONS = [
-    "Definitions",
-    "The comparison",
     "1. What was evaluated",
-    "2. Headline metrics with 95% intervals",
-    "3. Every metric per group",
-    "4. Paired comparisons",
-    "5. The hardest queries",
-    "6. Where the first relevant hit ranks",
-    "7. Ties at the cutoff",
-    "8. Caveats",
+    "2. Per group",
+    "3. Paired comparisons",
+    "4. The hardest queries",
+    "5. Where the first relevant hit ranks",
+    "6. Ties at the cutoff",
+    "7. Caveats",
+    "Definitions",
     "Timings",
     "Appendix: inputs, the event log and the artifact",
 ]
 SWEEP_SECTIONS = [
-    "Definitions",
     "1. What is swept",
     "2. Metrics as functions of k",
     "3. Across seeds",
-    "4. How much one small evaluation moves",
-    "5. A parameter grid: BM25's k1 and b",
+    "4. A parameter grid: BM25's k1 and b",
+    "Definitions",
 ]
 
 
@@ -88,24 +85,26 @@ def test_html_is_self_contained_and_reads_as_a_report():
     assert not re.search(r"<script[^>]*\bsrc=", html, re.IGNORECASE)
     assert not re.search(r"<link[^>]*\bhref=[\"']https?:", html, re.IGNORECASE)
     assert not re.search(r"@import", html)
-    assert html.count('src="data:image/png;base64,') == 4  # three plots and the paired heat map
+    assert html.count('src="data:image/png;base64,') == 5  # the headline means, three plots, the paired heat map
     assert "<title>agentmemory evaluation report</title>" in html
     assert "params.eval_setup" not in html and "display(" not in html
     headings = re.findall(r"<h2[^>]*>(.*?)<a", html)
     assert headings == SECTIONS
     comparison = html.index("Systems against the baseline BM25")
-    assert comparison < html.index("mean_recall@k</th>") < html.index("3. Every query, side by side")
-    assert html.index("3. Every query, side by side") < html.index('src="data:image/png')
-    assert 'alt="Figure 2: mean recall@k and precision@k for k = 1..16, by system"' in html
-    assert "<figcaption>Figure 2: mean recall@k and precision@k for k = 1..16, by system</figcaption>" in html
-    assert [int(n) for n in re.findall(r"<figcaption>Figure (\d+): ", html)] == [1, 2, 3, 4]
+    assert comparison < html.index("mean_recall@k</th>") < html.index(">3. Every query, side by side<a")
+    assert html.index('alt="Figure 1: R@5 of each system') < comparison < html.index(">1. What was evaluated<a")
+    assert html.index(">3. Every query, side by side<a") < html.index('alt="Figure 2: ')
+    assert 'alt="Figure 3: mean recall@k and precision@k for k = 1..16, by system"' in html
+    assert "<figcaption>Figure 3: mean recall@k and precision@k for k = 1..16, by system</figcaption>" in html
+    assert [int(n) for n in re.findall(r"<figcaption>Figure (\d+): ", html)] == [1, 2, 3, 4, 5]
+    assert html.index('<nav class="agentmemory-contents">') < html.index("<strong>Verdict.</strong>")
     assert "▲/▼: significantly higher/lower than BM25 at α = 0.05" in html
 
 
 @pytest.mark.parametrize(
     "name, title, sections, images, first_table",
     [
-        ("collection", "agentmemory collection report", COLLECTION_SECTIONS, 2, "mean_recall@k</th>"),
+        ("collection", "agentmemory collection report", COLLECTION_SECTIONS, 4, "R@5</th>"),
         ("sweep", "agentmemory sweeps: k, seeds and BM25's parameters", SWEEP_SECTIONS, 3, "R@k BM25</th>"),
         ("answers", "agentmemory answers report", ANSWERS_SECTIONS, 4, "answer_in_context@5</th>"),
     ],

@@ -2,22 +2,33 @@
 
 from __future__ import annotations
 
+import pytest
 from conftest import REPO_ROOT
 
 from agentmemory import evaluate, load_collection
-from agentmemory.report.caveats import caveats, ties_inside_top_k
+from agentmemory.datasets import load
+from agentmemory.report.caveats import caveats, caveats_section, ties_inside_top_k, weight
+from agentmemory.report.display import Folded
 
 GARDEN = REPO_ROOT / "tests" / "data" / "garden-notes"
+
+
+@pytest.fixture(scope="module")
+def sample():
+    """The LoCoMo sample (9 questions skipped by the loader), BM25 at k = 5."""
+    return evaluate(load(REPO_ROOT / "fixtures" / "locomo-sample" / "locomo-sample.json"), ("bm25",), k=5, seed=7)
 
 
 def test_seed_caveats(seed_evaluation):
     """Seed run: 5 queries over 16 entries, no tie straddling k = 5, tag ties inside the top 5, the size warning."""
     text = caveats(seed_evaluation).text
     assert "5 judged queries over 16 entries, 8 relevant judgments" in text
-    assert "Each query weighs 1/5 = 0.20 in every mean" in text
+    assert "Each query weighs 1/5 = 0.2 in every mean" in text
     assert "Queries without judgments: none." in text
     assert "**No tied score straddles the cutoff k = 5** for any retriever" in text
-    assert "  - Tag scorer: q1, q2, q3" in text
+    assert "  - Tag scorer: 3 queries" in text
+    folded = caveats_section(seed_evaluation)[1]
+    assert isinstance(folded, Folded) and "- **Tag scorer**, ties inside the top 5: q1, q2, q3" in folded.text
     assert "**A fixture this small says nothing general about ranking quality.**" in text
     straddling = [q.query_id for r in seed_evaluation.results for q in r.per_query if q.tie_at_cutoff]
     assert straddling == []
@@ -31,7 +42,7 @@ def test_garden_caveats_name_the_tie_at_the_cutoff_and_the_unjudged_query():
     assert (
         "**Tied scores straddle the cutoff k = 3:** the entry just below rank 3 scores the same as the 3rd hit" in text
     )
-    assert "  - Tag scorer: t1\n" in text
+    assert "  - Tag scorer: 1 query\n" in text
     assert "Queries without judgments, left out of the means (1): t5." in text
     assert "4 judged queries over 11 entries" in text and "1/4 = 0.25" in text
 
@@ -61,3 +72,16 @@ def test_a_cutoff_larger_than_every_scope_is_noted(seed_evaluation):
     assert not any(line.startswith("k = ") for line in system_notes(seed_evaluation))
     unscoped = evaluate(seed_evaluation.collection, "bm25", k=20, seed=7)
     assert "k = 20 is larger than the collection (it holds 16 entries)" in caveats(unscoped).text
+
+
+def test_the_weight_of_one_query_never_reads_zero():
+    """1/n to three significant digits: a collection of 1,526 queries weighs each 0.000655, never 0.00."""
+    assert [weight(n) for n in (1, 5, 15, 1526)] == ["1", "0.2", "0.0667", "0.000655"]
+
+
+def test_caveats_count_the_skipped_queries_and_list_none_of_them(sample):
+    """The skipped questions are listed once, under What was evaluated; the caveats only count them."""
+    text = caveats(sample).text
+    skipped = sample.collection.skipped
+    assert f"- {len(skipped)} queries were skipped by the loader, left out of every number" in text
+    assert not any(qid in text for qid, _ in skipped)

@@ -57,7 +57,7 @@ def test_seed_significance_note_says_why_nothing_can_be_significant(seed_evaluat
         "even a retriever that scores higher on every one of the 5 queries gets p = 0.0625. This is a property of "
         "the number of queries, not of the retrievers.\n"
         "- **Interval widths:** the widest 95% interval of a headline mean is BM25's R@5, [0.70, 1.00] (width "
-        "0.30); the narrowest is Tag scorer's P@5, [0.24, 0.40] (width 0.16). Each query weighs 1/5 = 0.20 in a "
+        "0.30); the narrowest is Tag scorer's P@5, [0.24, 0.40] (width 0.16). Each query weighs 1/5 = 0.2 in a "
         "mean.\n"
         "- **Same value on every query** (BM25 RR, BM25 RR@5, Tag scorer R@5, Tag scorer RR, Tag scorer RR@5, Tag "
         "scorer nDCG@5, Tag scorer AP@5): the interval collapses to a point; that is no evidence of certainty, only "
