@@ -183,11 +183,20 @@ def first_relevant_numbers(ranks: pd.DataFrame, k: int, *, number: int | None = 
     )
 
 
-def first_relevant_figure(ranks: pd.DataFrame, k: int, *, number: int | None = None) -> Png:
-    """Rank of each query's first relevant hit in the full ranking, a bar per retriever; k dashed; ``never`` marked."""
+def first_relevant_figure(ranks: pd.DataFrame, k: int, *, number: int | None = None) -> Png | Markdown:
+    """Rank of each query's first relevant hit in the full ranking, a bar per retriever; k dashed; ``never`` marked.
+
+    When every system ranks a relevant hit first on every query, a sentence says so instead of a figure whose bars
+    would all stand at 1."""
     retrievers = list(dict.fromkeys(ranks["retriever"]))
     queries = list(dict.fromkeys(ranks["query"]))
     known = [int(r) for r in ranks["rank"] if not pd.isna(r)]
+    if queries and len(known) == len(ranks) and set(known) == {1}:
+        systems = "the system" if len(retrievers) == 1 else f"each of the {len(retrievers)} systems"
+        return Markdown(
+            f"{_caption(number, 'rank of the first relevant hit per query, by system')}: not drawn, since {systems} "
+            f"ranks a relevant hit first on every one of the {len(queries)} queries (every bar would stand at 1)."
+        )
     top = max([k, *known]) + 1
     width = 0.8 / max(len(retrievers), 1)
     with matplotlib.style.context("default"), matplotlib.rc_context(_RC):

@@ -11,7 +11,7 @@ from conftest import REPO_ROOT
 
 from agentmemory import evaluate, load_collection
 from agentmemory.report import curves, figures
-from agentmemory.report.display import signed
+from agentmemory.report.display import Markdown, Png, signed
 
 GARDEN = REPO_ROOT / "tests" / "data" / "garden-notes"
 
@@ -93,11 +93,28 @@ def _all_figures(evaluation):
     deep = curves.deep_evaluation(evaluation)
     curve = curves.cutoff_curves(deep)
     ranks = curves.first_relevant_frame(evaluation, deep)
-    return [
+    drawn = [
         figures.per_query_figure(values),
         figures.cutoff_figure(curve, evaluation.k),
         figures.first_relevant_figure(ranks, evaluation.k),
     ]
+    return [f for f in drawn if isinstance(f, Png)]
+
+
+def test_first_relevant_ranks_all_at_one_are_said_not_drawn(seed_evaluation, garden3):
+    """The seed's two systems rank a relevant hit first on all 5 queries: a sentence, not bars all at 1; the
+    garden's ranks differ, so they are drawn."""
+    ranks = curves.first_relevant_frame(seed_evaluation, curves.deep_evaluation(seed_evaluation))
+    assert set(ranks["rank"]) == {1}
+    said = figures.first_relevant_figure(ranks, seed_evaluation.k, number=4)
+    assert isinstance(said, Markdown)
+    assert said.text == (
+        "Figure 4: rank of the first relevant hit per query, by system: not drawn, since each of the 2 systems "
+        "ranks a relevant hit first on every one of the 5 queries (every bar would stand at 1)."
+    )
+    garden = curves.first_relevant_frame(garden3, curves.deep_evaluation(garden3))
+    assert set(garden["rank"].dropna()) != {1}
+    assert isinstance(figures.first_relevant_figure(garden, garden3.k), Png)
 
 
 @pytest.mark.parametrize("which", ["seed", "garden"])
