@@ -34,7 +34,7 @@ from types import MappingProxyType
 from typing import Any, Union
 
 from agentmemory.collection import Collection, check_split, query_line, write_folder
-from agentmemory.errors import ParameterError, StoreError
+from agentmemory.errors import ParameterError, StoreError, quote
 from agentmemory.files.atomic import atomic_write_text
 from agentmemory.files.output_plan import OutputPlan, database_files
 from agentmemory.files.trec import write_run
@@ -262,15 +262,24 @@ def import_collection(store: MemoryStore, collection: Collection, *, split: str 
         ``{"entries": n, "queries": m, "judgments": j}``.
 
     Raises:
-        ParameterError: an entry or query id the store already has.
+        ParameterError: an entry or query id the store already has; a query whose scope no entry (stored or
+            imported) has, which an exported folder could not load back.
     """
     check_split(split)
     store._check_writable()
     backend = store._backend
     have = {q.id for q in backend.queries()}
+    scopes = set(store.scopes) | {e.scope for e in collection.entries}
     for query in collection.queries:
         if query.id in have:
             raise ParameterError("query.id", query.id, "is already in the store", "every query id must be unique")
+        if query.scope is not None and query.scope not in scopes:
+            raise ParameterError(
+                "query.scope",
+                query.scope,
+                f"of query {quote(query.id)} is the scope of no entry in the store or the collection",
+                "a query finds only the entries of its own scope (leave scope out for the entries without one)",
+            )
     entries = dependency_order(collection.entries)
     pending: set[str] = set()
     for entry in entries:

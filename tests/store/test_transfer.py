@@ -311,3 +311,24 @@ def test_parse_time_reads_iso_times_and_dates(text, expected) -> None:
 def test_parse_time_refuses_times_without_a_zone(text, problem) -> None:
     with pytest.raises(ParameterError, match=re.escape(f"--since: {text!r} (str) {problem}; write an ISO 8601 time")):
         parse_time(text, "--since")
+
+
+def test_a_query_in_a_scope_no_entry_has_is_refused_keeping_nothing() -> None:
+    """A query scoped to a user with no entry, in the store or the collection, is refused in one line before
+    anything is kept: the exported folder would not load back (the loader refuses such a query)."""
+    from agentmemory import Collection
+
+    store = MemoryStore()
+    store.add(MemoryEntry("m0", "already here", scope="u0"))
+    collection = Collection(
+        name="scoped",
+        entries=(MemoryEntry("m1", "one", scope="u1"),),
+        queries=(Query("q1", "one?", scope="u0"), Query("q2", "two?", scope="u2")),
+        qrels={},
+        files={},
+    )
+    with pytest.raises(ParameterError, match=r"^query\.scope: 'u2' \(str\) of query 'q2' is the scope of no entry"):
+        import_collection(store, collection)
+    assert [e.id for e in store] == ["m0"]
+    fine = Collection(name="scoped", entries=collection.entries, queries=collection.queries[:1], qrels={}, files={})
+    assert import_collection(store, fine) == {"entries": 1, "queries": 1, "judgments": 0}
