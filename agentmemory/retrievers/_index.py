@@ -74,6 +74,15 @@ a kernel needed only later, such as ``_impacts`` when segments merge, compiles o
 KERNEL_SETS = {"bm25": BM25_KERNELS, "tags": TAG_KERNELS, "dense": DENSE_KERNELS, "dense-batch": DENSE_BATCH_KERNELS}
 """Each kernel set by the name :mod:`._warm` compiles it under (the background compiler's argument)."""
 
+WARM_COMMAND = (
+    "import sys; root = sys.argv.pop(1)\n"
+    "if root not in sys.path: sys.path.insert(0, root)\n"
+    "from agentmemory.retrievers._warm import main; sys.exit(main(sys.argv[1:]))"
+)
+"""The background compiler's program (``python -c``; arguments: this package's folder, the kernel set, the lock
+file): :func:`agentmemory.retrievers._warm.main` from this very install, whatever ``sys.path`` the child starts
+with, without putting ``site-packages`` ahead of the standard library (as ``PYTHONPATH`` would)."""
+
 _ON = ("on", "1", "yes", "true", "numba")
 _OFF = ("off", "0", "no", "false", "none")
 _STALE_LOCK_S = 900.0  # a background compile whose lock is older than this died (it takes ~10-30 s)
@@ -148,7 +157,7 @@ def _lock_held(lock: Path) -> bool:
 def compile_in_background(kernels: tuple[str, ...]) -> bool:
     """Start compiling ``kernels`` into numba's cache in another process; whether one was started.
 
-    The process (``python -m agentmemory.retrievers._warm <set>``) builds
+    The process (:data:`WARM_COMMAND`: :mod:`agentmemory.retrievers._warm`) builds
     and searches a small index with the kernels forced, so numba compiles
     and caches exactly the signatures a real index uses, then exits.  It
     runs detached (no standard streams shared: a caller reading this
@@ -175,15 +184,12 @@ def compile_in_background(kernels: tuple[str, ...]) -> bool:
     import subprocess  # only here: a command that never starts a compile does not pay its import
 
     root = str(Path(__file__).resolve().parents[2])  # the folder holding this agentmemory package
-    env = {
-        **os.environ,
-        "AGENTMEMORY_ACCEL": "on",
-        "PYTHONPATH": os.pathsep.join(filter(None, (root, os.environ.get("PYTHONPATH")))),
-    }
+    env = {**os.environ, "AGENTMEMORY_ACCEL": "on"}
+    # Windows: CREATE_NO_WINDOW | CREATE_NEW_PROCESS_GROUP; elsewhere a session of its own
     detach = {"creationflags": 0x08000000 | 0x00000200} if sys.platform == "win32" else {"start_new_session": True}
     try:
         child = subprocess.Popen(
-            [sys.executable, "-m", "agentmemory.retrievers._warm", name, str(lock)],
+            [sys.executable, "-c", WARM_COMMAND, root, name, str(lock)],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

@@ -1,4 +1,4 @@
-"""The background compiler: ``python -m agentmemory.retrievers._warm SET LOCK`` fills numba's cache, then exits.
+"""The background compiler: ``main([SET, LOCK])`` in a process of its own fills numba's cache, then exits.
 
 Started by :func:`agentmemory.retrievers._index.compile_in_background`
 (never imported by the package), with ``AGENTMEMORY_ACCEL=on``.  It builds

@@ -1,6 +1,6 @@
 """numba's kernels are compiled in the background, never inside a build that would wait for them.
 
-``_index.compile_in_background`` starts ``python -m agentmemory.retrievers._warm``
+``_index.compile_in_background`` starts ``agentmemory.retrievers._warm`` in a process of its own
 once per kernel set and machine (a lock file in numba's cache folder), and
 ``_index.accelerator`` asks for it from ``ACCEL_WARM_DOCS`` entries on, while
 the index itself takes the NumPy path.  The session turns background
@@ -106,14 +106,15 @@ def test_the_cache_folder_is_where_numba_itself_caches_the_kernels(tmp_path, whe
 
 
 def test_one_detached_compiler_per_kernel_set(cache, popen):
-    """The first call starts ``python -m agentmemory.retrievers._warm <set> <lock>`` detached, with the kernels
+    """The first call starts ``_warm.main([<set>, <lock>])`` of this install in a detached process, with the kernels
     forced and no standard stream shared; a second call finds the lock held and starts nothing; another kernel
     set has a lock of its own."""
     assert _index.compile_in_background(_index.BM25_KERNELS) is True
     lock = cache / "_accel.compiling-bm25.lock"
     assert lock.is_file()
     (args, kwargs) = popen.calls[0]
-    assert args == [sys.executable, "-m", "agentmemory.retrievers._warm", "bm25", str(lock)]
+    root = str(Path(_index.__file__).resolve().parents[2])
+    assert args == [sys.executable, "-c", _index.WARM_COMMAND, root, "bm25", str(lock)]
     assert kwargs["stdin"] == kwargs["stdout"] == kwargs["stderr"] == subprocess.DEVNULL
     assert kwargs["env"]["AGENTMEMORY_ACCEL"] == "on"
     if sys.platform != "win32":
@@ -121,7 +122,7 @@ def test_one_detached_compiler_per_kernel_set(cache, popen):
     assert _index.compile_in_background(_index.BM25_KERNELS) is False
     assert len(popen.calls) == 1
     assert _index.compile_in_background(_index.TAG_KERNELS) is True
-    assert popen.calls[1][0][3:] == ["tags", str(cache / "_accel.compiling-tags.lock")]
+    assert popen.calls[1][0][4:] == ["tags", str(cache / "_accel.compiling-tags.lock")]
 
 
 def test_a_stale_lock_is_taken_over(cache, popen):
