@@ -130,8 +130,9 @@ def kernels_cached(kernels: tuple[str, ...]) -> bool:
     A look at the file system, without importing numba: in
     :func:`numba_cache_folder`, each kernel's index file
     (``_accel.<name>-<line>.pyXY.nbi``) must exist and be at least as new as
-    ``_accel.py``, and no background compile may be under way there (its
-    lock file: numba writes a kernel's index before its code).
+    ``_accel.py``, and no background compile of a set sharing one of them
+    may be under way there (its lock file: numba writes a kernel's index
+    before its code).
     """
     source = Path(__file__).with_name("_accel.py")
     try:
@@ -139,7 +140,8 @@ def kernels_cached(kernels: tuple[str, ...]) -> bool:
         folder = numba_cache_folder()
         tag = f"py{sys.version_info.major}{sys.version_info.minor}"
         fresh = {p.name.split("-", 1)[0] for p in folder.glob(f"_accel.*.{tag}.nbi") if p.stat().st_mtime >= stamp}
-        if any(_lock_held(p) for p in folder.glob("_accel.compiling-*.lock")):
+        busy = {p.name[17:-5] for p in folder.glob("_accel.compiling-*.lock") if _lock_held(p)}  # the set names
+        if any(set(KERNEL_SETS.get(name, ())) & set(kernels) for name in busy):
             return False
     except OSError:
         return False
