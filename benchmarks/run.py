@@ -505,8 +505,9 @@ def report_core(results: dict) -> str:
         "",
         f"Start-up: `import agentmemory` {fmt(fq['import_s'] * 1000, 0)} ms; import + 100-entry store + first search "
         f"{fmt(fq['first_query_s'] * 1000, 0)} ms; numba imported: {fq['numba_imported']}. "
-        f"Compiling agentmemory's kernels with an empty numba cache (once per machine: on the first index of "
-        f">= 2,000,000 entries, or any command run with AGENTMEMORY_ACCEL=on): {fmt(results['cold_jit_s'])} s.",
+        f"Compiling agentmemory's kernels with an empty numba cache (once per machine: in the background, started "
+        f"by the first index of >= 10,000 entries; in the process itself for >= 2,000,000 entries or with "
+        f"AGENTMEMORY_ACCEL=on): {fmt(results['cold_jit_s'])} s.",
         "",
     ]
     lines += targets(results)

@@ -52,6 +52,23 @@ def embedding_cache(tmp_path_factory) -> Iterator[Path]:
         os.environ["AGENTMEMORY_CACHE"] = before
 
 
+@pytest.fixture(scope="session", autouse=True)
+def no_background_compiles() -> Iterator[None]:
+    """No test, nor any subprocess a test starts, compiles numba's kernels in the background unless it asks.
+
+    A large enough index starts a background compiler by default
+    (``agentmemory.retrievers._index.compile_in_background``); the tests of
+    that behaviour turn it on themselves.
+    """
+    before = os.environ.get("AGENTMEMORY_ACCEL_BACKGROUND")
+    os.environ["AGENTMEMORY_ACCEL_BACKGROUND"] = "off"
+    yield
+    if before is None:
+        os.environ.pop("AGENTMEMORY_ACCEL_BACKGROUND", None)
+    else:
+        os.environ["AGENTMEMORY_ACCEL_BACKGROUND"] = before
+
+
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     """The repository's root folder (computed from this file, not the working directory)."""

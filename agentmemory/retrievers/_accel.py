@@ -2,9 +2,10 @@
 
 Imported only by :func:`agentmemory.retrievers._index.accelerator`, i.e. for
 indexes of at least ``ACCEL_COMPILE_DOCS`` documents, or ``ACCEL_MIN_DOCS``
-once the kernels are in numba's cache.  Kernels are compiled once per machine
-and cached on disk (numba ``cache=True``); where numba cannot load, the pure
-NumPy path runs instead.
+once the kernels are in numba's cache, and by the background compiler
+(:mod:`._warm`).  Kernels are compiled once per machine and cached on disk
+(numba ``cache=True``); where numba cannot load, the pure NumPy path runs
+instead.
 
 Exactness: the kernels perform the same IEEE-754 double operations, in the
 same order, as the pure NumPy path (no ``fastmath``; the query weights, which

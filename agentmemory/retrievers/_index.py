@@ -25,14 +25,25 @@ operations in compiled code; :func:`accelerator` decides when to use it.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import sys
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["Segment", "SegmentList", "accelerator", "build_segment", "kernels_cached", "merge_segments"]
+__all__ = [
+    "Segment",
+    "SegmentList",
+    "accelerator",
+    "build_segment",
+    "compile_in_background",
+    "kernels_cached",
+    "merge_segments",
+    "numba_cache_folder",
+]
 
 ACCEL_MIN_DOCS = 150_000
 """Below this many documents the accelerator is never used: importing numba and loading cached kernels
@@ -43,8 +54,15 @@ ACCEL_COMPILE_DOCS = 2_000_000
 """From this size on the accelerator is used even when its kernels must be compiled first (~9 s, once per
 machine), because one build saves more than that (~5 s per million entries).  Between
 :data:`ACCEL_MIN_DOCS` and this size it is used only when numba's cache already holds the kernels
-(:func:`kernels_cached`; ``AGENTMEMORY_ACCEL=on`` once compiles them ahead of time), so no index ever
-waits for a compiler that does not repay itself within the same build."""
+(:func:`kernels_cached`), so no index ever waits for a compiler that does not repay itself within the same
+build: the compiling happens in the background instead (:data:`ACCEL_WARM_DOCS`)."""
+
+ACCEL_WARM_DOCS = 10_000
+"""From this size on (and below :data:`ACCEL_COMPILE_DOCS`), an index whose kernels are not in numba's cache
+starts compiling them in the background (:func:`compile_in_background`): another process, at low priority,
+once per machine and kernel set, that nobody waits for.  An evaluation of this size is one whose user is
+likely to go larger next; by then the kernels are cached and indexes of :data:`ACCEL_MIN_DOCS`+ entries use
+them at once.  ``AGENTMEMORY_ACCEL_BACKGROUND=off`` turns this off."""
 
 BM25_KERNELS = ("_tokenize_ascii", "_build_postings", "_bm25_top")
 TAG_KERNELS = ("_build_postings", "_segment_top")
@@ -53,37 +71,139 @@ DENSE_BATCH_KERNELS = ("_dense_block_select",)
 """The compiled functions a first build and search call from Python (what :func:`kernels_cached` looks for;
 a kernel needed only later, such as ``_impacts`` when segments merge, compiles on its first use)."""
 
+KERNEL_SETS = {"bm25": BM25_KERNELS, "tags": TAG_KERNELS, "dense": DENSE_KERNELS, "dense-batch": DENSE_BATCH_KERNELS}
+"""Each kernel set by the name :mod:`._warm` compiles it under (the background compiler's argument)."""
+
+WARM_COMMAND = (
+    "import sys; root = sys.argv.pop(1)\n"
+    "if root not in sys.path: sys.path.insert(0, root)\n"
+    "from agentmemory.retrievers._warm import main; sys.exit(main(sys.argv[1:]))"
+)
+"""The background compiler's program (``python -c``; arguments: this package's folder, the kernel set, the lock
+file): :func:`agentmemory.retrievers._warm.main` from this very install, whatever ``sys.path`` the child starts
+with, without putting ``site-packages`` ahead of the standard library (as ``PYTHONPATH`` would)."""
+
+_ON = ("on", "1", "yes", "true", "numba")
+_OFF = ("off", "0", "no", "false", "none")
+_STALE_LOCK_S = 900.0  # a background compile whose lock is older than this died (it takes ~10-30 s)
+_started: set[tuple[str, ...]] = set()  # kernel sets this process has looked at for a background compile
+_children: list = []  # the background compilers this process started (kept: a dropped Popen warns)
+
 _EMPTY_I32 = np.empty(0, dtype=np.int32)
 _EMPTY_I64 = np.empty(0, dtype=np.int64)
 _EMPTY_F64 = np.empty(0, dtype=np.float64)
 
 
+def numba_cache_folder() -> Path:
+    """The folder where numba caches the kernels of ``_accel.py``, found as numba finds it, without importing numba.
+
+    numba's locators in their order: ``$NUMBA_CACHE_DIR/<module folder's
+    name>_<sha1 of its path>`` when that variable is set; else the
+    ``__pycache__`` folder beside the module when it can be written (a
+    virtual environment, a source checkout); else the same sub-folder of the
+    user's cache folder (``$XDG_CACHE_HOME/numba`` or ``~/.cache/numba``;
+    ``~/Library/Caches/numba`` on macOS, ``%LOCALAPPDATA%\\numba\\Cache`` on
+    Windows): an install into a read-only ``site-packages``.
+    """
+    source = Path(__file__).with_name("_accel.py")
+    parent = os.path.dirname(os.path.abspath(source))
+    digest = hashlib.sha1(parent.encode()).hexdigest()  # numba's folder name, not a security use
+    sub = f"{os.path.basename(parent)}_{digest}"
+    cache_dir = os.environ.get("NUMBA_CACHE_DIR", "")
+    if cache_dir:  # numba's UserProvidedCacheLocator
+        return Path(cache_dir) / sub
+    in_tree = source.with_name("__pycache__")  # InTreeCacheLocator, when numba can write there
+    if os.access(in_tree if in_tree.is_dir() else in_tree.parent, os.W_OK | os.X_OK):
+        return in_tree
+    if sys.platform == "win32":  # UserWideCacheLocator: numba's appdirs.user_cache_dir("numba", False)
+        user = Path(os.environ.get("LOCALAPPDATA", Path.home() / "AppData" / "Local")) / "numba" / "Cache"
+    elif sys.platform == "darwin":
+        user = Path.home() / "Library" / "Caches" / "numba"
+    else:
+        user = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "numba"
+    return user / sub
+
+
 def kernels_cached(kernels: tuple[str, ...]) -> bool:
     """Whether numba's on-disk cache holds every one of ``kernels``, compiled from this ``_accel.py``.
 
-    A look at the file system, without importing numba: each kernel's index
-    file (``_accel.<name>-<line>.pyXY.nbi``) must exist and be at least as
-    new as ``_accel.py``, where numba keeps it: ``$NUMBA_CACHE_DIR`` when
-    set, else the ``__pycache__`` folder beside the module.  (When that
-    folder is not writable numba uses a per-user cache, not looked at here:
-    such an install uses the kernels only from :data:`ACCEL_COMPILE_DOCS`
-    entries on, or with ``AGENTMEMORY_ACCEL=on``.)
+    A look at the file system, without importing numba: in
+    :func:`numba_cache_folder`, each kernel's index file
+    (``_accel.<name>-<line>.pyXY.nbi``) must exist and be at least as new as
+    ``_accel.py``, and no background compile of a set sharing one of them
+    may be under way there (its lock file: numba writes a kernel's index
+    before its code).
     """
     source = Path(__file__).with_name("_accel.py")
     try:
         stamp = source.stat().st_mtime
-        cache_dir = os.environ.get("NUMBA_CACHE_DIR", "")
-        if cache_dir:  # numba's UserProvidedCacheLocator: <dir>/<module folder's name>_<sha1 of its path>
-            parent = os.path.dirname(os.path.abspath(source))
-            digest = hashlib.sha1(parent.encode()).hexdigest()  # numba's folder name, not a security use
-            folder = Path(cache_dir) / f"{os.path.basename(parent)}_{digest}"
-        else:
-            folder = source.with_name("__pycache__")
+        folder = numba_cache_folder()
         tag = f"py{sys.version_info.major}{sys.version_info.minor}"
         fresh = {p.name.split("-", 1)[0] for p in folder.glob(f"_accel.*.{tag}.nbi") if p.stat().st_mtime >= stamp}
+        busy = {p.name[17:-5] for p in folder.glob("_accel.compiling-*.lock") if _lock_held(p)}  # the set names
+        if any(set(KERNEL_SETS.get(name, ())) & set(kernels) for name in busy):
+            return False
     except OSError:
         return False
     return all(f"_accel.{name}" in fresh for name in kernels)
+
+
+def _lock_held(lock: Path) -> bool:
+    """Whether ``lock`` marks a background compile still under way (younger than ``_STALE_LOCK_S``)."""
+    try:
+        return time.time() - lock.stat().st_mtime < _STALE_LOCK_S
+    except OSError:  # gone meanwhile
+        return False
+
+
+def compile_in_background(kernels: tuple[str, ...]) -> bool:
+    """Start compiling ``kernels`` into numba's cache in another process; whether one was started.
+
+    The process (:data:`WARM_COMMAND`: :mod:`agentmemory.retrievers._warm`) builds
+    and searches a small index with the kernels forced, so numba compiles
+    and caches exactly the signatures a real index uses, then exits.  It
+    runs detached (no standard streams shared: a caller reading this
+    process's output is never kept waiting), at low priority, and at most
+    one per kernel set and machine: a lock file in
+    :func:`numba_cache_folder` (``_accel.compiling-<set>.lock``, removed when
+    it ends; ignored after 15 minutes).  Nothing is started for a kernel set
+    :data:`KERNEL_SETS` does not name, with ``AGENTMEMORY_ACCEL_BACKGROUND``
+    off, or where the folder cannot be written.
+    """
+    name = next((n for n, ks in KERNEL_SETS.items() if ks == kernels), None)
+    if name is None or os.environ.get("AGENTMEMORY_ACCEL_BACKGROUND", "on").strip().lower() in _OFF:
+        return False
+    if not sys.executable or importlib.util.find_spec("numba") is None:
+        return False
+    lock = numba_cache_folder() / f"_accel.compiling-{name}.lock"
+    try:
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        if lock.exists() and not _lock_held(lock):
+            lock.unlink(missing_ok=True)  # a compile that died: try again
+        os.close(os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except OSError:  # held by another process, or nowhere to write: numba could not cache either
+        return False
+    import subprocess  # only here: a command that never starts a compile does not pay its import
+
+    root = str(Path(__file__).resolve().parents[2])  # the folder holding this agentmemory package
+    env = {**os.environ, "AGENTMEMORY_ACCEL": "on"}
+    # Windows: CREATE_NO_WINDOW | CREATE_NEW_PROCESS_GROUP; elsewhere a session of its own
+    detach = {"creationflags": 0x08000000 | 0x00000200} if sys.platform == "win32" else {"start_new_session": True}
+    try:
+        child = subprocess.Popen(
+            [sys.executable, "-c", WARM_COMMAND, root, name, str(lock)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            close_fds=True,
+            **detach,
+        )
+    except OSError:
+        lock.unlink(missing_ok=True)
+        return False
+    _children.append(child)
+    return True
 
 
 def accelerator(n_docs: int, kernels: tuple[str, ...] = BM25_KERNELS):
@@ -93,15 +213,29 @@ def accelerator(n_docs: int, kernels: tuple[str, ...] = BM25_KERNELS):
     tests, or to compile the kernels ahead of time); the default ``auto``
     uses it from :data:`ACCEL_COMPILE_DOCS` documents on, and from
     :data:`ACCEL_MIN_DOCS` on when the ``kernels`` the caller needs are
-    already compiled in numba's cache (:func:`kernels_cached`).  Without
-    numba (a broken install) every index takes the NumPy path, which gives
-    the same results.
+    already compiled in numba's cache (:func:`kernels_cached`).  When they
+    are not, an index of :data:`ACCEL_WARM_DOCS` to :data:`ACCEL_COMPILE_DOCS`
+    documents starts compiling them in the background, once per process
+    (:func:`compile_in_background`), and takes the NumPy path meanwhile.
+    Without numba (a broken install) every index takes the NumPy path,
+    which gives the same results.
     """
     mode = os.environ.get("AGENTMEMORY_ACCEL", "auto").strip().lower()
-    if mode in ("off", "0", "no", "false", "none"):
+    if mode in _OFF:
         return None
-    if mode not in ("on", "1", "yes", "true", "numba"):
-        if n_docs < ACCEL_MIN_DOCS or (n_docs < ACCEL_COMPILE_DOCS and not kernels_cached(kernels)):
+    if mode not in _ON and n_docs < ACCEL_COMPILE_DOCS:
+        if n_docs < ACCEL_WARM_DOCS:
+            return None
+        if n_docs < ACCEL_MIN_DOCS:  # too small to use them: only see that they get compiled, once
+            if kernels not in _started:
+                _started.add(kernels)
+                if not kernels_cached(kernels):
+                    compile_in_background(kernels)
+            return None
+        if not kernels_cached(kernels):
+            if kernels not in _started:
+                _started.add(kernels)
+                compile_in_background(kernels)
             return None
     try:
         from agentmemory.retrievers import _accel

@@ -26,7 +26,8 @@ entries at or above the k-th score are sorted by the rule.
 
 **Compiled selection**: for indexes where
 :func:`~agentmemory.retrievers._index.accelerator` says so (as for BM25:
-from 2,000,000 entries, or 150,000 once the kernels are in numba's cache;
+from 2,000,000 entries, or 150,000 once the kernels are in numba's cache, which an index of
+10,000+ entries fills in the background;
 ``AGENTMEMORY_ACCEL=off|on|auto``), the entries at or above the k-th score are found by one compiled
 pass over the scores instead (:mod:`._accel`: a min-heap of the ``k``
 largest scores so far per query, whose root is the threshold); the scores

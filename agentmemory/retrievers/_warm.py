@@ -1,0 +1,82 @@
+"""The background compiler: ``main([SET, LOCK])`` in a process of its own fills numba's cache, then exits.
+
+Started by :func:`agentmemory.retrievers._index.compile_in_background`
+(never imported by the package), with ``AGENTMEMORY_ACCEL=on``.  It builds
+and searches a small index of the kernel set's retriever, so numba compiles
+the very signatures a real index calls (array types, read-only buffers and
+all) and writes them to its cache; every later process loads them from
+there instead of compiling.  It runs at low priority, and removes ``LOCK``
+(made by its parent) when it ends, whatever happens.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from agentmemory.records import MemoryEntry, Query
+from agentmemory.retrievers._index import KERNEL_SETS
+from agentmemory.retrievers.bm25 import BM25
+from agentmemory.retrievers.dense import Dense
+from agentmemory.retrievers.encoders import PrecomputedEncoder
+from agentmemory.retrievers.tags import TagScorer
+
+__all__ = ["EXERCISES", "main"]
+
+_N = 3_000  # entries: a merge of segments (the impacts kernel), and nothing that takes long in compiled code
+
+
+def _texts(n: int) -> list[str]:
+    """``n`` ASCII texts of 6-13 words from a vocabulary of 500 (the compiled tokeniser's input)."""
+    return [" ".join(f"w{(i * 7 + j * 13) % 500}" for j in range(6 + i % 8)) for i in range(n)]
+
+
+def _bm25() -> None:
+    """BM25: tokenise and build two segments that merge (impacts), then search one query and a batch."""
+    texts = _texts(_N)
+    index = BM25()
+    index.add(MemoryEntry(f"e{i}", t) for i, t in enumerate(texts[: 2 * _N // 3]))
+    index.add(MemoryEntry(f"e{i}", t) for i, t in enumerate(texts[2 * _N // 3 :], 2 * _N // 3))
+    index.search(texts[0], 10)
+    index.search_many(texts[:3], 10)
+
+
+def _tags() -> None:
+    """The tag scorer: build, then search by given tags."""
+    index = TagScorer()
+    index.add(MemoryEntry(f"e{i}", "text", tags=(f"t{i % 50}", f"t{i % 7}")) for i in range(_N))
+    index.search(Query("q", "t1 t3", tags=("t1", "t3")), 10)
+
+
+def _dense() -> None:
+    """Dense, precomputed unit vectors: one query (``dense_top``) and a batch (``dense_block_select``)."""
+    texts = [f"e{i}" for i in range(_N)]
+    vectors = np.random.default_rng(0).standard_normal((_N, 8)).astype(np.float32)
+    index = Dense(encoder=PrecomputedEncoder(texts, vectors))
+    index.add(MemoryEntry(t, t) for t in texts)
+    index.search(texts[0], 10)
+    index.search_batch(texts[:3], 10)
+
+
+EXERCISES = {"bm25": _bm25, "tags": _tags, "dense": _dense, "dense-batch": _dense}
+"""What compiles each kernel set of :data:`agentmemory.retrievers._index.KERNEL_SETS`."""
+
+
+def main(argv: list[str]) -> int:
+    """Compile the kernel set ``argv[0]`` (a :data:`EXERCISES` name), then remove the lock file ``argv[1]``."""
+    name, lock = argv
+    try:
+        if hasattr(os, "nice"):
+            os.nice(10)  # the user's own work comes first
+        if name in KERNEL_SETS:
+            EXERCISES[name]()
+    finally:
+        Path(lock).unlink(missing_ok=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
