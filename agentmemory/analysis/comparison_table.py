@@ -411,15 +411,19 @@ class ComparisonTable:
                 f" {', '.join(family)} {'has' if len(family) == 1 else 'have'} no tie-aware value (tied hits of unequal length change how many fit, "
                 "and the expectation over their orders has no closed form)."
             )
-        for m in self.measures:
-            when = parse_measure(m).definition.undefined_when
-            if when is not None:
-                text += (
-                    f" {m} has no value on a query with {when}: its mean and interval are over the queries with "
-                    f"one, (n of N) counting them; each system is compared with {self.baseline_label} on the N "
-                    "queries both have a value (its test and +a/−b), and its cell ends with both means over those "
-                    "N queries where they are not both systems' own."
-                )
+        undefined = [(m, parse_measure(m).definition.undefined_when) for m in self.measures]
+        undefined = [(m, when) for m, when in undefined if when is not None]
+        for m, when in undefined:
+            text += f" {m} has no value on a query with {when}."
+        if undefined:  # the rule for all of them, said once
+            names = [m for m, _ in undefined]
+            subject = names[0] if len(names) == 1 else "each of " + ", ".join(names[:-1]) + " and " + names[-1]
+            text += (
+                f" For {subject}: the mean and interval are over the queries with a value, (n of N) counting "
+                f"them; each system is compared with {self.baseline_label} on the N queries both have a value "
+                "(its test and +a/−b), and its cell ends with both means over those N queries where they are not "
+                "both systems' own."
+            )
         others = [m for m in self.shared_measures() if parse_measure(m).definition.undefined_when is None]
         if others:
             text += (

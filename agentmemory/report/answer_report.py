@@ -41,7 +41,7 @@ from agentmemory.datasets.judgment_patch import answer_key_ceiling, evidence_cor
 from agentmemory.evaluation.runner import Evaluation, RetrieverResult
 from agentmemory.report.answer_figures import FailureBar, MeansRow, failure_figure, group_figure, means_figure
 from agentmemory.report.comparison import comparison
-from agentmemory.report.display import Markdown, Png, Table, plural
+from agentmemory.report.display import Folded, Markdown, Png, Table, plural
 from agentmemory.report.figures import comparison_heatmap
 from agentmemory.report.params import AnswersSetup
 from agentmemory.report.results import cli_command
@@ -420,7 +420,7 @@ def _key_row(kind: str, before: Any, after: Any) -> tuple[str, str]:
     return _judgments_text(before), _judgments_text(after)
 
 
-def answer_key(evaluation: Evaluation, statistics: Statistics) -> tuple[Markdown | Table, ...]:
+def answer_key(evaluation: Evaluation, statistics: Statistics) -> tuple[Markdown | Table | Folded, ...]:
     """A judgment patch's effect (``qrels_patch``): the table's columns under the original key and the corrected
     one side by side, every answer-key line, the judgments it changed, and the answer key's ceiling per
     category (:func:`agentmemory.datasets.judgment_patch.answer_key_ceiling`); one line without a patch."""
@@ -440,7 +440,7 @@ def answer_key(evaluation: Evaluation, statistics: Statistics) -> tuple[Markdown
         "the gold answer, so a corrected answer changes them; Judge is the verdict the harness's judge gave "
         "against the original answer and does not change (only an excluded question leaves its mean)."
     )
-    shown: list[Markdown | Table] = [intro, side]
+    shown: list[Markdown | Table | Folded] = [intro, side]
     key = [[str(c.line), c.query_id, c.kind, *_key_row(c.kind, c.before, c.after), c.reason] for c in patch.answer_key]
     if key:
         shown.append(
@@ -449,8 +449,10 @@ def answer_key(evaluation: Evaluation, statistics: Statistics) -> tuple[Markdown
                 f"The answer-key lines of {patch.name}: each question's original and corrected answer or evidence",
             )
         )
-    if patch.corrections:
-        shown.append(Markdown("\n".join(correction_lines(patch))))
+    if patch.corrections:  # the judgments the evidence lines above change, folded: the table already shows them
+        head, *lines = correction_lines(patch)
+        summary = head.rstrip(":").replace("`", "")
+        shown.append(Folded(f"{summary}: the {len(patch.corrections)} judgments changed", "\n".join(lines)))
     shown.append(_ceiling(patch, evaluation, statistics))
     return tuple(shown)
 

@@ -26,7 +26,7 @@ from agentmemory.collection import Collection
 from agentmemory.evaluation.runner import Evaluation
 from agentmemory.evaluation.sweeps import CURVES
 from agentmemory.metrics import Measure, parse_measure
-from agentmemory.report.display import Markdown, Table
+from agentmemory.report.display import Folded, Markdown, Table
 from agentmemory.report.params import SweepSetup
 from agentmemory.report.sweep_notebook import sweep_measures
 
@@ -79,9 +79,9 @@ def explore_card_line(collection: Collection) -> Markdown:
     return Markdown(f"**What the data is:** {short_form(collection_card(collection))} {_FULL_CARD}.")
 
 
-def beside(evaluation: Evaluation, statistics: Statistics) -> tuple[Table | Markdown, ...]:
+def beside(evaluation: Evaluation, statistics: Statistics) -> tuple[Table | Markdown | Folded, ...]:
     """What stands beside the comparison table: the original judgments' headline table (a patch), the claims."""
-    shown: list[Table | Markdown] = []
+    shown: list[Table | Markdown | Folded] = []
     original = original_statistics(evaluation, statistics)
     patch = evaluation.collection.judgment_patch
     if original is not None and patch is not None:
@@ -91,5 +91,9 @@ def beside(evaluation: Evaluation, statistics: Statistics) -> tuple[Table | Mark
     claims = evaluation.options.claims
     if claims is not None:
         checks = check_claims(evaluation, statistics, evaluation_card(evaluation), original=original)
-        shown.append(Markdown(claims_text(claims, checks)))
+        text = claims_text(claims, checks)
+        head, _, rest = text.partition("\n\n")
+        # The claims are the table's published rows, with their notes: each check in detail is folded, not repeated.
+        summary = head.rstrip(":").replace("`", "")
+        shown.append(Folded(f"{summary} ({len(checks)}, in detail)", rest))
     return tuple(shown)

@@ -22,7 +22,7 @@ from agentmemory.errors import ReportParameterError
 from agentmemory.report import answer_report as answers
 from agentmemory.report import params
 from agentmemory.report.answer_figures import FAILURE_PARTS
-from agentmemory.report.display import Markdown, Png, Table
+from agentmemory.report.display import Folded, Markdown, Png, Table
 
 SAMPLE = "fixtures/locomo-sample/locomo-sample.json"
 ERRATA = "fixtures/locomo-sample/errata-sample.json"
@@ -264,7 +264,10 @@ def test_the_answer_key_section_sets_both_keys_side_by_side(run):
     assert len(key.frame) == len(patch.answer_key)
     evidence = key.frame[key.frame["kind"] == "evidence"].iloc[0]
     assert evidence["original"] == "conv-1/D1:6, conv-1/D2:3"
-    assert corrections.text.startswith("Corrections in `errata-sample.json`")
+    assert isinstance(corrections, Folded)  # the evidence lines of the table above, folded rather than repeated
+    assert corrections.summary.startswith("Corrections in errata-sample.json (sha256 ")
+    assert corrections.summary.endswith(f": the {len(patch.corrections)} judgments changed")
+    assert corrections.text.count("\n- line ") == len(patch.corrections)
     expected = answer_key_ceiling(patch, evaluation.collection)
     assert len(ceiling.frame) == len(expected) + 1
     right, total = expected["1 multi-hop"]

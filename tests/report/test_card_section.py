@@ -15,7 +15,7 @@ from agentmemory.analysis.artifact import dumps_artifact
 from agentmemory.cli.app import main as cli_main
 from agentmemory.errors import ReportParameterError
 from agentmemory.report import comparable, inputs, params
-from agentmemory.report.display import Markdown, Table
+from agentmemory.report.display import Folded, Markdown, Table
 
 PATCH = "fixtures/locomo-sample/qrels-patch.jsonl"
 CLAIMS = "fixtures/claims/claims.toml"
@@ -63,7 +63,9 @@ def test_the_card_and_what_stands_beside_the_comparison(patched_setup) -> None:
     assert isinstance(table, Table) and table.caption.startswith("Headline means under the original judgments")
     assert list(table.frame.columns)[:3] == ["System", "P@5", "R@5"] and len(table.frame) == 3
     assert corrections.text.startswith("Corrections in `qrels-patch.jsonl` (sha256 `")
-    assert claims.text.startswith("Claims from `claims.toml`")
+    assert isinstance(claims, Folded)  # the claims are the table's published rows; each check in detail is folded
+    assert claims.summary.startswith("Claims from claims.toml (sha256 ") and claims.summary.endswith(", in detail)")
+    assert claims.text.startswith("- line ")
     plain = _setup()
     evaluation = plain.evaluate()
     assert comparable.beside(evaluation, plain.statistics(evaluation)) == ()
