@@ -53,10 +53,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentmemory import (
-    __version__,
-    datasets,  # called as datasets.load(...), looked up at call time (tests patch it)
-)
+from agentmemory import datasets  # called as datasets.load(...), looked up at call time (tests patch it)
+from agentmemory._version import __version__
 from agentmemory.answers.records import AnswerFile
 from agentmemory.datasets.collection import Collection
 from agentmemory.errors import AgentMemoryError, InputError, shorten
