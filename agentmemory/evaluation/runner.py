@@ -57,7 +57,7 @@ from agentmemory.evaluation.answer_runs import (
     spec_name,
     with_retrieval,
 )
-from agentmemory.evaluation.options import RELEVANCE_MODES, EvalOptions
+from agentmemory.evaluation.options import RELEVANCE_MODES, EvalOptions, resolve_relevance
 from agentmemory.evaluation.runfiles import BoundRun, RunFile, bind_run, parse_run_option, read_run_file
 from agentmemory.evaluation.system_runs import SystemRun, system_runs
 from agentmemory.live.answering import ContextMemory, LiveQuestion, answer_questions
@@ -563,13 +563,12 @@ def _options_and_answers(
 ) -> tuple[EvalOptions, list[AnswerSystem]]:
     """The evaluation's options and its answer systems read and matched: relevance ``"provenance"`` by default
     when a memory system or an answer file's retrieved memories are to be attributed."""
-    chosen_relevance = options is not None or "relevance" in keywords
-    if systems and not chosen_relevance:
-        keywords = {**keywords, "relevance": "provenance"}  # a system's memories count through attribution
+    if options is None and "relevance" not in keywords:
+        keywords = {**keywords, "relevance": None}  # resolved below, from what is evaluated
     made = _options(options, keywords)
     answered = answer_systems(collection, _with_claimed(answers, made)) if _given(answers, made) else []
-    if answered and not chosen_relevance and any(a.files[0].has_retrieval for a in answered):
-        made = replace(made, relevance="provenance")  # imported memories count through attribution too
+    memories = systems or any(a.files[0].has_retrieval for a in answered)  # memories counted through attribution
+    made = replace(made, relevance=resolve_relevance(made.relevance, attributed=memories))
     attributed = [
         with_retrieval(a, collection, k=made.k, relevance=made.relevance, attribution=made.attribution)
         for a in answered

@@ -25,6 +25,7 @@ from agentmemory.analysis.statistics import evaluation_statistics
 from agentmemory.cli.app import main
 from agentmemory.evaluation.runfiles import read_run_file
 from agentmemory.experiment import run_experiment
+from agentmemory.experiment.grid import GRID_KEYS
 from agentmemory.retrievers import full_label, resolve_retriever
 
 HERE = Path(__file__).resolve().parent
@@ -361,8 +362,8 @@ def _free_port() -> int:
         (
             f'sytems = ["bm25"]\n[[collections]]\npath = "{NOTES}"\n',
             [],
-            "{grid}:1: unknown key 'sytems' in the grid; allowed: collections, k, measures, name, relevance, seeds, "
-            "statistics, systems, tasks",
+            "{grid}:1: unknown key 'sytems' in the grid; allowed: "
+            + ", ".join(sorted(k.name for k in GRID_KEYS if k.table == "grid")),
         ),
         (
             f'seeds = []\nsystems = ["bm25"]\n[[collections]]\npath = "{NOTES}"\n',
