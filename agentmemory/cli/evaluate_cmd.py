@@ -62,7 +62,7 @@ def eval_options(args: argparse.Namespace) -> EvalOptions:
             "it sets the depth of the runs --runs-dir writes",
         )
     given = {s.name: getattr(args, s.name) for s in SETTINGS}
-    return options_from_settings(given, "flag", progress=progress(args), clock=args.clock)
+    return options_from_settings(given, "flag", progress=progress(args))
 
 
 def live_inputs(args: argparse.Namespace) -> list[Path]:

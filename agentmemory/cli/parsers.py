@@ -153,8 +153,8 @@ def _add_runs_arguments(ev: argparse.ArgumentParser) -> None:
 
 
 def _add_system_arguments(ev: argparse.ArgumentParser) -> None:
-    """Memory systems (agentmemory.systems): ``--system SPEC`` (repeatable), ``--workers`` and ``--clock``
-    (``--attribution``, ``--system-timeout`` and ``--lenient-system`` are settings)."""
+    """Memory systems (agentmemory.systems): ``--system SPEC`` (repeatable) and ``--workers`` (``--attribution``,
+    ``--system-timeout``, ``--lenient-system`` and ``--clock`` are settings)."""
     ev.add_argument(
         "--system",
         action="append",
@@ -170,13 +170,6 @@ def _add_system_arguments(ev: argparse.ArgumentParser) -> None:
         metavar="N",
         help="replay a memory system's conversations in N worker processes at once (default 1: one after the "
         "other); the results are the same byte for byte; the system must be importable by the workers",
-    )
-    ev.add_argument(
-        "--clock",
-        default="real",
-        metavar="CLOCK",
-        help="the clock a memory system sees: real (default) or conversation (now is the newest turn's time during "
-        "ingest and the question's date during search, for systems ranking by recency or decay)",
     )
 
 

@@ -206,6 +206,14 @@ SETTINGS: tuple[Setting, ...] = (
         metavar="N",
     ),
     Setting(
+        "clock",
+        "name",
+        "real",
+        "the clock a memory system sees: real, or conversation (now is the newest turn's time during ingest and "
+        "the question's date during search, for systems ranking by recency or decay)",
+        metavar="CLOCK",
+    ),
+    Setting(
         "readers",
         "specs",
         "",
