@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import argparse
 import re
-from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 
 from agentmemory.analysis.answers_view import answers_text, live_text
@@ -25,15 +23,14 @@ from agentmemory.analysis.costs import cost_table
 from agentmemory.analysis.judgments import original_statistics, patch_text
 from agentmemory.analysis.statistics import Statistics, evaluation_statistics
 from agentmemory.analysis.text_tables import full_report, timings_table
-from agentmemory.answers.records import AnswerFile
+from agentmemory.cli.answer_args import answers_option, read_answers
 from agentmemory.cli.args import parse_int, progress
 from agentmemory.cli.collection_args import collection_path, load_collection
 from agentmemory.cli.eval_outputs import Outputs, run_file_names
 from agentmemory.datasets.collection import Collection, require_judgments
 from agentmemory.datasets.judgment_patch import read_judgment_patch
 from agentmemory.errors import ParameterError, quote
-from agentmemory.evaluation.answer_runs import AnswersSpec, parse_answers_option, read_answer_files
-from agentmemory.evaluation.options import EvalOptions, options_from_settings, resolve_relevance
+from agentmemory.evaluation.options import EvalOptions, options_from_settings
 from agentmemory.evaluation.runfiles import RunFile, check_run_queries, parse_run_option, read_run_file
 from agentmemory.evaluation.runner import Evaluation, evaluate
 from agentmemory.evaluation.settings import SETTINGS
@@ -44,7 +41,7 @@ from agentmemory.evaluation.system_runs import (
     system_table,
     system_timings,
 )
-from agentmemory.files.output_plan import OutputPlan, collection_inputs
+from agentmemory.files.output_plan import collection_inputs
 from agentmemory.retrievers import RetrieverSpec, resolve_retrievers
 from agentmemory.systems.registry import resolve_systems
 
@@ -97,32 +94,6 @@ def _retrievers(args: argparse.Namespace) -> tuple[RetrieverSpec, ...]:
     return resolve_retrievers(args.retrievers, option="--retrievers")
 
 
-def _named(texts: Sequence[str], option: str, names: Sequence[str]) -> dict[str, str]:
-    """``NAME=VALUE`` options (``--answers-format``, ``--answers-mapping``) keyed by a system of ``names``."""
-    out: dict[str, str] = {}
-    for text in texts:
-        name, sep, value = text.partition("=")
-        if not sep or not name.strip() or not value.strip():
-            raise ParameterError(
-                option, text, "is not NAME=VALUE", f"give e.g. {option} zep=..., NAME an --answers name"
-            )
-        if name.strip() not in names:
-            raise ParameterError(
-                option, name, "names no --answers system", "choose from: " + (", ".join(names) or "(none given)")
-            )
-        out[name.strip()] = value.strip()
-    return out
-
-
-def _answers(args: argparse.Namespace) -> list[AnswersSpec]:
-    """``--answers`` with its ``--answers-format`` and ``--answers-mapping``, checked before anything is read."""
-    specs = [parse_answers_option(text) for text in args.answers]
-    names = [s.name for s in specs]
-    formats = _named(args.answers_format, "--answers-format", names)
-    mappings = _named(args.answers_mapping, "--answers-mapping", names)
-    return [replace(s, format=formats.get(s.name), mapping=mappings.get(s.name)) for s in specs]
-
-
 def _print_head(evaluation: Evaluation, statistics: Statistics, table: ComparisonTable) -> None:
     """The definitions card, the comparison table, and beside them the original judgments' table (a
     ``--qrels-patch``) and the claims (``--claims``)."""
@@ -138,19 +109,6 @@ def _print_head(evaluation: Evaluation, statistics: Statistics, table: Compariso
     claims = evaluation.options.claims
     if claims is not None:
         print(claims_text(claims, check_claims(evaluation, statistics, card, original=original), plain=True) + "\n")
-
-
-def _read_answers(
-    args: argparse.Namespace, answers: Sequence[AnswersSpec], options: EvalOptions, plan: OutputPlan
-) -> tuple[EvalOptions, list[tuple[AnswerFile, ...]]]:
-    """The ``--answers`` files (and the claims' own answer files) declared as inputs, then read and checked before
-    the collection; the relevance mode resolved (:func:`~agentmemory.evaluation.options.resolve_relevance`)."""
-    plan.add_inputs(Path(path) for a in answers for path in (*a.paths, *([a.mapping] if a.mapping else [])))
-    if options.claims is not None:
-        plan.add_inputs(Path(path) for _, paths, _ in options.claims.answers() for path in paths)
-    files = [read_answer_files(a) for a in answers]
-    attributed = bool(args.system) or any(f[0].has_retrieval for f in files)  # memories counted through attribution
-    return replace(options, relevance=resolve_relevance(options.relevance, attributed=attributed)), files
 
 
 def _print_systems(evaluation: Evaluation, statistics: Statistics, options: EvalOptions) -> None:
@@ -178,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
     memories = getattr(args, "memories", None) or {}
     systems = [(r.key, r.label) for r in retrievers] + [(name, name) for name, _ in run_args]
     systems += [(s.key, s.label) for s in memory_systems]
-    answers = _answers(args)
+    answers = answers_option(args)
     systems += [(a.name, a.name) for a in answers]
     readers = options.live.readers if options.live is not None else ()  # checked with the options
     systems += [(f"{key}+{r.name}", f"{label} + {r.name}") for key, label in list(systems) for r in readers]
@@ -189,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
     outputs.plan.add_inputs(Path(path) for path in memories.values())
     outputs.plan.add_inputs(Path(path) for path in (args.qrels_patch, args.claims) if path)
     outputs.plan.add_inputs(live_inputs(args))
-    options, answer_files = _read_answers(args, answers, options, outputs.plan)
+    options, answer_files = read_answers(args, answers, options, outputs.plan)
     collection = load_collection(args, options.progress)
     outputs.plan.add_inputs(collection_inputs(collection_path(args), collection.files))
     require_judgments(collection, collection_path(args))  # as score refuses an empty qrels file
