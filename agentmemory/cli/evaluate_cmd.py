@@ -75,7 +75,7 @@ def _reattributed(run: RunFile, collection: Collection, options: EvalOptions) ->
         return run
     if not is_system_memories(Path(run.memories_path).read_text(encoding="utf-8")):
         return run
-    return reattributed_run(run, collection, options.attribution, k=options.k, relevance=options.relevance)
+    return reattributed_run(run, collection, options.attribution, k=options.k, relevance=options.mode)
 
 
 def _worker_count(args: argparse.Namespace) -> int:

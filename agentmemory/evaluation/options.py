@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
+from enum import Enum
 from os import PathLike
 from typing import Any
 
@@ -46,13 +47,29 @@ __all__ = [
     "BUDGET_DEFAULTS",
     "RELEVANCE_MODES",
     "EvalOptions",
+    "Relevance",
     "default_measures_for",
     "options_from_settings",
     "resolve_relevance",
 ]
 
-RELEVANCE_MODES = ("direct", "provenance")
-"""What ``relevance`` takes: trec_eval's judgments, or judgments through provenance (see :mod:`agentmemory.evaluation.runner`)."""
+
+class Relevance(str, Enum):
+    """How a hit counts, a value with its modes: ``DIRECT`` (trec_eval's: a hit counts when it is judged) or
+    ``PROVENANCE`` (a derived memory counts through the judged sources its ``derived_from`` chain reaches, each
+    once: :mod:`agentmemory.metrics.provenance`).  Its text is the mode's name (``"provenance"``), as the
+    command line, the notebooks, the grid and the artifact write it; lower layers receive what a mode needs
+    (an attribution's ``ranks_entries``), never its name."""
+
+    DIRECT = "direct"
+    PROVENANCE = "provenance"
+
+    __str__ = str.__str__
+    __format__ = str.__format__  # type: ignore[assignment]  # the mode's name in f-strings, on every Python
+
+
+RELEVANCE_MODES = tuple(mode.value for mode in Relevance)
+"""What ``relevance`` takes, as text: trec_eval's judgments, or judgments through provenance (:class:`Relevance`)."""
 
 BUDGET_DEFAULTS = ("R@512tok", "R@2048tok", "Success@2048tok")
 """The token-budget measures (:mod:`agentmemory.metrics.budget`) every evaluation of a system returning its own
@@ -60,13 +77,13 @@ memories computes by default, after the cut-off defaults: a system of session no
 an agent different context for the same ``R@k``, and these compare them at equal cost."""
 
 
-def resolve_relevance(relevance: str | None, *, attributed: bool) -> str:
+def resolve_relevance(relevance: str | None, *, attributed: bool) -> Relevance:
     """The relevance mode, resolved once: as given, else ``"provenance"`` when memories are attributed (a memory
     system's, or an answer file's retrieved memories: they count through the entries they are attributed to),
     else ``"direct"``."""
     if relevance is not None:
-        return relevance
-    return "provenance" if attributed else "direct"
+        return Relevance(relevance)
+    return Relevance.PROVENANCE if attributed else Relevance.DIRECT
 
 
 def default_measures_for(k: int, *, memories: bool) -> tuple[Measure, ...]:
@@ -198,7 +215,7 @@ class EvalOptions:
 
     k: int = 5
     seed: int = 7
-    relevance: str = "direct"
+    relevance: Relevance | None = Relevance.DIRECT
     measures: tuple[Measure, ...] = ()
     ties: bool = True
     lenient_run: bool = False
@@ -253,6 +270,7 @@ class EvalOptions:
         check_positive_int(name("k"), k)
         if relevance is not None and relevance not in RELEVANCE_MODES:
             raise UnknownNameError(name("relevance"), relevance, RELEVANCE_MODES)
+        mode = None if relevance is None else Relevance(relevance)
         chosen = _measures(measures, name("measures"))
         table = None if table_metrics is None else _measures(table_metrics, name("table_metrics"))
         chosen += tuple(m for m in table or () if m not in chosen)  # the table's are computed too
@@ -263,7 +281,15 @@ class EvalOptions:
                 raise ParameterError(name(flag), given, "is not a bool", "pass True or False")
         if baseline is not None and not isinstance(baseline, str):
             raise ParameterError(name("baseline"), baseline, "is not text", "pass a system's name, or None")
-        parse_attribution(attribution, option=name("attribution"))
+        method = parse_attribution(attribution, option=name("attribution"))
+        if mode is Relevance.DIRECT and method.target in ("overlap", "dense"):
+            raise ParameterError(
+                name("attribution"),
+                method.text(),
+                "never makes a memory one entry, so nothing counts under relevance direct",
+                f"use {name('attribution')} sources, exact or auto with {name('relevance')} direct, or "
+                f"{name('relevance')} provenance",
+            )
         if isinstance(system_timeout, bool) or not isinstance(system_timeout, (int, float)):
             raise ParameterError(
                 name("system_timeout"), system_timeout, "is not a number", "give seconds > 0, e.g. 300"
@@ -280,7 +306,7 @@ class EvalOptions:
         values: dict[str, object] = {
             "k": k,
             "seed": seed,
-            "relevance": relevance,
+            "relevance": mode,
             "measures": chosen,
             **flags,
             "baseline": baseline,
@@ -305,6 +331,14 @@ class EvalOptions:
         if unknown:
             raise TypeError(f"{where}() got an unexpected keyword argument {unknown[0]!r}")
         return cls(**keywords)
+
+    @property
+    def mode(self) -> Relevance:
+        """:attr:`relevance` once resolved (:func:`resolve_relevance`, which :func:`~agentmemory.evaluation.runner.
+        evaluate` calls); a ``ParameterError`` before."""
+        if self.relevance is None:
+            raise ParameterError("relevance", None, "is not resolved yet", "call resolve_relevance first")
+        return self.relevance
 
     def with_live(self, live: LiveOptions | None) -> EvalOptions:
         """The same options with the live readers and judges ``live``."""
@@ -434,5 +468,5 @@ def options_from_settings(given: Mapping[str, object], surface: str, **extra: An
     options = EvalOptions(**{**values, **extra}, names=names)
     if live:
         live_names = {s.name: s.named(surface) for s in SETTINGS if s.live}
-        options = options.with_live(LiveOptions(**live, names=live_names))
+        options = options.with_live(LiveOptions(**{"readers": [], **live}, names=live_names))  # [] as unset
     return options

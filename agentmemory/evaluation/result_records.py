@@ -13,7 +13,7 @@ from agentmemory.errors import ParameterError
 from agentmemory.evaluation.answer_runs import (
     AnswerSystem,
 )
-from agentmemory.evaluation.options import EvalOptions
+from agentmemory.evaluation.options import EvalOptions, Relevance
 from agentmemory.evaluation.runfiles import RunFile
 from agentmemory.evaluation.system_runs import SystemRun
 from agentmemory.metrics import Measure, defined
@@ -249,9 +249,9 @@ class Evaluation:
     the same retrievers can be run again (deeper, on another collection);
     ``store`` is the store the run searched (its retrievers hold the
     collection), for reports that ask the retrievers *why*; ``options`` the
-    :class:`~agentmemory.evaluation.options.EvalOptions` it ran with (``k``,
-    ``seed``, ``relevance``, ``lenient_run`` and ``as_of`` are its fields
-    again; ``measures`` every measure computed).  ``tokenizer`` describes
+    :class:`~agentmemory.evaluation.options.EvalOptions` it ran with, kept
+    once (``k``, ``seed``, ``relevance``, ``lenient_run`` and ``as_of`` read
+    it); ``measures`` every measure computed.  ``tokenizer`` describes
     the token counter the budget measures read the hits' texts with
     (:mod:`agentmemory.metrics.token_counters`: name, version, files), or is
     ``None`` when no measure counts tokens.  ``original`` is, when the
@@ -263,24 +263,44 @@ class Evaluation:
     """
 
     collection: Collection
-    k: int
-    seed: int
     measures: tuple[Measure, ...]
     results: tuple[RetrieverResult, ...]
     unjudged_query_ids: tuple[str, ...]
     events: tuple[Event, ...]
     specs: tuple[RetrieverSpec, ...] = ()
     store: MemoryStore | None = field(default=None, repr=False, compare=False)
-    relevance: str = "direct"
     unscored: tuple[str, ...] = ()
     runs: tuple[RunFile, ...] = ()
-    lenient_run: bool = False
-    as_of: bool = False
     systems: tuple[SystemRun, ...] = field(default=(), repr=False, compare=False)
     options: EvalOptions = field(default_factory=EvalOptions, compare=False)
     tokenizer: Mapping[str, Any] | None = None
     original: Evaluation | None = field(default=None, repr=False, compare=False)
     answers: tuple[AnswerSystem, ...] = field(default=(), repr=False, compare=False)
+
+    @property
+    def k(self) -> int:
+        """The rank cutoff (``options.k``)."""
+        return self.options.k
+
+    @property
+    def seed(self) -> int:
+        """The seed of the event ids and the statistics (``options.seed``)."""
+        return self.options.seed
+
+    @property
+    def relevance(self) -> Relevance:
+        """How a hit counted (``options.relevance``, resolved by :func:`~agentmemory.evaluation.runner.evaluate`)."""
+        return self.options.mode
+
+    @property
+    def lenient_run(self) -> bool:
+        """Whether unusable run lines were dropped and listed (``options.lenient_run``)."""
+        return self.options.lenient_run
+
+    @property
+    def as_of(self) -> bool:
+        """Whether each query saw only the memories created by its ``asked_at`` (``options.as_of``)."""
+        return self.options.as_of
 
     @property
     def returns_memories(self) -> bool:

@@ -56,7 +56,7 @@ from agentmemory.evaluation.answer_runs import (
     spec_name,
     with_retrieval,
 )
-from agentmemory.evaluation.options import RELEVANCE_MODES, EvalOptions, resolve_relevance
+from agentmemory.evaluation.options import RELEVANCE_MODES, EvalOptions, Relevance, resolve_relevance
 from agentmemory.evaluation.result_records import (
     Evaluation,
     QueryResult,
@@ -256,19 +256,14 @@ def evaluate(
     results, answered = _live_results(collection, results, answered, queries, scorer, options)
     evaluation = Evaluation(
         collection=collection,
-        k=options.k,
-        seed=options.seed,
         measures=chosen,
         results=tuple(results),
         unjudged_query_ids=collection.unjudged_query_ids,
         events=tuple(store.log)[first_event:] if store is not None else (),
         specs=specs,
         store=store,
-        relevance=options.relevance,
         unscored=unscored,
         runs=run_files,
-        lenient_run=options.lenient_run,
-        as_of=options.as_of,
         options=options,
         systems=tuple(replayed),
         tokenizer=None if scorer.counter is None else scorer.counter.describe(),
@@ -295,8 +290,7 @@ def _options_and_answers(
     memories = systems or any(a.files[0].has_retrieval for a in answered)  # memories counted through attribution
     made = replace(made, relevance=resolve_relevance(made.relevance, attributed=memories))
     attributed = [
-        with_retrieval(a, collection, k=made.k, relevance=made.relevance, attribution=made.attribution)
-        for a in answered
+        with_retrieval(a, collection, k=made.k, relevance=made.mode, attribution=made.attribution) for a in answered
     ]
     return made, attributed
 
@@ -420,8 +414,8 @@ def _new_scorer(collection: Collection, chosen: tuple[Measure, ...], options: Ev
         collection,
         options.k,
         chosen,
-        ties=options.ties and options.relevance == "direct",
-        relevance=options.relevance,
+        ties=options.ties and options.mode is Relevance.DIRECT,
+        relevance=options.mode,
         counter=counter,
         keep=options.run_depth or 0,
     )
@@ -519,7 +513,7 @@ def _scored_measures(
     chosen += tuple(m for m in answer_measures if m not in chosen)
     if not ranked:  # answer files alone: no system ranked anything, so only the answer measures have values
         chosen = tuple(m for m in chosen if m.definition.reads_answer and m.rank_cutoff is None)
-    if options.relevance != "provenance":
+    if options.relevance is not Relevance.PROVENANCE:
         return chosen, ()
 
     def scored(m: Measure) -> bool:
@@ -731,7 +725,7 @@ def _replay_systems(
         systems,
         k=k,
         depth=depth,
-        relevance=options.relevance,
+        relevance=options.mode,
         attribution=options.attribution,
         timeout=options.system_timeout,
         lenient=options.lenient_system,

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from agentmemory.datasets.collection import Collection
+from agentmemory.evaluation.options import Relevance
 from agentmemory.evaluation.result_records import QueryResult, defined_mean, mean
 from agentmemory.metrics import Measure, compute_measures
 from agentmemory.metrics.definition import AnswerInput
@@ -80,7 +81,7 @@ class Scorer:
         measures: tuple[Measure, ...],
         *,
         ties: bool,
-        relevance: str,
+        relevance: Relevance,
         extra: Mapping[str, MemoryEntry] | None = None,
         counter: CachedCounter | None = None,
         keep: int = 0,
@@ -92,7 +93,7 @@ class Scorer:
         self.keep = keep  # each query's ranking is kept at least this deep (the options' run_depth)
         self.measures = measures
         self.ties = ties
-        self.relevance = relevance
+        self.relevance = Relevance(relevance)
         self.extra = dict(extra or {})
         self.counter = counter
         self.answers = answers  # per query, one AnswerInput per seed (an answer file); None for other systems
@@ -208,7 +209,7 @@ class Scorer:
             ranking = whole if depth is None else whole[:depth]
             lengths = self.lengths(ranking, group)
             relevant: Mapping[str, int] = qrels
-            if self.relevance == "provenance":
+            if self.relevance is Relevance.PROVENANCE:
                 credited_here = credit(ranking, qrels, self.ancestors, lengths)
                 if depth == k:
                     credited = credited_here
@@ -229,7 +230,7 @@ class Scorer:
                 )
             for m in group:
                 reads[str(m)] = m.read_depth(ranking, relevant, scope, query, self.collection.session_of, lengths)
-        if credited is None and self.relevance == "provenance":
+        if credited is None and self.relevance is Relevance.PROVENANCE:
             credited = credit(whole[:k], qrels, self.ancestors)
         self._answer_metrics(query, whole, qrels, metrics, reads)
         return (

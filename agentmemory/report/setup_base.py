@@ -224,7 +224,7 @@ class _Evaluates:
     def systems(self) -> Systems:
         """The runs, with the options about systems (relevance, lenient_run, baseline, timings, as_of)."""
         o = self.options
-        return Systems(self.runs, o.relevance, o.lenient_run, o.baseline, o.timings, o.as_of)
+        return Systems(self.runs, o.mode, o.lenient_run, o.baseline, o.timings, o.as_of)
 
     def evaluate(self) -> Evaluation:
         """:func:`agentmemory.evaluate` with these parameters: the retrievers, the runs, the memory systems, the

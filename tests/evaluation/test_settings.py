@@ -4,7 +4,10 @@ check each surface against it (so a new setting is checked here without a new te
 
 from __future__ import annotations
 
+import inspect
 import json
+import re
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
@@ -12,12 +15,20 @@ from conftest import REPO_ROOT
 
 from agentmemory.cli.app import build_parser
 from agentmemory.cli.evaluate_cmd import eval_options
-from agentmemory.errors import InputError
-from agentmemory.evaluation.options import EvalOptions, options_from_settings
+from agentmemory.errors import InputError, ParameterError
+from agentmemory.evaluation.options import (
+    RELEVANCE_MODES,
+    EvalOptions,
+    Relevance,
+    options_from_settings,
+    resolve_relevance,
+)
+from agentmemory.evaluation.runner import Evaluation
 from agentmemory.evaluation.settings import SETTINGS, Setting
 from agentmemory.experiment.grid import GRID_KEYS, parse_grid
 from agentmemory.metrics.token_counters import DEFAULT_TOKEN_COUNTER
 from agentmemory.report.own_report import notebook_parameters
+from agentmemory.systems.attribution import attribute
 
 OPTION_SETTINGS = [s for s in SETTINGS if not s.live]
 NOTEBOOKS = sorted((REPO_ROOT / "notebooks").glob("*.ipynb"))
@@ -124,3 +135,54 @@ def test_a_grid_path_setting_is_found_from_the_grid_file(tmp_path: Path, s: Sett
     text = f'{s.grid} = "missing.txt"\nsystems = ["bm25"]\n[[collections]]\npath = "."\n'
     with pytest.raises(InputError, match=rf"^grid\.toml:1: {s.grid}: 'missing\.txt' does not exist"):
         parse_grid(text, base=tmp_path, source="grid.toml")
+
+
+def test_relevance_is_a_value_with_its_modes_written_by_name() -> None:
+    """``Relevance`` members are the modes; their text (str, f-string, JSON) is the mode's name, so every file
+    that wrote ``"provenance"`` writes the same bytes."""
+    assert [m.value for m in Relevance] == list(RELEVANCE_MODES) == ["direct", "provenance"]
+    mode = EvalOptions(relevance="provenance").relevance
+    assert mode is Relevance.PROVENANCE
+    assert (str(mode), f"{mode}", json.dumps({"relevance": mode})) == (
+        "provenance",
+        "provenance",
+        '{"relevance": "provenance"}',
+    )
+
+
+@pytest.mark.parametrize(
+    ("given", "attributed", "expected"),
+    [
+        (None, True, Relevance.PROVENANCE),
+        (None, False, Relevance.DIRECT),
+        ("direct", True, Relevance.DIRECT),
+        (Relevance.PROVENANCE, False, Relevance.PROVENANCE),
+    ],
+)
+def test_the_relevance_default_is_resolved_in_one_function(given, attributed, expected) -> None:
+    """Unset, relevance is provenance when memories are attributed, else direct; given, it is kept."""
+    assert resolve_relevance(given, attributed=attributed) is expected
+
+
+def test_direct_relevance_with_overlap_is_refused_by_the_record_naming_its_flags() -> None:
+    """The record, which knows both settings, refuses an attribution that never makes a memory one entry under
+    direct relevance, naming them as the surface does (here the command line's flags)."""
+    names = {"attribution": "--attribution", "relevance": "--relevance"}
+    with pytest.raises(ParameterError, match=r"^--attribution: 'overlap' \(str\) never makes a memory one entry"):
+        EvalOptions(relevance="direct", attribution="overlap", names=names)
+
+
+def test_lower_layers_are_told_what_a_mode_needs_not_its_name() -> None:
+    """Attribution takes ``ranks_entries``, not a relevance mode, and no module below the evaluation compares a
+    value with a mode's name."""
+    assert "relevance" not in inspect.signature(attribute).parameters
+    below = [REPO_ROOT / "agentmemory" / name for name in ("systems", "metrics", "datasets", "store", "retrievers")]
+    for folder in below:
+        for path in folder.rglob("*.py"):
+            text = path.read_text(encoding="utf-8")
+            assert not re.search(r"[=!]= \"(direct|provenance)\"", text), path
+
+
+def test_an_evaluation_keeps_its_options_once() -> None:
+    """``Evaluation`` reads k, seed, relevance, lenient_run and as_of from its options (no field of their own)."""
+    assert {"k", "seed", "relevance", "lenient_run", "as_of"}.isdisjoint(f.name for f in fields(Evaluation))
