@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import re
+from dataclasses import replace
 from pathlib import Path
 
 from agentmemory.analysis.answers_view import answers_text, live_text
@@ -30,7 +31,7 @@ from agentmemory.cli.eval_outputs import Outputs, run_file_names
 from agentmemory.datasets.collection import Collection, require_judgments
 from agentmemory.datasets.judgment_patch import read_judgment_patch
 from agentmemory.errors import ParameterError, quote
-from agentmemory.evaluation.options import EvalOptions, options_from_settings
+from agentmemory.evaluation.options import AUTO_RETRIEVERS, EvalOptions, default_retrievers, options_from_settings
 from agentmemory.evaluation.runfiles import RunFile, check_run_queries, parse_run_option, read_run_file
 from agentmemory.evaluation.runner import Evaluation, evaluate
 from agentmemory.evaluation.settings import SETTINGS
@@ -88,10 +89,28 @@ def _worker_count(args: argparse.Namespace) -> int:
 
 def _retrievers(args: argparse.Namespace) -> tuple[RetrieverSpec, ...]:
     """``--retrievers`` resolved (once: evaluate takes the specs as they are); none when only runs, systems or
-    answer files are given."""
+    answer files are given; for ``auto`` (the default) both that :func:`default_retrievers` may choose, until the
+    collection is read (:func:`_chosen`)."""
     if not args.retrievers.strip() and (args.run or args.system or args.answers):
         return ()
+    if args.retrievers.strip() == AUTO_RETRIEVERS:
+        return resolve_retrievers("bm25,tags", option="--retrievers")
     return resolve_retrievers(args.retrievers, option="--retrievers")
+
+
+def _chosen(
+    args: argparse.Namespace, retrievers: tuple[RetrieverSpec, ...], collection: Collection, options: EvalOptions
+) -> tuple[tuple[RetrieverSpec, ...], EvalOptions]:
+    """``--retrievers auto``: the collection's default retrievers (:func:`default_retrievers`), said on the card
+    (and the baseline checked against them); any other value as resolved."""
+    if args.retrievers.strip() != AUTO_RETRIEVERS:
+        return retrievers, options
+    names, why = default_retrievers(collection)
+    chosen = tuple(r for r in retrievers if r.key in names.split(","))  # resolved once, with the flag
+    dropped = {(r.key, r.label) for r in retrievers} - {(r.key, r.label) for r in chosen}
+    if options.baseline is not None and any(options.baseline in pair for pair in dropped):
+        options.check_baseline([(r.key, r.label) for r in chosen], "--baseline")
+    return chosen, replace(options, defaults_chosen=(*options.defaults_chosen, why))
 
 
 def _print_head(evaluation: Evaluation, statistics: Statistics, table: ComparisonTable) -> None:
@@ -153,6 +172,7 @@ def run(args: argparse.Namespace) -> int:
     require_judgments(collection, collection_path(args))  # as score refuses an empty qrels file
     if args.qrels_patch:  # checked line by line against the collection before anything is evaluated
         collection = read_judgment_patch(args.qrels_patch, collection).apply(collection)
+    retrievers, options = _chosen(args, retrievers, collection, options)
     run_data = [read_run_file(path, name, memories=memories.get(name)) for name, path in run_args]
     described = (
         f"the collection {quote(str(args.collection))}"

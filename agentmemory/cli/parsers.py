@@ -62,10 +62,11 @@ def add_eval_parser(sub: argparse._SubParsersAction) -> None:
     add_collection_arguments(ev)
     ev.add_argument(
         "--retrievers",
-        default="bm25,tags",
+        default="auto",
         help="comma-separated retriever specs: registry names (bm25, tags, dense, hybrid, recency, or a plugin's), "
         "a name with parameters (bm25[k1=0.9,b=0.4], hybrid[of=bm25+dense,method=convex]) or "
-        "package.module:attribute[params] (default bm25,tags)",
+        "package.module:attribute[params]; auto (the default): bm25,tags when the collection's queries carry "
+        "tags, else bm25 alone (LoCoMo, LongMemEval, BEAM), said on the card",
     )
     ev.add_argument(
         "--run",

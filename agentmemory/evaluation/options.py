@@ -31,6 +31,7 @@ from enum import Enum
 from os import PathLike
 from typing import Any
 
+from agentmemory.datasets.collection import Collection
 from agentmemory.errors import NumberTextError, ParameterError, UnknownNameError, check_positive_int, check_seed
 from agentmemory.evaluation.claims import Claims, read_claims
 from agentmemory.evaluation.settings import SETTINGS, setting
@@ -44,11 +45,13 @@ from agentmemory.systems.attribution import parse_attribution
 from agentmemory.systems.replay import CLOCKS
 
 __all__ = [
+    "AUTO_RETRIEVERS",
     "BUDGET_DEFAULTS",
     "RELEVANCE_MODES",
     "EvalOptions",
     "Relevance",
     "default_measures_for",
+    "default_retrievers",
     "options_from_settings",
     "resolve_relevance",
 ]
@@ -84,6 +87,21 @@ def resolve_relevance(relevance: str | None, *, attributed: bool) -> Relevance:
     if relevance is not None:
         return Relevance(relevance)
     return Relevance.PROVENANCE if attributed else Relevance.DIRECT
+
+
+AUTO_RETRIEVERS = "auto"
+"""The retrievers' value meaning "the default for this collection" (:func:`default_retrievers`)."""
+
+
+def default_retrievers(collection: Collection) -> tuple[str, str]:
+    """The retrievers an evaluation compares when none are named, and why, by the collection's kind: ``bm25``
+    and the tag scorer when its queries carry tags (a BEIR folder whose queries name them, the shipped
+    fixture), else ``bm25`` alone (LoCoMo, LongMemEval, BEAM: their queries carry none, and the tag scorer,
+    left to guess a query's tags from its words, ranks by ties).  The reason is what the card says:
+    ``"retrievers bm25 (the queries carry no tags)"``."""
+    if any(query.tags for query in collection.queries):
+        return "bm25,tags", "retrievers bm25,tags (the queries carry tags)"
+    return "bm25", "retrievers bm25 (the queries carry no tags, so the tag scorer is left out)"
 
 
 def default_measures_for(k: int, *, memories: bool) -> tuple[Measure, ...]:
@@ -204,6 +222,8 @@ class EvalOptions:
             :attr:`measures`.
         qrels_patch: the judgment patch applied to the collection by whoever loads it (the command line, the
             notebooks, a grid's tasks), as given; ``None`` for none.
+        defaults_chosen: the defaults resolved from what is evaluated, one line each, as the card states them
+            (:func:`default_retrievers`'s reason).
 
     ``names`` (a keyword, not a field) maps a field to the name messages use for it,
     e.g. ``{"k": "--k"}`` on the command line; by default the field's own name.
@@ -235,6 +255,7 @@ class EvalOptions:
     live: LiveOptions | None = None
     table_metrics: tuple[Measure, ...] | None = None
     qrels_patch: str | None = None
+    defaults_chosen: tuple[str, ...] = ()
 
     def __init__(
         self,
@@ -260,6 +281,7 @@ class EvalOptions:
         live: LiveOptions | None = None,
         table_metrics: str | Sequence[Measure | str] | None = None,
         qrels_patch: str | PathLike[str] | None = None,
+        defaults_chosen: Sequence[str] = (),
         *,
         names: Mapping[str, str] | None = None,
     ) -> None:
@@ -319,6 +341,7 @@ class EvalOptions:
             "live": live,
             "table_metrics": table,
             "qrels_patch": None if qrels_patch is None else str(qrels_patch),
+            "defaults_chosen": tuple(defaults_chosen),
         }
         for key, value in values.items():
             object.__setattr__(self, key, value)  # frozen: set once, here

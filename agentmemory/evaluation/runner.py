@@ -56,7 +56,14 @@ from agentmemory.evaluation.answer_runs import (
     spec_name,
     with_retrieval,
 )
-from agentmemory.evaluation.options import RELEVANCE_MODES, EvalOptions, Relevance, resolve_relevance
+from agentmemory.evaluation.options import (
+    AUTO_RETRIEVERS,
+    RELEVANCE_MODES,
+    EvalOptions,
+    Relevance,
+    default_retrievers,
+    resolve_relevance,
+)
 from agentmemory.evaluation.result_records import (
     Evaluation,
     QueryResult,
@@ -77,7 +84,6 @@ from agentmemory.metrics import Measure
 from agentmemory.metrics.token_counters import token_counter
 from agentmemory.records import Hit, Query
 from agentmemory.retrievers import (
-    DEFAULT_RETRIEVERS,
     RetrieverLike,
     RetrieverSpec,
     capabilities,
@@ -162,7 +168,7 @@ def _check_systems(keys: list[tuple[str, str]]) -> None:
 
 def evaluate(
     collection: Collection,
-    retrievers: RetrieverLike | Sequence[RetrieverLike] | None = DEFAULT_RETRIEVERS,
+    retrievers: RetrieverLike | Sequence[RetrieverLike] | None = AUTO_RETRIEVERS,
     *,
     runs: Sequence[RunFile | tuple[str, str] | str] = (),
     store: MemoryStore | None = None,
@@ -179,7 +185,9 @@ def evaluate(
     (``"bm25[k1=0.9,b=0.4]"``), ``"package.module:attribute"``, factories,
     or a retriever instance (unscoped collections only); already resolved
     :class:`~agentmemory.retrievers.RetrieverSpec` values are taken as they
-    are; ``None`` or ``()`` for none (then ``runs`` must name one).  ``runs``
+    are; ``None`` or ``()`` for none (then ``runs`` must name one); ``"auto"`` (the default) the collection's
+    default retrievers (:func:`~agentmemory.evaluation.options.default_retrievers`: ``bm25,tags`` when its queries
+    carry tags, else ``bm25``), said in :attr:`EvalOptions.defaults_chosen` and on the card.  ``runs``
     are run files (:func:`agentmemory.evaluation.runfiles.read_run_file`,
     ``("name", "path")`` or ``"name=path"``), checked against the collection
     (:func:`agentmemory.evaluation.runfiles.bind_run`; ``lenient_run`` drops
@@ -226,6 +234,9 @@ def evaluate(
     """
     options, answered = _options_and_answers(collection, answers, bool(systems), options, keywords)
     require_judgments(collection)  # means over no query would print as 0.00, as if measured
+    if isinstance(retrievers, str) and retrievers == AUTO_RETRIEVERS:  # the collection's default, said on the card
+        retrievers, why = default_retrievers(collection)
+        options = replace(options, defaults_chosen=(*options.defaults_chosen, why))
     specs = _specs(retrievers)
     run_files, bound, replayed = _bound_runs(collection, runs, systems, options, executor)
     by_system: dict[str, Any] = {s.run.name: s for s in replayed}

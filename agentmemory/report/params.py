@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from os import PathLike
 from pathlib import Path
 from types import MappingProxyType
@@ -34,7 +34,7 @@ from agentmemory.errors import (
     AgentMemoryError,
     ReportParameterError,
 )
-from agentmemory.evaluation.options import EvalOptions
+from agentmemory.evaluation.options import AUTO_RETRIEVERS, EvalOptions, default_retrievers
 from agentmemory.evaluation.runfiles import RunFile
 from agentmemory.evaluation.runner import Evaluation
 from agentmemory.metrics import Measure
@@ -158,6 +158,7 @@ def eval_setup(
             settings, retrievers, output_dir, runs, memories, systems, "eval_setup"
         )
         loaded, source = _load(collection, format)
+        names, options = _chosen(retrievers, names, loaded, options)
         given = _given_inputs(settings)
         _check_output(out, collection or default_collection_path(), loaded, read, given)
         require_judgments(loaded, collection or default_collection_path())
@@ -201,10 +202,26 @@ def _evaluation_parameters(
 
 
 def _retrievers(retrievers: object, runs: object, memory: tuple[SystemSpec, ...] = ()) -> tuple[RetrieverSpec, ...]:
-    """The retriever specs; ``""`` is none when ``runs`` names a run or ``systems`` a memory system."""
+    """The retriever specs; ``""`` is none when ``runs`` names a run or ``systems`` a memory system; ``"auto"``
+    both that :func:`~agentmemory.evaluation.options.default_retrievers` may choose, until the collection is read
+    (:func:`_chosen`)."""
     if retrievers == "" and (runs not in ("", None) or memory):
         return ()
-    return resolve_retrievers(retrievers)  # type: ignore[arg-type]
+    return resolve_retrievers("bm25,tags" if retrievers == AUTO_RETRIEVERS else retrievers)  # type: ignore[arg-type]
+
+
+def _chosen(
+    retrievers: object, names: tuple[RetrieverSpec, ...], collection: Collection, options: EvalOptions
+) -> tuple[tuple[RetrieverSpec, ...], EvalOptions]:
+    """``retrievers = "auto"``: the collection's default retrievers, said on the card, the baseline checked
+    against them; any other value as resolved."""
+    if retrievers != AUTO_RETRIEVERS:
+        return names, options
+    given, why = default_retrievers(collection)
+    chosen = tuple(r for r in names if r.key in given.split(","))  # resolved once, with the others
+    if options.baseline in {n for r in names for n in (r.key, r.label)} - {n for r in chosen for n in (r.key, r.label)}:
+        options.check_baseline([(r.key, r.label) for r in chosen])
+    return chosen, replace(options, defaults_chosen=(*options.defaults_chosen, why))
 
 
 @dataclass(frozen=True)
@@ -277,6 +294,7 @@ def collection_setup(
         )
         read_collection = _read_collection(collection, format, format_options, repair)
         path, loaded = read_collection.path, read_collection.collection
+        names, options = _chosen(retrievers, names, loaded, options)
         inputs = _given_inputs(settings)
         _check_output(out, path, loaded, read, inputs)
         require_judgments(loaded, path)

@@ -13,13 +13,16 @@ from pathlib import Path
 import pytest
 from conftest import REPO_ROOT
 
-from agentmemory.cli.app import build_parser
+from agentmemory import evaluate, load
+from agentmemory.analysis.card import evaluation_card
+from agentmemory.cli.app import build_parser, main
 from agentmemory.cli.evaluate_cmd import eval_options
 from agentmemory.errors import InputError, ParameterError
 from agentmemory.evaluation.options import (
     RELEVANCE_MODES,
     EvalOptions,
     Relevance,
+    default_retrievers,
     options_from_settings,
     resolve_relevance,
 )
@@ -186,3 +189,37 @@ def test_lower_layers_are_told_what_a_mode_needs_not_its_name() -> None:
 def test_an_evaluation_keeps_its_options_once() -> None:
     """``Evaluation`` reads k, seed, relevance, lenient_run and as_of from its options (no field of their own)."""
     assert {"k", "seed", "relevance", "lenient_run", "as_of"}.isdisjoint(f.name for f in fields(Evaluation))
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("fixtures/assistant-notes", "bm25,tags"),
+        ("fixtures/beir-sample", "bm25"),
+        ("fixtures/locomo-sample/locomo-sample.json", "bm25"),
+        ("fixtures/longmemeval-sample/longmemeval-sample.json", "bm25"),
+        ("fixtures/beam-sample", "bm25"),
+    ],
+)
+def test_the_default_retrievers_fit_the_collection(path: str, expected: str) -> None:
+    """The tag scorer is a default only where the queries carry tags (the shipped fixture); LoCoMo, LongMemEval,
+    BEAM and a BEIR folder without query tags get bm25 alone, and the reason is the card's line."""
+    collection = load(REPO_ROOT / path)
+    names, why = default_retrievers(collection)
+    assert names == expected
+    assert why.startswith(f"retrievers {expected} (")
+    evaluation = evaluate(collection, k=5)
+    assert [r.name for r in evaluation.results] == expected.split(",")
+    assert evaluation_card(evaluation)["defaults"] == [why]
+
+
+def test_the_command_line_says_which_defaults_it_chose(capsys) -> None:
+    """``agentmemory eval`` on the LoCoMo sample without --retrievers evaluates bm25 alone and says so on the card;
+    naming the retrievers chooses nothing, and the card says nothing."""
+    sample = str(REPO_ROOT / "fixtures" / "locomo-sample" / "locomo-sample.json")
+    assert main(["eval", "--collection", sample, "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "- Defaults chosen: retrievers bm25 (the queries carry no tags, so the tag scorer is left out)\n" in out
+    assert "| Tags" not in out
+    assert main(["eval", "--collection", sample, "--retrievers", "bm25,tags", "--no-progress"]) == 0
+    assert "Defaults chosen" not in capsys.readouterr().out
