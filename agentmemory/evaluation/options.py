@@ -440,7 +440,7 @@ def _measure_list(value: object, name: str) -> object:
         return parse_measures(value, name=name)
     if isinstance(value, Sequence) and all(isinstance(m, (str, Measure)) for m in value):
         return parse_measures(value, name=name)
-    raise ParameterError(name, value, "is not measures", 'pass text such as "nDCG@10,Success@3", or ""')
+    raise ParameterError(name, value, "is not text", 'pass measures such as "P@5,R@5,nDCG@5", or ""')
 
 
 def _spec_list(value: object, name: str) -> object:
