@@ -315,6 +315,10 @@ def _execute(job: TaskJob) -> tuple[dict[str, Any], int]:
         raise InputError(
             "worker", None, f"runs agentmemory {__version__}, the client {job.version}; install the same version"
         )
+    if job.options().live is not None:  # each reader's answers would be a system of their own, not this task's
+        raise InputError(
+            "grid", None, "readers: a task evaluates one system, so live readers run with agentmemory eval --reader"
+        )
     collection = _collection(job.collection)
     patch = job.options().qrels_patch
     if patch is not None:  # the grid's judgment patch, checked against this collection line by line

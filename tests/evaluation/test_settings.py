@@ -223,3 +223,16 @@ def test_the_command_line_says_which_defaults_it_chose(capsys) -> None:
     assert "| Tags" not in out
     assert main(["eval", "--collection", sample, "--retrievers", "bm25,tags", "--no-progress"]) == 0
     assert "Defaults chosen" not in capsys.readouterr().out
+
+
+def test_a_grid_task_with_live_readers_fails_in_one_line(tmp_path: Path, capsys) -> None:
+    """The grid reads the live settings, but a task evaluates one system: a task with readers fails in one line
+    saying where live readers run, and the other outputs are written."""
+    notes = (REPO_ROOT / "fixtures" / "assistant-notes").as_posix()
+    grid = tmp_path / "grid.toml"
+    grid.write_text(f'readers = ["openai[model=m]"]\nsystems = ["bm25"]\n[[collections]]\npath = "{notes}"\n')
+    main(["experiment", str(grid), "--out", str(tmp_path / "out"), "--no-progress"])
+    assert (
+        "agentmemory: task failed: collection assistant-notes, system bm25, k 5, seed 7: grid: readers: a task "
+        "evaluates one system, so live readers run with agentmemory eval --reader\n"
+    ) in capsys.readouterr().err
