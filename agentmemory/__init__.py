@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
 from typing import TYPE_CHECKING
+
+from agentmemory._version import __version__
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

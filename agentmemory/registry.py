@@ -1,4 +1,6 @@
-"""One open registry class, used three times: retrievers, measures and collection formats.
+"""One open registry class, used for every extension kind: retrievers, measures, collection formats, embedding
+encoders, memory systems, token counters, answer formats, readers and judges (ARCHITECTURE.md lists each registry
+and its entry-point group).
 
 A :class:`Registry` maps names to objects.  Users extend it in two ways,
 without editing this package:
@@ -8,7 +10,7 @@ without editing this package:
   error);
 * from an installed package: an entry point in the registry's group
   (``agentmemory.retrievers``, ``agentmemory.measures``,
-  ``agentmemory.formats``) whose name is the registry name and whose value
+  ``agentmemory.formats``, ...) whose name is the registry name and whose value
   is the object (``mypkg.memory:MyRetriever``).  Entry points are found
   lazily: the first lookup of a name that is not registered imports the
   entry point of that name, never all of them, so ``import agentmemory``

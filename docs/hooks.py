@@ -12,7 +12,9 @@ change of this file:
 * ``agentmemory.datasets.FORMATS``: every collection format and its declared options;
 * ``agentmemory.retrievers.CAPABILITY_TABLE`` and ``agentmemory.systems.SYSTEM_CAPABILITIES``: the optional
   members of a retriever and of a memory system;
-* :func:`grid_key_declarations`: the keys the grid reader accepts, table by table (``GRID_KEYS``).
+* :func:`grid_key_declarations`: the keys the grid reader accepts, table by table (``GRID_KEYS``);
+* ``agentmemory.evaluation.settings.SETTINGS``: every setting of an evaluation, with its flag, notebook
+  parameter and grid key.
 
 Docstrings are written with Sphinx roles (``:class:`~agentmemory.records.Hit```); :func:`on_page_content` turns
 what Markdown makes of them into cross-references that mkdocs-autorefs resolves (plain code when the target is
@@ -35,6 +37,7 @@ from mkdocs.exceptions import PluginError
 from agentmemory import records
 from agentmemory.cli import app as cli_app
 from agentmemory.datasets import FORMATS
+from agentmemory.evaluation.settings import SETTINGS
 from agentmemory.experiment import grid as grid_module
 from agentmemory.metrics import REGISTRY, CutoffRule, MeasureDef, QueryContext
 from agentmemory.retrievers import CAPABILITY_TABLE
@@ -350,11 +353,23 @@ def grid_reference() -> str:
 
 
 # -- the hooks ------------------------------------------------------------------------------------------------
+def settings_reference() -> str:
+    """``agentmemory.evaluation.settings.SETTINGS``: each setting with its flag, notebook parameter, grid key,
+    default (``""``: none, or resolved from what is evaluated) and meaning."""
+    header = ["setting", "`eval` flag", "notebook parameter", "grid key", "default", "meaning"]
+    rows = [
+        [_code(s.name), _code(s.flag), _code(s.parameter), _code(s.grid), _code(repr(s.default)), _text(s.help)]
+        for s in SETTINGS
+    ]
+    return _table(header, rows)
+
+
 GENERATORS: dict[str, Callable[[], str]] = {
     "cli": cli_reference,
     "measures": measure_reference,
     "formats": format_reference,
     "grid-keys": grid_reference,
+    "settings": settings_reference,
     "capabilities": retriever_capabilities,
     "system-capabilities": system_capabilities,
     **{f"record-{name.lower()}": _record_table(name) for name in RECORDS},

@@ -39,10 +39,10 @@ def test_every_public_name_resolves_to_an_object_of_its_module() -> None:
 
 
 def test_import_agentmemory_loads_none_of_its_modules_but_the_package() -> None:
-    """A bare ``import agentmemory`` imports no submodule of ours (the names load on first use)."""
+    """A bare ``import agentmemory`` imports no submodule of ours but the version's (the names load on first use)."""
     code = "import sys, agentmemory; print(sorted(m for m in sys.modules if m.startswith('agentmemory.')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "[]"
+    assert out.strip() == "['agentmemory._version']"
 
 
 def test_a_memory_system_author_needs_only_the_package_face() -> None:

@@ -269,6 +269,8 @@ def evaluation_card(evaluation: Evaluation) -> dict[str, Any]:
         relevance=evaluation.relevance,
         attribution=_attribution(evaluation),
     )
+    if evaluation.options.defaults_chosen:  # the defaults resolved from the data (the default retrievers)
+        card["defaults"] = list(evaluation.options.defaults_chosen)
     if evaluation.answers:
         card["answers"] = answers_card(evaluation)
     return card
@@ -543,6 +545,8 @@ def card_text(card: Mapping[str, Any], extra: Sequence[str] = (), *, plain: bool
     lines.append(_cutoff_line(card["cutoffs"]))
     if card["unscored"]:
         lines.append(f"- **Not computed** (no definition under this relevance): {', '.join(card['unscored'])}")
+    if card.get("defaults"):
+        lines.append(f"- **Defaults chosen**: {'; '.join(card['defaults'])}")
     lines += answers_lines(card)
     lines += list(extra)
     if plain:

@@ -72,6 +72,7 @@ from agentmemory.analysis.text_tables import (
 )
 from agentmemory.errors import ParameterError
 from agentmemory.evaluation.claims import Claim
+from agentmemory.evaluation.options import Relevance
 from agentmemory.evaluation.runner import Evaluation
 from agentmemory.metrics import parse_measure
 from agentmemory.metrics.answers import HAS_ANSWER_FAMILY, JUDGE_FAMILY, LOCOMO_FAMILY
@@ -357,7 +358,7 @@ class ComparisonTable:
         """What the numbers are: the card's short form, the measure families, cutoff, queries, interval and test."""
         family = (
             "judgments through provenance (evidence-level; no trec_eval equivalent)"
-            if self.relevance == "provenance"
+            if self.relevance == Relevance.PROVENANCE
             else self.families()
         )
         left_out = f" (groups left out: {', '.join(self.excluded_groups)})" if self.excluded_groups else ""

@@ -81,7 +81,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from agentmemory import __version__
+from agentmemory._version import __version__
 from agentmemory.cli.args import PROG, Parser, UsageError
 from agentmemory.cli.parsers import (
     add_eval_parser,

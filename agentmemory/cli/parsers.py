@@ -18,6 +18,7 @@ import argparse
 
 from agentmemory.cli.args import Parser, UsageError, add_output_format
 from agentmemory.cli.collection_args import add_collection_arguments
+from agentmemory.evaluation.settings import add_setting_arguments
 from agentmemory.files.output_plan import output_path
 
 __all__ = [
@@ -59,14 +60,13 @@ def add_eval_parser(sub: argparse._SubParsersAction) -> None:
         allow_abbrev=False,
     )
     add_collection_arguments(ev)
-    ev.add_argument("--seed", default="7", help="seed for the run's event ids (default 7)")
-    ev.add_argument("--k", default="5", help="rank cutoff (default 5)")
     ev.add_argument(
         "--retrievers",
-        default="bm25,tags",
+        default="auto",
         help="comma-separated retriever specs: registry names (bm25, tags, dense, hybrid, recency, or a plugin's), "
         "a name with parameters (bm25[k1=0.9,b=0.4], hybrid[of=bm25+dense,method=convex]) or "
-        "package.module:attribute[params] (default bm25,tags)",
+        "package.module:attribute[params]; auto (the default): bm25,tags when the collection's queries carry "
+        "tags, else bm25 alone (LoCoMo, LongMemEval, BEAM), said on the card",
     )
     ev.add_argument(
         "--run",
@@ -83,86 +83,12 @@ def add_eval_parser(sub: argparse._SubParsersAction) -> None:
         help="the preceding --run's own memories (JSON lines: _id, text, derived_from), which its hits may name",
     )
     ev.add_argument(
-        "--lenient-run",
-        action="store_true",
-        help="drop run lines naming unknown queries or entries, or hits outside the query's scope, and list each "
-        "(default: such a line is an error)",
-    )
-    ev.add_argument(
-        "--relevance",
-        default=None,
-        metavar="MODE",
-        help="direct (default without --system: trec_eval's judgments) or provenance (default with --system: a "
-        "derived memory counts through the judged sources its derived_from chain reaches, each source once)",
-    )
-    ev.add_argument(
-        "--as-of",
-        action="store_true",
-        help="each query sees only the memories created at or before its asked_at (an agent cannot remember the "
-        "future); queries without asked_at see all",
-    )
-    ev.add_argument(
-        "--baseline", metavar="NAME", help="the system the comparison table compares with (default the first)"
-    )
-    ev.add_argument(
-        "--metrics",
-        default=None,
-        help="extra measures beyond P@k,R@k,RR,RR@k,nDCG@k,AP@k (and, with --system or a run's --memories, "
-        "R@512tok,R@2048tok,Success@2048tok): a rank cutoff (nDCG@10), a token budget "
-        "(R@512tok, nDCG@2048tok, P@512tok, Success@512tok) or tokens@first",
-    )
-    ev.add_argument(
-        "--tokenizer",
-        default=None,
-        metavar="NAME",
-        help="the token counter of the budget measures and tokens@first, a name of "
-        "agentmemory.metrics.token_counters.TOKEN_COUNTERS (default llama2: the Llama-2 BPE wordllama ships, "
-        "counted without <s>)",
-    )
-    ev.add_argument(
-        "--qrels-patch",
-        metavar="FILE",
-        help="corrections to the collection's judgments, JSON lines {query_id, entry_id, grade (an integer, or "
-        '"remove"), reason}: every number is computed under the patched judgments, and the headline table under '
-        "the original ones is printed beside",
-    )
-    ev.add_argument(
-        "--claims",
-        metavar="FILE",
-        help="published numbers to set beside ours, TOML [[claim]] tables (system, collection, measure, k or "
-        "budget, granularity, value, source or citation): every claim is a published row of the comparison table "
-        "(its figure, not re-measured; its differences in a note), and each claim about an evaluated system is "
-        "printed with our value under its definition",
-    )
-    ev.add_argument(
         "--out",
         default=None,
         type=output_path,
         metavar="FILE",
         help="write the eval-results.json artifact here (default: write none)",
     )
-    _add_table_arguments(ev)
-    ev.add_argument(
-        "--timings",
-        action="store_true",
-        help="also print each retriever's search latency (p50, p95) and index size and build time, and each memory "
-        "system's total and per-conversation wall time (wall-clock figures: never in the artifact)",
-    )
-    _add_runs_arguments(ev)
-    ev.add_argument(
-        "--progress",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="progress bars (default: on when stderr is a terminal); a memory system's replay where stderr is "
-        "not a terminal: a plain line every 10 s",
-    )
-    _add_system_arguments(ev)
-    _add_answers_arguments(ev)
-    _add_live_arguments(ev)
-
-
-def _add_table_arguments(ev: argparse.ArgumentParser) -> None:
-    """``--table-out``, ``--table-label`` and ``--table-metrics``: the comparison table's file, labels and columns."""
     ev.add_argument(
         "--table-out",
         type=output_path,
@@ -178,69 +104,17 @@ def _add_table_arguments(ev: argparse.ArgumentParser) -> None:
         "'hybrid=Hybrid'; repeat for several (default: the labels as printed; LaTeX shortens nested ones, "
         "Dense (wordllama) to Dense, keeping labels apart)",
     )
+    _add_runs_arguments(ev)
     ev.add_argument(
-        "--table-metrics",
-        metavar="LIST",
-        help="the comparison table's columns, comma-separated measures (P@5,R@5,nDCG@5), computed if they are not "
-        "already; Holm's correction runs over the table's comparisons (default: every measure, RR and RR@k once); "
-        "the printed table, --table-out and the artifact's versus_baseline follow it, everything else keeps every "
-        "measure",
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="progress bars (default: on when stderr is a terminal); a memory system's replay where stderr is "
+        "not a terminal: a plain line every 10 s",
     )
-
-
-def _add_live_arguments(ev: argparse.ArgumentParser) -> None:
-    """Live answers (agentmemory.live): ``--reader``, ``--judge`` (both repeatable), their prompts, the rules."""
-    ev.add_argument(
-        "--reader",
-        action="append",
-        default=[],
-        metavar="SPEC",
-        help="a reader answering every question from each ranked system's top k through an OpenAI-compatible "
-        "endpoint: openai[base_url=http://localhost:8000/v1,model=NAME] (the key from the environment variable "
-        "api_key_env names, default OPENAI_API_KEY); each system and reader is scored as the answer system "
-        "SYSTEM+NAME; repeatable",
-    )
-    ev.add_argument(
-        "--judge",
-        action="append",
-        default=[],
-        metavar="SPEC",
-        help="a judge grading each answer against the gold answer, e.g. openai[model=gpt-4o-mini]; Judge is the "
-        "first judge's verdict, every judge's is kept and their agreement shown per category; without --reader it "
-        "grades the --answers files' answers, beside their own judges; repeatable",
-    )
-    ev.add_argument(
-        "--reader-prompt",
-        metavar="FILE",
-        help="the reader's prompt template (placeholders {question}, {memories}, {question_date}), or FILE.py:NAME "
-        "for a string constant in a Python file (a benchmark's official prompt); default: the shipped one",
-    )
-    ev.add_argument(
-        "--judge-prompt",
-        metavar="FILE",
-        help="the judge's prompt template ({question}, {gold_answer}, {generated_answer}, {question_date}), or "
-        "FILE.py:NAME (mem0's llm_judge.py:ACCURACY_PROMPT); default: the shipped one",
-    )
-    ev.add_argument(
-        "--judge-majority", action="store_true", help="Judge is the majority of the judges' verdicts (0.5 on a tie)"
-    )
-    ev.add_argument(
-        "--offline",
-        action="store_true",
-        help="make no reader or judge call: every one must be in the cache (a miss is refused, naming it)",
-    )
-    ev.add_argument(
-        "--lenient-answers",
-        action="store_true",
-        help="leave a question whose calls finally failed out of the answer measures, counted in the card "
-        "(default: such a question fails the run, after every other call is cached)",
-    )
-    ev.add_argument(
-        "--prices",
-        metavar="FILE",
-        help="a price table (TOML: [MODEL] input = ..., output = ..., per million tokens) turning the token "
-        "counts into cost",
-    )
+    _add_system_arguments(ev)
+    _add_answers_arguments(ev)
+    add_setting_arguments(ev)  # every setting of the evaluation, from its declaration
 
 
 def _add_answers_arguments(ev: argparse.ArgumentParser) -> None:
@@ -274,7 +148,7 @@ def _add_answers_arguments(ev: argparse.ArgumentParser) -> None:
 
 
 def _add_runs_arguments(ev: argparse.ArgumentParser) -> None:
-    """The runs ``eval`` writes: ``--runs-dir DIR`` and ``--run-depth N``."""
+    """The runs ``eval`` writes: ``--runs-dir DIR`` (``--run-depth N`` is a setting)."""
     ev.add_argument(
         "--runs-dir",
         type=output_path,
@@ -286,18 +160,11 @@ def _add_runs_arguments(ev: argparse.ArgumentParser) -> None:
         "each ranking as deep as its measures read on it (the top k; down to k' for sess.*, past the "
         "token budget for R@512tok, to the first relevant hit for tokens@first), so they re-score to the same values",
     )
-    ev.add_argument(
-        "--run-depth",
-        default=None,
-        metavar="N",
-        help="write each ranking's top N instead (with --runs-dir; at least --k and every rank cutoff of "
-        "--metrics; rankings cut above what sess.* or a budget measure read are named)",
-    )
 
 
 def _add_system_arguments(ev: argparse.ArgumentParser) -> None:
-    """Memory systems (agentmemory.systems): ``--system SPEC`` (repeatable), ``--attribution``,
-    ``--system-timeout``, ``--lenient-system``, ``--workers``, ``--clock``."""
+    """Memory systems (agentmemory.systems): ``--system SPEC`` (repeatable) and ``--workers`` (``--attribution``,
+    ``--system-timeout``, ``--lenient-system`` and ``--clock`` are settings)."""
     ev.add_argument(
         "--system",
         action="append",
@@ -308,36 +175,11 @@ def _add_system_arguments(ev: argparse.ArgumentParser) -> None:
         "(examples.my_memory_system:System) or a retriever name as a system (bm25); repeatable",
     )
     ev.add_argument(
-        "--attribution",
-        default="auto",
-        metavar="METHOD",
-        help="how a system's memories map to entries: sources, exact, overlap[threshold=0.5], "
-        "dense[threshold=0.8] or auto (default: sources, else exact, else overlap)",
-    )
-    ev.add_argument(
-        "--system-timeout",
-        default="300",
-        metavar="SECONDS",
-        help="the longest one system call (ingest, search) may take; longer is an error (default 300)",
-    )
-    ev.add_argument(
-        "--lenient-system",
-        action="store_true",
-        help="record a system's failing search as an empty ranking and list it (default: it is an error)",
-    )
-    ev.add_argument(
         "--workers",
         default="1",
         metavar="N",
         help="replay a memory system's conversations in N worker processes at once (default 1: one after the "
         "other); the results are the same byte for byte; the system must be importable by the workers",
-    )
-    ev.add_argument(
-        "--clock",
-        default="real",
-        metavar="CLOCK",
-        help="the clock a memory system sees: real (default) or conversation (now is the newest turn's time during "
-        "ingest and the question's date during search, for systems ranking by recency or decay)",
     )
 
 

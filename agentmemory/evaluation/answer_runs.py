@@ -70,6 +70,7 @@ from agentmemory.answers.matching import Matched, match_answers
 from agentmemory.answers.records import AnswerFile, AnswerRecord, Verdict
 from agentmemory.collection import ANSWER, Collection
 from agentmemory.errors import ParameterError
+from agentmemory.evaluation.options import Relevance
 from agentmemory.evaluation.runfiles import RunFile
 from agentmemory.evaluation.system_runs import _run_file
 from agentmemory.live.answering import LiveAnswers, LiveQuestion, QuestionResult, judge_answers
@@ -275,7 +276,7 @@ def _attributed(
     """The first file's retrieved memories attributed like a replayed system's (its memories, best first)."""
     answers = {qid: _memories(r) for qid, r in first.by_query.items() if r.memories is not None}
     recorded = Replay(name, name, {}, answers, {q.id: q.scope for q in collection.judged_queries})
-    return attribute(recorded, collection, attribution, k=k, relevance=relevance)
+    return attribute(recorded, collection, attribution, k=k, ranks_entries=Relevance(relevance) is Relevance.DIRECT)
 
 
 def answer_systems(

@@ -38,10 +38,9 @@ The aggregate row of each retriever carries the seed write-up's columns,
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Executor
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import datetime, timezone
 from functools import partial
 from os import PathLike
@@ -59,26 +58,42 @@ from agentmemory.evaluation.answer_runs import (
     with_live_judges,
     with_retrieval,
 )
-from agentmemory.evaluation.options import RELEVANCE_MODES, EvalOptions
+from agentmemory.evaluation.options import (
+    AUTO_RETRIEVERS,
+    RELEVANCE_MODES,
+    EvalOptions,
+    Relevance,
+    default_retrievers,
+    resolve_relevance,
+)
+from agentmemory.evaluation.result_records import (
+    Evaluation,
+    QueryResult,
+    RetrieverResult,
+    SystemResult,
+    Timings,
+    defined_mean,
+    mean,
+    returns_memories,
+    seed_measures,
+)
 from agentmemory.evaluation.runfiles import BoundRun, RunFile, bind_run, parse_run_option, read_run_file
+from agentmemory.evaluation.scorer import Scorer, left_out_questions, measure_depth
 from agentmemory.evaluation.system_runs import SystemRun, system_runs
+from agentmemory.evaluation.time_slices import Slices, time_slices
 from agentmemory.live.answering import ContextMemory, LiveQuestion, answer_questions
-from agentmemory.metrics import Measure, compute_measures, defined
-from agentmemory.metrics.definition import AnswerInput
+from agentmemory.metrics import Measure
 from agentmemory.metrics.modes import defined_under, require_defined
-from agentmemory.metrics.provenance import Credited, ancestors_of, credit
-from agentmemory.metrics.tieaware import TieReport, tie_reports
-from agentmemory.metrics.token_counters import CachedCounter, token_counter
-from agentmemory.records import Event, Hit, MemoryEntry, Query
+from agentmemory.metrics.token_counters import token_counter
+from agentmemory.records import Hit, Query
 from agentmemory.retrievers import (
-    DEFAULT_RETRIEVERS,
     RetrieverLike,
     RetrieverSpec,
     capabilities,
     has_capability,
     resolve_retrievers,
 )
-from agentmemory.store.core import MemoryStore, dependency_order
+from agentmemory.store.core import MemoryStore
 from agentmemory.store.events import HashIds, SteppingClock
 
 __all__ = [
@@ -99,299 +114,6 @@ __all__ = [
 ]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-
-
-def mean(values: Iterable[float]) -> float:
-    """Arithmetic mean with exactly rounded summation (:func:`math.fsum`); 0.0 when empty."""
-    values = list(values)
-    return math.fsum(values) / len(values) if values else 0.0
-
-
-def defined_mean(values: Iterable[float | None]) -> float | None:
-    """:func:`mean` of the values that are not ``None`` (a measure's queries with a value); ``None`` when none is.
-
-    The mean of a measure that may be undefined on a query (``MeasureDef.undefined_when``: ``tokens@first``
-    without a relevant hit) is over the queries with a value; for every other measure no value is ``None``
-    and this is :func:`mean` (``None`` only over no query, where :func:`mean` says 0.0).
-    """
-    present = [v for v in values if v is not None]
-    return math.fsum(present) / len(present) if present else None
-
-
-@dataclass(frozen=True)
-class QueryResult:
-    """One query under one retriever.
-
-    ``relevant`` are the entry ids judged relevant (sorted); ``hits`` the top
-    ``k``; ``metrics`` maps each measure's text form to its value (``None``
-    where the measure has no value on this query: ``tokens@first`` without a
-    relevant hit, ``MeasureDef.undefined_when``);
-    ``tie_at_cutoff`` is true when the entry just below the cutoff has the
-    same score as the ``k``-th hit (the tie rule, not the scores, decided
-    what made the cut).  ``ties`` (when the evaluation ran with ``ties=True``)
-    maps each measure to its :class:`~agentmemory.metrics.tieaware.TieReport`: the
-    value under the tie rule, its expectation over all orderings of tied
-    scores, and the worst and best it could be.  ``reads`` maps each measure
-    to how many hits from the top it read on this query
-    (:meth:`agentmemory.metrics.Measure.read_depth`), and ``ranking`` is the
-    ranking down to the deepest of them (at least the top ``k``; a memory
-    system's whole answer; at least the options' ``run_depth`` when set):
-    what ``--runs-dir`` writes, so the run re-scores to ``metrics``.
-    """
-
-    query_id: str
-    text: str
-    group: str | None
-    relevant: tuple[str, ...]
-    hits: tuple[Hit, ...]
-    metrics: dict[str, float | None]
-    tie_at_cutoff: bool
-    ties: Mapping[str, TieReport] | None = None
-    credited: Credited | None = None
-    visible: int | None = None
-    ranking: tuple[Hit, ...] = field(default=(), repr=False, compare=False)
-    reads: Mapping[str, int] = field(default_factory=dict, repr=False, compare=False)
-
-    def value(self, measure: str) -> float:
-        """``metrics[measure]`` for a measure with a value on every query (the seed's ``R@k``, ``P@k``, ``RR``).
-
-        Raises:
-            KeyError: the measure was not computed.
-            ParameterError: it has no value on this query (``tokens@first`` without a relevant hit).
-        """
-        return defined(self.metrics[measure], measure)
-
-    @property
-    def found(self) -> tuple[str, ...]:
-        """Relevant entries in the top k, in rank order (provenance: the sources credited, in credit order)."""
-        if self.credited is not None:
-            return tuple(s for new in self.credited.new for s in new)
-        rel = set(self.relevant)
-        return tuple(h.entry_id for h in self.hits if h.entry_id in rel)
-
-    @property
-    def missed(self) -> tuple[str, ...]:
-        """Relevant entries not in the top k, sorted (provenance: the sources no hit reached)."""
-        got = set(self.found) if self.credited is not None else {h.entry_id for h in self.hits}
-        return tuple(r for r in self.relevant if r not in got)
-
-    @property
-    def first_relevant_rank(self) -> int | None:
-        """Rank of the first relevant hit in the top k (provenance: the first hit reaching a source), or None."""
-        if self.credited is not None:
-            return self.credited.first_rank()
-        rel = set(self.relevant)
-        return next((h.rank for h in self.hits if h.entry_id in rel), None)
-
-
-@dataclass(frozen=True)
-class Timings:
-    """Wall-clock figures of one retriever (only with ``evaluate(..., timings=True)``; never in an artifact).
-
-    ``latencies`` are the seconds of each query's search; ``index_seconds``
-    the time spent adding the collection; ``entries`` the entries indexed and
-    ``index_bytes`` the index's size when the retriever reports one
-    (``memory_bytes()``), else ``None``.
-    """
-
-    latencies: tuple[float, ...]
-    index_seconds: float
-    entries: int
-    index_bytes: int | None
-
-    def percentile(self, q: float) -> float:
-        """The ``q``-th percentile of the latencies, in seconds (numpy's linear interpolation)."""
-        import numpy as np
-
-        return float(np.percentile(np.asarray(self.latencies), q)) if self.latencies else 0.0
-
-
-@dataclass(frozen=True)
-class RetrieverResult:
-    """Every judged query's result for one system (a retriever or a run file), and the means.
-
-    ``kind`` is ``"retriever"`` or ``"run"``; ``capabilities`` the optional
-    members the retriever has (``score_all``, ``explain``; none for a run);
-    ``entries`` the run's own memories (its companion ``memories.jsonl``),
-    ``dropped`` the run lines ``lenient_run=True`` left out, ``(line, reason)``;
-    ``skipped_hits`` ``(query_id, hits)`` for each question of a run that the
-    loader skipped (its hits ignored: :attr:`skipped_note`);
-    ``rankings`` a run's whole ranking per query (as deep as the file goes),
-    which reports read below the top k; ``stand_ins`` a replayed memory
-    system's memories standing in for entries under ``direct`` relevance
-    (:attr:`~agentmemory.evaluation.runfiles.RunFile.stand_ins`, read through
-    :meth:`returned_id`).  ``means`` are over the headline
-    queries; a measure that may have no value on a query averages those with
-    one (:func:`defined_mean`; ``None`` when none has).
-    """
-
-    name: str
-    label: str
-    params: dict[str, Any]
-    per_query: tuple[QueryResult, ...]
-    means: dict[str, float | None]
-    k: int
-    excluded_groups: tuple[str, ...] = ()
-    kind: str = "retriever"
-    capabilities: frozenset[str] = frozenset()
-    entries: Mapping[str, MemoryEntry] = field(default_factory=dict, repr=False)
-    dropped: tuple[tuple[int, str], ...] = ()
-    skipped_hits: tuple[tuple[str, int], ...] = ()
-    timings: Timings | None = field(default=None, repr=False, compare=False)
-    rankings: Mapping[str, tuple[Hit, ...]] = field(default_factory=dict, repr=False, compare=False)
-    stand_ins: Mapping[str, Mapping[str, str]] = field(default_factory=dict, repr=False, compare=False)
-
-    def returned_id(self, query_id: str, entry_id: str) -> str:
-        """The id whose text the system returned for hit ``entry_id`` of ``query_id``: the memory standing in for
-        that entry under ``direct`` relevance, else ``entry_id`` itself."""
-        return self.stand_ins.get(query_id, {}).get(entry_id, entry_id)
-
-    @property
-    def skipped_note(self) -> str | None:
-        """``140 hits for 14 skipped questions ignored``: the hits of a run on questions the loader skipped
-        (``Collection.skipped``), or ``None`` when it named none."""
-        if not self.skipped_hits:
-            return None
-        hits = sum(n for _, n in self.skipped_hits)
-        questions = len(self.skipped_hits)
-        return (
-            f"{hits} hit{'s' if hits != 1 else ''} for {questions} skipped question{'s' if questions != 1 else ''} "
-            "ignored"
-        )
-
-    def group_means(self) -> dict[str, dict[str, float | None]]:
-        """Mean of every measure per query group (groups sorted; queries without a group left out; a measure
-        that may have no value on a query averages those with one, ``None`` when none has)."""
-        groups: dict[str, list[QueryResult]] = {}
-        for q in self.per_query:
-            if q.group is not None:
-                groups.setdefault(q.group, []).append(q)
-        return {
-            g: {m: defined_mean(q.metrics[m] for q in rows) for m in self.means} for g, rows in sorted(groups.items())
-        }
-
-    @property
-    def headline(self) -> tuple[QueryResult, ...]:
-        """The queries behind the headline means (groups in ``headline_excludes`` left out)."""
-        return tuple(q for q in self.per_query if q.group not in self.excluded_groups)
-
-    def tie_means(self) -> dict[str, dict[str, float]]:
-        """Per measure, the headline means of the tie reports' value under the rule,
-        expectation, minimum and maximum (empty when ties were not analysed)."""
-        rows = [q for q in self.headline if q.ties is not None]
-        if not rows or len(rows) != len(self.headline):
-            return {}
-        fields = ("value_under_rule", "expected", "minimum", "maximum")
-        measures = [m for m in self.means if all(m in q.ties for q in rows)]  # type: ignore[operator]
-        return {m: {f: mean(getattr(q.ties[m], f) for q in rows) for f in fields} for m in measures}  # type: ignore[index]
-
-    def aggregate_row(self) -> dict[str, Any]:
-        """The seed's columns first (``None`` where not computed: answer files alone rank nothing), then the mean
-        of every measure."""
-        recall, precision, rr = seed_measures(self.k)
-        row: dict[str, Any] = {
-            "retriever": self.label,
-            "mean_recall@k": self.means.get(recall),
-            "mean_precision@k": self.means.get(precision),
-            "MRR": self.means.get(rr),
-        }
-        row.update(self.means)
-        return row
-
-
-@dataclass(frozen=True)
-class Evaluation:
-    """The result of :func:`evaluate`.
-
-    ``specs`` are the evaluated retrievers (one per result, same order), so
-    the same retrievers can be run again (deeper, on another collection);
-    ``store`` is the store the run searched (its retrievers hold the
-    collection), for reports that ask the retrievers *why*; ``options`` the
-    :class:`~agentmemory.evaluation.options.EvalOptions` it ran with (``k``,
-    ``seed``, ``relevance``, ``lenient_run`` and ``as_of`` are its fields
-    again; ``measures`` every measure computed).  ``tokenizer`` describes
-    the token counter the budget measures read the hits' texts with
-    (:mod:`agentmemory.metrics.token_counters`: name, version, files), or is
-    ``None`` when no measure counts tokens.  ``original`` is, when the
-    collection's judgments were patched (``collection.judgment_patch``), the
-    same systems scored under the collection's own judgments, else ``None``.
-    ``answers`` are the imported answer systems
-    (:class:`~agentmemory.evaluation.answer_runs.AnswerSystem`), each also
-    among ``results`` under its name.
-    """
-
-    collection: Collection
-    k: int
-    seed: int
-    measures: tuple[Measure, ...]
-    results: tuple[RetrieverResult, ...]
-    unjudged_query_ids: tuple[str, ...]
-    events: tuple[Event, ...]
-    specs: tuple[RetrieverSpec, ...] = ()
-    store: MemoryStore | None = field(default=None, repr=False, compare=False)
-    relevance: str = "direct"
-    unscored: tuple[str, ...] = ()
-    runs: tuple[RunFile, ...] = ()
-    lenient_run: bool = False
-    as_of: bool = False
-    systems: tuple[SystemRun, ...] = field(default=(), repr=False, compare=False)
-    options: EvalOptions = field(default_factory=EvalOptions, compare=False)
-    tokenizer: Mapping[str, Any] | None = None
-    original: Evaluation | None = field(default=None, repr=False, compare=False)
-    answers: tuple[AnswerSystem, ...] = field(default=(), repr=False, compare=False)
-
-    @property
-    def returns_memories(self) -> bool:
-        """Whether a system returns its own memories (a memory system, or a run file with its memories file):
-        the token-budget measures are then among the defaults (:func:`~agentmemory.evaluation.options.default_measures_for`)."""
-        return _returns_memories(self.systems, self.runs)
-
-    def result(self, name: str) -> RetrieverResult:
-        """The result of the system ``name`` (its key, e.g. ``"bm25"``, or a run's name; a label works too)."""
-        for res in self.results:
-            if res.name == name:
-                return res
-        for res in self.results:
-            if res.label == name:
-                return res
-        raise ParameterError(
-            "system", name, "was not evaluated", "choose from: " + ", ".join(r.name for r in self.results)
-        )
-
-    def entry_text(self, system: str, entry_id: str) -> str:
-        """The text of ``entry_id`` as ``system`` saw it: a collection entry, or one of a run's own memories."""
-        extra = self.result(system).entries
-        if entry_id in extra:
-            return extra[entry_id].text
-        return self.collection.entry(entry_id).text
-
-    def to_frame(self) -> Any:
-        """Every per-query value in long format: columns system, query, group, measure, value (a pandas DataFrame).
-
-        One row per system x judged query x measure, in the evaluation's
-        order; ``system`` is the label (as in every table).  Needs pandas
-        (the ``report`` extra).
-        """
-        import pandas as pd
-
-        rows = [
-            (r.label, q.query_id, q.group, m, q.metrics[m]) for r in self.results for q in r.per_query for m in r.means
-        ]
-        return pd.DataFrame(rows, columns=["system", "query", "group", "measure", "value"])
-
-
-def _returns_memories(systems: Sequence[SystemRun], runs: Sequence[RunFile]) -> bool:
-    """A memory system among ``systems``, or a run of ``runs`` with its own memories file."""
-    return bool(systems) or any(r.memories_path is not None for r in runs)
-
-
-def seed_measures(k: int) -> tuple[str, str, str]:
-    """The seed write-up's three measures at cutoff ``k`` as result keys: ``R@k``, ``P@k``, ``RR`` (whose mean is MRR).
-
-    They are the measures behind the seed table's columns ``mean_recall@k``,
-    ``mean_precision@k`` and ``MRR``, in that order: the one place that names them.
-    """
-    return (str(Measure("R", k)), str(Measure("P", k)), str(Measure("RR")))
 
 
 def _reachable(retriever: Any, query: Query, hits: list[Hit], k: int) -> dict[str, float]:
@@ -449,7 +171,7 @@ def _check_systems(keys: list[tuple[str, str]]) -> None:
 
 def evaluate(
     collection: Collection,
-    retrievers: RetrieverLike | Sequence[RetrieverLike] | None = DEFAULT_RETRIEVERS,
+    retrievers: RetrieverLike | Sequence[RetrieverLike] | None = AUTO_RETRIEVERS,
     *,
     runs: Sequence[RunFile | tuple[str, str] | str] = (),
     store: MemoryStore | None = None,
@@ -466,7 +188,9 @@ def evaluate(
     (``"bm25[k1=0.9,b=0.4]"``), ``"package.module:attribute"``, factories,
     or a retriever instance (unscoped collections only); already resolved
     :class:`~agentmemory.retrievers.RetrieverSpec` values are taken as they
-    are; ``None`` or ``()`` for none (then ``runs`` must name one).  ``runs``
+    are; ``None`` or ``()`` for none (then ``runs`` must name one); ``"auto"`` (the default) the collection's
+    default retrievers (:func:`~agentmemory.evaluation.options.default_retrievers`: ``bm25,tags`` when its queries
+    carry tags, else ``bm25``), said in :attr:`EvalOptions.defaults_chosen` and on the card.  ``runs``
     are run files (:func:`agentmemory.evaluation.runfiles.read_run_file`,
     ``("name", "path")`` or ``"name=path"``), checked against the collection
     (:func:`agentmemory.evaluation.runfiles.bind_run`; ``lenient_run`` drops
@@ -514,6 +238,9 @@ def evaluate(
     options, answered = _options_and_answers(collection, answers, bool(systems), options, keywords)
     answered = _judged_live(collection, answered, options)
     require_judgments(collection)  # means over no query would print as 0.00, as if measured
+    if isinstance(retrievers, str) and retrievers == AUTO_RETRIEVERS:  # the collection's default, said on the card
+        retrievers, why = default_retrievers(collection)
+        options = replace(options, defaults_chosen=(*options.defaults_chosen, why))
     specs = _specs(retrievers)
     run_files, bound, replayed = _bound_runs(collection, runs, systems, options, executor)
     by_system: dict[str, Any] = {s.run.name: s for s in replayed}
@@ -524,13 +251,13 @@ def evaluate(
     _check_systems((names := _names(specs, bound, by_system, answered)) + _live_names(options, specs, bound, answered))
     bound += [bind_run(a.run, collection, as_of=options.as_of) for a in answered if a.run is not None]
     extra = default_answer_measures(collection, answered, options.k, generated=_generated(options))
-    ranked, memories = bool(specs or bound), _returns_memories(replayed, run_files)
+    ranked, memories = bool(specs or bound), returns_memories(replayed, run_files)
     chosen, unscored = _scored_measures(options, names, extra, ranked=ranked, memories=memories)
     scorer = _new_scorer(collection, chosen, options)
     first_event, reused = (0 if store is None else len(store.log)), store is not None
     store = _prepared_store(collection, specs, store, options)
     queries = collection.judged_queries + _answer_only(collection, answered, options)
-    slices = _time_slices(collection, queries, options.as_of, added=reused)
+    slices = time_slices(collection, queries, options.as_of, added=reused)
     durations: dict[str, list[float]] | None = {spec.key: [] for spec in specs} if options.timings else None
     found = _search(collection, specs, store, scorer, slices, options, durations)
     excluded = tuple(collection.headline_excludes)
@@ -544,19 +271,14 @@ def evaluate(
     results, answered = _live_results(collection, results, answered, queries, scorer, options)
     evaluation = Evaluation(
         collection=collection,
-        k=options.k,
-        seed=options.seed,
         measures=chosen,
         results=tuple(results),
         unjudged_query_ids=collection.unjudged_query_ids,
         events=tuple(store.log)[first_event:] if store is not None else (),
         specs=specs,
         store=store,
-        relevance=options.relevance,
         unscored=unscored,
         runs=run_files,
-        lenient_run=options.lenient_run,
-        as_of=options.as_of,
         options=options,
         systems=tuple(replayed),
         tokenizer=None if scorer.counter is None else scorer.counter.describe(),
@@ -576,16 +298,14 @@ def _options_and_answers(
 ) -> tuple[EvalOptions, list[AnswerSystem]]:
     """The evaluation's options and its answer systems read and matched: relevance ``"provenance"`` by default
     when a memory system or an answer file's retrieved memories are to be attributed."""
-    chosen_relevance = options is not None or "relevance" in keywords
-    if systems and not chosen_relevance:
-        keywords = {**keywords, "relevance": "provenance"}  # a system's memories count through attribution
+    if options is None and "relevance" not in keywords:
+        keywords = {**keywords, "relevance": None}  # resolved below, from what is evaluated
     made = _options(options, keywords)
     answered = answer_systems(collection, _with_claimed(answers, made)) if _given(answers, made) else []
-    if answered and not chosen_relevance and any(a.files[0].has_retrieval for a in answered):
-        made = replace(made, relevance="provenance")  # imported memories count through attribution too
+    memories = systems or any(a.files[0].has_retrieval for a in answered)  # memories counted through attribution
+    made = replace(made, relevance=resolve_relevance(made.relevance, attributed=memories))
     attributed = [
-        with_retrieval(a, collection, k=made.k, relevance=made.relevance, attribution=made.attribution)
-        for a in answered
+        with_retrieval(a, collection, k=made.k, relevance=made.mode, attribution=made.attribution) for a in answered
     ]
     return made, attributed
 
@@ -637,7 +357,7 @@ def _live_results(
     results: list[RetrieverResult],
     answered: list[AnswerSystem],
     queries: Sequence[Query],
-    scorer: _Scorer,
+    scorer: Scorer,
     options: EvalOptions,
 ) -> tuple[list[RetrieverResult], list[AnswerSystem]]:
     """``results`` and ``answered`` with the options' live readers on every ranked system (:mod:`agentmemory.live`):
@@ -669,7 +389,7 @@ def _live_results(
 
 
 def _live_result(
-    base: RetrieverResult, system: AnswerSystem, scoring: _Scorer, scorer: _Scorer, by_id: Mapping[str, Query]
+    base: RetrieverResult, system: AnswerSystem, scoring: Scorer, scorer: Scorer, by_id: Mapping[str, Query]
 ) -> RetrieverResult:
     """A live answer system's result: ``base``'s rows with the answer measures computed from its answers."""
     rows = []
@@ -692,7 +412,7 @@ def _live_result(
     )
 
 
-def _context(texts: _Scorer, base: RetrieverResult, entry_id: str) -> ContextMemory:
+def _context(texts: Scorer, base: RetrieverResult, entry_id: str) -> ContextMemory:
     """One memory of ``base``'s ranking as its reader sees it: the text the system returned, and when it was
     recorded (the entry's ``created_at``, a run's own memory's when it has one)."""
     own = base.entries.get(entry_id)
@@ -719,28 +439,16 @@ def _with_claimed(answers: Any, options: EvalOptions) -> list[Any]:
     return out
 
 
-def left_out_questions(collection: Collection) -> tuple[Query, ...]:
-    """The questions without judgments that an answer can still be scored on: those the loader left out of
-    retrieval scoring (``Collection.left_out_queries``) and those a judgment patch left unjudged without
-    excluding them (an empty evidence list), never a question the patch excluded.  An evaluation with answer
-    files (or ``left_out=True``) scores them after the judged questions, in this order."""
-    judged = collection.qrels
-    excluded = set(collection.excluded_query_ids)
-    kept = [q for q in collection.queries if q.id not in judged]
-    kept += collection.left_out_queries
-    return tuple(q for q in kept if q.id not in judged and q.id not in excluded)
-
-
-def _new_scorer(collection: Collection, chosen: tuple[Measure, ...], options: EvalOptions) -> _Scorer:
+def _new_scorer(collection: Collection, chosen: tuple[Measure, ...], options: EvalOptions) -> Scorer:
     """The scorer of an evaluation: ties analysed under direct relevance only, and a token counter (the options'
     ``tokenizer``) when a measure reads the hits' token lengths."""
     counter = token_counter(options.tokenizer) if any(m.definition.reads_lengths for m in chosen) else None
-    return _Scorer(
+    return Scorer(
         collection,
         options.k,
         chosen,
-        ties=options.ties and options.relevance == "direct",
-        relevance=options.relevance,
+        ties=options.ties and options.mode is Relevance.DIRECT,
+        relevance=options.mode,
         counter=counter,
         keep=options.run_depth or 0,
     )
@@ -884,8 +592,8 @@ def _search(
     collection: Collection,
     specs: tuple[RetrieverSpec, ...],
     store: MemoryStore | None,
-    scorer: _Scorer,
-    slices: _Slices,
+    scorer: Scorer,
+    slices: Slices,
     options: EvalOptions,
     durations: dict[str, list[float]] | None,
 ) -> dict[str, dict[str, QueryResult]]:
@@ -931,9 +639,9 @@ def _retriever_result(
     spec: RetrieverSpec,
     store: MemoryStore | None,
     per_query: list[QueryResult],
-    scorer: _Scorer,
+    scorer: Scorer,
     excluded: tuple[str, ...],
-    slices: _Slices,
+    slices: Slices,
     options: EvalOptions,
     durations: dict[str, list[float]] | None,
 ) -> RetrieverResult:
@@ -963,7 +671,7 @@ def _retriever_result(
 def _run_result(
     run: BoundRun,
     queries: Sequence[Query],
-    scorer: _Scorer,
+    scorer: Scorer,
     excluded: tuple[str, ...],
     k: int,
     system: SystemRun | None = None,
@@ -1003,7 +711,7 @@ def _other_results(
     answered: Sequence[AnswerSystem],
     by_system: Mapping[str, Any],
     queries: Sequence[Query],
-    scorer: _Scorer,
+    scorer: Scorer,
     excluded: tuple[str, ...],
     k: int,
 ) -> list[RetrieverResult]:
@@ -1018,7 +726,7 @@ def _other_results(
 
 
 def _answers_result(
-    answered: AnswerSystem, queries: Sequence[Query], scorer: _Scorer, excluded: tuple[str, ...], k: int
+    answered: AnswerSystem, queries: Sequence[Query], scorer: Scorer, excluded: tuple[str, ...], k: int
 ) -> RetrieverResult:
     """An answer file without retrieval: its answer measures per question; every retrieval measure has no value."""
     scorer_answers = scorer.with_answers(answered.inputs, ranked=False)
@@ -1052,7 +760,7 @@ def _replay_systems(
         systems,
         k=k,
         depth=depth,
-        relevance=options.relevance,
+        relevance=options.mode,
         attribution=options.attribution,
         timeout=options.system_timeout,
         lenient=options.lenient_system,
@@ -1061,24 +769,6 @@ def _replay_systems(
         clock=options.clock,
         progress=options.progress,
     )
-
-
-def measure_depth(measure: Measure, k: int) -> int | None:
-    """How deep a ranking ``measure`` sees in an evaluation at cutoff ``k``: ``None`` for the whole ranking.
-
-    A measure without a cutoff, or with one up to ``k``, sees the top ``k``
-    (the run an evaluation at ``k`` exports, so ``RR`` is trec_eval's
-    ``recip_rank`` of that run); ``R@10`` in an evaluation at ``k = 5`` sees
-    the top 10; a measure whose definition widens its own cutoff
-    (``MeasureDef.whole_ranking``, LongMemEval's ``sess.*``) sees every
-    scored entry.
-    """
-    if measure.definition.whole_ranking:
-        return None
-    cutoff = measure.rank_cutoff
-    if cutoff is None or cutoff <= k:
-        return k
-    return cutoff
 
 
 def system_depth(measure: Measure, k: int) -> int:
@@ -1112,334 +802,3 @@ def _search_extra(
     if run_depth is not None and run_depth - k > extra:
         return run_depth - k, True
     return extra, False
-
-
-class _Slices(list):
-    """``(entries to add, queries to answer then)`` in time order, and each query's visible entries in its scope."""
-
-    visible: dict[str, int]
-
-
-def _time_slices(collection: Collection, queries: Sequence[Query], as_of: bool, *, added: bool) -> _Slices:
-    """The order an evaluation adds entries and answers queries in.
-
-    Without ``as_of``: every entry (unless ``added``: a reused store holds them
-    already; sources before what is derived from them), then every query.  With it: entries without ``created_at`` first,
-    then, for each distinct ``asked_at`` in ascending order, the entries created
-    up to it and the queries asked then; the queries without ``asked_at`` last,
-    after every entry.
-
-    An entry exists once it was created *and* its sources exist: its time is the
-    latest of its own ``created_at`` and its sources' times (an undated entry
-    derived from a dated one comes with that source, not before it), and each
-    slice adds sources before the entries derived from them.
-    """
-    slices = _Slices()
-    slices.visible = {}
-    if not as_of:
-        slices.append(((() if added else tuple(dependency_order(collection.entries))), tuple(queries)))
-        return slices
-    ordered = dependency_order(collection.entries)
-    exists: dict[str, datetime | None] = {}
-    for entry in ordered:
-        dated = [exists[s] for s in entry.provenance.derived_from if exists.get(s) is not None]
-        if entry.created_at is not None:
-            dated.append(entry.created_at)
-        exists[entry.id] = max(dated) if dated else None  # type: ignore[type-var]
-    timed = sorted((e for e in ordered if exists[e.id] is not None), key=lambda e: exists[e.id])  # type: ignore[arg-type,return-value]
-    pending = [e for e in ordered if exists[e.id] is None]
-    by_time: dict[datetime | None, list[Query]] = {}
-    for query in queries:
-        by_time.setdefault(query.asked_at, []).append(query)
-    times = sorted(t for t in by_time if t is not None)
-    counts: dict[str | None, int] = {}
-    position = 0
-    for moment in [*times, None]:
-        asked = by_time.get(moment, [])
-        while position < len(timed) and (moment is None or exists[timed[position].id] <= moment):  # type: ignore[operator]
-            pending.append(timed[position])
-            position += 1
-        for entry in pending:
-            counts[entry.scope] = counts.get(entry.scope, 0) + 1
-        if asked or pending:
-            slices.append((tuple(pending), tuple(asked)))
-        pending = []
-        for query in asked:
-            slices.visible[query.id] = counts.get(query.scope, 0)
-    return slices
-
-
-class _Lengths(Sequence[int]):
-    """The token length of each hit's text, counted when first read (a budget stops reading early)."""
-
-    def __init__(self, ids: Sequence[str], text_of: Callable[[str], str], counter: CachedCounter) -> None:
-        self._ids = ids
-        self._text_of = text_of
-        self._counter = counter
-
-    def __len__(self) -> int:
-        return len(self._ids)
-
-    def __getitem__(self, index: Any) -> Any:
-        if isinstance(index, slice):
-            return [self._counter.count_one(self._text_of(i)) for i in self._ids[index]]
-        return self._counter.count_one(self._text_of(self._ids[index]))
-
-    def __iter__(self) -> Iterator[int]:
-        for entry_id in self._ids:
-            yield self._counter.count_one(self._text_of(entry_id))
-
-
-class _Scorer:
-    """Scores one query's ranking: measures, tie reports, provenance credits (the part shared by every system)."""
-
-    def __init__(
-        self,
-        collection: Collection,
-        k: int,
-        measures: tuple[Measure, ...],
-        *,
-        ties: bool,
-        relevance: str,
-        extra: Mapping[str, MemoryEntry] | None = None,
-        counter: CachedCounter | None = None,
-        keep: int = 0,
-        answers: Mapping[str, tuple[AnswerInput, ...]] | None = None,
-        ranked: bool = True,
-        stand_ins: Mapping[str, Mapping[str, str]] | None = None,
-    ) -> None:
-        self.collection = collection
-        self.stand_ins = stand_ins or {}  # per query, entry id -> the memory standing in for it (direct relevance)
-        self.k = k
-        self.keep = keep  # each query's ranking is kept at least this deep (the options' run_depth)
-        self.measures = measures
-        self.ties = ties
-        self.relevance = relevance
-        self.extra = dict(extra or {})
-        self.counter = counter
-        self.answers = answers  # per query, one AnswerInput per seed (an answer file); None for other systems
-        self.ranked = ranked  # False: the system told no ranking (an answer file without retrieval)
-        excluded = collection.headline_excludes
-        self.headline = {q.id for q in collection.headline_queries}
-        self.headline |= {q.id for q in left_out_questions(collection) if q.group not in excluded}
-        if self.extra:
-            scopes: dict[str | None, set[str]] = {}
-            for entry in (*collection.entries, *self.extra.values()):
-                scopes.setdefault(entry.scope, set()).add(entry.id)
-            self.scope_ids = {scope: frozenset(ids) for scope, ids in scopes.items()}
-        else:
-            self.scope_ids = dict(collection.scope_ids)  # computed once per collection, for every evaluation
-        self._ancestors: dict[str, frozenset[str]] | None = None
-        groups: dict[int | None, list[Measure]] = {}
-        self.answer_measures = tuple(m for m in measures if m.definition.reads_answer)
-        for m in measures:
-            if not m.definition.reads_answer:
-                groups.setdefault(measure_depth(m, k), []).append(m)
-        self.groups = [(depth, tuple(group)) for depth, group in groups.items()]
-        # A measure looking deeper than k has no tie report of the depth-k run.
-        self.at_k = tuple(groups.get(k, ()))
-
-    def with_entries(
-        self, extra: Mapping[str, MemoryEntry], stand_ins: Mapping[str, Mapping[str, str]] | None = None
-    ) -> _Scorer:
-        """The same scorer over the collection plus a run's own memories (the same token counts remembered), and
-        the memories standing in for entries (``stand_ins``, under ``direct`` relevance)."""
-        if not extra and not stand_ins:
-            return self
-        return self._copy(extra=extra, stand_ins=stand_ins)
-
-    def with_answers(self, answers: Mapping[str, tuple[AnswerInput, ...]], *, ranked: bool = True) -> _Scorer:
-        """The same scorer for an answer file's system: its answers per query (one per seed); ``ranked=False``
-        when it told no ranking (every retrieval measure then has no value)."""
-        return self._copy(answers=answers, ranked=ranked)
-
-    def _copy(self, **changes: Any) -> _Scorer:
-        fields: dict[str, Any] = {
-            "extra": self.extra,
-            "counter": self.counter,
-            "keep": self.keep,
-            "answers": self.answers,
-            "ranked": self.ranked,
-            "stand_ins": self.stand_ins,
-        }
-        fields.update(changes)
-        return _Scorer(self.collection, self.k, self.measures, ties=self.ties, relevance=self.relevance, **fields)
-
-    @property
-    def ancestors(self) -> dict[str, frozenset[str]]:
-        if self._ancestors is None:
-            self._ancestors = ancestors_of((*self.collection.entries, *self.extra.values()))
-        return self._ancestors
-
-    def text(self, entry_id: str) -> str:
-        """The text the system returned for ``entry_id``: a run's own memory, else the collection's entry."""
-        own = self.extra.get(entry_id)
-        return own.text if own is not None else self.collection.entry(entry_id).text
-
-    def texts_of(self, query_id: str) -> Callable[[str], str]:
-        """:meth:`text` for ``query_id``'s ranking, where a memory standing in for an entry (direct relevance)
-        is read as its own text, not the entry's."""
-        stand = self.stand_ins.get(query_id)
-        if not stand:
-            return self.text
-        return lambda entry_id: self.text(stand.get(entry_id, entry_id))
-
-    def lengths(self, ranking: Sequence[str], group: Sequence[Measure], query_id: str) -> Sequence[int] | None:
-        """The token lengths of ``ranking``'s texts (counted as read) when a measure of ``group`` reads them."""
-        if self.counter is None or not any(m.definition.reads_lengths for m in group):
-            return None
-        return _Lengths(ranking, self.texts_of(query_id), self.counter)
-
-    def score(
-        self,
-        query: Query,
-        deeper: list[Hit],
-        reachable: Callable[[], dict[str, float]] | None,
-        *,
-        keep_all: bool = False,
-    ) -> QueryResult:
-        """``deeper`` is the ranking, at least ``k + 1`` deep when there is that much; ``reachable`` gives every
-        entry scoring at least the k-th hit, or is ``None`` (a run: only what ``deeper`` holds is known).
-        ``keep_all`` keeps the whole of ``deeper`` as :attr:`QueryResult.ranking` (a memory system's answer)."""
-        k = self.k
-        hits = tuple(deeper[:k])
-        judged = self.collection.qrels.get(query.id)
-        qrels: Mapping[str, int] = judged if judged is not None else {}
-        tie_at_cutoff = len(deeper) > k and deeper[k].score == deeper[k - 1].score
-        if judged is None or not self.ranked:  # a question left out of retrieval scoring, or no ranking told
-            metrics, credited, reads = self._unranked_metrics(query, [h.entry_id for h in deeper], qrels)
-            reports = None
-        else:
-            metrics, credited, reads = self._metrics(query, [h.entry_id for h in deeper], qrels)
-            reports = self._tie_reports(query, deeper, qrels, tie_at_cutoff, reachable, metrics) if self.ties else None
-        kept = len(deeper) if keep_all else max(len(hits), self.keep, *reads.values(), 0)
-        return QueryResult(
-            query_id=query.id,
-            text=query.text,
-            group=query.group,
-            relevant=self.collection.relevant(query.id),
-            hits=hits,
-            metrics=metrics,
-            tie_at_cutoff=tie_at_cutoff,
-            ties=reports,
-            credited=credited,
-            ranking=hits if kept <= len(hits) else tuple(deeper[:kept]),
-            reads=reads,
-        )
-
-    def _metrics(
-        self, query: Query, whole: list[str], qrels: Mapping[str, int]
-    ) -> tuple[dict[str, float | None], Credited | None, dict[str, int]]:
-        """Every measure's value in the evaluation's order, (provenance) the credits of the top k, and how deep
-        each measure read (:meth:`~agentmemory.metrics.Measure.read_depth`; under provenance a hit counts as
-        relevant there when it reaches a relevant source, as the provenance definitions read it)."""
-        k = self.k
-        credited = None
-        metrics: dict[str, float | None] = {}
-        reads: dict[str, int] = {}
-        scope = self.scope_ids.get(query.scope, frozenset())
-        for depth, group in self.groups:  # each measure sees the ranking as deep as it needs (see measure_depth)
-            ranking = whole if depth is None else whole[:depth]
-            lengths = self.lengths(ranking, group, query.id)
-            relevant: Mapping[str, int] = qrels
-            if self.relevance == "provenance":
-                credited_here = credit(ranking, qrels, self.ancestors, lengths)
-                if depth == k:
-                    credited = credited_here
-                for m in group:
-                    metrics[str(m)] = m.definition.provenance(credited_here, m.cutoff)  # type: ignore[misc]
-                relevant = {doc: 1 for doc, reached in zip(ranking, credited_here.reach) if reached}
-            else:
-                metrics.update(
-                    compute_measures(
-                        group,
-                        ranking,
-                        qrels,
-                        scope_ids=scope,
-                        query=query,
-                        session_of=self.collection.session_of,
-                        lengths=lengths,
-                    )
-                )
-            for m in group:
-                reads[str(m)] = m.read_depth(ranking, relevant, scope, query, self.collection.session_of, lengths)
-        if credited is None and self.relevance == "provenance":
-            credited = credit(whole[:k], qrels, self.ancestors)
-        self._answer_metrics(query, whole, qrels, metrics, reads)
-        return (
-            {str(m): metrics[str(m)] for m in self.measures},
-            credited,
-            {str(m): reads[str(m)] for m in self.measures},
-        )
-
-    def _unranked_metrics(
-        self, query: Query, whole: list[str], qrels: Mapping[str, int]
-    ) -> tuple[dict[str, float | None], Credited | None, dict[str, int]]:
-        """A query whose ranking is not scored (left out of retrieval scoring by the loader, or a system that
-        told no ranking): no retrieval measure has a value; the answer measures do."""
-        metrics: dict[str, float | None] = {str(m): None for m in self.measures}
-        reads = {str(m): 0 for m in self.measures}
-        self._answer_metrics(query, whole, qrels, metrics, reads)
-        return metrics, None, reads
-
-    def _answer_metrics(
-        self,
-        query: Query,
-        whole: list[str],
-        qrels: Mapping[str, int],
-        metrics: dict[str, float | None],
-        reads: dict[str, int],
-    ) -> None:
-        """The answer measures of ``query`` into ``metrics`` (the mean over an answer file's seeds; a measure
-        with no value under any seed has none), and how deep each read the ranking into ``reads``."""
-        for m in self.answer_measures:
-            depth = min(m.rank_cutoff or 0, len(whole)) if self.ranked else 0
-            text = self.texts_of(query.id)
-            texts = tuple(text(i) for i in whole[:depth]) if self.ranked else None
-            inputs = (AnswerInput(None, None, texts),) if self.answers is None else self.answers.get(query.id, ())
-            values = [
-                m._compute(whole, qrels, None, query, None, None, a if a.texts is not None else a._replace(texts=texts))
-                for a in inputs
-            ]
-            present = [v for v in values if v is not None]
-            metrics[str(m)] = math.fsum(present) / len(present) if present else None
-            reads[str(m)] = depth
-
-    def _tie_reports(
-        self,
-        query: Query,
-        deeper: list[Hit],
-        qrels: Mapping[str, int],
-        tie_at_cutoff: bool,
-        reachable: Callable[[], dict[str, float]] | None,
-        metrics: Mapping[str, float | None],
-    ) -> dict[str, TieReport] | None:
-        """The tie report of every measure at depth k, or ``None`` when a run's tie runs past its last line."""
-        k = self.k
-        if tie_at_cutoff and reachable is None and deeper[-1].score >= deeper[k - 1].score:
-            return None
-        # Only entries scoring at least the k-th hit can reach the top k. Without a tie across
-        # the cutoff those are the hits; with one, the retriever tells (a run cannot past its end).
-        if tie_at_cutoff and reachable is not None:
-            scores = reachable()
-        elif tie_at_cutoff:
-            scores = {h.entry_id: h.score for h in deeper if h.score >= deeper[k - 1].score}
-        else:
-            scores = {h.entry_id: h.score for h in deeper[:k]}
-        top = [h.entry_id for h in deeper[:k]]  # what the depth-k measures were computed on
-        found = tie_reports(self.at_k, scores, qrels, k, query=query, computed=(top, metrics))
-        return {name: r for name, r in found.items() if r is not None}
-
-    def means(self, per_query: Sequence[QueryResult]) -> dict[str, float | None]:
-        """Each measure's mean over the headline queries (:func:`defined_mean`: over those with a value)."""
-        headline = [r for r in per_query if r.query_id in self.headline]
-        means: dict[str, float | None] = {}
-        for m in self.measures:
-            values = [r.metrics[str(m)] for r in headline]
-            undefined = m.definition.undefined_when is not None or any(v is None for v in values)
-            means[str(m)] = defined_mean(values) if undefined else mean(values)  # type: ignore[arg-type]
-        return means
-
-
-SystemResult = RetrieverResult
-"""The result of one system (a retriever or a run file); :class:`RetrieverResult` under its general name."""

@@ -26,6 +26,7 @@ from typing import Any
 
 from agentmemory.collection import Collection
 from agentmemory.errors import check_positive_int
+from agentmemory.evaluation.options import Relevance
 from agentmemory.evaluation.runfiles import RunFile
 from agentmemory.files.reading import decode_utf8, json_lines, read_bytes
 from agentmemory.systems.attribution import Attributed, AttributionReport, Attributor, attribute
@@ -162,7 +163,7 @@ def reattributed_run(run: RunFile, collection: Collection, method: str, *, k: in
                 memories.append(Memory(entries[doc].text, id=doc, sources=(doc,)))
         answers[qid] = tuple(memories)
     replayed = Replay(run.name, run.name, {}, answers, {q.id: q.scope for q in collection.judged_queries})
-    attributed = attribute(replayed, collection, method, k=k, relevance=relevance)
+    attributed = attribute(replayed, collection, method, k=k, ranks_entries=Relevance(relevance) is Relevance.DIRECT)
     remade = _run_file(attributed)
     return replace(
         remade,
@@ -246,7 +247,14 @@ def system_runs(
             clock=clock,
             progress=progress,
         )
-        attributed = attribute(answered, collection, attribution, k=k, relevance=relevance, attributor=helper)
+        attributed = attribute(
+            answered,
+            collection,
+            attribution,
+            k=k,
+            ranks_entries=Relevance(relevance) is Relevance.DIRECT,
+            attributor=helper,
+        )
         out.append(SystemRun(spec, answered, attributed, _run_file(attributed)))
     return out
 
@@ -287,7 +295,7 @@ def judged_at_k_note(collection: Collection | None, k: int, relevance: str) -> t
     if any(grade <= 0 for grade in graded):
         return True, None
     derived = any(e.provenance.derived_from for e in collection.entries)
-    if relevance == "provenance" and not derived:
+    if Relevance(relevance) is Relevance.PROVENANCE and not derived:
         return False, (
             f"Judged@{k} equals P@{k} here (so it is not shown): only relevant entries are judged (no judgment of "
             "grade 0), and a memory attributed to a judged entry is one attributed to a relevant entry."

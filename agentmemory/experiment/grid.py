@@ -78,7 +78,8 @@ from typing import Any, NamedTuple
 
 from agentmemory.answers import ANSWER_FORMATS
 from agentmemory.errors import AgentMemoryError, InputError, MissingFileError, ParameterError, UnknownNameError
-from agentmemory.evaluation.options import RELEVANCE_MODES, EvalOptions
+from agentmemory.evaluation.options import RELEVANCE_MODES, EvalOptions, options_from_settings
+from agentmemory.evaluation.settings import SETTINGS, Setting
 from agentmemory.metrics import parse_measures
 from agentmemory.retrievers import RetrieverSpec, full_label, resolve_retriever
 from agentmemory.retrievers.spec import format_value
@@ -298,6 +299,25 @@ GRID_KEYS: tuple[GridKey, ...] = (
     GridKey("tasks", "k", "integer >= 1", "required", "the cutoff"),
     GridKey("tasks", "seed", "integer >= 0", "required", "the seed"),
 )
+_AXES = {"k", "seeds", "measures", "relevance"}  # settings the grid reads its own way (lists, per collection)
+_KIND_TYPES = {
+    "int": "integer",
+    "seconds": "number > 0",
+    "bool": "boolean",
+    "text": "string",
+    "name": "string",
+    "path": "string (a path, relative to the grid file's folder)",
+    "measures": "list of measure names",
+    "specs": "list of specs",
+}
+
+
+def _setting_key(s: Setting) -> GridKey:
+    default = "" if s.default in ("", None) else str(s.default).lower() if s.kind == "bool" else repr(s.default)
+    return GridKey("grid", s.grid, _KIND_TYPES[s.kind], default.replace("'", '"'), f"as {s.flag}: {s.help}")
+
+
+GRID_KEYS += tuple(_setting_key(s) for s in SETTINGS if s.grid not in _AXES and "." not in s.grid)  # declared once
 """Every key of a grid file, declared once: the reader accepts exactly these (the allowed keys its errors list
 are built from here) and the documentation's table of grid keys is generated from here."""
 
@@ -426,6 +446,9 @@ class Grid:
     relevance: str = "direct"
     statistics: StatisticsOptions = StatisticsOptions()
     tasks: tuple[GridTask, ...] = ()
+    settings: tuple[tuple[str, Any], ...] = ()
+    """The other settings given (:data:`~agentmemory.evaluation.settings.SETTINGS`), by field, as read; every task
+    is evaluated with them."""
 
     def collection(self, name: str) -> CollectionDef:
         return next(c for c in self.collections if c.name == name)
@@ -596,6 +619,24 @@ class _Reader:
             specs.append(f"{target}[{body}]" if body else target)
         return specs
 
+    def settings(self, data: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+        """The other settings given at the top level, checked as the record checks them (a path found from the
+        grid file's folder); messages name the grid's key and line."""
+        given: dict[str, Any] = {}
+        for s in SETTINGS:
+            if s.grid in _AXES or "." in s.grid or s.grid not in data:
+                continue
+            value = data[s.grid]
+            if s.kind == "path" and isinstance(value, str) and value:
+                value = str(self.path(value, s.grid, self.where.top(s.grid), "file")[0])
+            given[s.name] = value
+        try:
+            options_from_settings(given, "grid")  # together: the live readers' settings need a reader
+        except AgentMemoryError as err:
+            key = err.name if isinstance(err, ParameterError) else next(iter(given), "")
+            raise self.fail(self.where.top(key.split()[0]) if key else None, str(err)) from None
+        return tuple(sorted(given.items()))
+
     def relevance(self, value: object, name: str, line: int | None) -> str:
         """A relevance mode, checked by the record that declares the choices (``name`` in messages)."""
         try:
@@ -636,7 +677,8 @@ class _Reader:
         if not isinstance(raw_tasks, list) or not all(isinstance(t, dict) for t in raw_tasks):
             raise self.fail(where.top("tasks"), "tasks: write each task as a [[tasks]] table")
         tasks = tuple(self.task(t, i, collections) for i, t in enumerate(raw_tasks))
-        grid = Grid(name, self.source, collections, systems, k, seeds, measures, relevance, statistics, tasks)
+        settings = self.settings(data)
+        grid = Grid(name, self.source, collections, systems, k, seeds, measures, relevance, statistics, tasks, settings)
         self.check_not_empty(grid)
         for index, collection in enumerate(collections):
             self.check_systems(grid, collection, self.where.item("collections", index))

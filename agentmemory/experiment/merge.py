@@ -66,7 +66,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from agentmemory import __version__
+from agentmemory._version import __version__
 from agentmemory.analysis.card import measured
 from agentmemory.analysis.comparison_table import systems_table
 from agentmemory.analysis.parameter_grid import headline_measure, parameter_grids

@@ -331,6 +331,7 @@ def plan_experiment(grid: Grid) -> Plan:
                 grid.relevance_of(definition.name),
                 index=shared[system.name],
                 left_out=bool(answered),
+                settings=grid.settings,
             )
             tasks.setdefault(
                 (definition.name, system.name, k, seed), Task(definition.name, system.name, k, seed, task_key(job), job)

@@ -53,17 +53,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentmemory import (
-    __version__,
-    datasets,  # called as datasets.load(...), looked up at call time (tests patch it)
-)
+from agentmemory import datasets  # called as datasets.load(...), looked up at call time (tests patch it)
+from agentmemory._version import __version__
 from agentmemory.answers.records import AnswerFile
 from agentmemory.collection import Collection
+from agentmemory.datasets.judgment_patch import read_judgment_patch
 from agentmemory.errors import AgentMemoryError, InputError, shorten
 from agentmemory.evaluation.answer_runs import AnswersSpec, read_answer_files
-from agentmemory.evaluation.options import EvalOptions
+from agentmemory.evaluation.options import EvalOptions, options_from_settings
 from agentmemory.evaluation.runfiles import read_run_file
 from agentmemory.evaluation.runner import Evaluation, evaluate
+from agentmemory.evaluation.settings import setting
 from agentmemory.retrievers import RetrieverSpec, resolve_retriever
 from agentmemory.store.core import MemoryStore
 
@@ -190,6 +190,7 @@ class TaskJob:
     index: str | None = None  # the retriever's index_key: tasks of one collection with the same one share an index
     keep: bool = False  # keep this task's index for another task of the run (set by run_experiment)
     left_out: bool = False  # score the questions left out of retrieval scoring too (a collection with answers)
+    settings: tuple[tuple[str, Any], ...] = ()  # the grid's other settings, by field (SETTINGS), as read
 
     def identity(self) -> dict[str, Any]:
         """What the task's result depends on (its key is the hash of this)."""
@@ -202,19 +203,27 @@ class TaskJob:
             "measures": list(self.measures),
             "relevance": self.relevance,
             **({"left_out": True} if self.left_out else {}),
+            **({"settings": _settings_identity(self.settings)} if self.settings else {}),
         }
 
     def options(self) -> EvalOptions:
         """The evaluation's options: k, seed, every measure, the relevance mode, the run's ``lenient``, and
         whether the questions left out of retrieval scoring are scored."""
-        return EvalOptions(
-            k=self.k,
-            seed=self.seed,
-            measures=self.measures,
-            relevance=self.relevance,
-            lenient_run=self.system.lenient,
-            left_out=self.left_out,
-        )
+        given = {"k": self.k, "seed": self.seed, "measures": self.measures, "relevance": self.relevance}
+        given |= {"lenient_run": self.system.lenient, **dict(self.settings)}
+        return options_from_settings(given, "grid", left_out=self.left_out)
+
+
+def _settings_identity(settings: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
+    """The grid's other settings as they identify a task: a file's name and sha256 for a path, else the value."""
+    out: dict[str, Any] = {}
+    for name, value in settings:
+        if setting(name).kind == "path":
+            with open(value, "rb") as file:
+                out[name] = [os.path.basename(value), hashlib.sha256(file.read()).hexdigest()]
+        else:
+            out[name] = value
+    return out
 
 
 def canonical_json(data: Any) -> str:
@@ -306,7 +315,14 @@ def _execute(job: TaskJob) -> tuple[dict[str, Any], int]:
         raise InputError(
             "worker", None, f"runs agentmemory {__version__}, the client {job.version}; install the same version"
         )
+    if job.options().live is not None:  # each reader's answers would be a system of their own, not this task's
+        raise InputError(
+            "grid", None, "readers: a task evaluates one system, so live readers run with agentmemory eval --reader"
+        )
     collection = _collection(job.collection)
+    patch = job.options().qrels_patch
+    if patch is not None:  # the grid's judgment patch, checked against this collection line by line
+        collection = read_judgment_patch(patch, collection).apply(collection)
     system = job.system
     built = 0
     if system.kind == "retriever":

@@ -35,7 +35,6 @@ writes them back with the equals sign.
 from __future__ import annotations
 
 import ast
-import inspect
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -178,7 +177,7 @@ def check_parameters(path: Path, values: Mapping[str, Any]) -> None:
     """
     declared = notebook_parameters(path)
     for setup in SHIPPED.values():
-        if set(inspect.signature(setup).parameters) == set(declared):
+        if setups.takes_parameters(setup, declared):
             setup(**{name: values.get(name, p.default) for name, p in declared.items()})
             return
 

@@ -67,7 +67,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
-from agentmemory import __version__
+from agentmemory._version import __version__
 from agentmemory.errors import (
     AgentMemoryError,
     MissingFileError,

@@ -374,8 +374,8 @@ class Attributed:
     records (``provenance.derived_from`` = ``A(m)``, ``scope`` the query's);
     ``how`` maps each memory id to the method that attributed it (``"none"``
     when unattributed); ``rankings`` holds, per judged query, the ids to
-    score under the given relevance (memory ids under ``provenance``;
-    entry ids where a memory is one entry under ``direct``); ``turns``, only
+    score: the memory ids, or, with ``ranks_entries``, the entry a memory is
+    exactly one of in its place (what trec_eval's direct judgments can score); ``turns``, only
     when entries are coarser than turns, maps each memory id to the turns it
     was attributed to before the mapping up; ``stand_ins``, per judged query,
     maps each entry a memory stands in for (a memory that is one entry, as
@@ -386,7 +386,7 @@ class Attributed:
     key: str
     label: str
     params: dict[str, Any]
-    relevance: str
+    ranks_entries: bool
     memories: tuple[MemoryEntry, ...]
     how: Mapping[str, str]
     rankings: Mapping[str, tuple[str, ...]]
@@ -449,7 +449,7 @@ def attribute(
     method: str | Spec = "auto",
     *,
     k: int,
-    relevance: str = "provenance",
+    ranks_entries: bool = False,
     attributor: Attributor | None = None,
     sensitivity: str | Spec | None = None,
 ) -> Attributed:
@@ -459,18 +459,13 @@ def attribute(
     varies (default: ``method``); a recorded system's memories are attributed
     by their recorded ``sources`` but varied as the method that made them.
 
+    ``ranks_entries`` ranks, in a memory's place, the one entry it exactly is (attributed by ``sources`` or
+    ``exact``, and not placed higher already), else the memory: what judgments of entries can score directly.
+
     Raises:
-        ParameterError: a bad method; ``direct`` relevance with ``overlap`` or
-            ``dense`` (whose memories are never one entry).
+        ParameterError: a bad method.
     """
     spec = parse_attribution(method)
-    if relevance == "direct" and spec.target in ("overlap", "dense"):
-        raise ParameterError(
-            "attribution",
-            spec.text(),
-            "never makes a memory one entry, so nothing counts under relevance direct",
-            "use --attribution sources, exact or auto with --relevance direct, or --relevance provenance",
-        )
     helper = attributor or Attributor(collection)
     prefix = _memory_ids(collection)
     memories: dict[tuple[Any, ...], MemoryEntry] = {}
@@ -518,7 +513,7 @@ def attribute(
         ranked_memories[query.id] = tuple(ids)
         if standing:
             stand_ins[query.id] = standing
-        rankings[query.id] = tuple(direct) if relevance == "direct" else tuple(ids)
+        rankings[query.id] = tuple(direct) if ranks_entries else tuple(ids)
     entries = tuple(memories.values())
     texts = tuple(dict.fromkeys(shorten(" ".join(t.split()), _TEXT_SHOWN) for t in unattributed))
     report = AttributionReport(
@@ -543,7 +538,7 @@ def attribute(
         ),
     )
     return Attributed(
-        replay.key, replay.label, replay.params, relevance, entries, how, rankings, report, turns_of, stand_ins
+        replay.key, replay.label, replay.params, ranks_entries, entries, how, rankings, report, turns_of, stand_ins
     )
 
 

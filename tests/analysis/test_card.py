@@ -36,6 +36,7 @@ files, recomputed by tests/datasets/test_releases.py)
 - **Judgments**: the collection's own
 - **Denominator**: 5 of 5 questions
 - **Cutoffs**: k = 5; ranks cut at: 5; token budgets: none
+- **Defaults chosen**: retrievers bm25,tags (the queries carry tags)
 
 | Measure | Family | Better | Definition |
 |---|---|---|---|

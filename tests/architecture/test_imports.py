@@ -112,10 +112,11 @@ def test_every_module_belongs_to_a_stated_layer() -> None:
     assert present == set(LAYER_OF)
 
 
-def test_at_most_eight_modules_at_the_top_level() -> None:
-    """The top level keeps the basics (eval.py, __main__ and the package face included): at most 8 modules."""
+def test_at_most_nine_modules_at_the_top_level() -> None:
+    """The top level keeps the basics (eval.py, __main__, the package face and _version.py included): at most 9
+    modules."""
     top_level = sorted(p.name for p in PACKAGE.glob("*.py"))
-    assert len(top_level) <= 8, top_level
+    assert len(top_level) <= 9, top_level
 
 
 def test_imports_point_down_the_layers() -> None:
@@ -124,9 +125,8 @@ def test_imports_point_down_the_layers() -> None:
     for edge in IMPORTS:
         if edge.importer == "agentmemory":
             continue  # the package face re-exports every layer's public names
-        if edge.imported == "agentmemory":
-            if set(edge.names) != {"__version__"}:
-                wrong.append(f"{edge.importer}:{edge.line} takes {edge.names} from the package face")
+        if edge.imported == "agentmemory":  # the face imports every layer: taking anything from it runs up them
+            wrong.append(f"{edge.importer}:{edge.line} takes {edge.names} from the package face")
             continue
         source, target = top(edge.importer), top(edge.imported)
         if source == target and _is_package(source):

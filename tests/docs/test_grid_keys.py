@@ -10,6 +10,7 @@ import pytest
 from conftest import REPO_ROOT
 
 from agentmemory.errors import InputError
+from agentmemory.evaluation.settings import SETTINGS
 from agentmemory.experiment.grid import GRID_KEYS, GRID_TABLES, parse_grid
 
 
@@ -46,7 +47,8 @@ def test_grid_reader_accepts_exactly_the_declared_keys(tmp_path):
     grid = parse_grid(every, source="grid.toml", base=tmp_path)
     assert [s.text for s in grid.collections[0].systems] == ["bm25[b=0.5,k1=0.9]", "bm25[b=0.5,k1=1.2]"]
     used = {
-        "grid": ["name", "k", "seeds", "measures", "relevance", "systems", "statistics", "collections", "tasks"],
+        "grid": ["name", "k", "seeds", "measures", "relevance", "systems", "statistics", "collections", "tasks"]
+        + [s.grid for s in SETTINGS if s.grid not in ("k", "seeds", "measures", "relevance") and "." not in s.grid],
         "statistics": ["baseline", "comparisons", "confidence", "alpha", "n_resamples"],
         "collections": ["path", "name", "format", "options", "relevance", "systems", "runs", "answers"],
         "runs": ["name", "path", "memories", "lenient"],

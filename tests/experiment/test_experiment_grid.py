@@ -10,7 +10,10 @@ from conftest import FIXTURE_DIR, REPO_ROOT
 
 from agentmemory.errors import InputError, MissingFileError
 from agentmemory.experiment import parse_grid, plan_experiment, read_grid
+from agentmemory.experiment.grid import GRID_KEYS
 from agentmemory.experiment.task import task_key
+
+TOP_KEYS = ", ".join(sorted(k.name for k in GRID_KEYS if k.table == "grid"))  # from the declaration
 
 NOTES = FIXTURE_DIR.as_posix()
 LOCOMO = (REPO_ROOT / "fixtures" / "locomo-sample" / "locomo-sample.json").as_posix()
@@ -156,8 +159,7 @@ OK_COLLECTION = f'[[collections]]\npath = "{NOTES}"\n'
         ),
         (
             'systems = ["bm25"]\ncolections = []\n' + OK_COLLECTION,
-            "grid.toml:2: unknown key 'colections' in the grid; allowed: collections, k, measures, name, relevance, "
-            "seeds, statistics, systems, tasks",
+            f"grid.toml:2: unknown key 'colections' in the grid; allowed: {TOP_KEYS}",
         ),
         (
             'systems = ["bm25"]\n[[collections]]\npath = "' + NOTES + '"\nfromat = "beir"\n',

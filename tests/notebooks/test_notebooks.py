@@ -75,6 +75,16 @@ EVAL_PARAMS = {
     "claims": "str",
     "table_metrics": "str",
     "workers": "int",
+    "tokenizer": "str",
+    "clock": "str",
+    "readers": "str",
+    "judges": "str",
+    "reader_prompt": "str",
+    "judge_prompt": "str",
+    "judge_majority": "bool",
+    "offline": "bool",
+    "lenient_answers": "bool",
+    "prices": "str",
 }
 EXPLORE_PARAMS = {"collection": "str", "query": "str", "query_tags": "str", "k": "int", "explain_entry": "str"}
 COLLECTION_PARAMS = {
@@ -102,6 +112,16 @@ COLLECTION_PARAMS = {
     "claims": "str",
     "table_metrics": "str",
     "workers": "int",
+    "tokenizer": "str",
+    "clock": "str",
+    "readers": "str",
+    "judges": "str",
+    "reader_prompt": "str",
+    "judge_prompt": "str",
+    "judge_majority": "bool",
+    "offline": "bool",
+    "lenient_answers": "bool",
+    "prices": "str",
 }
 SWEEP_PARAMS = {
     "collection": "str",
@@ -409,7 +429,7 @@ def test_collection_notebook_with_repair_and_k3_run_from_elsewhere(tmp_path):
     nb = _run(
         tmp_path / "collection.ipynb",
         tmp_path / "out.ipynb",
-        {"repair": True, "k": 3, "output_dir": str(out_dir)},
+        {"repair": True, "k": 3, "output_dir": str(out_dir), "retrievers": "bm25,tags"},
         cwd=tmp_path,
     )
     setup = params.collection_setup(
@@ -449,7 +469,8 @@ def test_collection_notebook_with_repair_and_k3_run_from_elsewhere(tmp_path):
     )
     written = (out_dir / "eval-results.json").read_bytes()
     assert written == _cli_artifact(
-        tmp_path, "--collection", str(params.sample_collection_path()), "--repair", "--seed", "7", "--k", "3"
+        tmp_path, "--collection", str(params.sample_collection_path()), "--repair", "--seed", "7", "--k", "3",
+        "--retrievers", "bm25,tags",
     )
     assert json.loads(written)["params"]["k"] == 3 and len(json.loads(written)["collection"]["repairs"]) > 0
 

@@ -81,10 +81,11 @@ def test_wheel_is_published_as_agentmemory_eval(wheel: Path, pyproject: dict) ->
 
 
 def test_wheel_version_is_the_package_version(wheel: Path, pyproject: dict) -> None:
-    """The version has one source, agentmemory.__version__: the build reads it, pyproject does not repeat it."""
+    """The version has one source, agentmemory/_version.py (the bottom layer; the package face re-exports it as
+    agentmemory.__version__): the build reads it there, pyproject does not repeat it."""
     assert "version" not in pyproject["project"]
     assert "version" in pyproject["project"]["dynamic"]
-    assert pyproject["tool"]["hatch"]["version"]["path"] == "agentmemory/__init__.py"
+    assert pyproject["tool"]["hatch"]["version"]["path"] == "agentmemory/_version.py"
     metadata = _read(wheel, f"{DIST_INFO}/METADATA").decode()
     assert re.findall(r"^Version: (.*)$", metadata, re.M) == [__version__]
     assert wheel.name == f"agentmemory_eval-{__version__}-py3-none-any.whl"

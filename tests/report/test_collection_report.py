@@ -10,7 +10,7 @@ from agentmemory import evaluate
 from agentmemory.datasets import FORMATS, load
 from agentmemory.datasets.longmemeval import GRANULARITIES
 from agentmemory.errors import MissingFileError, ReportParameterError
-from agentmemory.report import hardest, inputs, params, ranks, tables
+from agentmemory.report import hardest, inputs, ranks, setup_base, tables
 from agentmemory.report.params import SAMPLE, collection_setup, sample_collection_path
 
 SAMPLE_FILE = REPO_ROOT / "fixtures" / "locomo-sample" / "locomo-sample.json"
@@ -59,7 +59,7 @@ def test_missing_sample_says_what_to_pass(tmp_path):
 def test_missing_sample_stops_the_notebook_with_that_message(tmp_path, monkeypatch):
     """collection = "" without the sample: a ReportParameterError carrying the library's message."""
     package = tmp_path / "agentmemory"
-    monkeypatch.setattr(params, "sample_collection_path", lambda: sample_collection_path(package))
+    monkeypatch.setattr(setup_base, "sample_collection_path", lambda: sample_collection_path(package))
     with pytest.raises(ReportParameterError, match=r"locomo-sample\.json: no such file \(the LoCoMo sample ships"):
         _setup()
 

@@ -18,7 +18,8 @@ from agentmemory.errors import (
     check_positive_int,
     traceback_wanted,
 )
-from agentmemory.report.params import SHIPPED, eval_setup, explore_setup
+from agentmemory.report.params import eval_setup, explore_setup
+from agentmemory.report.results import SHIPPED
 from agentmemory.retrievers import RETRIEVERS
 
 GARDEN = REPO_ROOT / "tests" / "data" / "garden-notes"
