@@ -545,14 +545,15 @@ def _scored_measures(
     is scored under either relevance.
     """
     chosen = options.measures_for(memories=memories)
+    mode = options.relevance or Relevance.DIRECT  # resolved by now (resolve_relevance); unset reads as direct
     if ranked:  # a measure asked for without a definition under the relevance is refused; a claim's is named
-        require_defined(chosen, options.relevance)
+        require_defined(chosen, mode)
     if options.claims is not None:
         chosen += tuple(m for m in options.claims.measures if m not in chosen)
     chosen += tuple(m for m in answer_measures if m not in chosen)
     if not ranked:  # answer files alone: no system ranked anything, so only the answer measures have values
         chosen = tuple(m for m in chosen if m.definition.reads_answer and m.rank_cutoff is None)
-    kept = tuple(m for m in chosen if defined_under(m, options.relevance))
+    kept = tuple(m for m in chosen if defined_under(m, mode))
     return kept, tuple(str(m) for m in chosen if m not in kept)
 
 

@@ -11,8 +11,8 @@ from typing import Any, NamedTuple
 
 from agentmemory.analysis.statistics import Statistics, evaluation_statistics
 from agentmemory.answers.records import AnswerFile
-from agentmemory.datasets import FORMATS, detect_format, load
 from agentmemory.collection import Collection, default_collection_path
+from agentmemory.datasets import FORMATS, detect_format, load
 from agentmemory.datasets.judgment_patch import read_judgment_patch
 from agentmemory.errors import (
     MissingFileError,

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from os import PathLike
 from typing import NamedTuple
 
-from agentmemory.datasets import load
 from agentmemory.collection import Collection, default_collection_path
+from agentmemory.datasets import load
 from agentmemory.datasets.synthetic import synthetic_collection
 from agentmemory.errors import (
     AgentMemoryError,
