@@ -398,6 +398,7 @@ def failures(evaluation: Evaluation, *, number: int = 4) -> tuple[Markdown | Png
             "Each share with its 95% Wilson interval (count of total): how often the answer was right when all or "
             "none of the evidence was retrieved, and which share of the wrong answers had all of it (answering "
             "failures) or none (retrieval failures)",
+            fold=True,  # per system and category: the detail behind the figure's shares, on a click
         ),
         Markdown(note),
     )

@@ -128,10 +128,15 @@ _H1_INTRO = re.compile(r"</h1>(\s*<p>.*?</p>)?", re.DOTALL)
 _H2 = re.compile(r'<h2 id="([^"]+)">(.*?)<a class="anchor-link"', re.DOTALL)
 _PRINT_STYLE = (
     "<style>@page { margin: 12mm; } @media print { body { font-size: 9pt; } .jp-Cell { padding: 0; } "
-    ".jp-RenderedHTMLCommon { font-size: 9pt; } .jp-RenderedHTMLCommon table { font-size: 8pt; } "
-    "figure img { max-width: 80%; height: auto; } figure { margin: 0; break-inside: avoid; } }</style>\n"
+    ".jp-RenderedHTMLCommon { font-size: 9pt; } .jp-RenderedHTMLCommon table { font-size: 8pt; width: 100%; "
+    "table-layout: fixed; } .jp-RenderedHTMLCommon td, .jp-RenderedHTMLCommon th { overflow-wrap: anywhere; } "
+    "figure img { max-width: 80%; height: auto; } figure { margin: 0; break-inside: avoid; } "
+    ".jp-Cell, .jp-Cell-outputWrapper, .jp-OutputArea, .jp-OutputArea-child, .jp-OutputArea-output "
+    "{ display: block !important; } .jp-OutputArea-child { break-inside: auto !important; } }</style>\n"
 )
-"""A printed report: a smaller font, no cell padding, no figure split across pages."""
+"""A printed report: a smaller font, no cell padding, tables within the page's width, no figure split across pages, and the cells laid out as blocks
+and let split across pages (JupyterLab keeps each output whole, as a flex box and by ``break-inside: avoid-page``,
+so a long table would leave the rest of a page blank)."""
 
 
 def _with_contents(body: str) -> str:
