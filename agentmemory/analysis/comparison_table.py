@@ -373,12 +373,15 @@ class ComparisonTable:
     def notation(self) -> str:
         """The line under the table saying what the markers and counts mean, and what this test could show."""
         a = f"{self.alpha:g}"
-        text = (
-            f"▲/▼: significantly higher/lower than {self.baseline_label} at α = {a} (two-sided paired permutation "
-            f"test, Holm's correction over the {self.comparisons} comparisons of this table); +a/−b: the headline "
-            f"queries on which the system scores above/below {self.baseline_label}."
-        )
-        limit = marker_limit(self.queries, self.comparisons, self.n_resamples, self.alpha)
+        if not self.comparisons:  # one system: nothing to mark
+            text = "One system, so nothing is compared: each cell is its mean with the 95% interval."
+        else:
+            text = (
+                f"▲/▼: significantly higher/lower than {self.baseline_label} at α = {a} (two-sided paired permutation "
+                f"test, Holm's correction over the {self.comparisons} comparisons of this table); +a/−b: the headline "
+                f"queries on which the system scores above/below {self.baseline_label}."
+            )
+        limit = marker_limit(self.queries, self.comparisons, self.n_resamples, self.alpha) if self.comparisons else ""
         if limit:  # too few queries, or too few resamples, for Holm's smallest adjusted p-value to reach alpha
             text += f" {limit}"
         text += self._budget_notes()

@@ -131,9 +131,11 @@ def verdict(evaluation: Evaluation, statistics: Statistics) -> Markdown:
     n = statistics.queries
     labels = {r.name: r.label for r in evaluation.results}
     collection = evaluation_card(evaluation)["data"]["release"] or evaluation.collection.name
+    alone = len(evaluation.results) == 1
     text = [
-        f"**Verdict.** {plural(len(evaluation.results), 'system', 'systems')} compared on the "
-        f"{plural(n, 'headline question', 'headline questions')} of the {collection}"
+        f"**Verdict.** {plural(len(evaluation.results), 'system', 'systems')} "
+        f"{'evaluated' if alone else 'compared'} on the {n:,} headline question{'' if n == 1 else 's'} of the "
+        f"{collection}"
         + (f" ({_and(list(statistics.excluded_groups))} shown by group only)." if statistics.excluded_groups else ".")
     ]
     measure = headline_measure(evaluation, statistics)
@@ -141,6 +143,15 @@ def verdict(evaluation: Evaluation, statistics: Statistics) -> Markdown:
         text.append("No system has a value on any measure: there is nothing to rank.")
         return Markdown(" ".join(text))
     direction = "lower is better" if lower_is_better(measure) else "higher is better"
+    if alone:  # nothing to rank: its value, and how to get a comparison
+        result = evaluation.results[0]
+        cell = statistics.intervals[result.name].get(measure)
+        value = "no value" if cell is None else _interval(cell)
+        text.append(
+            f"**{result.label}** has {measure} ({direction}) {value}. Nothing is compared: give more systems "
+            "(retrievers, run files, memory systems) to rank them against it."
+        )
+        return Markdown(" ".join(text))
     leaders = _leaders(evaluation, statistics, measure)
     named = _and([f"**{label}**" for label, _ in leaders])
     values = "; ".join(f"{label + ' ' if len(leaders) > 1 else ''}{_interval(cell)}" for label, cell in leaders)

@@ -75,6 +75,25 @@ def test_verdict_names_the_leader_each_difference_and_the_questions(seed_evaluat
     assert f"over the table's {len(seed_stats.versus_baseline)} comparisons" in text
 
 
+def test_one_system_is_evaluated_not_compared(notes):
+    """A report of one system (the default on a collection without tags) says its value and how to get a
+    comparison, not that it "leads"; the table's note says nothing is compared (no Holm over 0 comparisons)."""
+    from agentmemory import evaluate
+
+    one = evaluate(notes, "bm25", k=5, seed=7)
+    stats = evaluation_statistics(one, seed=7, baseline="bm25")
+    text = first_screen.verdict(one, stats).text
+    cell = stats.intervals["bm25"]["R@5"]
+    assert text == (
+        "**Verdict.** 1 system evaluated on the 5 headline questions of the agentmemory assistant-notes fixture. "
+        f"**BM25** has R@5 (higher is better) {cell.mean:.3f} [{cell.low:.3f}, {cell.high:.3f}]. Nothing is "
+        "compared: give more systems (retrievers, run files, memory systems) to rank them against it."
+    )
+    notation = comparison_table(one, stats).notation()
+    assert notation.startswith("One system, so nothing is compared: each cell is its mean with the 95% interval.")
+    assert "Holm" not in notation and "▲" not in notation
+
+
 def test_headline_measure_is_recall_else_the_first_column(seed_evaluation, seed_stats):
     """R@k when the comparison table has it; else the table's first column with a value."""
     assert first_screen.headline_measure(seed_evaluation, seed_stats) == "R@5"
