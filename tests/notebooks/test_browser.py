@@ -140,8 +140,11 @@ def test_eval_report_shows_the_table_and_every_image(tmp_path):
     assert "Tag scorer\t1.00\t0.32\t1.00\t1.0000\t1.0000\t1.0000" in rows
 
     images = seen["images"]
-    assert len(images) == 5  # the headline means, three plots and the paired heat map, numbered in order
-    assert [image["alt"].split(":")[0] for image in images] == [f"Figure {n}" for n in range(1, 6)]
+    # the headline means, two plots and the paired heat map, numbered in order; Figure 4 (every first relevant hit
+    # at rank 1 here) is a sentence, not bars all at 1
+    assert len(images) == 4
+    assert [image["alt"].split(":")[0] for image in images] == ["Figure 1", "Figure 2", "Figure 3", "Figure 5"]
+    assert "Figure 4: rank of the first relevant hit per query, by system: not drawn, since each of the 2" in seen["text"]
     for image in images:
         assert image["complete"] and image["naturalWidth"] > 0 and image["naturalHeight"] > 0, image
         assert image["visible"]
