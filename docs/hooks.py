@@ -401,8 +401,25 @@ def on_page_context(context: dict[str, Any], page: Any, **_: Any) -> dict[str, A
 _ROLE = re.compile(r":(?:py:)?(class|func|meth|mod|data|attr|exc|obj):<code>(~?)([\w.]+)(\(\))?</code>")
 
 
+_PRE = re.compile(r"<pre\b.*?</pre>", re.DOTALL)
+_TEXT = re.compile(r">([^<]+)<")
+_OPTION = re.compile(r"(?<![\w-])(--[A-Za-z][\w-]*)")
+
+
+def _options_unbroken(block: re.Match[str]) -> str:
+    """A code block whose ``--option`` names are each one unbreakable span: a wrapped command line breaks between
+    words, never inside ``--table-metrics`` (extra.css: ``.am-option``)."""
+
+    def text(found: re.Match[str]) -> str:
+        return ">" + _OPTION.sub(r'<span class="am-option">\1</span>', found.group(1)) + "<"
+
+    return _TEXT.sub(text, block.group(0))
+
+
 def on_page_content(content: str, **_: Any) -> str:
-    """``:class:`~a.b.C``` as Markdown renders it becomes a cross-reference to ``a.b.C`` shown as ``C``."""
+    """``:class:`~a.b.C``` as Markdown renders it becomes a cross-reference to ``a.b.C`` shown as ``C``; a code
+    block's option names never break across lines."""
+    content = _PRE.sub(_options_unbroken, content)
 
     def link(found: re.Match[str]) -> str:
         _, short, target, call = found.groups()

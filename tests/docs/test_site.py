@@ -556,3 +556,18 @@ def test_search_works_from_the_files(site, tmp_path):
     index, and the web-worker shim it needs is shipped with the site (docs/javascripts), not fetched."""
     (seen,) = _probe(SEARCH, [(site / "index.html").as_uri()], tmp_path / "shots")
     assert seen["value"]["items"] >= 3 and seen["value"]["meta"].endswith("matching documents"), seen
+
+
+def test_a_code_blocks_option_names_are_never_broken(site, hooks):
+    """Every ``--option`` inside a code block is one unbreakable span (a wrapped command breaks between words,
+    never inside ``--table-metrics``); text outside code blocks is left alone."""
+    html = '<p>--not-here</p><pre><code><span class="w"> </span>eval --table-metrics R@5 x--y</code></pre>'
+    done = hooks.on_page_content(html)
+    assert done == (
+        '<p>--not-here</p><pre><code><span class="w"> </span>eval <span class="am-option">--table-metrics</span> '
+        "R@5 x--y</code></pre>"
+    )
+    page = _soup(site / "cli.html")
+    for pre in page.find_all("pre"):
+        for text in pre.find_all(string=re.compile(r"(?<![\w-])--[A-Za-z]")):
+            assert text.parent.get("class") == ["am-option"], text
