@@ -61,6 +61,8 @@ class Setting:
             (``statistics.baseline``).
         metavar: the flag's value as the help shows it.
         live: a setting of the live readers and judges (:class:`~agentmemory.live.config.LiveOptions`).
+        artifact: whether it can change the artifact, so that the artifact's command line carries it when it
+            is not its default (``timings``: wall-clock figures never enter the artifact).
     """
 
     name: str
@@ -72,6 +74,7 @@ class Setting:
     grid: str = ""
     metavar: str | None = None
     live: bool = False
+    artifact: bool = True
 
     def __post_init__(self) -> None:
         parameter = self.parameter or self.name
@@ -148,6 +151,7 @@ SETTINGS: tuple[Setting, ...] = (
         False,
         "also measure each retriever's search latency and index build, and each memory system's wall time "
         "(wall-clock figures: never in the artifact)",
+        artifact=False,
     ),
     Setting(
         "attribution",
@@ -205,6 +209,7 @@ SETTINGS: tuple[Setting, ...] = (
         "how deep each ranking of the written runs goes (at least k and every rank cutoff of the measures); "
         "default: each ranking as deep as its measures read on it",
         metavar="N",
+        artifact=False,  # the runs --runs-dir writes, never the artifact
     ),
     Setting(
         "clock",

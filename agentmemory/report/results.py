@@ -19,6 +19,7 @@ from agentmemory.datasets.base import option_flag_arguments
 from agentmemory.evaluation.answer_runs import AnswersSpec
 from agentmemory.evaluation.options import EvalOptions, default_measures_for
 from agentmemory.evaluation.runner import Evaluation
+from agentmemory.evaluation.settings import SETTINGS
 from agentmemory.metrics import Measure
 from agentmemory.metrics.token_counters import DEFAULT_TOKEN_COUNTER
 from agentmemory.report.display import Markdown
@@ -90,8 +91,51 @@ def cli_command(
         parts += ["--table-metrics", ",".join(map(str, table))]
     for name, path in (inputs or {}).items():
         parts += ["--" + name.replace("_", "-"), path]
+    parts += _declared_arguments(evaluation)
     parts += ["--out", out]
     return shlex.join(parts)
+
+
+_OWN_RULES = frozenset(
+    {
+        "k",
+        "seed",
+        "relevance",
+        "measures",
+        "table_metrics",
+        "lenient_run",
+        "as_of",
+        "baseline",
+        "attribution",
+        "system_timeout",
+        "lenient_system",
+        "tokenizer",
+        "qrels_patch",
+        "claims",
+    }
+)
+"""The settings :func:`cli_command` writes by rules of their own (a default that depends on what is evaluated, a
+path as given, the measures beyond the defaults); every other setting comes from its declaration."""
+
+
+def _declared_arguments(evaluation: Evaluation) -> list[str]:
+    """The flag of every other setting of the evaluation (:data:`~agentmemory.evaluation.settings.SETTINGS`) that
+    can change the artifact and is not its declared default, in the declaration's order: a setting added to the
+    declaration reaches the artifact's command line with no change here (``--clock conversation``).  The live readers' and judges' settings are named in the card instead."""
+    parts: list[str] = []
+    for declared in SETTINGS:
+        if declared.live or not declared.artifact or declared.name in _OWN_RULES:
+            continue
+        value = getattr(evaluation.options, declared.name, None)
+        if value is None or value == "" or value == declared.default:
+            continue
+        if declared.kind == "bool":
+            parts += [declared.flag] if value is True else []
+        elif declared.kind in ("measures", "specs"):
+            parts += [declared.flag, ",".join(map(str, value))]
+        else:
+            parts += [declared.flag, str(value)]
+    return parts
 
 
 def _attributed(evaluation: Evaluation) -> bool:

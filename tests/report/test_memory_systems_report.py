@@ -95,6 +95,22 @@ def test_the_notebook_command_writes_the_notebook_artifact_with_system_flags(tmp
     assert out.read_text(encoding="utf-8") == dumps_artifact(evaluation, setup.statistics(evaluation))
 
 
+def test_a_setting_cli_command_has_no_rule_for_comes_from_its_declaration(tmp_path):
+    """clock, which cli_command writes by no rule of its own, reaches the artifact's command from its declaration
+    when it is not its default, and the command writes the same bytes (run_depth, which changes only the runs
+    --runs-dir writes, is declared as never in the artifact)."""
+    setup = _setup(systems=EXAMPLE, clock="conversation")
+    evaluation = setup.evaluate()
+    args = shlex.split(collection_command(setup, evaluation))
+    assert args[-4:-2] == ["--clock", "conversation"]
+    assert "--clock" not in shlex.split(cli_command(_setup(systems=EXAMPLE).evaluate(), SAMPLE))  # the default
+    out = tmp_path / "cli.json"
+    args[args.index("--out") + 1] = str(out)
+    args[args.index("--collection") + 1] = str(REPO_ROOT / SAMPLE)
+    _cli(*args[1:])
+    assert out.read_text(encoding="utf-8") == dumps_artifact(evaluation, setup.statistics(evaluation))
+
+
 def test_direct_relevance_with_systems_is_spelled_out():
     evaluation = _setup(systems=EXAMPLE, relevance="direct", attribution="exact").evaluate()
     args = shlex.split(cli_command(evaluation, SAMPLE))
