@@ -16,6 +16,7 @@ running the commands; when the code changes what a command prints, this test sho
 
 from __future__ import annotations
 
+import contextlib
 import doctest
 import os
 import re
@@ -25,6 +26,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO_ROOT
+from plugins import restored
 
 DOCS = REPO_ROOT / "docs"
 TIMEOUT = 300
@@ -151,13 +153,31 @@ def test_every_page_opens_with_an_example() -> None:
 
 @pytest.mark.parametrize("page", [p for p in _pages() if FENCE.search(_source(p))], ids=lambda p: p.stem)
 def test_the_examples_print_what_the_page_shows(page: Path, workdir: Path) -> None:
-    """Each example of the page, run in order in a fresh folder, prints the output the page shows."""
+    """Each example of the page, run in order in a fresh folder, prints the output the page shows; what an example
+    registers (a stand-in judge, a plugin retriever) is gone afterwards, so no other test sees it."""
     globs: dict = {}
-    for kind, block in FENCE.findall(_source(page)):
-        if kind == "console":
-            _run_console(block, workdir)
-        else:
-            _run_pycon(block, workdir, page.stem, globs)
+    with contextlib.ExitStack() as stack:
+        for registry in _registries():
+            stack.enter_context(restored(registry))
+        for kind, block in FENCE.findall(_source(page)):
+            if kind == "console":
+                _run_console(block, workdir)
+            else:
+                _run_pycon(block, workdir, page.stem, globs)
+
+
+def _registries() -> list:
+    """Every registry of the package, as the examples may extend them."""
+    from agentmemory.answers.formats import ANSWER_FORMATS
+    from agentmemory.datasets.base import FORMATS
+    from agentmemory.live.roles import JUDGES, READERS
+    from agentmemory.metrics.base import REGISTRY
+    from agentmemory.metrics.token_counters import TOKEN_COUNTERS
+    from agentmemory.retrievers.encoders import ENCODERS
+    from agentmemory.retrievers.registry import RETRIEVERS
+    from agentmemory.systems.registry import SYSTEMS
+
+    return [ANSWER_FORMATS, FORMATS, JUDGES, READERS, REGISTRY, TOKEN_COUNTERS, ENCODERS, RETRIEVERS, SYSTEMS]
 
 
 @pytest.mark.parametrize(

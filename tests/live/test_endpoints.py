@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from agentmemory.errors import ChatCallError, ParameterError, UnknownNameError
@@ -136,9 +138,10 @@ def test_a_bad_parameter_is_one_line_naming_the_option(spec, message) -> None:
 
 
 def test_an_unknown_kind_lists_the_registered_ones() -> None:
-    """The choices come from the registry (openai is registered as a reader and as a judge)."""
+    """The choices come from the registry (openai is registered as a reader and as a judge), whatever else is."""
+    choices = re.escape(", ".join(sorted(JUDGES.names())))
     with pytest.raises(
-        UnknownNameError, match=r"^--judge: 'anthropic' \(str\) is not a known name; choose from: openai"
+        UnknownNameError, match=rf"^--judge: 'anthropic' \(str\) is not a known name; choose from: {choices}"
     ):
         resolve_role("anthropic[model=x]", "judge", option="--judge")
     assert "openai" in READERS.names() and "openai" in JUDGES.names()
