@@ -19,10 +19,19 @@ without editing this package:
 :meth:`Registry.names` lists every registered name and every entry point
 not yet loaded, sorted: every error message that lists valid choices reads
 it, so no list of choices is ever written by hand.
+
+**The built-ins register in one place**: :data:`BUILTINS`, below, names every
+object this package registers itself, by entry-point group, as
+``"module:attribute"`` texts, loaded the way an installed plugin's entry points
+are (so the bottom layer names the modules above it without importing them).
+A registry loads its built-ins, in the table's order, the first time it is
+used; they come before anything registered at run time and take their names
+before any entry point can.
 """
 
 from __future__ import annotations
 
+import importlib
 import re
 import threading
 from collections.abc import Callable, Iterator
@@ -30,7 +39,7 @@ from typing import Any, Generic, TypeVar
 
 from agentmemory.errors import ParameterError, UnknownNameError, shorten
 
-__all__ = ["NAME_PATTERN", "Registry"]
+__all__ = ["BUILTINS", "NAME_PATTERN", "Registry"]
 
 T = TypeVar("T")
 
@@ -39,6 +48,79 @@ NAME_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")
 
 No brackets, commas, colons, ``=`` or white space, so a name can always be
 written inside a retriever spec (``bm25[k1=0.9]``) or a list (``P@5,RR``).
+"""
+
+
+BUILTINS: dict[str, tuple[tuple[str, str], ...]] = {
+    "agentmemory.retrievers": (
+        ("bm25", "agentmemory.retrievers.bm25:BM25"),
+        ("tags", "agentmemory.retrievers.tags:TagScorer"),
+        ("dense", "agentmemory.retrievers.dense:Dense"),
+        ("hybrid", "agentmemory.retrievers.hybrid:Hybrid"),
+        ("recency", "agentmemory.retrievers.recency:Recency"),
+    ),
+    # trec_eval's measures in the order the tables show them, then LongMemEval's official ones (their own
+    # family), BEAM's stale evidence, tokens@first (the budget family), and the answer measures.
+    "agentmemory.measures": (
+        ("P", "agentmemory.metrics.precision:DEFINITION"),
+        ("R", "agentmemory.metrics.recall:DEFINITION"),
+        ("RR", "agentmemory.metrics.reciprocal_rank:DEFINITION"),
+        ("nDCG", "agentmemory.metrics.ndcg:DEFINITION"),
+        ("AP", "agentmemory.metrics.average_precision:DEFINITION"),
+        ("Success", "agentmemory.metrics.success:DEFINITION"),
+        ("Rprec", "agentmemory.metrics.r_precision:DEFINITION"),
+        ("bpref", "agentmemory.metrics.bpref:DEFINITION"),
+        ("recall_any", "agentmemory.metrics.longmemeval_official:RECALL_ANY"),
+        ("recall_all", "agentmemory.metrics.longmemeval_official:RECALL_ALL"),
+        ("ndcg_any", "agentmemory.metrics.longmemeval_official:NDCG_ANY"),
+        ("sess.recall_any", "agentmemory.metrics.longmemeval_official:SESS_RECALL_ANY"),
+        ("sess.recall_all", "agentmemory.metrics.longmemeval_official:SESS_RECALL_ALL"),
+        ("sess.ndcg_any", "agentmemory.metrics.longmemeval_official:SESS_NDCG_ANY"),
+        ("stale", "agentmemory.metrics.stale:DEFINITION"),
+        ("tokens", "agentmemory.metrics.budget:DEFINITION"),
+        ("Judge", "agentmemory.metrics.answers:JUDGE"),
+        ("F1", "agentmemory.metrics.answers:F1"),
+        ("EM", "agentmemory.metrics.answers:EM"),
+        ("BLEU-1", "agentmemory.metrics.answers:BLEU1"),
+        ("answer_in_context", "agentmemory.metrics.answers:ANSWER_IN_CONTEXT"),
+    ),
+    # In detection order: format="auto" takes the first that recognises a path.
+    "agentmemory.formats": (
+        ("beir", "agentmemory.datasets.beir:FORMAT"),
+        ("locomo", "agentmemory.datasets.locomo:FORMAT"),
+        ("longmemeval", "agentmemory.datasets.longmemeval:FORMAT"),
+        ("beam", "agentmemory.datasets.beam:FORMAT"),
+    ),
+    "agentmemory.encoders": (
+        ("wordllama", "agentmemory.retrievers.encoders:WordLlamaEncoder"),
+        ("model2vec", "agentmemory.retrievers.encoders:Model2VecEncoder"),
+        ("sentence-transformers", "agentmemory.retrievers.encoders:SentenceTransformerEncoder"),
+        ("fastembed", "agentmemory.retrievers.encoders:FastEmbedEncoder"),
+    ),
+    "agentmemory.systems": (
+        ("retriever", "agentmemory.systems.wrapper:RetrieverSystem"),
+        ("mcp", "agentmemory.systems.mcp:MCPSystem"),
+        ("agentrecall", "agentmemory.systems.agentrecall:AgentRecallSystem"),
+    ),
+    "agentmemory.tokenizers": (("llama2", "agentmemory.metrics.token_counters:Llama2Counter"),),
+    # In detection order, as the collection formats.
+    "agentmemory.answer_formats": (
+        ("mem0", "agentmemory.answers.mem0:FORMAT"),
+        ("evermemos", "agentmemory.answers.evermemos:FORMAT"),
+        ("zep", "agentmemory.answers.zep:FORMAT"),
+        ("longmemeval", "agentmemory.answers.hypotheses:FORMAT"),
+        ("mapping", "agentmemory.answers.mapping:FORMAT"),
+    ),
+    "agentmemory.readers": (("openai", "agentmemory.live.endpoints:OpenAIChat"),),
+    "agentmemory.judges": (("openai", "agentmemory.live.endpoints:OpenAIChat"),),
+}
+"""Every built-in of every registry: entry-point group -> ``(name, "module:attribute")`` in registration order.
+
+The one place the package registers its own retrievers, measures, formats,
+encoders, memory systems, token counters, answer formats, readers and judges
+(ARCHITECTURE.md's extension table names each registry).  A built-in is
+loaded as an entry point is, and checked by its registry as anything
+registered is.
 """
 
 
@@ -68,6 +150,36 @@ class Registry(Generic[T]):
         self._pattern = pattern
         self._items: dict[str, T] = {}
         self._lock = threading.RLock()
+        self._builtins = BUILTINS.get(group, ())
+        self._builtins_state = "done" if not self._builtins else "waiting"  # "loading" while they load
+
+    def _load_builtins(self) -> None:
+        """Load this group's :data:`BUILTINS` (once, in order, before anything else is stored)."""
+        if self._builtins_state == "done":
+            return
+        with self._lock:
+            if self._builtins_state != "waiting":  # done meanwhile, or loading in this thread (a check reads us)
+                return
+            self._builtins_state = "loading"
+            try:
+                for name, target in self._builtins:
+                    module, _, attribute = target.partition(":")
+                    try:
+                        self._items[name] = self._check(name, getattr(importlib.import_module(module), attribute))
+                    except ParameterError as err:  # a defect of this package, named as an entry point's would be
+                        raise ParameterError(
+                            self.kind, name, f"is the built-in {target!r}, whose object {err.problem}", err.allowed
+                        ) from None
+            except BaseException:
+                self._items.clear()
+                self._builtins_state = "waiting"
+                raise
+            self._builtins_state = "done"
+
+    @property
+    def builtin_names(self) -> tuple[str, ...]:
+        """The names this package registers itself in this registry, in :data:`BUILTINS`' order."""
+        return tuple(name for name, _ in self._builtins)
 
     # -- registration -----------------------------------------------------
     def register(self, name: str, obj: Any, *, replace: bool = False) -> T:
@@ -79,6 +191,7 @@ class Registry(Generic[T]):
                 what this registry holds.
         """
         self._check_name(name)
+        self._load_builtins()
         stored = self._check(name, obj)
         with self._lock:
             if name in self._items and not replace:
@@ -97,6 +210,7 @@ class Registry(Generic[T]):
         Raises:
             UnknownNameError: ``name`` is not registered.
         """
+        self._load_builtins()
         with self._lock:
             if name not in self._items:
                 raise UnknownNameError(self.kind, name, self._items)
@@ -122,6 +236,7 @@ class Registry(Generic[T]):
             ParameterError: the entry point of that name fails to load or
                 does not give what this registry holds.
         """
+        self._load_builtins()
         found = self._items.get(name) if isinstance(name, str) else None
         if found is not None:
             return found
@@ -138,14 +253,17 @@ class Registry(Generic[T]):
         """True when ``name`` is registered or an installed entry point offers it (nothing is loaded)."""
         if not isinstance(name, str):
             return False
+        self._load_builtins()
         return name in self._items or name in self._available_entry_points()
 
     def registered(self) -> dict[str, T]:
-        """What is registered now (entry points loaded so far included), in registration order."""
+        """What is registered now (entry points loaded so far included), in registration order: built-ins first."""
+        self._load_builtins()
         return dict(self._items)
 
     def names(self) -> list[str]:
         """Every valid name, sorted: registered ones and installed entry points not yet loaded."""
+        self._load_builtins()
         return sorted(set(self._items) | set(self._available_entry_points()))
 
     def __iter__(self) -> Iterator[str]:

@@ -13,7 +13,6 @@
   questions (:func:`match_answers`).
 """
 
-from agentmemory.answers import evermemos, hypotheses, mapping, mem0, zep
 from agentmemory.answers.formats import (
     ANSWER_FORMATS,
     AnswerFormat,
@@ -42,10 +41,5 @@ __all__ = [
     "register_answer_format",
 ]
 
-for _builtin in (mem0.FORMAT, evermemos.FORMAT, zep.FORMAT, hypotheses.FORMAT, mapping.FORMAT):
-    ANSWER_FORMATS.register(_builtin.name, _builtin)
-
-BUILTIN_ANSWER_FORMATS: tuple[str, ...] = tuple(
-    f.name for f in (mem0.FORMAT, evermemos.FORMAT, zep.FORMAT, hypotheses.FORMAT, mapping.FORMAT)
-)
+BUILTIN_ANSWER_FORMATS: tuple[str, ...] = ANSWER_FORMATS.builtin_names
 """The answer formats this package registers itself, in detection order."""

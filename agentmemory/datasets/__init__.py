@@ -31,7 +31,6 @@ or from an installed package, with an entry point in the group
 
 from __future__ import annotations
 
-from agentmemory.datasets import beam, beir, locomo, longmemeval
 from agentmemory.datasets.base import FORMATS, OPTION_TYPES, Format, FormatOption, detect_format, load, register_format
 
 __all__ = [
@@ -45,8 +44,5 @@ __all__ = [
     "register_format",
 ]
 
-for _builtin in (beir.FORMAT, locomo.FORMAT, longmemeval.FORMAT, beam.FORMAT):
-    FORMATS.register(_builtin.name, _builtin)
-
-BUILTIN_FORMATS: tuple[str, ...] = (beir.FORMAT.name, locomo.FORMAT.name, longmemeval.FORMAT.name, beam.FORMAT.name)
+BUILTIN_FORMATS: tuple[str, ...] = FORMATS.builtin_names
 """The formats this package registers itself, in detection order (the command line makes flags of their options)."""

@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentmemory.errors import ParameterError, UnknownNameError
-from agentmemory.live.endpoints import OpenAIChat
 from agentmemory.registry import Registry
 from agentmemory.retrievers.registry import _import
 from agentmemory.retrievers.spec import parse_spec, renamed
@@ -176,7 +175,3 @@ def _check_params(target: str, factory: Callable[..., Any], params: dict[str, An
     for key in params:
         if key not in accepted:
             raise UnknownNameError(f"{target} parameter", key, [*accepted, "name"])
-
-
-for _registry in (READERS, JUDGES):
-    _registry.register("openai", OpenAIChat)

@@ -41,10 +41,6 @@ from typing import Any
 
 from agentmemory.errors import NumberTextError, ParameterError, PluginError, UnknownNameError, quote
 from agentmemory.files.numbers import parse_integer
-from agentmemory.metrics.answers import ANSWER_DEFINITIONS
-from agentmemory.metrics.average_precision import DEFINITION as AVERAGE_PRECISION
-from agentmemory.metrics.bpref import DEFINITION as BPREF
-from agentmemory.metrics.budget import DEFINITION as TOKENS_TO_FIRST
 from agentmemory.metrics.definition import (
     BUDGET_SUFFIX,
     FIRST,
@@ -54,14 +50,6 @@ from agentmemory.metrics.definition import (
     MeasureDef,
     QueryContext,
 )
-from agentmemory.metrics.longmemeval_official import DEFINITIONS as LONGMEMEVAL_DEFINITIONS
-from agentmemory.metrics.ndcg import DEFINITION as NDCG
-from agentmemory.metrics.precision import DEFINITION as PRECISION
-from agentmemory.metrics.r_precision import DEFINITION as R_PRECISION
-from agentmemory.metrics.recall import DEFINITION as RECALL
-from agentmemory.metrics.reciprocal_rank import DEFINITION as RECIPROCAL_RANK
-from agentmemory.metrics.stale import DEFINITION as STALE
-from agentmemory.metrics.success import DEFINITION as SUCCESS
 from agentmemory.records import Query
 from agentmemory.registry import Registry
 
@@ -648,17 +636,3 @@ def compute_measures(
             )
         values[str(measure)] = measure._compute(ranking, qrels, scope, query, session_of, lengths)
     return values
-
-
-# The built-in trec_eval measures, in the order the tables show them, then LongMemEval's official
-# measures (their own family).
-for _definition in (PRECISION, RECALL, RECIPROCAL_RANK, NDCG, AVERAGE_PRECISION, SUCCESS, R_PRECISION, BPREF):
-    register_measure(_definition)
-for _definition in LONGMEMEVAL_DEFINITIONS:
-    register_measure(_definition)
-del _definition
-register_measure(STALE)  # BEAM's stale evidence (lower is better)
-register_measure(TOKENS_TO_FIRST)  # tokens@first, of the budget family (lower is better)
-for _definition in ANSWER_DEFINITIONS:  # the system's answer scored (imported verdicts, LoCoMo's scores, has_answer)
-    register_measure(_definition)
-del _definition

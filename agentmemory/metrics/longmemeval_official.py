@@ -4,7 +4,7 @@ LongMemEval (Wu et al., ICLR 2025; github xiaowu0162/LongMemEval) scores a
 retriever with three numbers per question, in ``src/retrieval/eval_utils.py``
 (read at commit 9e0b455): ``evaluate_retrieval`` at the index's own
 granularity, and ``evaluate_retrieval_turn2session`` for the sessions of a
-turn-level run.  They are registered here as six measures:
+turn-level run.  They are six measures (registered through agentmemory.registry.BUILTINS):
 
 =====================  ==========================================================
 ``recall_any@k``       1.0 if a gold item is among the top ``k``, else 0.0
@@ -318,57 +318,68 @@ def _sess_reads(query: QueryContext) -> int:
 
 
 _WIDENED = "k widened until k distinct sessions"
-DEFINITIONS: tuple[MeasureDef, ...] = (
-    MeasureDef(
-        "recall_any",
-        _recall_any,
-        CutoffRule.REQUIRED,
-        "1 if any gold item is in the top k (LongMemEval official, eval_utils.evaluate_retrieval)",
-        family=FAMILY,
-    ),
-    MeasureDef(
-        "recall_all",
-        _recall_all,
-        CutoffRule.REQUIRED,
-        "1 if every gold item is in the top k, 1 with none (LongMemEval official, eval_utils.evaluate_retrieval)",
-        family=FAMILY,
-    ),
-    MeasureDef(
-        "ndcg_any",
-        _ndcg_any,
-        CutoffRule.REQUIRED,
-        "binary nDCG, rank r >= 2 divided by log2(r), ideal from the haystack (LongMemEval official, eval_utils.ndcg)",
-        family=FAMILY,
-    ),
-    MeasureDef(
-        "sess.recall_any",
-        _sess_recall_any,
-        CutoffRule.REQUIRED,
-        f"recall_any of a turn run's sessions, {_WIDENED} (LongMemEval official, evaluate_retrieval_turn2session)",
-        family=FAMILY,
-        whole_ranking=True,
-        granularity="session",
-        reads=_sess_reads,
-    ),
-    MeasureDef(
-        "sess.recall_all",
-        _sess_recall_all,
-        CutoffRule.REQUIRED,
-        f"recall_all of a turn run's sessions, {_WIDENED} (LongMemEval official, evaluate_retrieval_turn2session)",
-        family=FAMILY,
-        whole_ranking=True,
-        granularity="session",
-        reads=_sess_reads,
-    ),
-    MeasureDef(
-        "sess.ndcg_any",
-        _sess_ndcg_any,
-        CutoffRule.REQUIRED,
-        f"ndcg_any over turns scored by session, {_WIDENED} (LongMemEval official, evaluate_retrieval_turn2session)",
-        family=FAMILY,
-        whole_ranking=True,
-        granularity="session",
-        reads=_sess_reads,
-    ),
+RECALL_ANY = MeasureDef(
+    "recall_any",
+    _recall_any,
+    CutoffRule.REQUIRED,
+    "1 if any gold item is in the top k (LongMemEval official, eval_utils.evaluate_retrieval)",
+    family=FAMILY,
 )
-"""The six LongMemEval measures, in the order tables show them (registered by :mod:`agentmemory.metrics.base`)."""
+
+RECALL_ALL = MeasureDef(
+    "recall_all",
+    _recall_all,
+    CutoffRule.REQUIRED,
+    "1 if every gold item is in the top k, 1 with none (LongMemEval official, eval_utils.evaluate_retrieval)",
+    family=FAMILY,
+)
+
+NDCG_ANY = MeasureDef(
+    "ndcg_any",
+    _ndcg_any,
+    CutoffRule.REQUIRED,
+    "binary nDCG, rank r >= 2 divided by log2(r), ideal from the haystack (LongMemEval official, eval_utils.ndcg)",
+    family=FAMILY,
+)
+
+SESS_RECALL_ANY = MeasureDef(
+    "sess.recall_any",
+    _sess_recall_any,
+    CutoffRule.REQUIRED,
+    f"recall_any of a turn run's sessions, {_WIDENED} (LongMemEval official, evaluate_retrieval_turn2session)",
+    family=FAMILY,
+    whole_ranking=True,
+    granularity="session",
+    reads=_sess_reads,
+)
+
+SESS_RECALL_ALL = MeasureDef(
+    "sess.recall_all",
+    _sess_recall_all,
+    CutoffRule.REQUIRED,
+    f"recall_all of a turn run's sessions, {_WIDENED} (LongMemEval official, evaluate_retrieval_turn2session)",
+    family=FAMILY,
+    whole_ranking=True,
+    granularity="session",
+    reads=_sess_reads,
+)
+
+SESS_NDCG_ANY = MeasureDef(
+    "sess.ndcg_any",
+    _sess_ndcg_any,
+    CutoffRule.REQUIRED,
+    f"ndcg_any over turns scored by session, {_WIDENED} (LongMemEval official, evaluate_retrieval_turn2session)",
+    family=FAMILY,
+    whole_ranking=True,
+    granularity="session",
+    reads=_sess_reads,
+)
+DEFINITIONS: tuple[MeasureDef, ...] = (
+    RECALL_ANY,
+    RECALL_ALL,
+    NDCG_ANY,
+    SESS_RECALL_ANY,
+    SESS_RECALL_ALL,
+    SESS_NDCG_ANY,
+)
+"""The six LongMemEval measures, in the order tables show them (registered through :data:`agentmemory.registry.BUILTINS`)."""

@@ -132,9 +132,6 @@ class Llama2Counter:
         return dict(self._description)
 
 
-TOKEN_COUNTERS.register(DEFAULT_TOKEN_COUNTER, Llama2Counter)
-
-
 class CachedCounter:
     """A counter made from :data:`TOKEN_COUNTERS`, its results checked and remembered per text.
 

@@ -104,9 +104,3 @@ __all__ = [
     "resolve_retrievers",
     "select_top_k",
 ]
-
-register_retriever("bm25", BM25)
-register_retriever("tags", TagScorer)
-register_retriever("dense", Dense)
-register_retriever("hybrid", Hybrid)
-register_retriever("recency", Recency)

@@ -613,9 +613,3 @@ class FastEmbedEncoder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         return np.stack([np.asarray(v, dtype=np.float32) for v in self._model.embed(texts, batch_size=256)])
-
-
-register_encoder("wordllama", WordLlamaEncoder)
-register_encoder("model2vec", Model2VecEncoder)
-register_encoder("sentence-transformers", SentenceTransformerEncoder)
-register_encoder("fastembed", FastEmbedEncoder)

@@ -40,9 +40,7 @@ from agentmemory.errors import ParameterError, UnknownNameError
 from agentmemory.registry import Registry
 from agentmemory.retrievers.registry import RETRIEVERS, _import, resolve_retriever
 from agentmemory.retrievers.spec import Spec, format_value, option_named, parse_spec
-from agentmemory.systems.agentrecall import AgentRecallSystem  # imports agentrecall-db only when a scope opens
 from agentmemory.systems.base import MemorySystem
-from agentmemory.systems.mcp import MCPSystem  # imports the MCP SDK only when a server starts
 from agentmemory.systems.wrapper import RetrieverSystem
 
 __all__ = [
@@ -288,8 +286,3 @@ def resolve_systems(items: SystemLike | Sequence[SystemLike], *, option: str = "
         keys.add(spec.key)
         labels.add(spec.label)
     return tuple(specs)
-
-
-register_system("retriever", RetrieverSystem)
-register_system("mcp", MCPSystem)
-register_system("agentrecall", AgentRecallSystem)
