@@ -267,6 +267,7 @@ SETTINGS: tuple[Setting, ...] = (
         False,
         "make no reader or judge call: every one must be in the cache (a miss is refused, naming it)",
         live=True,
+        artifact=False,  # how calls are made, not what they answer: the cache's answers either way
     ),
     Setting(
         "lenient",

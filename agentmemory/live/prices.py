@@ -57,6 +57,8 @@ class PriceTable:
     sha256: str
     currency: str
     prices: Mapping[str, Price] = field(default_factory=dict)
+    given: str = field(default="", compare=False)
+    """The path as it was given (what the artifact's command line repeats)."""
 
     def cost(self, model: str, input_tokens: int | None, output_tokens: int | None) -> float | None:
         """The cost of one call, or ``None`` (no usage, or a model the table does not list)."""
@@ -125,4 +127,4 @@ def read_prices(path: str | PathLike[str]) -> PriceTable:
                 )
             values[key] = float(value)
         prices[model] = Price(values["input"], values["output"])
-    return PriceTable(path.name, hashlib.sha256(data).hexdigest(), currency.strip(), prices)
+    return PriceTable(path.name, hashlib.sha256(data).hexdigest(), currency.strip(), prices, given=str(path))

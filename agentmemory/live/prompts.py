@@ -35,7 +35,7 @@ import hashlib
 import re
 import string
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from os import PathLike
 from pathlib import Path
@@ -77,13 +77,15 @@ _PYTHON_SOURCE = re.compile(r"^(?P<file>.+\.py):(?P<name>[A-Za-z_][A-Za-z0-9_]*)
 class PromptTemplate:
     """One checked template: its ``role``, ``text``, where it came from (``source``: ``"default"``, a file's name,
     ``"llm_judge.py:ACCURACY_PROMPT"``), its ``syntax`` (``"format"`` or ``"double-braces"``) and the sha256 of
-    ``text``."""
+    ``text``.  ``given`` is the ``FILE`` or ``FILE.py:NAME`` as it was given (``""`` for the default): what the
+    artifact's command line repeats."""
 
     role: str
     text: str
     source: str
     syntax: str
     sha256: str
+    given: str = field(default="", compare=False)
 
     def render(self, values: Mapping[str, str]) -> str:
         """The template with every placeholder filled from ``values`` (which holds every one of the role's)."""
@@ -133,7 +135,7 @@ def load_prompt(role: str, source: str | PathLike[str] | None, option: str | Non
         path = Path(text_source)
         text = decode_utf8(path, read_bytes(path, "prompt file"))
         shown = path.name
-    return _checked(role, text, shown, f"{option} {text_source}")
+    return replace(_checked(role, text, shown, f"{option} {text_source}"), given=text_source)
 
 
 def _constant(path: Path, name: str, option: str) -> str:

@@ -121,21 +121,39 @@ path as given, the measures beyond the defaults); every other setting comes from
 def _declared_arguments(evaluation: Evaluation) -> list[str]:
     """The flag of every other setting of the evaluation (:data:`~agentmemory.evaluation.settings.SETTINGS`) that
     can change the artifact and is not its declared default, in the declaration's order: a setting added to the
-    declaration reaches the artifact's command line with no change here (``--clock conversation``).  The live readers' and judges' settings are named in the card instead."""
+    declaration reaches the artifact's command line with no change here (``--clock conversation``).  The live
+    readers' and judges' settings are read from the evaluation's :class:`~agentmemory.live.config.LiveOptions`:
+    each reader and judge by its spec (``--reader SPEC`` once per reader), prompts and prices as given."""
     parts: list[str] = []
+    live = evaluation.options.live
     for declared in SETTINGS:
-        if declared.live or not declared.artifact or declared.name in _OWN_RULES:
+        if not declared.artifact or declared.name in _OWN_RULES:
             continue
-        value = getattr(evaluation.options, declared.name, None)
-        if value is None or value == "" or value == declared.default:
+        if declared.live:
+            value: Any = None if live is None else _live_value(live, declared.name)
+        else:
+            value = getattr(evaluation.options, declared.name, None)
+        if value is None or value == "" or value == () or value == declared.default:
             continue
         if declared.kind == "bool":
             parts += [declared.flag] if value is True else []
-        elif declared.kind in ("measures", "specs"):
+        elif declared.kind == "specs":
+            parts += [piece for spec in value for piece in (declared.flag, str(spec))]
+        elif declared.kind == "measures":
             parts += [declared.flag, ",".join(map(str, value))]
         else:
             parts += [declared.flag, str(value)]
     return parts
+
+
+def _live_value(live: Any, name: str) -> object:
+    """The live setting ``name`` of ``live`` as its flag takes it: specs' texts, a file as given, a value."""
+    value = getattr(live, name)
+    if name in ("readers", "judges"):
+        return tuple(spec.key for spec in value or ())
+    if name in ("reader_prompt", "judge_prompt", "prices"):
+        return "" if value is None else value.given
+    return value
 
 
 def _attributed(evaluation: Evaluation) -> bool:

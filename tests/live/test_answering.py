@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import shlex
 import threading
 
 import pytest
@@ -386,3 +387,54 @@ def test_two_live_judges_agreement_per_category_and_the_reports_tables(sample, s
     calls = answer_report.live_calls(e)
     assert list(calls.frame.columns) == header and calls.frame.values.tolist() == body
     assert "latency per call in seconds, p50 and p95, as measured when each call was made" in calls.caption
+
+
+def test_the_artifacts_command_line_repeats_the_live_settings(sample, cache, tmp_path) -> None:
+    """The readers, the judges (by spec, once each), a prompt file and the price table as given, the majority
+    and the lenient rule reach the artifact's command line from the declaration; offline (how calls are made,
+    not what they answer) does not; and the command parses back into the same live settings."""
+    from agentmemory.cli.app import build_parser
+    from agentmemory.evaluation.options import options_from_settings
+    from agentmemory.evaluation.settings import SETTINGS
+    from agentmemory.live import register_judge
+    from agentmemory.report.results import cli_command
+
+    class Echo:
+        def __init__(self, word: str = "yes") -> None:
+            self.word = word
+
+        def identity(self) -> dict:
+            return {"kind": "echo", "word": self.word}
+
+        def complete(self, messages):
+            return Completion(self.word, 1, 1)
+
+    register_reader("echo-cmd", Echo, replace=True)
+    register_judge("echo-cmd", Echo, replace=True)
+    prompt = tmp_path / "reader.txt"
+    prompt.write_text("Answer {question} from {memories} ({question_date}).", encoding="utf-8")
+    prices = tmp_path / "prices.toml"
+    prices.write_text("[x]\ninput = 1.0\noutput = 2.0\n", encoding="utf-8")
+    live = LiveOptions(
+        readers=["echo-cmd[word=pottery,name=a]", "echo-cmd[word=yes,name=b]"],
+        judges=["echo-cmd[word=CORRECT]"],
+        reader_prompt=str(prompt),
+        judge_majority=True,
+        lenient=True,
+        prices=str(prices),
+    )
+    e = evaluate(sample, "bm25", k=K, live=live)
+    command = cli_command(e, "fixtures/locomo-sample/locomo-sample.json")
+    assert (
+        "--reader 'echo-cmd[word=pottery,name=a]' --reader 'echo-cmd[word=yes,name=b]' --judge 'echo-cmd[word=CORRECT]' "
+        f"--reader-prompt {prompt} --judge-majority --lenient-answers --prices {prices}"
+    ) in command
+    assert "--offline" not in command and "--judge-prompt" not in command
+    args = build_parser().parse_args(shlex.split(command)[1:])
+    given = {s.name: getattr(args, s.name) for s in SETTINGS if s.live}
+    again = options_from_settings(given, "flag").live
+    assert again is not None
+    assert [r.key for r in again.readers] == [r.key for r in e.options.live.readers]
+    assert [j.key for j in again.judges] == ["echo-cmd[word=CORRECT]"]
+    assert again.reader_prompt == e.options.live.reader_prompt and again.prices == e.options.live.prices
+    assert (again.judge_majority, again.lenient) == (True, True)
