@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 from agentmemory.errors import InputError
-from agentmemory.records import NO_METADATA, UNKNOWN_PROVENANCE, MemoryEntry, _trusted, _trusted_many
+from agentmemory.records import NO_METADATA, UNKNOWN_PROVENANCE, MemoryEntry, Provenance, _trusted, _trusted_many
 
 if TYPE_CHECKING:  # numpy is loaded by whoever asks for chunks, not by importing the collection
     import numpy as np
@@ -172,6 +172,15 @@ class FileTexts:
             os.close(fd)
         return data.decode("utf-8")
 
+    def take(self, rows: np.ndarray) -> FileTexts:
+        """The texts at ``rows`` (increasing positions), still in the file."""
+        kept = (
+            {new: self._kept[old] for new, old in enumerate(rows.tolist()) if old in self._kept} if self._kept else {}
+        )
+        return FileTexts(
+            self.path, self.size, self.mtime_ns, self._starts[rows], self._ends[rows], self._ascii[rows], kept
+        )
+
     def chunks(self, size: int = CHUNK_BYTES) -> Iterator[TextChunk]:
         import numpy as np
 
@@ -262,6 +271,9 @@ class Codes:
     def rows(self, start: int, stop: int) -> list[Any]:
         return list(map(self.values.__getitem__, self.codes[start:stop].tolist()))
 
+    def take(self, rows: np.ndarray) -> Codes:
+        return Codes(self.codes[rows], self.values)
+
 
 class Sparse:
     """A column whose rows mostly hold ``default``: the others as ``{row: value}``."""
@@ -282,6 +294,12 @@ class Sparse:
     def rows(self, start: int, stop: int) -> list[Any]:
         get, default = self.values.get, self.default
         return [get(i, default) for i in range(start, stop)]
+
+    def take(self, rows: np.ndarray) -> Sparse:
+        values = self.values
+        return Sparse(
+            len(rows), {new: values[old] for new, old in enumerate(rows.tolist()) if old in values}, self.default
+        )
 
 
 _OPTIONAL = ("tags", "created_at", "provenance", "scope", "metadata")
@@ -369,6 +387,27 @@ class Entries(Sequence[MemoryEntry]):
         bounds = np.searchsorted(column.codes[order], np.arange(len(column.values) + 1))
         return {v: order[bounds[c] : bounds[c + 1]] for c, v in enumerate(column.values)}
 
+    def take(self, rows: np.ndarray) -> Entries:
+        """The entries at ``rows`` (increasing positions) as columns of their own (the texts not copied from a file)."""
+        at = rows.tolist()
+        texts = self.texts
+        taken = texts.take(rows) if isinstance(texts, FileTexts) else TextList(list(map(texts.__getitem__, at)))
+        columns = {name: column.take(rows) for name, column in self._columns.items()}
+        return Entries(list(map(self.ids.__getitem__, at)), taken, **columns)
+
+    def provenances(self) -> Iterator[tuple[str, Provenance]]:
+        """``(id, provenance)`` of every entry whose provenance is not the default (from the column: no record made)."""
+        column = self._columns.get("provenance")
+        if isinstance(column, Sparse):
+            ids = self.ids
+            yield from ((ids[i], p) for i, p in sorted(column.values.items()))
+
+    def with_metadata(self) -> Iterator[MemoryEntry]:
+        """The records of the entries that have metadata (made for those only)."""
+        column = self._columns.get("metadata")
+        if isinstance(column, Sparse):
+            yield from (self._record(i) for i in sorted(column.values) if column.values[i])
+
     def __len__(self) -> int:
         return len(self.ids)
 
@@ -377,8 +416,10 @@ class Entries(Sequence[MemoryEntry]):
         return _trusted(MemoryEntry, {"id": self.ids[i], "text": self.texts[i], **values})
 
     def __getitem__(self, i: Any) -> Any:
-        if isinstance(i, slice):
-            return tuple(map(self._record, range(*i.indices(len(self)))))
+        if isinstance(i, slice):  # a tuple of records, as a tuple's slice (a file's texts read chunk by chunk)
+            import numpy as np
+
+            return tuple(self.take(np.arange(*i.indices(len(self)), dtype=np.int64)))
         n = len(self.ids)
         if not isinstance(i, int) and hasattr(i, "__index__"):
             i = i.__index__()

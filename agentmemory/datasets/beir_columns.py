@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from agentmemory.collection.columns import Codes, Entries, FileTexts
+from agentmemory.files import reading
 from agentmemory.files.reading import LineBlocks, gc_paused
 
 __all__ = ["read_corpus_columns"]
@@ -64,7 +65,7 @@ def read_corpus_columns(path: Path, bar: Any = None) -> tuple[Entries, str] | No
     """
     import numpy as np
 
-    blocks = LineBlocks(path, "file")
+    blocks = LineBlocks(path, "file", reading.BLOCK_BYTES)
     columns = _Columns()
     with gc_paused():
         for offset, block in blocks:

@@ -133,10 +133,10 @@ class LineBlocks:
             be read, or changed while it was read.
     """
 
-    def __init__(self, path: str | PathLike[str], what: str = "file", size: int = BLOCK_BYTES) -> None:
+    def __init__(self, path: str | PathLike[str], what: str = "file", size: int | None = None) -> None:
         self.path = path
         self.what = what
-        self.size = size
+        self.size = BLOCK_BYTES if size is None else size
         self.sha256 = ""
         self.stat: os.stat_result | None = None
 
