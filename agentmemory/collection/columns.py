@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import operator
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Container, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 from agentmemory.errors import InputError
@@ -308,6 +308,18 @@ _DEFAULTS = {"tags": (), "created_at": None, "provenance": UNKNOWN_PROVENANCE, "
 _ROWS = 65_536  # records made at once when iterating
 
 
+class _Without:
+    """Every id but ``absent``: :meth:`Entries.membership` (only asked about the candidates it was given)."""
+
+    __slots__ = ("absent",)
+
+    def __init__(self, absent: set[str]) -> None:
+        self.absent = absent
+
+    def __contains__(self, item: object) -> bool:
+        return item not in self.absent
+
+
 class Entries(Sequence[MemoryEntry]):
     """A collection's entries as columns, each record made when asked (``entries[i]``, iteration).
 
@@ -323,7 +335,7 @@ class Entries(Sequence[MemoryEntry]):
     (the readers, with the file and line; :meth:`of` from checked records).
     """
 
-    __slots__ = ("_columns", "_positions", "ids", "texts")
+    __slots__ = ("_columns", "_positions", "_unique", "ids", "texts")
 
     def __init__(self, ids: list[str], texts: TextSource, **columns: Codes | Sparse) -> None:
         unknown = set(columns) - set(_OPTIONAL)
@@ -335,6 +347,7 @@ class Entries(Sequence[MemoryEntry]):
         self.texts = texts
         self._columns = columns
         self._positions: dict[str, int] | None = None
+        self._unique: bool | None = None
 
     @classmethod
     def of(cls, records: Iterable[MemoryEntry]) -> Entries:
@@ -361,8 +374,27 @@ class Entries(Sequence[MemoryEntry]):
         return self._columns.get(name)
 
     @property
+    def unique(self) -> bool:
+        """Whether no id is there twice (checked once, with a set that is not kept: no map of every id is made)."""
+        if self._unique is None:
+            ids = self.ids
+            self._unique = len(ids) == (len(set(ids)) if self._positions is None else len(self._positions))
+        return self._unique
+
+    def missing(self, ids: Iterable[str]) -> set[str]:
+        """Those of ``ids`` that no entry has (one pass over the ids; no map of every id is made)."""
+        if self._positions is not None:
+            return {i for i in ids if i not in self._positions}
+        return set(ids).difference(self.ids)
+
+    def membership(self, candidates: Iterable[str]) -> Container[str]:
+        """``x in`` the result is whether an entry has id ``x``, for every ``x`` of ``candidates`` (the ids a
+        caller will ask about: found in one pass, without a map of every id)."""
+        return _Without(self.missing(candidates))
+
+    @property
     def positions(self) -> dict[str, int]:
-        """Each id's position (made once, when first asked)."""
+        """Each id's position (made once, when first asked: a lookup by id)."""
         if self._positions is None:
             self._positions = dict(zip(self.ids, range(len(self.ids))))
         return self._positions
@@ -446,11 +478,18 @@ class Entries(Sequence[MemoryEntry]):
                 yield start, list(texts[start : start + _ROWS])
             return
         for chunk in source.chunks():
-            buf = chunk.buf
-            yield (
-                chunk.first,
-                [bytes(buf[s:e]).decode("utf-8") for s, e in zip(chunk.starts.tolist(), chunk.ends.tolist())],
-            )
+            buf, spans = chunk.buf, zip(chunk.starts.tolist(), chunk.ends.tolist())
+            if chunk.ascii.all():  # decoded once: an ASCII text's characters are its bytes
+                whole = bytes(buf).decode("ascii")
+                yield chunk.first, [whole[s:e] for s, e in spans]
+            else:
+                yield chunk.first, [bytes(buf[s:e]).decode("utf-8") for s, e in spans]
+
+    def __contains__(self, item: object) -> bool:
+        if not isinstance(item, MemoryEntry):
+            return False
+        at = self.positions.get(item.id)
+        return at is not None and self._record(at) == item
 
     def __eq__(self, other: object) -> bool:
         if self is other:

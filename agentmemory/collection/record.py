@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from os import PathLike
@@ -413,8 +413,7 @@ class Collection:
         """
         entries = self.entries
         if isinstance(entries, Entries):  # the columns: ids checked in bulk, the first repeated one found if any
-            repeated = len(entries.positions) != len(entries.ids)
-            problem = _duplicate("entry", entries.ids) if repeated else None
+            problem = None if entries.unique else _duplicate("entry", entries.ids)
         else:
             problem = _duplicate("entry", (e.id for e in entries))
         problem = problem or _duplicate("query", (q.id for q in (*self.queries, *self.left_out_queries)))
@@ -434,7 +433,10 @@ class Collection:
         for query in self.queries:
             if query.scope is not None and query.scope not in scopes:
                 return f"whose query {quote(query.id)} has scope {quote(query.scope)}, which no entry has"
-        known: Mapping[str, Any] = entries.positions if isinstance(entries, Entries) else self._by_id
+        if isinstance(entries, Entries):  # the judged ids not among the columns' ids, found in one pass
+            known: Container[str] = entries.membership(e for judged in self.qrels.values() for e in judged)
+        else:
+            known = self._by_id
         for query_id, judged in self.qrels.items():
             if query_id not in asked:
                 return f"with judgments of query {quote(query_id)}, which is not among its queries"

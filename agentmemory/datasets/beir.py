@@ -31,7 +31,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Container, Iterable, Iterator
 from itertools import repeat
 from operator import attrgetter, eq, itemgetter
 from os import PathLike
@@ -273,8 +273,9 @@ def _collection_folder(path: str | PathLike[str]) -> Path:
 
 def _load_corpus(
     root: Path, files: dict[str, str], progress: bool
-) -> tuple[Entries | list[MemoryEntry], Mapping[str, int]]:
-    """``corpus.jsonl``'s entries and each entry's line (or, for columns, position: only membership is asked);
+) -> tuple[Entries | list[MemoryEntry], dict[str, int] | Entries]:
+    """``corpus.jsonl``'s entries and each entry's line (for columns, the columns: the judgments ask only whether
+    an id is there);
     at least one entry, every ``derived_from`` known.
 
     The columns' bulk path first (:func:`~agentmemory.datasets.beir_columns.read_corpus_columns`);
@@ -290,7 +291,7 @@ def _load_corpus(
     if columns is not None:
         entries, sha = columns
         files[corpus_path.relative_to(root).as_posix()] = sha
-        return entries, entries.positions
+        return entries, entries
     with gc_paused():
         records, first_line = _corpus(corpus_path, _read(corpus_path, files, root), progress)
     if not records:
@@ -348,12 +349,22 @@ def _check_scopes(path: Path, queries: list[Query], query_line: dict[str, int], 
 
 
 def _load_qrels(
-    qrels_path: Path, root: Path, files: dict[str, str], query_line: dict[str, int], first_line: Mapping[str, int]
+    qrels_path: Path,
+    root: Path,
+    files: dict[str, str],
+    query_line: dict[str, int],
+    first_line: dict[str, int] | Entries,
 ) -> dict[str, dict[str, int]]:
     """The judgments file's grades, ``qrels[query_id][entry_id]``: known queries and entries, each pair once."""
     qrels: dict[str, dict[str, int]] = {}
     qrels_line: dict[tuple[str, str], int] = {}
-    for number, raw in enumerate(_read(qrels_path, files, root).splitlines(), start=1):
+    lines = _read(qrels_path, files, root).splitlines()
+    known: Container[str]
+    if not isinstance(first_line, Entries):
+        known = first_line
+    else:  # the judged ids looked up in one pass over the corpus's ids
+        known = first_line.membership(f[1].strip() for f in (raw.split("\t") for raw in lines) if len(f) == 3)
+    for number, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
         fields = raw.split("\t")
@@ -366,7 +377,7 @@ def _load_qrels(
                 number,
                 f"unknown query {quote(query_id)} (not in queries.jsonl); judge only queries of queries.jsonl",
             )
-        if entry_id not in first_line:
+        if entry_id not in known:
             raise InputError(
                 qrels_path,
                 number,

@@ -75,7 +75,7 @@ def read_corpus_columns(path: Path, bar: Any = None) -> tuple[Entries, str] | No
             if bar is not None:
                 bar.update(n)
     ids = columns.ids
-    if not ids or len(set(ids)) != len(ids) or blocks.stat is None:
+    if not ids or blocks.stat is None:
         return None
     texts = FileTexts(
         path,
@@ -89,7 +89,8 @@ def read_corpus_columns(path: Path, bar: Any = None) -> tuple[Entries, str] | No
     extra = {}
     if columns.keys == _ID_TEXT_SCOPE:
         extra["scope"] = Codes(np.concatenate(columns.scope_codes), list(columns.scope_index))
-    return Entries(ids, texts, **extra), blocks.sha256
+    entries = Entries(ids, texts, **extra)
+    return (entries, blocks.sha256) if entries.unique else None  # a repeated id: the line reader names its lines
 
 
 def _block(columns: _Columns, offset: int, block: bytes) -> int | None:

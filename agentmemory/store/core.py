@@ -491,7 +491,7 @@ class MemoryStore:
         then it is kept as columns.  False means "add it as records" (which names what is wrong, if anything is)."""
         if not len(entries) or not isinstance(self._backend, MemoryBackend):
             return False
-        if len(entries.positions) != len(entries) or any(p.derived_from for _, p in entries.provenances()):
+        if not entries.unique or any(p.derived_from for _, p in entries.provenances()):
             return False
         if not (self._entries.isdisjoint(entries.ids) and self._forgotten.isdisjoint(entries.ids)):
             return False

@@ -30,7 +30,8 @@ class LiveEntries(MutableMapping[str, MemoryEntry]):
 
     # -- reading ------------------------------------------------------------
     def _find(self, entry_id: str) -> Entries | dict[str, MemoryEntry] | None:
-        """The segment holding ``entry_id`` (forgotten column rows included), or ``None``."""
+        """The segment holding ``entry_id`` (forgotten column rows included), or ``None``; a column batch's map of
+        ids to rows is made when it is first looked in."""
         for segment in reversed(self._segments):
             if entry_id in (segment if isinstance(segment, dict) else segment.positions):
                 return segment
@@ -87,7 +88,7 @@ class LiveEntries(MutableMapping[str, MemoryEntry]):
         """Whether no live entry has one of ``ids`` (in bulk)."""
         keys = set(ids)
         return all(
-            (segment if isinstance(segment, dict) else segment.positions).keys().isdisjoint(keys)
+            segment.keys().isdisjoint(keys) if isinstance(segment, dict) else not keys.intersection(segment.ids)
             for segment in self._segments
         )
 
@@ -98,7 +99,7 @@ class LiveEntries(MutableMapping[str, MemoryEntry]):
             return False
         if not any(v is None for v in self._changed.values()):
             return all(
-                (segment if isinstance(segment, dict) else segment.positions).keys() <= wanted
+                segment.keys() <= wanted if isinstance(segment, dict) else wanted.issuperset(segment.ids)
                 for segment in self._segments
             )
         return set(self) == wanted

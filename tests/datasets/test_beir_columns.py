@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from conftest import write_collection
 
-from agentmemory import InputError, MemoryEntry, ParameterError, load, load_collection
+from agentmemory import InputError, MemoryEntry, ParameterError, Query, load, load_collection
 from agentmemory.collection.columns import Entries, FileTexts, TextList
 from agentmemory.datasets import beir
 from agentmemory.files import reading
@@ -177,3 +177,31 @@ def test_entries_of_records_round_trip() -> None:
     assert entries.column("tags") is not None and entries.column("tags").values == {1: ("t",)}
     assert list(entries.provenances()) == [("b", records[1].provenance)]
     assert entries.scopes() == [None, "s"]
+
+
+def test_a_judgment_of_an_unknown_entry_is_named_with_its_line(tmp_path) -> None:
+    """A judgments line naming no entry of a corpus read as columns is refused with the line reader's message."""
+    qrels = QRELS + "q1\tzz\t1\n"
+    root = write_collection(tmp_path, CORPORA["canonical"], QUERIES, qrels)
+    where = (
+        f"{root / 'qrels' / 'test.tsv'}:3: unknown entry 'zz' (not in corpus.jsonl); judge only entries of corpus.jsonl"
+    )
+    with pytest.raises(InputError, match=f"^{re.escape(where)}$"):
+        load_collection(root)
+
+
+def test_check_names_a_judged_entry_missing_from_columns() -> None:
+    """Collection.check finds a judged id the columns lack (in one pass) and names it as for records."""
+    from agentmemory import Collection
+
+    entries = Entries(["a", "b"], TextList(["x", "y"]))
+    queries = (Query("q1", "x"),)
+    messages = []
+    for held in (entries, tuple(entries)):
+        collection = Collection(name="c", entries=held, queries=queries, qrels={"q1": {"a": 1, "zz": 1}}, files={})
+        with pytest.raises(ParameterError) as err:
+            collection.check()
+        messages.append(str(err.value))
+    assert messages[0] == messages[1]
+    assert "whose judgments of query 'q1' name entry 'zz', which is not among its entries" in messages[0]
+    assert MemoryEntry("a", "x") in entries and MemoryEntry("a", "y") not in entries and "a" not in entries
