@@ -24,7 +24,18 @@ from agentmemory.records import NO_METADATA, UNKNOWN_PROVENANCE, MemoryEntry, Pr
 if TYPE_CHECKING:  # numpy is loaded by whoever asks for chunks, not by importing the collection
     import numpy as np
 
-__all__ = ["CHUNK_BYTES", "Codes", "Entries", "FileTexts", "Sparse", "TextChunk", "TextList", "TextSource"]
+__all__ = [
+    "CHUNK_BYTES",
+    "Codes",
+    "Column",
+    "Dense",
+    "Entries",
+    "FileTexts",
+    "Sparse",
+    "TextChunk",
+    "TextList",
+    "TextSource",
+]
 
 CHUNK_BYTES = 1 << 24
 """About how many bytes of text one chunk holds (16 MiB): a chunk ends at the first text past it."""
@@ -302,6 +313,30 @@ class Sparse:
         )
 
 
+class Dense:
+    """A column with a value in most rows: a list."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values: list[Any]) -> None:
+        self.values = values
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def __getitem__(self, i: int) -> Any:
+        return self.values[i]
+
+    def rows(self, start: int, stop: int) -> list[Any]:
+        return self.values[start:stop]
+
+    def take(self, rows: np.ndarray) -> Dense:
+        return Dense(list(map(self.values.__getitem__, rows.tolist())))
+
+
+Column = Codes | Sparse | Dense
+"""The kinds of column an :class:`Entries` holds a field in."""
+
 _OPTIONAL = ("tags", "created_at", "provenance", "scope", "metadata")
 """The fields of :class:`~agentmemory.records.MemoryEntry` an :class:`Entries` may hold as columns."""
 _DEFAULTS = {"tags": (), "created_at": None, "provenance": UNKNOWN_PROVENANCE, "scope": None, "metadata": NO_METADATA}
@@ -337,7 +372,7 @@ class Entries(Sequence[MemoryEntry]):
 
     __slots__ = ("_columns", "_positions", "_unique", "ids", "texts")
 
-    def __init__(self, ids: list[str], texts: TextSource, **columns: Codes | Sparse) -> None:
+    def __init__(self, ids: list[str], texts: TextSource, **columns: Column) -> None:
         unknown = set(columns) - set(_OPTIONAL)
         if unknown:
             raise TypeError(f"unknown columns {sorted(unknown)}; allowed: {', '.join(_OPTIONAL)}")
@@ -353,7 +388,7 @@ class Entries(Sequence[MemoryEntry]):
     def of(cls, records: Iterable[MemoryEntry]) -> Entries:
         """The columns of ``records`` (checked :class:`~agentmemory.records.MemoryEntry` records), texts in memory."""
         rows = list(records)
-        columns: dict[str, Codes | Sparse] = {}
+        columns: dict[str, Column] = {}
         for name in _OPTIONAL:
             default = _DEFAULTS[name]
             values = [getattr(e, name) for e in rows]
@@ -362,11 +397,13 @@ class Entries(Sequence[MemoryEntry]):
                     columns[name] = Codes.of(values)
                 continue
             found = {i: v for i, v in enumerate(values) if v != default or type(v) is not type(default)}
-            if found:
+            if len(found) > len(rows) // 4:  # mostly set: a list costs less than a map of rows
+                columns[name] = Dense(values)
+            elif found:
                 columns[name] = Sparse(len(rows), found, default)
         return cls([e.id for e in rows], TextList([e.text for e in rows]), **columns)
 
-    def column(self, name: str) -> Codes | Sparse | None:
+    def column(self, name: str) -> Column | None:
         """The column of field ``name`` (one of ``tags``, ``created_at``, ``provenance``, ``scope``, ``metadata``),
         ``None`` when every entry has the default."""
         if name not in _DEFAULTS:
@@ -430,15 +467,19 @@ class Entries(Sequence[MemoryEntry]):
     def provenances(self) -> Iterator[tuple[str, Provenance]]:
         """``(id, provenance)`` of every entry whose provenance is not the default (from the column: no record made)."""
         column = self._columns.get("provenance")
+        ids = self.ids
         if isinstance(column, Sparse):
-            ids = self.ids
             yield from ((ids[i], p) for i, p in sorted(column.values.items()))
+        elif isinstance(column, Dense):
+            yield from ((i, p) for i, p in zip(ids, column.values) if p != UNKNOWN_PROVENANCE)
 
     def with_metadata(self) -> Iterator[MemoryEntry]:
         """The records of the entries that have metadata (made for those only)."""
         column = self._columns.get("metadata")
         if isinstance(column, Sparse):
             yield from (self._record(i) for i in sorted(column.values) if column.values[i])
+        elif isinstance(column, Dense):
+            yield from (self._record(i) for i, m in enumerate(column.values) if m)
 
     def __len__(self) -> int:
         return len(self.ids)

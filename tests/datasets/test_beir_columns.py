@@ -13,7 +13,7 @@ import pytest
 from conftest import write_collection
 
 from agentmemory import InputError, MemoryEntry, ParameterError, Query, load, load_collection
-from agentmemory.collection.columns import Entries, FileTexts, TextList
+from agentmemory.collection.columns import Dense, Entries, FileTexts, Sparse, TextList
 from agentmemory.datasets import beir
 from agentmemory.files import reading
 
@@ -174,9 +174,14 @@ def test_entries_of_records_round_trip() -> None:
     )
     entries = Entries.of(records)
     assert entries == records and tuple(entries) == records
-    assert entries.column("tags") is not None and entries.column("tags").values == {1: ("t",)}
+    assert isinstance(entries.column("tags"), Dense) and entries.column("tags").values == [(), ("t",), ()]
     assert list(entries.provenances()) == [("b", records[1].provenance)]
     assert entries.scopes() == [None, "s"]
+    many = records + tuple(MemoryEntry(f"p{i}", "w") for i in range(9))  # 1 of 12 tagged: a map of rows
+    sparse = Entries.of(many)
+    assert isinstance(sparse.column("tags"), Sparse) and sparse.column("tags").values == {1: ("t",)}
+    assert sparse == many and list(sparse.provenances()) == [("b", records[1].provenance)]
+    assert sparse.column("scope") is not None and sparse[2].scope == "s" and sparse.column("created_at") is not None
 
 
 def test_a_judgment_of_an_unknown_entry_is_named_with_its_line(tmp_path) -> None:
