@@ -159,7 +159,15 @@ class FileTexts:
 
     def _open(self) -> int:
         """A descriptor of the file, once it is the file read (same size and modification time)."""
-        fd = os.open(self.path, os.O_RDONLY)
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except OSError as err:
+            raise InputError(
+                self.path,
+                None,
+                f"cannot be read again ({err.strerror or err}); its texts are read from the file on demand: "
+                "load the collection again",
+            ) from None
         st = os.fstat(fd)
         if st.st_size != self.size or st.st_mtime_ns != self.mtime_ns:
             os.close(fd)

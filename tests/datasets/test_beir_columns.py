@@ -210,3 +210,28 @@ def test_check_names_a_judged_entry_missing_from_columns() -> None:
     assert messages[0] == messages[1]
     assert "whose judgments of query 'q1' name entry 'zz', which is not among its entries" in messages[0]
     assert MemoryEntry("a", "x") in entries and MemoryEntry("a", "y") not in entries and "a" not in entries
+
+
+def test_a_removed_file_is_refused_in_one_line(tmp_path) -> None:
+    """Texts read after their file is gone are refused with one line naming it."""
+    root = write_collection(tmp_path, CORPORA["canonical"], QUERIES, QRELS)
+    entries = load_collection(root).entries
+    path = root / "corpus.jsonl"
+    path.unlink()
+    message = (
+        f"{path}: cannot be read again (No such file or directory); its texts are read from the file on demand: "
+        "load the collection again"
+    )
+    with pytest.raises(InputError, match=f"^{re.escape(message)}$"):
+        entries[0]
+
+
+def test_columns_survive_pickling(tmp_path) -> None:
+    """Entries read as columns (texts in their file, some kept) pickle to a worker process and come back equal."""
+    import pickle
+
+    root = write_collection(tmp_path, CORPORA["escaped"], QUERIES, QRELS)
+    entries = load_collection(root).entries
+    again = pickle.loads(pickle.dumps(entries))
+    assert isinstance(again, Entries) and isinstance(again.texts, FileTexts)
+    assert again == entries and again[0] == entries[0]
