@@ -69,6 +69,18 @@ def _depth(searcher: Any, depth: int, clamp: bool) -> int:
     return depth
 
 
+def _takes_columns(retriever: Any) -> bool:
+    """Whether ``retriever`` (not a plugin: plugins get records) has the declared capability ``add_texts(ids,
+    texts)``, indexing straight from a :class:`~agentmemory.collection.columns.TextSource`.  While the capability
+    table does not declare it, no retriever is asked (every one gets records)."""
+    if isinstance(retriever, GuardedRetriever):
+        return False
+    try:
+        return has_capability(retriever, "add_texts")
+    except UnknownNameError:
+        return False
+
+
 _ID = attrgetter("id")
 _SCOPE = attrgetter("scope")
 _DERIVED_FROM = attrgetter("provenance.derived_from")
@@ -520,9 +532,8 @@ class MemoryStore:
             if key in stale:  # rebuilt from _entries before its next search, these included
                 continue
             started = time.perf_counter()
-            add_texts = None if isinstance(retriever, GuardedRetriever) else getattr(retriever, "add_texts", None)
-            if callable(add_texts):
-                add_texts(entries.ids, entries.texts)
+            if _takes_columns(retriever):
+                retriever.add_texts(entries.ids, entries.texts)  # type: ignore[attr-defined]
             elif isinstance(retriever, GuardedRetriever) or len(entries) <= _RECORD_RUN:
                 retriever.add(list(entries))
             else:
