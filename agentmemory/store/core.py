@@ -871,8 +871,11 @@ class MemoryStore:
         return out
 
 
-def dependency_order(entries: Sequence[MemoryEntry]) -> list[MemoryEntry]:
+def dependency_order(entries: Sequence[MemoryEntry]) -> Sequence[MemoryEntry]:
     """``entries`` with every entry after the entries of the batch it is derived from; otherwise in order.
+
+    Columns (:class:`~agentmemory.collection.columns.Entries`) of which none is derived come back as they are
+    (no record made: a store keeps them as columns); anything else as a list.
 
     The order :meth:`MemoryStore.add` needs (a source before what is derived from it): how a collection
     is imported, and how an evaluation ``as_of`` adds each moment's entries.
@@ -880,6 +883,10 @@ def dependency_order(entries: Sequence[MemoryEntry]) -> list[MemoryEntry]:
     Raises:
         ParameterError: entries derived from each other in a cycle.
     """
+    if isinstance(entries, Entries):
+        if not any(p.derived_from for _, p in entries.provenances()):
+            return entries
+        entries = list(entries)
     if not any(map(_DERIVED_FROM, entries)):  # nothing derived: the order given (no Python code per entry)
         return list(entries)
     by_id = {e.id: e for e in entries}
