@@ -109,3 +109,15 @@ def test_a_retriever_with_add_texts_indexes_the_columns(monkeypatch) -> None:
     assert calls == [(["a1", "a2"], ["alpha beta", "alpha alpha delta"]), (["b1", "b2"], ["beta gamma", "gamma delta"]),
                      (["n1"], ["alpha gamma"])]  # fmt: skip
     assert _state(by_columns)[0]["bm25"] == _state(by_records)[0]["bm25"]
+
+
+def test_dependency_order_keeps_columns_none_of_which_is_derived() -> None:
+    """Columns without a derived entry come back as they are (no record made); with one, sources come first."""
+    from agentmemory.records import Provenance
+    from agentmemory.store.core import dependency_order
+
+    entries = Entries.of(RECORDS)
+    assert dependency_order(entries) is entries
+    derived = MemoryEntry("d", "summary", provenance=Provenance(source="derived", derived_from=("z",)))
+    source = MemoryEntry("z", "source")
+    assert dependency_order(Entries.of((derived, source))) == [source, derived]
