@@ -13,13 +13,29 @@ a time when asked.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, NamedTuple, Protocol, runtime_checkable
+import operator
+import os
+from collections.abc import Container, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
+
+from agentmemory.errors import InputError
+from agentmemory.records import NO_METADATA, UNKNOWN_PROVENANCE, MemoryEntry, Provenance, _trusted, _trusted_many
 
 if TYPE_CHECKING:  # numpy is loaded by whoever asks for chunks, not by importing the collection
     import numpy as np
 
-__all__ = ["CHUNK_BYTES", "TextChunk", "TextList", "TextSource"]
+__all__ = [
+    "CHUNK_BYTES",
+    "Codes",
+    "Column",
+    "Dense",
+    "Entries",
+    "FileTexts",
+    "Sparse",
+    "TextChunk",
+    "TextList",
+    "TextSource",
+]
 
 CHUNK_BYTES = 1 << 24
 """About how many bytes of text one chunk holds (16 MiB): a chunk ends at the first text past it."""
@@ -92,3 +108,451 @@ class TextList:
             ends = np.cumsum(widths)
             yield TextChunk(first, buf, ends - widths, ends, flags)
             first = stop
+
+
+class FileTexts:
+    """A :class:`TextSource` whose texts stay in the file they were read from: spans of its bytes, read on demand.
+
+    Text ``i`` is the UTF-8 of ``path``'s bytes ``starts[i]:ends[i]`` (a JSON
+    string written without escapes is its text's UTF-8 exactly), except the
+    texts of ``kept`` (position -> text), held in memory (a text that was
+    written with escapes).  The file's size and modification time
+    (``st_mtime_ns``) are those it had when read; any read that finds either
+    changed is refused with one line (:class:`~agentmemory.errors.InputError`),
+    never answered from a different file.  Chunks are read with
+    ``os.pread``, one at a time: nothing of the file stays in memory between
+    reads (the page cache is the kernel's).
+    """
+
+    __slots__ = ("_ascii", "_ends", "_kept", "_kept_at", "_starts", "mtime_ns", "path", "size")
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        size: int,
+        mtime_ns: int,
+        starts: np.ndarray,
+        ends: np.ndarray,
+        ascii: np.ndarray,
+        kept: dict[int, str] | None = None,
+    ) -> None:
+        import numpy as np
+
+        self.path = os.fspath(path)
+        self.size = size
+        self.mtime_ns = mtime_ns
+        self._starts = starts
+        self._ends = ends
+        self._ascii = ascii
+        self._kept = kept or {}
+        self._kept_at = np.array(sorted(self._kept), dtype=np.int64)
+
+    def __len__(self) -> int:
+        return len(self._starts)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for name, value in state.items():
+            object.__setattr__(self, name, value)
+
+    def _open(self) -> int:
+        """A descriptor of the file, once it is the file read (same size and modification time)."""
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except OSError as err:
+            raise InputError(
+                self.path,
+                None,
+                f"cannot be read again ({err.strerror or err}); its texts are read from the file on demand: "
+                "load the collection again",
+            ) from None
+        st = os.fstat(fd)
+        if st.st_size != self.size or st.st_mtime_ns != self.mtime_ns:
+            os.close(fd)
+            raise InputError(
+                self.path,
+                None,
+                f"changed after it was read (size {self.size:,} -> {st.st_size:,} bytes, or its modification time); "
+                "its texts are read from the file on demand: load the collection again",
+            )
+        return fd
+
+    def __getitem__(self, i: int) -> str:
+        kept = self._kept.get(i) if self._kept else None
+        if kept is not None:
+            return kept
+        start, end = int(self._starts[i]), int(self._ends[i])
+        fd = self._open()
+        try:
+            data = _pread(fd, end - start, start)
+        finally:
+            os.close(fd)
+        return data.decode("utf-8")
+
+    def take(self, rows: np.ndarray) -> FileTexts:
+        """The texts at ``rows`` (increasing positions), still in the file."""
+        kept = (
+            {new: self._kept[old] for new, old in enumerate(rows.tolist()) if old in self._kept} if self._kept else {}
+        )
+        return FileTexts(
+            self.path, self.size, self.mtime_ns, self._starts[rows], self._ends[rows], self._ascii[rows], kept
+        )
+
+    def chunks(self, size: int = CHUNK_BYTES) -> Iterator[TextChunk]:
+        import numpy as np
+
+        n = len(self)
+        if n == 0:
+            return
+        starts, ends = self._starts, self._ends
+        fd = self._open()
+        try:
+            first = 0
+            while first < n:
+                stop = int(np.searchsorted(ends, int(starts[first]) + size, side="left")) + 1
+                stop = min(max(stop, first + 1), n)
+                lo, hi = int(starts[first]), int(ends[stop - 1])
+                buf = _pread(fd, hi - lo, lo)
+                yield self._chunk(first, stop, lo, buf)
+                first = stop
+        finally:
+            os.close(fd)
+
+    def _chunk(self, first: int, stop: int, lo: int, buf: bytes) -> TextChunk:
+        """Texts ``first .. stop - 1`` from ``buf`` (the file from byte ``lo``), the kept texts put in their places."""
+
+        starts, ends, flags = self._starts[first:stop] - lo, self._ends[first:stop] - lo, self._ascii[first:stop]
+        at = self._kept_at
+        inside = at[(at >= first) & (at < stop)] - first
+        if not len(inside):
+            return TextChunk(first, buf, starts, ends, flags)
+        parts: list[bytes] = []
+        new_starts, new_ends = starts.copy(), ends.copy()
+        done, length = 0, 0  # texts placed, bytes written
+        for j in (*inside.tolist(), stop - first):
+            if j > done:  # the file's run of texts done .. j - 1, copied as one slice
+                raw_lo, raw_hi = int(starts[done]), int(ends[j - 1])
+                parts.append(buf[raw_lo:raw_hi])
+                new_starts[done:j] = starts[done:j] - raw_lo + length
+                new_ends[done:j] = ends[done:j] - raw_lo + length
+                length += raw_hi - raw_lo
+            if j < stop - first:
+                data = self._kept[first + j].encode("utf-8")
+                parts.append(data)
+                new_starts[j], new_ends[j] = length, length + len(data)
+                length += len(data)
+                done = j + 1
+        return TextChunk(first, b"".join(parts), new_starts, new_ends, flags)
+
+
+def _pread(fd: int, length: int, offset: int) -> bytes:
+    """``length`` bytes of ``fd`` from ``offset`` (``os.pread`` until all are read)."""
+    data = os.pread(fd, length, offset)
+    if len(data) == length:
+        return data
+    parts = [data]
+    got = len(data)
+    while got < length:
+        more = os.pread(fd, length - got, offset + got)
+        if not more:
+            raise OSError(f"{fd}: file ended before byte {offset + length}")
+        parts.append(more)
+        got += len(more)
+    return b"".join(parts)
+
+
+class Codes:
+    """A column of few distinct values (scopes): ``values[codes[i]]``, an int32 code per row."""
+
+    __slots__ = ("codes", "values")
+
+    def __init__(self, codes: np.ndarray, values: Sequence[Any]) -> None:
+        self.codes = codes
+        self.values = tuple(values)
+
+    @classmethod
+    def of(cls, column: Iterable[Any]) -> Codes:
+        """The codes of ``column``'s values, numbered in order of first appearance."""
+        import numpy as np
+
+        index: dict[Any, int] = {}
+        codes = np.fromiter((index.setdefault(v, len(index)) for v in column), dtype=np.int32)
+        return cls(codes, list(index))
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def __getitem__(self, i: int) -> Any:
+        return self.values[self.codes[i]]
+
+    def rows(self, start: int, stop: int) -> list[Any]:
+        return list(map(self.values.__getitem__, self.codes[start:stop].tolist()))
+
+    def take(self, rows: np.ndarray) -> Codes:
+        return Codes(self.codes[rows], self.values)
+
+
+class Sparse:
+    """A column whose rows mostly hold ``default``: the others as ``{row: value}``."""
+
+    __slots__ = ("default", "n", "values")
+
+    def __init__(self, n: int, values: dict[int, Any], default: Any) -> None:
+        self.n = n
+        self.values = values
+        self.default = default
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i: int) -> Any:
+        return self.values.get(i, self.default)
+
+    def rows(self, start: int, stop: int) -> list[Any]:
+        get, default = self.values.get, self.default
+        return [get(i, default) for i in range(start, stop)]
+
+    def take(self, rows: np.ndarray) -> Sparse:
+        values = self.values
+        return Sparse(
+            len(rows), {new: values[old] for new, old in enumerate(rows.tolist()) if old in values}, self.default
+        )
+
+
+class Dense:
+    """A column with a value in most rows: a list."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values: list[Any]) -> None:
+        self.values = values
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def __getitem__(self, i: int) -> Any:
+        return self.values[i]
+
+    def rows(self, start: int, stop: int) -> list[Any]:
+        return self.values[start:stop]
+
+    def take(self, rows: np.ndarray) -> Dense:
+        return Dense(list(map(self.values.__getitem__, rows.tolist())))
+
+
+Column = Codes | Sparse | Dense
+"""The kinds of column an :class:`Entries` holds a field in."""
+
+_OPTIONAL = ("tags", "created_at", "provenance", "scope", "metadata")
+"""The fields of :class:`~agentmemory.records.MemoryEntry` an :class:`Entries` may hold as columns."""
+_DEFAULTS = {"tags": (), "created_at": None, "provenance": UNKNOWN_PROVENANCE, "scope": None, "metadata": NO_METADATA}
+_ROWS = 65_536  # records made at once when iterating
+
+
+class _Without:
+    """Every id but ``absent``: :meth:`Entries.membership` (only asked about the candidates it was given)."""
+
+    __slots__ = ("absent",)
+
+    def __init__(self, absent: set[str]) -> None:
+        self.absent = absent
+
+    def __contains__(self, item: object) -> bool:
+        return item not in self.absent
+
+
+class Entries(Sequence[MemoryEntry]):
+    """A collection's entries as columns, each record made when asked (``entries[i]``, iteration).
+
+    ``ids`` is a list of strings; ``texts`` a :class:`TextSource` (a
+    :class:`FileTexts` keeps them in their file); every other field of
+    :class:`~agentmemory.records.MemoryEntry` is a column given only when some
+    entry has a value other than the default (``scope`` as :class:`Codes`,
+    the rest :class:`Sparse`), so an absent field costs nothing.  A sequence
+    of records in every way code reads one: ``len``, indexing (a slice is a
+    tuple of records), iteration, ``==`` with any sequence of records (a
+    tuple, a list, another ``Entries``) compared record by record.
+    The columns are trusted: whoever makes them has checked every value
+    (the readers, with the file and line; :meth:`of` from checked records).
+    """
+
+    __slots__ = ("_columns", "_positions", "_unique", "ids", "texts")
+
+    def __init__(self, ids: list[str], texts: TextSource, **columns: Column) -> None:
+        unknown = set(columns) - set(_OPTIONAL)
+        if unknown:
+            raise TypeError(f"unknown columns {sorted(unknown)}; allowed: {', '.join(_OPTIONAL)}")
+        if len(texts) != len(ids) or any(len(c) != len(ids) for c in columns.values()):
+            raise ValueError(f"columns of different lengths: ids {len(ids)}, texts {len(texts)}")
+        self.ids = ids
+        self.texts = texts
+        self._columns = columns
+        self._positions: dict[str, int] | None = None
+        self._unique: bool | None = None
+
+    @classmethod
+    def of(cls, records: Iterable[MemoryEntry]) -> Entries:
+        """The columns of ``records`` (checked :class:`~agentmemory.records.MemoryEntry` records), texts in memory."""
+        rows = list(records)
+        columns: dict[str, Column] = {}
+        for name in _OPTIONAL:
+            default = _DEFAULTS[name]
+            values = [getattr(e, name) for e in rows]
+            if name == "scope":
+                if any(v is not None for v in values):
+                    columns[name] = Codes.of(values)
+                continue
+            found = {i: v for i, v in enumerate(values) if v != default or type(v) is not type(default)}
+            if len(found) > len(rows) // 4:  # mostly set: a list costs less than a map of rows
+                columns[name] = Dense(values)
+            elif found:
+                columns[name] = Sparse(len(rows), found, default)
+        return cls([e.id for e in rows], TextList([e.text for e in rows]), **columns)
+
+    def column(self, name: str) -> Column | None:
+        """The column of field ``name`` (one of ``tags``, ``created_at``, ``provenance``, ``scope``, ``metadata``),
+        ``None`` when every entry has the default."""
+        if name not in _DEFAULTS:
+            raise KeyError(name)
+        return self._columns.get(name)
+
+    @property
+    def unique(self) -> bool:
+        """Whether no id is there twice (checked once, with a set that is not kept: no map of every id is made)."""
+        if self._unique is None:
+            ids = self.ids
+            self._unique = len(ids) == (len(set(ids)) if self._positions is None else len(self._positions))
+        return self._unique
+
+    def missing(self, ids: Iterable[str]) -> set[str]:
+        """Those of ``ids`` that no entry has (one pass over the ids; no map of every id is made)."""
+        if self._positions is not None:
+            return {i for i in ids if i not in self._positions}
+        return set(ids).difference(self.ids)
+
+    def membership(self, candidates: Iterable[str]) -> Container[str]:
+        """``x in`` the result is whether an entry has id ``x``, for every ``x`` of ``candidates`` (the ids a
+        caller will ask about: found in one pass, without a map of every id)."""
+        return _Without(self.missing(candidates))
+
+    @property
+    def positions(self) -> dict[str, int]:
+        """Each id's position (made once, when first asked: a lookup by id)."""
+        if self._positions is None:
+            self._positions = dict(zip(self.ids, range(len(self.ids))))
+        return self._positions
+
+    def scopes(self) -> list[str | None]:
+        """The distinct scopes, in order of first appearance (``[None]`` when no entry has one)."""
+        column = self._columns.get("scope")
+        if column is None:
+            return [None] if self.ids else []
+        assert isinstance(column, Codes)
+        return list(column.values)
+
+    def scope_rows(self) -> dict[str | None, np.ndarray]:
+        """Each scope's rows, in order (int64 positions), scopes in order of first appearance."""
+        import numpy as np
+
+        column = self._columns.get("scope")
+        if column is None:
+            return {None: np.arange(len(self.ids), dtype=np.int64)} if self.ids else {}
+        assert isinstance(column, Codes)
+        order = np.argsort(column.codes, kind="stable")
+        bounds = np.searchsorted(column.codes[order], np.arange(len(column.values) + 1))
+        return {v: order[bounds[c] : bounds[c + 1]] for c, v in enumerate(column.values)}
+
+    def take(self, rows: np.ndarray) -> Entries:
+        """The entries at ``rows`` (increasing positions) as columns of their own (the texts not copied from a file)."""
+        at = rows.tolist()
+        texts = self.texts
+        taken = texts.take(rows) if isinstance(texts, FileTexts) else TextList(list(map(texts.__getitem__, at)))
+        columns = {name: column.take(rows) for name, column in self._columns.items()}
+        return Entries(list(map(self.ids.__getitem__, at)), taken, **columns)
+
+    def provenances(self) -> Iterator[tuple[str, Provenance]]:
+        """``(id, provenance)`` of every entry whose provenance is not the default (from the column: no record made)."""
+        column = self._columns.get("provenance")
+        ids = self.ids
+        if isinstance(column, Sparse):
+            yield from ((ids[i], p) for i, p in sorted(column.values.items()))
+        elif isinstance(column, Dense):
+            yield from ((i, p) for i, p in zip(ids, column.values) if p != UNKNOWN_PROVENANCE)
+
+    def with_metadata(self) -> Iterator[MemoryEntry]:
+        """The records of the entries that have metadata (made for those only)."""
+        column = self._columns.get("metadata")
+        if isinstance(column, Sparse):
+            yield from (self._record(i) for i in sorted(column.values) if column.values[i])
+        elif isinstance(column, Dense):
+            yield from (self._record(i) for i, m in enumerate(column.values) if m)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def _record(self, i: int) -> MemoryEntry:
+        values = {name: column[i] for name, column in self._columns.items()}
+        return _trusted(MemoryEntry, {"id": self.ids[i], "text": self.texts[i], **values})
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):  # a tuple of records, as a tuple's slice (a file's texts read chunk by chunk)
+            import numpy as np
+
+            return tuple(self.take(np.arange(*i.indices(len(self)), dtype=np.int64)))
+        n = len(self.ids)
+        if not isinstance(i, int) and hasattr(i, "__index__"):
+            i = i.__index__()
+        if not isinstance(i, int):
+            raise TypeError(f"entries are indexed by int or slice, not {type(i).__name__}")
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("entry index out of range")
+        return self._record(i)
+
+    def __iter__(self) -> Iterator[MemoryEntry]:
+        for start, texts in self._text_runs():
+            stop = start + len(texts)
+            columns = {name: column.rows(start, stop) for name, column in self._columns.items()}
+            yield from _trusted_many(MemoryEntry, {"id": self.ids[start:stop], "text": texts, **columns}, len(texts))
+
+    def _text_runs(self) -> Iterator[tuple[int, list[str]]]:
+        """``(first position, texts)`` for runs of about :data:`_ROWS` texts, in order (a file read chunk by chunk)."""
+        source = self.texts
+        if isinstance(source, TextList):
+            texts = source._texts
+            for start in range(0, len(texts), _ROWS):
+                yield start, list(texts[start : start + _ROWS])
+            return
+        for chunk in source.chunks():
+            buf, spans = chunk.buf, zip(chunk.starts.tolist(), chunk.ends.tolist())
+            if chunk.ascii.all():  # decoded once: an ASCII text's characters are its bytes
+                whole = bytes(buf).decode("ascii")
+                yield chunk.first, [whole[s:e] for s, e in spans]
+            else:
+                yield chunk.first, [bytes(buf[s:e]).decode("utf-8") for s, e in spans]
+
+    def __contains__(self, item: object) -> bool:
+        if not isinstance(item, MemoryEntry):
+            return False
+        at = self.positions.get(item.id)
+        return at is not None and self._record(at) == item
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
+            return NotImplemented
+        if len(other) != len(self):
+            return False
+        if isinstance(other, Entries) and other.ids != self.ids:
+            return False
+        return all(map(operator.eq, self, other))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        fields = ", ".join(sorted(self._columns)) or "no other fields"
+        return f"Entries({len(self):,} entries: ids, texts ({type(self.texts).__name__}), {fields})"

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from os import PathLike
@@ -23,6 +23,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from agentmemory.collection.columns import Entries
 from agentmemory.errors import InputError, MissingFileError, ParameterError, quote, shorten
 from agentmemory.files.trec import NO_JUDGMENTS
 from agentmemory.records import MemoryEntry, Query
@@ -333,7 +334,7 @@ class Collection:
     """
 
     name: str
-    entries: tuple[MemoryEntry, ...]
+    entries: Sequence[MemoryEntry]
     queries: tuple[Query, ...]
     qrels: Mapping[str, Mapping[str, int]]
     files: Mapping[str, str]
@@ -359,8 +360,15 @@ class Collection:
     @cached_property
     def scope_ids(self) -> Mapping[str | None, frozenset[str]]:
         """Each scope's entry ids (``None``: entries without a scope), computed once per collection."""
+        entries = self.entries
+        if isinstance(entries, Entries):  # from the columns: no record made
+            ids = entries.ids
+            rows = entries.scope_rows()
+            if len(rows) == 1:
+                return {scope: frozenset(ids) for scope in rows}
+            return {scope: frozenset(map(ids.__getitem__, at.tolist())) for scope, at in rows.items()}
         scopes: dict[str | None, set[str]] = {}
-        for entry in self.entries:
+        for entry in entries:
             scopes.setdefault(entry.scope, set()).add(entry.id)
         return {scope: frozenset(ids) for scope, ids in scopes.items()}
 
@@ -403,9 +411,12 @@ class Collection:
         Raises:
             ParameterError: ``format: 'mine' (str) read ...; a format's read ...``.
         """
-        problem = _duplicate("entry", (e.id for e in self.entries)) or _duplicate(
-            "query", (q.id for q in (*self.queries, *self.left_out_queries))
-        )
+        entries = self.entries
+        if isinstance(entries, Entries):  # the columns: ids checked in bulk, the first repeated one found if any
+            problem = None if entries.unique else _duplicate("entry", entries.ids)
+        else:
+            problem = _duplicate("entry", (e.id for e in entries))
+        problem = problem or _duplicate("query", (q.id for q in (*self.queries, *self.left_out_queries)))
         if problem is None:
             problem = self._unreachable()
         if problem is not None:
@@ -416,21 +427,29 @@ class Collection:
 
     def _unreachable(self) -> str | None:
         """What a query or judgment names that the collection does not hold, in a message's words, or ``None``."""
-        scopes = self.scope_ids
+        entries = self.entries
+        scopes = set(entries.scopes()) if isinstance(entries, Entries) else self.scope_ids
         asked = {q.id for q in (*self.queries, *self.left_out_queries)}
         for query in self.queries:
             if query.scope is not None and query.scope not in scopes:
                 return f"whose query {quote(query.id)} has scope {quote(query.scope)}, which no entry has"
-        entries = self._by_id
+        if isinstance(entries, Entries):  # the judged ids not among the columns' ids, found in one pass
+            known: Container[str] = entries.membership(e for judged in self.qrels.values() for e in judged)
+        else:
+            known = self._by_id
         for query_id, judged in self.qrels.items():
             if query_id not in asked:
                 return f"with judgments of query {quote(query_id)}, which is not among its queries"
-            missing = next((e for e in judged if e not in entries), None)
+            missing = next((e for e in judged if e not in known), None)
             if missing is not None:
                 return f"whose judgments of query {quote(query_id)} name entry {quote(missing)}, which is not among its entries"
         return None
 
     def entry(self, entry_id: str) -> MemoryEntry:
+        """The entry ``entry_id`` (``KeyError`` when there is none); from the columns, made when asked."""
+        entries = self.entries
+        if isinstance(entries, Entries):
+            return entries[entries.positions[entry_id]]
         return self._by_id[entry_id]
 
     @property

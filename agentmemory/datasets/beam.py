@@ -115,6 +115,7 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from agentmemory.collection import Collection
+from agentmemory.collection.columns import Entries
 from agentmemory.datasets.base import Format, FormatOption
 from agentmemory.errors import InputError, MissingFileError, ParameterError, UnknownNameError, quote
 from agentmemory.files.reading import decode_utf8, describe_json, parse_json, path_kind, read_bytes
@@ -746,7 +747,7 @@ def load_beam(
         left_out += chat.left_out
     return Collection(
         name=root.resolve().name or root.name,
-        entries=tuple(entries),
+        entries=Entries.of(entries),  # the same columns as every reader's (the records made when asked)
         queries=tuple(queries),
         qrels=MappingProxyType(qrels),
         files=MappingProxyType(files),

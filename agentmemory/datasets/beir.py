@@ -31,7 +31,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator
 from itertools import repeat
 from operator import attrgetter, eq, itemgetter
 from os import PathLike
@@ -41,7 +41,9 @@ from typing import Any
 
 from agentmemory.collection import Collection, check_split
 from agentmemory.collection import write_folder as write_collection
+from agentmemory.collection.columns import Entries
 from agentmemory.datasets.base import Format, FormatOption
+from agentmemory.datasets.beir_columns import read_corpus_columns
 from agentmemory.errors import InputError, MissingFileError, NumberTextError, quote
 from agentmemory.files.fields import parse_id, parse_timestamp
 from agentmemory.files.numbers import INTEGER_FORM, parse_integer
@@ -140,6 +142,12 @@ _DERIVED_FROM = attrgetter("provenance.derived_from")
 _BAD_ID_CHAR = re.compile(r"[\x00-\x20\x7f-\x9f]")  # ASCII white space and control characters (TREC_ID_RULE)
 
 
+def _bar(path: Path) -> Any:
+    from tqdm.auto import tqdm
+
+    return tqdm(desc=f"load {path.name}", unit=" entries")
+
+
 def _corpus(path: Path, text: str, progress: bool) -> tuple[list[MemoryEntry], dict[str, int]]:
     """The corpus's entries and each id's line: every line checked, in bulk when every line is ``{_id, text}``.
 
@@ -150,11 +158,7 @@ def _corpus(path: Path, text: str, progress: bool) -> tuple[list[MemoryEntry], d
     check fails, or a line has other fields, every line goes through
     :func:`_corpus_lines`, which names the first bad line.
     """
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(desc=f"load {path.name}", unit=" entries")
+    bar = _bar(path) if progress else None
     try:
         try:
             numbers, objs = json_values(path, text, expected=_EXPECTED_LINE)
@@ -241,10 +245,11 @@ def load_collection(path: str | PathLike[str], *, split: str = "test", progress:
     entries, first_line = _load_corpus(root, files, progress)
     queries, query_line = _load_queries(root, files)
     qrels = _load_qrels(root / "qrels" / f"{split}.tsv", root, files, query_line, first_line)
-    _check_scopes(root / "queries.jsonl", queries, query_line, {e.scope for e in entries})
+    scopes = set(entries.scopes()) if isinstance(entries, Entries) else {e.scope for e in entries}
+    _check_scopes(root / "queries.jsonl", queries, query_line, scopes)
     return Collection(
         name=root.resolve().name,
-        entries=tuple(entries),
+        entries=entries if isinstance(entries, Entries) else tuple(entries),
         queries=tuple(queries),
         qrels=MappingProxyType({q: MappingProxyType(d) for q, d in qrels.items()}),
         files=MappingProxyType(dict(sorted(files.items()))),
@@ -266,14 +271,32 @@ def _collection_folder(path: str | PathLike[str]) -> Path:
     return root
 
 
-def _load_corpus(root: Path, files: dict[str, str], progress: bool) -> tuple[list[MemoryEntry], dict[str, int]]:
-    """``corpus.jsonl``'s entries and each entry's line; at least one entry, every ``derived_from`` known."""
+def _load_corpus(
+    root: Path, files: dict[str, str], progress: bool
+) -> tuple[Entries | list[MemoryEntry], dict[str, int] | Entries]:
+    """``corpus.jsonl``'s entries and each entry's line (for columns, the columns: the judgments ask only whether
+    an id is there);
+    at least one entry, every ``derived_from`` known.
+
+    The columns' bulk path first (:func:`~agentmemory.datasets.beir_columns.read_corpus_columns`);
+    anything it does not take is read line by line, with the messages naming the first bad line.
+    """
     corpus_path = root / "corpus.jsonl"
+    bar = _bar(corpus_path) if progress else None
+    try:
+        columns = read_corpus_columns(corpus_path, bar)
+    finally:
+        if bar is not None:
+            bar.close()
+    if columns is not None:
+        entries, sha = columns
+        files[corpus_path.relative_to(root).as_posix()] = sha
+        return entries, entries
     with gc_paused():
-        entries, first_line = _corpus(corpus_path, _read(corpus_path, files, root), progress)
-    if not entries:
+        records, first_line = _corpus(corpus_path, _read(corpus_path, files, root), progress)
+    if not records:
         raise InputError(corpus_path, None, "the corpus has no entries; add at least one JSON line")
-    for entry in entries if any(map(_DERIVED_FROM, entries)) else ():
+    for entry in records if any(map(_DERIVED_FROM, records)) else ():
         for source in entry.provenance.derived_from:
             if source not in first_line:
                 raise InputError(
@@ -281,7 +304,7 @@ def _load_corpus(root: Path, files: dict[str, str], progress: bool) -> tuple[lis
                     first_line[entry.id],
                     f"provenance.derived_from names unknown entry {quote(source)}; derived_from may only name entries of this corpus",
                 )
-    return entries, first_line
+    return records, first_line
 
 
 def _load_queries(root: Path, files: dict[str, str]) -> tuple[list[Query], dict[str, int]]:
@@ -326,12 +349,22 @@ def _check_scopes(path: Path, queries: list[Query], query_line: dict[str, int], 
 
 
 def _load_qrels(
-    qrels_path: Path, root: Path, files: dict[str, str], query_line: dict[str, int], first_line: dict[str, int]
+    qrels_path: Path,
+    root: Path,
+    files: dict[str, str],
+    query_line: dict[str, int],
+    first_line: dict[str, int] | Entries,
 ) -> dict[str, dict[str, int]]:
     """The judgments file's grades, ``qrels[query_id][entry_id]``: known queries and entries, each pair once."""
     qrels: dict[str, dict[str, int]] = {}
     qrels_line: dict[tuple[str, str], int] = {}
-    for number, raw in enumerate(_read(qrels_path, files, root).splitlines(), start=1):
+    lines = _read(qrels_path, files, root).splitlines()
+    known: Container[str]
+    if not isinstance(first_line, Entries):
+        known = first_line
+    else:  # the judged ids looked up in one pass over the corpus's ids
+        known = first_line.membership(f[1].strip() for f in (raw.split("\t") for raw in lines) if len(f) == 3)
+    for number, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
         fields = raw.split("\t")
@@ -344,7 +377,7 @@ def _load_qrels(
                 number,
                 f"unknown query {quote(query_id)} (not in queries.jsonl); judge only queries of queries.jsonl",
             )
-        if entry_id not in first_line:
+        if entry_id not in known:
             raise InputError(
                 qrels_path,
                 number,

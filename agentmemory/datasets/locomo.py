@@ -121,6 +121,7 @@ from types import MappingProxyType
 from typing import Any
 
 from agentmemory.collection import Collection
+from agentmemory.collection.columns import Entries
 from agentmemory.datasets.base import Format, FormatOption
 from agentmemory.datasets.sniff import first_record_has_keys
 from agentmemory.errors import InputError, ParameterError, UnknownNameError, quote, shorten
@@ -655,7 +656,7 @@ def load_locomo(
 
     return Collection(
         name=source.stem,
-        entries=tuple(entries),
+        entries=Entries.of(entries),  # the same columns as every reader's (the records made when asked)
         queries=tuple(queries),
         qrels=MappingProxyType(qrels),
         files=MappingProxyType({source.name: sha}),

@@ -149,6 +149,7 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from agentmemory.collection import Collection
+from agentmemory.collection.columns import Entries
 from agentmemory.datasets.base import Format, FormatOption
 from agentmemory.datasets.sniff import first_record_has_keys
 from agentmemory.errors import InputError, ParameterError, UnknownNameError, quote
@@ -915,7 +916,7 @@ def _load(source: Path, *, granularity: str, all_turns: bool, repair: bool, prog
 
     return Collection(
         name=source.stem,
-        entries=tuple(entries),
+        entries=Entries.of(entries),  # the same columns as every reader's (the records made when asked)
         queries=tuple(queries),
         qrels=MappingProxyType(qrels),
         files=MappingProxyType({source.name: sha}),

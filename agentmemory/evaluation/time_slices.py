@@ -36,7 +36,7 @@ def time_slices(collection: Collection, queries: Sequence[Query], as_of: bool, *
     slices = Slices()
     slices.visible = {}
     if not as_of:
-        slices.append(((() if added else tuple(dependency_order(collection.entries))), tuple(queries)))
+        slices.append(((() if added else dependency_order(collection.entries)), tuple(queries)))  # columns stay columns
         return slices
     ordered = dependency_order(collection.entries)
     exists: dict[str, datetime | None] = {}

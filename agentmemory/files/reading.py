@@ -40,6 +40,7 @@ import os
 import re
 import stat
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from itertools import chain, repeat
 from operator import itemgetter
@@ -50,6 +51,8 @@ from agentmemory.errors import InputError, MissingFileError, quote
 from agentmemory.files.numbers import MAX_DIGITS
 
 __all__ = [
+    "BLOCK_BYTES",
+    "LineBlocks",
     "decode_utf8",
     "gc_paused",
     "json_lines",
@@ -108,6 +111,74 @@ def read_bytes(path: str | PathLike[str], what: str = "file") -> bytes:
             return handle.read()
     except OSError as err:
         raise InputError(path, None, f"cannot be read ({err.strerror or err})") from None
+
+
+BLOCK_BYTES = 1 << 24
+"""About how many bytes :func:`line_blocks` reads at a time (16 MiB)."""
+
+
+class LineBlocks:
+    """The regular file ``path`` in blocks of whole lines, its sha256 computed while they are read (no second pass).
+
+    Iterating yields ``(offset, block)``: ``block`` is bytes ending with a
+    newline (the file's last block may not), ``offset`` where it starts in
+    the file.  After the last block, :attr:`sha256` is the file's hex digest
+    and :attr:`stat` the ``os.stat_result`` of the file as it was opened
+    (size and modification time: a reader that keeps spans of the file
+    checks them before reading it again).
+
+    Raises (when iterated):
+        MissingFileError: nothing is at ``path``.
+        InputError: ``path`` is not a regular file (said what it is), cannot
+            be read, or changed while it was read.
+    """
+
+    def __init__(self, path: str | PathLike[str], what: str = "file", size: int | None = None) -> None:
+        self.path = path
+        self.what = what
+        self.size = BLOCK_BYTES if size is None else size
+        self.sha256 = ""
+        self.stat: os.stat_result | None = None
+
+    def __iter__(self) -> Iterator[tuple[int, bytes]]:
+        path = self.path
+        kind = path_kind(path) or ("a folder" if os.path.isdir(path) else None)
+        if kind is not None:
+            raise InputError(path, None, f"is {kind}; expected a {self.what}")
+        digest = hashlib.sha256()
+        try:
+            handle = open(path, "rb")  # noqa: SIM115 - closed below, around the yields
+        except OSError as err:
+            raise InputError(path, None, f"cannot be read ({err.strerror or err})") from None
+        # The hash runs on a thread beside the reader's own work (hashlib releases the GIL on large updates);
+        # each block's update starts once the previous one is done, so the digest is of the file in order.
+        with handle, ThreadPoolExecutor(1) as hasher:
+            self.stat = before = os.fstat(handle.fileno())
+            offset, rest, hashing = 0, b"", None
+            while True:
+                try:
+                    data = handle.read(self.size)
+                except OSError as err:
+                    raise InputError(path, None, f"cannot be read ({err.strerror or err})") from None
+                if hashing is not None:
+                    hashing.result()
+                if not data:
+                    break
+                hashing = hasher.submit(digest.update, data)
+                cut = data.rfind(b"\n") + 1
+                if cut == 0:
+                    rest += data
+                    continue
+                block = data if not rest and cut == len(data) else b"".join((rest, memoryview(data)[:cut]))
+                rest = data[cut:]
+                yield offset, block
+                offset += len(block)
+            if rest:
+                yield offset, rest
+            after = os.fstat(handle.fileno())
+        if (after.st_size, after.st_mtime_ns) != (before.st_size, before.st_mtime_ns):
+            raise InputError(path, None, "changed while it was read; read it again once nothing writes to it")
+        self.sha256 = digest.hexdigest()
 
 
 def decode_utf8(path: str | PathLike[str], data: bytes) -> str:

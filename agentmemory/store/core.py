@@ -35,11 +35,13 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime
+from itertools import islice
 from operator import attrgetter
 from os import PathLike
 from pathlib import Path
 from typing import Any
 
+from agentmemory.collection.columns import Entries
 from agentmemory.errors import ParameterError, StoreError, UnknownNameError, check_positive_int
 from agentmemory.records import Hit, MemoryEntry, Provenance, Query
 from agentmemory.retrievers import DEFAULT_RETRIEVERS, Retriever, RetrieverLike, RetrieverSpec, resolve_retrievers
@@ -47,6 +49,7 @@ from agentmemory.retrievers.base import as_query, has_capability
 from agentmemory.retrievers.guard import GuardedRetriever
 from agentmemory.store.backend import EntryVersion, MemoryBackend, Retrieval, check_metadata
 from agentmemory.store.events import Clock, EventLog, IdSource
+from agentmemory.store.live import LiveEntries
 from agentmemory.store.sqlite import SQLiteBackend
 
 DEFAULT_TIMEOUT = 5.0
@@ -55,6 +58,7 @@ DEFAULT_TIMEOUT = 5.0
 __all__ = ["MemoryStore", "dependency_order"]
 
 _RUN_QUERIES = 1024  # queries a search_all without records hands a retriever's search_many at once
+_RECORD_RUN = 1 << 18  # records a built-in retriever without add_texts is given at once from a batch of columns
 
 
 def _depth(searcher: Any, depth: int, clamp: bool) -> int:
@@ -63,6 +67,18 @@ def _depth(searcher: Any, depth: int, clamp: bool) -> int:
         cap = getattr(searcher, "max_k", None)
         return min(depth, cap) if isinstance(cap, int) and cap >= 1 else depth
     return depth
+
+
+def _takes_columns(retriever: Any) -> bool:
+    """Whether ``retriever`` (not a plugin: plugins get records) has the declared capability ``add_texts(ids,
+    texts)``, indexing straight from a :class:`~agentmemory.collection.columns.TextSource`.  While the capability
+    table does not declare it, no retriever is asked (every one gets records)."""
+    if isinstance(retriever, GuardedRetriever):
+        return False
+    try:
+        return has_capability(retriever, "add_texts")
+    except UnknownNameError:
+        return False
 
 
 _ID = attrgetter("id")
@@ -111,7 +127,7 @@ class MemoryStore:
         else:
             chosen = resolve_retrievers(DEFAULT_RETRIEVERS if retrievers is None else retrievers)
         self._specs: dict[str, RetrieverSpec] = {spec.key: spec for spec in chosen}
-        self._entries: dict[str, MemoryEntry] = {}
+        self._entries = LiveEntries()  # records, and column batches whose records are made when asked
         self._partitions: dict[str | None, dict[str, Retriever]] = {}
         self._index_seconds: dict[str, float] = dict.fromkeys(self._specs, 0.0)
         self._stale: dict[str | None, set[str]] = {}  # per scope, retrievers to rebuild before their next search
@@ -170,8 +186,7 @@ class MemoryStore:
             self._forgotten = backend.forgotten_ids()
             self._versions = backend.changed_versions()
         self._index(entries)
-        for entry in entries:
-            self._entries[entry.id] = entry
+        self._entries.add_records(list(map(_ID, entries)), entries)
 
     # -- the file ---------------------------------------------------------
     @property
@@ -260,14 +275,14 @@ class MemoryStore:
         return len(self._entries)
 
     def __iter__(self) -> Iterator[MemoryEntry]:
-        return iter(tuple(self._entries.values()))
+        return iter(tuple(self._entries.records()))
 
     def __contains__(self, entry_id: object) -> bool:
         return entry_id in self._entries
 
     def holds_exactly(self, entries: Iterable[MemoryEntry]) -> bool:
         """Whether the store's live entries have exactly the ids of ``entries`` (compared as sets, in bulk)."""
-        return self._entries.keys() == set(map(_ID, entries))
+        return self._entries.same_ids(entries.ids if isinstance(entries, Entries) else map(_ID, entries))
 
     def get(self, entry_id: str) -> MemoryEntry:
         """The entry with ``entry_id`` (its newest version); ParameterError if there is none."""
@@ -341,7 +356,7 @@ class MemoryStore:
     @property
     def scopes(self) -> tuple[str | None, ...]:
         """Every scope that has entries: ``None`` first when present, the others sorted."""
-        found = {e.scope for e in self._entries.values()}
+        found = self._entries.scopes()
         return ((None,) if None in found else ()) + tuple(sorted(s for s in found if s is not None))
 
     def retriever(self, name: str, scope: str | None = None) -> Retriever:
@@ -362,7 +377,7 @@ class MemoryStore:
         """A new retriever ``key`` for ``scope``, indexing the scope's entries in the order added."""
         started = time.perf_counter()
         fresh = self._specs[key].new()
-        fresh.add([e for e in self._entries.values() if e.scope == scope])
+        fresh.add([e for e in self._entries.records() if e.scope == scope])
         self._partitions[scope][key] = fresh
         self._index_seconds[key] += time.perf_counter() - started
         stale = self._stale[scope]
@@ -451,6 +466,9 @@ class MemoryStore:
         store on disk the batch is one transaction.
         """
         self._check_writable()
+        if isinstance(entries, Entries) and self._columns_fit(entries):
+            self._add_columns(entries)
+            return
         # A lone dict, str or other non-iterable is one (bad) entry, reported as such below.
         if isinstance(entries, (MemoryEntry, Mapping, str)) or not isinstance(entries, Iterable):
             batch: list[Any] = [entries]
@@ -475,10 +493,54 @@ class MemoryStore:
         ids = list(map(_ID, batch))
         return (
             len(set(ids)) == len(ids)
-            and self._entries.keys().isdisjoint(ids)
+            and self._entries.isdisjoint(ids)
             and self._forgotten.isdisjoint(ids)
             and not any(map(_DERIVED_FROM, batch))
         )
+
+    def _columns_fit(self, entries: Entries) -> bool:
+        """True when a batch of columns passes :meth:`_check_new` as a whole, checked in bulk (see :meth:`_all_new`):
+        then it is kept as columns.  False means "add it as records" (which names what is wrong, if anything is)."""
+        if not len(entries) or not isinstance(self._backend, MemoryBackend):
+            return False
+        if not entries.unique or any(p.derived_from for _, p in entries.provenances()):
+            return False
+        if not (self._entries.isdisjoint(entries.ids) and self._forgotten.isdisjoint(entries.ids)):
+            return False
+        for entry in entries.with_metadata():  # what the bulk check leaves: metadata the export must carry
+            check_metadata(entry)
+        return True
+
+    def _add_columns(self, entries: Entries) -> None:
+        """Index a checked batch of columns scope by scope and record its ``add`` event; the batch stays columns.
+
+        A retriever with ``add_texts(ids, texts)`` (a :class:`~agentmemory.collection.columns.TextSource`) indexes
+        straight from the columns; any other gets records: a plugin all of its scope's at once, a built-in one
+        in runs of :data:`_RECORD_RUN` (made from the columns as it indexes, so they never all exist at once).
+        """
+        rows = entries.scope_rows()
+        with self._changing(rows):
+            for scope, at in rows.items():
+                self._index_columns(scope, entries if len(rows) == 1 else entries.take(at))
+            with self._backend.transaction():
+                self.log.record("add", entries.ids)
+        self._entries.add_columns(entries)
+
+    def _index_columns(self, scope: str | None, entries: Entries) -> None:
+        stale = self._stale.get(scope, ())
+        for key, retriever in self._partition(scope).items():
+            if key in stale:  # rebuilt from _entries before its next search, these included
+                continue
+            started = time.perf_counter()
+            if _takes_columns(retriever):
+                retriever.add_texts(entries.ids, entries.texts)  # type: ignore[attr-defined]
+            elif isinstance(retriever, GuardedRetriever) or len(entries) <= _RECORD_RUN:
+                retriever.add(list(entries))
+            else:
+                records = iter(entries)  # made chunk by chunk from the columns
+                while run := list(islice(records, _RECORD_RUN)):
+                    retriever.add(run)
+            self._index_seconds[key] += time.perf_counter() - started
 
     def _add(self, batch: list[MemoryEntry], also: Any = None) -> None:
         """Index ``batch`` and record its ``add`` event (and ``also()``, in the same transaction)."""
@@ -494,7 +556,7 @@ class MemoryStore:
                     )
                 if also is not None:
                     also()
-        self._entries.update(zip(ids, batch))
+        self._entries.add_records(ids, batch)
 
     def derive(
         self,
@@ -622,7 +684,7 @@ class MemoryStore:
         old = self.get(entry_id)
         if reason is not None and not isinstance(reason, str):
             raise ParameterError("reason", reason, "is not a str", "say why in words, or leave it out")
-        dependents = [e.id for e in self._entries.values() if entry_id in e.provenance.derived_from]
+        dependents = self._entries.derived_from(entry_id)
         if dependents:
             shown = ", ".join(repr(d) for d in dependents[:5]) + (" ..." if len(dependents) > 5 else "")
             raise ParameterError(
@@ -809,8 +871,11 @@ class MemoryStore:
         return out
 
 
-def dependency_order(entries: Sequence[MemoryEntry]) -> list[MemoryEntry]:
+def dependency_order(entries: Sequence[MemoryEntry]) -> Sequence[MemoryEntry]:
     """``entries`` with every entry after the entries of the batch it is derived from; otherwise in order.
+
+    Columns (:class:`~agentmemory.collection.columns.Entries`) of which none is derived come back as they are
+    (no record made: a store keeps them as columns); anything else as a list.
 
     The order :meth:`MemoryStore.add` needs (a source before what is derived from it): how a collection
     is imported, and how an evaluation ``as_of`` adds each moment's entries.
@@ -818,6 +883,10 @@ def dependency_order(entries: Sequence[MemoryEntry]) -> list[MemoryEntry]:
     Raises:
         ParameterError: entries derived from each other in a cycle.
     """
+    if isinstance(entries, Entries):
+        if not any(p.derived_from for _, p in entries.provenances()):
+            return entries
+        entries = list(entries)
     if not any(map(_DERIVED_FROM, entries)):  # nothing derived: the order given (no Python code per entry)
         return list(entries)
     by_id = {e.id: e for e in entries}

@@ -280,7 +280,7 @@ def import_collection(store: MemoryStore, collection: Collection, *, split: str 
                 f"of query {quote(query.id)} is the scope of no entry in the store or the collection",
                 "a query finds only the entries of its own scope (leave scope out for the entries without one)",
             )
-    entries = dependency_order(collection.entries)
+    entries = list(dependency_order(collection.entries))
     pending: set[str] = set()
     for entry in entries:
         store._check_new(entry, pending)
