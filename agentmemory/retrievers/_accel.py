@@ -47,21 +47,23 @@ if AVAILABLE:
 
     @njit(cache=True, nogil=True)
     def _tokenize_docs(  # pragma: no cover - compiled
-        buf, offsets, d, lower, table, n_uniq, ids, n_ids, counts, pool, n_pool
+        buf, starts, ends, d, lower, table, n_uniq, ids, n_ids, counts, pool, n_pool
     ):
         """Tokenise documents from ``d`` on until one might overflow the arrays; return (d, n_uniq, n_ids, n_pool).
 
-        ``table`` holds 3 int64 per slot: the term's hash, its number (-1:
-        empty) and ``start << 16 | length`` of its lower-case bytes in ``pool``.
+        Document ``i`` is ``buf[starts[i]:ends[i]]``.  ``table`` holds 3 int64
+        per slot: the term's hash, its number (-1: empty) and
+        ``start << 16 | length`` of its lower-case bytes in ``pool`` (each
+        term's bytes followed by a 0 byte, terms in the order of their numbers).
         """
-        n_docs = len(offsets) - 1
+        n_docs = len(starts)
         n_slots = len(table) // 3
         mask = n_slots - 1
         while d < n_docs:
-            p = offsets[d]
-            end = offsets[d + 1]
+            p = starts[d]
+            end = ends[d]
             room = (end - p) // 2 + 1  # most tokens a document of this size can hold
-            if n_ids + room > len(ids) or 2 * (n_uniq + room) > n_slots or n_pool + (end - p) > len(pool):
+            if n_ids + room > len(ids) or 2 * (n_uniq + room) > n_slots or n_pool + (end - p) + room > len(pool):
                 break
             cnt = 0
             while p < end:
@@ -104,7 +106,8 @@ if AVAILABLE:
                     table[e + 2] = (n_pool << 16) | length
                     for i in range(length):
                         pool[n_pool + i] = lower[buf[s + i]]
-                    n_pool += length
+                    pool[n_pool + length] = 0
+                    n_pool += length + 1
                     n_uniq += 1
                 ids[n_ids] = found
                 n_ids += 1
@@ -114,21 +117,24 @@ if AVAILABLE:
         return d, n_uniq, n_ids, n_pool
 
     @njit(cache=True, nogil=True)
-    def _tokenize_ascii(buf, offsets, lower):  # pragma: no cover - compiled
-        """Term numbers (local to this call) of the tokens of each document in ``buf``.
+    def _tokenize_ascii(buf, starts, ends, lower):  # pragma: no cover - compiled
+        """Term numbers (local to this call) of the tokens of each document ``buf[starts[i]:ends[i]]``.
 
         A token is a maximal run of bytes whose ``lower`` is not 0, compared
         by their ``lower`` bytes (the caller passes
         :data:`agentmemory.retrievers._analysis.LOWER_BYTES`: the tokeniser's
         rule on ASCII; tokens longer than 65,535 bytes do not occur in the
         batches given here: the caller sends such texts to the NumPy path).
-        Returns (ids, per-document counts, start and length of each distinct
-        term's lower-case bytes in the pool, the pool).
+        Returns (ids, per-document counts, the pool: each distinct term's
+        lower-case bytes followed by a 0 byte, in the order of the term numbers).
         """
-        n_docs = len(offsets) - 1
+        n_docs = len(starts)
         n_slots = 1 << 16
         table = np.full(3 * n_slots, -1, np.int64)
-        ids = np.empty(max(1024, len(buf) // 5), np.int32)
+        size = 0
+        for i in range(n_docs):
+            size += ends[i] - starts[i]
+        ids = np.empty(max(1024, size // 5), np.int32)
         counts = np.zeros(n_docs, np.int64)
         pool = np.empty(1 << 16, np.uint8)
         d = 0
@@ -137,14 +143,14 @@ if AVAILABLE:
         n_pool = 0
         while True:
             d, n_uniq, n_ids, n_pool = _tokenize_docs(
-                buf, offsets, d, lower, table, n_uniq, ids, n_ids, counts, pool, n_pool
+                buf, starts, ends, d, lower, table, n_uniq, ids, n_ids, counts, pool, n_pool
             )
             if d == n_docs:
                 break
-            size = offsets[d + 1] - offsets[d]
-            if n_pool + size > len(pool):
-                pool = np.concatenate((pool, np.empty(max(len(pool), size), np.uint8)))
+            size = ends[d] - starts[d]
             room = size // 2 + 1
+            if n_pool + size + room > len(pool):
+                pool = np.concatenate((pool, np.empty(max(len(pool), size + room), np.uint8)))
             if n_ids + room > len(ids):
                 ids = np.concatenate((ids, np.empty(max(len(ids), room), np.int32)))
             grow = n_slots
@@ -163,14 +169,7 @@ if AVAILABLE:
                         table[3 * sl] = old[3 * o]
                         table[3 * sl + 1] = old[3 * o + 1]
                         table[3 * sl + 2] = old[3 * o + 2]
-        ustart = np.empty(n_uniq, np.int64)
-        ulen = np.empty(n_uniq, np.int64)
-        for o in range(n_slots):
-            u = table[3 * o + 1]
-            if u >= 0:
-                ustart[u] = table[3 * o + 2] >> 16
-                ulen[u] = table[3 * o + 2] & 0xFFFF
-        return ids[:n_ids].copy(), counts, ustart, ulen, pool[:n_pool].copy()
+        return ids[:n_ids].copy(), counts, pool[:n_pool].copy()
 
     @njit(cache=True, nogil=True)
     def _build_postings(ids, lengths, with_impacts, avgdl, k1, b):  # pragma: no cover - compiled

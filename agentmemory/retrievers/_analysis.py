@@ -39,11 +39,24 @@ ASCII character.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
+from agentmemory.collection.columns import TextChunk, TextList, TextSource
 from agentmemory.tokenize import tokenize
 
-__all__ = ["ASCII_TABLE", "LOWER_BYTES", "encode_texts", "query_tokens", "tokenize_ascii"]
+__all__ = [
+    "ASCII_TABLE",
+    "LOWER_BYTES",
+    "Numbering",
+    "dict_numbering",
+    "encode_chunk",
+    "encode_source",
+    "encode_texts",
+    "query_tokens",
+    "tokenize_ascii",
+]
 
 _KEEP = b"abcdefghijklmnopqrstuvwxyz0123456789"
 _table = bytearray(b" " * 256)
@@ -77,40 +90,6 @@ def query_tokens(text: str) -> list[str]:
     if text.isascii():
         return text.encode("ascii").translate(ASCII_TABLE).decode("ascii").split()
     return tokenize(text)
-
-
-def _chunks(texts: list[str]):
-    """Yield ``(start, stop)`` slices of ``texts`` holding about ``_RUN_CHARS`` characters each."""
-    ends = np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) + 3)
-    start = 0
-    while start < len(texts):
-        base = ends[start - 1] if start else 0
-        stop = max(start + 1, int(np.searchsorted(ends, base + _RUN_CHARS, side="right")))
-        yield start, min(stop, len(texts))
-        start = stop
-
-
-def _ascii_runs(texts: list[str]):
-    """Yield ``(is_ascii_run, start, stop)`` covering ``texts`` in order.
-
-    A run of ASCII texts holds at most about ``_RUN_CHARS`` characters; every
-    other text is a run of its own.
-    """
-    for start, stop in _chunks(texts):
-        chunk = texts[start:stop]
-        if all(map(str.isascii, chunk)):
-            yield True, start, stop
-            continue
-        run = start
-        for i, t in enumerate(chunk, start=start):
-            if t.isascii():
-                continue
-            if run < i:
-                yield True, run, i
-            yield False, i, i + 1
-            run = i + 1
-        if run < stop:
-            yield True, run, stop
 
 
 def _multipliers():
@@ -193,6 +172,22 @@ def tokenize_ascii(texts: list[str]) -> tuple[np.ndarray, np.ndarray, list[str]]
     lens = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
     # a leading NUL and space (a token starts where the code turns non-zero) and 16 trailing NULs (8-byte reads)
     raw = " ".join(["\x00", *texts, "\x00" * 16]).encode("ascii").translate(_CODE_TABLE)
+    return _tokenize_codes(raw, lens)
+
+
+def _tokenize_spans(buf, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """:func:`tokenize_ascii` of the ASCII texts ``buf[starts[i]:ends[i]]`` (one joined copy of their bytes)."""
+    view = memoryview(buf)
+    spans = [view[s:e] for s, e in zip(starts.tolist(), ends.tolist())]
+    raw = b" ".join([b"\x00", *spans, b"\x00" * 16]).translate(_CODE_TABLE)
+    del spans
+    return _tokenize_codes(raw, ends - starts)
+
+
+def _tokenize_codes(raw: bytes, lens: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """The tokens of ``raw``: texts of ``lens`` bytes, translated to codes, joined by a space, after a NUL and
+    a space and before 16 NULs."""
+    n_texts = len(lens)
     nonzero = np.frombuffer(raw, dtype=np.uint8) != 0
     edges = np.flatnonzero(nonzero[1:] != nonzero[:-1])
     edges += 1
@@ -217,8 +212,8 @@ def tokenize_ascii(texts: list[str]) -> tuple[np.ndarray, np.ndarray, list[str]]
     ids, first = _distinct(lo, hi)
     del lo, hi
     terms = _spelled(raw, starts[first], size[first])
-    text_starts = np.full(len(texts), 2, dtype=np.int64)  # where each text's first character is in raw
-    if len(texts) > 1:
+    text_starts = np.full(n_texts, 2, dtype=np.int64)  # where each text's first character is in raw
+    if n_texts > 1:
         np.cumsum(lens[:-1] + 1, out=text_starts[1:])
         text_starts[1:] += 2
     counts = np.diff(np.searchsorted(starts, text_starts), append=n)
@@ -240,60 +235,111 @@ def _spelled(raw: bytes, starts: np.ndarray, sizes: np.ndarray) -> list[str]:
     return spelled.split("\x00")[:-1]
 
 
-def _compiled_ascii(accel, texts: list[str]) -> tuple[np.ndarray, np.ndarray, list[str]] | None:
-    """:func:`tokenize_ascii` by the compiled kernel of ``accel``; None when a text is too long for it."""
-    if not texts:
+def _compiled_spans(
+    accel, buf, starts: np.ndarray, ends: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, list[str]] | None:
+    """:func:`_tokenize_spans` by the compiled kernel of ``accel``, straight from ``buf``; None when a text is too
+    long for it."""
+    if not len(starts):
         return np.empty(0, np.int32), np.empty(0, np.int64), []
-    if max(map(len, texts)) > _KERNEL_MAX_TEXT:
+    if int((ends - starts).max()) > _KERNEL_MAX_TEXT:
         return None
-    raw = "".join(texts).encode("ascii")
-    buf = np.frombuffer(raw, dtype=np.uint8)
-    offsets = np.zeros(len(texts) + 1, dtype=np.int64)
-    np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)), out=offsets[1:])
-    ids, counts, ustart, ulen, pool = accel._tokenize_ascii(buf, offsets, LOWER_BYTES)
-    del buf, raw
-    chars = pool.tobytes()
-    words = [chars[s : s + n].decode("ascii") for s, n in zip(ustart.tolist(), ulen.tolist())]
+    data = np.frombuffer(buf, dtype=np.uint8)
+    data.flags.writeable = False  # one compiled signature, whatever holds the bytes
+    ids, counts, pool = accel._tokenize_ascii(data, starts, ends, LOWER_BYTES)
+    del data
+    words = pool.tobytes().decode("ascii").split("\x00")  # each term is followed by a 0 byte
+    words.pop()
     return ids, counts, words
 
 
-def encode_texts(texts: list[str], vocab: dict[str, int], accel=None) -> tuple[np.ndarray, np.ndarray]:
-    """Tokenise ``texts`` into term numbers, adding new terms to ``vocab``.
+def _flag_runs(flags: np.ndarray):
+    """Yield ``(is_ascii, start, stop)`` covering a chunk's texts in order: runs of ASCII texts, and each other
+    text on its own."""
+    n = len(flags)
+    if flags.all():
+        if n:
+            yield True, 0, n
+        return
+    run = 0
+    for i in np.flatnonzero(~flags).tolist():
+        if run < i:
+            yield True, run, i
+        yield False, i, i + 1
+        run = i + 1
+    if run < n:
+        yield True, run, n
 
-    Returns ``(ids, lengths)``: ``ids`` (int32) holds every token's term
-    number, text after text, and ``lengths`` (int64) each text's token count.
-    New terms get the next free numbers in order of first occurrence.
-    The seam: each run of texts takes the path of the module docstring;
-    ``accel`` (the numba kernels module, or None) tokenises ASCII runs in
-    compiled code.  Whatever the path, the result is ``tokenize``'s.
+
+Numbering = Callable[[list[str]], np.ndarray]
+"""Term numbers (int32) of distinct words, new ones numbered in the order given (see :func:`dict_numbering`)."""
+
+
+def dict_numbering(vocab: dict[str, int]) -> Numbering:
+    """The numbering of ``vocab`` (term -> number): new words get the next free numbers, added to it."""
+
+    def numbers(words: list[str]) -> np.ndarray:
+        found = list(map(vocab.get, words))
+        if None in found:
+            for i, number in enumerate(found):
+                if number is None:
+                    found[i] = vocab[words[i]] = len(vocab)
+        return np.array(found, dtype=np.int32)
+
+    return numbers
+
+
+def encode_chunk(chunk: TextChunk, numbers: Numbering, accel=None) -> tuple[np.ndarray, np.ndarray]:
+    """Tokenise the texts of ``chunk`` into term numbers (``numbers`` numbers the words): ``(ids, lengths)``.
+
+    ``ids`` (int32) holds every token's term number, text after text, and
+    ``lengths`` (int64) each text's token count.  New terms get the next
+    free numbers in order of first occurrence.  The seam: each run of
+    texts takes the path of the module docstring, read from the chunk's
+    bytes (a run of ASCII texts: the compiled kernel ``accel`` straight from
+    the buffer, else NumPy over one joined copy; any other text is decoded
+    and goes through ``tokenize``).  Whatever the path, the result is
+    ``tokenize``'s.
     """
     id_parts: list[np.ndarray] = []
     len_parts: list[np.ndarray] = []
-
-    def global_numbers(words: list[str]) -> np.ndarray:
-        """Term numbers in ``vocab`` of the distinct ``words`` (new ones added in order)."""
-        numbers = list(map(vocab.get, words))
-        if None in numbers:
-            for i, number in enumerate(numbers):
-                if number is None:
-                    numbers[i] = vocab[words[i]] = len(vocab)
-        return np.array(numbers, dtype=np.int32)
-
-    for is_ascii, start, stop in _ascii_runs(texts):
-        run = texts[start:stop]
+    buf = chunk.buf
+    starts = np.ascontiguousarray(chunk.starts, dtype=np.int64)
+    ends = np.ascontiguousarray(chunk.ends, dtype=np.int64)
+    for is_ascii, start, stop in _flag_runs(np.asarray(chunk.ascii, dtype=bool)):
         if is_ascii:
-            out = _compiled_ascii(accel, run) if accel is not None else None
-            ids, lengths, words = out if out is not None else tokenize_ascii(run)
-            id_parts.append(global_numbers(words)[ids] if len(ids) else ids.astype(np.int32))
+            s, e = starts[start:stop], ends[start:stop]
+            out = _compiled_spans(accel, buf, s, e) if accel is not None else None
+            ids, lengths, words = out if out is not None else _tokenize_spans(buf, s, e)
+            id_parts.append(numbers(words)[ids] if len(ids) else ids.astype(np.int32))
             len_parts.append(lengths)
             continue
-        for text in run:
-            tokens = tokenize(text)
-            uniq = list(dict.fromkeys(tokens))
-            lut = global_numbers(uniq)
-            where = {w: i for i, w in enumerate(uniq)}
-            id_parts.append(lut[[where[t] for t in tokens]] if tokens else np.empty(0, np.int32))
-            len_parts.append(np.array([len(tokens)], dtype=np.int64))
+        tokens = tokenize(str(buf[int(starts[start]) : int(ends[start])], "utf-8"))
+        uniq = list(dict.fromkeys(tokens))
+        lut = numbers(uniq)
+        where = {w: i for i, w in enumerate(uniq)}
+        id_parts.append(lut[[where[t] for t in tokens]] if tokens else np.empty(0, np.int32))
+        len_parts.append(np.array([len(tokens)], dtype=np.int64))
     ids = np.concatenate(id_parts) if id_parts else np.empty(0, np.int32)
     lengths = np.concatenate(len_parts) if len_parts else np.empty(0, np.int64)
     return ids, lengths
+
+
+def encode_source(texts: TextSource, numbers: Numbering, accel=None) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`encode_chunk` over every chunk of ``texts`` (about :data:`_RUN_CHARS` bytes each), concatenated."""
+    id_parts: list[np.ndarray] = []
+    len_parts: list[np.ndarray] = []
+    for chunk in texts.chunks(_RUN_CHARS):
+        ids, lengths = encode_chunk(chunk, numbers, accel)
+        id_parts.append(ids)
+        len_parts.append(lengths)
+    if len(id_parts) == 1:
+        return id_parts[0], len_parts[0]
+    if not id_parts:
+        return np.empty(0, np.int32), np.empty(0, np.int64)
+    return np.concatenate(id_parts), np.concatenate(len_parts)
+
+
+def encode_texts(texts: list[str], vocab: dict[str, int], accel=None) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`encode_source` of a list of strings, numbering terms in ``vocab`` (new ones added to it)."""
+    return encode_source(TextList(texts), dict_numbering(vocab), accel)

@@ -43,9 +43,10 @@ from typing import Any
 
 import numpy as np
 
+from agentmemory.collection.columns import TextList, TextSource
 from agentmemory.errors import ParameterError, check_positive_int
 from agentmemory.records import Hit, MemoryEntry, Query, _trusted_hits
-from agentmemory.retrievers._analysis import encode_texts, query_tokens
+from agentmemory.retrievers._analysis import dict_numbering, encode_source, query_tokens
 from agentmemory.retrievers._index import (
     EMPTY_F64,
     EMPTY_I64,
@@ -198,22 +199,39 @@ class BM25:
         batch = list(entries)
         if not batch:
             return
-        ids = [e.id for e in batch]
         texts = [e.text for e in batch]
-        numbers = self._docs.check_new(ids)
         for text in texts:
             if not isinstance(text, str):
                 raise ParameterError("entry.text", text, "is not a str", "every entry needs a text string")
+        self.add_texts([e.id for e in batch], TextList(texts))
+
+    def add_texts(self, ids: Sequence[str], texts: TextSource) -> None:
+        """Index text ``i`` of ``texts`` under ``ids[i]``: :meth:`add` of those entries, bit for bit.
+
+        The texts are tokenised chunk by chunk straight from the UTF-8 bytes
+        ``texts`` holds (:class:`~agentmemory.collection.columns.TextSource`),
+        so no Python string per text is made for them (only for a text that
+        is not ASCII).
+        """
+        if len(texts) != len(ids):
+            raise ParameterError("texts", f"{len(texts)} texts", f"for {len(ids)} ids", "pass one text per id")
+        if not len(ids):
+            return
+        ids = list(ids)
+        numbers = self._docs.check_new(ids)
         n0 = len(self._docs)
-        accel = self._accel = accelerator(n0 + len(batch))
-        tokens, lengths = encode_texts(texts, self._vocab, accel)
+        n_new = len(ids)
+        accel = self._accel = accelerator(n0 + n_new)
+        tokens, lengths = encode_source(texts, dict_numbering(self._vocab), accel)
+        if len(lengths) != n_new:
+            raise ParameterError("texts", f"{len(lengths)} texts in chunks", f"for {n_new} ids", "pass one text per id")
         total = self._total_len + int(lengths.sum())
-        avgdl = total / (n0 + len(batch))
+        avgdl = total / (n0 + n_new)
         segment = build_segment(n0, tokens, lengths, accel, (avgdl, self.k1, self.b) if avgdl > 0 else None)
         del tokens
         # commit: nothing below can fail on bad input
         self._docs.extend(ids, numbers)
-        n1 = n0 + len(batch)
+        n1 = n0 + n_new
         if len(self._dl_buf) < n1:
             grown = np.zeros(max(n1, len(self._dl_buf) * 5 // 4 + 16), dtype=np.int32)
             grown[:n0] = self._dl_buf[:n0]
