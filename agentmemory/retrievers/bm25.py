@@ -46,7 +46,7 @@ import numpy as np
 from agentmemory.collection.columns import TextList, TextSource
 from agentmemory.errors import ParameterError, check_positive_int
 from agentmemory.records import Hit, MemoryEntry, Query, _trusted_hits
-from agentmemory.retrievers._analysis import dict_numbering, encode_source, query_tokens
+from agentmemory.retrievers._analysis import encode_source, query_tokens
 from agentmemory.retrievers._index import (
     EMPTY_F64,
     EMPTY_I64,
@@ -57,6 +57,7 @@ from agentmemory.retrievers._index import (
     concat,
     dedupe,
 )
+from agentmemory.retrievers._vocab import Vocabulary
 from agentmemory.retrievers.base import DocTable, as_query, rank_candidates, scores_by_id
 from agentmemory.tokenize import tokenize
 
@@ -145,7 +146,7 @@ class BM25:
         self.k1 = float(k1)
         self.b = float(b)
         self._docs = DocTable()
-        self._vocab: dict[str, int] = {}
+        self._vocab = Vocabulary()  # term numbers: the words themselves live once per process (_vocab.TERMS)
         self._df = np.zeros(0, dtype=np.int64)  # entries containing each term
         self._dl_buf = np.zeros(0, dtype=np.int32)  # token count per entry (capacity grows)
         self._total_len = 0
@@ -175,7 +176,7 @@ class BM25:
         """
         other = BM25(**params)
         other._docs = self._docs.copy()
-        other._vocab = dict(self._vocab)
+        other._vocab = self._vocab.copy()
         other._df = self._df.copy()
         other._dl_buf = self._dl_buf.copy()
         other._total_len = self._total_len
@@ -222,7 +223,7 @@ class BM25:
         n0 = len(self._docs)
         n_new = len(ids)
         accel = self._accel = accelerator(n0 + n_new)
-        tokens, lengths = encode_source(texts, dict_numbering(self._vocab), accel)
+        tokens, lengths = encode_source(texts, self._vocab.numbers, accel)
         if len(lengths) != n_new:
             raise ParameterError("texts", f"{len(lengths)} texts in chunks", f"for {n_new} ids", "pass one text per id")
         total = self._total_len + int(lengths.sum())
@@ -267,10 +268,8 @@ class BM25:
     def _query_terms(self, text: str) -> list[tuple[int, int]]:
         """(term number, qtf) of the query's indexed terms, in order of first occurrence."""
         counts: dict[int, int] = {}
-        vocab = self._vocab
-        for token in query_tokens(text):
-            term_id = vocab.get(token)
-            if term_id is not None:
+        for term_id in self._vocab.lookup(query_tokens(text)):
+            if term_id >= 0:
                 counts[term_id] = counts.get(term_id, 0) + 1
         return list(counts.items())
 
