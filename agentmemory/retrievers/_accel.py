@@ -717,6 +717,14 @@ if AVAILABLE:
         return out
 
 
+def _kernel_tfs(seg) -> np.ndarray:
+    """``seg.tfs`` as the kernels take it: uint16 or int32 (a uint8 segment of the NumPy path is widened to
+    uint16 once, on the segment), so one compiled signature serves every index."""
+    if seg.tfs.dtype == np.uint8:
+        seg.tfs = seg.tfs.astype(np.uint16)
+    return seg.tfs
+
+
 def build_postings(ids: np.ndarray, lengths: np.ndarray, bm25: tuple[float, float, float] | None = None):
     """(terms, ptr, docs, tfs, bound, impact) of a segment (see :mod:`._index`).
 
@@ -737,13 +745,27 @@ def build_postings(ids: np.ndarray, lengths: np.ndarray, bm25: tuple[float, floa
 def segment_top(seg, qterms, weights, dl, avgdl, k1, b, plain, k, acc, touched):
     """Candidates for the top ``k`` of one segment (see ``_segment_top``)."""
     return _segment_top(
-        seg.terms, seg.ptr, seg.docs, seg.tfs, qterms, weights, dl, seg.base, avgdl, k1, b, plain, k, acc, touched
+        seg.terms,
+        seg.ptr,
+        seg.docs,
+        _kernel_tfs(seg),
+        qterms,
+        weights,
+        dl,
+        seg.base,
+        avgdl,
+        k1,
+        b,
+        plain,
+        k,
+        acc,
+        touched,
     )
 
 
 def impacts(seg, dl, avgdl, k1, b):
     """(per-term max, per-posting float32) of the BM25 TF part of ``seg``, K at ``avgdl``."""
-    return _impacts(seg.ptr, seg.docs, seg.tfs, dl, seg.base, avgdl, k1, b)
+    return _impacts(seg.ptr, seg.docs, _kernel_tfs(seg), dl, seg.base, avgdl, k1, b)
 
 
 def bm25_top(seg, lo_f, hi_f, qterms, weights, dl, avgdl, k1, b, k, acc, touched):
@@ -752,7 +774,7 @@ def bm25_top(seg, lo_f, hi_f, qterms, weights, dl, avgdl, k1, b, k, acc, touched
         seg.terms,
         seg.ptr,
         seg.docs,
-        seg.tfs,
+        _kernel_tfs(seg),
         seg.bound,
         seg.impact,
         lo_f,

@@ -7,7 +7,8 @@ Documents are numbered densely in the order they were added.  Each
     terms   int32, sorted: the term numbers occurring in the segment
     ptr     int64, len(terms) + 1: postings of terms[i] are [ptr[i], ptr[i + 1])
     docs    int32: local document numbers (global = base + local), ascending per term
-    tfs     int32: how often the term occurs in that document
+    tfs     how often the term occurs in that document: the narrowest of uint8, uint16 and int32 that holds
+            the segment's largest (:func:`narrow_tfs`; uint16 or int32 where the compiled kernels read it)
 
 Adding documents builds a new segment from them alone; then, like a binary
 counter, the last two segments are merged while the older is at most twice
@@ -42,6 +43,7 @@ __all__ = [
     "compile_in_background",
     "kernels_cached",
     "merge_segments",
+    "narrow_tfs",
     "numba_cache_folder",
 ]
 
@@ -301,7 +303,7 @@ def build_segment(base: int, ids: np.ndarray, lengths: np.ndarray, accel=None, b
     n = len(lengths)
     if accel is not None and len(ids):
         terms, ptr, docs, tfs, bound, impact = accel.build_postings(ids, lengths, bm25)
-        seg = Segment(base, n, terms, ptr, docs, tfs)
+        seg = Segment(base, n, terms, ptr, docs, narrow_tfs(tfs, KERNEL_TFS))
         if bm25 is not None:
             seg.bound, seg.impact, seg.bound_avgdl = bound, impact, bm25[0]
         return seg
@@ -326,7 +328,23 @@ def build_segment(base: int, ids: np.ndarray, lengths: np.ndarray, accel=None, b
     docs = key.astype(np.int32)
     del key
     ptr = np.append(tfirst, len(docs)).astype(np.int64)
-    return Segment(base, n, terms, ptr, docs, tfs)
+    return Segment(base, n, terms, ptr, docs, narrow_tfs(tfs))
+
+
+TFS = (np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.int32))
+"""The types a segment's term frequencies may have, narrowest first."""
+KERNEL_TFS = TFS[1:]
+"""Those the compiled kernels are given (``_accel`` widens a uint8 segment when it meets one): in practice
+one compiled signature, uint16; int32 only for a term occurring more than 65,535 times in one entry."""
+
+
+def narrow_tfs(tfs: np.ndarray, types: tuple[np.dtype, ...] = TFS) -> np.ndarray:
+    """``tfs`` (term frequencies, >= 1) in the first of ``types`` that holds its largest value: exact, smaller."""
+    top = int(tfs.max()) if len(tfs) else 0
+    for dtype in types:
+        if top <= np.iinfo(dtype).max:
+            return tfs if tfs.dtype == dtype else tfs.astype(dtype)
+    return tfs.astype(np.int32)  # pragma: no cover - types always ends with int32
 
 
 def merge_segments(a: Segment, b: Segment) -> Segment:
@@ -342,7 +360,7 @@ def merge_segments(a: Segment, b: Segment) -> Segment:
     np.cumsum(ca + cb, out=ptr[1:])
     total = int(ptr[-1])
     docs = np.empty(total, dtype=np.int32)
-    tfs = np.empty(total, dtype=np.int32)
+    tfs = np.empty(total, dtype=np.result_type(a.tfs, b.tfs))
     for seg, idx, shift, extra in ((a, ia, 0, None), (b, ib, a.n, ca)):
         counts = np.diff(seg.ptr)
         dest_start = ptr[idx] if extra is None else ptr[idx] + extra[idx]
