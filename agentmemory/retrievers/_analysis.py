@@ -39,7 +39,7 @@ ASCII character.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
@@ -52,6 +52,7 @@ __all__ = [
     "Numbering",
     "dict_numbering",
     "encode_chunk",
+    "encode_chunks",
     "encode_source",
     "encode_texts",
     "query_tokens",
@@ -325,12 +326,17 @@ def encode_chunk(chunk: TextChunk, numbers: Numbering, accel=None) -> tuple[np.n
     return ids, lengths
 
 
+def encode_chunks(texts: TextSource, numbers: Numbering, accel=None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """:func:`encode_chunk` of each chunk of ``texts`` (about :data:`_RUN_CHARS` bytes each), in order."""
+    for chunk in texts.chunks(_RUN_CHARS):
+        yield encode_chunk(chunk, numbers, accel)
+
+
 def encode_source(texts: TextSource, numbers: Numbering, accel=None) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`encode_chunk` over every chunk of ``texts`` (about :data:`_RUN_CHARS` bytes each), concatenated."""
+    """:func:`encode_chunks` of ``texts``, concatenated."""
     id_parts: list[np.ndarray] = []
     len_parts: list[np.ndarray] = []
-    for chunk in texts.chunks(_RUN_CHARS):
-        ids, lengths = encode_chunk(chunk, numbers, accel)
+    for ids, lengths in encode_chunks(texts, numbers, accel):
         id_parts.append(ids)
         len_parts.append(lengths)
     if len(id_parts) == 1:

@@ -42,6 +42,7 @@ __all__ = [
     "build_segment",
     "compile_in_background",
     "kernels_cached",
+    "merge_all",
     "merge_segments",
     "narrow_tfs",
     "numba_cache_folder",
@@ -66,12 +67,12 @@ once per machine and kernel set, that nobody waits for.  An evaluation of this s
 likely to go larger next; by then the kernels are cached and indexes of :data:`ACCEL_MIN_DOCS`+ entries use
 them at once.  ``AGENTMEMORY_ACCEL_BACKGROUND=off`` turns this off."""
 
-BM25_KERNELS = ("_tokenize_ascii", "_build_postings", "_bm25_top")
+BM25_KERNELS = ("_tokenize_ascii", "_build_postings", "_impacts", "_bm25_top")
 TAG_KERNELS = ("_build_postings", "_segment_top")
 DENSE_KERNELS = ("_dense_top",)
 DENSE_BATCH_KERNELS = ("_dense_block_select",)
 """The compiled functions a first build and search call from Python (what :func:`kernels_cached` looks for;
-a kernel needed only later, such as ``_impacts`` when segments merge, compiles on its first use)."""
+a kernel needed only later compiles on its first use)."""
 
 KERNEL_SETS = {"bm25": BM25_KERNELS, "tags": TAG_KERNELS, "dense": DENSE_KERNELS, "dense-batch": DENSE_BATCH_KERNELS}
 """Each kernel set by the name :mod:`._warm` compiles it under (the background compiler's argument)."""
@@ -370,6 +371,41 @@ def merge_segments(a: Segment, b: Segment) -> Segment:
         docs[pos] = seg.docs if shift == 0 else seg.docs + np.int32(shift)
         tfs[pos] = seg.tfs
     return Segment(a.base, a.n + b.n, terms, ptr, docs, tfs)
+
+
+def merge_all(segs: list[Segment]) -> Segment:
+    """One segment holding the documents of ``segs`` (consecutive, in order), which is emptied as they are copied.
+
+    Each term's postings are those of the segments in order: one allocation
+    of the result, and each segment's postings scattered into it, then let go.
+    """
+    if len(segs) == 1:
+        return segs.pop()
+    base, n = segs[0].base, sum(s.n for s in segs)
+    terms = np.unique(np.concatenate([s.terms for s in segs])).astype(np.int32)
+    counts = np.zeros(len(terms), dtype=np.int64)
+    slots = []
+    for seg in segs:
+        idx = np.searchsorted(terms, seg.terms)
+        counts[idx] += np.diff(seg.ptr)
+        slots.append(idx)
+    ptr = np.zeros(len(terms) + 1, dtype=np.int64)
+    np.cumsum(counts, out=ptr[1:])
+    del counts
+    fill = ptr[:-1].copy()  # where each term's next postings go
+    docs = np.empty(int(ptr[-1]), dtype=np.int32)
+    tfs = np.empty(int(ptr[-1]), dtype=np.result_type(*(s.tfs for s in segs)))
+    segs.reverse()
+    for idx in slots:
+        seg = segs.pop()
+        sizes = np.diff(seg.ptr)
+        pos = np.repeat(fill[idx] - seg.ptr[:-1], sizes)
+        pos += np.arange(len(seg.docs), dtype=np.int64)
+        docs[pos] = seg.docs + np.int32(seg.base - base) if seg.base > base else seg.docs
+        tfs[pos] = seg.tfs
+        fill[idx] += sizes
+        del seg, pos
+    return Segment(base, n, terms, ptr, docs, tfs)
 
 
 class SegmentList:

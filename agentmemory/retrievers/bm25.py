@@ -46,7 +46,7 @@ import numpy as np
 from agentmemory.collection.columns import TextList, TextSource
 from agentmemory.errors import ParameterError, check_positive_int
 from agentmemory.records import Hit, MemoryEntry, Query, _trusted_hits
-from agentmemory.retrievers._analysis import encode_source, query_tokens
+from agentmemory.retrievers._analysis import encode_chunks, query_tokens
 from agentmemory.retrievers._index import (
     EMPTY_F64,
     EMPTY_I64,
@@ -56,6 +56,7 @@ from agentmemory.retrievers._index import (
     build_segment,
     concat,
     dedupe,
+    merge_all,
 )
 from agentmemory.retrievers._vocab import Vocabulary
 from agentmemory.retrievers.base import DocTable, as_query, rank_candidates, scores_by_id
@@ -215,7 +216,9 @@ class BM25:
         is not ASCII).
         """
         if len(texts) != len(ids):
-            raise ParameterError("texts", f"{len(texts)} texts", f"for {len(ids)} ids", "pass one text per id")
+            raise ParameterError(
+                "len(texts)", len(texts), f"differs from len(ids) = {len(ids)}", "pass one text per id"
+            )
         if not len(ids):
             return
         ids = list(ids)
@@ -223,13 +226,25 @@ class BM25:
         n0 = len(self._docs)
         n_new = len(ids)
         accel = self._accel = accelerator(n0 + n_new)
-        tokens, lengths = encode_source(texts, self._vocab.numbers, accel)
-        if len(lengths) != n_new:
-            raise ParameterError("texts", f"{len(lengths)} texts in chunks", f"for {n_new} ids", "pass one text per id")
+        # a segment per chunk, then one merge: the tokens of one chunk at a time, never of all texts
+        parts: list[Segment] = []
+        len_parts: list[np.ndarray] = []
+        done = 0
+        for tokens, lengths in encode_chunks(texts, self._vocab.numbers, accel):
+            parts.append(build_segment(n0 + done, tokens, lengths, accel))
+            len_parts.append(lengths)
+            done += len(lengths)
+            del tokens
+        if done != n_new:
+            raise ParameterError(
+                "texts.chunks()",
+                done,
+                f"texts came for len(texts) = {n_new}",
+                "chunks hold each text of the source once",
+            )
+        lengths = concat(len_parts, EMPTY_I64)
         total = self._total_len + int(lengths.sum())
-        avgdl = total / (n0 + n_new)
-        segment = build_segment(n0, tokens, lengths, accel, (avgdl, self.k1, self.b) if avgdl > 0 else None)
-        del tokens
+        segment = merge_all(parts)
         # commit: nothing below can fail on bad input
         self._docs.extend(ids, numbers)
         n1 = n0 + n_new
