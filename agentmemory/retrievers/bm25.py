@@ -57,6 +57,7 @@ from agentmemory.retrievers._index import (
     concat,
     dedupe,
     merge_all,
+    release_freed,
 )
 from agentmemory.retrievers._vocab import Vocabulary
 from agentmemory.retrievers.base import DocTable, as_query, rank_candidates, scores_by_id
@@ -244,7 +245,10 @@ class BM25:
             )
         lengths = concat(len_parts, EMPTY_I64)
         total = self._total_len + int(lengths.sum())
+        merged = len(parts) > 1
         segment = merge_all(parts)
+        if merged:
+            release_freed()  # the chunk segments, before the impacts are allocated
         # commit: nothing below can fail on bad input
         self._docs.extend(ids, numbers)
         n1 = n0 + n_new
