@@ -117,30 +117,31 @@ if AVAILABLE:
         return d, n_uniq, n_ids, n_pool
 
     @njit(cache=True, nogil=True)
-    def _tokenize_ascii(buf, starts, ends, lower):  # pragma: no cover - compiled
-        """Term numbers (local to this call) of the tokens of each document ``buf[starts[i]:ends[i]]``.
+    def _tokenize_ascii(buf, starts, ends, lower, table, pool, n_uniq, n_pool):  # pragma: no cover - compiled
+        """Term numbers of the tokens of each document ``buf[starts[i]:ends[i]]``.
 
         A token is a maximal run of bytes whose ``lower`` is not 0, compared
         by their ``lower`` bytes (the caller passes
         :data:`agentmemory.retrievers._analysis.LOWER_BYTES`: the tokeniser's
         rule on ASCII; tokens longer than 65,535 bytes do not occur in the
         batches given here: the caller sends such texts to the NumPy path).
-        Returns (ids, per-document counts, the pool: each distinct term's
-        lower-case bytes followed by a 0 byte, in the order of the term numbers).
+        Terms are numbered in order of first occurrence, continuing the
+        numbering of an earlier call whose ``table`` (a hash table of 3 int64
+        a slot, -1 when empty), ``pool`` (each term's lower-case bytes and a 0
+        byte) and counts ``n_uniq`` and ``n_pool`` are passed back in: a new
+        table and pool start it.  Returns (ids, per-document counts, table,
+        pool, n_uniq, n_pool): the terms first seen here are those at
+        ``pool[n_pool before:n_pool]``.
         """
         n_docs = len(starts)
-        n_slots = 1 << 16
-        table = np.full(3 * n_slots, -1, np.int64)
+        n_slots = len(table) // 3
         size = 0
         for i in range(n_docs):
             size += ends[i] - starts[i]
         ids = np.empty(max(1024, size // 5), np.int32)
         counts = np.zeros(n_docs, np.int64)
-        pool = np.empty(1 << 16, np.uint8)
         d = 0
-        n_uniq = 0
         n_ids = 0
-        n_pool = 0
         while True:
             d, n_uniq, n_ids, n_pool = _tokenize_docs(
                 buf, starts, ends, d, lower, table, n_uniq, ids, n_ids, counts, pool, n_pool
@@ -169,7 +170,7 @@ if AVAILABLE:
                         table[3 * sl] = old[3 * o]
                         table[3 * sl + 1] = old[3 * o + 1]
                         table[3 * sl + 2] = old[3 * o + 2]
-        return ids[:n_ids].copy(), counts, pool[:n_pool].copy()
+        return ids[:n_ids].copy(), counts, table, pool, n_uniq, n_pool
 
     @njit(cache=True, nogil=True)
     def _build_postings(ids, lengths, with_impacts, avgdl, k1, b):  # pragma: no cover - compiled

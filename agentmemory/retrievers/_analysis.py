@@ -236,22 +236,40 @@ def _spelled(raw: bytes, starts: np.ndarray, sizes: np.ndarray) -> list[str]:
     return spelled.split("\x00")[:-1]
 
 
-def _compiled_spans(
-    accel, buf, starts: np.ndarray, ends: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, list[str]] | None:
-    """:func:`_tokenize_spans` by the compiled kernel of ``accel``, straight from ``buf``; None when a text is too
-    long for it."""
-    if not len(starts):
-        return np.empty(0, np.int32), np.empty(0, np.int64), []
-    if int((ends - starts).max()) > _KERNEL_MAX_TEXT:
-        return None
-    data = np.frombuffer(buf, dtype=np.uint8)
-    data.flags.writeable = False  # one compiled signature, whatever holds the bytes
-    ids, counts, pool = accel._tokenize_ascii(data, starts, ends, LOWER_BYTES)
-    del data
-    words = pool.tobytes().decode("ascii").split("\x00")  # each term is followed by a 0 byte
-    words.pop()
-    return ids, counts, words
+class _Kernel:
+    """The compiled tokeniser of ``accel`` over the chunks of one source: its hash table of terms carries over
+    from chunk to chunk, so each distinct term is spelled and numbered once, not once per chunk."""
+
+    __slots__ = ("accel", "lut", "n_pool", "n_uniq", "pool", "table")
+
+    def __init__(self, accel) -> None:
+        self.accel = accel
+        self.table = np.full(3 << 16, -1, dtype=np.int64)
+        self.pool = np.empty(1 << 16, dtype=np.uint8)
+        self.n_uniq = self.n_pool = 0
+        self.lut = np.empty(0, dtype=np.int32)  # the kernel's term number -> the caller's
+
+    def spans(
+        self, buf, starts: np.ndarray, ends: np.ndarray, numbers: Numbering
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """(term numbers by ``numbers``, token counts) of the ASCII texts ``buf[starts[i]:ends[i]]``; None when a
+        text is too long for the kernel."""
+        if not len(starts):
+            return np.empty(0, np.int32), np.empty(0, np.int64)
+        if int((ends - starts).max()) > _KERNEL_MAX_TEXT:
+            return None
+        data = np.frombuffer(buf, dtype=np.uint8)
+        data.flags.writeable = False  # one compiled signature, whatever holds the bytes
+        ids, counts, self.table, self.pool, n_uniq, n_pool = self.accel._tokenize_ascii(
+            data, starts, ends, LOWER_BYTES, self.table, self.pool, self.n_uniq, self.n_pool
+        )
+        del data
+        if n_uniq > self.n_uniq:  # the new terms, each followed by a 0 byte, in the order of their numbers
+            words = self.pool[self.n_pool : n_pool].tobytes().decode("ascii").split("\x00")
+            words.pop()
+            self.lut = np.concatenate((self.lut, numbers(words)))
+            self.n_uniq, self.n_pool = n_uniq, n_pool
+        return self.lut[ids], counts
 
 
 def _flag_runs(flags: np.ndarray):
@@ -290,7 +308,9 @@ def dict_numbering(vocab: dict[str, int]) -> Numbering:
     return numbers
 
 
-def encode_chunk(chunk: TextChunk, numbers: Numbering, accel=None) -> tuple[np.ndarray, np.ndarray]:
+def encode_chunk(
+    chunk: TextChunk, numbers: Numbering, accel=None, kernel: _Kernel | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Tokenise the texts of ``chunk`` into term numbers (``numbers`` numbers the words): ``(ids, lengths)``.
 
     ``ids`` (int32) holds every token's term number, text after text, and
@@ -302,6 +322,8 @@ def encode_chunk(chunk: TextChunk, numbers: Numbering, accel=None) -> tuple[np.n
     and goes through ``tokenize``).  Whatever the path, the result is
     ``tokenize``'s.
     """
+    if accel is not None and kernel is None:
+        kernel = _Kernel(accel)
     id_parts: list[np.ndarray] = []
     len_parts: list[np.ndarray] = []
     buf = chunk.buf
@@ -310,10 +332,12 @@ def encode_chunk(chunk: TextChunk, numbers: Numbering, accel=None) -> tuple[np.n
     for is_ascii, start, stop in _flag_runs(np.asarray(chunk.ascii, dtype=bool)):
         if is_ascii:
             s, e = starts[start:stop], ends[start:stop]
-            out = _compiled_spans(accel, buf, s, e) if accel is not None else None
-            ids, lengths, words = out if out is not None else _tokenize_spans(buf, s, e)
-            id_parts.append(numbers(words)[ids] if len(ids) else ids.astype(np.int32))
-            len_parts.append(lengths)
+            done = kernel.spans(buf, s, e, numbers) if kernel is not None else None
+            if done is None:
+                ids, lengths, words = _tokenize_spans(buf, s, e)
+                done = (numbers(words)[ids] if len(ids) else ids.astype(np.int32)), lengths
+            id_parts.append(done[0])
+            len_parts.append(done[1])
             continue
         tokens = tokenize(str(buf[int(starts[start]) : int(ends[start])], "utf-8"))
         uniq = list(dict.fromkeys(tokens))
@@ -328,8 +352,9 @@ def encode_chunk(chunk: TextChunk, numbers: Numbering, accel=None) -> tuple[np.n
 
 def encode_chunks(texts: TextSource, numbers: Numbering, accel=None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """:func:`encode_chunk` of each chunk of ``texts`` (about :data:`_RUN_CHARS` bytes each), in order."""
+    kernel = _Kernel(accel) if accel is not None else None
     for chunk in texts.chunks(_RUN_CHARS):
-        yield encode_chunk(chunk, numbers, accel)
+        yield encode_chunk(chunk, numbers, accel, kernel)
 
 
 def encode_source(texts: TextSource, numbers: Numbering, accel=None) -> tuple[np.ndarray, np.ndarray]:
