@@ -24,6 +24,9 @@ import numpy as np
 
 __all__ = ["TERMS", "TermTable", "Vocabulary"]
 
+_MEMO = 1 << 16
+"""Most query words a :class:`Vocabulary` remembers (then it starts again)."""
+
 
 class TermTable:
     """Term string -> global number, shared by every index of the process (new terms numbered on first sight)."""
@@ -56,13 +59,14 @@ TERMS = TermTable()
 class Vocabulary:
     """One index's terms: local numbers ``0 .. len - 1``, each standing for a term of :data:`TERMS`."""
 
-    __slots__ = ("_global", "_keys", "_locals", "_n")
+    __slots__ = ("_global", "_keys", "_locals", "_memo", "_n")
 
     def __init__(self) -> None:
         self._n = 0
         self._global = np.zeros(0, dtype=np.int32)  # local -> global number (capacity grows)
         self._keys = np.zeros(0, dtype=np.int32)  # the global numbers, sorted
         self._locals = np.zeros(0, dtype=np.int32)  # the local number of each of _keys
+        self._memo: dict[str, int] = {}  # words looked up by queries (see lookup)
 
     def __len__(self) -> int:
         return self._n
@@ -106,6 +110,7 @@ class Vocabulary:
             self._keys = keys[order]
             self._locals = np.concatenate((self._locals, local[new]))[order]
             self._n = n1
+            self._memo.clear()
         return local
 
     def get(self, word: str) -> int | None:
@@ -117,10 +122,24 @@ class Vocabulary:
         return int(self._locals[i]) if i < self._n and self._keys[i] == number else None
 
     def lookup(self, words: list[str]) -> list[int]:
-        """The local numbers of ``words`` (-1 for a word this index does not hold), in order."""
-        get = TERMS.numbers.get
-        numbers = [get(w, -1) for w in words]
-        return self._local(np.array(numbers, dtype=np.int32)).tolist() if numbers else []
+        """The local numbers of ``words`` (-1 for a word this index does not hold), in order.
+
+        Queries' words are remembered (a dict of at most :data:`_MEMO` words,
+        emptied whenever the index takes new terms), so a word asked again
+        costs one dict look-up, as it did when an index kept a dict of all
+        its terms.
+        """
+        memo = self._memo
+        out = [memo.get(w, -2) for w in words]
+        if -2 in out:
+            if len(memo) > _MEMO:
+                memo.clear()
+            get = TERMS.numbers.get
+            asked = [w for w, number in zip(words, out) if number == -2]
+            found = self._local(np.array([get(w, -1) for w in asked], dtype=np.int32)).tolist()
+            memo.update(zip(asked, found))
+            out = [memo[w] for w in words]
+        return out
 
     def words(self) -> list[str]:
         """Every term, by local number."""
