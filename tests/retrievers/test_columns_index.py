@@ -207,6 +207,8 @@ def test_indexes_share_the_words_but_keep_their_own_statistics():
     assert first._vocab.words() == ["zebu", "okapi", "quagga"]
     assert second._vocab.words() == ["okapi", "zebu"]
     assert first._vocab.nbytes < 100  # int32 arrays, no strings
+    second.add_texts(["f"], TextList(["quagga quagga"]))  # a word a query found missing, then added
+    assert [h.entry_id for h in second.search("quagga", 5)] == ["f"]
 
 
 def test_a_vocabulary_travels_as_its_words():
