@@ -1,11 +1,13 @@
-"""The one seam for tokenising in bulk: :func:`encode_texts`, exactly :func:`agentmemory.tokenize.tokenize`.
+"""The one seam for tokenising in bulk: :func:`encode_chunks`, exactly :func:`agentmemory.tokenize.tokenize`.
 
 :func:`agentmemory.tokenize.tokenize` is the definition; everything here is
-a faster way to compute it, chosen per run of texts by :func:`encode_texts`
-(the function the retrievers call; :func:`query_tokens` is its one-text
-form for queries):
+a faster way to compute it, chosen per run of texts by :func:`encode_chunk`
+(BM25 calls :func:`encode_chunks`: a :class:`~agentmemory.collection.columns.TextSource`
+chunk by chunk, each a buffer of UTF-8 bytes and the spans of its texts;
+:func:`encode_texts` is the same over a list of strings, and
+:func:`query_tokens` the one-text form for queries):
 
-* a text holding any non-ASCII character goes through ``tokenize`` itself;
+* a text holding any non-ASCII character is decoded and goes through ``tokenize`` itself;
 * a run of ASCII texts uses the fact that, on ASCII, ``tokenize`` reduces to
   "lower-case, then maximal runs of ``[a-z0-9]``": NFKC leaves ASCII
   unchanged, ``str.casefold`` on ASCII is ``str.lower``, and ``[^\\W_]``
@@ -14,9 +16,12 @@ form for queries):
   both bulk paths read it from them:
 
   - with the compiled kernels (``accel``, :mod:`._accel`, used for large
-    indexes), the numba tokeniser ``_tokenize_ascii`` hashes each run of
-    bytes whose :data:`LOWER_BYTES` is not 0;
-  - otherwise NumPy (:func:`tokenize_ascii`): one ``bytes.translate`` maps
+    indexes), the numba tokeniser ``_tokenize_ascii`` reads the spans in
+    the chunk's own buffer and hashes each run of bytes whose
+    :data:`LOWER_BYTES` is not 0 (its table of terms kept from chunk to
+    chunk, so each distinct term is spelled once);
+  - otherwise NumPy (:func:`tokenize_ascii`, over one joined copy of a
+    run's spans): one ``bytes.translate`` maps
     every letter and digit to a code 1-36 and every other byte to 0, token
     boundaries are where the code turns zero or non-zero, and each token of
     up to 16 characters is packed, exactly, into two 64-bit words (its
@@ -76,6 +81,7 @@ for _c in b"ABCDEFGHIJKLMNOPQRSTUVWXYZ":
     _codes[_c] = _codes[_c + 32]
 _CODE_TABLE = bytes(_codes)  # a-z and A-Z to 1-26, 0-9 to 27-36, every other byte to 0
 _LETTER_TABLE = bytes(_letters)  # a code back to its lower-case letter or digit
+_CODE_ARRAY = np.frombuffer(_CODE_TABLE, dtype=np.uint8)  # the same, for np.take
 del _table, _codes, _letters, _c, _i
 LOWER_BYTES = np.frombuffer(ASCII_TABLE.replace(b" ", b"\x00"), dtype=np.uint8)
 """:data:`ASCII_TABLE` with 0 for every byte that is not part of a token (the compiled tokeniser's table)."""
@@ -173,22 +179,40 @@ def tokenize_ascii(texts: list[str]) -> tuple[np.ndarray, np.ndarray, list[str]]
     lens = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
     # a leading NUL and space (a token starts where the code turns non-zero) and 16 trailing NULs (8-byte reads)
     raw = " ".join(["\x00", *texts, "\x00" * 16]).encode("ascii").translate(_CODE_TABLE)
-    return _tokenize_codes(raw, lens)
+    text_starts = np.full(len(texts), 2, dtype=np.int64)  # where each text's first character is in raw
+    if len(texts) > 1:
+        np.cumsum(lens[:-1] + 1, out=text_starts[1:])
+        text_starts[1:] += 2
+    return _tokenize_codes(raw, text_starts)
 
 
 def _tokenize_spans(buf, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """:func:`tokenize_ascii` of the ASCII texts ``buf[starts[i]:ends[i]]`` (one joined copy of their bytes)."""
-    view = memoryview(buf)
-    spans = [view[s:e] for s, e in zip(starts.tolist(), ends.tolist())]
-    raw = b" ".join([b"\x00", *spans, b"\x00" * 16]).translate(_CODE_TABLE)
-    del spans
-    return _tokenize_codes(raw, ends - starts)
+    """:func:`tokenize_ascii` of the ASCII texts ``buf[starts[i]:ends[i]]``.
+
+    The codes of the bytes from the first span's start to the last one's
+    end (bytes between spans set to 0), a 0 inserted before each text, two
+    before the first and 16 after the last: no Python object per text.
+    """
+    first = int(starts[0])
+    size = int(ends[-1]) - first
+    codes = np.zeros(2 + size + 16, dtype=np.uint8)
+    np.take(_CODE_ARRAY, np.frombuffer(buf, dtype=np.uint8, count=size, offset=first), out=codes[2 : 2 + size])
+    rel = starts - first
+    if not np.array_equal(rel[1:], ends[:-1] - first):  # bytes between the spans: not part of any text
+        inside = np.zeros(size + 1, dtype=np.int8)
+        np.add.at(inside, rel, 1)
+        np.add.at(inside, ends - first, -1)
+        codes[2 : 2 + size][np.cumsum(inside[:-1], dtype=np.int8) == 0] = 0
+        del inside
+    raw = np.insert(codes, rel[1:] + 2, 0).tobytes()
+    del codes
+    return _tokenize_codes(raw, rel + 2 + np.arange(len(rel), dtype=np.int64))
 
 
-def _tokenize_codes(raw: bytes, lens: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """The tokens of ``raw``: texts of ``lens`` bytes, translated to codes, joined by a space, after a NUL and
-    a space and before 16 NULs."""
-    n_texts = len(lens)
+def _tokenize_codes(raw: bytes, text_starts: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """The tokens of ``raw`` (bytes as codes, 0 around every token, 16 zero bytes at the end): their term numbers
+    local to this call, how many lie from each of ``text_starts`` (ascending positions, each after a 0) to the
+    next, and the distinct terms in order of first occurrence."""
     nonzero = np.frombuffer(raw, dtype=np.uint8) != 0
     edges = np.flatnonzero(nonzero[1:] != nonzero[:-1])
     edges += 1
@@ -213,10 +237,6 @@ def _tokenize_codes(raw: bytes, lens: np.ndarray) -> tuple[np.ndarray, np.ndarra
     ids, first = _distinct(lo, hi)
     del lo, hi
     terms = _spelled(raw, starts[first], size[first])
-    text_starts = np.full(n_texts, 2, dtype=np.int64)  # where each text's first character is in raw
-    if n_texts > 1:
-        np.cumsum(lens[:-1] + 1, out=text_starts[1:])
-        text_starts[1:] += 2
     counts = np.diff(np.searchsorted(starts, text_starts), append=n)
     return ids, counts, terms
 
