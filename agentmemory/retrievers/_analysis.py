@@ -81,7 +81,6 @@ for _c in b"ABCDEFGHIJKLMNOPQRSTUVWXYZ":
     _codes[_c] = _codes[_c + 32]
 _CODE_TABLE = bytes(_codes)  # a-z and A-Z to 1-26, 0-9 to 27-36, every other byte to 0
 _LETTER_TABLE = bytes(_letters)  # a code back to its lower-case letter or digit
-_CODE_ARRAY = np.frombuffer(_CODE_TABLE, dtype=np.uint8)  # the same, for np.take
 del _table, _codes, _letters, _c, _i
 LOWER_BYTES = np.frombuffer(ASCII_TABLE.replace(b" ", b"\x00"), dtype=np.uint8)
 """:data:`ASCII_TABLE` with 0 for every byte that is not part of a token (the compiled tokeniser's table)."""
@@ -196,7 +195,7 @@ def _tokenize_spans(buf, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarr
     first = int(starts[0])
     size = int(ends[-1]) - first
     codes = np.zeros(2 + size + 16, dtype=np.uint8)
-    np.take(_CODE_ARRAY, np.frombuffer(buf, dtype=np.uint8, count=size, offset=first), out=codes[2 : 2 + size])
+    codes[2 : 2 + size] = np.frombuffer(bytes(memoryview(buf)[first : first + size]).translate(_CODE_TABLE), np.uint8)
     rel = starts - first
     if not np.array_equal(rel[1:], ends[:-1] - first):  # bytes between the spans: not part of any text
         inside = np.zeros(size + 1, dtype=np.int8)
