@@ -136,9 +136,9 @@ class Vocabulary:
                 memo.clear()
             get = TERMS.numbers.get
             asked = [w for w, number in zip(words, out) if number == -2]
-            found = self._local(np.array([get(w, -1) for w in asked], dtype=np.int32)).tolist()
-            memo.update(zip(asked, found))
-            out = [memo[w] for w in words]
+            found = dict(zip(asked, self._local(np.array([get(w, -1) for w in asked], dtype=np.int32)).tolist()))
+            memo.update(found)  # (another thread may empty memo meanwhile: out is read from found)
+            out = [found[w] if number == -2 else number for w, number in zip(words, out)]
         return out
 
     def words(self) -> list[str]:
