@@ -47,21 +47,23 @@ if AVAILABLE:
 
     @njit(cache=True, nogil=True)
     def _tokenize_docs(  # pragma: no cover - compiled
-        buf, offsets, d, lower, table, n_uniq, ids, n_ids, counts, pool, n_pool
+        buf, starts, ends, d, lower, table, n_uniq, ids, n_ids, counts, pool, n_pool
     ):
         """Tokenise documents from ``d`` on until one might overflow the arrays; return (d, n_uniq, n_ids, n_pool).
 
-        ``table`` holds 3 int64 per slot: the term's hash, its number (-1:
-        empty) and ``start << 16 | length`` of its lower-case bytes in ``pool``.
+        Document ``i`` is ``buf[starts[i]:ends[i]]``.  ``table`` holds 3 int64
+        per slot: the term's hash, its number (-1: empty) and
+        ``start << 16 | length`` of its lower-case bytes in ``pool`` (each
+        term's bytes followed by a 0 byte, terms in the order of their numbers).
         """
-        n_docs = len(offsets) - 1
+        n_docs = len(starts)
         n_slots = len(table) // 3
         mask = n_slots - 1
         while d < n_docs:
-            p = offsets[d]
-            end = offsets[d + 1]
+            p = starts[d]
+            end = ends[d]
             room = (end - p) // 2 + 1  # most tokens a document of this size can hold
-            if n_ids + room > len(ids) or 2 * (n_uniq + room) > n_slots or n_pool + (end - p) > len(pool):
+            if n_ids + room > len(ids) or 2 * (n_uniq + room) > n_slots or n_pool + (end - p) + room > len(pool):
                 break
             cnt = 0
             while p < end:
@@ -104,7 +106,8 @@ if AVAILABLE:
                     table[e + 2] = (n_pool << 16) | length
                     for i in range(length):
                         pool[n_pool + i] = lower[buf[s + i]]
-                    n_pool += length
+                    pool[n_pool + length] = 0
+                    n_pool += length + 1
                     n_uniq += 1
                 ids[n_ids] = found
                 n_ids += 1
@@ -114,37 +117,41 @@ if AVAILABLE:
         return d, n_uniq, n_ids, n_pool
 
     @njit(cache=True, nogil=True)
-    def _tokenize_ascii(buf, offsets, lower):  # pragma: no cover - compiled
-        """Term numbers (local to this call) of the tokens of each document in ``buf``.
+    def _tokenize_ascii(buf, starts, ends, lower, table, pool, n_uniq, n_pool):  # pragma: no cover - compiled
+        """Term numbers of the tokens of each document ``buf[starts[i]:ends[i]]``.
 
         A token is a maximal run of bytes whose ``lower`` is not 0, compared
         by their ``lower`` bytes (the caller passes
         :data:`agentmemory.retrievers._analysis.LOWER_BYTES`: the tokeniser's
         rule on ASCII; tokens longer than 65,535 bytes do not occur in the
         batches given here: the caller sends such texts to the NumPy path).
-        Returns (ids, per-document counts, start and length of each distinct
-        term's lower-case bytes in the pool, the pool).
+        Terms are numbered in order of first occurrence, continuing the
+        numbering of an earlier call whose ``table`` (a hash table of 3 int64
+        a slot, -1 when empty), ``pool`` (each term's lower-case bytes and a 0
+        byte) and counts ``n_uniq`` and ``n_pool`` are passed back in: a new
+        table and pool start it.  Returns (ids, per-document counts, table,
+        pool, n_uniq, n_pool): the terms first seen here are those at
+        ``pool[n_pool before:n_pool]``.
         """
-        n_docs = len(offsets) - 1
-        n_slots = 1 << 16
-        table = np.full(3 * n_slots, -1, np.int64)
-        ids = np.empty(max(1024, len(buf) // 5), np.int32)
+        n_docs = len(starts)
+        n_slots = len(table) // 3
+        size = 0
+        for i in range(n_docs):
+            size += ends[i] - starts[i]
+        ids = np.empty(max(1024, size // 5), np.int32)
         counts = np.zeros(n_docs, np.int64)
-        pool = np.empty(1 << 16, np.uint8)
         d = 0
-        n_uniq = 0
         n_ids = 0
-        n_pool = 0
         while True:
             d, n_uniq, n_ids, n_pool = _tokenize_docs(
-                buf, offsets, d, lower, table, n_uniq, ids, n_ids, counts, pool, n_pool
+                buf, starts, ends, d, lower, table, n_uniq, ids, n_ids, counts, pool, n_pool
             )
             if d == n_docs:
                 break
-            size = offsets[d + 1] - offsets[d]
-            if n_pool + size > len(pool):
-                pool = np.concatenate((pool, np.empty(max(len(pool), size), np.uint8)))
+            size = ends[d] - starts[d]
             room = size // 2 + 1
+            if n_pool + size + room > len(pool):
+                pool = np.concatenate((pool, np.empty(max(len(pool), size + room), np.uint8)))
             if n_ids + room > len(ids):
                 ids = np.concatenate((ids, np.empty(max(len(ids), room), np.int32)))
             grow = n_slots
@@ -163,14 +170,7 @@ if AVAILABLE:
                         table[3 * sl] = old[3 * o]
                         table[3 * sl + 1] = old[3 * o + 1]
                         table[3 * sl + 2] = old[3 * o + 2]
-        ustart = np.empty(n_uniq, np.int64)
-        ulen = np.empty(n_uniq, np.int64)
-        for o in range(n_slots):
-            u = table[3 * o + 1]
-            if u >= 0:
-                ustart[u] = table[3 * o + 2] >> 16
-                ulen[u] = table[3 * o + 2] & 0xFFFF
-        return ids[:n_ids].copy(), counts, ustart, ulen, pool[:n_pool].copy()
+        return ids[:n_ids].copy(), counts, table, pool, n_uniq, n_pool
 
     @njit(cache=True, nogil=True)
     def _build_postings(ids, lengths, with_impacts, avgdl, k1, b):  # pragma: no cover - compiled
@@ -718,6 +718,14 @@ if AVAILABLE:
         return out
 
 
+def _kernel_tfs(seg) -> np.ndarray:
+    """``seg.tfs`` as the kernels take it: uint16 or int32 (a uint8 segment of the NumPy path is widened to
+    uint16 once, on the segment), so one compiled signature serves every index."""
+    if seg.tfs.dtype == np.uint8:
+        seg.tfs = seg.tfs.astype(np.uint16)
+    return seg.tfs
+
+
 def build_postings(ids: np.ndarray, lengths: np.ndarray, bm25: tuple[float, float, float] | None = None):
     """(terms, ptr, docs, tfs, bound, impact) of a segment (see :mod:`._index`).
 
@@ -738,13 +746,27 @@ def build_postings(ids: np.ndarray, lengths: np.ndarray, bm25: tuple[float, floa
 def segment_top(seg, qterms, weights, dl, avgdl, k1, b, plain, k, acc, touched):
     """Candidates for the top ``k`` of one segment (see ``_segment_top``)."""
     return _segment_top(
-        seg.terms, seg.ptr, seg.docs, seg.tfs, qterms, weights, dl, seg.base, avgdl, k1, b, plain, k, acc, touched
+        seg.terms,
+        seg.ptr,
+        seg.docs,
+        _kernel_tfs(seg),
+        qterms,
+        weights,
+        dl,
+        seg.base,
+        avgdl,
+        k1,
+        b,
+        plain,
+        k,
+        acc,
+        touched,
     )
 
 
 def impacts(seg, dl, avgdl, k1, b):
     """(per-term max, per-posting float32) of the BM25 TF part of ``seg``, K at ``avgdl``."""
-    return _impacts(seg.ptr, seg.docs, seg.tfs, dl, seg.base, avgdl, k1, b)
+    return _impacts(seg.ptr, seg.docs, _kernel_tfs(seg), dl, seg.base, avgdl, k1, b)
 
 
 def bm25_top(seg, lo_f, hi_f, qterms, weights, dl, avgdl, k1, b, k, acc, touched):
@@ -753,7 +775,7 @@ def bm25_top(seg, lo_f, hi_f, qterms, weights, dl, avgdl, k1, b, k, acc, touched
         seg.terms,
         seg.ptr,
         seg.docs,
-        seg.tfs,
+        _kernel_tfs(seg),
         seg.bound,
         seg.impact,
         lo_f,

@@ -1,11 +1,13 @@
-"""The one seam for tokenising in bulk: :func:`encode_texts`, exactly :func:`agentmemory.tokenize.tokenize`.
+"""The one seam for tokenising in bulk: :func:`encode_chunks`, exactly :func:`agentmemory.tokenize.tokenize`.
 
 :func:`agentmemory.tokenize.tokenize` is the definition; everything here is
-a faster way to compute it, chosen per run of texts by :func:`encode_texts`
-(the function the retrievers call; :func:`query_tokens` is its one-text
-form for queries):
+a faster way to compute it, chosen per run of texts by :func:`encode_chunk`
+(BM25 calls :func:`encode_chunks`: a :class:`~agentmemory.collection.columns.TextSource`
+chunk by chunk, each a buffer of UTF-8 bytes and the spans of its texts;
+:func:`encode_texts` is the same over a list of strings, and
+:func:`query_tokens` the one-text form for queries):
 
-* a text holding any non-ASCII character goes through ``tokenize`` itself;
+* a text holding any non-ASCII character is decoded and goes through ``tokenize`` itself;
 * a run of ASCII texts uses the fact that, on ASCII, ``tokenize`` reduces to
   "lower-case, then maximal runs of ``[a-z0-9]``": NFKC leaves ASCII
   unchanged, ``str.casefold`` on ASCII is ``str.lower``, and ``[^\\W_]``
@@ -14,9 +16,12 @@ form for queries):
   both bulk paths read it from them:
 
   - with the compiled kernels (``accel``, :mod:`._accel`, used for large
-    indexes), the numba tokeniser ``_tokenize_ascii`` hashes each run of
-    bytes whose :data:`LOWER_BYTES` is not 0;
-  - otherwise NumPy (:func:`tokenize_ascii`): one ``bytes.translate`` maps
+    indexes), the numba tokeniser ``_tokenize_ascii`` reads the spans in
+    the chunk's own buffer and hashes each run of bytes whose
+    :data:`LOWER_BYTES` is not 0 (its table of terms kept from chunk to
+    chunk, so each distinct term is spelled once);
+  - otherwise NumPy (:func:`tokenize_ascii`, over one joined copy of a
+    run's spans): one ``bytes.translate`` maps
     every letter and digit to a code 1-36 and every other byte to 0, token
     boundaries are where the code turns zero or non-zero, and each token of
     up to 16 characters is packed, exactly, into two 64-bit words (its
@@ -39,11 +44,25 @@ ASCII character.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+
 import numpy as np
 
+from agentmemory.collection.columns import TextChunk, TextList, TextSource
 from agentmemory.tokenize import tokenize
 
-__all__ = ["ASCII_TABLE", "LOWER_BYTES", "encode_texts", "query_tokens", "tokenize_ascii"]
+__all__ = [
+    "ASCII_TABLE",
+    "LOWER_BYTES",
+    "Numbering",
+    "dict_numbering",
+    "encode_chunk",
+    "encode_chunks",
+    "encode_source",
+    "encode_texts",
+    "query_tokens",
+    "tokenize_ascii",
+]
 
 _KEEP = b"abcdefghijklmnopqrstuvwxyz0123456789"
 _table = bytearray(b" " * 256)
@@ -77,40 +96,6 @@ def query_tokens(text: str) -> list[str]:
     if text.isascii():
         return text.encode("ascii").translate(ASCII_TABLE).decode("ascii").split()
     return tokenize(text)
-
-
-def _chunks(texts: list[str]):
-    """Yield ``(start, stop)`` slices of ``texts`` holding about ``_RUN_CHARS`` characters each."""
-    ends = np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) + 3)
-    start = 0
-    while start < len(texts):
-        base = ends[start - 1] if start else 0
-        stop = max(start + 1, int(np.searchsorted(ends, base + _RUN_CHARS, side="right")))
-        yield start, min(stop, len(texts))
-        start = stop
-
-
-def _ascii_runs(texts: list[str]):
-    """Yield ``(is_ascii_run, start, stop)`` covering ``texts`` in order.
-
-    A run of ASCII texts holds at most about ``_RUN_CHARS`` characters; every
-    other text is a run of its own.
-    """
-    for start, stop in _chunks(texts):
-        chunk = texts[start:stop]
-        if all(map(str.isascii, chunk)):
-            yield True, start, stop
-            continue
-        run = start
-        for i, t in enumerate(chunk, start=start):
-            if t.isascii():
-                continue
-            if run < i:
-                yield True, run, i
-            yield False, i, i + 1
-            run = i + 1
-        if run < stop:
-            yield True, run, stop
 
 
 def _multipliers():
@@ -193,6 +178,40 @@ def tokenize_ascii(texts: list[str]) -> tuple[np.ndarray, np.ndarray, list[str]]
     lens = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
     # a leading NUL and space (a token starts where the code turns non-zero) and 16 trailing NULs (8-byte reads)
     raw = " ".join(["\x00", *texts, "\x00" * 16]).encode("ascii").translate(_CODE_TABLE)
+    text_starts = np.full(len(texts), 2, dtype=np.int64)  # where each text's first character is in raw
+    if len(texts) > 1:
+        np.cumsum(lens[:-1] + 1, out=text_starts[1:])
+        text_starts[1:] += 2
+    return _tokenize_codes(raw, text_starts)
+
+
+def _tokenize_spans(buf, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """:func:`tokenize_ascii` of the ASCII texts ``buf[starts[i]:ends[i]]``.
+
+    The codes of the bytes from the first span's start to the last one's
+    end (bytes between spans set to 0), a 0 inserted before each text, two
+    before the first and 16 after the last: no Python object per text.
+    """
+    first = int(starts[0])
+    size = int(ends[-1]) - first
+    codes = np.zeros(2 + size + 16, dtype=np.uint8)
+    codes[2 : 2 + size] = np.frombuffer(bytes(memoryview(buf)[first : first + size]).translate(_CODE_TABLE), np.uint8)
+    rel = starts - first
+    if not np.array_equal(rel[1:], ends[:-1] - first):  # bytes between the spans: not part of any text
+        inside = np.zeros(size + 1, dtype=np.int8)
+        np.add.at(inside, rel, 1)
+        np.add.at(inside, ends - first, -1)
+        codes[2 : 2 + size][np.cumsum(inside[:-1], dtype=np.int8) == 0] = 0
+        del inside
+    raw = np.insert(codes, rel[1:] + 2, 0).tobytes()
+    del codes
+    return _tokenize_codes(raw, rel + 2 + np.arange(len(rel), dtype=np.int64))
+
+
+def _tokenize_codes(raw: bytes, text_starts: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """The tokens of ``raw`` (bytes as codes, 0 around every token, 16 zero bytes at the end): their term numbers
+    local to this call, how many lie from each of ``text_starts`` (ascending positions, each after a 0) to the
+    next, and the distinct terms in order of first occurrence."""
     nonzero = np.frombuffer(raw, dtype=np.uint8) != 0
     edges = np.flatnonzero(nonzero[1:] != nonzero[:-1])
     edges += 1
@@ -217,10 +236,6 @@ def tokenize_ascii(texts: list[str]) -> tuple[np.ndarray, np.ndarray, list[str]]
     ids, first = _distinct(lo, hi)
     del lo, hi
     terms = _spelled(raw, starts[first], size[first])
-    text_starts = np.full(len(texts), 2, dtype=np.int64)  # where each text's first character is in raw
-    if len(texts) > 1:
-        np.cumsum(lens[:-1] + 1, out=text_starts[1:])
-        text_starts[1:] += 2
     counts = np.diff(np.searchsorted(starts, text_starts), append=n)
     return ids, counts, terms
 
@@ -240,60 +255,141 @@ def _spelled(raw: bytes, starts: np.ndarray, sizes: np.ndarray) -> list[str]:
     return spelled.split("\x00")[:-1]
 
 
-def _compiled_ascii(accel, texts: list[str]) -> tuple[np.ndarray, np.ndarray, list[str]] | None:
-    """:func:`tokenize_ascii` by the compiled kernel of ``accel``; None when a text is too long for it."""
-    if not texts:
-        return np.empty(0, np.int32), np.empty(0, np.int64), []
-    if max(map(len, texts)) > _KERNEL_MAX_TEXT:
-        return None
-    raw = "".join(texts).encode("ascii")
-    buf = np.frombuffer(raw, dtype=np.uint8)
-    offsets = np.zeros(len(texts) + 1, dtype=np.int64)
-    np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)), out=offsets[1:])
-    ids, counts, ustart, ulen, pool = accel._tokenize_ascii(buf, offsets, LOWER_BYTES)
-    del buf, raw
-    chars = pool.tobytes()
-    words = [chars[s : s + n].decode("ascii") for s, n in zip(ustart.tolist(), ulen.tolist())]
-    return ids, counts, words
+class _Kernel:
+    """The compiled tokeniser of ``accel`` over the chunks of one source: its hash table of terms carries over
+    from chunk to chunk, so each distinct term is spelled and numbered once, not once per chunk."""
+
+    __slots__ = ("accel", "lut", "n_pool", "n_uniq", "pool", "table")
+
+    def __init__(self, accel) -> None:
+        self.accel = accel
+        self.table = np.full(3 << 16, -1, dtype=np.int64)
+        self.pool = np.empty(1 << 16, dtype=np.uint8)
+        self.n_uniq = self.n_pool = 0
+        self.lut = np.empty(0, dtype=np.int32)  # the kernel's term number -> the caller's
+
+    def spans(
+        self, buf, starts: np.ndarray, ends: np.ndarray, numbers: Numbering
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """(term numbers by ``numbers``, token counts) of the ASCII texts ``buf[starts[i]:ends[i]]``; None when a
+        text is too long for the kernel."""
+        if not len(starts):
+            return np.empty(0, np.int32), np.empty(0, np.int64)
+        if int((ends - starts).max()) > _KERNEL_MAX_TEXT:
+            return None
+        data = np.frombuffer(buf, dtype=np.uint8)
+        data.flags.writeable = False  # one compiled signature, whatever holds the bytes
+        ids, counts, self.table, self.pool, n_uniq, n_pool = self.accel._tokenize_ascii(
+            data, starts, ends, LOWER_BYTES, self.table, self.pool, self.n_uniq, self.n_pool
+        )
+        del data
+        if n_uniq > self.n_uniq:  # the new terms, each followed by a 0 byte, in the order of their numbers
+            words = self.pool[self.n_pool : n_pool].tobytes().decode("ascii").split("\x00")
+            words.pop()
+            self.lut = np.concatenate((self.lut, numbers(words)))
+            self.n_uniq, self.n_pool = n_uniq, n_pool
+        return self.lut[ids], counts
 
 
-def encode_texts(texts: list[str], vocab: dict[str, int], accel=None) -> tuple[np.ndarray, np.ndarray]:
-    """Tokenise ``texts`` into term numbers, adding new terms to ``vocab``.
+def _flag_runs(flags: np.ndarray):
+    """Yield ``(is_ascii, start, stop)`` covering a chunk's texts in order: runs of ASCII texts, and each other
+    text on its own."""
+    n = len(flags)
+    if flags.all():
+        if n:
+            yield True, 0, n
+        return
+    run = 0
+    for i in np.flatnonzero(~flags).tolist():
+        if run < i:
+            yield True, run, i
+        yield False, i, i + 1
+        run = i + 1
+    if run < n:
+        yield True, run, n
 
-    Returns ``(ids, lengths)``: ``ids`` (int32) holds every token's term
-    number, text after text, and ``lengths`` (int64) each text's token count.
-    New terms get the next free numbers in order of first occurrence.
-    The seam: each run of texts takes the path of the module docstring;
-    ``accel`` (the numba kernels module, or None) tokenises ASCII runs in
-    compiled code.  Whatever the path, the result is ``tokenize``'s.
+
+Numbering = Callable[[list[str]], np.ndarray]
+"""Term numbers (int32) of distinct words, new ones numbered in the order given (see :func:`dict_numbering`)."""
+
+
+def dict_numbering(vocab: dict[str, int]) -> Numbering:
+    """The numbering of ``vocab`` (term -> number): new words get the next free numbers, added to it."""
+
+    def numbers(words: list[str]) -> np.ndarray:
+        found = list(map(vocab.get, words))
+        if None in found:
+            for i, number in enumerate(found):
+                if number is None:
+                    found[i] = vocab[words[i]] = len(vocab)
+        return np.array(found, dtype=np.int32)
+
+    return numbers
+
+
+def encode_chunk(
+    chunk: TextChunk, numbers: Numbering, accel=None, kernel: _Kernel | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Tokenise the texts of ``chunk`` into term numbers (``numbers`` numbers the words): ``(ids, lengths)``.
+
+    ``ids`` (int32) holds every token's term number, text after text, and
+    ``lengths`` (int64) each text's token count.  New terms get the next
+    free numbers in order of first occurrence.  The seam: each run of
+    texts takes the path of the module docstring, read from the chunk's
+    bytes (a run of ASCII texts: the compiled kernel ``accel`` straight from
+    the buffer, else NumPy over one joined copy; any other text is decoded
+    and goes through ``tokenize``).  Whatever the path, the result is
+    ``tokenize``'s.
     """
+    if accel is not None and kernel is None:
+        kernel = _Kernel(accel)
     id_parts: list[np.ndarray] = []
     len_parts: list[np.ndarray] = []
-
-    def global_numbers(words: list[str]) -> np.ndarray:
-        """Term numbers in ``vocab`` of the distinct ``words`` (new ones added in order)."""
-        numbers = list(map(vocab.get, words))
-        if None in numbers:
-            for i, number in enumerate(numbers):
-                if number is None:
-                    numbers[i] = vocab[words[i]] = len(vocab)
-        return np.array(numbers, dtype=np.int32)
-
-    for is_ascii, start, stop in _ascii_runs(texts):
-        run = texts[start:stop]
+    buf = chunk.buf
+    starts = np.ascontiguousarray(chunk.starts, dtype=np.int64)
+    ends = np.ascontiguousarray(chunk.ends, dtype=np.int64)
+    for is_ascii, start, stop in _flag_runs(np.asarray(chunk.ascii, dtype=bool)):
         if is_ascii:
-            out = _compiled_ascii(accel, run) if accel is not None else None
-            ids, lengths, words = out if out is not None else tokenize_ascii(run)
-            id_parts.append(global_numbers(words)[ids] if len(ids) else ids.astype(np.int32))
-            len_parts.append(lengths)
+            s, e = starts[start:stop], ends[start:stop]
+            done = kernel.spans(buf, s, e, numbers) if kernel is not None else None
+            if done is None:
+                ids, lengths, words = _tokenize_spans(buf, s, e)
+                done = (numbers(words)[ids] if len(ids) else ids.astype(np.int32)), lengths
+            id_parts.append(done[0])
+            len_parts.append(done[1])
             continue
-        for text in run:
-            tokens = tokenize(text)
-            uniq = list(dict.fromkeys(tokens))
-            lut = global_numbers(uniq)
-            where = {w: i for i, w in enumerate(uniq)}
-            id_parts.append(lut[[where[t] for t in tokens]] if tokens else np.empty(0, np.int32))
-            len_parts.append(np.array([len(tokens)], dtype=np.int64))
+        tokens = tokenize(str(buf[int(starts[start]) : int(ends[start])], "utf-8"))
+        uniq = list(dict.fromkeys(tokens))
+        lut = numbers(uniq)
+        where = {w: i for i, w in enumerate(uniq)}
+        id_parts.append(lut[[where[t] for t in tokens]] if tokens else np.empty(0, np.int32))
+        len_parts.append(np.array([len(tokens)], dtype=np.int64))
     ids = np.concatenate(id_parts) if id_parts else np.empty(0, np.int32)
     lengths = np.concatenate(len_parts) if len_parts else np.empty(0, np.int64)
     return ids, lengths
+
+
+def encode_chunks(texts: TextSource, numbers: Numbering, accel=None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """:func:`encode_chunk` of each chunk of ``texts`` (about :data:`_RUN_CHARS` bytes each), in order."""
+    kernel = _Kernel(accel) if accel is not None else None
+    for chunk in texts.chunks(_RUN_CHARS):
+        yield encode_chunk(chunk, numbers, accel, kernel)
+
+
+def encode_source(texts: TextSource, numbers: Numbering, accel=None) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`encode_chunks` of ``texts``, concatenated."""
+    id_parts: list[np.ndarray] = []
+    len_parts: list[np.ndarray] = []
+    for ids, lengths in encode_chunks(texts, numbers, accel):
+        id_parts.append(ids)
+        len_parts.append(lengths)
+    if len(id_parts) == 1:
+        return id_parts[0], len_parts[0]
+    if not id_parts:
+        return np.empty(0, np.int32), np.empty(0, np.int64)
+    return np.concatenate(id_parts), np.concatenate(len_parts)
+
+
+def encode_texts(texts: list[str], vocab: dict[str, int], accel=None) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`encode_source` of a list of strings, numbering terms in ``vocab`` (new ones added to it)."""
+    return encode_source(TextList(texts), dict_numbering(vocab), accel)

@@ -7,7 +7,8 @@ Documents are numbered densely in the order they were added.  Each
     terms   int32, sorted: the term numbers occurring in the segment
     ptr     int64, len(terms) + 1: postings of terms[i] are [ptr[i], ptr[i + 1])
     docs    int32: local document numbers (global = base + local), ascending per term
-    tfs     int32: how often the term occurs in that document
+    tfs     how often the term occurs in that document: the narrowest of uint8, uint16 and int32 that holds
+            the segment's largest (:func:`narrow_tfs`; uint16 or int32 where the compiled kernels read it)
 
 Adding documents builds a new segment from them alone; then, like a binary
 counter, the last two segments are merged while the older is at most twice
@@ -41,7 +42,10 @@ __all__ = [
     "build_segment",
     "compile_in_background",
     "kernels_cached",
+    "merge_all",
+    "release_freed",
     "merge_segments",
+    "narrow_tfs",
     "numba_cache_folder",
 ]
 
@@ -64,12 +68,12 @@ once per machine and kernel set, that nobody waits for.  An evaluation of this s
 likely to go larger next; by then the kernels are cached and indexes of :data:`ACCEL_MIN_DOCS`+ entries use
 them at once.  ``AGENTMEMORY_ACCEL_BACKGROUND=off`` turns this off."""
 
-BM25_KERNELS = ("_tokenize_ascii", "_build_postings", "_bm25_top")
+BM25_KERNELS = ("_tokenize_ascii", "_build_postings", "_impacts", "_bm25_top")
 TAG_KERNELS = ("_build_postings", "_segment_top")
 DENSE_KERNELS = ("_dense_top",)
 DENSE_BATCH_KERNELS = ("_dense_block_select",)
 """The compiled functions a first build and search call from Python (what :func:`kernels_cached` looks for;
-a kernel needed only later, such as ``_impacts`` when segments merge, compiles on its first use)."""
+a kernel needed only later compiles on its first use)."""
 
 KERNEL_SETS = {"bm25": BM25_KERNELS, "tags": TAG_KERNELS, "dense": DENSE_KERNELS, "dense-batch": DENSE_BATCH_KERNELS}
 """Each kernel set by the name :mod:`._warm` compiles it under (the background compiler's argument)."""
@@ -301,7 +305,7 @@ def build_segment(base: int, ids: np.ndarray, lengths: np.ndarray, accel=None, b
     n = len(lengths)
     if accel is not None and len(ids):
         terms, ptr, docs, tfs, bound, impact = accel.build_postings(ids, lengths, bm25)
-        seg = Segment(base, n, terms, ptr, docs, tfs)
+        seg = Segment(base, n, terms, ptr, docs, narrow_tfs(tfs, KERNEL_TFS))
         if bm25 is not None:
             seg.bound, seg.impact, seg.bound_avgdl = bound, impact, bm25[0]
         return seg
@@ -326,7 +330,23 @@ def build_segment(base: int, ids: np.ndarray, lengths: np.ndarray, accel=None, b
     docs = key.astype(np.int32)
     del key
     ptr = np.append(tfirst, len(docs)).astype(np.int64)
-    return Segment(base, n, terms, ptr, docs, tfs)
+    return Segment(base, n, terms, ptr, docs, narrow_tfs(tfs))
+
+
+TFS = (np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.int32))
+"""The types a segment's term frequencies may have, narrowest first."""
+KERNEL_TFS = TFS[1:]
+"""Those the compiled kernels are given (``_accel`` widens a uint8 segment when it meets one): in practice
+one compiled signature, uint16; int32 only for a term occurring more than 65,535 times in one entry."""
+
+
+def narrow_tfs(tfs: np.ndarray, types: tuple[np.dtype, ...] = TFS) -> np.ndarray:
+    """``tfs`` (term frequencies, >= 1) in the first of ``types`` that holds its largest value: exact, smaller."""
+    top = int(tfs.max()) if len(tfs) else 0
+    for dtype in types:
+        if top <= np.iinfo(dtype).max:
+            return tfs if tfs.dtype == dtype else tfs.astype(dtype)
+    return tfs.astype(np.int32)  # pragma: no cover - types always ends with int32
 
 
 def merge_segments(a: Segment, b: Segment) -> Segment:
@@ -342,7 +362,7 @@ def merge_segments(a: Segment, b: Segment) -> Segment:
     np.cumsum(ca + cb, out=ptr[1:])
     total = int(ptr[-1])
     docs = np.empty(total, dtype=np.int32)
-    tfs = np.empty(total, dtype=np.int32)
+    tfs = np.empty(total, dtype=np.result_type(a.tfs, b.tfs))
     for seg, idx, shift, extra in ((a, ia, 0, None), (b, ib, a.n, ca)):
         counts = np.diff(seg.ptr)
         dest_start = ptr[idx] if extra is None else ptr[idx] + extra[idx]
@@ -352,6 +372,60 @@ def merge_segments(a: Segment, b: Segment) -> Segment:
         docs[pos] = seg.docs if shift == 0 else seg.docs + np.int32(shift)
         tfs[pos] = seg.tfs
     return Segment(a.base, a.n + b.n, terms, ptr, docs, tfs)
+
+
+def release_freed() -> None:
+    """Hand the memory a build freed back to the system, where the C library keeps it (glibc's ``malloc_trim``).
+
+    A build's chunk segments are arrays of a few MB: glibc serves them from
+    its heap and keeps them there once freed, so the process would hold
+    them on top of the merged index for the rest of its life (measured at
+    1M entries: 728 MB more after the build instead of 466 MB, and a peak
+    144 MB higher).  Elsewhere (macOS, Windows, musl) nothing is done.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes  # only here: a process that never builds a large index does not load it
+
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        pass
+
+
+def merge_all(segs: list[Segment]) -> Segment:
+    """One segment holding the documents of ``segs`` (consecutive, in order), which is emptied as they are copied.
+
+    Each term's postings are those of the segments in order: one allocation
+    of the result, and each segment's postings scattered into it, then let go.
+    """
+    if len(segs) == 1:
+        return segs.pop()
+    base, n = segs[0].base, sum(s.n for s in segs)
+    terms = np.unique(np.concatenate([s.terms for s in segs])).astype(np.int32)
+    counts = np.zeros(len(terms), dtype=np.int64)
+    slots = []
+    for seg in segs:
+        idx = np.searchsorted(terms, seg.terms)
+        counts[idx] += np.diff(seg.ptr)
+        slots.append(idx)
+    ptr = np.zeros(len(terms) + 1, dtype=np.int64)
+    np.cumsum(counts, out=ptr[1:])
+    del counts
+    fill = ptr[:-1].copy()  # where each term's next postings go
+    docs = np.empty(int(ptr[-1]), dtype=np.int32)
+    tfs = np.empty(int(ptr[-1]), dtype=np.result_type(*(s.tfs for s in segs)))
+    segs.reverse()
+    for idx in slots:
+        seg = segs.pop()
+        sizes = np.diff(seg.ptr)
+        pos = np.repeat(fill[idx] - seg.ptr[:-1], sizes)
+        pos += np.arange(len(seg.docs), dtype=np.int64)
+        docs[pos] = seg.docs + np.int32(seg.base - base) if seg.base > base else seg.docs
+        tfs[pos] = seg.tfs
+        fill[idx] += sizes
+        del seg, pos
+    return Segment(base, n, terms, ptr, docs, tfs)
 
 
 class SegmentList:

@@ -171,6 +171,16 @@ CAPABILITY_TABLE: tuple[Capability, ...] = (
         "an experiment builds the index again for every setting of its scoring parameters.",
     ),
     Capability(
+        "add_texts",
+        "retriever",
+        "method",
+        "add_texts(ids, texts): index entries given as their ids and a TextSource of their texts "
+        "(agentmemory.collection.columns: UTF-8 spans read in chunks), exactly as add() of the same records would; "
+        "a MemoryStore given columns calls it for agentmemory's own retrievers, so no record is made per entry.",
+        "the store makes the records from the columns and calls add() (the same index, more memory); a "
+        "plugin always gets records.",
+    ),
+    Capability(
         "index_params",
         "factory",
         "method",

@@ -43,9 +43,10 @@ from typing import Any
 
 import numpy as np
 
+from agentmemory.collection.columns import TextList, TextSource
 from agentmemory.errors import ParameterError, check_positive_int
 from agentmemory.records import Hit, MemoryEntry, Query, _trusted_hits
-from agentmemory.retrievers._analysis import encode_texts, query_tokens
+from agentmemory.retrievers._analysis import encode_chunks, query_tokens
 from agentmemory.retrievers._index import (
     EMPTY_F64,
     EMPTY_I64,
@@ -55,7 +56,10 @@ from agentmemory.retrievers._index import (
     build_segment,
     concat,
     dedupe,
+    merge_all,
+    release_freed,
 )
+from agentmemory.retrievers._vocab import Vocabulary
 from agentmemory.retrievers.base import DocTable, as_query, rank_candidates, scores_by_id
 from agentmemory.tokenize import tokenize
 
@@ -144,7 +148,7 @@ class BM25:
         self.k1 = float(k1)
         self.b = float(b)
         self._docs = DocTable()
-        self._vocab: dict[str, int] = {}
+        self._vocab = Vocabulary()  # term numbers: the words themselves live once per process (_vocab.TERMS)
         self._df = np.zeros(0, dtype=np.int64)  # entries containing each term
         self._dl_buf = np.zeros(0, dtype=np.int32)  # token count per entry (capacity grows)
         self._total_len = 0
@@ -174,7 +178,7 @@ class BM25:
         """
         other = BM25(**params)
         other._docs = self._docs.copy()
-        other._vocab = dict(self._vocab)
+        other._vocab = self._vocab.copy()
         other._df = self._df.copy()
         other._dl_buf = self._dl_buf.copy()
         other._total_len = self._total_len
@@ -198,22 +202,56 @@ class BM25:
         batch = list(entries)
         if not batch:
             return
-        ids = [e.id for e in batch]
         texts = [e.text for e in batch]
-        numbers = self._docs.check_new(ids)
         for text in texts:
             if not isinstance(text, str):
                 raise ParameterError("entry.text", text, "is not a str", "every entry needs a text string")
+        self.add_texts([e.id for e in batch], TextList(texts))
+
+    def add_texts(self, ids: Sequence[str], texts: TextSource) -> None:
+        """Index text ``i`` of ``texts`` under ``ids[i]``: :meth:`add` of those entries, bit for bit.
+
+        The texts are tokenised chunk by chunk straight from the UTF-8 bytes
+        ``texts`` holds (:class:`~agentmemory.collection.columns.TextSource`),
+        so no Python string per text is made for them (only for a text that
+        is not ASCII).
+        """
+        if len(texts) != len(ids):
+            raise ParameterError(
+                "len(texts)", len(texts), f"differs from len(ids) = {len(ids)}", "pass one text per id"
+            )
+        if not len(ids):
+            return
+        ids = list(ids)
+        numbers = self._docs.check_new(ids)
         n0 = len(self._docs)
-        accel = self._accel = accelerator(n0 + len(batch))
-        tokens, lengths = encode_texts(texts, self._vocab, accel)
+        n_new = len(ids)
+        accel = self._accel = accelerator(n0 + n_new)
+        # a segment per chunk, then one merge: the tokens of one chunk at a time, never of all texts
+        parts: list[Segment] = []
+        len_parts: list[np.ndarray] = []
+        done = 0
+        for tokens, lengths in encode_chunks(texts, self._vocab.numbers, accel):
+            parts.append(build_segment(n0 + done, tokens, lengths, accel))
+            len_parts.append(lengths)
+            done += len(lengths)
+            del tokens
+        if done != n_new:
+            raise ParameterError(
+                "texts.chunks()",
+                done,
+                f"texts came for len(texts) = {n_new}",
+                "chunks hold each text of the source once",
+            )
+        lengths = concat(len_parts, EMPTY_I64)
         total = self._total_len + int(lengths.sum())
-        avgdl = total / (n0 + len(batch))
-        segment = build_segment(n0, tokens, lengths, accel, (avgdl, self.k1, self.b) if avgdl > 0 else None)
-        del tokens
+        merged = len(parts) > 1
+        segment = merge_all(parts)
+        if merged:
+            release_freed()  # the chunk segments, before the impacts are allocated
         # commit: nothing below can fail on bad input
         self._docs.extend(ids, numbers)
-        n1 = n0 + len(batch)
+        n1 = n0 + n_new
         if len(self._dl_buf) < n1:
             grown = np.zeros(max(n1, len(self._dl_buf) * 5 // 4 + 16), dtype=np.int32)
             grown[:n0] = self._dl_buf[:n0]
@@ -249,10 +287,8 @@ class BM25:
     def _query_terms(self, text: str) -> list[tuple[int, int]]:
         """(term number, qtf) of the query's indexed terms, in order of first occurrence."""
         counts: dict[int, int] = {}
-        vocab = self._vocab
-        for token in query_tokens(text):
-            term_id = vocab.get(token)
-            if term_id is not None:
+        for term_id in self._vocab.lookup(query_tokens(text)):
+            if term_id >= 0:
                 counts[term_id] = counts.get(term_id, 0) + 1
         return list(counts.items())
 

@@ -136,7 +136,7 @@ def test_nothing_is_probed_on_a_retriever_that_is_not_declared() -> None:
 @pytest.mark.parametrize(
     ("retriever", "expected"),
     [
-        (BM25(), {"score_all", "score_at_least", "explain", "search_many", "memory_bytes", "with_params"}),
+        (BM25(), {"score_all", "score_at_least", "explain", "search_many", "memory_bytes", "with_params", "add_texts"}),
         (TagScorer(), {"score_all", "score_at_least", "explain", "memory_bytes"}),
         (Plain(), set()),
         (Removing(), {"remove"}),

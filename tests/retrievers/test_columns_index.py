@@ -1,0 +1,221 @@
+"""BM25 over columns: add_texts from chunks of UTF-8 spans, compact postings, one term table for every index."""
+
+from __future__ import annotations
+
+import os
+import pickle
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import numpy as np
+import pytest
+
+from agentmemory import BM25, MemoryEntry
+from agentmemory.collection.columns import TextChunk, TextList
+from agentmemory.errors import ParameterError
+from agentmemory.retrievers import _analysis
+from agentmemory.retrievers._index import build_segment, merge_all, narrow_tfs
+from agentmemory.retrievers._vocab import TERMS, Vocabulary
+from agentmemory.tokenize import tokenize
+
+try:
+    from agentmemory.retrievers import _accel
+
+    HAVE_NUMBA = _accel.AVAILABLE
+except ImportError:  # pragma: no cover
+    HAVE_NUMBA = False
+
+MODES = ["off", "on"] if HAVE_NUMBA else ["off"]
+
+TEXTS = [
+    "The cat sat on the mat",
+    "",
+    "Café au lait, naïve façade",  # not ASCII: tokenize itself
+    "cat CAT Cat dog-dog_dog",
+    "   !!! ",
+    "東京 tower and the cat",
+    "word " * 14_000,  # 70,000 characters: past the compiled tokeniser's 65,535
+    "x" * 70_000,
+    "mat mat sat",
+    "déjà vu, the dog",
+    "",
+    "tail text of the cat",
+]
+QUERIES = ["cat", "the mat", "dog café", "word x", "tower tail", "déjà vu", "nothing here", "sat sat cat"]
+
+
+@contextmanager
+def accel_mode(mode: str):
+    old = os.environ.get("AGENTMEMORY_ACCEL")
+    os.environ["AGENTMEMORY_ACCEL"] = mode
+    try:
+        yield
+    finally:
+        if old is None:
+            del os.environ["AGENTMEMORY_ACCEL"]
+        else:
+            os.environ["AGENTMEMORY_ACCEL"] = old
+
+
+class JsonLines:
+    """A TextSource as a reader holds one: the texts inside JSON-like lines (bytes between the spans), in a
+    memoryview, ``per`` texts a chunk."""
+
+    def __init__(self, texts: list[str], per: int) -> None:
+        self.texts = texts
+        self.per = per
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def __getitem__(self, i: int) -> str:
+        return self.texts[i]
+
+    def chunks(self, size: int = 0) -> Iterator[TextChunk]:
+        for first in range(0, len(self.texts), self.per):
+            run = self.texts[first : first + self.per]
+            buf, starts, ends = b"", [], []
+            for i, text in enumerate(run):
+                buf += b'{"_id": "d%d", "text": "' % (first + i)
+                starts.append(len(buf))
+                buf += text.encode("utf-8")
+                ends.append(len(buf))
+                buf += b'"}\n'
+            yield TextChunk(
+                first,
+                memoryview(buf),
+                np.array(starts, dtype=np.int64),
+                np.array(ends, dtype=np.int64),
+                np.array([t.isascii() for t in run], dtype=bool),
+            )
+
+
+def ranked(index: BM25) -> list:
+    return [[(h.entry_id, h.score) for h in index.search(q, 20)] for q in QUERIES]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("per", [1, 3, 100])
+def test_add_texts_from_spans_equals_add_of_records(mode, per):
+    """add_texts over spans inside other bytes (mixed ASCII and not, empty texts, texts too long for the kernel),
+    in chunks of 1, 3 or every text, gives add()'s hits, scores, explanations and term numbers."""
+    ids = [f"d{i}" for i in range(len(TEXTS))]
+    with accel_mode(mode):
+        records = BM25()
+        records.add(MemoryEntry(i, t) for i, t in zip(ids, TEXTS))
+        spans = BM25()
+        spans.add_texts(ids, JsonLines(TEXTS, per))
+    assert ranked(spans) == ranked(records)
+    assert ranked(records)[0]  # the queries find something
+    assert spans._vocab.words() == records._vocab.words() == list(dict.fromkeys(w for t in TEXTS for w in tokenize(t)))
+    for q in QUERIES:
+        assert spans.score_all(q) == records.score_all(q)
+        assert spans.explain(q, "d3") == records.explain(q, "d3")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_many_chunks_merge_into_what_one_add_at_a_time_gives(mode, monkeypatch):
+    """Chunks of a few bytes (a segment each, merged at the end) score as entries added one by one."""
+    ids = [f"d{i}" for i in range(len(TEXTS))]
+    monkeypatch.setattr(_analysis, "_RUN_CHARS", 10)
+    with accel_mode(mode):
+        chunked = BM25()
+        chunked.add_texts(ids, TextList(TEXTS))
+        one_by_one = BM25()
+        for i, t in zip(ids, TEXTS):
+            one_by_one.add_texts([i], TextList([t]))
+    assert len(chunked._segs.segments) == 1
+    assert ranked(chunked) == ranked(one_by_one)
+
+
+def test_add_texts_refuses_a_source_of_another_length():
+    index = BM25()
+    with pytest.raises(
+        ParameterError, match=r"^len\(texts\): 1 \(int\) differs from len\(ids\) = 2; pass one text per id$"
+    ):
+        index.add_texts(["a", "b"], TextList(["one"]))
+    short = JsonLines(["one", "two"], 1)
+    short.chunks = lambda size=0: iter(list(JsonLines(["one"], 1).chunks()))  # type: ignore[method-assign]
+    with pytest.raises(
+        ParameterError,
+        match=r"^texts.chunks\(\): 1 \(int\) texts came for len\(texts\) = 2; chunks hold each text of the source once$",
+    ):
+        index.add_texts(["a", "b"], short)
+    assert len(index) == 0
+    index.add_texts([], TextList([]))
+    assert len(index) == 0
+
+
+@pytest.mark.parametrize(
+    ("top", "dtype"), [(1, np.uint8), (255, np.uint8), (256, np.uint16), (65_535, np.uint16), (65_536, np.int32)]
+)
+def test_term_frequencies_take_the_narrowest_exact_type(top, dtype):
+    tfs = np.array([1, top, 3], dtype=np.int32)
+    narrow = narrow_tfs(tfs)
+    assert narrow.dtype == dtype
+    assert narrow.tolist() == [1, top, 3]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("repeat", [255, 256, 65_536])
+def test_a_term_frequency_at_the_type_boundary_scores_exactly(mode, repeat):
+    """A word repeated 255, 256 or 65,536 times in one entry: its tf is kept exactly, whatever the segment's type,
+    and its score is the formula's."""
+    texts = ["a " * repeat + "b", "a b c", "c"]
+    with accel_mode(mode):
+        index = BM25()
+        index.add_texts(["x", "y", "z"], TextList(texts))
+    (part,) = index.explain("a", "x")
+    assert part.tf == repeat
+    norm = 1.2 * (1 - 0.75 + 0.75 * part.dl / part.avgdl)
+    expected = part.idf * repeat * 2.2 / (repeat + norm)
+    assert index.search("a", 1)[0].score == pytest.approx(expected, rel=1e-12)
+    assert index.search("a", 1)[0].entry_id == "x"
+    (seg,) = index._segs.segments
+    assert seg.tfs.dtype == (np.int32 if repeat > 65_535 else np.uint16 if repeat > 255 or mode == "on" else np.uint8)
+
+
+def test_merge_all_equals_one_segment_of_every_document():
+    rng = np.random.default_rng(3)
+    lengths = rng.integers(0, 9, size=40)
+    ids = rng.integers(0, 30, size=int(lengths.sum())).astype(np.int32)
+    whole = build_segment(5, ids, lengths)
+    parts, at, first = [], 0, 0
+    for stop in (7, 8, 20, 40):
+        n = int(lengths[first:stop].sum())
+        parts.append(build_segment(5 + first, ids[at : at + n], lengths[first:stop]))
+        at, first = at + n, stop
+    merged = merge_all(parts)
+    assert parts == []
+    assert (merged.base, merged.n) == (5, 40)
+    for name in ("terms", "ptr", "docs", "tfs"):
+        assert np.array_equal(getattr(merged, name), getattr(whole, name)), name
+
+
+def test_indexes_share_the_words_but_keep_their_own_statistics():
+    """Two indexes: each word is in the process's table once; IDF, df and N stay each index's own."""
+    first, second = BM25(), BM25()
+    first.add_texts(["a", "b", "c"], TextList(["zebu okapi", "zebu", "quagga"]))
+    words = len(TERMS)
+    second.add_texts(["d", "e"], TextList(["okapi zebu", "okapi"]))
+    assert len(TERMS) == words  # no new word: nothing added to the table
+    assert first.idf("zebu") == pytest.approx(np.log(1 + (3 - 2 + 0.5) / (2 + 0.5)))
+    assert second.idf("zebu") == pytest.approx(np.log(1 + (2 - 1 + 0.5) / (1 + 0.5)))
+    assert second.idf("quagga") == pytest.approx(np.log(1 + (2 + 0.5) / 0.5))  # in the table, not in this index
+    assert second.search("quagga", 5) == []
+    assert [h.entry_id for h in first.search("quagga", 5)] == ["c"]
+    assert first._vocab.words() == ["zebu", "okapi", "quagga"]
+    assert second._vocab.words() == ["okapi", "zebu"]
+    assert first._vocab.nbytes < 100  # int32 arrays, no strings
+    second.add_texts(["f"], TextList(["quagga quagga"]))  # a word a query found missing, then added
+    assert [h.entry_id for h in second.search("quagga", 5)] == ["f"]
+
+
+def test_a_vocabulary_travels_as_its_words():
+    vocab = Vocabulary()
+    assert vocab.numbers(["okapi", "zebu", "gnu"]).tolist() == [0, 1, 2]
+    assert vocab.numbers(["gnu", "eland"]).tolist() == [2, 3]
+    back = pickle.loads(pickle.dumps(vocab))
+    assert back.words() == ["okapi", "zebu", "gnu", "eland"]
+    assert [back.get(w) for w in ("eland", "okapi", "ox")] == [3, 0, None]
+    assert back.lookup(["zebu", "ox", "gnu"]) == [1, -1, 2]
