@@ -88,6 +88,7 @@ def test_every_capability_is_declared_once_with_its_meaning_and_what_a_report_sa
         "memory_bytes",
         "max_k",
         "with_params",
+        "add_texts",
         "index_params",
         "spec_label",
     }
