@@ -10,7 +10,6 @@ import pytest
 
 from agentmemory import MemoryEntry, MemoryStore, ParameterError, Query
 from agentmemory.collection.columns import Entries, TextSource
-from agentmemory.retrievers import base
 from agentmemory.retrievers.bm25 import BM25
 from agentmemory.store.events import HashIds, SteppingClock
 
