@@ -122,15 +122,16 @@ class WarmPool(Executor):
                 pool.shutdown(wait=True)
 
 
-def slots(executor: Executor) -> tuple[Any, ...]:
-    """The workers :func:`submit_to` can address: a :class:`WarmPool`'s numbers, a Dask client executor's
-    worker addresses (sorted); ``()`` for any other executor."""
+def slots(executor: Executor) -> dict[Any, int]:
+    """The workers :func:`submit_to` can address, each with how many calls it runs at once: a
+    :class:`WarmPool`'s numbers (1 each), a Dask client executor's worker addresses (sorted) and threads;
+    empty for any other executor."""
     if isinstance(executor, WarmPool):
-        return executor.slots
+        return dict.fromkeys(executor.slots, 1)
     client = getattr(executor, "_client", None)
-    if client is not None and callable(getattr(client, "scheduler_info", None)):
-        return tuple(sorted(client.scheduler_info().get("workers", {})))
-    return ()
+    if client is not None and callable(getattr(client, "nthreads", None)):
+        return dict(sorted(client.nthreads().items()))
+    return {}
 
 
 def submit_to(executor: Executor, slot: Any, fn: Callable[..., Any], /, *args: Any) -> Future[Any]:

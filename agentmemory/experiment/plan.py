@@ -173,7 +173,7 @@ def _loaded_elsewhere(
     """Each collection without answer systems handed to one of ``executor``'s workers to load and describe
     (:func:`~agentmemory.experiment.task.collection_facts`), round robin, when it has several workers it can
     address (:func:`~agentmemory.experiment.executors.slots`): name -> (that worker, the facts to come)."""
-    places = slots(executor) if executor is not None else ()
+    places = list(slots(executor)) if executor is not None else []
     if executor is None or len(places) < 2:
         return {}
     remote = [d for d in grid.collections if not d.answers]

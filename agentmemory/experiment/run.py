@@ -127,7 +127,7 @@ def _submitted(
     at a time for the serial executor, so each task is written before the
     next starts), or every batch when the executor does not say.  On an
     executor whose workers can be addressed (:func:`~agentmemory.experiment.executors.slots`),
-    each worker gets at most two, its own collections' first (see :class:`_Placer`).
+    each worker gets at most one more than it runs at once, its own collections' first (see :class:`_Placer`).
     A task whose index another task of this run shares is marked ``keep``; with
     ``share`` false no task shares (each builds its own index).  ``counts``
     receives the number of batches.
@@ -137,7 +137,7 @@ def _submitted(
     counts["batches"] = len(cut)
     window = max(1, len(cut) if width is None else 1 if width == 1 else 2 * width)
     order = {batch[0].key: i for i, batch in enumerate(cut)}
-    places = slots(executor) if width != 1 else ()
+    places = slots(executor) if width != 1 else {}
     placer = _Placer(cut, places, plan.homes) if len(places) > 1 else None
     waiting = iter(cut)
     pending: dict[Future[Any], tuple[tuple[Task, ...], Any]] = {}
@@ -181,16 +181,17 @@ class _Placer:
 
     A worker holds the collections it loaded while planning (``Plan.homes``)
     and those of the batches it was given.  Whenever calls are handed out,
-    each worker with none running takes one, then each with one running a
-    second: the first waiting batch of a collection it holds, else of one no
-    worker holds, else (only a worker with none running) the first waiting
-    batch: an idle worker reads a collection again rather than wait.
+    each worker with none running takes one, then each with one running
+    another, and so on up to one more than it runs at once (``places``: worker
+    -> how many): the first waiting batch of a collection it holds, else of
+    one no worker holds, else (only a worker with a free thread) the first
+    waiting batch: an idle worker reads a collection again rather than wait.
     """
 
-    def __init__(self, cut: Sequence[tuple[Task, ...]], places: Sequence[Any], homes: Mapping[str, Any]) -> None:
+    def __init__(self, cut: Sequence[tuple[Task, ...]], places: Mapping[Any, int], homes: Mapping[str, Any]) -> None:
         self.waiting = list(cut)
-        self.places = list(places)
-        self.running = dict.fromkeys(self.places, 0)
+        self.capacity = dict(places)
+        self.running = dict.fromkeys(self.capacity, 0)
         self.held: dict[str, set[Any]] = {}
         for name, place in homes.items():
             if place in self.running:
@@ -198,11 +199,11 @@ class _Placer:
 
     def take(self) -> list[tuple[tuple[Task, ...], Any]]:
         given = []
-        for depth in (0, 1):
-            for place in self.places:
-                if self.running[place] > depth or not self.waiting:
+        for depth in range(max(self.capacity.values()) + 1):
+            for place, capacity in self.capacity.items():
+                if self.running[place] > depth or depth > capacity or not self.waiting:
                     continue
-                batch = self._choose(place, steal=depth == 0)
+                batch = self._choose(place, steal=self.running[place] < capacity)
                 if batch is None:
                     continue
                 del self.waiting[next(i for i, b in enumerate(self.waiting) if b is batch)]

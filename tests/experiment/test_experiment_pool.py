@@ -121,7 +121,7 @@ def test_a_collection_that_does_not_load_on_a_worker_stops_the_plan_with_the_gri
 def test_open_executor_processes_is_a_warm_pool_whose_workers_can_be_addressed():
     with open_executor("processes", workers=2) as executor:
         assert isinstance(executor, WarmPool)
-        assert slots(executor) == (0, 1)
+        assert slots(executor) == {0: 1, 1: 1}
         assert len({executor.submit_to(slot, _pid).result() for slot in (0, 1)}) == 2
 
 
@@ -138,7 +138,7 @@ def batch(collection: str) -> tuple[SimpleNamespace, ...]:
 def test_each_worker_gets_the_batches_of_the_collections_it_planned():
     """Four collections planned round robin on two workers: each worker runs its own two, none is read twice."""
     cut = [batch(f"c{i}") for i in range(4)]
-    placer = _Placer(cut, ["a", "b"], {"c0": "a", "c1": "b", "c2": "a", "c3": "b"})  # type: ignore[arg-type]
+    placer = _Placer(cut, {"a": 1, "b": 1}, {"c0": "a", "c1": "b", "c2": "a", "c3": "b"})  # type: ignore[arg-type]
     given = [(b[0].collection, place) for b, place in placer.take()]
     assert sorted(given) == [("c0", "a"), ("c1", "b"), ("c2", "a"), ("c3", "b")]
     assert placer.take() == []
@@ -148,8 +148,16 @@ def test_an_idle_worker_takes_a_batch_of_a_collection_another_worker_holds():
     """One collection cut in two halves: the worker that planned it runs one, the idle one reads it and runs the
     other (rather than wait); a second-in-line batch is only ever one a worker holds or no worker does."""
     cut = [batch("c0"), batch("c0"), batch("c0")]
-    placer = _Placer(cut, ["a", "b"], {"c0": "a"})  # type: ignore[arg-type]
+    placer = _Placer(cut, {"a": 1, "b": 1}, {"c0": "a"})  # type: ignore[arg-type]
     first = [place for _, place in placer.take()]
     assert first == ["a", "b", "a"]
     placer.finished("b")
     assert placer.take() == []
+
+
+def test_a_worker_of_several_threads_gets_one_batch_more_than_its_threads():
+    """Five batches of one collection: a worker of 2 threads that holds it takes 3 (one more than its threads),
+    a worker of 1 thread 2 (it reads the collection too: it is idle)."""
+    cut = [batch("c0") for _ in range(5)]
+    placer = _Placer(cut, {"a": 2, "b": 1}, {"c0": "a"})  # type: ignore[arg-type]
+    assert [place for _, place in placer.take()] == ["a", "b", "a", "b", "a"]
