@@ -34,7 +34,7 @@ import logging
 import multiprocessing
 import os
 from collections.abc import Callable, Iterator
-from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from concurrent.futures import BrokenExecutor, Executor, Future, ProcessPoolExecutor
 from typing import Any
 
 from agentmemory.errors import ParameterError, UnknownNameError, check_positive_int
@@ -101,8 +101,13 @@ class WarmPool(Executor):
         return tuple(range(len(self._pools)))
 
     def submit_to(self, slot: int, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
-        """``fn(*args, **kwargs)`` on worker ``slot``."""
-        future = self._pools[slot].submit(fn, *args, **kwargs)
+        """``fn(*args, **kwargs)`` on worker ``slot`` (a future holding the error when that worker is gone)."""
+        try:
+            future = self._pools[slot].submit(fn, *args, **kwargs)
+        except BrokenExecutor as err:  # the worker died: the caller sees it through the future, as for a call
+            future = Future()  # that was running when it died
+            future.set_exception(err)
+            return future
         self._pending[slot] += 1
         future.add_done_callback(lambda _: self._done(slot))
         return future

@@ -62,6 +62,7 @@ from agentmemory.experiment.task import (
     answers_read,
     collection_facts,
     current_collection,
+    error_line,
     task_key,
 )
 from agentmemory.files.atomic import sha256_file
@@ -386,7 +387,10 @@ def _facts(
     if definition.name not in remote:
         loaded = _load(grid, definition, opened)
         return loaded, CollectionFacts.of(loaded)
-    facts = remote[definition.name][1].result()
+    try:
+        facts = remote[definition.name][1].result()
+    except Exception as err:  # the worker died, the pool broke, the worker runs other code
+        raise _collection_error(grid, definition, f"a worker could not load it: {error_line(err)}") from None
     if isinstance(facts, str):
         raise _collection_error(grid, definition, facts)
     return None, facts

@@ -321,10 +321,15 @@ class CollectionFacts:
         )
 
 
-def collection_facts(path: str, format: str, options: tuple[tuple[str, Any], ...]) -> CollectionFacts | str:
+def collection_facts(
+    path: str, format: str, options: tuple[tuple[str, Any], ...], version: str = __version__
+) -> CollectionFacts | str:
     """Plan a collection on a worker: load it (kept in this worker's cache for its tasks,
     :func:`current_collection`) and return its :class:`CollectionFacts`, or the one-line error of a
-    collection that does not load (the client reports it with the grid's line)."""
+    collection that does not load (the client reports it with the grid's line); ``version`` is the client's
+    agentmemory version, which the worker's must equal."""
+    if version != __version__:
+        return f"a worker runs agentmemory {__version__}, the client {version}; install the same version"
     try:
         return CollectionFacts.of(current_collection(path, format, options))
     except AgentMemoryError as err:

@@ -4,6 +4,7 @@ worker gets which batch."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 from types import SimpleNamespace
@@ -11,6 +12,7 @@ from types import SimpleNamespace
 import pytest
 from conftest import REPO_ROOT
 
+from agentmemory._version import __version__
 from agentmemory.errors import InputError
 from agentmemory.experiment import plan_experiment, read_grid, run_experiment
 from agentmemory.experiment.executors import WarmPool, open_executor, slots
@@ -161,3 +163,21 @@ def test_a_worker_of_several_threads_gets_one_batch_more_than_its_threads():
     cut = [batch("c0") for _ in range(5)]
     placer = _Placer(cut, {"a": 2, "b": 1}, {"c0": "a"})  # type: ignore[arg-type]
     assert [place for _, place in placer.take()] == ["a", "b", "a", "b", "a"]
+
+
+def test_a_worker_of_another_version_stops_the_plan_with_one_line(pool: WarmPool, tmp_path: Path):
+    """A worker whose agentmemory is not the client's: planning there says so, with the grid's line."""
+    from agentmemory.experiment.task import collection_facts
+
+    answer = pool.submit_to(0, collection_facts, str(NOTES), "beir", (("split", "test"),), "0.0.1").result()
+    assert answer == f"a worker runs agentmemory {__version__}, the client 0.0.1; install the same version"
+
+
+def test_a_worker_that_dies_while_planning_stops_the_plan_with_one_line(tmp_path: Path):
+    """The pool breaks under the plan (a worker killed): one line naming the collection, no traceback."""
+    grid = notes_grid(tmp_path, NOTES)
+    with WarmPool(2) as broken:
+        broken.submit_to(0, os._exit, 1)
+        broken.submit_to(1, os._exit, 1)
+        with pytest.raises(InputError, match=r"grid\.toml:6: collection 'notes': a worker could not load it: "):
+            plan_experiment(read_grid(grid), broken)
