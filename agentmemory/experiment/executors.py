@@ -33,6 +33,7 @@ import contextlib
 import logging
 import multiprocessing
 import os
+import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import BrokenExecutor, Executor, Future, ProcessPoolExecutor
 from typing import Any
@@ -91,7 +92,8 @@ class WarmPool(Executor):
             ProcessPoolExecutor(max_workers=1, mp_context=context, initializer=initializer) for _ in range(workers)
         ]
         self._max_workers = workers
-        self._pending = [0] * workers
+        self._pending = [0] * workers  # calls not done, per worker (counted down from the pools' threads)
+        self._lock = threading.Lock()
         for pool in self._pools:  # a pool starts its process at its first call: all of them now, in parallel
             pool.submit(_started)
 
@@ -108,12 +110,14 @@ class WarmPool(Executor):
             future = Future()  # that was running when it died
             future.set_exception(err)
             return future
-        self._pending[slot] += 1
+        with self._lock:
+            self._pending[slot] += 1
         future.add_done_callback(lambda _: self._done(slot))
         return future
 
     def _done(self, slot: int) -> None:
-        self._pending[slot] -= 1
+        with self._lock:
+            self._pending[slot] -= 1
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
         slot = min(self.slots, key=lambda i: self._pending[i])
