@@ -1,6 +1,7 @@
 """Benchmark `agentmemory experiment`: grids on serial, 2 processes and a Dask LocalCluster(2), and what sharing saves.
 
     .venv/bin/python benchmarks/experiment.py [--rounds 3] [--quick] [--no-readme]
+    .venv/bin/python benchmarks/experiment.py --memory FOLDER [--memory-workers 4]
 
 Three grids, on synthetic collections written once as BEIR folders under
 ``benchmarks/.cache`` (``synthetic_collection(seed=s, n_queries=500,
@@ -16,7 +17,9 @@ system tested against the first (``comparisons = "baseline"``,
   one index (serial, 2 processes, Dask), and serially without sharing
   (``run_experiment(share=False)``, every task builds its index, as before);
 * **no shared index**: bm25 and tags on each of four collections of 100,000
-  entries (8 tasks, no two share an index).
+  entries (8 tasks, no two share an index), also as a **whole process**
+  (``python -m agentmemory experiment`` on each executor, from start to
+  exit: what a user waits for).
 
 In each of ``--rounds`` rounds (the executors' order rotated) every executor
 runs each grid from an empty output folder (``resume=False``, the plan made
@@ -60,7 +63,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from agentmemory.datasets.beir import write_collection  # noqa: E402
 from agentmemory.datasets.synthetic import synthetic_collection  # noqa: E402
-from agentmemory.experiment import parse_grid, plan_experiment, run_experiment  # noqa: E402
+from agentmemory.experiment import WarmPool, parse_grid, plan_experiment, run_experiment  # noqa: E402
 
 README = HERE / "README.md"
 START, END = "<!-- experiment:start -->", "<!-- experiment:end -->"
@@ -144,15 +147,23 @@ def noop_overhead(executor) -> float:
     return (time.perf_counter() - t0) / NOOPS
 
 
-def experiment_process(grid: Path, out: Path) -> subprocess.Popen:
+EXECUTOR_ARGS = {
+    "serial": [],
+    "processes": ["--executor", "processes", "--workers", "2"],
+    "dask": ["--executor", "dask", "--workers", "2"],
+}
+
+
+def experiment_process(grid: Path, out: Path, executor: str = "serial") -> subprocess.Popen:
     command = [sys.executable, "-m", "agentmemory", "experiment", str(grid), "--out", str(out)]
+    command += EXECUTOR_ARGS[executor]
     return subprocess.Popen([*command, "--no-resume", "--no-progress"], stdout=subprocess.DEVNULL)
 
 
-def whole(grid: Path, out: Path) -> float:
-    """Seconds of one whole ``agentmemory experiment`` process (from empty, serial)."""
+def whole(grid: Path, out: Path, executor: str = "serial") -> float:
+    """Seconds of one whole ``agentmemory experiment`` process (from empty; serial unless ``executor``)."""
     t0 = time.perf_counter()
-    if experiment_process(grid, out).wait() != 0:
+    if experiment_process(grid, out, executor).wait() != 0:
         raise SystemExit(f"agentmemory experiment {grid} failed")
     return time.perf_counter() - t0
 
@@ -213,6 +224,11 @@ def one_round(plans: dict, grids: dict, tmp: Path, order: list[str], distributed
     pair = [("g24", grids["share24"]), ("g1", grids["share1"])]
     out["sharing"] = {name: whole(grid, tmp / f"{name}-{len(list(tmp.iterdir()))}") for name, grid in pair}
     out["sharing"]["ratio"] = out["sharing"]["g24"] / out["sharing"]["g1"]
+    out["whole"] = {}
+    for name in order:  # the no-shared-index grid as a whole `agentmemory experiment` process on each executor
+        folder = tmp / f"whole-{name}"
+        out["whole"][name] = whole(grids["unshared"], folder, name)
+        out["whole"][f"{name}_sha256"] = digest(folder)
     for name in order:
         print(f"  {name} ...", flush=True)
         runs = {}
@@ -222,7 +238,7 @@ def one_round(plans: dict, grids: dict, tmp: Path, order: list[str], distributed
             plan = plans["k1b"]
             runs["k1b_unshared"] = timed_runs(plan, None, tmp / f"unshared-{len(list(tmp.iterdir()))}", share=False)
         elif name == "processes":
-            with ProcessPoolExecutor(2, mp_context=get_context("spawn")) as pool:
+            with WarmPool(2) as pool:  # what `--executor processes --workers 2` runs on
                 runs["startup_s"] = started(pool)
                 for grid, plan in plans.items():
                     runs[grid] = timed_runs(plan, pool, tmp / f"{name}-{grid}-{len(list(tmp.iterdir()))}")
@@ -321,8 +337,49 @@ def summarise(rounds: list[dict]) -> dict:
     for grid in ("k1b", "unshared"):
         shares = [r["dask"]["noop_s"] * r["dask"][grid]["batches"] / r["dask"][grid]["tasks_s"] for r in rounds]
         dask[grid]["overhead_share"] = med(shares)
+    out["whole"] = {name: med(r["whole"][name] for r in rounds) for name in ("serial", "processes", "dask")}
+    for name in ("processes", "dask"):
+        speedups = [r["whole"]["serial"] / r["whole"][name] for r in rounds]
+        out["whole"][f"{name}_speedups"] = speedups
+        out["whole"][f"{name}_of_ceiling"] = [x / r["ceiling"]["ceiling"] for x, r in zip(speedups, rounds)]
     out["sharing_gain"] = med(r["serial"]["k1b_unshared"]["tasks_s"] / r["serial"]["k1b"]["tasks_s"] for r in rounds)
     return out
+
+
+def peak_mb() -> float:
+    """This process's peak resident memory, MB (ru_maxrss: kB on Linux)."""
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def memory(folder: Path, workers: int) -> None:
+    """The sum of the workers' peak RSS on a grid over the collection at ``folder`` (BM25, ``workers`` settings:
+    one index group cut into one batch per worker), on a pool of ``workers`` against a pool of 1; prints it.
+
+    Every worker given a batch loads the collection and builds its index itself: nothing is shared between
+    processes until a collection's columns can be memory-mapped."""
+    k1 = tuple(0.6 + 0.3 * i for i in range(workers))
+    text = grid_text("memory", bm25_grid(k1, (0.75,)), [folder])
+    found = {}
+    for size in (1, workers):
+        with tempfile.TemporaryDirectory() as tmp, WarmPool(size) as pool:
+            wait([pool.submit_to(slot, noop, 0) for slot in pool.slots])
+            base = [pool.submit_to(slot, peak_mb).result() for slot in pool.slots]
+            t0 = time.perf_counter()
+            result = run_experiment(parse_grid(text, source="memory grid"), pool, out=Path(tmp) / "out")
+            seconds = time.perf_counter() - t0
+            assert result.ok, result.failures
+            peaks = [pool.submit_to(slot, peak_mb).result() for slot in pool.slots]
+            found[size] = {"peaks_mb": peaks, "started_mb": base, "s": seconds, "batches": result.batches}
+            print(
+                f"{size} worker(s): {result.batches} batches, {seconds:.1f} s, peak RSS per worker "
+                + ", ".join(f"{x:.0f}" for x in peaks)
+                + f" MB (at start {', '.join(f'{x:.0f}' for x in base)}), sum {sum(peaks):.0f} MB",
+                flush=True,
+            )
+    ratio = sum(found[workers]["peaks_mb"]) / sum(found[1]["peaks_mb"])
+    print(f"{workers} workers hold {ratio:.2f}x the memory of 1 (load average {load_average():.1f})")
 
 
 def main() -> None:
@@ -330,7 +387,12 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3, help="rounds, the executors' order rotated (medians reported)")
     ap.add_argument("--quick", action="store_true", help="collections of 20,000 and 10,000 entries, one round")
     ap.add_argument("--no-readme", action="store_true", help="do not rewrite benchmarks/README.md")
+    ap.add_argument("--memory", type=Path, help="only measure the workers' peak memory on this collection folder")
+    ap.add_argument("--memory-workers", type=int, default=4, help="the pool size --memory compares with 1 worker")
     args = ap.parse_args()
+    if args.memory is not None:
+        memory(args.memory.resolve(), args.memory_workers)
+        return
     if args.quick:
         args.rounds = 1
     import distributed
@@ -362,7 +424,8 @@ def main() -> None:
     results = {
         "rounds": rounds,
         "summary": summarise(rounds),
-        "identical": {grid: len(found) == 1 for grid, found in digests.items()},
+        "identical": {grid: len(found) == 1 for grid, found in digests.items()}
+        | {"whole": len({r["whole"][f"{n}_sha256"] for r in rounds for n in names} | digests["unshared"]) == 1},
         "plan_s": plan_s,
         "tasks": {name: len(plan.tasks) for name, plan in plans.items()},
         "entries": grids["entries"],
@@ -394,6 +457,29 @@ def _row(label: str, run: dict, serial: bool) -> str:
     )
 
 
+def _whole_lines(r: dict) -> list[str]:
+    """The paragraph on the whole process of the no-shared-index grid on each executor."""
+    w = r["summary"]["whole"]
+    parts = []
+    for label, name in (("a pool of 2 processes", "processes"), ("Dask LocalCluster(2)", "dask")):
+        speedups, shares = w[f"{name}_speedups"], w[f"{name}_of_ceiling"]
+        parts.append(
+            f"{label} {w[name]:.2f} s, **{statistics.median(speedups):.2f}x** serial (rounds: "
+            + ", ".join(f"{x:.2f}" for x in speedups)
+            + f"), **{statistics.median(shares):.2f} of the ceiling** (rounds: "
+            + ", ".join(f"{x:.2f}" for x in shares)
+            + ")"
+        )
+    return [
+        f"**The whole process** (`agentmemory experiment` over the four collections of {r['entries']:,} entries, "
+        "bm25 and tags, from start to exit: imports, planning, the workers' start, the tasks, the statistics "
+        f"and writes): serial {w['serial']:.2f} s; " + "; ".join(parts) + ".  Each collection is read once per "
+        "grid: on the pool and on Dask by the worker that plans it, which then runs its tasks.  results.json "
+        f"identical to the tables' runs: {'yes' if r['identical']['whole'] else 'NO'}.",
+        "",
+    ]
+
+
 def report(r: dict) -> str:
     s = r["summary"]
     n = len(r["rounds"])
@@ -420,6 +506,7 @@ def report(r: dict) -> str:
         + ", ".join(f"{x:.2f}x" for x in s["cpu_scaling"])
         + ".",
         "",
+        *_whole_lines(r),
         f"**Sharing, whole process** (serial, from empty): 24 BM25 settings (k1 x b) over {r['shared_entries']:,} "
         f"entries {s['sharing']['g24']:.2f} s against one setting {s['sharing']['g1']:.2f} s: "
         f"**{s['sharing']['ratio']:.2f}x** (rounds: " + ", ".join(f"{x:.2f}" for x in s["sharing_ratios"]) + ").",
@@ -451,10 +538,11 @@ def report(r: dict) -> str:
     dask, procs = s["dask"], s["processes"]
     lines += [
         "",
-        f"Planning both grids (the client loads each collection once, for its digest): {r['plan_s']:.2f} s, "
-        "before the timings above; the serial executor finds the collections loaded, a worker process loads "
-        f"each one it is given itself ({s['collection_load_s']:.2f} s for one of these collections in this "
-        "script's process), which the task phases of the pool and of Dask above include.  "
+        f"Planning both grids in this script's process (for the two tables; each loads its collections here): "
+        f"{r['plan_s']:.2f} s, before the timings above; the serial executor finds the collections loaded, a "
+        f"worker loads each one it is given itself ({s['collection_load_s']:.2f} s for one of these collections "
+        "in this script's process), which the task phases of the pool and of Dask above include (in a whole "
+        "process the workers plan the collections instead, see above).  "
         "results.json byte-identical on all executors in every round: k1 x b "
         f"{'yes' if r['identical']['k1b'] else 'NO'} (sharing off too), no shared index "
         f"{'yes' if r['identical']['unshared'] else 'NO'}.",

@@ -14,7 +14,8 @@ from agentmemory.cli.args import PROG, parse_int, progress
 from agentmemory.errors import NumberTextError, ParameterError, UnknownNameError, check_positive_int
 from agentmemory.experiment import open_executor, plan_experiment, read_grid, run_experiment
 from agentmemory.experiment.executors import EXECUTORS
-from agentmemory.experiment.plan import Plan, default_out
+from agentmemory.experiment.grid import Grid
+from agentmemory.experiment.plan import default_out
 from agentmemory.files.numbers import parse_number
 from agentmemory.files.output_plan import OutputPath, OutputPlan
 
@@ -41,11 +42,11 @@ def _connect_timeout(args: argparse.Namespace) -> float:
     return timeout
 
 
-def _declare_outputs(outputs: OutputPlan, plan: Plan, out: OutputPath) -> None:
+def _declare_outputs(outputs: OutputPlan, grid: Grid, out: OutputPath) -> None:
     """The grid's inputs, and the outputs ``--out`` will hold (never over an input of the grid)."""
     outputs.add_inputs(
         path
-        for c in plan.grid.collections
+        for c in grid.collections
         for path in (c.path, *(p for r in c.runs for p in (r.path, r.memories) if p is not None))
     )
     for name in ("results.json", "per_query.csv", "per_query.parquet"):
@@ -61,11 +62,12 @@ def run(args: argparse.Namespace) -> int:
     here = Path.cwd()  # the default --out is fixed here, as a given one was when parsed, before any plugin runs
     outputs = OutputPlan([args.grid])
     given = outputs.folder("--out", args.out) if args.out else None  # refused before any loading
-    plan = plan_experiment(read_grid(args.grid))
-    target: OutputPath = args.out or OutputPath(default_out(plan.grid), base=here)
+    grid = read_grid(args.grid)
+    target: OutputPath = args.out or OutputPath(default_out(grid), base=here)
     out = given if given is not None else outputs.folder("--out", target)
-    _declare_outputs(outputs, plan, target)
+    _declare_outputs(outputs, grid, target)
     with open_executor(args.executor, workers=workers, scheduler=args.scheduler, timeout=timeout) as executor:
+        plan = plan_experiment(grid, executor)  # the workers start (and load the collections) meanwhile
         result = run_experiment(
             plan,
             executor,

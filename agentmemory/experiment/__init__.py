@@ -13,9 +13,9 @@
     from agentmemory.experiment import run_experiment
 
     result = run_experiment("examples/grid.toml", out="out/")            # serial
-    from concurrent.futures import ProcessPoolExecutor
-    with ProcessPoolExecutor(2) as pool:
-        run_experiment("examples/grid.toml", pool, out="out/")           # the same bytes
+    from agentmemory.experiment import WarmPool
+    with WarmPool(2) as pool:                                            # any Executor works; on this one each
+        run_experiment("examples/grid.toml", pool, out="out/")           # collection is read once: the same bytes
     from distributed import Client
     with Client() as client:                                             # the dask extra
         run_experiment("examples/grid.toml", client, out="out/")         # the same bytes
@@ -23,7 +23,7 @@
 Nothing here imports Dask until a Dask executor is asked for.
 """
 
-from agentmemory.experiment.executors import EXECUTORS, SerialExecutor, open_executor
+from agentmemory.experiment.executors import EXECUTORS, SerialExecutor, WarmPool, open_executor
 from agentmemory.experiment.grid import Grid, parse_grid, read_grid
 from agentmemory.experiment.plan import Plan, plan_experiment
 from agentmemory.experiment.run import ExperimentResult, run_experiment
@@ -34,6 +34,7 @@ __all__ = [
     "Grid",
     "Plan",
     "SerialExecutor",
+    "WarmPool",
     "open_executor",
     "parse_grid",
     "plan_experiment",

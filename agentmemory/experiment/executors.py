@@ -3,9 +3,10 @@
 * ``serial``: :class:`SerialExecutor`, each task in this process when it is
   submitted (the experiment submits one at a time, so finished tasks are
   written as they finish);
-* ``processes``: a :class:`~concurrent.futures.ProcessPoolExecutor` of
-  ``workers`` processes started with ``spawn`` (a fresh interpreter each:
-  no state forked from the client, the same on every platform);
+* ``processes``: a :class:`WarmPool` of ``workers`` processes started with
+  ``spawn`` (a fresh interpreter each: no state forked from the client, the
+  same on every platform), started at once, each importing what tasks need
+  while the client plans, and kept for the whole grid;
 * ``dask``: a Dask ``distributed`` client's executor
   (``Client.get_executor``), on a ``LocalCluster`` of ``workers``
   single-threaded worker processes, or on the cluster whose scheduler
@@ -15,6 +16,15 @@
 
 :func:`open_executor` opens one and closes it (and any cluster it started)
 when the block ends.  ``import agentmemory`` and this module import no Dask.
+
+**Addressing a worker.**  :func:`slots` lists the workers of a
+:class:`WarmPool` or a Dask client's executor, and :func:`submit_to` hands a
+call to one of them (on Dask, a loose restriction: another worker may take
+it when that one is gone): the plan loads each collection on one worker and
+the run hands that collection's tasks to it first, so a collection is read
+once per grid, not once per worker (each worker keeps what it loaded, see
+:mod:`agentmemory.experiment.task`).  Any other executor gets calls as they
+come.
 """
 
 from __future__ import annotations
@@ -23,13 +33,23 @@ import contextlib
 import logging
 import multiprocessing
 import os
+import threading
 from collections.abc import Callable, Iterator
-from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from concurrent.futures import BrokenExecutor, Executor, Future, ProcessPoolExecutor
 from typing import Any
 
 from agentmemory.errors import ParameterError, UnknownNameError, check_positive_int
 
-__all__ = ["EXECUTORS", "SerialExecutor", "as_executor", "open_executor", "parallelism"]
+__all__ = [
+    "EXECUTORS",
+    "SerialExecutor",
+    "WarmPool",
+    "as_executor",
+    "open_executor",
+    "parallelism",
+    "slots",
+    "submit_to",
+]
 
 EXECUTORS = ("serial", "processes", "dask")
 """The ``--executor`` choices."""
@@ -48,6 +68,87 @@ class SerialExecutor(Executor):
         else:
             future.set_result(result)
         return future
+
+
+def warm_worker() -> None:
+    """A worker's start: import what every task needs (the task module: the readers, the evaluation, the
+    built-in retrievers), so the first task pays none of it."""
+    import agentmemory.experiment.task  # noqa: F401
+
+
+def _started() -> int:
+    return os.getpid()
+
+
+class WarmPool(Executor):
+    """``workers`` processes (``spawn``), each a one-process :class:`~concurrent.futures.ProcessPoolExecutor`
+    of its own, so that a call can go to a given one (:meth:`submit_to`); all started at once, each running
+    :func:`warm_worker` first.  :meth:`submit` gives a call to the worker with the fewest calls pending."""
+
+    def __init__(self, workers: int, initializer: Callable[[], Any] | None = warm_worker) -> None:
+        check_positive_int("workers", workers)
+        context = multiprocessing.get_context("spawn")
+        self._pools = [
+            ProcessPoolExecutor(max_workers=1, mp_context=context, initializer=initializer) for _ in range(workers)
+        ]
+        self._max_workers = workers
+        self._pending = [0] * workers  # calls not done, per worker (counted down from the pools' threads)
+        self._lock = threading.Lock()
+        for pool in self._pools:  # a pool starts its process at its first call: all of them now, in parallel
+            pool.submit(_started)
+
+    @property
+    def slots(self) -> tuple[int, ...]:
+        """The workers, by number."""
+        return tuple(range(len(self._pools)))
+
+    def submit_to(self, slot: int, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        """``fn(*args, **kwargs)`` on worker ``slot`` (a future holding the error when that worker is gone)."""
+        try:
+            future = self._pools[slot].submit(fn, *args, **kwargs)
+        except BrokenExecutor as err:  # the worker died: the caller sees it through the future, as for a call
+            future = Future()  # that was running when it died
+            future.set_exception(err)
+            return future
+        with self._lock:
+            self._pending[slot] += 1
+        future.add_done_callback(lambda _: self._done(slot))
+        return future
+
+    def _done(self, slot: int) -> None:
+        with self._lock:
+            self._pending[slot] -= 1
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        slot = min(self.slots, key=lambda i: self._pending[i])
+        return self.submit_to(slot, fn, *args, **kwargs)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        for pool in self._pools:
+            pool.shutdown(wait=False, cancel_futures=cancel_futures)
+        if wait:
+            for pool in self._pools:
+                pool.shutdown(wait=True)
+
+
+def slots(executor: Executor) -> dict[Any, int]:
+    """The workers :func:`submit_to` can address, each with how many calls it runs at once: a
+    :class:`WarmPool`'s numbers (1 each), a Dask client executor's worker addresses (sorted) and threads;
+    empty for any other executor."""
+    if isinstance(executor, WarmPool):
+        return dict.fromkeys(executor.slots, 1)
+    client = getattr(executor, "_client", None)
+    if client is not None and callable(getattr(client, "nthreads", None)):
+        return dict(sorted(client.nthreads().items()))
+    return {}
+
+
+def submit_to(executor: Executor, slot: Any, fn: Callable[..., Any], /, *args: Any) -> Future[Any]:
+    """``fn(*args)`` on the worker ``slot`` of :func:`slots` (on Dask, there when it can)."""
+    if isinstance(executor, WarmPool):
+        return executor.submit_to(slot, fn, *args)
+    client = executor._client  # type: ignore[attr-defined]  # a Dask ClientExecutor, see slots()
+    return client.get_executor(pure=False, workers=[slot], allow_other_workers=True).submit(fn, *args)
 
 
 def as_executor(executor: Any) -> Executor:
@@ -133,7 +234,7 @@ def open_executor(
     if kind == "serial":
         yield SerialExecutor()
     elif kind == "processes":
-        with ProcessPoolExecutor(max_workers=count, mp_context=multiprocessing.get_context("spawn")) as pool:
+        with WarmPool(count) as pool:
             yield pool
     else:
         distributed = _dask()

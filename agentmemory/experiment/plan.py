@@ -1,12 +1,17 @@
-"""From a grid to its tasks: collections loaded once on the client, systems resolved, every task keyed.
+"""From a grid to its tasks: collections loaded once, systems resolved, every task keyed.
 
 :func:`plan_experiment` is where bad input shows up, before anything is
 run or written: a collection that does not load, format options its format
 does not declare, a run file that cannot be read.  It loads each collection
 (for its digest, which is part of every task's key, and for what the merge
-needs: the judged queries, their groups and the headline exclusions) and
-keeps it in this process's collection cache, so serial tasks do not load
-it again.
+needs: the judged queries, their groups and the headline exclusions,
+:class:`~agentmemory.experiment.task.CollectionFacts`) and keeps it in the
+collection cache of the process that loaded it: this one (so serial tasks do
+not load it again), or, given an executor of several workers it can address,
+one of its workers, which then runs that collection's tasks first
+(``Plan.homes``): the client holds no collection, and each is read once per
+grid.  A collection with answer systems is always loaded here (its answer
+files are matched to its questions).
 
 The tasks come in a fixed order, the order of every output: collections in
 the grid's order, then ``k`` and ``seed`` in the grid's order, then the
@@ -33,27 +38,31 @@ import functools
 import importlib
 import sys
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, packages_distributions, version
 from pathlib import Path
 from typing import Any
 
 from agentmemory import datasets  # called as datasets.load(...), looked up at call time (tests patch it)
-from agentmemory.analysis.card import collection_card
 from agentmemory.answers import ANSWER_FORMATS
-from agentmemory.collection import Collection, collection_summary
+from agentmemory.collection import Collection
 from agentmemory.errors import AgentMemoryError, InputError
 from agentmemory.evaluation.answer_runs import AnswersSpec, AnswerSystem, answer_systems, default_answer_measures
 from agentmemory.evaluation.options import EvalOptions
 from agentmemory.evaluation.runner import left_out_questions
+from agentmemory.experiment.executors import as_executor, slots, submit_to
 from agentmemory.experiment.grid import CollectionDef, Grid
 from agentmemory.experiment.task import (
     AnswersSource,
+    CollectionFacts,
     CollectionSource,
     SystemSource,
     TaskJob,
     answers_read,
-    remember,
+    collection_facts,
+    current_collection,
+    error_line,
     task_key,
 )
 from agentmemory.files.atomic import sha256_file
@@ -110,13 +119,16 @@ class Plan:
     grid: Grid
     collections: tuple[PlannedCollection, ...]
     tasks: tuple[Task, ...]
+    homes: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    """Collection name -> the worker (:func:`~agentmemory.experiment.executors.slots`) that loaded it while
+    planning, when one did; the run hands that collection's tasks to it first."""
 
     def collection(self, name: str) -> PlannedCollection:
         return next(c for c in self.collections if c.name == name)
 
 
 def _measures(
-    k: int, extra: tuple[str, ...], loaded: Collection, answered: list[AnswerSystem], *, memories: bool = False
+    k: int, extra: tuple[str, ...], loaded: Collection | None, answered: list[AnswerSystem], *, memories: bool = False
 ) -> tuple[str, ...]:
     """The measures a task at ``k`` computes: the defaults at ``k``, then the grid's others, then the answer
     measures of the collection's answer systems not among them (as ``evaluate`` orders them).
@@ -126,24 +138,53 @@ def _measures(
     does for such a system, and the merge compares every system on them.
     """
     chosen = [str(m) for m in EvalOptions(k=k, measures=extra).measures_for(memories=memories)]
-    chosen += [str(m) for m in default_answer_measures(loaded, answered, k) if str(m) not in chosen]
+    if answered and loaded is not None:  # a collection with answer systems is loaded here (see plan_experiment)
+        chosen += [str(m) for m in default_answer_measures(loaded, answered, k) if str(m) not in chosen]
     return tuple(chosen)
 
 
-def _load(grid: Grid, definition: CollectionDef) -> tuple[CollectionSource, Any]:
-
+def _opened(grid: Grid, definition: CollectionDef) -> tuple[str, str, tuple[tuple[str, Any], ...]]:
+    """The collection's absolute path, format (detected for ``auto``) and every option, checked (no loading)."""
     try:
         names = {"path": "path = ", "format": "format ="}  # as the grid file writes them
         name = (
             datasets.detect_format(definition.path, names=names) if definition.format == "auto" else definition.format
         )
-        fmt = datasets.FORMATS.get(name)
-        options = fmt.check_options(dict(definition.options or {}))
-        collection = datasets.load(definition.path, format=name, **options)
+        options = datasets.FORMATS.get(name).check_options(dict(definition.options or {}))
     except AgentMemoryError as err:
-        raise InputError(grid.source, definition.line, f"collection {definition.name!r}: {err}") from None
-    source = CollectionSource(str(definition.path.resolve()), name, tuple(options.items()), collection.digest)
-    return source, collection
+        raise _collection_error(grid, definition, err) from None
+    return str(definition.path.resolve()), name, tuple(options.items())
+
+
+def _collection_error(grid: Grid, definition: CollectionDef, err: AgentMemoryError | str) -> InputError:
+    return InputError(grid.source, definition.line, f"collection {definition.name!r}: {err}")
+
+
+def _load(grid: Grid, definition: CollectionDef, opened: tuple[str, str, tuple[tuple[str, Any], ...]]) -> Collection:
+    """The collection, loaded in this process (or served from its cache when its files are unchanged)."""
+    try:
+        return current_collection(*opened)
+    except AgentMemoryError as err:
+        raise _collection_error(grid, definition, err) from None
+
+
+def _loaded_elsewhere(
+    grid: Grid, opened: Mapping[str, tuple[str, str, tuple[tuple[str, Any], ...]]], executor: Executor | None
+) -> dict[str, tuple[Any, Future[Any]]]:
+    """Each collection without answer systems handed to one of ``executor``'s workers to load and describe
+    (:func:`~agentmemory.experiment.task.collection_facts`), round robin, when it has several workers it can
+    address (:func:`~agentmemory.experiment.executors.slots`): name -> (that worker, the facts to come)."""
+    places = list(slots(executor)) if executor is not None else []
+    if executor is None or len(places) < 2:
+        return {}
+    remote = [d for d in grid.collections if not d.answers]
+    return {
+        d.name: (
+            places[i % len(places)],
+            submit_to(executor, places[i % len(places)], collection_facts, *opened[d.name]),
+        )
+        for i, d in enumerate(remote)
+    }
 
 
 def _run_source(grid: Grid, definition: CollectionDef, index: int) -> SystemSource:
@@ -267,8 +308,13 @@ def _index_key(system: SystemSource) -> str | None:
     return resolve_retriever(system.spec).index_key  # checked when the grid was read
 
 
-def plan_experiment(grid: Grid) -> Plan:
+def plan_experiment(grid: Grid, executor: Any = None) -> Plan:
     """Load the grid's collections and list its tasks (see the module docstring).
+
+    With ``executor`` (the one the tasks will run on) of several workers it can address (a pool from
+    :func:`~agentmemory.experiment.executors.open_executor`, a Dask client), each collection without answer
+    systems is loaded on one of its workers instead of here, which keeps it for the collection's tasks
+    (``Plan.homes`` says where); the plan is the same.
 
     Raises:
         InputError: a collection that does not load (its message after the
@@ -278,38 +324,17 @@ def plan_experiment(grid: Grid) -> Plan:
     collections = []
     tasks: dict[tuple[str, str, int, int], Task] = {}
     explicit = {c.name: [t for t in grid.tasks if t.collection == c.name] for c in grid.collections}
+    pool = as_executor(executor) if executor is not None else None
+    opened = {d.name: _opened(grid, d) for d in grid.collections}  # every path, format and options checked first
+    remote = _loaded_elsewhere(grid, opened, pool)
     for definition in grid.collections:
-        source, loaded = _load(grid, definition)
-        remember(source, loaded)
-        own = definition.systems if definition.systems is not None else grid.systems
-        systems: dict[str, SystemSource] = {}
-        for spec in own:
-            code = plugin_code(spec.text, spec.kind)
-            systems.setdefault(spec.key, SystemSource(spec.kind, spec.key, spec.label, spec=spec.text, code=code))
-        runs = {run.name: _run_source(grid, definition, i) for i, run in enumerate(definition.runs)}
-        read = [_answers_source(grid, definition, i, loaded) for i in range(len(definition.answers))]
-        answered = [a for _, a in read]
-        runs.update({s.name: s for s, _ in read})  # bound to the collection, as runs are
-        systems.update(runs)
-        crossed = list(systems.values())
-        for listed in explicit[definition.name]:
-            if listed.system in runs:
-                continue
-            resolved = resolve_retriever(listed.system)  # checked when the grid was read
-            code = plugin_code(listed.system)
-            systems.setdefault(
-                resolved.key, SystemSource("retriever", resolved.key, resolved.label, spec=listed.system, code=code)
-            )
-        scored = (*loaded.judged_queries, *(left_out_questions(loaded) if answered else ()))
-        judged = tuple((q.id, q.group) for q in scored)
+        loaded, facts = _facts(grid, definition, opened[definition.name], remote)
+        source = CollectionSource(*opened[definition.name], facts.digest)
+        systems, runs, crossed, answered = _systems(grid, definition, loaded, explicit[definition.name])
+        left_out = left_out_questions(loaded) if answered and loaded is not None else ()
+        judged = (*facts.judged, *((q.id, q.group) for q in left_out))
         planned = PlannedCollection(
-            definition,
-            source,
-            collection_summary(loaded),
-            judged,
-            tuple(loaded.headline_excludes),
-            tuple(systems.values()),
-            collection_card(loaded),
+            definition, source, facts.summary, judged, facts.excluded_groups, tuple(systems.values()), facts.card
         )
         collections.append(planned)
         pairs = [(k, seed) for k in grid.k for seed in grid.seeds]
@@ -319,24 +344,83 @@ def plan_experiment(grid: Grid) -> Plan:
             if system is None:
                 system = systems[resolve_retriever(listed.system).key]
             wanted.append((listed.k, listed.seed, system))
-        shared = {name: _index_key(system) for name, system in systems.items()}
-        memories = any(s.kind == "system" or s.memories is not None for s in systems.values())
-        for k, seed, system in wanted:
-            job = TaskJob(
-                source,
-                system,
-                k,
-                seed,
-                _measures(k, grid.measures, loaded, answered, memories=memories),
-                grid.relevance_of(definition.name),
-                index=shared[system.name],
-                left_out=bool(answered),
-                settings=grid.settings,
-            )
-            tasks.setdefault(
-                (definition.name, system.name, k, seed), Task(definition.name, system.name, k, seed, task_key(job), job)
-            )
-    return Plan(grid, tuple(collections), tuple(tasks.values()))
+        for task in _tasks(grid, planned, wanted, loaded, answered):
+            tasks.setdefault((task.collection, task.system, task.k, task.seed), task)
+    homes = {name: place for name, (place, _) in remote.items()}
+    return Plan(grid, tuple(collections), tuple(tasks.values()), homes)
+
+
+def _systems(
+    grid: Grid, definition: CollectionDef, loaded: Collection | None, explicit: Sequence[Any]
+) -> tuple[dict[str, SystemSource], dict[str, SystemSource], list[SystemSource], list[AnswerSystem]]:
+    """The collection's systems by name (the grid's or its own, its runs and answer systems, then those only
+    ``[[tasks]]`` name), its runs and answer systems by name, the systems crossed with every k and seed, and its
+    answer systems as read (``loaded`` is the collection when it has any)."""
+    own = definition.systems if definition.systems is not None else grid.systems
+    systems: dict[str, SystemSource] = {}
+    for spec in own:
+        code = plugin_code(spec.text, spec.kind)
+        systems.setdefault(spec.key, SystemSource(spec.kind, spec.key, spec.label, spec=spec.text, code=code))
+    runs = {run.name: _run_source(grid, definition, i) for i, run in enumerate(definition.runs)}
+    read = [_answers_source(grid, definition, i, loaded) for i in range(len(definition.answers)) if loaded is not None]
+    runs.update({s.name: s for s, _ in read})  # bound to the collection, as runs are
+    systems.update(runs)
+    crossed = list(systems.values())
+    for listed in explicit:
+        if listed.system in runs:
+            continue
+        resolved = resolve_retriever(listed.system)  # checked when the grid was read
+        code = plugin_code(listed.system)
+        systems.setdefault(
+            resolved.key, SystemSource("retriever", resolved.key, resolved.label, spec=listed.system, code=code)
+        )
+    return systems, runs, crossed, [a for _, a in read]
+
+
+def _facts(
+    grid: Grid,
+    definition: CollectionDef,
+    opened: tuple[str, str, tuple[tuple[str, Any], ...]],
+    remote: Mapping[str, tuple[Any, Future[Any]]],
+) -> tuple[Collection | None, CollectionFacts]:
+    """The collection loaded here (``None`` when a worker loaded it) and what the plan needs of it."""
+    if definition.name not in remote:
+        loaded = _load(grid, definition, opened)
+        return loaded, CollectionFacts.of(loaded)
+    try:
+        facts = remote[definition.name][1].result()
+    except Exception as err:  # the worker died, the pool broke, the worker runs other code
+        raise _collection_error(grid, definition, f"a worker could not load it: {error_line(err)}") from None
+    if isinstance(facts, str):
+        raise _collection_error(grid, definition, facts)
+    return None, facts
+
+
+def _tasks(
+    grid: Grid,
+    planned: PlannedCollection,
+    wanted: Sequence[tuple[int, int, SystemSource]],
+    loaded: Collection | None,
+    answered: list[AnswerSystem],
+) -> list[Task]:
+    """The collection's tasks, in the order of ``wanted`` (``(k, seed, system)`` each)."""
+    shared = {system.name: _index_key(system) for system in planned.systems}
+    memories = any(s.kind == "system" or s.memories is not None for s in planned.systems)
+    out = []
+    for k, seed, system in wanted:
+        job = TaskJob(
+            planned.source,
+            system,
+            k,
+            seed,
+            _measures(k, grid.measures, loaded, answered, memories=memories),
+            grid.relevance_of(planned.name),
+            index=shared[system.name],
+            left_out=bool(answered),
+            settings=grid.settings,
+        )
+        out.append(Task(planned.name, system.name, k, seed, task_key(job), job))
+    return out
 
 
 SMALL_BATCH = 20_000

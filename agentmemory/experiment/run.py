@@ -32,7 +32,7 @@ import contextlib
 import json
 import sys
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
 from dataclasses import dataclass, field, replace
 from os import PathLike
@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from agentmemory.errors import ParameterError
-from agentmemory.experiment.executors import as_executor, parallelism
+from agentmemory.experiment.executors import as_executor, parallelism, slots, submit_to
 from agentmemory.experiment.grid import Grid, read_grid
 from agentmemory.experiment.merge import PER_QUERY_COLUMNS, Evaluated, Failure, dumps_results, merge, per_query_csv
 from agentmemory.experiment.plan import Plan, Task, batches, default_out, plan_experiment
@@ -125,8 +125,10 @@ def _submitted(
     each one call of :func:`~agentmemory.experiment.task.execute_batch`; at
     most twice the executor's parallelism of them are submitted at once (one
     at a time for the serial executor, so each task is written before the
-    next starts), or every batch when the executor does not say.  A task
-    whose index another task of this run shares is marked ``keep``; with
+    next starts), or every batch when the executor does not say.  On an
+    executor whose workers can be addressed (:func:`~agentmemory.experiment.executors.slots`),
+    each worker gets at most one more than it runs at once, its own collections' first (see :class:`_Placer`).
+    A task whose index another task of this run shares is marked ``keep``; with
     ``share`` false no task shares (each builds its own index).  ``counts``
     receives the number of batches.
     """
@@ -135,22 +137,31 @@ def _submitted(
     counts["batches"] = len(cut)
     window = max(1, len(cut) if width is None else 1 if width == 1 else 2 * width)
     order = {batch[0].key: i for i, batch in enumerate(cut)}
+    places = slots(executor) if width != 1 else {}
+    placer = _Placer(cut, places, plan.homes) if len(places) > 1 else None
     waiting = iter(cut)
-    pending: dict[Future[Any], tuple[Task, ...]] = {}
+    pending: dict[Future[Any], tuple[tuple[Task, ...], Any]] = {}
 
     def fill() -> None:
+        if placer is not None:
+            for placed, slot in placer.take():
+                jobs = tuple(t.job for t in placed)
+                pending[submit_to(executor, slot, execute_batch, jobs)] = placed, slot
+            return
         while len(pending) < window:
             batch = next(waiting, None)
             if batch is None:
                 return
-            pending[executor.submit(execute_batch, tuple(t.job for t in batch))] = batch
+            pending[executor.submit(execute_batch, tuple(t.job for t in batch))] = batch, None
 
     try:
         fill()
         while pending:
             done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
-            for future in sorted(done, key=lambda f: order[pending[f][0].key]):
-                batch = pending.pop(future)
+            for future in sorted(done, key=lambda f: order[pending[f][0][0].key]):
+                batch, slot = pending.pop(future)
+                if placer is not None:
+                    placer.finished(slot)
                 try:
                     outcomes = future.result()
                 except BaseException as err:  # the worker died, the pool broke, the batch was cancelled
@@ -163,6 +174,55 @@ def _submitted(
     finally:
         for future in pending:
             future.cancel()
+
+
+class _Placer:
+    """Which worker runs which batch, so that each keeps reading the collections it holds.
+
+    A worker holds the collections it loaded while planning (``Plan.homes``)
+    and those of the batches it was given.  Whenever calls are handed out,
+    each worker with none running takes one, then each with one running
+    another, and so on up to one more than it runs at once (``places``: worker
+    -> how many): the first waiting batch of a collection it holds, else of
+    one no worker holds, else (only a worker with a free thread) the first
+    waiting batch: an idle worker reads a collection again rather than wait.
+    """
+
+    def __init__(self, cut: Sequence[tuple[Task, ...]], places: Mapping[Any, int], homes: Mapping[str, Any]) -> None:
+        self.waiting = list(cut)
+        self.capacity = dict(places)
+        self.running = dict.fromkeys(self.capacity, 0)
+        self.held: dict[str, set[Any]] = {}
+        for name, place in homes.items():
+            if place in self.running:
+                self.held.setdefault(name, set()).add(place)
+
+    def take(self) -> list[tuple[tuple[Task, ...], Any]]:
+        given = []
+        for depth in range(max(self.capacity.values()) + 1):
+            for place, capacity in self.capacity.items():
+                if self.running[place] > depth or depth > capacity or not self.waiting:
+                    continue
+                batch = self._choose(place, steal=self.running[place] < capacity)
+                if batch is None:
+                    continue
+                del self.waiting[next(i for i, b in enumerate(self.waiting) if b is batch)]
+                self.running[place] += 1
+                self.held.setdefault(batch[0].collection, set()).add(place)
+                given.append((batch, place))
+        return given
+
+    def _choose(self, place: Any, steal: bool) -> tuple[Task, ...] | None:
+        for batch in self.waiting:
+            if place in self.held.get(batch[0].collection, ()):
+                return batch
+        for batch in self.waiting:
+            if not self.held.get(batch[0].collection):
+                return batch
+        return self.waiting[0] if steal else None
+
+    def finished(self, place: Any) -> None:
+        self.running[place] -= 1
 
 
 def _marked(tasks: Sequence[Task], share: bool) -> list[Task]:
@@ -269,8 +329,10 @@ def run_experiment(
             report dependency), before anything is written.
     """
     here = Path.cwd()  # every output is fixed here, before any plugin can change the working folder
-    plan = grid if isinstance(grid, Plan) else plan_experiment(grid if isinstance(grid, Grid) else read_grid(grid))
     pool = as_executor(executor)
+    plan = (
+        grid if isinstance(grid, Plan) else plan_experiment(grid if isinstance(grid, Grid) else read_grid(grid), pool)
+    )
     if parquet:
         _check_parquet()
     source = None

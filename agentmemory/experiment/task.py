@@ -49,14 +49,16 @@ import json
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from agentmemory import datasets  # called as datasets.load(...), looked up at call time (tests patch it)
 from agentmemory._version import __version__
+from agentmemory.analysis.card import collection_card
 from agentmemory.answers.records import AnswerFile
-from agentmemory.collection import Collection
+from agentmemory.collection import Collection, collection_summary
 from agentmemory.datasets.judgment_patch import read_judgment_patch
 from agentmemory.errors import AgentMemoryError, InputError, shorten
 from agentmemory.evaluation.answer_runs import AnswersSpec, read_answer_files
@@ -64,6 +66,7 @@ from agentmemory.evaluation.options import EvalOptions, options_from_settings
 from agentmemory.evaluation.runfiles import read_run_file
 from agentmemory.evaluation.runner import Evaluation, evaluate
 from agentmemory.evaluation.settings import setting
+from agentmemory.files.atomic import sha256_file
 from agentmemory.retrievers import RetrieverSpec, resolve_retriever
 from agentmemory.store.core import MemoryStore
 
@@ -71,13 +74,18 @@ __all__ = [
     "CACHE_SIZE",
     "INDEX_CACHE_SIZE",
     "AnswersSource",
+    "CollectionFacts",
     "CollectionSource",
     "SystemSource",
     "TaskJob",
     "answers_read",
+    "collection_facts",
+    "current_collection",
     "execute_batch",
     "execute_task",
+    "forget_collections",
     "forget_indexes",
+    "reads",
     "remember",
     "task_key",
 ]
@@ -90,6 +98,8 @@ INDEX_CACHE_SIZE = 2
 only tasks whose ``keep`` is set (another task of the run shares the index) leave theirs."""
 
 _CACHE: OrderedDict[tuple[Any, ...], Collection] = OrderedDict()
+_PLACES: dict[tuple[str, str, str], tuple[Any, ...]] = {}  # (path, format, options) -> its latest cache key
+_READS = [0]  # collections this process has read from their files (see reads())
 _INDEXES: OrderedDict[tuple[Any, ...], _Kept] = OrderedDict()
 _LOCK = threading.Lock()  # a Dask worker may run several tasks at once in threads
 
@@ -239,10 +249,98 @@ def task_key(job: TaskJob) -> str:
 def remember(source: CollectionSource, collection: Collection) -> None:
     """Keep an already loaded ``collection`` in this process's cache (the client's, before serial tasks)."""
     with _LOCK:
-        _CACHE[source.cache_key] = collection
-        _CACHE.move_to_end(source.cache_key)
-        while len(_CACHE) > CACHE_SIZE:
-            _CACHE.popitem(last=False)
+        _keep(source, collection)
+
+
+def _keep(source: CollectionSource, collection: Collection) -> None:
+    _CACHE[source.cache_key] = collection
+    _CACHE.move_to_end(source.cache_key)
+    _PLACES[source.path, source.format, json.dumps(list(source.options))] = source.cache_key
+    while len(_CACHE) > CACHE_SIZE:
+        _CACHE.popitem(last=False)
+
+
+def reads() -> int:
+    """How many times this process has read a collection from its files (a task or a plan served from the
+    cache reads none): what tests and benchmarks count."""
+    return _READS[0]
+
+
+def _read(path: str, format: str, options: tuple[tuple[str, Any], ...]) -> Collection:
+    _READS[0] += 1
+    return datasets.load(path, format=format, **dict(options))
+
+
+def _unchanged(path: str, collection: Collection) -> bool:
+    """Whether every file ``collection`` was read from (``Collection.files``, named relative to ``path``'s
+    folder) still has the sha256 it had then; ``False`` when a name is not a file there."""
+    base = Path(path)
+    if not base.is_dir():
+        base = base.parent
+    for name, sha in collection.files.items():
+        file = base / name
+        if not file.is_file() or sha256_file(file) != sha:
+            return False
+    return bool(collection.files)
+
+
+def current_collection(path: str, format: str, options: tuple[tuple[str, Any], ...]) -> Collection:
+    """The collection at ``path`` as its files are now: this process's cached copy when its files' sha256 are
+    unchanged (a grid planned again on warm workers), else read again (and cached)."""
+    with _LOCK:
+        key = _PLACES.get((path, format, json.dumps(list(options))))
+        cached = _CACHE.get(key) if key is not None else None
+        if key is not None and cached is not None and _unchanged(path, cached):
+            _CACHE.move_to_end(key)
+            return cached
+        collection = _read(path, format, options)
+        _keep(CollectionSource(path, format, options, collection.digest), collection)
+        return collection
+
+
+@dataclass(frozen=True)
+class CollectionFacts:
+    """What planning needs of a loaded collection (small, picklable): its digest, summary, judged queries
+    (``(id, group)``), headline exclusions and definitions card."""
+
+    digest: str
+    summary: Mapping[str, Any]
+    judged: tuple[tuple[str, str | None], ...]
+    excluded_groups: tuple[str, ...]
+    card: Mapping[str, Any]
+
+    @classmethod
+    def of(cls, collection: Collection) -> CollectionFacts:
+        judged = tuple((q.id, q.group) for q in collection.judged_queries)
+        return cls(
+            collection.digest,
+            collection_summary(collection),
+            judged,
+            tuple(collection.headline_excludes),
+            collection_card(collection),
+        )
+
+
+def collection_facts(
+    path: str, format: str, options: tuple[tuple[str, Any], ...], version: str = __version__
+) -> CollectionFacts | str:
+    """Plan a collection on a worker: load it (kept in this worker's cache for its tasks,
+    :func:`current_collection`) and return its :class:`CollectionFacts`, or the one-line error of a
+    collection that does not load (the client reports it with the grid's line); ``version`` is the client's
+    agentmemory version, which the worker's must equal."""
+    if version != __version__:
+        return f"a worker runs agentmemory {__version__}, the client {version}; install the same version"
+    try:
+        return CollectionFacts.of(current_collection(path, format, options))
+    except AgentMemoryError as err:
+        return str(err)
+
+
+def forget_collections() -> None:
+    """Drop the collections this process keeps (the next task or plan reads each from its files again)."""
+    with _LOCK:
+        _CACHE.clear()
+        _PLACES.clear()
 
 
 def forget_indexes() -> None:
@@ -259,7 +357,7 @@ def _collection(source: CollectionSource) -> Collection:
         if cached is not None:
             _CACHE.move_to_end(source.cache_key)
             return cached
-        collection = datasets.load(source.path, format=source.format, **dict(source.options))
+        collection = _read(source.path, source.format, source.options)
         if collection.digest != source.digest:
             raise InputError(
                 source.path,
@@ -267,9 +365,7 @@ def _collection(source: CollectionSource) -> Collection:
                 f"its files have changed since the experiment was planned (digest {collection.digest[:12]}, "
                 f"planned {source.digest[:12]}); run the experiment again",
             )
-        _CACHE[source.cache_key] = collection
-        while len(_CACHE) > CACHE_SIZE:
-            _CACHE.popitem(last=False)
+        _keep(source, collection)
         return collection
 
 

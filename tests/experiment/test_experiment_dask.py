@@ -124,3 +124,29 @@ def test_a_local_cluster_shares_indexes_and_writes_the_bytes_of_before(client, t
     assert result.ok and (result.computed, result.batches) == (44, 2) and 1 <= result.indexes_built <= 8
     for name in ("results.json", "per_query.csv"):
         assert (tmp_path / "out" / name).read_bytes() == (folder / name).read_bytes(), name
+
+
+def test_dask_workers_read_each_collection_once_per_grid(client, tmp_path: Path):
+    """The sharing grid's 2 collections planned on the 2 Dask workers (one each) and their tasks run there: 2
+    reads in all for 44 tasks; planned again on the warm workers, none (the files are unchanged); the client
+    reads none; the bytes are those of tests/data/sharing."""
+    from agentmemory.experiment import plan_experiment, read_grid
+    from agentmemory.experiment.task import forget_collections, reads
+
+    folder = REPO_ROOT / "tests" / "data" / "sharing"
+    client.run(forget_collections)
+    before = sum(client.run(reads).values())
+    here = reads()
+    plan = plan_experiment(read_grid(folder / "grid.toml"), client)
+    assert sorted(plan.homes.values()) == sorted(client.scheduler_info()["workers"])
+    assert run_experiment(plan, client, out=tmp_path / "one").ok
+    assert sum(client.run(reads).values()) - before == 2
+    assert run_experiment(folder / "grid.toml", client, out=tmp_path / "two").ok
+    assert sum(client.run(reads).values()) - before == 2
+    assert reads() == here
+    for name in ("results.json", "per_query.csv"):
+        assert (
+            (tmp_path / "one" / name).read_bytes()
+            == (folder / name).read_bytes()
+            == (tmp_path / "two" / name).read_bytes()
+        )

@@ -26,6 +26,7 @@ from agentmemory.cli.app import main
 from agentmemory.evaluation.runfiles import read_run_file
 from agentmemory.experiment import run_experiment
 from agentmemory.experiment.grid import GRID_KEYS
+from agentmemory.experiment.task import forget_collections
 from agentmemory.retrievers import full_label, resolve_retriever
 
 HERE = Path(__file__).resolve().parent
@@ -131,9 +132,11 @@ def test_a_task_file_for_other_inputs_or_unreadable_is_computed_again(tmp_path: 
 
 
 def test_loaded_once_in_a_serial_run(tmp_path: Path, monkeypatch):
-    """Each collection is loaded once (when planned) however many tasks use it: tasks find it in the cache."""
+    """Each collection is loaded once (when planned) however many tasks use it: tasks find it in the cache;
+    a second run of the grid in this process reads none (its files are unchanged)."""
     import agentmemory.datasets as datasets
 
+    forget_collections()
     loads: list[str] = []
     real = datasets.load
 
@@ -145,6 +148,9 @@ def test_loaded_once_in_a_serial_run(tmp_path: Path, monkeypatch):
     result = run_experiment(EXAMPLE, out=tmp_path / "out")
     assert result.tasks == 27
     assert sorted(loads) == ["assistant-notes", "beir-sample", "locomo-sample.json"]
+    again = run_experiment(EXAMPLE, out=tmp_path / "again")
+    assert again.computed == 27
+    assert len(loads) == 3
 
 
 def test_results_are_agentmemory_evals_numbers(tmp_path: Path):
