@@ -3,7 +3,7 @@
     python benchmarks/engine_whole_reader.py --mode agentmemory|orjson|json --collection DIR
 
 ``agentmemory``: ``load_collection(DIR)`` (corpus, queries and judgments read,
-every line checked, the records built: what ``agentmemory retrieve`` loads);
+every line checked, the entries' columns built: what ``agentmemory retrieve`` loads);
 ``orjson`` / ``json``: ``corpus.jsonl`` and ``queries.jsonl`` read as bytes,
 split into lines and each line parsed into a dict (``orjson.loads``,
 ``json.loads``), nothing checked, no records.  Prints the seconds of that
@@ -25,6 +25,10 @@ def main() -> None:
     args = ap.parse_args()
     root = Path(args.collection)
     if args.mode == "agentmemory":
+        import numpy  # noqa: F401  (imports excluded: what the reader imports on its first call, imported here)
+
+        import agentmemory.datasets.beir  # noqa: F401
+        import agentmemory.datasets.beir_columns  # noqa: F401
         from agentmemory import load_collection
 
         t0 = time.perf_counter()
