@@ -35,6 +35,7 @@ __all__ = [
     "TextChunk",
     "TextList",
     "TextSource",
+    "source_bytes",
 ]
 
 CHUNK_BYTES = 1 << 24
@@ -71,6 +72,13 @@ class TextSource(Protocol):
         ...
 
 
+def source_bytes(texts: TextSource) -> int | None:
+    """About how many bytes ``texts`` hands out in all: its ``nbytes`` when it has one (an int, optional in the
+    protocol: a hint for choosing the chunk size, see ``BM25.add_texts``), else ``None``."""
+    size = getattr(texts, "nbytes", None)
+    return size if isinstance(size, int) and not isinstance(size, bool) and size >= 0 else None
+
+
 class TextList:
     """A :class:`TextSource` over a sequence of strings: each chunk encodes its texts when asked."""
 
@@ -84,6 +92,11 @@ class TextList:
 
     def __getitem__(self, i: int) -> str:
         return self._texts[i]
+
+    @property
+    def nbytes(self) -> int:
+        """The texts' characters (their UTF-8 bytes when ASCII): what :meth:`chunks` encodes, about."""
+        return sum(map(len, self._texts))
 
     def chunks(self, size: int = CHUNK_BYTES) -> Iterator[TextChunk]:
         import numpy as np
@@ -190,6 +203,11 @@ class FileTexts:
         finally:
             os.close(fd)
         return data.decode("utf-8")
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes of the file from the first text's start to the last one's end: what :meth:`chunks` reads."""
+        return int(self._ends[-1] - self._starts[0]) if len(self._starts) else 0
 
     def take(self, rows: np.ndarray) -> FileTexts:
         """The texts at ``rows`` (increasing positions), still in the file."""

@@ -726,6 +726,14 @@ def _kernel_tfs(seg) -> np.ndarray:
     return seg.tfs
 
 
+def _kernel_docs(seg) -> np.ndarray:
+    """``seg.docs`` as the kernels take it: int32 (a uint16 segment of the NumPy path, see ``_index.doc_type``,
+    is widened once, on the segment), so one compiled signature serves every index."""
+    if seg.docs.dtype != np.int32:
+        seg.docs = seg.docs.astype(np.int32)
+    return seg.docs
+
+
 def build_postings(ids: np.ndarray, lengths: np.ndarray, bm25: tuple[float, float, float] | None = None):
     """(terms, ptr, docs, tfs, bound, impact) of a segment (see :mod:`._index`).
 
@@ -748,7 +756,7 @@ def segment_top(seg, qterms, weights, dl, avgdl, k1, b, plain, k, acc, touched):
     return _segment_top(
         seg.terms,
         seg.ptr,
-        seg.docs,
+        _kernel_docs(seg),
         _kernel_tfs(seg),
         qterms,
         weights,
@@ -766,7 +774,7 @@ def segment_top(seg, qterms, weights, dl, avgdl, k1, b, plain, k, acc, touched):
 
 def impacts(seg, dl, avgdl, k1, b):
     """(per-term max, per-posting float32) of the BM25 TF part of ``seg``, K at ``avgdl``."""
-    return _impacts(seg.ptr, seg.docs, _kernel_tfs(seg), dl, seg.base, avgdl, k1, b)
+    return _impacts(seg.ptr, _kernel_docs(seg), _kernel_tfs(seg), dl, seg.base, avgdl, k1, b)
 
 
 def bm25_top(seg, lo_f, hi_f, qterms, weights, dl, avgdl, k1, b, k, acc, touched):
@@ -774,7 +782,7 @@ def bm25_top(seg, lo_f, hi_f, qterms, weights, dl, avgdl, k1, b, k, acc, touched
     return _bm25_top(
         seg.terms,
         seg.ptr,
-        seg.docs,
+        _kernel_docs(seg),
         _kernel_tfs(seg),
         seg.bound,
         seg.impact,

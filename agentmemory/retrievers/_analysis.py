@@ -48,7 +48,7 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from agentmemory.collection.columns import TextChunk, TextList, TextSource
+from agentmemory.collection.columns import TextChunk, TextList, TextSource, source_bytes
 from agentmemory.tokenize import tokenize
 
 __all__ = [
@@ -86,7 +86,24 @@ LOWER_BYTES = np.frombuffer(ASCII_TABLE.replace(b" ", b"\x00"), dtype=np.uint8)
 """:data:`ASCII_TABLE` with 0 for every byte that is not part of a token (the compiled tokeniser's table)."""
 _KERNEL_MAX_TEXT = 65_535  # the compiled tokeniser packs a token's length into 16 bits
 
-_RUN_CHARS = 8_000_000  # ASCII characters tokenised at once (bounds peak memory; faster than larger runs)
+_RUN_CHARS = 8_000_000  # most ASCII characters tokenised at once (bounds peak memory; faster than larger runs)
+_MIN_RUN_CHARS = 2_000_000  # fewest (a chunk's fixed costs: its segment's terms and postings pointers)
+_CHUNKS = 8
+"""A source of up to ``_CHUNKS * _RUN_CHARS`` bytes is cut into about this many chunks: a chunk's tokens cost
+about ten times its bytes while it is tokenised, the finished index about its bytes, so a batch tokenised
+at once would peak at several times what it keeps (measured at 100,000 entries, 30 MB of text: one 8 MB run
+peaked at 183 MB for the whole ``retrieve`` process, 2 MB runs at 127 MB, in the same time)."""
+
+
+def run_chars(texts: TextSource) -> int:
+    """The chunk size :func:`encode_chunks` asks of ``texts``: about an eighth of its bytes, between
+    :data:`_MIN_RUN_CHARS` and :data:`_RUN_CHARS` (the most, when the source does not say its size)."""
+    size = source_bytes(texts)
+    if size is None:
+        return _RUN_CHARS
+    return min(_RUN_CHARS, max(_MIN_RUN_CHARS, -(-size // _CHUNKS)))
+
+
 _MASKS = np.array([(1 << (8 * n)) - 1 for n in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
 _LONG = np.uint64((1 << 64) - 1)  # high word of a token longer than 16 characters (no short token has it)
 
@@ -185,7 +202,9 @@ def tokenize_ascii(texts: list[str]) -> tuple[np.ndarray, np.ndarray, list[str]]
     return _tokenize_codes(raw, text_starts)
 
 
-def _tokenize_spans(buf, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str]]:
+def _tokenize_spans(
+    buf, starts: np.ndarray, ends: np.ndarray, numbering: tuple[Numbering, _Memo] | None = None
+) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """:func:`tokenize_ascii` of the ASCII texts ``buf[starts[i]:ends[i]]``.
 
     The codes of the bytes from the first span's start to the last one's
@@ -205,13 +224,18 @@ def _tokenize_spans(buf, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarr
         del inside
     raw = np.insert(codes, rel[1:] + 2, 0).tobytes()
     del codes
-    return _tokenize_codes(raw, rel + 2 + np.arange(len(rel), dtype=np.int64))
+    return _tokenize_codes(raw, rel + 2 + np.arange(len(rel), dtype=np.int64), numbering)
 
 
-def _tokenize_codes(raw: bytes, text_starts: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str]]:
+def _tokenize_codes(
+    raw: bytes, text_starts: np.ndarray, numbering: tuple[Numbering, _Memo] | None = None
+) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """The tokens of ``raw`` (bytes as codes, 0 around every token, 16 zero bytes at the end): their term numbers
     local to this call, how many lie from each of ``text_starts`` (ascending positions, each after a 0) to the
-    next, and the distinct terms in order of first occurrence."""
+    next, and the distinct terms in order of first occurrence.
+
+    With ``numbering = (numbers, memo)`` the term numbers are ``numbers``' instead, and the terms list is
+    empty: only the distinct tokens ``memo`` has not seen are spelled and numbered (see :class:`_Memo`)."""
     nonzero = np.frombuffer(raw, dtype=np.uint8) != 0
     edges = np.flatnonzero(nonzero[1:] != nonzero[:-1])
     edges += 1
@@ -234,10 +258,68 @@ def _tokenize_codes(raw: bytes, text_starts: np.ndarray) -> tuple[np.ndarray, np
             lo[i] = seen.setdefault(raw[s:e], len(seen))
         hi[long] = _LONG
     ids, first = _distinct(lo, hi)
-    del lo, hi
-    terms = _spelled(raw, starts[first], size[first])
     counts = np.diff(np.searchsorted(starts, text_starts), append=n)
-    return ids, counts, terms
+    if numbering is not None:
+        numbers, memo = numbering
+        lut = memo.numbered(
+            lo[first], hi[first], lambda new: numbers(_spelled(raw, starts[first[new]], size[first[new]]))
+        )
+        return lut[ids], counts, []
+    del lo, hi
+    return ids, counts, _spelled(raw, starts[first], size[first])
+
+
+class _Memo:
+    """The distinct tokens of the NumPy path already numbered in one batch (their packed words, see
+    :func:`_tokenize_codes`, and numbers), so that each later chunk spells, decodes and looks up only the words
+    it is the first to see, not every word it holds (at 100,000 entries in 2 MB chunks that look-up was a third
+    of the build).
+
+    The packed pairs are found by a 64-bit hash of the pair, sorted, and then checked equal on the pair itself,
+    so no two tokens ever share a number whatever the hash does: a pair whose hash meets another's is simply
+    numbered again through ``numbers`` (which knows it).  Tokens longer than 16 characters (numbered per chunk,
+    not by their bytes) are never kept.
+    """
+
+    __slots__ = ("hi", "keys", "lo", "numbers")
+
+    _M1, _M2 = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F)
+
+    def __init__(self) -> None:
+        self.keys = np.empty(0, dtype=np.uint64)
+        self.lo = np.empty(0, dtype=np.uint64)
+        self.hi = np.empty(0, dtype=np.uint64)
+        self.numbers = np.empty(0, dtype=np.int32)
+
+    def _hash(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        key = lo * self._M1
+        key ^= hi * self._M2
+        return key
+
+    def numbered(self, lo: np.ndarray, hi: np.ndarray, number_new: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+        """The numbers (int32) of the distinct pairs ``(lo[i], hi[i])`` (in order of first occurrence): those
+        seen before from the memo, the others from ``number_new(their positions)`` (in the order given), then
+        kept."""
+        key = self._hash(lo, hi)
+        out = np.full(len(lo), -1, dtype=np.int32)
+        if len(self.keys):
+            at = np.minimum(np.searchsorted(self.keys, key), len(self.keys) - 1)
+            hit = self.keys[at] == key
+            hit &= self.lo[at] == lo
+            hit &= self.hi[at] == hi
+            out[hit] = self.numbers[at[hit]]
+        new = np.flatnonzero(out < 0)
+        if len(new):
+            out[new] = number_new(new)
+            keep = new[hi[new] != _LONG]
+            order = np.argsort(key[keep], kind="stable")
+            keep = keep[order]
+            where = np.searchsorted(self.keys, key[keep])
+            self.keys = np.insert(self.keys, where, key[keep])
+            self.lo = np.insert(self.lo, where, lo[keep])
+            self.hi = np.insert(self.hi, where, hi[keep])
+            self.numbers = np.insert(self.numbers, where, out[keep])
+        return out
 
 
 def _spelled(raw: bytes, starts: np.ndarray, sizes: np.ndarray) -> list[str]:
@@ -328,7 +410,7 @@ def dict_numbering(vocab: dict[str, int]) -> Numbering:
 
 
 def encode_chunk(
-    chunk: TextChunk, numbers: Numbering, accel=None, kernel: _Kernel | None = None
+    chunk: TextChunk, numbers: Numbering, accel=None, kernel: _Kernel | None = None, memo: _Memo | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """Tokenise the texts of ``chunk`` into term numbers (``numbers`` numbers the words): ``(ids, lengths)``.
 
@@ -353,8 +435,10 @@ def encode_chunk(
             s, e = starts[start:stop], ends[start:stop]
             done = kernel.spans(buf, s, e, numbers) if kernel is not None else None
             if done is None:
-                ids, lengths, words = _tokenize_spans(buf, s, e)
-                done = (numbers(words)[ids] if len(ids) else ids.astype(np.int32)), lengths
+                if memo is None:
+                    memo = _Memo()
+                ids, lengths, _ = _tokenize_spans(buf, s, e, (numbers, memo))
+                done = ids.astype(np.int32, copy=False), lengths
             id_parts.append(done[0])
             len_parts.append(done[1])
             continue
@@ -370,10 +454,11 @@ def encode_chunk(
 
 
 def encode_chunks(texts: TextSource, numbers: Numbering, accel=None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """:func:`encode_chunk` of each chunk of ``texts`` (about :data:`_RUN_CHARS` bytes each), in order."""
+    """:func:`encode_chunk` of each chunk of ``texts`` (about :func:`run_chars` bytes each), in order."""
     kernel = _Kernel(accel) if accel is not None else None
-    for chunk in texts.chunks(_RUN_CHARS):
-        yield encode_chunk(chunk, numbers, accel, kernel)
+    memo = _Memo()  # the NumPy path's words numbered so far: a chunk spells only the words new to the batch
+    for chunk in texts.chunks(run_chars(texts)):
+        yield encode_chunk(chunk, numbers, accel, kernel, memo)
 
 
 def encode_source(texts: TextSource, numbers: Numbering, accel=None) -> tuple[np.ndarray, np.ndarray]:

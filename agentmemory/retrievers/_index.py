@@ -327,10 +327,17 @@ def build_segment(base: int, ids: np.ndarray, lengths: np.ndarray, accel=None, b
     terms = np.flatnonzero(np.bincount(ids, minlength=int(ids.max()) + 1)).astype(np.int32)  # present, ascending
     tfirst = np.searchsorted(key, terms.astype(np.int64) << shift)  # each term's first pair (no array of N terms)
     key &= (1 << shift) - 1
-    docs = key.astype(np.int32)
+    docs = key.astype(doc_type(n))
     del key
     ptr = np.append(tfirst, len(docs)).astype(np.int64)
     return Segment(base, n, terms, ptr, docs, narrow_tfs(tfs))
+
+
+def doc_type(n: int) -> np.dtype:
+    """The type of a segment's document numbers (local, ``0 .. n - 1``): uint16 for up to 65,536 documents (an
+    index per scope: half the bytes of its largest array), else int32.  The compiled kernels widen a uint16
+    segment to int32 once, when they first meet it (``_accel``)."""
+    return np.dtype(np.uint16) if n <= 1 << 16 else np.dtype(np.int32)
 
 
 TFS = (np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.int32))
@@ -361,7 +368,7 @@ def merge_segments(a: Segment, b: Segment) -> Segment:
     ptr = np.zeros(len(terms) + 1, dtype=np.int64)
     np.cumsum(ca + cb, out=ptr[1:])
     total = int(ptr[-1])
-    docs = np.empty(total, dtype=np.int32)
+    docs = np.empty(total, dtype=doc_type(a.n + b.n))
     tfs = np.empty(total, dtype=np.result_type(a.tfs, b.tfs))
     for seg, idx, shift, extra in ((a, ia, 0, None), (b, ib, a.n, ca)):
         counts = np.diff(seg.ptr)
@@ -413,7 +420,7 @@ def merge_all(segs: list[Segment]) -> Segment:
     np.cumsum(counts, out=ptr[1:])
     del counts
     fill = ptr[:-1].copy()  # where each term's next postings go
-    docs = np.empty(int(ptr[-1]), dtype=np.int32)
+    docs = np.empty(int(ptr[-1]), dtype=doc_type(n))
     tfs = np.empty(int(ptr[-1]), dtype=np.result_type(*(s.tfs for s in segs)))
     segs.reverse()
     for idx in slots:

@@ -267,20 +267,31 @@ class DocTable:
     """Dense document numbers for entry ids, plus the tie-break key.
 
     ``ids[i]`` is the id of document ``i`` (numbered in the order added) and
-    ``pos`` maps an id back to its number.  ``tie_key[i]`` is document ``i``'s
-    position when all ids are sorted in descending order, so ascending
-    ``tie_key`` is descending id; it is computed lazily (a full sort) and
-    only on request: ranking itself (:func:`select_top_k`) compares the ids
-    of the few candidates at the cut-off instead.
+    ``pos`` maps an id back to its number.  ``pos`` is built on first use
+    (an explanation, a second batch's check of new ids): an index that is
+    given its entries once and only searched never holds it (a dict entry
+    and an int per entry, about 50 bytes; at LongMemEval-M's shape 2.5M
+    entries).  ``tie_key[i]`` is document ``i``'s position when all ids are
+    sorted in descending order, so ascending ``tie_key`` is descending id;
+    it is computed lazily (a full sort) and only on request: ranking itself
+    (:func:`select_top_k`) compares the ids of the few candidates at the
+    cut-off instead.
     """
 
     def __init__(self) -> None:
         self.ids: list[str] = []
-        self.pos: dict[str, int] = {}
+        self._pos: dict[str, int] | None = None  # built on first use (see pos)
         self._tie_key: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    @property
+    def pos(self) -> dict[str, int]:
+        """Entry id -> document number (built on first use, then kept up to date)."""
+        if self._pos is None:
+            self._pos = dict(zip(self.ids, range(len(self.ids))))
+        return self._pos
 
     def append(self, entry_id: str) -> int:
         if entry_id in self.pos:
@@ -291,32 +302,29 @@ class DocTable:
         self._tie_key = None
         return number
 
-    def check_new(self, entry_ids: list[str]) -> dict[str, int]:
-        """The numbers ``entry_ids`` would get; ParameterError (as :meth:`append`) if one is indexed or repeated."""
-        start = len(self.ids)
-        numbers = dict(zip(entry_ids, range(start, start + len(entry_ids))))
-        if len(numbers) == len(entry_ids) and (not self.pos or self.pos.keys().isdisjoint(numbers)):
-            return numbers
+    def check_new(self, entry_ids: list[str]) -> None:
+        """ParameterError (as :meth:`append`) if one of ``entry_ids`` is indexed or repeated."""
+        if len(set(entry_ids)) == len(entry_ids) and (not self.ids or self.pos.keys().isdisjoint(entry_ids)):
+            return
         seen: set[str] = set()
+        indexed = self.pos if self.ids else {}
         for entry_id in entry_ids:
-            if entry_id in self.pos or entry_id in seen:
+            if entry_id in indexed or entry_id in seen:
                 raise ParameterError("entry.id", entry_id, "is already indexed", "every entry id must be unique")
             seen.add(entry_id)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def extend(self, entry_ids: list[str], numbers: dict[str, int] | None = None) -> int:
-        """Append many ids; ``numbers`` is :meth:`check_new`'s result when already checked.
+    def extend(self, entry_ids: list[str], *, checked: bool = False) -> int:
+        """Append many ids (``checked``: :meth:`check_new` already passed on them).
 
         Returns the first new number.
         """
-        if numbers is None:
-            numbers = self.check_new(entry_ids)
+        if not checked:
+            self.check_new(entry_ids)
         start = len(self.ids)
         self.ids.extend(entry_ids)
-        if self.pos:
-            self.pos.update(numbers)
-        else:
-            self.pos = numbers
+        if self._pos is not None:
+            self._pos.update(zip(entry_ids, range(start, start + len(entry_ids))))
         self._tie_key = None
         return start
 
@@ -324,7 +332,7 @@ class DocTable:
         """Another table with the same ids and numbers, which later appends to this one do not change."""
         other = DocTable()
         other.ids = list(self.ids)
-        other.pos = dict(self.pos)
+        other._pos = None if self._pos is None else dict(self._pos)
         other._tie_key = self._tie_key
         return other
 

@@ -149,7 +149,7 @@ class BM25:
         self.b = float(b)
         self._docs = DocTable()
         self._vocab = Vocabulary()  # term numbers: the words themselves live once per process (_vocab.TERMS)
-        self._df = np.zeros(0, dtype=np.int64)  # entries containing each term
+        self._df = np.zeros(0, dtype=np.int32)  # entries containing each term (int32: an index holds < 2**31 entries)
         self._dl_buf = np.zeros(0, dtype=np.int32)  # token count per entry (capacity grows)
         self._total_len = 0
         self._segs = SegmentList()
@@ -223,7 +223,7 @@ class BM25:
         if not len(ids):
             return
         ids = list(ids)
-        numbers = self._docs.check_new(ids)
+        self._docs.check_new(ids)
         n0 = len(self._docs)
         n_new = len(ids)
         accel = self._accel = accelerator(n0 + n_new)
@@ -250,7 +250,7 @@ class BM25:
         if merged:
             release_freed()  # the chunk segments, before the impacts are allocated
         # commit: nothing below can fail on bad input
-        self._docs.extend(ids, numbers)
+        self._docs.extend(ids, checked=True)
         n1 = n0 + n_new
         if len(self._dl_buf) < n1:
             grown = np.zeros(max(n1, len(self._dl_buf) * 5 // 4 + 16), dtype=np.int32)
@@ -259,7 +259,7 @@ class BM25:
         self._dl_buf[n0:n1] = lengths
         self._total_len = total
         if len(self._df) < len(self._vocab):
-            grown_df = np.zeros(max(len(self._vocab), len(self._df) * 5 // 4 + 16), dtype=np.int64)
+            grown_df = np.zeros(max(len(self._vocab), len(self._df) * 5 // 4 + 16), dtype=np.int32)
             grown_df[: len(self._df)] = self._df
             self._df = grown_df
         self._df[segment.terms] += np.diff(segment.ptr)
@@ -333,7 +333,7 @@ class BM25:
         docs = found[0] if len(found) == 1 else dedupe(np.concatenate(found), mark)
         scores = acc[docs]
         acc[docs] = 0.0
-        return docs + seg.base, scores
+        return np.add(docs, seg.base, dtype=np.int64), scores  # docs may be uint16 (see doc_type)
 
     def _all_scores(self, terms: list[int], weights: list[float]) -> tuple[np.ndarray, np.ndarray]:
         qt = np.asarray(terms, dtype=np.int32)

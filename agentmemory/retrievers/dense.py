@@ -209,7 +209,7 @@ class Dense:
             return
         ids = [e.id for e in batch]
         texts = [e.text for e in batch]
-        numbers = self._docs.check_new(ids)
+        self._docs.check_new(ids)
         for text in texts:
             if not isinstance(text, str):
                 raise ParameterError("entry.text", text, "is not a str", "every entry needs a text string")
@@ -227,7 +227,7 @@ class Dense:
             found.append(row)
         rows = np.asarray(found, dtype=np.int64)
         n0 = len(self._docs)
-        self._docs.extend(ids, numbers)
+        self._docs.extend(ids, checked=True)
         self._row_of = _grow(self._row_of, n0, rows)
         if fresh:
             unit = normalize_rows(raw if len(fresh) == len(raw) else raw[fresh])

@@ -406,7 +406,7 @@ class Hybrid:
         if not batch:
             return
         ids = [e.id for e in batch]
-        numbers = self._docs.check_new(ids)
+        self._docs.check_new(ids)
         for entry in batch:
             if not isinstance(entry.text, str):
                 raise ParameterError("entry.text", entry.text, "is not a str", "every entry needs a text string")
@@ -414,7 +414,7 @@ class Hybrid:
             self._runs_kept.clear()  # every hybrid sharing these components sees the new entries
         for component in self._components:
             component.add(batch)
-        self._docs.extend(ids, numbers)
+        self._docs.extend(ids, checked=True)
 
     def _check_k(self, k: int) -> int:
         k = check_positive_int("k", k)

@@ -336,7 +336,7 @@ class Recency:
                 "make a new recency retriever for a grown collection",
             )
         ids = [e.id for e in batch]
-        numbers = self._docs.check_new(ids)
+        self._docs.check_new(ids)
         importance = [_importance(e) for e in batch]
         for entry in batch:
             if entry.created_at is not None and not is_aware(entry.created_at):
@@ -348,7 +348,7 @@ class Recency:
                 )
         self._base.add(batch)
         # commit
-        self._docs.extend(ids, numbers)
+        self._docs.extend(ids, checked=True)
         self._created.extend(e.created_at for e in batch)
         self._importance.extend(importance)
         self._given.extend(e.metadata.get("importance") is not None if e.metadata else False for e in batch)

@@ -142,7 +142,7 @@ class TagScorer:
         if not batch:
             return
         ids = [e.id for e in batch]
-        numbers = self._docs.check_new(ids)
+        self._docs.check_new(ids)
         norm = self._normalize
         entry_tags = [tuple(sorted({t for t in map(norm, e.tags) if t})) for e in batch]
         tag_ids = self._tag_ids
@@ -159,7 +159,7 @@ class TagScorer:
         n0 = len(self._docs)
         accel = self._accel = accelerator(n0 + len(batch), TAG_KERNELS)
         segment = build_segment(n0, np.asarray(flat, dtype=np.int32), lengths, accel)
-        self._docs.extend(ids, numbers)
+        self._docs.extend(ids, checked=True)
         self._entry_tags.extend(entry_tags)
         self._segs.append(segment)
         self._touched = None
@@ -202,7 +202,7 @@ class TagScorer:
                 docs = found[0] if len(found) == 1 else dedupe(np.concatenate(found), mark)
                 out_scores.append(acc[docs])
                 acc[docs] = 0.0
-                out_docs.append(docs + seg.base)
+                out_docs.append(np.add(docs, seg.base, dtype=np.int64))  # docs may be uint16
         return concat(out_docs, EMPTY_I64), concat(out_scores, EMPTY_F64)
 
     def score_candidates(self, query: Query | str) -> tuple[np.ndarray, np.ndarray]:

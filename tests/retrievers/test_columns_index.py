@@ -219,3 +219,113 @@ def test_a_vocabulary_travels_as_its_words():
     assert back.words() == ["okapi", "zebu", "gnu", "eland"]
     assert [back.get(w) for w in ("eland", "okapi", "ox")] == [3, 0, None]
     assert back.lookup(["zebu", "ox", "gnu"]) == [1, -1, 2]
+
+
+def _many_texts(n: int, offset: int = 0) -> list[str]:
+    """Short texts whose words recur with several periods: entry ``i`` holds ``a<i % 7>``, ``b<i % 11>``, and
+    ``last`` only for the final entry of the whole test (so its document number is the largest)."""
+    return [f"a{(offset + i) % 7} b{(offset + i) % 11} a{(offset + i) % 7}" for i in range(n)]
+
+
+@pytest.mark.parametrize(("n", "dtype"), [(65_536, np.uint16), (65_537, np.int32)])
+def test_document_numbers_take_uint16_up_to_65536_entries_and_rank_exactly(n, dtype):
+    """A segment's documents are uint16 up to 65,536 entries, int32 above; the last entry (number n - 1, past
+    uint16's range in the second case) is found and ranked by its id, exactly as a dict reference scores it."""
+    texts = _many_texts(n - 1) + ["last a3"]
+    ids = [f"d{i:06d}" for i in range(n)]
+    with accel_mode("off"):
+        index = BM25()
+        index.add_texts(ids, TextList(texts))
+    (seg,) = index._segs.segments
+    assert seg.docs.dtype == dtype
+    assert index._docs._pos is None  # searching never needs the id -> number dict
+    hits = index.search("last", 3)
+    assert [h.entry_id for h in hits] == [ids[-1]]
+    holders = [i for i, t in enumerate(texts) if "a3" in t.split()]
+    assert {h.entry_id for h in index.search("a3", len(holders) + 5)} == {ids[i] for i in holders}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_small_segment_past_document_65536_keeps_its_base(mode):
+    """A second add of 10 entries to an index of 70,000: its segment's documents are uint16 (local 0-9), its base
+    70,000; search, score_all and explain give the new entries' own ids and scores, equal to a fresh index's."""
+    first = [f"e{i:06d}" for i in range(70_000)]
+    second = [f"f{i}" for i in range(10)]
+    texts = _many_texts(70_000) + [f"zz{i % 3} a1" for i in range(10)]
+    with accel_mode(mode):
+        grown = BM25()
+        grown.add_texts(first, TextList(texts[:70_000]))
+        grown.add_texts(second, TextList(texts[70_000:]))
+        fresh = BM25()
+        fresh.add_texts(first + second, TextList(texts))
+    assert any(s.docs.dtype == np.uint16 and s.base >= 65_536 for s in grown._segs.segments) or mode == "on"
+    for query in ("zz1", "zz0 a1", "a1 b3"):
+        assert [(h.entry_id, h.score) for h in grown.search(query, 12)] == [
+            (h.entry_id, h.score) for h in fresh.search(query, 12)
+        ]
+    assert grown.score_all("zz2") == fresh.score_all("zz2")
+    assert sorted(grown.score_all("zz2")) == ["f2", "f5", "f8"]
+    assert grown.explain("zz1", "f4").score == fresh.explain("zz1", "f4").score > 0
+
+
+@pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed")
+def test_the_kernels_widen_a_uint16_segment_of_the_numpy_path():
+    """Entries indexed on the NumPy path (uint16 documents), then more with the kernels: the kernels search the
+    first segment too (widened to int32 once), and every ranking equals an index built on the NumPy path alone."""
+    texts = _many_texts(3_000)
+    ids = [f"g{i:05d}" for i in range(3_000)]
+    with accel_mode("off"):
+        mixed = BM25()
+        mixed.add_texts(ids[:2_000], TextList(texts[:2_000]))
+        plain = BM25()
+        plain.add_texts(ids, TextList(texts))
+    assert mixed._segs.segments[0].docs.dtype == np.uint16
+    with accel_mode("on"):
+        mixed.add_texts(ids[2_000:], TextList(texts[2_000:]))
+        for query in ("a1", "a2 b3", "b10 a6"):
+            assert [(h.entry_id, h.score) for h in mixed.search(query, 15)] == [
+                (h.entry_id, h.score) for h in plain.search(query, 15)
+            ]
+    assert mixed._accel is not None
+    assert all(s.docs.dtype == np.int32 for s in mixed._segs.segments)
+
+
+@pytest.mark.parametrize("hash_pair", [None, (0, 0)], ids=["hashed", "every-pair-colliding"])
+def test_words_numbered_in_earlier_chunks_keep_their_numbers(hash_pair, monkeypatch):
+    """The NumPy path in chunks of one or two texts: a word seen in an earlier chunk is not spelled again (the
+    memo), new words are numbered in order of first occurrence, long words (past 16 characters, numbered per
+    chunk) and hash collisions (every pair given one hash) fall back to the numbering: the index's vocabulary
+    and postings equal one chunk's, term for term."""
+    texts = [
+        "alpha beta gamma",
+        "beta alpha " + "x" * 17 + " delta",
+        "gamma " + "x" * 17 + " " + "y" * 40 + " alpha",
+        "epsilon beta",
+        "delta delta zeta " + "y" * 40,
+    ]
+    ids = [f"t{i}" for i in range(len(texts))]
+    if hash_pair is not None:
+        monkeypatch.setattr(_analysis._Memo, "_M1", np.uint64(hash_pair[0]))
+        monkeypatch.setattr(_analysis._Memo, "_M2", np.uint64(hash_pair[1]))
+    with accel_mode("off"):
+        whole = BM25()
+        whole.add_texts(ids, TextList(texts))
+        monkeypatch.setattr(_analysis, "_RUN_CHARS", 20)
+        chunked = BM25()
+        chunked.add_texts(ids, TextList(texts))
+    assert len(chunked._segs.segments) == 1
+    assert chunked._vocab.words() == whole._vocab.words() == list(dict.fromkeys(tokenize(" ".join(texts))))
+    for name in ("terms", "ptr", "docs", "tfs"):
+        assert np.array_equal(getattr(chunked._segs.segments[0], name), getattr(whole._segs.segments[0], name))
+    spelled = []
+    monkeypatch.setattr(_analysis, "_spelled", lambda *a: spelled.append(len(a[1])) or _SPELLED(*a))
+    with accel_mode("off"):
+        BM25().add_texts(ids, TextList(texts))
+    once = len(set(tokenize(" ".join(texts)))) + 2  # each word once, the two long ones once per chunk holding it
+    if hash_pair is None:
+        assert sum(spelled) == once
+    else:  # colliding pairs are spelled and numbered again, and the index is still exact (above)
+        assert sum(spelled) > once
+
+
+_SPELLED = _analysis._spelled
