@@ -31,7 +31,7 @@ from typing import Any
 
 from agentmemory.collection.columns import Codes, Entries, FileTexts
 from agentmemory.files import reading
-from agentmemory.files.reading import LineBlocks, gc_paused
+from agentmemory.files.reading import LineBlocks, gc_paused, release_freed
 
 __all__ = ["read_corpus_columns"]
 
@@ -74,6 +74,7 @@ def read_corpus_columns(path: Path, bar: Any = None) -> tuple[Entries, str] | No
                 return None
             if bar is not None:
                 bar.update(n)
+    release_freed()  # the blocks' scratch arrays, freed into the C library's heap (see release_freed)
     ids = columns.ids
     if not ids or blocks.stat is None:
         return None

@@ -55,6 +55,7 @@ __all__ = [
     "LineBlocks",
     "decode_utf8",
     "gc_paused",
+    "release_freed",
     "json_lines",
     "json_values",
     "describe_json",
@@ -113,8 +114,10 @@ def read_bytes(path: str | PathLike[str], what: str = "file") -> bytes:
         raise InputError(path, None, f"cannot be read ({err.strerror or err})") from None
 
 
-BLOCK_BYTES = 1 << 24
-"""About how many bytes :func:`line_blocks` reads at a time (16 MiB)."""
+BLOCK_BYTES = 1 << 22
+"""About how many bytes :func:`line_blocks` reads at a time (4 MiB: a block's bulk parse holds several times its
+size; measured reading 1M entries, 16 MiB blocks took 1.22 s and peaked 204 MB over the interpreter, 4 MiB
+blocks 1.10 s and 182 MB)."""
 
 
 class LineBlocks:
@@ -525,6 +528,29 @@ def gc_paused() -> Iterator[None]:
     finally:
         if was:
             gc.enable()
+
+
+def release_freed() -> None:
+    """Hand the memory a bulk step freed back to the system, where the C library keeps it (glibc's ``malloc_trim``).
+
+    A bulk read's blocks and an index build's chunk segments are arrays of a
+    few MB: glibc serves them from its heap and keeps them there once freed,
+    so the process would hold them on top of what it keeps for the rest of
+    its life (measured at 1M entries: 728 MB more after an index build
+    instead of 466 MB, and a peak 144 MB higher; after reading LongMemEval-M's
+    shape, 2.5M entries, 362 MB held where 259 MB are used).  Elsewhere
+    (macOS, Windows, musl) nothing is done.
+    """
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes  # only here: a process that never reads or builds in bulk does not load it
+
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        pass
 
 
 def json_values(

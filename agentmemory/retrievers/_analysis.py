@@ -421,7 +421,8 @@ def encode_chunk(
     bytes (a run of ASCII texts: the compiled kernel ``accel`` straight from
     the buffer, else NumPy over one joined copy; any other text is decoded
     and goes through ``tokenize``).  Whatever the path, the result is
-    ``tokenize``'s.
+    ``tokenize``'s.  ``memo`` (a :class:`_Memo` shared by a batch's chunks)
+    lets the NumPy path spell only the words the batch has not numbered yet.
     """
     if accel is not None and kernel is None:
         kernel = _Kernel(accel)
@@ -434,11 +435,12 @@ def encode_chunk(
         if is_ascii:
             s, e = starts[start:stop], ends[start:stop]
             done = kernel.spans(buf, s, e, numbers) if kernel is not None else None
-            if done is None:
-                if memo is None:
-                    memo = _Memo()
+            if done is None and memo is not None:
                 ids, lengths, _ = _tokenize_spans(buf, s, e, (numbers, memo))
                 done = ids.astype(np.int32, copy=False), lengths
+            elif done is None:
+                ids, lengths, words = _tokenize_spans(buf, s, e)
+                done = (numbers(words)[ids] if len(ids) else ids.astype(np.int32)), lengths
             id_parts.append(done[0])
             len_parts.append(done[1])
             continue
@@ -456,8 +458,11 @@ def encode_chunk(
 def encode_chunks(texts: TextSource, numbers: Numbering, accel=None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """:func:`encode_chunk` of each chunk of ``texts`` (about :func:`run_chars` bytes each), in order."""
     kernel = _Kernel(accel) if accel is not None else None
-    memo = _Memo()  # the NumPy path's words numbered so far: a chunk spells only the words new to the batch
-    for chunk in texts.chunks(run_chars(texts)):
+    size, run = source_bytes(texts), run_chars(texts)
+    # the NumPy path's words numbered so far, when there will be several chunks: a chunk spells only the words
+    # new to the batch (one chunk, an index per scope: nothing to carry over)
+    memo = _Memo() if size is None or size > run else None
+    for chunk in texts.chunks(run):
         yield encode_chunk(chunk, numbers, accel, kernel, memo)
 
 

@@ -35,6 +35,8 @@ from pathlib import Path
 
 import numpy as np
 
+from agentmemory.files.reading import release_freed
+
 __all__ = [
     "Segment",
     "SegmentList",
@@ -379,25 +381,6 @@ def merge_segments(a: Segment, b: Segment) -> Segment:
         docs[pos] = seg.docs if shift == 0 else seg.docs + np.int32(shift)
         tfs[pos] = seg.tfs
     return Segment(a.base, a.n + b.n, terms, ptr, docs, tfs)
-
-
-def release_freed() -> None:
-    """Hand the memory a build freed back to the system, where the C library keeps it (glibc's ``malloc_trim``).
-
-    A build's chunk segments are arrays of a few MB: glibc serves them from
-    its heap and keeps them there once freed, so the process would hold
-    them on top of the merged index for the rest of its life (measured at
-    1M entries: 728 MB more after the build instead of 466 MB, and a peak
-    144 MB higher).  Elsewhere (macOS, Windows, musl) nothing is done.
-    """
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        import ctypes  # only here: a process that never builds a large index does not load it
-
-        ctypes.CDLL(None).malloc_trim(0)
-    except (OSError, AttributeError):  # not glibc
-        pass
 
 
 def merge_all(segs: list[Segment]) -> Segment:
