@@ -37,9 +37,10 @@ from __future__ import annotations
 import functools
 import importlib
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
+from fractions import Fraction
 from importlib.metadata import PackageNotFoundError, packages_distributions, version
 from pathlib import Path
 from typing import Any
@@ -70,7 +71,17 @@ from agentmemory.retrievers import RETRIEVERS, resolve_retriever
 from agentmemory.retrievers.spec import parse_spec
 from agentmemory.systems.registry import SYSTEMS
 
-__all__ = ["SMALL_BATCH", "Plan", "PlannedCollection", "Task", "batches", "plan_experiment", "plugin_code"]
+__all__ = [
+    "CUT_INSIDE",
+    "SMALL_BATCH",
+    "Plan",
+    "PlannedCollection",
+    "Task",
+    "batch_weight",
+    "batches",
+    "plan_experiment",
+    "plugin_code",
+]
 
 
 @dataclass(frozen=True)
@@ -424,15 +435,38 @@ def _tasks(
 
 
 SMALL_BATCH = 20_000
-"""A batch lighter than this (in :func:`task_weight` units: a collection of a few thousand entries) is merged
+"""A batch lighter than this (in :func:`batch_weight` units: a collection of a few thousand entries) is merged
 with the next light one on an executor of several workers, as long as each worker still gets one: a Dask
 scheduler costs milliseconds per task (benchmarks/README.md), a noticeable share of such a task's work."""
 
+CUT_INSIDE = Fraction(3, 4)
+"""A batch is cut inside an index group only when the heavier half, each half paying that group's build, weighs
+at most this share of the whole batch (:func:`batches`): with even halves, only when the group's searching
+weighs at least as much as its build.  A group whose build dominates stays whole in one batch."""
+
+
+def build_weight(plan: Plan, task: Task) -> int:
+    """A rough measure of building a task's index: its collection's entries (paid once per batch by an index
+    group, see :func:`batch_weight`)."""
+    return int(plan.collection(task.collection).summary.get("entries", 0))
+
 
 def task_weight(plan: Plan, task: Task) -> int:
-    """A rough measure of a task's work: its collection's entries plus 50 per judged query."""
-    summary = plan.collection(task.collection).summary
-    return int(summary.get("entries", 0)) + 50 * int(summary.get("judged_queries", 0))
+    """A rough measure of a task's own work once its index is built: 50 per judged query (searching and
+    measuring them)."""
+    return 50 * int(plan.collection(task.collection).summary.get("judged_queries", 0))
+
+
+def batch_weight(plan: Plan, tasks: Sequence[Task]) -> int:
+    """A rough measure of a batch's work: each of its index groups' :func:`build_weight` once (the first of its
+    tasks in the batch builds the index, the others reuse it), plus each task's :func:`task_weight`."""
+    builds = {_group(t): build_weight(plan, t) for t in tasks}
+    return sum(builds.values()) + sum(task_weight(plan, t) for t in tasks)
+
+
+def _group(task: Task) -> tuple[str, str]:
+    """The task's index group: its collection and ``index_key`` (a task that shares no index is one alone)."""
+    return task.collection, task.job.index or f"task {task.key}"
 
 
 def batches(plan: Plan, tasks: Sequence[Task], width: int | None) -> list[tuple[Task, ...]]:
@@ -445,19 +479,29 @@ def batches(plan: Plan, tasks: Sequence[Task], width: int | None) -> list[tuple[
     executor) or ``None`` (an executor that does not say how many tasks it
     runs at once) each task is a batch of its own: a worker process keeps a
     shared index for the next task (:data:`~agentmemory.experiment.task.INDEX_CACHE_SIZE`),
-    and the serial executor then builds each index once per grid.  With
-    ``width`` workers, each collection's tasks form one batch (a worker loads
-    the collection and builds each index once for all of them); while the
-    heaviest batch holds more than a ``width``-th of the work
-    (:func:`task_weight`) and at least twice :data:`SMALL_BATCH`, it is split
-    in two, at the index group boundary nearest its middle, else inside its
-    group (each half then builds that index: one per worker); then
-    neighbouring batches lighter than :data:`SMALL_BATCH` are merged while
-    each worker still gets a batch.
+    and the serial executor then builds each index once per grid.
+
+    With ``width`` workers, each collection's tasks form one batch (a worker
+    loads the collection and builds each index once for all of them).  A
+    batch's work is :func:`batch_weight`: each index group's build once per
+    batch that holds any of its tasks, plus each task's searching.  Then the
+    heaviest batch that can still be cut, while it weighs at least twice
+    :data:`SMALL_BATCH`, is cut in two when that lowers what the slowest
+    worker does: when both halves, and the whole work (builds paid again
+    included) over ``width``, are lighter than it.  The cut is at the index
+    group boundary nearest its middle when that leaves at least a quarter on
+    each side; else inside an index group, where the heavier half is the
+    lightest, only if that half (each half paying the group's build) weighs at
+    most :data:`CUT_INSIDE` of the batch; else at the group boundary nearest
+    the middle, if it has one.  A batch of one index group whose build
+    dominates is thus never cut: one worker builds its index, and the other
+    workers get other batches, or none.  Last, neighbouring batches lighter
+    than :data:`SMALL_BATCH` are merged while each worker still gets a batch.
+    The batches depend only on the plan, the tasks and ``width``.
     """
     groups: dict[tuple[str, str], list[Task]] = {}
     for task in tasks:
-        groups.setdefault((task.collection, task.job.index or f"task {task.key}"), []).append(task)
+        groups.setdefault(_group(task), []).append(task)
     order = {c.name: i for i, c in enumerate(plan.collections)}
     ordered = sorted(groups.values(), key=lambda g: order[g[0].collection])  # stable: groups keep their order
     if width is None or width <= 1 or not tasks:
@@ -465,19 +509,16 @@ def batches(plan: Plan, tasks: Sequence[Task], width: int | None) -> list[tuple[
     bundles: dict[str, list[list[Task]]] = {}
     for group in ordered:
         bundles.setdefault(group[0].collection, []).append(group)
-    cut = [bundle for bundle in bundles.values()]
-    weight = {task.key: task_weight(plan, task) for task in tasks}
-    total = sum(weight.values())
-    while True:
-        heaviest = max(range(len(cut)), key=lambda i: (sum(weight[t.key] for g in cut[i] for t in g), -i))
-        bundle = cut[heaviest]
-        heavy = _weight(bundle, weight)
-        if heavy * width <= total or heavy < 2 * SMALL_BATCH or sum(map(len, bundle)) < 2:
-            break
-        cut[heaviest : heaviest + 1] = _halves(bundle, weight)
+    builds = {_group(g[0]): build_weight(plan, g[0]) for g in ordered}
+    own = {t.key: task_weight(plan, t) for t in tasks}
+
+    def weigh(bundle: list[list[Task]]) -> int:
+        return sum(builds[k] for k in {_group(g[0]) for g in bundle}) + sum(own[t.key] for g in bundle for t in g)
+
+    cut = _cut(list(bundles.values()), weigh, lambda group: builds[_group(group[0])], own, width)
     merged: list[list[list[Task]]] = []
     for i, bundle in enumerate(cut):
-        light = merged and _weight(merged[-1], weight) + _weight(bundle, weight) < SMALL_BATCH
+        light = merged and weigh(merged[-1] + bundle) < SMALL_BATCH
         if light and len(merged) + (len(cut) - i - 1) >= width:  # the batches there will be, merged
             merged[-1] = merged[-1] + bundle
         else:
@@ -485,33 +526,66 @@ def batches(plan: Plan, tasks: Sequence[Task], width: int | None) -> list[tuple[
     return [tuple(t for g in bundle for t in g) for bundle in merged]
 
 
-def _weight(bundle: list[list[Task]], weight: Mapping[str, int]) -> int:
-    return sum(weight[t.key] for g in bundle for t in g)
+_Bundle = list[list[Task]]
+"""A batch in the making: its tasks by index group, in order."""
 
 
-def _halves(bundle: list[list[Task]], weight: Mapping[str, int]) -> list[list[list[Task]]]:
-    """``bundle`` (index groups, in order) in two of about half its weight each: at the group boundary nearest
-    the middle when it leaves at least a quarter on each side, else inside the group holding the middle."""
-    total = _weight(bundle, weight)
-    running = 0
-    best, best_gap = None, None
-    for i, group in enumerate(bundle[:-1], start=1):
-        running += sum(weight[t.key] for t in group)
-        gap = abs(2 * running - total)
-        if 4 * running >= total and 4 * running <= 3 * total and (best_gap is None or gap < best_gap):
-            best, best_gap = i, gap
-    if best is not None:
-        return [bundle[:best], bundle[best:]]
-    running = 0
+def _cut(
+    cut: list[_Bundle],
+    weigh: Callable[[_Bundle], int],
+    build: Callable[[list[Task]], int],
+    own: Mapping[str, int],
+    width: int,
+) -> list[_Bundle]:
+    """``cut`` with its heaviest batches cut in two while that pays (see :func:`batches`)."""
+    weights = [weigh(bundle) for bundle in cut]
+    whole = [False] * len(cut)  # batches found not worth cutting
+    while not all(whole):
+        heaviest = max((i for i in range(len(cut)) if not whole[i]), key=lambda i: (weights[i], -i))
+        heavy, total = weights[heaviest], sum(weights)
+        if heavy * width <= total or heavy < 2 * SMALL_BATCH:
+            break  # so is every lighter batch
+        halves = _halves(cut[heaviest], build, own)
+        parts = [weigh(half) for half in halves] if halves else [heavy]
+        if halves is None or max(parts) >= heavy or (total - heavy + sum(parts)) >= heavy * width:
+            whole[heaviest] = True
+            continue
+        cut[heaviest : heaviest + 1] = halves
+        weights[heaviest : heaviest + 1] = parts
+        whole[heaviest : heaviest + 1] = [False, False]
+    return cut
+
+
+def _halves(bundle: _Bundle, build: Callable[[list[Task]], int], own: Mapping[str, int]) -> list[_Bundle] | None:
+    """``bundle`` (index groups, in order) in two (``None`` when it cannot be cut): at the group boundary nearest
+    the middle when it leaves at least a quarter on each side, else inside a group where the heavier half is
+    lightest if it weighs at most :data:`CUT_INSIDE` of the whole, else at the boundary nearest the middle.
+
+    ``build(group)`` is the group's build weight and ``own`` each task's weight (:func:`batch_weight`)."""
+    sizes = [build(group) + sum(own[t.key] for t in group) for group in bundle]
+    total = sum(sizes)
+    before = 0
+    boundaries: list[tuple[int, int]] = []  # (the heavier half, where): a cut before group i
+    inside: list[tuple[int, int, int]] = []  # (the heavier half, i, j): a cut before task j of group i
     for i, group in enumerate(bundle):
-        for j, task in enumerate(group):
-            running += weight[task.key]
-            if 2 * running >= total:  # the task holding the middle: cut before or after it, whichever is nearer
-                cut = j + 1 if 2 * running - total <= total - 2 * (running - weight[task.key]) else j
-                cut = min(max(cut, 1 if i == 0 else 0), len(group))
-                head, tail = bundle[:i] + [group[:cut]], [group[cut:]] + bundle[i + 1 :]
-                return [[g for g in head if g], [g for g in tail if g]]
-    raise AssertionError("unreachable: the weights sum to total")  # pragma: no cover
+        if i:
+            boundaries.append((max(before, total - before), i))
+        running = before + build(group)  # the head pays the group's build, and so does the tail
+        for j, task in enumerate(group[:-1], start=1):
+            running += own[task.key]
+            inside.append((max(running, total - running + build(group)), i, j))
+        before += sizes[i]
+    even = [cut for cut in boundaries if 4 * cut[0] <= 3 * total]
+    if even:
+        _, i = min(even)  # the first of the nearest
+        return [bundle[:i], bundle[i:]]
+    if inside and min(inside)[0] <= CUT_INSIDE * total:
+        _, i, j = min(inside)  # the first of the lightest
+        return [bundle[:i] + [bundle[i][:j]], [bundle[i][j:]] + bundle[i + 1 :]]
+    if boundaries:  # the later of two as near, as the cut at the edge of the group holding the middle was
+        _, i = min(boundaries, key=lambda cut: (cut[0], -cut[1]))
+        return [bundle[:i], bundle[i:]]
+    return None
 
 
 def default_out(grid: Grid) -> Path:
