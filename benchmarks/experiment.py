@@ -359,7 +359,7 @@ def peak_mb() -> float:
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def memory(folder: Path, workers: int) -> None:
+def memory(folder: Path, workers: int) -> dict:
     """The sum of the workers' peak RSS (:func:`peak_mb`) on a grid over the collection at ``folder`` (BM25 with
     ``workers`` k1 settings: one index group), on a pool of ``workers`` against a pool of 1; prints both and
     their ratio.
@@ -391,7 +391,16 @@ def memory(folder: Path, workers: int) -> None:
                 flush=True,
             )
     ratio = sum(found[workers]["peaks_mb"]) / sum(found[1]["peaks_mb"])
-    print(f"{workers} workers hold {ratio:.2f}x the memory of 1 (load average {load_average():.1f})")
+    load = load_average()
+    print(f"{workers} workers hold {ratio:.2f}x the memory of 1 (load average {load:.1f})")
+    return {
+        "folder": folder.name,
+        "workers": workers,
+        "one": found[1],
+        "pool": found[workers],
+        "ratio": ratio,
+        "load": load,
+    }
 
 
 def main() -> None:
@@ -428,6 +437,11 @@ def main() -> None:
             work = tmp / f"round{i}"
             work.mkdir()
             rounds.append(one_round(plans, grids["paths"], work, order, distributed))
+    scopes = HERE / ".cache" / "whole" / "scopes-500x5000"  # written by whole_process.py (make bench runs it first)
+    pool_memory = None
+    if not args.quick and (scopes / "corpus.jsonl").is_file():
+        print(f"memory: a pool of 4 against 1 on {scopes.name}", flush=True)
+        pool_memory = memory(scopes, 4)
     digests = {
         grid: {r[name][grid]["results_sha256"] for r in rounds for name in names}
         | ({r["serial"]["k1b_unshared"]["results_sha256"] for r in rounds} if grid == "k1b" else set())
@@ -447,6 +461,7 @@ def main() -> None:
         "date": started.strftime("%Y-%m-%d %H:%M UTC"),
         "elapsed_s": time.perf_counter() - t_start,
         "command": "python benchmarks/experiment.py " + " ".join(sys.argv[1:]),
+        "pool_memory": pool_memory,
     }
     text = report(results)
     print("\n" + text)
@@ -568,7 +583,32 @@ def report(r: dict) -> str:
         f"{100 * dask['unshared']['overhead_share']:.2f}% of the no-shared-index one "
         f"({dask['unshared']['batches']} Dask tasks).",
     ]
+    lines += ["", *_memory_lines(r.get("pool_memory"))]
     return "\n".join(lines)
+
+
+def _memory_lines(m: dict | None) -> list[str]:
+    """The pool-memory paragraph of the report (see :func:`memory`)."""
+    head = "### Memory of a pool on LongMemEval-M's shape (500 scopes x 5,000 entries, BM25 with 4 k1 settings)"
+    if not m:
+        return [
+            head,
+            "",
+            "Not measured in this run: `benchmarks/.cache/whole/scopes-500x5000` is written by "
+            "`run.py --only whole`, which `make bench` runs first (or `--quick` was given).",
+        ]
+    one, many = m["one"], m["pool"]
+    return [
+        head,
+        "",
+        f"A pool of {m['workers']} holds {m['ratio']:.2f}x the memory of a pool of 1 (the sum of the workers' peak "
+        f"RSS, `VmHWM`: {sum(many['peaks_mb']):,.0f} MB against {sum(one['peaks_mb']):,.0f} MB; per worker "
+        + ", ".join(f"{x:,.0f}" for x in many["peaks_mb"])
+        + f" MB), in {many['s']:.1f} s against {one['s']:.1f} s ({many['batches']} and {one['batches']} executor "
+        f"calls; load average {m['load']:.1f}).  The plan keeps this index group, whose build outweighs its "
+        "searching, in one batch, so one worker loads the collection and builds the index and the others stay "
+        "as they started; nothing is shared between processes (see `--memory`).",
+    ]
 
 
 if __name__ == "__main__":
