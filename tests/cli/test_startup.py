@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import io
+import os
 from contextlib import redirect_stdout
 from pathlib import Path
 
@@ -150,3 +151,21 @@ def test_the_collector_is_paused_while_the_command_imports_and_left_as_it_was(mo
     finally:
         (gc.enable if was else gc.disable)()
     assert seen == [("agentmemory.cli.score_cmd", False)]
+
+
+@pytest.mark.parametrize(("given", "seen"), [(None, "22"), ("28", "28")])
+def test_openblas_idle_threads_sleep_soon_unless_the_user_said(monkeypatch, given: str | None, seen: str) -> None:
+    """OPENBLAS_THREAD_TIMEOUT is 22 (~2 ms of spinning) when the command's imports run (NumPy loads OpenBLAS
+    then), unless the environment already sets it."""
+    at_import = []
+
+    def fake_import(name: str):
+        at_import.append(os.environ.get("OPENBLAS_THREAD_TIMEOUT"))
+        return type("Command", (), {"run": staticmethod(lambda args: 0)})
+
+    monkeypatch.setenv("OPENBLAS_THREAD_TIMEOUT", given or "unset")  # so that the test's end restores it
+    if given is None:
+        monkeypatch.delenv("OPENBLAS_THREAD_TIMEOUT")
+    monkeypatch.setattr(app.importlib, "import_module", fake_import)
+    assert app.main(["score", "q.txt", "r.txt"]) == 0
+    assert at_import == [seen]
