@@ -2,7 +2,8 @@
 
 The whole process of ``agentmemory retrieve`` on a small collection is mostly start-up (issue 36's 10k
 target), so the modules it does not use stay out of it: sqlite3 (a store file), socket (the host part of a
-temporary file's name is read from ``os.uname``), difflib (only a refused option's "did you mean").
+temporary file's name is read from ``os.uname``), difflib (only a refused option's "did you mean"), the
+other built-in retrievers' modules (a registry lookup of one built-in loads that one).
 """
 
 from __future__ import annotations
@@ -22,7 +23,16 @@ from agentmemory.cli.parsers import add_retrieve_parser
 
 GARDEN = REPO_ROOT / "tests" / "data" / "garden-notes"
 
-NOT_ON_THE_RETRIEVE_PATH = ("agentmemory.store.sqlite", "difflib", "socket", "sqlite3")
+NOT_ON_THE_RETRIEVE_PATH = (
+    "agentmemory.retrievers.dense",
+    "agentmemory.retrievers.hybrid",
+    "agentmemory.retrievers.recency",
+    "agentmemory.retrievers.tags",
+    "agentmemory.store.sqlite",
+    "difflib",
+    "socket",
+    "sqlite3",
+)
 
 RETRIEVE_THEN_OPEN_A_STORE = """
 import sys
@@ -34,19 +44,22 @@ print(status, sorted(m for m in lazy if m in sys.modules))
 from agentmemory import MemoryStore
 
 MemoryStore.open("notes.db").close()
+from agentmemory.retrievers import TagScorer
+
 print(sorted(m for m in lazy if m in sys.modules))
 """
 
 
-def test_retrieve_imports_no_store_file_socket_or_difflib(tmp_path: Path, python_run) -> None:
-    """`agentmemory retrieve` on a collection loads none of the modules it does not use (a fresh process); opening
-    a store file afterwards does load sqlite3, so the check sees an import when there is one."""
+def test_retrieve_imports_no_other_retriever_store_file_socket_or_difflib(tmp_path: Path, python_run) -> None:
+    """`agentmemory retrieve` on a collection loads none of the modules it does not use (a fresh process: no other
+    retriever, no store file); opening a store file and naming TagScorer afterwards load theirs, so the check
+    sees an import when there is one."""
     code = RETRIEVE_THEN_OPEN_A_STORE.format(lazy=NOT_ON_THE_RETRIEVE_PATH, collection=str(GARDEN))
     done = python_run(["-c", code], cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0].startswith("Wrote run.trec: ")
-    assert lines[1:] == ["0 []", "['agentmemory.store.sqlite', 'sqlite3']"]
+    assert lines[1:] == ["0 []", "['agentmemory.retrievers.tags', 'agentmemory.store.sqlite', 'sqlite3']"]
     assert (tmp_path / "run.trec").read_text(encoding="utf-8").count(" Q0 ") > 0
 
 
