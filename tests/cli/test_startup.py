@@ -145,18 +145,16 @@ def test_main_builds_the_parser_of_the_command_it_runs_only(tmp_path: Path, monk
 
 @pytest.mark.parametrize("enabled", [True, False])
 def test_the_collector_is_paused_while_the_command_imports_and_left_as_it_was(monkeypatch, enabled: bool) -> None:
-    """The command's module is imported with the garbage collector off; main leaves it on or off as it found it."""
+    """The command's module is imported with the garbage collector off; main leaves it on or off as it found it,
+    and freezes nothing in its caller's process."""
     seen = []
-
-    def run(args) -> int:
-        return 0
 
     def fake_import(name: str):
         seen.append((name, gc.isenabled()))
-        return type("Command", (), {"run": staticmethod(run)})
+        return type("Command", (), {"run": staticmethod(lambda args: 0)})
 
     monkeypatch.setattr(app.importlib, "import_module", fake_import)
-    was = gc.isenabled()
+    was, frozen = gc.isenabled(), gc.get_freeze_count()
     (gc.enable if enabled else gc.disable)()
     try:
         assert app.main(["score", "q.txt", "r.txt"]) == 0
@@ -164,6 +162,28 @@ def test_the_collector_is_paused_while_the_command_imports_and_left_as_it_was(mo
     finally:
         (gc.enable if was else gc.disable)()
     assert seen == [("agentmemory.cli.score_cmd", False)]
+    assert gc.get_freeze_count() == frozen
+
+
+def test_the_console_script_freezes_what_the_command_imported(monkeypatch) -> None:
+    """entry_point (a process of the command's own) freezes the objects alive once the command is imported."""
+    frozen_at_run = []
+
+    def run(args) -> int:
+        frozen_at_run.append(gc.get_freeze_count())
+        return 0
+
+    monkeypatch.setattr(app.importlib, "import_module", lambda name: type("Command", (), {"run": staticmethod(run)}))
+    monkeypatch.setattr(app.sys, "argv", ["agentmemory", "score", "q.txt", "r.txt"])
+    monkeypatch.setattr(app.sys, "path", list(app.sys.path))  # entry_point puts the working folder first
+    gc.unfreeze()
+    try:
+        with pytest.raises(SystemExit) as done:
+            app.entry_point()
+    finally:
+        gc.unfreeze()  # the test process's objects back in the collector's care
+    assert done.value.code == 0
+    assert frozen_at_run[0] > 0
 
 
 @pytest.mark.parametrize(("given", "seen"), [(None, "22"), ("28", "28")])
