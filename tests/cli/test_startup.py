@@ -3,7 +3,8 @@
 The whole process of ``agentmemory retrieve`` on a small collection is mostly start-up (issue 36's 10k
 target), so the modules it does not use stay out of it: sqlite3 (a store file), socket (the host part of a
 temporary file's name is read from ``os.uname``), difflib (only a refused option's "did you mean"), the
-other built-in retrievers' modules (a registry lookup of one built-in loads that one).
+other built-in retrievers' modules (a registry lookup of one built-in loads that one), the evaluation's
+settings (only eval's parser declares them).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from agentmemory.cli.parsers import add_retrieve_parser
 GARDEN = REPO_ROOT / "tests" / "data" / "garden-notes"
 
 NOT_ON_THE_RETRIEVE_PATH = (
+    "agentmemory.evaluation.settings",
     "agentmemory.retrievers.dense",
     "agentmemory.retrievers.hybrid",
     "agentmemory.retrievers.recency",
