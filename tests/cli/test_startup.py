@@ -164,7 +164,7 @@ def test_the_collector_is_paused_while_the_command_imports_and_left_as_it_was(mo
     finally:
         (gc.enable if was else gc.disable)()
     assert seen == [("agentmemory.cli.score_cmd", False)]
-    assert gc.get_freeze_count() == frozen
+    assert gc.get_freeze_count() <= frozen  # a freeze would add every live object; frozen ones may be freed
 
 
 def test_the_console_script_freezes_what_the_command_imported(monkeypatch) -> None:
