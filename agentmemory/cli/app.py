@@ -75,25 +75,17 @@ complete and are written).
 
 from __future__ import annotations
 
-import argparse
 import gc
 import importlib
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from types import ModuleType
 from typing import NoReturn
 
 from agentmemory._version import __version__
 from agentmemory.cli.args import PROG, Parser, UsageError
-from agentmemory.cli.parsers import (
-    add_eval_parser,
-    add_experiment_parser,
-    add_report_parser,
-    add_retrieve_parser,
-    add_score_parser,
-    add_store_parser,
-)
 from agentmemory.errors import AgentMemoryError, traceback_wanted
 
 __all__ = ["build_parser", "entry_point", "main"]
@@ -108,15 +100,15 @@ _COMMANDS = {
 }
 """Each subcommand's module in this package (its ``run(args)`` does the work)."""
 
-_BUILDERS: dict[str, Callable[[argparse._SubParsersAction], None]] = {
-    "eval": add_eval_parser,
-    "retrieve": add_retrieve_parser,
-    "score": add_score_parser,
-    "experiment": add_experiment_parser,
-    "store": add_store_parser,
-    "report": add_report_parser,
+_BUILDERS = {
+    "eval": "add_eval_parser",
+    "retrieve": "add_retrieve_parser",
+    "score": "add_score_parser",
+    "experiment": "add_experiment_parser",
+    "store": "add_store_parser",
+    "report": "add_report_parser",
 }
-"""Each subcommand's parser builder, in the order ``--help`` lists the subcommands."""
+"""Each subcommand's parser builder in :mod:`agentmemory.cli.parsers`, in the order ``--help`` lists them."""
 
 
 def build_parser(command: str | None = None) -> Parser:
@@ -135,9 +127,11 @@ def build_parser(command: str | None = None) -> Parser:
         "--traceback", action="store_true", help="show the full traceback behind an error (or AGENTMEMORY_TRACEBACK=1)"
     )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
-    for name, add in _BUILDERS.items():
+    from agentmemory.cli import parsers  # the collection and format modules, loaded inside main's paused collector
+
+    for name, builder in _BUILDERS.items():
         if command is None or name == command:
-            add(sub)
+            getattr(parsers, builder)(sub)
     return parser
 
 
@@ -159,8 +153,8 @@ _build_parser = build_parser
 """The same function under its former private name (tests call it so)."""
 
 
-def _run(args: object, *, own_process: bool = False) -> int:
-    """The chosen command's module, imported only now, runs it (``own_process``: see :func:`entry_point`).
+def _command_module(args: object) -> ModuleType:
+    """The chosen command's module (its ``run(args)`` does the work), imported only now.
 
     Deferred on purpose: the commands' modules import the evaluation, the
     statistics, the store and the experiment runner (about 0.5 s together on
@@ -169,9 +163,7 @@ def _run(args: object, *, own_process: bool = False) -> int:
     command needs only its own part of.
     """
     _short_blas_spin()
-    with _collector_paused(freeze=own_process):
-        module = importlib.import_module(f"agentmemory.cli.{_COMMANDS[args.command]}")  # type: ignore[attr-defined]
-    return int(module.run(args))
+    return importlib.import_module(f"agentmemory.cli.{_COMMANDS[args.command]}")  # type: ignore[attr-defined]
 
 
 BLAS_SPIN = ("OPENBLAS_THREAD_TIMEOUT", "22")
@@ -198,14 +190,14 @@ def _short_blas_spin() -> None:
 def _collector_paused(*, freeze: bool = False) -> Iterator[None]:
     """Python's cyclic garbage collector off inside, then as it was; with ``freeze``, what exists is frozen first.
 
-    Start-up (the parser, the command's imports: NumPy's and ours) makes a
-    few hundred thousand objects and almost no cycles to free.  Walked as they
-    are made, they cost some 60 collections; merely paused, one large one
-    when the collector is back.  The command's imports live as long as the
-    process, so ``freeze`` (:func:`gc.freeze`, as loading a collection does
-    after it) moves them out of every later collection's way (pause and
-    freeze: about 3 ms of a 10,000-entry retrieve).  Only a process of its
-    own freezes (:func:`entry_point`): in a caller's process, ``main`` would
+    Start-up (the parsers' and the command's imports: NumPy's and ours, the
+    parser) makes a few hundred thousand objects and almost no cycles to
+    free.  Walked as they are made, they cost some 60 collections; merely
+    paused, one large one when the collector is back.  The imports live as
+    long as the process, so ``freeze`` (:func:`gc.freeze`, as loading a
+    collection does after it) moves them out of every later collection's way
+    (about 3% of a 10,000-entry retrieve).  Only a process of its own
+    freezes (:func:`entry_point`): in a caller's process, ``main`` would
     freeze the caller's objects too, and its parser's.
     """
     was_enabled = gc.isenabled()
@@ -227,10 +219,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None, *, own_process: bool) -> int:
     args = None
     try:
-        with _collector_paused():
+        with _collector_paused(freeze=own_process):
             parser = build_parser(_command_named(sys.argv[1:] if argv is None else argv))
             args = parser.parse_args(argv)
-        return _run(args, own_process=own_process)
+            module = _command_module(args)
+        return int(module.run(args))
     except BrokenPipeError:  # `agentmemory ... | head`: the reader left; stop quietly, as Unix tools do
         _silence_stdout()
         return 141  # 128 + SIGPIPE, the status a shell shows for a tool stopped by a closed pipe

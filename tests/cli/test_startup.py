@@ -18,9 +18,8 @@ from pathlib import Path
 import pytest
 from conftest import REPO_ROOT
 
-from agentmemory.cli import app
+from agentmemory.cli import app, parsers
 from agentmemory.cli.args import UsageError
-from agentmemory.cli.parsers import add_retrieve_parser
 
 GARDEN = REPO_ROOT / "tests" / "data" / "garden-notes"
 
@@ -135,9 +134,9 @@ def test_main_builds_the_parser_of_the_command_it_runs_only(tmp_path: Path, monk
     def refuse(sub) -> None:
         raise AssertionError("another command's parser was built")
 
-    monkeypatch.setattr(
-        app, "_BUILDERS", {n: add_retrieve_parser if n == "retrieve" else refuse for n in app._BUILDERS}
-    )
+    for name, builder in app._BUILDERS.items():
+        if name != "retrieve":
+            monkeypatch.setattr(parsers, builder, refuse)
     out = tmp_path / "run.trec"
     assert app.main(["retrieve", "--collection", str(GARDEN), "--k", "3", "--out", str(out), "--no-progress"]) == 0
     assert out.read_text(encoding="utf-8").count(" Q0 ") > 0
