@@ -25,7 +25,8 @@ object this package registers itself, by entry-point group, as
 ``"module:attribute"`` texts, loaded the way an installed plugin's entry points
 are (so the bottom layer names the modules above it without importing them).
 A registry loads its built-ins, in the table's order, the first time it is
-used; they come before anything registered at run time and take their names
+used (a lookup of one built-in by name, before that, loads that one alone);
+they come before anything registered at run time and take their names
 before any entry point can.
 """
 
@@ -163,18 +164,43 @@ class Registry(Generic[T]):
             self._builtins_state = "loading"
             try:
                 for name, target in self._builtins:
-                    module, _, attribute = target.partition(":")
-                    try:
-                        self._items[name] = self._check(name, getattr(importlib.import_module(module), attribute))
-                    except ParameterError as err:  # a defect of this package, named as an entry point's would be
-                        raise ParameterError(
-                            self.kind, name, f"is the built-in {target!r}, whose object {err.problem}", err.allowed
-                        ) from None
+                    if name not in self._items:  # not looked up alone before (_load_builtin)
+                        self._items[name] = self._checked_builtin(name, target)
             except BaseException:
                 self._items.clear()
                 self._builtins_state = "waiting"
                 raise
+            builtins = {name: self._items[name] for name, _ in self._builtins}
+            self._items = {**builtins, **{n: v for n, v in self._items.items() if n not in builtins}}
             self._builtins_state = "done"
+
+    def _load_builtin(self, name: str) -> T | None:
+        """The built-in ``name`` alone while the others are not loaded yet, else None (the whole table applies).
+
+        A lookup of one built-in imports its module only (``retrieve --retriever bm25`` loads no other
+        retriever's); anything that lists, registers or removes loads them all first, in the table's order.
+        """
+        if self._builtins_state != "waiting" or not isinstance(name, str):
+            return None
+        target = dict(self._builtins).get(name)
+        if target is None:
+            return None
+        with self._lock:
+            if self._builtins_state != "waiting":
+                return None
+            found = self._items.get(name)
+            if found is None:
+                found = self._items[name] = self._checked_builtin(name, target)
+            return found
+
+    def _checked_builtin(self, name: str, target: str) -> T:
+        module, _, attribute = target.partition(":")
+        try:
+            return self._check(name, getattr(importlib.import_module(module), attribute))
+        except ParameterError as err:  # a defect of this package, named as an entry point's would be
+            raise ParameterError(
+                self.kind, name, f"is the built-in {target!r}, whose object {err.problem}", err.allowed
+            ) from None
 
     @property
     def builtin_names(self) -> tuple[str, ...]:
@@ -236,6 +262,9 @@ class Registry(Generic[T]):
             ParameterError: the entry point of that name fails to load or
                 does not give what this registry holds.
         """
+        found = self._load_builtin(name)
+        if found is not None:
+            return found
         self._load_builtins()
         found = self._items.get(name) if isinstance(name, str) else None
         if found is not None:
@@ -253,6 +282,8 @@ class Registry(Generic[T]):
         """True when ``name`` is registered or an installed entry point offers it (nothing is loaded)."""
         if not isinstance(name, str):
             return False
+        if self._builtins_state == "waiting" and name in dict(self._builtins):
+            return True  # a built-in, none removed yet (removing one loads them all first)
         self._load_builtins()
         return name in self._items or name in self._available_entry_points()
 

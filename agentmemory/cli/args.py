@@ -11,7 +11,6 @@ with one line naming the new one.
 from __future__ import annotations
 
 import argparse
-import difflib
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
@@ -94,6 +93,8 @@ class Parser(argparse.ArgumentParser):
 
 def _nearest(extras: Sequence[str], parser: argparse.ArgumentParser) -> str:
     """``"; did you mean --run?"`` for the first unknown option close to one ``parser`` takes, else ``""``."""
+    import difflib  # only for a refused option
+
     known = [o for action in parser._actions for o in action.option_strings if o.startswith("--")]
     for text in extras:
         name = text.partition("=")[0]

@@ -18,7 +18,6 @@ import argparse
 
 from agentmemory.cli.args import Parser, UsageError, add_output_format
 from agentmemory.cli.collection_args import add_collection_arguments
-from agentmemory.evaluation.settings import add_setting_arguments
 from agentmemory.files.output_plan import output_path
 
 __all__ = [
@@ -114,6 +113,8 @@ def add_eval_parser(sub: argparse._SubParsersAction) -> None:
     )
     _add_system_arguments(ev)
     _add_answers_arguments(ev)
+    from agentmemory.evaluation.settings import add_setting_arguments
+
     add_setting_arguments(ev)  # every setting of the evaluation, from its declaration
 
 

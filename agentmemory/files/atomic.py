@@ -54,9 +54,13 @@ _TEMPORARY = re.compile(r"\..+\.(?P<pid>[0-9]{1,10})-(?P<host>[0-9a-f]{8})-[0-9a
 
 
 def _host() -> str:
-    import socket  # only where a temporary file is named (about 2 ms of importing every command otherwise)
+    try:  # the machine's name as socket.gethostname() gives it on POSIX, without importing socket (2-5 ms)
+        name = os.uname().nodename
+    except AttributeError:  # Windows: no os.uname
+        import socket
 
-    return hashlib.sha256(socket.gethostname().encode("utf-8", "surrogatepass")).hexdigest()[:8]
+        name = socket.gethostname()
+    return hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
 
 
 def temporary_name(name: str) -> str:

@@ -40,6 +40,8 @@ own ``label`` is the spec's (so a function factory's retrievers keep the
 label they declare); declare ``label`` on the factory to spare that call.
 """
 
+from typing import TYPE_CHECKING
+
 from agentmemory.retrievers.base import (
     CAPABILITIES,
     CAPABILITY_TABLE,
@@ -51,11 +53,7 @@ from agentmemory.retrievers.base import (
     select_top_k,
 )
 from agentmemory.retrievers.bm25 import BM25, TermContribution
-from agentmemory.retrievers.dense import Dense
-from agentmemory.retrievers.encoders import ENCODERS, Encoder, load_encoder, register_encoder
 from agentmemory.retrievers.guard import GuardedRetriever
-from agentmemory.retrievers.hybrid import Hybrid
-from agentmemory.retrievers.recency import Recency
 from agentmemory.retrievers.registry import (
     DEFAULT_RETRIEVERS,
     RETRIEVERS,
@@ -69,7 +67,42 @@ from agentmemory.retrievers.registry import (
     resolve_retriever,
     resolve_retrievers,
 )
-from agentmemory.retrievers.tags import TagOverlap, TagScorer
+
+if TYPE_CHECKING:  # at run time imported on first use (_LAZY), for type checkers here
+    from agentmemory.retrievers.dense import Dense as Dense
+    from agentmemory.retrievers.encoders import ENCODERS as ENCODERS
+    from agentmemory.retrievers.encoders import Encoder as Encoder
+    from agentmemory.retrievers.encoders import load_encoder as load_encoder
+    from agentmemory.retrievers.encoders import register_encoder as register_encoder
+    from agentmemory.retrievers.hybrid import Hybrid as Hybrid
+    from agentmemory.retrievers.recency import Recency as Recency
+    from agentmemory.retrievers.tags import TagOverlap as TagOverlap
+    from agentmemory.retrievers.tags import TagScorer as TagScorer
+
+_LAZY = {
+    "Dense": "agentmemory.retrievers.dense",
+    "ENCODERS": "agentmemory.retrievers.encoders",
+    "Encoder": "agentmemory.retrievers.encoders",
+    "load_encoder": "agentmemory.retrievers.encoders",
+    "register_encoder": "agentmemory.retrievers.encoders",
+    "Hybrid": "agentmemory.retrievers.hybrid",
+    "Recency": "agentmemory.retrievers.recency",
+    "TagOverlap": "agentmemory.retrievers.tags",
+    "TagScorer": "agentmemory.retrievers.tags",
+}
+"""The names whose modules load on first use (PEP 562): a command that uses BM25 alone imports none of them."""
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agentmemory.retrievers' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "BM25",

@@ -39,7 +39,7 @@ from itertools import islice
 from operator import attrgetter
 from os import PathLike
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentmemory.collection.columns import Entries
 from agentmemory.errors import ParameterError, StoreError, UnknownNameError, check_positive_int
@@ -50,7 +50,9 @@ from agentmemory.retrievers.guard import GuardedRetriever
 from agentmemory.store.backend import EntryVersion, MemoryBackend, Retrieval, check_metadata
 from agentmemory.store.events import Clock, EventLog, IdSource
 from agentmemory.store.live import LiveEntries
-from agentmemory.store.sqlite import SQLiteBackend
+
+if TYPE_CHECKING:  # imported where a store file is opened: an in-memory store needs no sqlite3
+    from agentmemory.store.sqlite import SQLiteBackend
 
 DEFAULT_TIMEOUT = 5.0
 """Seconds a writer waits for another writer of the same store file (:mod:`agentmemory.store.sqlite`)."""
@@ -142,6 +144,8 @@ class MemoryStore:
                 raise ParameterError("readonly", readonly, "needs a path", "open a store file read-only: path=...")
             self._backend = MemoryBackend(clock, ids)
         else:
+            from agentmemory.store.sqlite import SQLiteBackend
+
             self._backend = SQLiteBackend.open(path, readonly=readonly, timeout=timeout, clock=clock, ids=ids)
             try:
                 self._load()
@@ -921,8 +925,9 @@ def dependency_order(entries: Sequence[MemoryEntry]) -> Sequence[MemoryEntry]:
     return out
 
 
-Backend = MemoryBackend | SQLiteBackend
-"""Either backend a store can have."""
+if TYPE_CHECKING:
+    Backend = MemoryBackend | SQLiteBackend
+    """Either backend a store can have."""
 
 
 def recorded_retriever(backend: Backend, retriever: str, option: str = "retriever") -> str:

@@ -105,3 +105,24 @@ def test_builtins_load_first_and_keep_their_names(monkeypatch):
     assert registry.registered() == {"one": 0, "two": 2, "three": 3}
     with pytest.raises(ParameterError, match="'one'.*is already registered"):
         registry.register("one", 1)
+
+
+def test_a_lookup_of_one_builtin_loads_that_one_and_listing_loads_all_in_order(monkeypatch):
+    """get(name) of a built-in checks that one alone ('in' checks none); the first listing loads the others, in
+    the table's order, without checking the one already loaded again."""
+    monkeypatch.setitem(BUILTINS, "agentmemory.tests-things", (("one", "os:SEEK_SET"), ("two", "os:SEEK_END")))
+    checked = []
+
+    def check(name: str, obj: object) -> int:
+        checked.append(name)
+        return int(obj)  # type: ignore[call-overload]
+
+    registry: Registry[int] = Registry("thing", "agentmemory.tests-things", check)
+    assert "one" in registry
+    assert checked == []
+    assert registry.get("two") == 2
+    assert checked == ["two"]
+    assert registry.registered() == {"one": 0, "two": 2}
+    assert checked == ["two", "one"]
+    registry.unregister("two")
+    assert "two" not in registry

@@ -47,6 +47,22 @@ def test_temporary_names_are_recognisably_ours() -> None:
     assert re.fullmatch(rf"\.eval-results\.json\.{os.getpid()}-[0-9a-f]{{8}}-[0-9a-f]{{16}}\.agentmemory-tmp", first)
 
 
+def test_the_host_part_is_a_hash_of_the_name_socket_gives(monkeypatch) -> None:
+    """<host> hashes the machine's name as socket.gethostname() gives it, read without importing socket where
+    os.uname exists (the two agree on POSIX), and through socket where it does not (Windows)."""
+    import hashlib
+    import socket
+
+    def hashed(name: str) -> str:
+        return hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+
+    if hasattr(os, "uname"):
+        assert amio._host() == hashed(socket.gethostname())
+    monkeypatch.delattr(os, "uname", raising=False)
+    monkeypatch.setattr(socket, "gethostname", lambda: "garden-shed")
+    assert amio._host() == hashed("garden-shed")
+
+
 def test_the_next_write_removes_stale_temporaries_of_ours_and_nothing_else(tmp_path: Path) -> None:
     """Only regular files with our pattern, written on this machine by a process that no longer runs, are removed."""
     dead = _dead_pid()
