@@ -39,8 +39,8 @@ import json.scanner
 import os
 import re
 import stat
+import threading
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from itertools import chain, repeat
 from operator import itemgetter
@@ -154,31 +154,40 @@ class LineBlocks:
         except OSError as err:
             raise InputError(path, None, f"cannot be read ({err.strerror or err})") from None
         # The hash runs on a thread beside the reader's own work (hashlib releases the GIL on large updates);
-        # each block's update starts once the previous one is done, so the digest is of the file in order.
-        with handle, ThreadPoolExecutor(1) as hasher:
-            self.stat = before = os.fstat(handle.fileno())
-            offset, rest, hashing = 0, b"", None
-            while True:
-                try:
-                    data = handle.read(self.size)
-                except OSError as err:
-                    raise InputError(path, None, f"cannot be read ({err.strerror or err})") from None
-                if hashing is not None:
-                    hashing.result()
-                if not data:
-                    break
-                hashing = hasher.submit(digest.update, data)
-                cut = data.rfind(b"\n") + 1
-                if cut == 0:
-                    rest += data
-                    continue
-                block = data if not rest and cut == len(data) else b"".join((rest, memoryview(data)[:cut]))
-                rest = data[cut:]
-                yield offset, block
-                offset += len(block)
-            if rest:
-                yield offset, rest
-            after = os.fstat(handle.fileno())
+        # each block's update starts once the previous one is done, so the digest is of the file in order.  A
+        # plain thread per block, not an executor: concurrent.futures (and the logging it imports) would cost a
+        # small file's reading more than its hashing.
+        hashing: threading.Thread | None = None
+        try:
+            with handle:
+                self.stat = before = os.fstat(handle.fileno())
+                offset, rest = 0, b""
+                while True:
+                    try:
+                        data = handle.read(self.size)
+                    except OSError as err:
+                        raise InputError(path, None, f"cannot be read ({err.strerror or err})") from None
+                    if hashing is not None:
+                        hashing.join()
+                        hashing = None
+                    if not data:
+                        break
+                    hashing = threading.Thread(target=digest.update, args=(data,), daemon=True)
+                    hashing.start()
+                    cut = data.rfind(b"\n") + 1
+                    if cut == 0:
+                        rest += data
+                        continue
+                    block = data if not rest and cut == len(data) else b"".join((rest, memoryview(data)[:cut]))
+                    rest = data[cut:]
+                    yield offset, block
+                    offset += len(block)
+                if rest:
+                    yield offset, rest
+                after = os.fstat(handle.fileno())
+        finally:
+            if hashing is not None:  # the reader stopped early (an error, a caller that stopped iterating)
+                hashing.join()
         if (after.st_size, after.st_mtime_ns) != (before.st_size, before.st_mtime_ns):
             raise InputError(path, None, "changed while it was read; read it again once nothing writes to it")
         self.sha256 = digest.hexdigest()

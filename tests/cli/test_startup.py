@@ -30,6 +30,7 @@ NOT_ON_THE_RETRIEVE_PATH = (
     "agentmemory.retrievers.recency",
     "agentmemory.retrievers.tags",
     "agentmemory.store.sqlite",
+    "concurrent.futures",
     "difflib",
     "socket",
     "sqlite3",
