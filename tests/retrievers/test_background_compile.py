@@ -202,6 +202,26 @@ def test_the_compiler_removes_its_lock_whatever_happens(tmp_path, monkeypatch):
     assert niced == [10, 10]
 
 
+def test_a_compile_that_loaded_older_files_marks_them_fresh(cache, monkeypatch):
+    """Index files older than ``_accel.py`` (numba found them valid by its own stamp and loaded them): after the
+    exercise ran, ``_warm.main`` touches the set's index files, so the next process sees the kernels cached; a
+    failed exercise touches nothing."""
+    kernels = _index.KERNEL_SETS["bm25"]
+    fake_cached(cache, kernels)
+    old = Path(_index.__file__).with_name("_accel.py").stat().st_mtime - 3600
+    for f in cache.iterdir():
+        os.utime(f, (old, old))
+    assert not _index.kernels_cached(kernels)
+    monkeypatch.setattr(os, "nice", lambda n: None, raising=False)
+    monkeypatch.setitem(_warm.EXERCISES, "bm25", lambda: (_ for _ in ()).throw(RuntimeError("failed")))
+    with pytest.raises(RuntimeError, match="^failed$"):
+        _warm.main(["bm25", str(cache / "x.lock")])
+    assert not _index.kernels_cached(kernels)
+    monkeypatch.setitem(_warm.EXERCISES, "bm25", lambda: None)
+    assert _warm.main(["bm25", str(cache / "x.lock")]) == 0
+    assert _index.kernels_cached(kernels)
+
+
 def test_every_kernel_set_has_an_exercise():
     """The background compiler knows how to compile each kernel set the policy can ask for."""
     assert set(_warm.EXERCISES) == set(_index.KERNEL_SETS)
