@@ -719,10 +719,8 @@ if AVAILABLE:
 
 
 def _kernel_tfs(seg) -> np.ndarray:
-    """``seg.tfs`` as the kernels take it: uint16 or int32 (a uint8 segment of the NumPy path is widened to
-    uint16 once, on the segment), so one compiled signature serves every index."""
-    if seg.tfs.dtype == np.uint8:
-        seg.tfs = seg.tfs.astype(np.uint16)
+    """``seg.tfs`` as the kernels take it: as stored (uint8, uint16 or int32, ``_index.KERNEL_TFS``: a compiled
+    signature each, the first two compiled by the background compiler)."""
     return seg.tfs
 
 

@@ -35,13 +35,18 @@ def _texts(n: int) -> list[str]:
 
 
 def _bm25() -> None:
-    """BM25: tokenise and build two segments that merge (impacts), then search one query and a batch."""
+    """BM25: tokenise and build two segments that merge (impacts), then search one query and a batch; once with
+    term frequencies that fit uint8 (nearly every index) and once with one that needs uint16 (each its own
+    compiled signature, see ``_index.KERNEL_TFS``)."""
     texts = _texts(_N)
-    index = BM25()
-    index.add(MemoryEntry(f"e{i}", t) for i, t in enumerate(texts[: 2 * _N // 3]))
-    index.add(MemoryEntry(f"e{i}", t) for i, t in enumerate(texts[2 * _N // 3 :], 2 * _N // 3))
-    index.search(texts[0], 10)
-    index.search_many(texts[:3], 10)
+    for repeated in (0, 300):
+        if repeated:
+            texts[1] = " ".join(["w1"] * repeated)
+        index = BM25()
+        index.add(MemoryEntry(f"e{i}", t) for i, t in enumerate(texts[: 2 * _N // 3]))
+        index.add(MemoryEntry(f"e{i}", t) for i, t in enumerate(texts[2 * _N // 3 :], 2 * _N // 3))
+        index.search(texts[0], 10)
+        index.search_many(texts[:3], 10)
 
 
 def _tags() -> None:

@@ -172,7 +172,7 @@ def test_a_term_frequency_at_the_type_boundary_scores_exactly(mode, repeat):
     assert index.search("a", 1)[0].score == pytest.approx(expected, rel=1e-12)
     assert index.search("a", 1)[0].entry_id == "x"
     (seg,) = index._segs.segments
-    assert seg.tfs.dtype == (np.int32 if repeat > 65_535 else np.uint16 if repeat > 255 or mode == "on" else np.uint8)
+    assert seg.tfs.dtype == (np.int32 if repeat > 65_535 else np.uint16 if repeat > 255 else np.uint8)
 
 
 def test_merge_all_equals_one_segment_of_every_document():
