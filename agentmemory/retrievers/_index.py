@@ -82,12 +82,16 @@ KERNEL_SETS = {"bm25": BM25_KERNELS, "tags": TAG_KERNELS, "dense": DENSE_KERNELS
 
 WARM_COMMAND = (
     "import sys; root = sys.argv.pop(1)\n"
+    "if sys.path and sys.path[0] == '': del sys.path[0]\n"
     "if root not in sys.path: sys.path.insert(0, root)\n"
     "from agentmemory.retrievers._warm import main; sys.exit(main(sys.argv[1:]))"
 )
 """The background compiler's program (``python -c``; arguments: this package's folder, the kernel set, the lock
 file): :func:`agentmemory.retrievers._warm.main` from this very install, whatever ``sys.path`` the child starts
-with, without putting ``site-packages`` ahead of the standard library (as ``PYTHONPATH`` would)."""
+with, without putting ``site-packages`` ahead of the standard library (as ``PYTHONPATH`` would).  The working
+folder (``-c``'s ``''``) is taken off ``sys.path`` first: run from a source checkout with the package installed
+elsewhere, the child imported (and compiled the kernels of) the checkout, and the install's cache stayed empty
+(Python 3.11's ``-P``, which 3.10 lacks)."""
 
 _ON = ("on", "1", "yes", "true", "numba")
 _OFF = ("off", "0", "no", "false", "none")

@@ -297,3 +297,26 @@ def test_a_large_index_compiles_in_the_background_and_the_next_process_loads_the
     pure = BM25()
     pure.add(entries)
     assert [tuple(h) for h in out["hits"]] == [(h.entry_id, h.score) for h in pure.search("shared word3", 3)]
+
+
+def test_the_compiler_imports_its_own_install_whatever_folder_it_starts_in(tmp_path):
+    """The background compiler started in a folder holding another ``agentmemory`` (a source checkout beside an
+    installed package) runs the install's ``_warm``, not the folder's: the working folder is off ``sys.path``."""
+    decoy = tmp_path / "checkout" / "agentmemory" / "retrievers"
+    decoy.mkdir(parents=True)
+    (decoy.parent / "__init__.py").write_text("", encoding="utf-8")
+    (decoy / "__init__.py").write_text("", encoding="utf-8")
+    marker = tmp_path / "decoy-ran"
+    (decoy / "_warm.py").write_text(
+        f"def main(argv):\n    open({str(marker)!r}, 'w').close()\n    return 3\n", encoding="utf-8"
+    )
+    root = str(Path(_index.__file__).resolve().parents[2])
+    lock = tmp_path / "x.lock"
+    lock.write_bytes(b"")
+    done = subprocess.run(
+        [sys.executable, "-c", _index.WARM_COMMAND, root, "nothing-by-this-name", str(lock)],
+        cwd=tmp_path / "checkout",
+        capture_output=True,
+        text=True,
+    )
+    assert (done.returncode, marker.exists(), lock.exists()) == (0, False, False), done.stderr
