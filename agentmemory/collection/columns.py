@@ -499,6 +499,14 @@ class Entries(Sequence[MemoryEntry]):
         elif isinstance(column, Dense):
             yield from ((i, p) for i, p in zip(ids, column.values) if p != UNKNOWN_PROVENANCE)
 
+    def metadata_rows(self) -> Iterator[tuple[int, Any]]:
+        """``(row, metadata)`` of the entries that have metadata, in row order (no record made)."""
+        column = self._columns.get("metadata")
+        if isinstance(column, Sparse):
+            yield from ((i, column.values[i]) for i in sorted(column.values) if column.values[i])
+        elif isinstance(column, Dense):
+            yield from ((i, m) for i, m in enumerate(column.values) if m)
+
     def with_metadata(self) -> Iterator[MemoryEntry]:
         """The records of the entries that have metadata (made for those only)."""
         column = self._columns.get("metadata")

@@ -44,6 +44,7 @@ __all__ = [
     "Retrieval",
     "anonymous_query_id",
     "check_metadata",
+    "json_clean",
     "json_problem",
     "unencodable",
 ]
@@ -160,6 +161,34 @@ def json_problem(value: Any, where: str, *, tuples: bool = False) -> str | None:
                 return problem
         return None
     return f"{where} is a {type(value).__name__}, which JSON does not keep"
+
+
+def json_clean(value: Any, *, tuples: bool = False) -> bool:
+    """Whether :func:`json_problem` finds nothing in ``value``: the same tests in the same order, without building
+    its messages (the bulk check of a batch's metadata; at 250,000 LongMemEval turns the messages' text took
+    5.4 s of a store's 10.7 s ``add``)."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if value is None or isinstance(value, (bool, int)):
+        return True
+    if isinstance(value, str):
+        return not unencodable(value)
+    if isinstance(value, list) or (tuples and isinstance(value, tuple)):
+        return all(json_clean(item, tuples=tuples) for item in value)
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if not isinstance(key, str) or not (key.isascii() or not unencodable(key)):
+                return False
+            if isinstance(item, str):  # the usual values inline (no call each): text, then numbers and None
+                if not (item.isascii() or not unencodable(item)):
+                    return False
+            elif isinstance(item, float):
+                if not math.isfinite(item):
+                    return False
+            elif not (item is None or isinstance(item, (bool, int)) or json_clean(item, tuples=tuples)):
+                return False
+        return True
+    return False
 
 
 _METADATA_ALLOWED = "use dicts with string keys, lists, strings, finite numbers, booleans and None"

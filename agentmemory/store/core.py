@@ -42,12 +42,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentmemory.collection.columns import Entries
+from agentmemory.collection.lines import RESERVED_CORPUS_KEYS
 from agentmemory.errors import ParameterError, StoreError, UnknownNameError, check_positive_int
 from agentmemory.records import Hit, MemoryEntry, Provenance, Query
 from agentmemory.retrievers import DEFAULT_RETRIEVERS, Retriever, RetrieverLike, RetrieverSpec, resolve_retrievers
 from agentmemory.retrievers.base import as_query, has_capability
 from agentmemory.retrievers.guard import GuardedRetriever
-from agentmemory.store.backend import EntryVersion, MemoryBackend, Retrieval, check_metadata
+from agentmemory.store.backend import EntryVersion, MemoryBackend, Retrieval, check_metadata, json_clean
 from agentmemory.store.events import Clock, EventLog, IdSource
 from agentmemory.store.live import LiveEntries
 
@@ -58,6 +59,9 @@ DEFAULT_TIMEOUT = 5.0
 """Seconds a writer waits for another writer of the same store file (:mod:`agentmemory.store.sqlite`)."""
 
 __all__ = ["MemoryStore", "dependency_order"]
+
+_RESERVED = frozenset(RESERVED_CORPUS_KEYS)
+"""Metadata keys a collection line reserves for a field (``check_metadata`` names a clash)."""
 
 _RUN_QUERIES = 1024  # queries a search_all without records hands a retriever's search_many at once
 _RECORD_RUN = 1 << 18  # records a built-in retriever without add_texts is given at once from a batch of columns
@@ -511,8 +515,10 @@ class MemoryStore:
             return False
         if not (self._entries.isdisjoint(entries.ids) and self._forgotten.isdisjoint(entries.ids)):
             return False
-        for entry in entries.with_metadata():  # what the bulk check leaves: metadata the export must carry
-            check_metadata(entry)
+        # what the bulk check leaves: metadata the export must carry (check_metadata names the first problem)
+        for row, metadata in entries.metadata_rows():
+            if not _RESERVED.isdisjoint(metadata) or not json_clean(metadata, tuples=True):
+                check_metadata(entries[row])
         return True
 
     def _add_columns(self, entries: Entries) -> None:

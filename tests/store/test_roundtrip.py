@@ -113,6 +113,62 @@ def test_a_changed_store_exports_its_newest_versions_and_loads_back(tmp_path, ki
         assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
 
 
+class _Text(str):
+    """A str subclass: the bulk check hands it to json_problem itself."""
+
+
+JSON_CASES = [
+    {"session": "s1", "turn": 3, "answer": True, "score": 0.5, "none": None},
+    {"nested": {"list": [1, "two", [3.0, None]], "t": (1, 2)}},
+    {"weight": math.nan},
+    {"deep": [{"x": [math.inf]}]},
+    {1: "int key"},
+    {"text": "lone \ud800 surrogate"},
+    {"lone \udc00 key": 1},
+    {"set": {1, 2}},
+    {"bytes": b"x"},
+    {"sub": _Text("fine")},
+    {"sub": [_Text("bad \ud800")]},
+    {"tuple": (1, math.nan)},
+]
+
+
+@pytest.mark.parametrize("tuples", [True, False])
+@pytest.mark.parametrize("value", JSON_CASES, ids=range(len(JSON_CASES)))
+def test_the_bulk_metadata_check_agrees_with_json_problem(value, tuples) -> None:
+    """json_clean(value) is exactly ``json_problem(value) is None``, with and without tuples passing as lists."""
+    from agentmemory.store.backend import json_clean, json_problem
+
+    assert json_clean(value, tuples=tuples) is (json_problem(value, "metadata", tuples=tuples) is None)
+
+
+@pytest.mark.parametrize(
+    ("metadata", "expected"),
+    [
+        (
+            {"weight": math.nan},
+            "entry 'm2' metadata: {'weight': nan} (dict) cannot be kept exactly: metadata['weight'] is nan",
+        ),
+        ({"scope": "x"}, "entry 'm2' metadata: 'scope' (str) is a reserved field name"),
+    ],
+)
+def test_a_batch_of_columns_with_bad_metadata_is_refused_as_records_are(metadata, expected) -> None:
+    """A batch of columns (a loaded collection's entries) whose metadata an export could not carry, or that takes
+    a reserved key, is refused with the records' message, naming the entry; nothing is added."""
+    from agentmemory.collection.columns import Entries
+
+    entries = Entries.of(
+        [MemoryEntry("m1", "fine", metadata={"session": "s1"}), MemoryEntry("m2", "x", metadata=metadata)]
+    )
+    store = MemoryStore()
+    with pytest.raises(ParameterError) as caught:
+        store.add(entries)
+    assert str(caught.value).startswith(expected)
+    assert len(store) == 0
+    store.add(Entries.of([MemoryEntry("m1", "fine", metadata={"session": "s1", "turns": [1, 2]})]))
+    assert store.get("m1").metadata == {"session": "s1", "turns": [1, 2]}
+
+
 @pytest.mark.parametrize("kind", ["memory", "sqlite"])
 @pytest.mark.parametrize(
     ("value", "shown"),
