@@ -47,6 +47,7 @@ from os import PathLike
 from typing import Any
 
 from agentmemory.collection import Collection, require_judgments
+from agentmemory.collection.columns import Entries
 from agentmemory.errors import ParameterError
 from agentmemory.evaluation.answer_runs import (
     AnswersSpec,
@@ -569,7 +570,11 @@ def _prepared_store(
             "leave store out when as_of=True",
         )
     if specs and store is None:
-        stamps = [e.created_at for e in collection.entries if e.created_at is not None]
+        entries = collection.entries
+        if isinstance(entries, Entries):  # from the column: no record made per entry
+            stamps = [t for t in entries.values_set("created_at") if t is not None]
+        else:
+            stamps = [e.created_at for e in entries if e.created_at is not None]
         return MemoryStore(
             specs,
             clock=SteppingClock(max(stamps) if stamps else _EPOCH),

@@ -289,3 +289,19 @@ def test_a_text_with_a_unicode_line_separator_exports_and_loads_back(tmp_path, k
         store.add(MemoryEntry("m1", f"one{char}two", metadata={"note": f"a{char}b"}))
         back = _assert_round_trip(store, tmp_path / "out")
     assert back.entries[0].text == f"one{char}two"
+
+
+def test_values_set_reads_a_field_from_the_columns() -> None:
+    """Entries.values_set gives the values of the entries that set a field, in row order, for a sparse column, a
+    dense one and an absent one, without making records; a value of another type than the default's counts."""
+    from agentmemory.collection.columns import Entries
+
+    t1, t2 = T0 + timedelta(days=1), T0 + timedelta(days=2)
+    sparse = Entries.of([MemoryEntry("a", "x"), MemoryEntry("b", "y", created_at=t2), MemoryEntry("c", "z")])
+    dense = Entries.of([MemoryEntry("a", "x", created_at=t1), MemoryEntry("b", "y", created_at=t2)])
+    assert sparse.values_set("created_at") == [t2]
+    assert dense.values_set("created_at") == [t1, t2]
+    assert dense.values_set("scope") == []
+    assert sparse.values_set("metadata") == []
+    with pytest.raises(KeyError):
+        sparse.values_set("colour")
