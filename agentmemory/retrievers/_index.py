@@ -366,9 +366,20 @@ def narrow_tfs(tfs: np.ndarray, types: tuple[np.dtype, ...] = TFS) -> np.ndarray
     return tfs.astype(np.int32)  # pragma: no cover - types always ends with int32
 
 
+def union_terms(parts: list[np.ndarray]) -> np.ndarray:
+    """The term numbers of any of ``parts`` (each ascending, >= 0), ascending, as int32.
+
+    A mark per term number instead of a sort: linear, and ``np.unique`` (``np.union1d``) would import
+    ``numpy.ma`` on first use, 7 ms of a small process's whole run."""
+    present = np.zeros(max((int(p[-1]) + 1 for p in parts if len(p)), default=0), dtype=bool)
+    for part in parts:
+        present[part] = True
+    return np.flatnonzero(present).astype(np.int32)
+
+
 def merge_segments(a: Segment, b: Segment) -> Segment:
     """One segment holding ``a``'s documents then ``b``'s (``b.base == a.base + a.n``)."""
-    terms = np.union1d(a.terms, b.terms).astype(np.int32)
+    terms = union_terms([a.terms, b.terms])
     ca = np.zeros(len(terms), dtype=np.int64)
     cb = np.zeros(len(terms), dtype=np.int64)
     ia = np.searchsorted(terms, a.terms)
@@ -400,7 +411,7 @@ def merge_all(segs: list[Segment]) -> Segment:
     if len(segs) == 1:
         return segs.pop()
     base, n = segs[0].base, sum(s.n for s in segs)
-    terms = np.unique(np.concatenate([s.terms for s in segs])).astype(np.int32)
+    terms = union_terms([s.terms for s in segs])
     counts = np.zeros(len(terms), dtype=np.int64)
     slots = []
     for seg in segs:

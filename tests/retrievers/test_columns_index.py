@@ -14,7 +14,7 @@ from agentmemory import BM25, MemoryEntry
 from agentmemory.collection.columns import TextChunk, TextList
 from agentmemory.errors import ParameterError
 from agentmemory.retrievers import _analysis
-from agentmemory.retrievers._index import build_segment, merge_all, narrow_tfs
+from agentmemory.retrievers._index import build_segment, merge_all, narrow_tfs, union_terms
 from agentmemory.retrievers._vocab import TERMS, Vocabulary
 from agentmemory.tokenize import tokenize
 
@@ -190,6 +190,42 @@ def test_merge_all_equals_one_segment_of_every_document():
     assert (merged.base, merged.n) == (5, 40)
     for name in ("terms", "ptr", "docs", "tfs"):
         assert np.array_equal(getattr(merged, name), getattr(whole, name)), name
+
+
+def test_union_terms_is_the_sorted_union_of_its_parts():
+    rng = np.random.default_rng(11)
+    parts = [np.unique(rng.integers(0, 500, size=int(n))).astype(np.int32) for n in (0, 3, 40, 200, 0)]
+    union = union_terms(parts)
+    assert union.dtype == np.int32
+    assert union.tolist() == sorted(set().union(*(p.tolist() for p in parts)))
+    assert union_terms([np.empty(0, np.int32)]).tolist() == []
+
+
+MERGE_WITHOUT_NUMPY_MA = """
+import sys
+from agentmemory import BM25, MemoryEntry
+from agentmemory.collection.columns import TextList
+from agentmemory.retrievers import _analysis
+
+_analysis._MIN_RUN_CHARS = _analysis._RUN_CHARS = 64  # many chunks: merge_all
+texts = [f"w{i % 37} common w{i % 11} x{i}" for i in range(400)]
+index = BM25()
+index.add_texts([f"d{i}" for i in range(400)], TextList(texts))
+assert len(index._segs.segments) == 1
+for i in range(3):  # one entry at a time: merge_segments
+    index.add([MemoryEntry(id=f"e{i}", text="w1 common late")])
+print(index.search("w1 common", 3)[0].entry_id, "numpy.ma" in sys.modules)
+"""
+
+
+def test_merging_segments_does_not_import_numpy_ma(python_run, tmp_path):
+    """merge_all and merge_segments take the union of term numbers without np.unique / np.union1d, which import
+    numpy.ma on first use (7 ms of a small `retrieve` process); a fresh process shows it."""
+    done = python_run(["-c", MERGE_WITHOUT_NUMPY_MA], cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    entry, imported = done.stdout.split()
+    assert entry.startswith(("d", "e"))
+    assert imported == "False"
 
 
 def test_indexes_share_the_words_but_keep_their_own_statistics():
