@@ -149,7 +149,7 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from agentmemory.collection import Collection
-from agentmemory.collection.columns import Entries
+from agentmemory.collection.columns import Codes, Entries, Layered, LayeredRow, TextList
 from agentmemory.datasets.base import Format, FormatOption
 from agentmemory.datasets.sniff import first_record_has_keys
 from agentmemory.errors import InputError, ParameterError, UnknownNameError, quote
@@ -553,36 +553,22 @@ def _check(q: _Question, *, repair: bool, all_turns: bool) -> _Checked:
 # --- entries and judgments -----------------------------------------------------------------------------
 
 
-class _TurnMetadata(Mapping[str, Any]):
-    """A turn entry's metadata: its session's fields (shared by the session's turns) plus ``turn`` and ``role``.
+class _ById(Mapping[str, MemoryEntry]):
+    """Entry id -> the entry (a record made when asked) of a collection's columns."""
 
-    Small on purpose: a LongMemEval-M collection at turn level has millions of entries.
-    """
+    __slots__ = ("_entries",)
 
-    __slots__ = ("_session", "_turn", "_role")
+    def __init__(self, entries: Entries) -> None:
+        self._entries = entries
 
-    def __init__(self, session: Mapping[str, Any], turn: int, role: str) -> None:
-        self._session = session
-        self._turn = turn
-        self._role = role
-
-    def __getitem__(self, key: str) -> Any:
-        if key == "turn":
-            return self._turn
-        if key == "role":
-            return self._role
-        return self._session[key]
+    def __getitem__(self, entry_id: str) -> MemoryEntry:
+        return self._entries[self._entries.positions[entry_id]]
 
     def __iter__(self) -> Iterator[str]:
-        yield from self._session
-        yield "turn"
-        yield "role"
+        return iter(self._entries.ids)
 
     def __len__(self) -> int:
-        return len(self._session) + 2
-
-    def __repr__(self) -> str:
-        return repr(dict(self))
+        return len(self._entries)
 
 
 def _renamed(corpus_id: str) -> str:
@@ -622,7 +608,7 @@ class _SessionTurns(Mapping[str, tuple[MemoryEntry, ...]]):
                     created_at=session.created_at,
                     provenance=Provenance(source="conversation", ref=sid, actor=role),
                     scope=session.scope,
-                    metadata=_TurnMetadata(session.metadata, number, role),
+                    metadata=LayeredRow(session.metadata, {"turn": number, "role": role}),
                 )
             )
         return tuple(turns)
@@ -634,8 +620,78 @@ class _SessionTurns(Mapping[str, tuple[MemoryEntry, ...]]):
         return len(self._spans)
 
 
+class _Rows:
+    """Entries as columns, appended session by session: no record per entry (a LongMemEval-M collection at turn
+    level has millions).  A session's fields are stored once: its date, its provenance per role and its
+    metadata mapping are values of the session's code (``created_at``, ``provenance`` and the metadata's base
+    are :class:`~agentmemory.collection.columns.Codes`); a turn adds only its number and role."""
+
+    __slots__ = ("dates", "ids", "metas", "prov_codes", "provs", "role_codes", "scope_codes", "scopes", "session_codes",
+                 "texts", "turn_level", "turns")  # fmt: skip
+
+    def __init__(self, turn_level: bool) -> None:
+        self.turn_level = turn_level
+        self.ids: list[str] = []
+        self.texts: list[str] = []
+        self.session_codes = array("i")  # row -> its session (date, metadata)
+        self.dates: list[datetime | None] = []
+        self.metas: list[Mapping[str, Any]] = []
+        self.prov_codes = array("i")  # row -> its provenance
+        self.provs: list[Provenance] = []
+        self.scope_codes = array("i")
+        self.scopes: list[str] = []
+        self.turns = array("i")  # turn level: each row's turn number and role (0 user, 1 assistant)
+        self.role_codes = array("b")
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def extend(self, other: _Rows) -> None:
+        """Append ``other``'s rows (a question's), its codes moved past this one's values."""
+        self.ids.extend(other.ids)
+        self.texts.extend(other.texts)
+        coded: tuple[tuple[array, list[Any], array, list[Any]], ...] = (
+            (self.session_codes, self.dates, other.session_codes, other.dates),
+            (self.prov_codes, self.provs, other.prov_codes, other.provs),
+            (self.scope_codes, self.scopes, other.scope_codes, other.scopes),
+        )
+        for codes, values, more_codes, more_values in coded:
+            shift = len(values)
+            codes.extend(more_codes if not shift else array("i", [c + shift for c in more_codes]))
+            values.extend(more_values)
+        self.metas.extend(other.metas)
+        self.turns.extend(other.turns)
+        self.role_codes.extend(other.role_codes)
+
+    def entries(self) -> Entries:
+        """The rows as :class:`~agentmemory.collection.columns.Entries` (the columns every reader makes, the
+        records made when asked)."""
+        import numpy as np
+
+        def codes(values: array) -> np.ndarray:
+            return np.frombuffer(values, dtype=np.int32).copy() if len(values) else np.empty(0, dtype=np.int32)
+
+        sessions = codes(self.session_codes)
+        columns: dict[str, Any] = {}
+        if any(d is not None for d in self.dates):
+            columns["created_at"] = Codes(sessions, self.dates)
+        if self.ids:
+            columns["provenance"] = Codes(codes(self.prov_codes), self.provs)
+            columns["scope"] = Codes(codes(self.scope_codes), self.scopes)
+            own: dict[str, Codes] = {}
+            if self.turn_level:
+                turns = codes(self.turns)
+                own["turn"] = Codes(turns, range(int(turns.max()) + 1))
+                own["role"] = Codes(np.frombuffer(self.role_codes, dtype=np.int8).astype(np.int32), _ROLES)
+            columns["metadata"] = Layered(Codes(sessions, self.metas), own)
+        return Entries(self.ids, TextList(self.texts), **columns)
+
+
+_ROLES = ("user", "assistant")
+
+
 class _Built(NamedTuple):
-    entries: list[MemoryEntry]
+    rows: _Rows  # the question's entries, as columns
     spans: dict[str, array]  # session granularity: entry id -> its turns' spans (see _SessionTurns)
     gold: list[str]  # entry ids
     judged_sessions: list[str]  # session ids with a gold item, in haystack order
@@ -643,17 +699,18 @@ class _Built(NamedTuple):
 
 
 class _Item(NamedTuple):
-    """One entry-to-be of a session: its corpus id, text, metadata, role (``None``: several) and judgment."""
+    """One entry-to-be of a session: its corpus id, text, turn number (0: the whole session), role (``None``:
+    several) and judgment."""
 
     corpus_id: str
     text: str
-    metadata: Mapping[str, Any]
+    turn: int
     role: str | None
     evidence: bool
     renamed: bool
 
 
-def _session_item(session: Any, meta: Mapping[str, Any], answer_named: bool, all_turns: bool) -> tuple[_Item, array]:
+def _session_item(session: Any, answer_named: bool, all_turns: bool) -> tuple[_Item, array]:
     """A session as one entry (its text per the official join) and its turns' spans in that text.
 
     The spans are four integers per indexed turn: its number, where its content starts and ends in the
@@ -674,10 +731,10 @@ def _session_item(session: Any, meta: Mapping[str, Any], answer_named: bool, all
     else:
         text = " ".join(t.content for t in session.turns if t.role == "user")
     corpus_id = _renamed(session.session_id) if renamed else session.session_id
-    return _Item(corpus_id, text, meta, None if all_turns else "user", evidence, renamed), parts
+    return _Item(corpus_id, text, 0, None if all_turns else "user", evidence, renamed), parts
 
 
-def _turn_items(session: Any, meta: Mapping[str, Any], answer_named: bool, all_turns: bool) -> list[_Item]:
+def _turn_items(session: Any, answer_named: bool, all_turns: bool) -> list[_Item]:
     """A session's indexed turns as entries ``<session_id>_<n>`` (numbered over all turns), renamed as officially."""
     items = []
     sid = session.session_id
@@ -687,24 +744,22 @@ def _turn_items(session: Any, meta: Mapping[str, Any], answer_named: bool, all_t
         evidence = answer_named and bool(turn.has_answer)
         renamed = answer_named and not evidence
         corpus_id = _renamed(f"{sid}_{number}") if renamed else f"{sid}_{number}"
-        items.append(
-            _Item(corpus_id, turn.content, _TurnMetadata(meta, number, turn.role), turn.role, evidence, renamed)
-        )
+        items.append(_Item(corpus_id, turn.content, number, turn.role, evidence, renamed))
     return items
 
 
 def _build(q: _Question, checked: _Checked, *, granularity: str, all_turns: bool) -> _Built:
-    entries: list[MemoryEntry] = []
+    rows = _Rows(granularity == "turn")
     gold: list[str] = []
     judged: list[str] = []
     taken: dict[str, str] = {}
     collisions: list[str] = []
     spans: dict[str, array] = {}
     prefix = q.question_id + "/"
+    rows.scopes.append(q.question_id)  # every row's scope: code 0
     for session in checked.sessions:
         sid = session.session_id
         answer_named = _is_answer_session(sid)
-        created_at = checked.dates[session.position]
         meta: Mapping[str, Any] = MappingProxyType(
             {
                 "question_id": q.question_id,
@@ -715,11 +770,17 @@ def _build(q: _Question, checked: _Checked, *, granularity: str, all_turns: bool
         )
         parts = array("q")
         if granularity == "session":
-            item, parts = _session_item(session, meta, answer_named, all_turns)
+            item, parts = _session_item(session, answer_named, all_turns)
             items = [item]
         else:
-            items = _turn_items(session, meta, answer_named, all_turns)
-        provenance = {role: Provenance(source="conversation", ref=sid, actor=role) for role in {i.role for i in items}}
+            items = _turn_items(session, answer_named, all_turns)
+        code = len(rows.metas)  # the session's date and metadata
+        rows.metas.append(meta)
+        rows.dates.append(checked.dates[session.position])
+        provenance: dict[str | None, int] = {}  # role -> the code of its provenance
+        for role in dict.fromkeys(i.role for i in items):
+            provenance[role] = len(rows.provs)
+            rows.provs.append(Provenance(source="conversation", ref=sid, actor=role))
         any_gold = False
         for item in items:
             if item.corpus_id in taken:
@@ -730,17 +791,15 @@ def _build(q: _Question, checked: _Checked, *, granularity: str, all_turns: bool
                 )
                 continue
             taken[item.corpus_id] = sid
-            entry_id = prefix + item.corpus_id
-            entries.append(
-                MemoryEntry._trusted(  # every field checked above, with its JSON path
-                    id=entry_id,
-                    text=item.text,
-                    created_at=created_at,
-                    provenance=provenance[item.role],
-                    scope=q.question_id,
-                    metadata=item.metadata,
-                )
-            )
+            entry_id = prefix + item.corpus_id  # every field checked above, with its JSON path
+            rows.ids.append(entry_id)
+            rows.texts.append(item.text)
+            rows.session_codes.append(code)
+            rows.prov_codes.append(provenance[item.role])
+            rows.scope_codes.append(0)
+            if rows.turn_level:
+                rows.turns.append(item.turn)
+                rows.role_codes.append(item.role == "assistant")
             if item.evidence:
                 gold.append(entry_id)
                 any_gold = True
@@ -748,7 +807,7 @@ def _build(q: _Question, checked: _Checked, *, granularity: str, all_turns: bool
                 spans[entry_id] = parts
         if any_gold:
             judged.append(sid)
-    return _Built(entries, spans, gold, judged, collisions)
+    return _Built(rows, spans, gold, judged, collisions)
 
 
 def _has_target(sessions: list[_Session], all_turns: bool) -> bool:
@@ -857,7 +916,7 @@ def _load(source: Path, *, granularity: str, all_turns: bool, repair: bool, prog
         questions.append(question)
     del document, items
 
-    entries: list[MemoryEntry] = []
+    rows = _Rows(granularity == "turn")
     queries: list[Query] = []
     qrels: dict[str, Mapping[str, int]] = {}
     skipped: list[tuple[str, str]] = []
@@ -909,14 +968,16 @@ def _load(source: Path, *, granularity: str, all_turns: bool, repair: bool, prog
             continue
         repairs.extend((qid, change) for change in checked.changes)
         notes.extend((qid, note) for note in [*checked.notes, *_cross_check(checked, built, all_turns)])
-        entries.extend(built.entries)
+        rows.extend(built.rows)
         spans.update(built.spans)
         queries.append(_query(q, checked.asked_at))
         qrels[qid] = MappingProxyType(dict.fromkeys(built.gold, 1))
 
+    entries = rows.entries()
+    del rows
     return Collection(
         name=source.stem,
-        entries=Entries.of(entries),  # the same columns as every reader's (the records made when asked)
+        entries=entries,
         queries=tuple(queries),
         qrels=MappingProxyType(qrels),
         files=MappingProxyType({source.name: sha}),
@@ -925,7 +986,7 @@ def _load(source: Path, *, granularity: str, all_turns: bool, repair: bool, prog
         notes=tuple(notes),
         settings=MappingProxyType({"granularity": granularity, "indexed_turns": "all" if all_turns else "user"}),
         granularity=granularity,
-        turns=_SessionTurns({e.id: e for e in entries if e.id in spans}, spans) if spans else {},
+        turns=_SessionTurns(_ById(entries), spans) if spans else {},
         session_of=longmemeval_session_of,
         left_out_queries=tuple(left_out),
     )

@@ -511,12 +511,12 @@ class MemoryStore:
         then it is kept as columns.  False means "add it as records" (which names what is wrong, if anything is)."""
         if not len(entries) or not isinstance(self._backend, MemoryBackend):
             return False
-        if not entries.unique or any(p.derived_from for _, p in entries.provenances()):
+        if not entries.unique or any(p.derived_from for p in entries.distinct("provenance")):
             return False
         if not (self._entries.isdisjoint(entries.ids) and self._forgotten.isdisjoint(entries.ids)):
             return False
         # what the bulk check leaves: metadata the export must carry (check_metadata names the first problem)
-        for row, metadata in entries.metadata_rows():
+        for row, metadata in entries.metadata_checks():  # a layered column: each shared part once
             if not _RESERVED.isdisjoint(metadata) or not json_clean(metadata, tuples=True):
                 check_metadata(entries[row])
         return True
@@ -894,7 +894,7 @@ def dependency_order(entries: Sequence[MemoryEntry]) -> Sequence[MemoryEntry]:
         ParameterError: entries derived from each other in a cycle.
     """
     if isinstance(entries, Entries):
-        if not any(p.derived_from for _, p in entries.provenances()):
+        if not any(p.derived_from for p in entries.distinct("provenance")):
             return entries
         entries = list(entries)
     if not any(map(_DERIVED_FROM, entries)):  # nothing derived: the order given (no Python code per entry)

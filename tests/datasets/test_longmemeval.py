@@ -182,6 +182,24 @@ def test_turn_entries_are_numbered_over_all_turns(turns):
     assert len(turns.entries) == 104
 
 
+def test_turn_entries_store_each_session_once(turns):
+    """At turn level the entries are columns: a session's date, provenance per role and metadata are stored once
+    (codes per row), a turn adds its number and role; every record made from them is the turn's own."""
+    from agentmemory.collection.columns import Codes, Layered
+
+    metadata = turns.entries.column("metadata")
+    assert isinstance(metadata, Layered)
+    assert sorted(metadata.own) == ["role", "turn"]
+    sessions = {(e.metadata["question_id"], e.metadata["session_id"]) for e in turns.entries}
+    assert len(metadata.base.values) >= len(sessions)
+    assert all(isinstance(turns.entries.column(name), Codes) for name in ("created_at", "provenance", "scope"))
+    by_session: dict = {}
+    for e in turns.entries:  # the turns of one session share its metadata mapping, not copies of it
+        by_session.setdefault(e.metadata["session_id"] + e.scope, set()).add(id(e.metadata._base))
+    assert all(len(found) == 1 for found in by_session.values())
+    assert [e.metadata["turn"] for e in _entries(turns, "e47becba")][:2] == [1, 3]
+
+
 def test_queries_carry_type_date_and_answer(turns):
     """Query: the question, scope its own id, group its type, asked_at its question_date, metadata the rest."""
     q = turns.queries[KEPT.index("gpt4_93c1a7d5")]

@@ -305,3 +305,99 @@ def test_values_set_reads_a_field_from_the_columns() -> None:
     assert sparse.values_set("metadata") == []
     with pytest.raises(KeyError):
         sparse.values_set("colour")
+
+
+def _layered_entries(base_values: list, own_roles: tuple = ("user", "assistant")):
+    """Four entries over two shared mappings, each row adding its turn and role (a loader's layered metadata)."""
+    import numpy as np
+
+    from agentmemory.collection.columns import Codes, Entries, Layered, TextList
+
+    sessions = np.array([0, 0, 1, 1], dtype=np.int32)
+    metadata = Layered(
+        Codes(sessions, base_values),
+        {
+            "turn": Codes(np.array([1, 2, 1, 2], dtype=np.int32), range(3)),
+            "role": Codes(np.array([0, 1, 0, 1], dtype=np.int32), own_roles),
+        },
+    )
+    return Entries(["a", "b", "c", "d"], TextList(["w x", "y", "z w", "v"]), metadata=metadata)
+
+
+def test_a_layered_metadata_column_gives_each_row_its_shared_mapping_and_own_fields() -> None:
+    """Row i of a Layered column is its shared mapping followed by its own fields (a mapping equal to that dict,
+    keys in that order), alone, in runs, taken, and as the records a store keeps."""
+    from types import MappingProxyType
+
+    shared = [MappingProxyType({"session": "s1", "n": 0}), MappingProxyType({"session": "s2", "n": 1})]
+    entries = _layered_entries(shared)
+    expected = [
+        {"session": "s1", "n": 0, "turn": 1, "role": "user"},
+        {"session": "s1", "n": 0, "turn": 2, "role": "assistant"},
+        {"session": "s2", "n": 1, "turn": 1, "role": "user"},
+        {"session": "s2", "n": 1, "turn": 2, "role": "assistant"},
+    ]
+    assert [dict(e.metadata) for e in entries] == expected
+    assert [list(e.metadata) for e in entries] == [list(m) for m in expected]
+    assert dict(entries[3].metadata) == expected[3]
+    import numpy as np
+
+    assert [dict(e.metadata) for e in entries.take(np.array([1, 2]))] == expected[1:3]
+    store = MemoryStore()
+    store.add(entries)
+    assert [dict(store.get(i).metadata) for i in "abcd"] == expected
+    checked = list(entries.metadata_checks())  # each shared mapping once, each own value once: 2 + 2 + 2
+    assert len(checked) == 6
+    assert {row for row, _ in checked} <= {0, 1, 2}
+
+
+@pytest.mark.parametrize(
+    ("base", "roles", "expected"),
+    [
+        (
+            [{"session": "s1"}, {"session": "s2", "w": math.nan}],
+            ("user", "assistant"),
+            "entry 'c' metadata: {'session': 's2', 'w': nan, 'turn': 1, 'role': 'user'} (dict) cannot be kept exactly: "
+            "metadata['w'] is nan",
+        ),
+        (
+            [{"session": "s1"}, {"scope": "x"}],
+            ("user", "assistant"),
+            "entry 'c' metadata: 'scope' (str) is a reserved field name",
+        ),
+        (
+            [{"session": "s1"}, {"session": "s2"}],
+            ("user", "bad \ud800"),
+            "entry 'b' metadata: {'session': 's1', 'turn': 2, 'role': 'bad \\ud800'} (dict) cannot be kept exactly: "
+            "metadata['role'] is text that is not valid Unicode",
+        ),
+    ],
+)
+def test_a_layered_column_with_bad_shared_or_own_metadata_is_refused_naming_an_entry(base, roles, expected) -> None:
+    """The bulk check of a layered column looks at each shared mapping and own value once, yet refuses a bad one
+    as a record's check would, naming an entry that holds it; nothing is added."""
+    store = MemoryStore()
+    with pytest.raises(ParameterError) as caught:
+        store.add(_layered_entries(base, roles))
+    assert str(caught.value).startswith(expected), str(caught.value)
+    assert len(store) == 0
+
+
+def test_distinct_values_of_a_field_cover_every_row_and_its_default() -> None:
+    """Entries.distinct: what a check of every row's value must look at, by column kind (the store's check that no
+    entry is derived reads it instead of every row's provenance)."""
+    from agentmemory.collection.columns import Entries
+    from agentmemory.records import UNKNOWN_PROVENANCE, Provenance
+
+    p = Provenance(source="conversation", ref="s1")
+    dense = Entries.of([MemoryEntry(f"e{i}", "x", provenance=p) for i in range(4)])
+    assert dense.distinct("provenance") == [p]
+    sparse = Entries.of([MemoryEntry("a", "x", provenance=p)] + [MemoryEntry(f"e{i}", "x") for i in range(6)])
+    assert sparse.distinct("provenance") == [p, UNKNOWN_PROVENANCE]
+    assert Entries.of([MemoryEntry("a", "x")]).distinct("provenance") == [UNKNOWN_PROVENANCE]
+    assert Entries.of([MemoryEntry("a", "x", scope="s"), MemoryEntry("b", "y")]).distinct("scope") == ["s", None]
+    derived = Provenance(source="summary", derived_from=("a",))
+    batch = Entries.of([MemoryEntry("a", "x"), MemoryEntry("b", "sum of a", provenance=derived)])
+    store = MemoryStore()
+    store.add(batch)  # derived from an entry of its own batch: added as records, in order
+    assert store.get("b").provenance == derived
