@@ -144,7 +144,7 @@ def engine_agentmemory(path: Path) -> dict:
         "engine": "agentmemory",
         "version": agentmemory.__version__,
         "entries": len(collection.entries),
-        "scopes": len({e.scope for e in collection.entries}),
+        "scopes": len(collection.entries.scopes()),
         "queries": len(result.per_query),
         "load_s": load_s,
         "index_s": timing.index_seconds,
@@ -261,8 +261,8 @@ def report(args: argparse.Namespace, file_mb: float, gen_s: float | None, ours: 
         means = ", ".join(f"{m} {v:.3f}" for m, v in ours["means"].items())
         lines += [
             "",
-            "Load: reading and checking the JSON file into records (agentmemory: the `longmemeval` format, with the "
-            "official ids and judgments; bm25s: `json.load`).  Index: the BM25 indexes' own build time.  Search: "
+            "Load: reading and checking the JSON file (agentmemory: the `longmemeval` format, with the official ids "
+            "and judgments, question by question into columns; bm25s: `json.load`, the whole document).  Index: the BM25 indexes' own build time.  Search: "
             f"the {ours['queries']} questions' top 10 ({1000 * ours['search_s'] / max(ours['queries'], 1):.2f} ms "
             "each for agentmemory).  Store and scoring: the rest of `evaluate()` (the store's bookkeeping of "
             f"{ours['entries']:,} entries and its event log, and six LongMemEval measures per question).",

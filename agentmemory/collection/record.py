@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from collections import Counter
-from collections.abc import Callable, Container, Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from os import PathLike
@@ -41,6 +41,36 @@ KEY_KINDS: tuple[str, ...] = (ANSWER, EXCLUDE, EVIDENCE)
 
 Judgments = tuple[tuple[str, int], ...]
 """A question's judgments in order, ``((entry_id, grade), ...)``."""
+
+
+class _ScopeIds(Mapping[str | None, frozenset[str]]):
+    """Scope -> the ids of its entries, each set made when asked (the last one kept): the sets of every scope at
+    once held as much as the ids themselves (250 MB for LongMemEval-M's 2,500,000 turns in 500 scopes), and an
+    evaluation asks for one scope at a time, query after query."""
+
+    __slots__ = ("_ids", "_last", "_rows")
+
+    def __init__(self, ids: Sequence[str], rows: Mapping[str | None, Any]) -> None:
+        self._ids = ids
+        self._rows = rows  # scope -> its rows (an int64 array)
+        self._last: tuple[str | None, frozenset[str]] | None = None
+
+    def __getitem__(self, scope: str | None) -> frozenset[str]:
+        last = self._last
+        if last is not None and last[0] == scope:
+            return last[1]
+        found = frozenset(map(self._ids.__getitem__, self._rows[scope].tolist()))
+        self._last = (scope, found)
+        return found
+
+    def __iter__(self) -> Iterator[str | None]:
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __contains__(self, scope: object) -> bool:
+        return scope in self._rows
 
 
 @dataclass(frozen=True)
@@ -359,14 +389,15 @@ class Collection:
 
     @cached_property
     def scope_ids(self) -> Mapping[str | None, frozenset[str]]:
-        """Each scope's entry ids (``None``: entries without a scope), computed once per collection."""
+        """Each scope's entry ids (``None``: entries without a scope), computed once per collection (for columns
+        of many scopes, each scope's set when asked: :class:`_ScopeIds`)."""
         entries = self.entries
         if isinstance(entries, Entries):  # from the columns: no record made
             ids = entries.ids
             rows = entries.scope_rows()
             if len(rows) == 1:
                 return {scope: frozenset(ids) for scope in rows}
-            return {scope: frozenset(map(ids.__getitem__, at.tolist())) for scope, at in rows.items()}
+            return _ScopeIds(ids, rows)
         scopes: dict[str | None, set[str]] = {}
         for entry in entries:
             scopes.setdefault(entry.scope, set()).add(entry.id)

@@ -149,11 +149,11 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from agentmemory.collection import Collection
-from agentmemory.collection.columns import Codes, Entries, Layered, LayeredRow, TextList
+from agentmemory.collection.columns import BufferTexts, Codes, Entries, Layered, LayeredRow
 from agentmemory.datasets.base import Format, FormatOption
 from agentmemory.datasets.sniff import first_record_has_keys
 from agentmemory.errors import InputError, ParameterError, UnknownNameError, quote
-from agentmemory.files.reading import describe_json, read_json
+from agentmemory.files.reading import describe_json, json_array_items, parse_json, read_json_text
 from agentmemory.files.trec import TREC_ID_RULE, trec_id_problem
 from agentmemory.records import LATEST, TIME_RANGE, MemoryEntry, Provenance, Query
 
@@ -272,9 +272,9 @@ def is_abstention(question_id: str) -> bool:
 # --- reading and shape checks (InputError) ----------------------------------------------------------
 
 
-def _read_json(path: Path) -> tuple[Any, str]:
-    """The parsed JSON (read strictly: :func:`agentmemory.files.reading.read_json`) and the file's sha256."""
-    return read_json(path, "LongMemEval JSON file (e.g. longmemeval_s_cleaned.json)")
+def _read_json(path: Path) -> tuple[str, str]:
+    """The file's text and sha256 (:func:`agentmemory.files.reading.read_json_text`)."""
+    return read_json_text(path, "LongMemEval JSON file (e.g. longmemeval_s_cleaned.json)")
 
 
 def _is_question(value: object) -> bool:
@@ -290,24 +290,32 @@ def _not_longmemeval(path: Path, found: str) -> InputError:
     )
 
 
-def _items(path: Path, document: object) -> list[tuple[str, dict]]:
-    """``(json path, question)`` for every question, checked for the top-level shape."""
-    if isinstance(document, dict):
-        if not _is_question(document):
+def _items(path: Path, text: str) -> Iterator[tuple[str, dict, float]]:
+    """``(json path, question, share of the text read)`` for every question of the file's ``text``, checked for
+    the top-level shape.  A list's questions are parsed one at a time
+    (:func:`~agentmemory.files.reading.json_array_items`): only the question being read is held as parsed JSON,
+    never the whole document."""
+    streamed = json_array_items(text, path)
+    if streamed is None:
+        document = parse_json(text, path, root="$")
+        if isinstance(document, dict):
+            if not _is_question(document):
+                raise _not_longmemeval(path, describe_json(document))
+            yield "$", document, 1.0
+            return
+        if not isinstance(document, list):
             raise _not_longmemeval(path, describe_json(document))
-        return [("$", document)]
-    if not isinstance(document, list):
-        raise _not_longmemeval(path, describe_json(document))
-    if not document:
-        raise _not_longmemeval(path, "an empty list")
-    if not _is_question(document[0]):
-        raise _not_longmemeval(path, f"a list whose first item is {describe_json(document[0])}")
-    out = []
-    for index, item in enumerate(document):
+        streamed = ((item, len(text)) for item in document)
+    size = max(len(text), 1)
+    index = -1
+    for index, (item, end) in enumerate(streamed):
+        if index == 0 and not _is_question(item):
+            raise _not_longmemeval(path, f"a list whose first item is {describe_json(item)}")
         if not isinstance(item, dict):
             raise InputError(path, None, f"$[{index}]: expected a question object; found {describe_json(item)}")
-        out.append((f"$[{index}]", item))
-    return out
+        yield f"$[{index}]", item, end / size
+    if index < 0:
+        raise _not_longmemeval(path, "an empty list")
 
 
 class _Turn(NamedTuple):
@@ -626,13 +634,17 @@ class _Rows:
     metadata mapping are values of the session's code (``created_at``, ``provenance`` and the metadata's base
     are :class:`~agentmemory.collection.columns.Codes`); a turn adds only its number and role."""
 
-    __slots__ = ("dates", "ids", "metas", "prov_codes", "provs", "role_codes", "scope_codes", "scopes", "session_codes",
-                 "texts", "turn_level", "turns")  # fmt: skip
+    __slots__ = ("ascii", "buf", "dates", "ends", "ids", "metas", "prov_codes", "provs", "role_codes", "scope_codes",
+                 "scopes", "session_codes", "starts", "texts", "turn_level", "turns")  # fmt: skip
 
     def __init__(self, turn_level: bool) -> None:
         self.turn_level = turn_level
         self.ids: list[str] = []
-        self.texts: list[str] = []
+        self.texts: list[str] = []  # a question's texts, until extend() moves them into the buffer
+        self.buf = bytearray()  # every text's UTF-8, one after the other (BufferTexts)
+        self.starts = array("q")
+        self.ends = array("q")
+        self.ascii = array("b")
         self.session_codes = array("i")  # row -> its session (date, metadata)
         self.dates: list[datetime | None] = []
         self.metas: list[Mapping[str, Any]] = []
@@ -647,9 +659,10 @@ class _Rows:
         return len(self.ids)
 
     def extend(self, other: _Rows) -> None:
-        """Append ``other``'s rows (a question's), its codes moved past this one's values."""
+        """Append ``other``'s rows (a question's), its codes moved past this one's values, its texts encoded into
+        the buffer."""
         self.ids.extend(other.ids)
-        self.texts.extend(other.texts)
+        self._encode(other.texts)
         coded: tuple[tuple[array, list[Any], array, list[Any]], ...] = (
             (self.session_codes, self.dates, other.session_codes, other.dates),
             (self.prov_codes, self.provs, other.prov_codes, other.provs),
@@ -663,6 +676,25 @@ class _Rows:
         self.turns.extend(other.turns)
         self.role_codes.extend(other.role_codes)
 
+    def _encode(self, texts: list[str]) -> None:
+        """Append ``texts``' UTF-8 to the buffer, with their spans and ASCII flags."""
+        joined = "".join(texts)
+        if joined.isascii():  # one encode; a text's bytes are its characters
+            data = joined.encode("ascii")
+            widths: Any = map(len, texts)
+            self.ascii.extend(bytes([1]) * len(texts))
+        else:
+            encoded = [t.encode("utf-8") for t in texts]
+            data = b"".join(encoded)
+            widths = map(len, encoded)
+            self.ascii.extend(map(str.isascii, texts))
+        at = len(self.buf)
+        for width in widths:
+            self.starts.append(at)
+            at += width
+            self.ends.append(at)
+        self.buf += data
+
     def entries(self) -> Entries:
         """The rows as :class:`~agentmemory.collection.columns.Entries` (the columns every reader makes, the
         records made when asked)."""
@@ -671,6 +703,9 @@ class _Rows:
         def codes(values: array) -> np.ndarray:
             return np.frombuffer(values, dtype=np.int32).copy() if len(values) else np.empty(0, dtype=np.int32)
 
+        if self.texts:  # rows appended directly, not through extend()
+            self._encode(self.texts)
+            self.texts = []
         sessions = codes(self.session_codes)
         columns: dict[str, Any] = {}
         if any(d is not None for d in self.dates):
@@ -684,7 +719,13 @@ class _Rows:
                 own["turn"] = Codes(turns, range(int(turns.max()) + 1))
                 own["role"] = Codes(np.frombuffer(self.role_codes, dtype=np.int8).astype(np.int32), _ROLES)
             columns["metadata"] = Layered(Codes(sessions, self.metas), own)
-        return Entries(self.ids, TextList(self.texts), **columns)
+        texts = BufferTexts(
+            self.buf,
+            np.frombuffer(self.starts, dtype=np.int64).copy(),
+            np.frombuffer(self.ends, dtype=np.int64).copy(),
+            np.frombuffer(self.ascii, dtype=np.int8).astype(bool),
+        )
+        return Entries(self.ids, texts, **columns)
 
 
 _ROLES = ("user", "assistant")
@@ -900,22 +941,7 @@ def load_longmemeval(
 
 
 def _load(source: Path, *, granularity: str, all_turns: bool, repair: bool, progress: bool) -> Collection:
-    document, sha = _read_json(source)
-    items = _items(source, document)
-    questions = []
-    seen: dict[str, str] = {}
-    for where, item in items:
-        question = _question(source, where, item)
-        if question.question_id in seen:
-            raise InputError(
-                source,
-                None,
-                f"{where}.question_id: {quote(question.question_id)} repeats the question_id of {seen[question.question_id]}",
-            )
-        seen[question.question_id] = where
-        questions.append(question)
-    del document, items
-
+    text, sha = _read_json(source)
     rows = _Rows(granularity == "turn")
     queries: list[Query] = []
     qrels: dict[str, Mapping[str, int]] = {}
@@ -924,14 +950,24 @@ def _load(source: Path, *, granularity: str, all_turns: bool, repair: bool, prog
     notes: list[tuple[str, str]] = []
     spans: dict[str, array] = {}
     which = "turn" if all_turns else "user turn"
-    iterable: Any = questions
+    bar: Any = None
     if progress:
         from tqdm.auto import tqdm
 
-        iterable = tqdm(questions, desc=f"load {source.name}", unit=" questions")
+        bar = tqdm(total=len(text), desc=f"load {source.name}", unit=" chars", unit_scale=True)
     left_out: list[Query] = []
-    for q in iterable:
+    seen: dict[str, str] = {}
+    # each question is parsed, checked and turned into entries before the next is parsed: never the whole
+    # document's objects at once
+    for where, item, share in _items(source, text):
+        q = _question(source, where, item)
+        del item
+        if bar is not None:
+            bar.update(round(share * len(text)) - bar.n)
         qid = q.question_id
+        if qid in seen:
+            raise InputError(source, None, f"{where}.question_id: {quote(qid)} repeats the question_id of {seen[qid]}")
+        seen[qid] = where
         if is_abstention(qid):
             skipped.append(
                 (qid, "abstention question ('_abs' in its id): the official retrieval scripts leave these out")
@@ -973,6 +1009,9 @@ def _load(source: Path, *, granularity: str, all_turns: bool, repair: bool, prog
         queries.append(_query(q, checked.asked_at))
         qrels[qid] = MappingProxyType(dict.fromkeys(built.gold, 1))
 
+    if bar is not None:
+        bar.close()
+    del text
     entries = rows.entries()
     del rows
     return Collection(

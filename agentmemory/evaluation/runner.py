@@ -800,9 +800,13 @@ def _search_extra(
     measures (a retriever ranking fewer, hybrid's candidates, gives what it has instead of refusing)."""
     depths = [measure_depth(m, k) for m in measures]
     if any(d is None for d in depths):
+        entries = collection.entries
         sizes: dict[str | None, int] = {}
-        for entry in collection.entries:
-            sizes[entry.scope] = sizes.get(entry.scope, 0) + 1
+        if isinstance(entries, Entries):  # counted from the scope codes: no record made
+            sizes = entries.scope_sizes()
+        else:
+            for entry in entries:
+                sizes[entry.scope] = sizes.get(entry.scope, 0) + 1
         return max(max(sizes.values(), default=1) - k, 1, (run_depth or 0) - k), True
     extra = max(max((d for d in depths if d is not None), default=k) - k, 1)
     if run_depth is not None and run_depth - k > extra:

@@ -103,13 +103,14 @@ class Scorer:
         excluded = collection.headline_excludes
         self.headline = {q.id for q in collection.headline_queries}
         self.headline |= {q.id for q in left_out_questions(collection) if q.group not in excluded}
+        self.scope_ids: Mapping[str | None, frozenset[str]]
         if self.extra:
             scopes: dict[str | None, set[str]] = {}
             for entry in (*collection.entries, *self.extra.values()):
                 scopes.setdefault(entry.scope, set()).add(entry.id)
             self.scope_ids = {scope: frozenset(ids) for scope, ids in scopes.items()}
         else:
-            self.scope_ids = dict(collection.scope_ids)  # computed once per collection, for every evaluation
+            self.scope_ids = collection.scope_ids  # computed once per collection (per scope when asked)
         self._ancestors: dict[str, frozenset[str]] | None = None
         groups: dict[int | None, list[Measure]] = {}
         self.answer_measures = tuple(m for m in measures if m.definition.reads_answer)

@@ -62,7 +62,9 @@ __all__ = [
     "parse_json",
     "path_kind",
     "read_bytes",
+    "json_array_items",
     "read_json",
+    "read_json_text",
 ]
 
 _KINDS = (
@@ -463,11 +465,67 @@ def read_json(path: str | PathLike[str], what: str = "file") -> tuple[Any, str]:
 
     ``what`` names the file in messages (:func:`read_bytes`).
     """
+    text, sha = read_json_text(path, what)
+    return parse_json(text, path, root="$"), sha
+
+
+def read_json_text(path: str | PathLike[str], what: str = "file") -> tuple[str, str]:
+    """The text of the file ``path`` (UTF-8, :func:`decode_utf8`) and its sha256 (hex): :func:`read_json` before
+    the parse, for a reader that parses the document's items one at a time (:func:`json_array_items`)."""
     data = read_bytes(path, what)
     sha = hashlib.sha256(data).hexdigest()
     text = decode_utf8(path, data)
     del data  # a large file: its bytes are not kept beside its text
-    return parse_json(text, path, root="$"), sha
+    return text, sha
+
+
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")  # what json.loads skips around and between values
+
+
+def json_array_items(text: str, path: str | PathLike[str]) -> Iterator[tuple[Any, int]] | None:
+    """The items of ``text``, a JSON array, parsed one at a time: ``(item, offset after it)``, each exactly what
+    ``parse_json(text)`` would hold at that place; ``None`` when ``text`` is not an array (parse it whole).
+
+    A reader that turns each item into what it keeps (a LongMemEval question into its entries) then never
+    holds every item's objects at once: at 2,500,000 turns the parsed document was about half of the
+    loader's peak.  Anything :func:`parse_json` would refuse (a syntax error, ``NaN``, a lone surrogate
+    escape, nesting too deep) stops the items with its very error: the whole text is then parsed to find
+    it, so messages name the same line and field as a whole parse.  A text that may hold a lone surrogate
+    escape is not streamed at all (``None``).
+
+    Raises:
+        InputError: from :func:`parse_json`, when the items reach what it refuses.
+    """
+    scan = _SCANNERS[False]
+    start = _JSON_SPACE.match(text).end()  # type: ignore[union-attr]
+    if scan is None or text[start : start + 1] != "[" or _lone_surrogate_escape(text):
+        return None
+    return _array_items(text, path, scan, start + 1)
+
+
+def _array_items(text: str, path: str | PathLike[str], scan: Any, at: int) -> Iterator[tuple[Any, int]]:
+    space = _JSON_SPACE.match
+    n = len(text)
+    at = space(text, at).end()  # type: ignore[union-attr]
+    if text[at : at + 1] == "]":
+        if space(text, at + 1).end() == n:  # type: ignore[union-attr]
+            return
+    else:
+        while True:
+            try:
+                item, at = scan(text, at)
+            except (StopIteration, _Constant, RecursionError, ValueError):
+                break
+            yield item, at
+            at = space(text, at).end()  # type: ignore[union-attr]
+            if text[at : at + 1] == ",":
+                at = space(text, at + 1).end()  # type: ignore[union-attr]
+                continue
+            if text[at : at + 1] == "]" and space(text, at + 1).end() == n:  # type: ignore[union-attr]
+                return
+            break
+    parse_json(text, path, root="$")  # raises the error a whole parse gives
+    raise InputError(path, None, "cannot be read as JSON")  # pragma: no cover - parse_json refused it above
 
 
 def _scanner(constants: bool) -> Any:

@@ -249,3 +249,54 @@ def test_json_lines_yields_the_lines_before_a_bad_one() -> None:
     assert next(lines) == (1, {"a": 1})
     with pytest.raises(InputError, match=_exact("f.jsonl:2: malformed JSON (Expecting value at column 7)")):
         next(lines)
+
+
+# --- a JSON array's items one at a time (json_array_items) ---------------------------------------------------------
+
+from agentmemory.files.reading import json_array_items  # noqa: E402
+
+ARRAYS = [
+    '[{"a": 1}, {"b": [1, 2, {"c": "x"}]}, 3, "s", null]',
+    " \n[ ]\n ",
+    '[\n  {"q": "\\u00e9t\\u00e9", "n": -1.5e3},\n  {"q": "\\ud83d\\ude00"}\n]\n',
+    "[1]",
+]
+
+
+@pytest.mark.parametrize("text", ARRAYS)
+def test_array_items_are_the_whole_parse_item_by_item(text, tmp_path) -> None:
+    """Each item streamed is the item json.loads gives, with the offset just after it; an empty array has none."""
+    streamed = json_array_items(text, tmp_path / "f.json")
+    assert streamed is not None
+    pairs = list(streamed)
+    assert [item for item, _ in pairs] == json.loads(text)
+    for i, (_, end) in enumerate(pairs):  # the offset is just after the item: the text up to it closes as a list
+        assert json.loads(text[:end] + "]") == json.loads(text)[: i + 1]
+
+
+@pytest.mark.parametrize("text", ['{"a": 1}', '"x"', "3", '[{"a": "\\ud800 lone"}]'])
+def test_anything_but_an_array_or_a_lone_surrogate_escape_is_not_streamed(text, tmp_path) -> None:
+    assert json_array_items(text, tmp_path / "f.json") is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[{"a": 1},\n {"b": 2}\n {"c": 3}]',  # a missing comma on line 3
+        '[{"a": 1},\n {"b": NaN}]',  # a constant strict JSON has not
+        '[{"a": 1}] extra',  # text after the array
+        '[{"a": 1},\n]',  # a trailing comma
+        '[{"a": 1}',  # the array never closed
+        "[" + "[" * 100_000 + "]" * 100_000 + "]",  # nesting deeper than the parser goes
+    ],
+)
+def test_a_streamed_array_stops_with_the_error_of_a_whole_parse(text, tmp_path) -> None:
+    """Whatever parse_json refuses, the items stop at it with parse_json's own message (file, line, field)."""
+    path = tmp_path / "f.json"
+    with pytest.raises(InputError) as whole:
+        parse_json(text, path, root="$")
+    streamed = json_array_items(text, path)
+    assert streamed is not None
+    with pytest.raises(InputError) as caught:
+        list(streamed)
+    assert str(caught.value) == str(whole.value)

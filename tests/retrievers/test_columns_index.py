@@ -365,3 +365,36 @@ def test_words_numbered_in_earlier_chunks_keep_their_numbers(hash_pair, monkeypa
 
 
 _SPELLED = _analysis._spelled
+
+
+def _buffer_texts(texts: list[str]):
+    from agentmemory.collection.columns import BufferTexts
+
+    encoded = [t.encode("utf-8") for t in texts]
+    ends = np.cumsum([len(b) for b in encoded], dtype=np.int64)
+    starts = ends - np.array([len(b) for b in encoded], dtype=np.int64)
+    flags = np.array([t.isascii() for t in texts], dtype=bool)
+    return BufferTexts(bytearray(b"".join(encoded)), starts, ends, flags)
+
+
+@pytest.mark.parametrize("size", [1, 7, 64, 1 << 20])
+def test_buffer_texts_give_their_texts_alone_in_chunks_and_taken(size):
+    """BufferTexts (a loader's texts in one UTF-8 buffer): each text by position, every text once through chunks of
+    any size, a taken subset sharing the buffer, and an index over them equal to one over the strings."""
+    texts = ["alpha beta", "", "café crème", "gamma", "δέλτα alpha", "beta beta"]
+    source = _buffer_texts(texts)
+    assert [source[i] for i in range(len(texts))] == texts
+    assert source.nbytes == sum(len(t.encode()) for t in texts)
+    got = []
+    for chunk in source.chunks(size):
+        got.extend(bytes(chunk.buf[s:e]).decode() for s, e in zip(chunk.starts.tolist(), chunk.ends.tolist()))
+        assert chunk.ascii.tolist() == [t.isascii() for t in texts[chunk.first : chunk.first + len(chunk.starts)]]
+    assert got == texts
+    taken = source.take(np.array([0, 2, 5]))
+    assert [taken[i] for i in range(3)] == [texts[0], texts[2], texts[5]]
+    ids = [f"d{i}" for i in range(len(texts))]
+    a, b = BM25(), BM25()
+    a.add_texts(ids, source)
+    b.add([MemoryEntry(i, t) for i, t in zip(ids, texts)])
+    for query in ("alpha", "beta", "café", "δέλτα gamma"):
+        assert a.search(query, 5) == b.search(query, 5)

@@ -401,3 +401,19 @@ def test_distinct_values_of_a_field_cover_every_row_and_its_default() -> None:
     store = MemoryStore()
     store.add(batch)  # derived from an entry of its own batch: added as records, in order
     assert store.get("b").provenance == derived
+
+
+def test_scope_ids_of_many_scopes_are_made_per_scope_and_equal_the_sets() -> None:
+    """A collection of columns in several scopes gives each scope's ids when asked (not every set at once): the
+    same sets as the records give, every scope listed, an unknown scope absent."""
+    from agentmemory.collection import Collection
+    from agentmemory.collection.columns import Entries
+
+    records = [MemoryEntry(f"e{i}", "x", scope=f"s{i % 3}") for i in range(10)]
+    columns = Collection(name="c", entries=Entries.of(records), queries=(), qrels={}, files={})
+    listed = Collection(name="c", entries=tuple(records), queries=(), qrels={}, files={})
+    assert dict(columns.scope_ids) == dict(listed.scope_ids)
+    assert set(columns.scope_ids) == {"s0", "s1", "s2"}
+    assert "s3" not in columns.scope_ids
+    assert columns.scope_ids.get("s3") is None
+    assert columns.scope_ids["s1"] == frozenset({"e1", "e4", "e7"})
