@@ -216,7 +216,19 @@ def _tokenize_spans(
     codes = np.zeros(2 + size + 16, dtype=np.uint8)
     codes[2 : 2 + size] = np.frombuffer(bytes(memoryview(buf)[first : first + size]).translate(_CODE_TABLE), np.uint8)
     rel = starts - first
-    if not np.array_equal(rel[1:], ends[:-1] - first):  # bytes between the spans: not part of any text
+    gaps = rel[1:] - (ends[:-1] - first)
+    if len(gaps) and int(gaps.min()) > 0:  # every two texts apart (a JSON line's fields between them, say)
+        # zero the bytes between the texts: a run of ones per text, of zeros per gap, multiplied in (the zeros
+        # then keep each text's tokens apart: no 0 to insert, and the codes are tokenised in place)
+        widths = np.empty(2 * len(rel) - 1, dtype=np.int64)
+        widths[0::2] = ends - starts
+        widths[1::2] = gaps
+        keep = np.zeros(len(widths), dtype=np.uint8)
+        keep[0::2] = 1
+        codes[2 : 2 + size] *= np.repeat(keep, widths)
+        del widths, keep
+        return _tokenize_codes(codes, rel + 2, numbering)
+    if not np.array_equal(rel[1:], ends[:-1] - first):  # bytes between some of the spans: not part of any text
         inside = np.zeros(size + 1, dtype=np.int8)
         np.add.at(inside, rel, 1)
         np.add.at(inside, ends - first, -1)
@@ -228,9 +240,10 @@ def _tokenize_spans(
 
 
 def _tokenize_codes(
-    raw: bytes, text_starts: np.ndarray, numbering: tuple[Numbering, _Memo] | None = None
+    raw: bytes | np.ndarray, text_starts: np.ndarray, numbering: tuple[Numbering, _Memo] | None = None
 ) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """The tokens of ``raw`` (bytes as codes, 0 around every token, 16 zero bytes at the end): their term numbers
+    """The tokens of ``raw`` (bytes as codes, or a uint8 array of them; 0 around every token, 16 zero bytes at the
+    end): their term numbers
     local to this call, how many lie from each of ``text_starts`` (ascending positions, each after a 0) to the
     next, and the distinct terms in order of first occurrence.
 
@@ -254,8 +267,9 @@ def _tokenize_codes(
     long = over[size[over] > 16]
     if len(long):
         seen: dict[bytes, int] = {}
+        view = memoryview(raw)  # type: ignore[arg-type]  # an ndarray is a buffer
         for i, s, e in zip(long.tolist(), starts[long].tolist(), ends[long].tolist()):
-            lo[i] = seen.setdefault(raw[s:e], len(seen))
+            lo[i] = seen.setdefault(bytes(view[s:e]), len(seen))
         hi[long] = _LONG
     ids, first = _distinct(lo, hi)
     counts = np.diff(np.searchsorted(starts, text_starts), append=n)
@@ -325,7 +339,7 @@ class _Memo:
         return out
 
 
-def _spelled(raw: bytes, starts: np.ndarray, sizes: np.ndarray) -> list[str]:
+def _spelled(raw: bytes | np.ndarray, starts: np.ndarray, sizes: np.ndarray) -> list[str]:
     """The tokens of ``raw`` (codes) at ``starts`` with ``sizes``, spelled in lower-case letters and digits.
 
     One gather of their bytes, each with the byte after it (a separator, code 0: tokens are maximal runs),

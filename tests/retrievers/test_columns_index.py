@@ -398,3 +398,11 @@ def test_buffer_texts_give_their_texts_alone_in_chunks_and_taken(size):
     b.add([MemoryEntry(i, t) for i, t in zip(ids, texts)])
     for query in ("alpha", "beta", "café", "δέλτα gamma"):
         assert a.search(query, 5) == b.search(query, 5)
+    # spans with and without bytes between them in one run (rows 0, 1 touch; 3 and 5 lie apart): the same index
+    rows = [0, 1, 3, 5]
+    c, d = BM25(), BM25()
+    c.add_texts([ids[r] for r in rows], source.take(np.array(rows)))
+    d.add([MemoryEntry(ids[r], texts[r]) for r in rows])
+    assert c._vocab.words() == d._vocab.words()
+    for query in ("alpha beta", "gamma", "beta"):
+        assert c.search(query, 5) == d.search(query, 5)
