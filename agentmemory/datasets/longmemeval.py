@@ -143,6 +143,7 @@ import re
 from array import array
 from collections.abc import Iterator, Mapping
 from datetime import datetime, timezone
+from itertools import repeat
 from os import PathLike
 from pathlib import Path
 from types import MappingProxyType
@@ -155,7 +156,7 @@ from agentmemory.datasets.sniff import first_record_has_keys
 from agentmemory.errors import InputError, ParameterError, UnknownNameError, quote
 from agentmemory.files.reading import describe_json, json_array_items, parse_json, read_json_text
 from agentmemory.files.trec import TREC_ID_RULE, trec_id_problem
-from agentmemory.records import LATEST, TIME_RANGE, MemoryEntry, Provenance, Query
+from agentmemory.records import LATEST, TIME_RANGE, MemoryEntry, Provenance, Query, _trusted
 
 __all__ = [
     "DATE_FORM",
@@ -370,7 +371,16 @@ def _turns(path: Path, where: str, value: object) -> tuple[_Turn, ...]:
         raise InputError(path, None, f"{where}: expected a session, a list of turns; found {describe_json(value)}")
     turns = []
     for index, turn in enumerate(value):
-        at = f"{where}[{index}]"
+        if isinstance(turn, dict):  # the usual turn, checked without formatting its path (2.5M turns in an M file)
+            role, content, has_answer = turn.get("role"), turn.get("content"), turn.get("has_answer")
+            if (
+                (role == "user" or role == "assistant")
+                and isinstance(content, str)
+                and (isinstance(has_answer, bool) or (has_answer is None and "has_answer" not in turn))
+            ):
+                turns.append(_Turn(role, content, has_answer))
+                continue
+        at = f"{where}[{index}]"  # a turn that fails some check: the checks below name the first, with its path
         if not isinstance(turn, dict):
             raise InputError(
                 path, None, f"{at}: expected a turn object with role and content; found {describe_json(turn)}"
@@ -525,24 +535,30 @@ def _check(q: _Question, *, repair: bool, all_turns: bool) -> _Checked:
     # dates: the parser's own reason when unreadable; a wrong weekday is read and noted (the harness never reads dates)
     notes: list[str] = []
 
-    def read_date(value: str, what: str, unknown: str) -> datetime | None:
+    def read_date(value: str, session: _Session | None) -> datetime | None:
+        """The date ``value`` (of ``session``, or the question's); a problem or a note names it (messages made
+        only then: a question of LongMemEval-M has 500 sessions)."""
         try:
             parsed, mismatch = _read_date(value)
         except ParameterError as err:
+            what, unknown = date_words(value, session)
             problem(f"{what} {err.problem}; {err.allowed}", f"{unknown}: {what} {err.problem}")
             return None
         if mismatch is not None:
+            what, _ = date_words(value, session)
             notes.append(f"{what} {mismatch}: read as the date it names (the official harness never reads dates)")
         return parsed
 
+    def date_words(value: str, session: _Session | None) -> tuple[str, str]:
+        if session is None:
+            return f"question_date {quote(value)}", "the question has no known date"
+        sid = quote(session.session_id)
+        return f"date {quote(value)} of session {sid}", f"session {sid} has no known date"
+
     dates: dict[int, datetime | None] = {}
     for session in sessions:
-        dates[session.position] = read_date(
-            session.date,
-            f"date {quote(session.date)} of session {quote(session.session_id)}",
-            f"session {quote(session.session_id)} has no known date",
-        )
-    asked_at = read_date(q.question_date, f"question_date {quote(q.question_date)}", "the question has no known date")
+        dates[session.position] = read_date(session.date, session)
+    asked_at = read_date(q.question_date, None)
 
     # has_answer on the user turns of answer sessions (the official harness asserts it)
     for session in sessions:
@@ -728,9 +744,6 @@ class _Rows:
         return Entries(self.ids, texts, **columns)
 
 
-_ROLES = ("user", "assistant")
-
-
 class _Built(NamedTuple):
     rows: _Rows  # the question's entries, as columns
     spans: dict[str, array]  # session granularity: entry id -> its turns' spans (see _SessionTurns)
@@ -821,8 +834,9 @@ def _build(q: _Question, checked: _Checked, *, granularity: str, all_turns: bool
         provenance: dict[str | None, int] = {}  # role -> the code of its provenance
         for role in dict.fromkeys(i.role for i in items):
             provenance[role] = len(rows.provs)
-            rows.provs.append(Provenance(source="conversation", ref=sid, actor=role))
-        any_gold = False
+            # every field checked above (the session id, the role): no check again
+            rows.provs.append(_trusted(Provenance, {"source": "conversation", "ref": sid, "actor": role}))
+        kept = []
         for item in items:
             if item.corpus_id in taken:
                 collisions.append(
@@ -832,22 +846,23 @@ def _build(q: _Question, checked: _Checked, *, granularity: str, all_turns: bool
                 )
                 continue
             taken[item.corpus_id] = sid
-            entry_id = prefix + item.corpus_id  # every field checked above, with its JSON path
-            rows.ids.append(entry_id)
-            rows.texts.append(item.text)
-            rows.session_codes.append(code)
-            rows.prov_codes.append(provenance[item.role])
-            rows.scope_codes.append(0)
-            if rows.turn_level:
-                rows.turns.append(item.turn)
-                rows.role_codes.append(item.role == "assistant")
-            if item.evidence:
-                gold.append(entry_id)
-                any_gold = True
-            if granularity == "session":
-                spans[entry_id] = parts
-        if any_gold:
+            kept.append(item)
+        # the session's rows at once (every field checked above, with its JSON path)
+        ids = [prefix + item.corpus_id for item in kept]
+        rows.ids += ids
+        rows.texts += [item.text for item in kept]
+        rows.session_codes.extend(repeat(code, len(kept)))
+        rows.prov_codes.extend([provenance[item.role] for item in kept])
+        rows.scope_codes.extend(repeat(0, len(kept)))
+        if rows.turn_level:
+            rows.turns.extend([item.turn for item in kept])
+            rows.role_codes.extend([item.role == "assistant" for item in kept])
+        evidence = [entry_id for entry_id, item in zip(ids, kept) if item.evidence]
+        if evidence:
+            gold += evidence
             judged.append(sid)
+        if granularity == "session":
+            spans.update(dict.fromkeys(ids, parts))
     return _Built(rows, spans, gold, judged, collisions)
 
 
