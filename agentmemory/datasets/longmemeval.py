@@ -9,7 +9,10 @@ its **own haystack**: ``haystack_session_ids``, ``haystack_dates`` and
 "content", "has_answer"?}``), plus ``question_id``, ``question_type``,
 ``question``, ``answer``, ``question_date`` and ``answer_session_ids``.
 
-:func:`load_longmemeval` converts it once into typed records, building the
+:func:`load_longmemeval` converts it once, question by question (the file is
+parsed one question at a time), into columns of entries (a record is made when
+asked; a session's date, provenance and metadata are stored once for all its
+turns, the texts in one UTF-8 buffer) and typed queries, building the
 entries and the judgments exactly as the official retrieval harness does
 (``process_item_flat_index`` and the ``correct_docs`` line of
 ``src/retrieval/run_retrieval.py``, and the averaging in its ``main``, read at
