@@ -476,9 +476,9 @@ class Layered:
         return Layered(self.base.take(rows), {key: column.take(rows) for key, column in self.own.items()})
 
     def checks(self) -> Iterator[tuple[int, Mapping[str, Any]]]:
-        """``(a row, a mapping)`` pairs whose mappings, checked each, check every row: each distinct base mapping
-        (by identity) once, and each own key with each of its distinct values once (``{key: value}``), each with
-        the first row that holds it."""
+        """``(a row, a mapping)`` pairs whose mappings, checked each, check every row: each base mapping some row
+        uses (each code) once, and each own key with each of its values some row uses once (``{key: value}``;
+        a :class:`Dense` own column's values by identity), each with the first row that holds it."""
         import numpy as np
 
         codes = self.base.codes
