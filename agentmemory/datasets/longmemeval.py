@@ -1028,6 +1028,7 @@ def _load(source: Path, *, granularity: str, all_turns: bool, repair: bool, prog
         qrels[qid] = MappingProxyType(dict.fromkeys(built.gold, 1))
 
     if bar is not None:
+        bar.update(bar.total - bar.n)  # the text after the last question (the closing bracket) read too
         bar.close()
     del text
     entries = rows.entries()

@@ -836,3 +836,16 @@ def test_the_collection_carries_the_official_session_rule(sessions, turns):
         assert all(longmemeval_session_of(e.id) == session_of(e.id) for e in c.entries)
     assert longmemeval_session_of("q1/answer_ab12_1_3") == "q1/answer_ab12_1"
     assert longmemeval_session_of("nounderscore") == ""
+
+
+def test_the_progress_bar_follows_the_file_and_ends_full(capsys):
+    """progress=True shows a bar over the file's characters on stderr (the questions are parsed one at a time, so
+    their number is not known up front); it ends at the file's size, and the collection is the one without it."""
+    quiet = load_longmemeval(SAMPLE, granularity="turn")
+    shown = load_longmemeval(SAMPLE, granularity="turn", progress=True)
+    assert shown == quiet
+    err = capsys.readouterr().err
+    size = len(SAMPLE.read_text(encoding="utf-8"))
+    last = err.replace("\r", "\n").strip().splitlines()[-1]
+    assert last.startswith(f"load {SAMPLE.name}: 100%|██████████|"), last  # a full bar: every character read
+    assert f"{size / 1000:.1f}k/{size / 1000:.1f}k" in last, last
