@@ -674,9 +674,6 @@ class _Rows:
         self.turns = array("i")  # turn level: each row's turn number and role (0 user, 1 assistant)
         self.role_codes = array("b")
 
-    def __len__(self) -> int:
-        return len(self.ids)
-
     def extend(self, other: _Rows) -> None:
         """Append ``other``'s rows (a question's), its codes moved past this one's values, its texts encoded into
         the buffer."""
