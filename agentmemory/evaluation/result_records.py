@@ -33,8 +33,11 @@ __all__ = [
     "RetrieverResult",
     "SystemResult",
     "Timings",
+    "TIE_FIELDS",
     "defined_mean",
     "mean",
+    "tie_means",
+    "tie_values",
 ]
 
 
@@ -56,6 +59,29 @@ def mean(values: Iterable[float]) -> float:
     """Arithmetic mean with exactly rounded summation (:func:`math.fsum`); 0.0 when empty."""
     values = list(values)
     return math.fsum(values) / len(values) if values else 0.0
+
+
+TIE_FIELDS = ("value_under_rule", "expected", "minimum", "maximum")
+"""The fields of a tie report whose headline means a result reports (:func:`tie_means`), in that order."""
+
+
+def tie_values(report: TieReport) -> list[float]:
+    """A tie report's :data:`TIE_FIELDS`, in order."""
+    return [getattr(report, name) for name in TIE_FIELDS]
+
+
+def tie_means(
+    measures: Iterable[str], rows: Sequence[Mapping[str, Sequence[float]] | None]
+) -> dict[str, dict[str, float]]:
+    """Per measure of ``measures`` (in order) that every row reports, the :func:`mean` of each of
+    :data:`TIE_FIELDS` over ``rows`` (the headline queries' tie reports, each ``measure -> values`` as
+    :func:`tie_values` gives them, ``None`` for a query whose ties were not analysed); empty when there is no
+    row or one is ``None``.  Exactly rounded sums: the means do not depend on the rows' order."""
+    if not rows or any(row is None for row in rows):
+        return {}
+    kept = [r for r in rows if r is not None]
+    wanted = [m for m in measures if all(m in r for r in kept)]
+    return {m: {f: mean(r[m][i] for r in kept) for i, f in enumerate(TIE_FIELDS)} for m in wanted}
 
 
 def defined_mean(values: Iterable[float | None]) -> float | None:
@@ -228,13 +254,9 @@ class RetrieverResult:
 
     def tie_means(self) -> dict[str, dict[str, float]]:
         """Per measure, the headline means of the tie reports' value under the rule,
-        expectation, minimum and maximum (empty when ties were not analysed)."""
-        rows = [q for q in self.headline if q.ties is not None]
-        if not rows or len(rows) != len(self.headline):
-            return {}
-        fields = ("value_under_rule", "expected", "minimum", "maximum")
-        measures = [m for m in self.means if all(m in q.ties for q in rows)]  # type: ignore[operator]
-        return {m: {f: mean(getattr(q.ties[m], f) for q in rows) for f in fields} for m in measures}  # type: ignore[index]
+        expectation, minimum and maximum (empty when ties were not analysed): :func:`tie_means`."""
+        rows = [None if q.ties is None else {m: tie_values(t) for m, t in q.ties.items()} for q in self.headline]
+        return tie_means(self.means, rows)
 
     def aggregate_row(self) -> dict[str, Any]:
         """The seed's columns first (``None`` where not computed: answer files alone rank nothing), then the mean
