@@ -364,13 +364,11 @@ def memory(folder: Path, workers: int) -> dict:
     ``workers`` k1 settings: one index group), on a pool of ``workers`` against a pool of 1; prints both and
     their ratio.
 
-    What the plan does with that group decides the ratio: where its build outweighs its searching (LongMemEval-M's
-    shape: 2.5M entries, 500 queries) :func:`~agentmemory.experiment.plan.batches` keeps it one batch, so one
-    worker loads the collection and builds the index and the others stay as they started (the ratio is then
-    about 1 plus the other workers' start-up memory over one worker's peak); where searching outweighs it (fewer
-    entries per query) the group may be cut, and each worker given a part loads the collection and builds the
-    same index.  Nothing is shared between processes: a low ratio comes from not loading the collection and
-    building the index in more than one worker, not from sharing memory."""
+    What the plan does with that group decides the ratio: on LongMemEval-M's shape (2.5M entries in 500 scopes,
+    500 queries) the group is one batch, whose build outweighs its searching, and on a pool of several workers
+    it runs in parts by scope (:func:`~agentmemory.experiment.plan.scope_split`): each worker reads the
+    collection, keeps its share of the scopes and builds only their indexes.  So the pool holds one index
+    between its workers, plus a reading of the collection per worker.  Nothing is shared between processes."""
     k1 = tuple(0.6 + 0.3 * i for i in range(workers))
     text = grid_text("memory", bm25_grid(k1, (0.75,)), [folder])
     found = {}
@@ -605,9 +603,10 @@ def _memory_lines(m: dict | None) -> list[str]:
         f"RSS, `VmHWM`: {sum(many['peaks_mb']):,.0f} MB against {sum(one['peaks_mb']):,.0f} MB; per worker "
         + ", ".join(f"{x:,.0f}" for x in many["peaks_mb"])
         + f" MB), in {many['s']:.1f} s against {one['s']:.1f} s ({many['batches']} and {one['batches']} executor "
-        f"calls; load average {m['load']:.1f}).  The plan keeps this index group, whose build outweighs its "
-        "searching, in one batch, so one worker loads the collection and builds the index and the others stay "
-        "as they started; nothing is shared between processes (see `--memory`).",
+        f"calls; load average {m['load']:.1f}).  On the pool the index group runs in parts by scope (one call "
+        "each): each worker reads the collection, keeps its share of the 500 scopes and builds only their "
+        "indexes, so the workers hold one index between them; what each adds is its own reading of the "
+        "collection, most of its peak.  Nothing is mapped between processes (see `--memory`).",
     ]
 
 

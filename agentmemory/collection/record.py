@@ -476,6 +476,41 @@ class Collection:
                 return f"whose judgments of query {quote(query_id)} name entry {quote(missing)}, which is not among its entries"
         return None
 
+    def only_scopes(self, scopes: Iterable[str | None]) -> Collection:
+        """This collection cut down to ``scopes`` (``None``: the entries and queries without a scope).
+
+        Kept: every entry of those scopes, every query (judged, unjudged, left
+        out) asked in one of them with all its judgments, and the entries
+        those judgments name in other scopes (so no judged entry goes
+        missing).  A query searches its own scope's entries only
+        (:mod:`agentmemory.store.core`), so each kept query is searched and
+        scored as in the whole collection: that is what lets an experiment
+        split a collection's queries among workers by scope.  Everything
+        else is kept as it is: name, files (so the digest), skipped, repairs,
+        notes, settings, granularity, format, turns, the judgment patch.
+        Entries kept as columns stay columns (texts still in their file).
+        """
+        kept = set(scopes)
+        queries = tuple(q for q in self.queries if q.scope in kept)
+        left_out = tuple(q for q in self.left_out_queries if q.scope in kept)
+        asked = {q.id for q in (*queries, *left_out)}
+        qrels = {qid: judged for qid, judged in self.qrels.items() if qid in asked}
+        named = {entry_id for judged in qrels.values() for entry_id in judged}
+        entries = self.entries
+        if isinstance(entries, Entries):
+            import numpy as np
+
+            wanted = np.zeros(len(entries), dtype=bool)
+            for scope, rows in entries.scope_rows().items():
+                if scope in kept:
+                    wanted[rows] = True
+            if named:  # one pass over the ids (no map of every id is made)
+                wanted |= np.fromiter((e in named for e in entries.ids), dtype=bool, count=len(entries))
+            cut: Sequence[MemoryEntry] = entries.take(np.flatnonzero(wanted))
+        else:
+            cut = tuple(e for e in entries if e.scope in kept or e.id in named)
+        return dataclasses.replace(self, entries=cut, queries=queries, qrels=qrels, left_out_queries=left_out)
+
     def entry(self, entry_id: str) -> MemoryEntry:
         """The entry ``entry_id`` (``KeyError`` when there is none); from the columns, made when asked."""
         entries = self.entries

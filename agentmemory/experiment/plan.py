@@ -64,6 +64,7 @@ from agentmemory.experiment.task import (
     collection_facts,
     current_collection,
     error_line,
+    splits_by_scope,
     task_key,
 )
 from agentmemory.files.atomic import sha256_file
@@ -73,6 +74,7 @@ from agentmemory.systems.registry import SYSTEMS
 
 __all__ = [
     "CUT_INSIDE",
+    "SCOPE_PART_MIN",
     "SMALL_BATCH",
     "Plan",
     "PlannedCollection",
@@ -81,6 +83,7 @@ __all__ = [
     "batches",
     "plan_experiment",
     "plugin_code",
+    "scope_split",
 ]
 
 
@@ -117,6 +120,9 @@ class PlannedCollection:
     systems: tuple[SystemSource, ...]
     card: Mapping[str, Any] = field(default_factory=dict)
     """The collection's definitions card without measures (:func:`agentmemory.analysis.card.collection_card`)."""
+    scopes: int = 1
+    """How many scopes its judged queries are asked in: a batch of its tasks runs in at most that many parts
+    (:func:`scope_split`)."""
 
     @property
     def name(self) -> str:
@@ -345,7 +351,14 @@ def plan_experiment(grid: Grid, executor: Any = None) -> Plan:
         left_out = left_out_questions(loaded) if answered and loaded is not None else ()
         judged = (*facts.judged, *((q.id, q.group) for q in left_out))
         planned = PlannedCollection(
-            definition, source, facts.summary, judged, facts.excluded_groups, tuple(systems.values()), facts.card
+            definition,
+            source,
+            facts.summary,
+            judged,
+            facts.excluded_groups,
+            tuple(systems.values()),
+            facts.card,
+            facts.scopes,
         )
         collections.append(planned)
         pairs = [(k, seed) for k in grid.k for seed in grid.seeds]
@@ -586,6 +599,47 @@ def _halves(bundle: _Bundle, build: Callable[[list[Task]], int], own: Mapping[st
         _, i = min(boundaries, key=lambda cut: (cut[0], -cut[1]))
         return [bundle[:i], bundle[i:]]
     return None
+
+
+SCOPE_PART_MIN = 2 * SMALL_BATCH
+"""A batch lighter than this (:func:`batch_weight`) is never run in parts by scope (:func:`scope_split`): each
+part reads the whole collection once more, which only a batch of some weight repays."""
+
+
+def scope_split(plan: Plan, cut: Sequence[tuple[Task, ...]], width: int | None) -> list[int]:
+    """Into how many parts by scope to run each batch of ``cut`` (1: whole) on ``width`` workers.
+
+    When :func:`batches` leaves workers without a batch (a collection whose
+    index group's build dominates stays one batch), the batches that can
+    run in parts take them: one whose tasks all :func:`split by scope
+    <agentmemory.experiment.task.splits_by_scope>`, whose collection has
+    more scopes than the batch has parts and which weighs at least
+    :data:`SCOPE_PART_MIN`.  One more part at a time goes to the batch with
+    the most work per part (ties: the first), until every worker has a batch
+    or a part or no batch can take one.  Each part indexes only its scopes'
+    entries and answers only their questions, so a part costs a reading of
+    the collection, not another build of the whole index.  Depends only on
+    the plan, ``cut`` and ``width``.
+    """
+    counts = [1] * len(cut)
+    if width is None or width <= len(cut):
+        return counts
+    weights = [batch_weight(plan, batch) for batch in cut]
+    room = [
+        plan.collection(batch[0].collection).scopes
+        if weight >= SCOPE_PART_MIN
+        and len({t.collection for t in batch}) == 1
+        and all(splits_by_scope(t.job) for t in batch)
+        else 1
+        for batch, weight in zip(cut, weights)
+    ]
+    for _ in range(width - len(cut)):
+        open_ = [i for i in range(len(cut)) if counts[i] < room[i]]
+        if not open_:
+            break
+        chosen = max(open_, key=lambda i: (Fraction(weights[i], counts[i]), -i))
+        counts[chosen] += 1
+    return counts
 
 
 def default_out(grid: Grid) -> Path:

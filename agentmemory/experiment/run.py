@@ -43,7 +43,7 @@ from agentmemory.errors import ParameterError
 from agentmemory.experiment.executors import as_executor, parallelism, slots, submit_to
 from agentmemory.experiment.grid import Grid, read_grid
 from agentmemory.experiment.merge import PER_QUERY_COLUMNS, Evaluated, Failure, dumps_results, merge, per_query_csv
-from agentmemory.experiment.plan import Plan, Task, batches, default_out, plan_experiment
+from agentmemory.experiment.plan import Plan, Task, batches, default_out, plan_experiment, scope_split
 from agentmemory.experiment.reports import (
     check_report_dependencies,
     default_notebook,
@@ -51,7 +51,7 @@ from agentmemory.experiment.reports import (
     report_parameters,
     write_grid_report,
 )
-from agentmemory.experiment.task import canonical_json, error_line, execute_batch, forget_indexes
+from agentmemory.experiment.task import canonical_json, error_line, execute_batch, forget_indexes, join_parts
 from agentmemory.files.atomic import atomic_write_bytes, atomic_write_text
 
 __all__ = ["ExperimentResult", "run_experiment"]
@@ -129,36 +129,43 @@ def _submitted(
     executor whose workers can be addressed (:func:`~agentmemory.experiment.executors.slots`),
     each worker gets at most one more than it runs at once, its own collections' first (see :class:`_Placer`).
     A task whose index another task of this run shares is marked ``keep``; with
-    ``share`` false no task shares (each builds its own index).  ``counts``
-    receives the number of batches.
+    ``share`` false no task shares (each builds its own index).  Where the
+    batches leave workers idle, a batch may run in parts by scope
+    (:func:`~agentmemory.experiment.plan.scope_split`): its tasks come back
+    when every part has, joined (:func:`~agentmemory.experiment.task.join_parts`).
+    ``counts`` receives the number of calls (batches and parts).
     """
     width = parallelism(executor)
-    cut = batches(plan, _marked(tasks, share), width)
+    whole = batches(plan, _marked(tasks, share), width)
+    cut = [
+        _Batch(batch, number, None if n == 1 else (i, n))
+        for number, (batch, n) in enumerate(zip(whole, scope_split(plan, whole, width)))
+        for i in range(n)
+    ]
     counts["batches"] = len(cut)
     window = max(1, len(cut) if width is None else 1 if width == 1 else 2 * width)
-    order = {batch[0].key: i for i, batch in enumerate(cut)}
     places = slots(executor) if width != 1 else {}
     placer = _Placer(cut, places, plan.homes) if len(places) > 1 else None
     waiting = iter(cut)
-    pending: dict[Future[Any], tuple[tuple[Task, ...], Any]] = {}
+    pending: dict[Future[Any], tuple[_Batch, Any]] = {}
+    parts: dict[int, dict[int, list[tuple[dict[str, Any], int]]]] = {}  # batch number -> part -> outcomes
 
     def fill() -> None:
         if placer is not None:
             for placed, slot in placer.take():
-                jobs = tuple(t.job for t in placed)
-                pending[submit_to(executor, slot, execute_batch, jobs)] = placed, slot
+                pending[submit_to(executor, slot, execute_batch, placed.jobs, placed.part)] = placed, slot
             return
         while len(pending) < window:
             batch = next(waiting, None)
             if batch is None:
                 return
-            pending[executor.submit(execute_batch, tuple(t.job for t in batch))] = batch, None
+            pending[executor.submit(execute_batch, batch.jobs, batch.part)] = batch, None
 
     try:
         fill()
         while pending:
             done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
-            for future in sorted(done, key=lambda f: order[pending[f][0][0].key]):
+            for future in sorted(done, key=lambda f: pending[f][0].order):
                 batch, slot = pending.pop(future)
                 if placer is not None:
                     placer.finished(slot)
@@ -168,12 +175,44 @@ def _submitted(
                     if isinstance(err, (KeyboardInterrupt, SystemExit)):
                         raise
                     outcomes = [({"error": error_line(err)}, 0)] * len(batch)
+                if batch.part is not None:  # a part: the tasks come back once every part of the batch has
+                    got = parts.setdefault(batch.number, {})
+                    got[batch.part[0]] = outcomes
+                    if len(got) < batch.part[1]:
+                        continue
+                    del parts[batch.number]
+                    outcomes = [
+                        (join_parts([got[i][t][0] for i in range(len(got))]), max(got[i][t][1] for i in got))
+                        for t in range(len(batch))
+                    ]
                 for task, (outcome, built) in zip(batch, outcomes):
                     yield task, outcome, built
             fill()
     finally:
         for future in pending:
             future.cancel()
+
+
+class _Batch(tuple):
+    """A batch of tasks (a tuple of :class:`~agentmemory.experiment.plan.Task`), or part ``part`` (``(i, n)``)
+    of batch ``number`` by scope (:func:`~agentmemory.experiment.plan.scope_split`); each part its own object."""
+
+    number: int
+    part: tuple[int, int] | None
+
+    def __new__(cls, tasks: tuple[Task, ...], number: int, part: tuple[int, int] | None) -> _Batch:
+        made = super().__new__(cls, tasks)
+        made.number = number
+        made.part = part
+        return made
+
+    @property
+    def jobs(self) -> tuple[Any, ...]:
+        return tuple(t.job for t in self)
+
+    @property
+    def order(self) -> tuple[int, int]:
+        return self.number, 0 if self.part is None else self.part[0]
 
 
 class _Placer:
@@ -188,7 +227,7 @@ class _Placer:
     waiting batch: an idle worker reads a collection again rather than wait.
     """
 
-    def __init__(self, cut: Sequence[tuple[Task, ...]], places: Mapping[Any, int], homes: Mapping[str, Any]) -> None:
+    def __init__(self, cut: Sequence[_Batch], places: Mapping[Any, int], homes: Mapping[str, Any]) -> None:
         self.waiting = list(cut)
         self.capacity = dict(places)
         self.running = dict.fromkeys(self.capacity, 0)
@@ -197,7 +236,7 @@ class _Placer:
             if place in self.running:
                 self.held.setdefault(name, set()).add(place)
 
-    def take(self) -> list[tuple[tuple[Task, ...], Any]]:
+    def take(self) -> list[tuple[_Batch, Any]]:
         given = []
         for depth in range(max(self.capacity.values()) + 1):
             for place, capacity in self.capacity.items():
@@ -212,7 +251,7 @@ class _Placer:
                 given.append((batch, place))
         return given
 
-    def _choose(self, place: Any, steal: bool) -> tuple[Task, ...] | None:
+    def _choose(self, place: Any, steal: bool) -> _Batch | None:
         for batch in self.waiting:
             if place in self.held.get(batch[0].collection, ()):
                 return batch

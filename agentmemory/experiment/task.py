@@ -18,6 +18,19 @@ earlier task in this process kept an index of the same collection and key
 indexing every entry again; a task whose ``keep`` is set leaves its own
 for the next.  The rows are the same either way.
 
+**Parts by scope.**  A collection whose entries lie in several scopes (one
+haystack per question, as in LongMemEval) can have a batch of retriever
+tasks run in parts (:func:`execute_batch`'s ``part``): part ``i`` of ``n``
+is the collection cut down to a share of its scopes
+(:func:`scope_parts`, :meth:`Collection.only_scopes
+<agentmemory.collection.Collection.only_scopes>`), so its worker indexes
+only those scopes' entries and answers only their queries.  A query
+searches its own scope alone, so its rows are those of the whole run;
+:func:`join_parts` puts the parts' rows back in the collection's order and
+computes the tie means over all of them, and the task's result is the one
+its whole run returns, byte for byte.  A worker running a part keeps that
+part, not the whole collection.
+
 A task is identified by its **key**, :func:`task_key`: the sha256 of the
 canonical JSON of :meth:`TaskJob.identity`: the collection's digest,
 format and options (every declared option, defaults included: LoCoMo's
@@ -59,14 +72,17 @@ from agentmemory._version import __version__
 from agentmemory.analysis.card import collection_card
 from agentmemory.answers.records import AnswerFile
 from agentmemory.collection import Collection, collection_summary
+from agentmemory.collection.columns import Entries
 from agentmemory.datasets.judgment_patch import read_judgment_patch
-from agentmemory.errors import AgentMemoryError, InputError, shorten
+from agentmemory.errors import AgentMemoryError, InputError, check_positive_int, shorten
 from agentmemory.evaluation.answer_runs import AnswersSpec, read_answer_files
 from agentmemory.evaluation.options import EvalOptions, options_from_settings
+from agentmemory.evaluation.result_records import RetrieverResult, tie_means, tie_values
 from agentmemory.evaluation.runfiles import read_run_file
 from agentmemory.evaluation.runner import Evaluation, evaluate
 from agentmemory.evaluation.settings import setting
 from agentmemory.files.atomic import sha256_file
+from agentmemory.files.reading import release_freed
 from agentmemory.retrievers import RetrieverSpec, resolve_retriever
 from agentmemory.store.core import MemoryStore
 
@@ -83,6 +99,9 @@ __all__ = [
     "current_collection",
     "execute_batch",
     "execute_task",
+    "join_parts",
+    "scope_parts",
+    "splits_by_scope",
     "forget_collections",
     "forget_indexes",
     "reads",
@@ -101,6 +120,7 @@ _CACHE: OrderedDict[tuple[Any, ...], Collection] = OrderedDict()
 _PLACES: dict[tuple[str, str, str], tuple[Any, ...]] = {}  # (path, format, options) -> its latest cache key
 _READS = [0]  # collections this process has read from their files (see reads())
 _INDEXES: OrderedDict[tuple[Any, ...], _Kept] = OrderedDict()
+_PARTS: OrderedDict[tuple[Any, ...], tuple[Collection, dict[str, int]]] = OrderedDict()  # see _part
 _LOCK = threading.Lock()  # a Dask worker may run several tasks at once in threads
 
 
@@ -308,6 +328,9 @@ class CollectionFacts:
     judged: tuple[tuple[str, str | None], ...]
     excluded_groups: tuple[str, ...]
     card: Mapping[str, Any]
+    scopes: int = 1
+    """How many scopes its judged queries are asked in (:func:`scope_parts`): into how many parts by scope a batch
+    of its tasks can be cut at most."""
 
     @classmethod
     def of(cls, collection: Collection) -> CollectionFacts:
@@ -318,6 +341,7 @@ class CollectionFacts:
             judged,
             tuple(collection.headline_excludes),
             collection_card(collection),
+            len(_judged_scopes(collection)[0]),
         )
 
 
@@ -337,9 +361,11 @@ def collection_facts(
 
 
 def forget_collections() -> None:
-    """Drop the collections this process keeps (the next task or plan reads each from its files again)."""
+    """Drop the collections (and parts of collections) this process keeps (the next task or plan reads each from
+    its files again)."""
     with _LOCK:
         _CACHE.clear()
+        _PARTS.clear()
         _PLACES.clear()
 
 
@@ -369,6 +395,126 @@ def _collection(source: CollectionSource) -> Collection:
         return collection
 
 
+def _judged_scopes(collection: Collection) -> tuple[dict[str | None, int], list[str | None]]:
+    """The scopes of the judged queries (in order of first appearance) with their entries' count, and the other
+    scopes questions are asked in (a question left out of retrieval scoring, an unjudged one), in order.  A
+    scope no question is asked in is searched by nobody."""
+    entries = collection.entries
+    if isinstance(entries, Entries):
+        sizes = entries.scope_sizes()
+    else:
+        sizes = {}
+        for entry in entries:
+            sizes[entry.scope] = sizes.get(entry.scope, 0) + 1
+    judged = {q.scope: sizes.get(q.scope, 0) for q in collection.judged_queries}
+    asked = (*collection.queries, *collection.left_out_queries)
+    return judged, [s for s in dict.fromkeys(q.scope for q in asked) if s not in judged]
+
+
+def scope_parts(collection: Collection, parts: int) -> list[tuple[str | None, ...]]:
+    """The scopes questions are asked in, in ``parts`` groups (fewer when fewer scopes hold a judged question),
+    each group in the scopes' order.  The scopes of judged questions first, the largest (entries; ties: the
+    first to appear) to the group holding the fewest entries so far (ties: the lowest numbered), so each group
+    holds a judged question and about as many entries as the others; then each other scope (asked only by
+    questions left out of retrieval scoring or unjudged) to the lightest group.  Depends only on the collection
+    and ``parts``."""
+    check_positive_int("parts", parts)
+    judged, others = _judged_scopes(collection)
+    order = {scope: i for i, scope in enumerate((*judged, *others))}
+    groups: list[list[str | None]] = [[] for _ in range(min(parts, len(judged)))]
+    if not groups:
+        return []
+    loads = [0] * len(groups)
+    for scope in (*sorted(judged, key=lambda s: (-judged[s], order[s])), *others):
+        lightest = min(range(len(groups)), key=lambda g: (loads[g], g))
+        groups[lightest].append(scope)
+        loads[lightest] += judged.get(scope, 0)
+    return [tuple(sorted(group, key=order.__getitem__)) for group in groups]
+
+
+def splits_by_scope(job: TaskJob) -> bool:
+    """Whether the task can run in parts by scope (see the module docstring): a retriever's, under direct
+    relevance, not as of each question's time, without a judgment patch or live readers (each of which reads
+    across scopes)."""
+    if job.system.kind != "retriever" or job.relevance != "direct":
+        return False
+    options = job.options()
+    return not options.as_of and options.qrels_patch is None and options.live is None
+
+
+def _part(source: CollectionSource, part: tuple[int, int]) -> tuple[Collection, dict[str, int]]:
+    """Part ``part`` (``(i, n)``) of the collection (:func:`scope_parts`) and the position of each of its
+    queries in the whole collection's order (kept queries, then those left out); kept per process (as
+    :data:`CACHE_SIZE` collections), the whole collection dropped from the cache once cut."""
+    key = (source.cache_key, part)
+    with _LOCK:
+        cached = _PARTS.get(key)
+        if cached is not None:
+            _PARTS.move_to_end(key)
+            return cached
+    whole = _collection(source)
+    index, parts = part
+    groups = scope_parts(whole, parts)
+    if not 0 <= index < parts or len(groups) != parts:
+        raise InputError(
+            source.path, None, f"has {len(groups)} scope(s), so it has no part {index + 1} of {parts}; plan again"
+        )
+    cut = whole.only_scopes(groups[index])
+    everyone = (*whole.queries, *whole.left_out_queries)
+    positions = {q.id: i for i, q in enumerate(everyone)}
+    made = (cut, {q.id: positions[q.id] for q in (*cut.queries, *cut.left_out_queries)})
+    del whole, everyone, positions
+    with _LOCK:
+        _PARTS[key] = made
+        while len(_PARTS) > CACHE_SIZE:
+            _PARTS.popitem(last=False)
+        _CACHE.pop(source.cache_key, None)  # the part is what this worker holds now
+    release_freed()
+    return made
+
+
+def _part_rows(result: RetrieverResult, positions: Mapping[str, int]) -> dict[str, Any]:
+    """What :func:`join_parts` needs of a part's result: each row's position in the whole collection, each
+    headline query's tie reports (position and ``measure: [value under the rule, expected, minimum, maximum]``,
+    or ``None``) and the measures the means are over, in order."""
+    return {
+        "rows": [positions[q.query_id] for q in result.per_query],
+        "ties": [
+            [positions[q.query_id], None if q.ties is None else {m: tie_values(t) for m, t in q.ties.items()}]
+            for q in result.headline
+        ],
+        "means": list(result.means),
+    }
+
+
+_SAME_IN_PARTS = ("system", "measures", "unscored", "dropped", "skipped_hits", "tokenizer")
+
+
+def join_parts(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """A task's result from its parts' (:func:`execute_batch` with ``part``, in part order): the first error
+    if a part failed; else the rows of every part in the whole collection's order and the tie means over all
+    of them (:func:`~agentmemory.evaluation.result_records.tie_means`): the result of the task run whole."""
+    for result in results:
+        if "error" in result:
+            return result
+    first = results[0]
+    for result in results[1:]:
+        for name in _SAME_IN_PARTS:
+            if result.get(name) != first.get(name):
+                return {"error": f"the parts of this task disagree on its {name}; run it again without parts"}
+    rows = sorted((p, i, row) for i, r in enumerate(results) for p, row in zip(r["part"]["rows"], r["per_query"]))
+    ties = sorted((p, i, t) for i, r in enumerate(results) for p, t in r["part"]["ties"])
+    joined: dict[str, Any] = {}
+    for name, value in first.items():  # the keys in the order a whole run gives them
+        if name == "per_query":
+            joined[name] = [row for _, _, row in rows]
+        elif name == "tie_aware":
+            joined[name] = tie_means(first["part"]["means"], [t for _, _, t in ties])
+        elif name != "part":
+            joined[name] = value
+    return joined
+
+
 def error_line(err: BaseException) -> str:
     """One line saying what went wrong: an agentmemory error's own message, else the exception's type and text."""
     text = str(err).strip()
@@ -393,20 +539,24 @@ def execute_task(job: TaskJob) -> dict[str, Any]:
     return _attempt(job)[0]
 
 
-def execute_batch(jobs: tuple[TaskJob, ...]) -> list[tuple[dict[str, Any], int]]:
+def execute_batch(jobs: tuple[TaskJob, ...], part: tuple[int, int] | None = None) -> list[tuple[dict[str, Any], int]]:
     """Run several tasks in this process, in order: each one's :func:`execute_task` result and the number of
-    indexes it built (0 when it used one kept by an earlier task, see :data:`INDEX_CACHE_SIZE`)."""
-    return [_attempt(job) for job in jobs]
+    indexes it built (0 when it used one kept by an earlier task, see :data:`INDEX_CACHE_SIZE`).
+
+    With ``part`` ``(i, n)`` each task runs on part ``i`` of ``n`` of its collection by scope (see the module
+    docstring; every job must :func:`split by scope <splits_by_scope>`), and its result carries what
+    :func:`join_parts` needs to join it with the other parts' (``"part"``)."""
+    return [_attempt(job, part) for job in jobs]
 
 
-def _attempt(job: TaskJob) -> tuple[dict[str, Any], int]:
+def _attempt(job: TaskJob, part: tuple[int, int] | None = None) -> tuple[dict[str, Any], int]:
     try:
-        return _execute(job)
+        return _execute(job, part)
     except Exception as err:  # reported with the task's spec by the client; the other tasks go on
         return {"error": error_line(err)}, 0
 
 
-def _execute(job: TaskJob) -> tuple[dict[str, Any], int]:
+def _execute(job: TaskJob, part: tuple[int, int] | None = None) -> tuple[dict[str, Any], int]:
     if job.version != __version__:
         raise InputError(
             "worker", None, f"runs agentmemory {__version__}, the client {job.version}; install the same version"
@@ -415,14 +565,20 @@ def _execute(job: TaskJob) -> tuple[dict[str, Any], int]:
         raise InputError(
             "grid", None, "readers: a task evaluates one system, so live readers run with agentmemory eval --reader"
         )
-    collection = _collection(job.collection)
+    positions: dict[str, int] | None = None
+    if part is None:
+        collection = _collection(job.collection)
+    elif not splits_by_scope(job):
+        raise InputError("grid", None, f"task of {job.system.name} cannot run in parts by scope; plan again")
+    else:
+        collection, positions = _part(job.collection, part)
     patch = job.options().qrels_patch
     if patch is not None:  # the grid's judgment patch, checked against this collection line by line
         collection = read_judgment_patch(patch, collection).apply(collection)
     system = job.system
     built = 0
     if system.kind == "retriever":
-        evaluation, built = _evaluate_retriever(collection, job)
+        evaluation, built = _evaluate_retriever(collection, job, part)
     elif system.kind == "system":  # a memory system, replayed over the collection here (attribution auto)
         evaluation = evaluate(collection, None, systems=[system.spec], options=job.options())
     elif system.answers is not None:
@@ -450,6 +606,7 @@ def _execute(job: TaskJob) -> tuple[dict[str, Any], int]:
         "dropped": [list(d) for d in result.dropped],
         **({"skipped_hits": [list(s) for s in result.skipped_hits]} if result.skipped_hits else {}),
         **({"tokenizer": dict(evaluation.tokenizer)} if evaluation.tokenizer is not None else {}),
+        **({"part": _part_rows(result, positions)} if positions is not None else {}),
     }, built
 
 
@@ -474,7 +631,9 @@ class _Kept:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-def _evaluate_retriever(collection: Collection, job: TaskJob) -> tuple[Evaluation, int]:
+def _evaluate_retriever(
+    collection: Collection, job: TaskJob, part: tuple[int, int] | None = None
+) -> tuple[Evaluation, int]:
     """The task's evaluation, over an index kept by an earlier task when one shares it; the indexes built (0 or 1).
 
     A retriever whose index an earlier task of this process kept (same
@@ -486,7 +645,7 @@ def _evaluate_retriever(collection: Collection, job: TaskJob) -> tuple[Evaluatio
     ``job.keep`` says another task will want it.
     """
     spec = resolve_retriever(job.system.spec)
-    slot = (job.collection.cache_key, job.index)
+    slot = (job.collection.cache_key, part, job.index)
     with _LOCK:
         kept = _INDEXES.get(slot) if job.index is not None else None
         if kept is not None:

@@ -65,6 +65,28 @@ def test_a_local_cluster_writes_the_serial_bytes(client, serial_example, tmp_pat
     assert outputs(tmp_path / "out") == serial_example
 
 
+def test_a_local_cluster_running_parts_by_scope_writes_the_serial_bytes(client, tmp_path: Path, monkeypatch):
+    """LongMemEval's sample (a scope per question) on 2 Dask workers: its one batch runs as 2 parts by scope, one
+    per worker, and every task file, results.json and per_query.csv are the serial run's."""
+    from agentmemory.experiment import plan as plan_module
+
+    collection = REPO_ROOT / "fixtures" / "longmemeval-sample" / "longmemeval-sample.json"
+    grid = tmp_path / "grid.toml"
+    grid.write_text(
+        f'k = 5\nsystems = ["bm25", "bm25[k1=0.9]", "recency"]\n[[collections]]\nname = "lme"\n'
+        f'path = "{collection.as_posix()}"\n',
+        encoding="utf-8",
+    )
+    assert run_experiment(grid, out=tmp_path / "serial").ok
+    monkeypatch.setattr(plan_module, "SCOPE_PART_MIN", 0)
+    result = run_experiment(grid, client, out=tmp_path / "dask")
+    assert result.ok and result.batches == 2
+    for name in ("results.json", "per_query.csv"):
+        assert (tmp_path / "dask" / name).read_bytes() == (tmp_path / "serial" / name).read_bytes()
+    tasks = sorted((tmp_path / "serial" / "tasks").iterdir())
+    assert [p.read_bytes() for p in tasks] == [(tmp_path / "dask" / "tasks" / p.name).read_bytes() for p in tasks]
+
+
 def test_the_command_on_a_running_scheduler_writes_the_serial_bytes(client, serial_example, tmp_path: Path, capsys):
     """`agentmemory experiment --executor dask --scheduler ADDRESS` uses that cluster and writes the same bytes."""
     address = client.scheduler.address
