@@ -366,9 +366,11 @@ def memory(folder: Path, workers: int) -> dict:
 
     What the plan does with that group decides the ratio: on LongMemEval-M's shape (2.5M entries in 500 scopes,
     500 queries) the group is one batch, whose build outweighs its searching, and on a pool of several workers
-    it runs in parts by scope (:func:`~agentmemory.experiment.plan.scope_split`): each worker reads the
-    collection, keeps its share of the scopes and builds only their indexes.  So the pool holds one index
-    between its workers, plus a reading of the collection per worker.  Nothing is shared between processes."""
+    it runs in parts by scope (:func:`~agentmemory.experiment.plan.scope_split`): the worker that planned the
+    collection writes it as a snapshot the others map (:mod:`agentmemory.collection.snapshot`), each keeps its
+    share of the scopes and builds only their indexes.  So the pool holds one index between its workers and one
+    reading of the collection.  ``VmHWM`` counts the mapped pages a worker touched in each worker that touched
+    them, so the sum overstates a pool that shares them."""
     k1 = tuple(0.6 + 0.3 * i for i in range(workers))
     text = grid_text("memory", bm25_grid(k1, (0.75,)), [folder])
     found = {}
@@ -604,9 +606,10 @@ def _memory_lines(m: dict | None) -> list[str]:
         + ", ".join(f"{x:,.0f}" for x in many["peaks_mb"])
         + f" MB), in {many['s']:.1f} s against {one['s']:.1f} s ({many['batches']} and {one['batches']} executor "
         f"calls; load average {m['load']:.1f}).  On the pool the index group runs in parts by scope (one call "
-        "each): each worker reads the collection, keeps its share of the 500 scopes and builds only their "
-        "indexes, so the workers hold one index between them; what each adds is its own reading of the "
-        "collection, most of its peak.  Nothing is mapped between processes (see `--memory`).",
+        "each): the worker that planned the collection writes it once as a snapshot, the others map it instead "
+        "of reading the corpus, each keeps its share of the 500 scopes and builds only their indexes, so the "
+        "workers hold one index between them.  A worker's `VmHWM` counts the snapshot's pages it touched, "
+        "which the workers share, so the sum overstates what the pool holds (see `--memory`).",
     ]
 
 

@@ -34,6 +34,7 @@ __all__ = [
     "FileTexts",
     "Layered",
     "LayeredRow",
+    "PackedIds",
     "Sparse",
     "TextChunk",
     "TextList",
@@ -132,15 +133,18 @@ class BufferTexts:
     What a loader that builds its texts keeps instead of a ``str`` per text (a LongMemEval-M collection at turn
     level: 2,500,000 texts, about 50 bytes less each), and whose chunks are slices of the buffer (no encoding).
     ``ascii[i]`` says whether text ``i`` is pure ASCII.  The buffer is never changed once given (a
-    ``bytearray`` a loader filled is kept as it is: no copy); :meth:`take` shares it.
+    ``bytearray`` a loader filled is kept as it is: no copy; a uint8 array in a mapped snapshot); :meth:`take`
+    shares it.
     """
 
     __slots__ = ("_ascii", "_buf", "_ends", "_starts")
 
-    def __init__(self, buf: bytes | bytearray, starts: np.ndarray, ends: np.ndarray, ascii: np.ndarray) -> None:
+    def __init__(
+        self, buf: bytes | bytearray | np.ndarray, starts: np.ndarray, ends: np.ndarray, ascii: np.ndarray
+    ) -> None:
         if not len(starts) == len(ends) == len(ascii):
             raise ValueError("starts, ends and ascii differ in length")
-        self._buf = buf
+        self._buf: Any = buf  # anything memoryview reads
         self._starts = starts
         self._ends = ends
         self._ascii = ascii
@@ -525,10 +529,90 @@ def _is_set(value: Any, default: Any) -> bool:
     return type(value) is not type(default) or value != default
 
 
+class PackedIds(Sequence[str]):
+    """Entry ids as one UTF-8 buffer and offsets: id ``i`` is ``buf[offsets[i]:offsets[i + 1]]``.
+
+    What a collection snapshot (:mod:`agentmemory.collection.snapshot`) keeps instead of a string per id, so
+    that processes mapping it share the ids; a process makes strings of those it takes (:meth:`take`, an
+    :class:`Entries`' ``take``).  Read-only, like the mapping it may lie in.
+    """
+
+    __slots__ = ("_ascii", "_buf", "_offsets")
+
+    def __init__(self, buf: np.ndarray, offsets: np.ndarray, ascii: bool) -> None:
+        self._buf = buf  # uint8
+        self._offsets = offsets  # int64, len(ids) + 1
+        self._ascii = ascii
+
+    @classmethod
+    def of(cls, ids: Sequence[str]) -> PackedIds:
+        import numpy as np
+
+        n = len(ids)
+        lengths = np.zeros(n + 1, dtype=np.int64)
+        joined = bytearray()
+        for start in range(0, n, _ROWS):  # a run of ids at a time: no bytes object per id held at once
+            encoded = [i.encode("utf-8", "surrogatepass") for i in ids[start : start + _ROWS]]
+            lengths[start + 1 : start + 1 + len(encoded)] = list(map(len, encoded))
+            joined += b"".join(encoded)
+        return cls(np.frombuffer(joined, dtype=np.uint8), np.cumsum(lengths), joined.isascii())
+
+    def __len__(self) -> int:
+        return len(self._offsets) - 1
+
+    def _one(self, i: int) -> str:
+        return bytes(self._buf[self._offsets[i] : self._offsets[i + 1]]).decode("utf-8", "surrogatepass")
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            import numpy as np
+
+            return self.take(np.arange(*i.indices(len(self)), dtype=np.int64))
+        n = len(self)
+        i = i.__index__()
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("id index out of range")
+        return self._one(i)
+
+    def take(self, rows: np.ndarray) -> list[str]:
+        """The ids at ``rows``, as strings of this process."""
+        if not len(rows):
+            return []
+        if self._ascii:  # one decoding of the span the rows cover, then a slice per id
+            lo, hi = int(self._offsets[rows[0]]), int(self._offsets[rows[-1] + 1])
+            if hi - lo <= 4 * int(self._offsets[rows + 1].sum() - self._offsets[rows].sum()) + (1 << 20):
+                text = bytes(self._buf[lo:hi]).decode("ascii")
+                starts = (self._offsets[rows] - lo).tolist()
+                ends = (self._offsets[rows + 1] - lo).tolist()
+                return [text[a:b] for a, b in zip(starts, ends)]
+        return [self._one(i) for i in rows.tolist()]
+
+    def __iter__(self) -> Iterator[str]:
+        import numpy as np
+
+        n = len(self)
+        for start in range(0, n, _ROWS):
+            yield from self.take(np.arange(start, min(start + _ROWS, n), dtype=np.int64))
+
+    def __contains__(self, value: object) -> bool:
+        return any(value == x for x in self)
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to any sequence of the same strings (a list of ids, say), as a list would be."""
+        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
+            return NotImplemented
+        return len(other) == len(self) and all(map(operator.eq, self, other))
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 class Entries(Sequence[MemoryEntry]):
     """A collection's entries as columns, each record made when asked (``entries[i]``, iteration).
 
-    ``ids`` is a list of strings; ``texts`` a :class:`TextSource` (a
+    ``ids`` is a list of strings (or, in a collection mapped from a snapshot, :class:`PackedIds`, whose
+    :meth:`take` makes strings of the rows taken); ``texts`` a :class:`TextSource` (a
     :class:`FileTexts` keeps them in their file); every other field of
     :class:`~agentmemory.records.MemoryEntry` is a column given only when some
     entry has a value other than the default (``scope`` as :class:`Codes`,
@@ -542,7 +626,7 @@ class Entries(Sequence[MemoryEntry]):
 
     __slots__ = ("_columns", "_positions", "_unique", "ids", "texts")
 
-    def __init__(self, ids: list[str], texts: TextSource, **columns: Column) -> None:
+    def __init__(self, ids: list[str] | PackedIds, texts: TextSource, **columns: Column) -> None:
         unknown = set(columns) - set(_OPTIONAL)
         if unknown:
             raise TypeError(f"unknown columns {sorted(unknown)}; allowed: {', '.join(_OPTIONAL)}")
@@ -650,7 +734,8 @@ class Entries(Sequence[MemoryEntry]):
         else:  # a list's items straight from the list (a TextList's __getitem__ per text: a Python call each)
             taken = TextList(list(map((texts._texts if isinstance(texts, TextList) else texts).__getitem__, at)))
         columns = {name: column.take(rows) for name, column in self._columns.items()}
-        return Entries(list(map(self.ids.__getitem__, at)), taken, **columns)
+        ids = self.ids.take(rows) if isinstance(self.ids, PackedIds) else list(map(self.ids.__getitem__, at))
+        return Entries(ids, taken, **columns)
 
     def provenances(self) -> Iterator[tuple[str, Provenance]]:
         """``(id, provenance)`` of every entry whose provenance is not the default (from the column: no record made)."""

@@ -30,7 +30,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shutil
 import sys
+import tempfile
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
@@ -51,7 +53,14 @@ from agentmemory.experiment.reports import (
     report_parameters,
     write_grid_report,
 )
-from agentmemory.experiment.task import canonical_json, error_line, execute_batch, forget_indexes, join_parts
+from agentmemory.experiment.task import (
+    canonical_json,
+    error_line,
+    execute_batch,
+    forget_indexes,
+    join_parts,
+    snapshot_for,
+)
 from agentmemory.files.atomic import atomic_write_bytes, atomic_write_text
 
 __all__ = ["ExperimentResult", "run_experiment"]
@@ -146,6 +155,7 @@ def _submitted(
     window = max(1, len(cut) if width is None else 1 if width == 1 else 2 * width)
     places = slots(executor) if width != 1 else {}
     placer = _Placer(cut, places, plan.homes) if len(places) > 1 else None
+    scratch = _snapshots(executor, plan, whole, cut, places)
     waiting = iter(cut)
     pending: dict[Future[Any], tuple[_Batch, Any]] = {}
     parts: dict[int, dict[int, list[tuple[dict[str, Any], int]]]] = {}  # batch number -> part -> outcomes
@@ -153,13 +163,14 @@ def _submitted(
     def fill() -> None:
         if placer is not None:
             for placed, slot in placer.take():
-                pending[submit_to(executor, slot, execute_batch, placed.jobs, placed.part)] = placed, slot
+                call = (execute_batch, placed.jobs, placed.part, placed.snapshot)
+                pending[submit_to(executor, slot, *call)] = placed, slot
             return
         while len(pending) < window:
             batch = next(waiting, None)
             if batch is None:
                 return
-            pending[executor.submit(execute_batch, batch.jobs, batch.part)] = batch, None
+            pending[executor.submit(execute_batch, batch.jobs, batch.part, batch.snapshot)] = batch, None
 
     try:
         fill()
@@ -191,6 +202,40 @@ def _submitted(
     finally:
         for future in pending:
             future.cancel()
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _snapshots(
+    executor: Executor, plan: Plan, whole: Sequence[tuple[Task, ...]], cut: Sequence[_Batch], places: Mapping[Any, int]
+) -> str | None:
+    """For each batch run in parts, the collection written once as a snapshot that the parts' workers map
+    (:func:`~agentmemory.experiment.task.snapshot_for`): by the worker that planned it (``Plan.homes``), else by
+    this process when it loaded it; written into a folder made for this run (returned, removed when the run
+    ends; ``None`` when no batch runs in parts), each part told the path (``_Batch.snapshot``).  A snapshot
+    that is not written leaves its parts to read the collection's files."""
+    numbers = sorted({b.number for b in cut if b.part is not None})
+    if not numbers:
+        return None
+    folder = tempfile.mkdtemp(prefix="agentmemory-parts-")
+    written: dict[int, Any] = {}
+    for number in numbers:
+        first = whole[number][0]
+        home = plan.homes.get(first.collection)
+        if home is not None and home in places:
+            written[number] = submit_to(executor, home, snapshot_for, first.job.collection, folder)
+        else:
+            written[number] = snapshot_for(first.job.collection, folder)
+    for number, made in written.items():
+        if isinstance(made, Future):
+            try:
+                made = made.result()
+            except Exception:  # the worker died or broke: its parts read the files (and report what fails)
+                made = None
+        for batch in cut:
+            if batch.number == number:
+                batch.snapshot = made
+    return folder
 
 
 class _Batch(tuple):
@@ -199,11 +244,13 @@ class _Batch(tuple):
 
     number: int
     part: tuple[int, int] | None
+    snapshot: str | None
 
     def __new__(cls, tasks: tuple[Task, ...], number: int, part: tuple[int, int] | None) -> _Batch:
         made = super().__new__(cls, tasks)
         made.number = number
         made.part = part
+        made.snapshot = None
         return made
 
     @property

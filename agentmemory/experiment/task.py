@@ -29,7 +29,11 @@ searches its own scope alone, so its rows are those of the whole run;
 :func:`join_parts` puts the parts' rows back in the collection's order and
 computes the tie means over all of them, and the task's result is the one
 its whole run returns, byte for byte.  A worker running a part keeps that
-part, not the whole collection.
+part, not the whole collection.  The worker that holds the collection (it
+planned it) writes it once as a snapshot the other parts' workers map
+(:func:`snapshot_for`, :mod:`agentmemory.collection.snapshot`) instead of
+reading its files again: they share its columns, and each makes strings
+of its own part's ids only.
 
 A task is identified by its **key**, :func:`task_key`: the sha256 of the
 canonical JSON of :meth:`TaskJob.identity`: the collection's digest,
@@ -60,6 +64,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import pickle
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
@@ -73,6 +78,7 @@ from agentmemory.analysis.card import collection_card
 from agentmemory.answers.records import AnswerFile
 from agentmemory.collection import Collection, collection_summary
 from agentmemory.collection.columns import Entries
+from agentmemory.collection.snapshot import read_snapshot, write_snapshot
 from agentmemory.datasets.judgment_patch import read_judgment_patch
 from agentmemory.errors import AgentMemoryError, InputError, check_positive_int, shorten
 from agentmemory.evaluation.answer_runs import AnswersSpec, read_answer_files
@@ -101,6 +107,7 @@ __all__ = [
     "execute_task",
     "join_parts",
     "scope_parts",
+    "snapshot_for",
     "splits_by_scope",
     "forget_collections",
     "forget_indexes",
@@ -442,17 +449,47 @@ def splits_by_scope(job: TaskJob) -> bool:
     return not options.as_of and options.qrels_patch is None and options.live is None
 
 
-def _part(source: CollectionSource, part: tuple[int, int]) -> tuple[Collection, dict[str, int]]:
+def _snapshot_key(source: CollectionSource) -> str:
+    return json.dumps(list(source.cache_key))
+
+
+def snapshot_for(source: CollectionSource, folder: str) -> str | None:
+    """Write the collection this process holds for ``source`` into ``folder`` as a snapshot that other processes
+    of the machine map instead of reading its files (:mod:`agentmemory.collection.snapshot`), and return its
+    path; ``None`` when this process holds no such collection (nothing is read for it) or it cannot be written
+    (the parts then read the files)."""
+    with _LOCK:
+        held = _CACHE.get(source.cache_key)
+    if held is None:
+        return None
+    name = hashlib.sha256(_snapshot_key(source).encode("utf-8")).hexdigest()[:32]
+    path = Path(folder) / f"{name}.snapshot"
+    try:
+        write_snapshot(held, path, _snapshot_key(source))
+    except (OSError, pickle.PicklingError, TypeError, AttributeError):  # a plugin's unpicklable collection
+        return None
+    return str(path)
+
+
+def _part(
+    source: CollectionSource, part: tuple[int, int], snapshot: str | None = None
+) -> tuple[Collection, dict[str, int]]:
     """Part ``part`` (``(i, n)``) of the collection (:func:`scope_parts`) and the position of each of its
     queries in the whole collection's order (kept queries, then those left out); kept per process (as
-    :data:`CACHE_SIZE` collections), the whole collection dropped from the cache once cut."""
+    :data:`CACHE_SIZE` collections), the whole collection dropped from the cache once cut.  The whole
+    collection is this process's copy when it holds one, else the ``snapshot`` mapped when it is one of this
+    collection, else read from its files."""
     key = (source.cache_key, part)
     with _LOCK:
         cached = _PARTS.get(key)
         if cached is not None:
             _PARTS.move_to_end(key)
             return cached
-    whole = _collection(source)
+        whole: Collection | None = _CACHE.get(source.cache_key)
+    if whole is None and snapshot is not None:
+        whole = read_snapshot(snapshot, source.digest, _snapshot_key(source))
+    if whole is None:
+        whole = _collection(source)
     index, parts = part
     groups = scope_parts(whole, parts)
     if not 0 <= index < parts or len(groups) != parts:
@@ -539,24 +576,32 @@ def execute_task(job: TaskJob) -> dict[str, Any]:
     return _attempt(job)[0]
 
 
-def execute_batch(jobs: tuple[TaskJob, ...], part: tuple[int, int] | None = None) -> list[tuple[dict[str, Any], int]]:
+def execute_batch(
+    jobs: tuple[TaskJob, ...], part: tuple[int, int] | None = None, snapshot: str | None = None
+) -> list[tuple[dict[str, Any], int]]:
     """Run several tasks in this process, in order: each one's :func:`execute_task` result and the number of
     indexes it built (0 when it used one kept by an earlier task, see :data:`INDEX_CACHE_SIZE`).
 
     With ``part`` ``(i, n)`` each task runs on part ``i`` of ``n`` of its collection by scope (see the module
     docstring; every job must :func:`split by scope <splits_by_scope>`), and its result carries what
-    :func:`join_parts` needs to join it with the other parts' (``"part"``)."""
-    return [_attempt(job, part) for job in jobs]
+    :func:`join_parts` needs to join it with the other parts' (``"part"``); ``snapshot`` is where
+    :func:`snapshot_for` wrote the collection, mapped instead of reading its files when this process does not
+    hold it."""
+    return [_attempt(job, part, snapshot) for job in jobs]
 
 
-def _attempt(job: TaskJob, part: tuple[int, int] | None = None) -> tuple[dict[str, Any], int]:
+def _attempt(
+    job: TaskJob, part: tuple[int, int] | None = None, snapshot: str | None = None
+) -> tuple[dict[str, Any], int]:
     try:
-        return _execute(job, part)
+        return _execute(job, part, snapshot)
     except Exception as err:  # reported with the task's spec by the client; the other tasks go on
         return {"error": error_line(err)}, 0
 
 
-def _execute(job: TaskJob, part: tuple[int, int] | None = None) -> tuple[dict[str, Any], int]:
+def _execute(
+    job: TaskJob, part: tuple[int, int] | None = None, snapshot: str | None = None
+) -> tuple[dict[str, Any], int]:
     if job.version != __version__:
         raise InputError(
             "worker", None, f"runs agentmemory {__version__}, the client {job.version}; install the same version"
@@ -571,7 +616,7 @@ def _execute(job: TaskJob, part: tuple[int, int] | None = None) -> tuple[dict[st
     elif not splits_by_scope(job):
         raise InputError("grid", None, f"task of {job.system.name} cannot run in parts by scope; plan again")
     else:
-        collection, positions = _part(job.collection, part)
+        collection, positions = _part(job.collection, part, snapshot)
     patch = job.options().qrels_patch
     if patch is not None:  # the grid's judgment patch, checked against this collection line by line
         collection = read_judgment_patch(patch, collection).apply(collection)

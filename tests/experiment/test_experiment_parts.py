@@ -4,6 +4,7 @@ parts the plan gives idle workers, and the bytes of a pool running parts, which 
 from __future__ import annotations
 
 import json
+import tempfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -174,13 +175,40 @@ def _held() -> tuple[int, int]:
 
 
 def test_a_worker_running_a_part_keeps_the_part_not_the_whole_collection(pool: WarmPool, monkeypatch, tmp_path: Path):
+    """The worker that planned the collection writes it as a snapshot the other two map: the collection's file is
+    read once in all; each worker keeps its part only; the snapshot's folder is gone when the run ends."""
     monkeypatch.setattr(plan_module, "SCOPE_PART_MIN", 0)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     task_module.forget_collections()
     for slot in pool.slots:
         pool.submit_to(slot, task_module.forget_collections).result()
+    before = sum(pool.submit_to(slot, task_module.reads).result() for slot in pool.slots)
     plan = plan_experiment(read_grid(grid_file(tmp_path, LONGMEMEVAL, systems='["bm25"]')), pool)
     assert run_experiment(plan, pool, out=tmp_path / "out").batches == 3
+    assert sum(pool.submit_to(slot, task_module.reads).result() for slot in pool.slots) - before == 1
     assert [pool.submit_to(slot, _held).result() for slot in pool.slots] == [(0, 1)] * 3
+    assert list(scratch.iterdir()) == []
+
+
+def test_parts_whose_snapshot_is_not_there_read_the_collection_and_give_the_same_rows(tmp_path: Path):
+    [job] = jobs(tmp_path)
+    task_module.forget_collections()
+    with_snapshot, without = [], []
+    folder = tmp_path / "snap"
+    folder.mkdir()
+    task_module._collection(job.collection)
+    path = task_module.snapshot_for(job.collection, str(folder))
+    assert path is not None and Path(path).is_file()
+    for i in range(2):
+        task_module.forget_collections()
+        with_snapshot.append(execute_batch((job,), (i, 2), path)[0][0])
+        task_module.forget_collections()
+        without.append(execute_batch((job,), (i, 2), str(folder / "gone"))[0][0])
+    assert join_parts(with_snapshot) == join_parts(without) and "error" not in join_parts(without)
+    task_module.forget_collections()
+    assert task_module.snapshot_for(job.collection, str(folder)) is None  # nothing held: nothing read for it
 
 
 # -- a part's result, and joining them
