@@ -155,7 +155,7 @@ def _submitted(
     window = max(1, len(cut) if width is None else 1 if width == 1 else 2 * width)
     places = slots(executor) if width != 1 else {}
     placer = _Placer(cut, places, plan.homes) if len(places) > 1 else None
-    scratch = _snapshots(executor, plan, whole, cut, places)
+    scratch = _snapshots(executor, plan, cut, places, width)
     waiting = iter(cut)
     pending: dict[Future[Any], tuple[_Batch, Any]] = {}
     parts: dict[int, dict[int, list[tuple[dict[str, Any], int]]]] = {}  # batch number -> part -> outcomes
@@ -207,34 +207,39 @@ def _submitted(
 
 
 def _snapshots(
-    executor: Executor, plan: Plan, whole: Sequence[tuple[Task, ...]], cut: Sequence[_Batch], places: Mapping[Any, int]
+    executor: Executor, plan: Plan, cut: Sequence[_Batch], places: Mapping[Any, int], width: int | None
 ) -> str | None:
-    """For each batch run in parts, the collection written once as a snapshot that the parts' workers map
-    (:func:`~agentmemory.experiment.task.snapshot_for`): by the worker that planned it (``Plan.homes``), else by
-    this process when it loaded it; written into a folder made for this run (returned, removed when the run
-    ends; ``None`` when no batch runs in parts), each part told the path (``_Batch.snapshot``).  A snapshot
-    that is not written leaves its parts to read the collection's files."""
-    numbers = sorted({b.number for b in cut if b.part is not None})
-    if not numbers:
+    """Each collection that more than one call reads (a batch in parts, an index group cut in two, several
+    batches) on an executor of several workers, written once as a snapshot that their workers map instead of
+    reading its files (:func:`~agentmemory.experiment.task.snapshot_for`): by the worker that planned it
+    (``Plan.homes``), else by this process when it loaded it.  Written into a folder made for this run
+    (returned, removed when the run ends; ``None`` when there is none to write), each call told the path
+    (``_Batch.snapshot``).  A snapshot that is not written leaves the calls to read the collection's files."""
+    if width is not None and width <= 1:
+        return None
+    calls: dict[str, list[_Batch]] = {}
+    for batch in cut:
+        calls.setdefault(batch[0].collection, []).append(batch)
+    shared = [name for name, batches in calls.items() if len(batches) > 1]
+    if not shared:
         return None
     folder = tempfile.mkdtemp(prefix="agentmemory-parts-")
-    written: dict[int, Any] = {}
-    for number in numbers:
-        first = whole[number][0]
-        home = plan.homes.get(first.collection)
+    written: dict[str, Any] = {}
+    for name in shared:
+        source = calls[name][0][0].job.collection
+        home = plan.homes.get(name)
         if home is not None and home in places:
-            written[number] = submit_to(executor, home, snapshot_for, first.job.collection, folder)
+            written[name] = submit_to(executor, home, snapshot_for, source, folder)
         else:
-            written[number] = snapshot_for(first.job.collection, folder)
-    for number, made in written.items():
+            written[name] = snapshot_for(source, folder)
+    for name, made in written.items():
         if isinstance(made, Future):
             try:
                 made = made.result()
-            except Exception:  # the worker died or broke: its parts read the files (and report what fails)
+            except Exception:  # the worker died or broke: the calls read the files (and report what fails)
                 made = None
-        for batch in cut:
-            if batch.number == number:
-                batch.snapshot = made
+        for batch in calls[name]:
+            batch.snapshot = made
     return folder
 
 

@@ -382,14 +382,22 @@ def forget_indexes() -> None:
         _INDEXES.clear()
 
 
-def _collection(source: CollectionSource) -> Collection:
-    """The collection, loaded once per process and checked against the digest the client planned with."""
+def _collection(source: CollectionSource, snapshot: str | None = None) -> Collection:
+    """The collection, loaded once per process and checked against the digest the client planned with: mapped
+    from ``snapshot`` when that is one of it (:func:`snapshot_for`; its ids made strings of this process), else
+    read from its files."""
 
     with _LOCK:  # one load at a time: threads of a worker wait for it instead of loading it again
         cached = _CACHE.get(source.cache_key)
         if cached is not None:
             _CACHE.move_to_end(source.cache_key)
             return cached
+        mapped = None if snapshot is None else read_snapshot(snapshot, source.digest, _snapshot_key(source))
+        if mapped is not None:
+            if isinstance(mapped.entries, Entries):  # a whole collection's ids as a list, as a read gives them
+                mapped.entries.ids = list(mapped.entries.ids)
+            _keep(source, mapped)
+            return mapped
         collection = _read(source.path, source.format, source.options)
         if collection.digest != source.digest:
             raise InputError(
@@ -584,9 +592,9 @@ def execute_batch(
 
     With ``part`` ``(i, n)`` each task runs on part ``i`` of ``n`` of its collection by scope (see the module
     docstring; every job must :func:`split by scope <splits_by_scope>`), and its result carries what
-    :func:`join_parts` needs to join it with the other parts' (``"part"``); ``snapshot`` is where
+    :func:`join_parts` needs to join it with the other parts' (``"part"``).  ``snapshot`` is where
     :func:`snapshot_for` wrote the collection, mapped instead of reading its files when this process does not
-    hold it."""
+    hold it (with or without ``part``)."""
     return [_attempt(job, part, snapshot) for job in jobs]
 
 
@@ -612,7 +620,7 @@ def _execute(
         )
     positions: dict[str, int] | None = None
     if part is None:
-        collection = _collection(job.collection)
+        collection = _collection(job.collection, snapshot)
     elif not splits_by_scope(job):
         raise InputError("grid", None, f"task of {job.system.name} cannot run in parts by scope; plan again")
     else:

@@ -259,3 +259,38 @@ def test_tie_means_do_not_depend_on_the_rows_order_and_need_every_row():
     assert means == {"P@1": {"value_under_rule": 0.5, "expected": 0.75, "minimum": 0.0, "maximum": 1.0}}
     assert tie_means(["RR", "P@1"], rows[::-1]) == means
     assert tie_means(["P@1"], [*rows, None]) == {} and tie_means(["P@1"], []) == {}
+
+
+# -- other calls that read one collection map it too
+
+
+def test_an_index_group_cut_in_two_maps_the_collection_instead_of_reading_it_again(pool: WarmPool, tmp_path: Path):
+    """A BM25 group of 10 settings over 3,000 entries, cut into batches on the pool: planned here, so this process
+    writes the snapshot and no worker reads the corpus; the serial bytes; the snapshot's folder removed."""
+    from agentmemory.datasets.beir import write_collection
+    from agentmemory.datasets.synthetic import synthetic_collection
+
+    write_collection(synthetic_collection(seed=5, n_entries=3000, n_queries=120, vocabulary=300), tmp_path / "c")
+    grid = tmp_path / "grid.toml"
+    grid.write_text(
+        'systems = [{ retriever = "bm25", grid = { k1 = [0.5, 0.9, 1.2, 1.5, 2.0], b = [0.3, 0.75] } }]\n'
+        f'[[collections]]\nname = "c"\npath = "{(tmp_path / "c").as_posix()}"\n',
+        encoding="utf-8",
+    )
+    plan = plan_experiment(read_grid(grid))  # loaded here
+    assert len(batches(plan, plan.tasks, 3)) > 1
+    serial = run_experiment(plan, out=tmp_path / "serial")
+    for slot in pool.slots:
+        pool.submit_to(slot, task_module.forget_collections).result()
+    before = sum(pool.submit_to(slot, task_module.reads).result() for slot in pool.slots)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    old, tempfile.tempdir = tempfile.tempdir, str(scratch)
+    try:
+        result = run_experiment(plan, pool, out=tmp_path / "pool")
+    finally:
+        tempfile.tempdir = old
+    assert serial.ok and result.ok and result.batches > 1
+    assert sum(pool.submit_to(slot, task_module.reads).result() for slot in pool.slots) == before
+    assert outputs(tmp_path / "pool") == outputs(tmp_path / "serial")
+    assert list(scratch.iterdir()) == []
