@@ -265,12 +265,16 @@ def test_tie_means_do_not_depend_on_the_rows_order_and_need_every_row():
 
 
 def test_an_index_group_cut_in_two_maps_the_collection_instead_of_reading_it_again(pool: WarmPool, tmp_path: Path):
-    """A BM25 group of 10 settings over 3,000 entries, cut into batches on the pool: planned here, so this process
-    writes the snapshot and no worker reads the corpus; the serial bytes; the snapshot's folder removed."""
+    """A BM25 group of 10 settings over 3,000 entries (columns), cut into batches on the pool: planned here, so
+    this process writes the snapshot and no worker reads the corpus; the serial bytes; the snapshot's folder
+    removed."""
     from agentmemory.datasets.beir import write_collection
     from agentmemory.datasets.synthetic import synthetic_collection
 
     write_collection(synthetic_collection(seed=5, n_entries=3000, n_queries=120, vocabulary=300), tmp_path / "c")
+    corpus = tmp_path / "c" / "corpus.jsonl"  # ids and texts alone: read as columns, which map well
+    lines = [json.loads(line) for line in corpus.read_text(encoding="utf-8").splitlines()]
+    corpus.write_text("".join(json.dumps({"_id": d["_id"], "text": d["text"]}) + "\n" for d in lines), "utf-8")
     grid = tmp_path / "grid.toml"
     grid.write_text(
         'systems = [{ retriever = "bm25", grid = { k1 = [0.5, 0.9, 1.2, 1.5, 2.0], b = [0.3, 0.75] } }]\n'
@@ -294,3 +298,27 @@ def test_an_index_group_cut_in_two_maps_the_collection_instead_of_reading_it_aga
     assert sum(pool.submit_to(slot, task_module.reads).result() for slot in pool.slots) == before
     assert outputs(tmp_path / "pool") == outputs(tmp_path / "serial")
     assert list(scratch.iterdir()) == []
+
+
+def test_no_snapshot_of_a_collection_that_reads_quicker_than_it_would_map(tmp_path: Path):
+    """Entries as records, or columns holding an object per row, are written and made again one object at a
+    time: such a collection is read from its files by every call instead."""
+    from agentmemory.collection.columns import Dense
+
+    folder = str(tmp_path)
+    records = task_module.CollectionSource(str(NOTES), "beir", (), "d1")
+    task_module._keep(records, datasets.load(NOTES))
+    assert task_module.snapshot_for(records, folder) is None
+    whole = datasets.load(LONGMEMEVAL)
+    dense = replace(
+        whole, entries=Entries(list(whole.entries.ids), whole.entries.texts, tags=Dense([("t",)] * len(whole.entries)))
+    )
+    source = task_module.CollectionSource(str(LONGMEMEVAL), "longmemeval", (), dense.digest)
+    task_module._keep(source, dense)
+    assert task_module.snapshot_for(source, folder) is None
+    task_module._keep(source, whole)
+    assert task_module.snapshot_for(source, folder) is not None
+    held = task_module._CACHE[source.cache_key]  # the mapped collection from then on, the same ids
+    assert held is not whole and held == whole and held.entries.ids is whole.entries.ids
+    assert not held.entries.texts._buf.flags.writeable  # the snapshot's pages
+    task_module.forget_collections()
