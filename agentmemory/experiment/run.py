@@ -155,7 +155,6 @@ def _submitted(
     window = max(1, len(cut) if width is None else 1 if width == 1 else 2 * width)
     places = slots(executor) if width != 1 else {}
     placer = _Placer(cut, places, plan.homes) if len(places) > 1 else None
-    scratch = _snapshots(executor, plan, cut, places, width)
     waiting = iter(cut)
     pending: dict[Future[Any], tuple[_Batch, Any]] = {}
     parts: dict[int, dict[int, list[tuple[dict[str, Any], int]]]] = {}  # batch number -> part -> outcomes
@@ -172,7 +171,9 @@ def _submitted(
                 return
             pending[executor.submit(execute_batch, batch.jobs, batch.part, batch.snapshot)] = batch, None
 
+    scratch: list[str] = []  # the snapshots' folder, removed however the run ends
     try:
+        _snapshots(executor, plan, cut, places, width, scratch)
         fill()
         while pending:
             done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
@@ -202,28 +203,35 @@ def _submitted(
     finally:
         for future in pending:
             future.cancel()
-        if scratch is not None:
-            shutil.rmtree(scratch, ignore_errors=True)
+        for folder in scratch:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def _snapshots(
-    executor: Executor, plan: Plan, cut: Sequence[_Batch], places: Mapping[Any, int], width: int | None
-) -> str | None:
+    executor: Executor,
+    plan: Plan,
+    cut: Sequence[_Batch],
+    places: Mapping[Any, int],
+    width: int | None,
+    scratch: list[str],
+) -> None:
     """Each collection that more than one call reads (a batch in parts, an index group cut in two, several
     batches) on an executor of several workers, written once as a snapshot that their workers map instead of
     reading its files (:func:`~agentmemory.experiment.task.snapshot_for`): by the worker that planned it
-    (``Plan.homes``), else by this process when it loaded it.  Written into a folder made for this run
-    (returned, removed when the run ends; ``None`` when there is none to write), each call told the path
-    (``_Batch.snapshot``).  A snapshot that is not written leaves the calls to read the collection's files."""
+    (``Plan.homes``), else by this process when it loaded it.  Written into a folder made for this run (added
+    to ``scratch`` as soon as it is made, for the caller to remove when the run ends, however it ends), each
+    call told the path (``_Batch.snapshot``).  A snapshot that is not written leaves the calls to read the
+    collection's files."""
     if width is not None and width <= 1:
-        return None
+        return
     calls: dict[str, list[_Batch]] = {}
     for batch in cut:
         calls.setdefault(batch[0].collection, []).append(batch)
     shared = [name for name, batches in calls.items() if len(batches) > 1]
     if not shared:
-        return None
+        return
     folder = tempfile.mkdtemp(prefix="agentmemory-parts-")
+    scratch.append(folder)
     written: dict[str, Any] = {}
     for name in shared:
         source = calls[name][0][0].job.collection
@@ -240,7 +248,6 @@ def _snapshots(
                 made = None
         for batch in calls[name]:
             batch.snapshot = made
-    return folder
 
 
 class _Batch(tuple):
