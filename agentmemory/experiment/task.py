@@ -476,9 +476,9 @@ def snapshot_for(source: CollectionSource, folder: str) -> str | None:
     """Write the collection this process holds for ``source`` into ``folder`` as a snapshot that other processes
     of the machine map instead of reading its files (:mod:`agentmemory.collection.snapshot`), hold the mapped
     collection from then on (its ids the same strings), so that the machine keeps one copy of its columns, and
-    return its path; ``None`` when this process holds no such collection (nothing is read for it), when a snapshot of it
-    would take longer to map than its files to read (:func:`_maps_well`) or when it cannot be written (the
-    parts then read the files)."""
+    return its path.  ``None`` when this process holds no such collection (nothing is read for it), when a
+    snapshot of it would take longer to map than its files to read (:func:`_maps_well`) or when it cannot be
+    written (the calls then read the files)."""
     with _LOCK:
         held = _CACHE.get(source.cache_key)
     if held is None or not _maps_well(held):
@@ -521,7 +521,9 @@ def _part(
     groups = scope_parts(whole, parts)
     if not 0 <= index < parts or len(groups) != parts:
         raise InputError(
-            source.path, None, f"has {len(groups)} scope(s), so it has no part {index + 1} of {parts}; plan again"
+            source.path,
+            None,
+            f"has {len(groups)} scope(s) with judged questions, so it has no part {index + 1} of {parts}; plan again",
         )
     cut = whole.only_scopes(groups[index])
     everyone = (*whole.queries, *whole.left_out_queries)

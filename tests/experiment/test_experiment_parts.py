@@ -246,7 +246,7 @@ def test_a_part_the_collection_does_not_have_or_a_task_that_cannot_split_is_an_e
     scopes = len({q.scope for q in datasets.load(LONGMEMEVAL).judged_queries})
     [(outcome, built)] = execute_batch((job,), (0, scopes + 1))
     assert built == 0 and outcome["error"].endswith(
-        f"has {scopes} scope(s), so it has no part 1 of {scopes + 1}; plan again"
+        f"has {scopes} scope(s) with judged questions, so it has no part 1 of {scopes + 1}; plan again"
     )
     [as_of] = jobs(tmp_path / "asof", extra="as_of = true\n")
     [(outcome, _)] = execute_batch((as_of,), (0, 2))
