@@ -657,6 +657,11 @@ class Entries(Sequence[MemoryEntry]):
                 columns[name] = Sparse(len(rows), found, default)
         return cls([e.id for e in rows], TextList([e.text for e in rows]), **columns)
 
+    @property
+    def columns(self) -> dict[str, Column]:
+        """The columns given, by field name (the fields every entry has at its default are not there)."""
+        return dict(self._columns)
+
     def column(self, name: str) -> Column | None:
         """The column of field ``name`` (one of ``tags``, ``created_at``, ``provenance``, ``scope``, ``metadata``),
         ``None`` when every entry has the default."""

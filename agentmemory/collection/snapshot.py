@@ -71,12 +71,7 @@ def _packed(collection: Collection) -> Collection:
     if isinstance(texts, BufferTexts) and isinstance(texts._buf, (bytes, bytearray)):
         texts = BufferTexts(np.frombuffer(texts._buf, dtype=np.uint8), texts._starts, texts._ends, texts._ascii)
     ids = entries.ids if isinstance(entries.ids, PackedIds) else PackedIds.of(entries.ids)
-    columns = {
-        name: column
-        for name in ("tags", "created_at", "provenance", "scope", "metadata")
-        if (column := entries.column(name)) is not None
-    }
-    return dataclasses.replace(collection, entries=Entries(ids, texts, **columns))
+    return dataclasses.replace(collection, entries=Entries(ids, texts, **entries.columns))
 
 
 def write_snapshot(collection: Collection, path: str | os.PathLike[str], key: str) -> None:
@@ -127,6 +122,7 @@ def read_snapshot(path: str | os.PathLike[str], digest: str, key: str) -> Collec
         offset, size = header["pickle"]
         buffers = [view[o : o + n] for o, n in header["buffers"]]
         collection = pickle.loads(view[offset : offset + size], buffers=buffers)
-    except (ValueError, KeyError, TypeError, pickle.UnpicklingError, EOFError):
+    except (ValueError, KeyError, TypeError, AttributeError, ImportError, pickle.UnpicklingError, EOFError):
+        # a damaged file, or a collection whose classes this process cannot import (another plugin set)
         return None
     return collection if isinstance(collection, Collection) and collection.digest == digest else None

@@ -64,6 +64,7 @@ def test_a_snapshot_maps_back_to_the_same_collection(tmp_path: Path, name: str):
     if isinstance(whole.entries, Entries):
         assert isinstance(mapped.entries, Entries) and isinstance(mapped.entries.ids, PackedIds)
         assert list(mapped.entries.ids) == list(whole.entries.ids)
+        assert mapped.entries.columns.keys() == whole.entries.columns.keys()
 
 
 def test_the_columns_of_a_mapped_snapshot_are_read_only_and_a_part_takes_strings(tmp_path: Path):
@@ -106,6 +107,9 @@ def test_only_this_collections_snapshot_is_accepted(tmp_path: Path, monkeypatch)
     for name, bad in {"empty": b"", "not one": b"{}" * 40, "cut": data[: len(data) // 2], "garbled": data[:-3]}.items():
         (tmp_path / name).write_bytes(bad)
         assert read_snapshot(tmp_path / name, whole.digest, "key") is None, name
+    header = b"[]"  # a header that is JSON, but not an object
+    (tmp_path / "list").write_bytes(MAGIC + header + (8).to_bytes(8, "little") + len(header).to_bytes(8, "little"))
+    assert read_snapshot(tmp_path / "list", whole.digest, "key") is None
 
 
 def test_a_snapshot_replaces_an_older_one_at_its_path(tmp_path: Path):
